@@ -1,0 +1,87 @@
+// Package agent runs CodeShotAgents: few-shot validation, registered and
+// remote funcs, Forge-style components, the ReAct manager that streams
+// thought/action/observation/answer events, the router, LLM providers behind
+// one interface (the built-in extractive model by default), user storage,
+// OAuth and sessions. Adapters (agent/openai, agent/sqlite) live in
+// subpackages named after their dependency.
+package agent
+
+import (
+	"context"
+
+	"github.com/kgagent/kgagent"
+)
+
+// Request is one question to the agent service.
+type Request struct {
+	ID         string                   `json:"id,omitempty"`         // request id; generated when empty
+	Question   string                   `json:"question"`             // required
+	Agent      string                   `json:"agent,omitempty"`      // empty: the router chooses
+	Collection string                   `json:"collection,omitempty"` // empty: the agent's corpora / "default"
+	SessionID  string                   `json:"session_id,omitempty"` // conversational agents keep history here
+	TimeZone   string                   `json:"time_zone,omitempty"`  // IANA name for fixie_local_datetime
+	Embeds     map[string]kgagent.Embed `json:"embeds,omitempty"`
+	Caller     Caller                   `json:"-"`
+}
+
+// Caller is who asks: set by the gateway from the API key or JWT.
+type Caller struct {
+	UserID    string // empty when anonymous
+	AgentID   string // the JWT's aid claim, when a platform calls
+	Token     string // the bearer token to forward to remote agents
+	Anonymous bool
+}
+
+// Handshake is what GET /agents/{name}/ returns (seed 000/001 wire format).
+type Handshake struct {
+	BasePrompt     string   `json:"base_prompt" yaml:"base_prompt"`
+	FewShots       []string `json:"few_shots" yaml:"few_shots"`
+	Corpora        []Corpus `json:"corpora" yaml:"corpora"`
+	Conversational bool     `json:"conversational" yaml:"conversational"`
+	ResponseModel  any      `json:"response_model" yaml:"response_model"`
+	Type           string   `json:"type" yaml:"type"` // "code_shot"
+}
+
+// Corpus is a DocumentCorpus as the handshake lists it.
+type Corpus struct {
+	URLs    []string `json:"urls" yaml:"urls"`
+	Exclude []string `json:"exclude,omitempty" yaml:"exclude,omitempty"`
+}
+
+// Emit receives the events of a run, in order. It must not block for long.
+type Emit func(kgagent.Event)
+
+// LLM is a language model the ReAct manager drives. The built-in extractive
+// model and the OpenAI-compatible client (agent/openai) implement it.
+type LLM interface {
+	// Complete starts a completion. The stream ends with io.EOF.
+	Complete(ctx context.Context, req CompletionRequest) (Stream, error)
+}
+
+// CompletionRequest is one call to an LLM.
+type CompletionRequest struct {
+	Model       string        `json:"model,omitempty"`
+	Messages    []ChatMessage `json:"messages"`
+	Stop        []string      `json:"stop,omitempty"`
+	Temperature float64       `json:"temperature"`
+	MaxTokens   int           `json:"max_tokens,omitempty"`
+}
+
+// ChatMessage is one message of a chat prompt.
+type ChatMessage struct {
+	Role    string `json:"role"` // system, user, assistant
+	Content string `json:"content"`
+}
+
+// Stream yields a completion piece by piece: Recv until io.EOF, Close once.
+type Stream interface {
+	Recv() (Delta, error)
+	Close() error
+}
+
+// Delta is a piece of a completion; Usage is set on the last piece when the
+// provider reports it.
+type Delta struct {
+	Text  string
+	Usage *kgagent.Usage
+}

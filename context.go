@@ -1,0 +1,8 @@
+package kgagent
+
+import "context"
+
+var (
+	errContextCanceled = context.Canceled
+	errDeadline        = context.DeadlineExceeded
+)

@@ -1,0 +1,85 @@
+// Package corpus turns crawled documents into searchable knowledge: chunking
+// that follows the document, embedders, the Index interface that the embedded
+// index and the Qdrant adapter implement, hybrid search with reciprocal rank
+// fusion, and the embed store. Adapters live in subpackages named after their
+// dependency; corpustest holds the conformance suite every Index passes.
+package corpus
+
+import (
+	"context"
+
+	"github.com/kgagent/kgagent"
+)
+
+// Mode selects how a search ranks chunks.
+type Mode string
+
+// Search modes.
+const (
+	ModeHybrid  Mode = "hybrid"  // dense and keyword fused with reciprocal rank fusion
+	ModeDense   Mode = "dense"   // embedding similarity only
+	ModeKeyword Mode = "keyword" // BM25 only
+)
+
+// Query is one search against an Index. Vector is used by dense and hybrid
+// modes, Text by keyword and hybrid modes.
+type Query struct {
+	Collection string
+	Vector     []float32
+	Text       string
+	K          int
+	Mode       Mode
+	URLPrefix  string // only chunks whose document URL starts with this
+}
+
+// Hit is a chunk found by a search, with its score (higher is better).
+type Hit struct {
+	kgagent.Chunk
+	Score float64 `json:"score"`
+}
+
+// Index stores chunks with their dense vectors and answers dense, keyword and
+// hybrid searches within one collection. The embedded index (corpus/sqlite)
+// and the Qdrant adapter (corpus/qdrant) implement it and pass corpustest.
+//
+// Errors: EINVALID for bad arguments, EUNAVAILABLE when the backend cannot be
+// reached. Searching a collection that has no chunks returns no hits.
+type Index interface {
+	// ReplaceDocument atomically replaces every chunk of docURL in collection
+	// with chunks (vectors[i] belongs to chunks[i]). An empty chunks deletes.
+	ReplaceDocument(ctx context.Context, collection, docURL string, chunks []kgagent.Chunk, vectors [][]float32) error
+	// DeleteDocument removes every chunk of docURL in collection.
+	DeleteDocument(ctx context.Context, collection, docURL string) error
+	// DeleteCollection removes every chunk of collection.
+	DeleteCollection(ctx context.Context, collection string) error
+	// Search returns at most q.K hits, best first.
+	Search(ctx context.Context, q Query) ([]Hit, error)
+}
+
+// Embedder turns texts into dense vectors of a fixed dimension.
+type Embedder interface {
+	// Embed returns one vector per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Dimension is the length of every vector Embed returns.
+	Dimension() int
+	// Name identifies the embedder and its settings (e.g. "lexical-v1-384"), so
+	// an index built with one embedder is never searched with another.
+	Name() string
+}
+
+// SearchRequest is a search as the API and the agent ask for it.
+type SearchRequest struct {
+	Query      string  `json:"query"`
+	Collection string  `json:"collection"`
+	K          int     `json:"k"`
+	Mode       Mode    `json:"mode"`
+	URLPrefix  string  `json:"url_prefix,omitempty"`
+	MMR        float64 `json:"mmr,omitempty"` // 0 disables; else the MMR lambda (relevance weight, 0..1)
+}
+
+// CollectionInfo describes one collection of the index.
+type CollectionInfo struct {
+	Name      string `json:"name"`
+	Documents int    `json:"documents"`
+	Chunks    int    `json:"chunks"`
+}

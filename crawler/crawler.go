@@ -1,0 +1,64 @@
+// Package crawler fetches the pages of a DocumentCorpus (URLs, trailing-*
+// globs, excludes) politely and safely with gocolly/colly, extracts their
+// content with goquery into kgagent.Documents, and runs ingestion jobs that
+// feed the corpus index and the triple graph incrementally.
+package crawler
+
+import "time"
+
+// Spec is a DocumentCorpus: what to crawl into which collection.
+type Spec struct {
+	Collection  string   `json:"collection" yaml:"collection"`
+	URLs        []string `json:"urls" yaml:"urls"`                             // a trailing * crawls everything under the prefix
+	Exclude     []string `json:"exclude,omitempty" yaml:"exclude,omitempty"`   // wildcard patterns, e.g. *.pdf, */private/*
+	BearerToken string   `json:"bearer_token,omitempty" yaml:"bearer_token,omitempty"`
+	MaxPages    int      `json:"max_pages,omitempty" yaml:"max_pages,omitempty"`
+	MaxDepth    int      `json:"max_depth,omitempty" yaml:"max_depth,omitempty"`
+}
+
+// JobState is where a job is in its life.
+type JobState string
+
+// Job states.
+const (
+	JobQueued    JobState = "queued"
+	JobRunning   JobState = "running"
+	JobSucceeded JobState = "succeeded"
+	JobFailed    JobState = "failed"
+	JobCanceled  JobState = "canceled"
+)
+
+// Counters is the progress of an ingestion job.
+type Counters struct {
+	Queued    int64 `json:"queued"`
+	Fetched   int64 `json:"fetched"`
+	Skipped   int64 `json:"skipped"`
+	Unchanged int64 `json:"unchanged"`
+	Indexed   int64 `json:"indexed"`
+	Removed   int64 `json:"removed"`
+	Failed    int64 `json:"failed"`
+	Chunks    int64 `json:"chunks"`
+	Triples   int64 `json:"triples"`
+	Bytes     int64 `json:"bytes"`
+}
+
+// PageError is one page that failed, with a stable code and a reason.
+type PageError struct {
+	URL    string `json:"url"`
+	Code   string `json:"code"`
+	Reason string `json:"reason"`
+}
+
+// JobStatus is what GET /api/v1/jobs/{id} returns.
+type JobStatus struct {
+	ID         string      `json:"id"`
+	Spec       Spec        `json:"spec"`
+	State      JobState    `json:"state"`
+	Counters   Counters    `json:"counters"`
+	Errors     []PageError `json:"errors,omitempty"` // capped; Counters.Failed has the total
+	PagesPerS  float64     `json:"pages_per_second"`
+	CreatedAt  time.Time   `json:"created_at"`
+	StartedAt  *time.Time  `json:"started_at,omitempty"`
+	FinishedAt *time.Time  `json:"finished_at,omitempty"`
+	Message    string      `json:"message,omitempty"`
+}
