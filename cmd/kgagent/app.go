@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+)
+
+// app is the wired process: the data-dir lock, the bus and every service.
+// This is the only place that chooses implementations.
+type app struct {
+	cfg     Config
+	log     *slog.Logger
+	lock    *dataLock
+	bus     *bus
+	closers []func() // run in reverse order by Close
+	serving atomic.Bool
+	ready   atomic.Bool
+	demo    *demoSite
+}
+
+// openApp takes the data-dir lock, opens the stores and the bus.
+func openApp(ctx context.Context, cfg Config, command string, log *slog.Logger) (*app, error) {
+	lock, err := lockDataDir(cfg.DataDir, command)
+	if err != nil {
+		return nil, err
+	}
+	a := &app{cfg: cfg, log: log, lock: lock}
+	b, err := openBus(cfg, log)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.bus = b
+	a.closers = append(a.closers, b.Close)
+	if err := a.openServices(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.ready.Store(true)
+	return a, nil
+}
+
+// Close releases everything in reverse order of opening.
+func (a *app) Close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+	a.closers = nil
+	if a.demo != nil {
+		a.demo.Close()
+	}
+	_ = a.lock.Close()
+}
+
+func (a *app) setServing()      { a.serving.Store(true) }
+func (a *app) stopAccepting()   { a.ready.Store(false) }
+func (a *app) onClose(f func()) { a.closers = append(a.closers, f) }
+
+// readiness checks each store and the bus.
+func (a *app) readiness() error {
+	if !a.ready.Load() {
+		return fmt.Errorf("not ready")
+	}
+	if err := a.bus.Ready(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func healthHandlers(mux *http.ServeMux, a *app) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if !a.serving.Load() {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := a.readiness(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ready\n"))
+	})
+}

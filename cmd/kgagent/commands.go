@@ -1,0 +1,98 @@
+package main
+
+import (
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+func newWorkerCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "worker",
+		Short: "Run ingestion jobs and answer NATS requests, without HTTP",
+		Long:  "worker connects to NATS (--nats-url, or an in-process server), consumes ingestion jobs from JetStream\nand answers kgagent.request.<service> in a queue group, so workers scale out.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runWorker(cmd.Context(), *cfg, stdout, stderr)
+		},
+	}
+}
+
+func newIngestCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var o ingestOptions
+	c := &cobra.Command{
+		Use:   "ingest [flags] URL...",
+		Short: "Crawl and index a DocumentCorpus (URLs; a trailing * crawls everything under the prefix)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runIngest(cmd.Context(), *cfg, o, args, stdout, stderr)
+		},
+	}
+	c.Flags().StringVar(&o.Collection, "collection", "", "collection to ingest into (default: the configured collection)")
+	c.Flags().StringArrayVar(&o.Exclude, "exclude", nil, "wildcard pattern of URLs to skip, e.g. '*.pdf' (repeatable)")
+	c.Flags().IntVar(&o.MaxPages, "max-pages", 0, "page limit (default: crawl_max_pages)")
+	c.Flags().BoolVar(&o.JSON, "json", false, "print one JSON summary object on stdout")
+	c.Flags().StringVar(&o.BearerToken, "bearer-token", "", "bearer token sent to the crawled site")
+	return c
+}
+
+// ingestOptions are the flags of the ingest command.
+type ingestOptions struct {
+	Collection  string
+	Exclude     []string
+	MaxPages    int
+	JSON        bool
+	BearerToken string
+}
+
+func newAskCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var o askOptions
+	c := &cobra.Command{
+		Use:   "ask [flags] QUESTION",
+		Short: "Answer one question from the indexed knowledge and print the answer with its sources",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAsk(cmd.Context(), *cfg, o, args, stdout, stderr)
+		},
+	}
+	c.Flags().StringVar(&o.Agent, "agent", "", "agent to ask (default: the router chooses)")
+	c.Flags().StringVar(&o.Collection, "collection", "", "collection to search (default: the configured collection)")
+	c.Flags().BoolVar(&o.Events, "events", false, "print every event (thought, action, observation) on stderr")
+	c.Flags().BoolVar(&o.JSON, "json", false, "print the answer as JSON")
+	return c
+}
+
+// askOptions are the flags of the ask command.
+type askOptions struct {
+	Agent      string
+	Collection string
+	Events     bool
+	JSON       bool
+}
+
+func newEvalCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var o evalOptions
+	c := &cobra.Command{
+		Use:   "eval [flags] QUESTIONS.jsonl",
+		Short: "Score retrieval and answers on a question set (JSON lines with question, gold_page, must_contain)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runEval(cmd.Context(), *cfg, o, args[0], stdout, stderr)
+		},
+	}
+	c.Flags().StringVar(&o.Collection, "collection", "", "collection to search (default: the configured collection)")
+	c.Flags().StringVar(&o.BaseURL, "base-url", "", "prefix that turns gold_page into a URL (default: the collection's common prefix)")
+	c.Flags().IntVar(&o.K, "k", 5, "how many distinct pages count as retrieved")
+	c.Flags().BoolVar(&o.Answers, "answers", false, "also run the agent and check must_contain in the answer")
+	c.Flags().BoolVar(&o.JSON, "json", false, "print the summary as JSON")
+	return c
+}
+
+// evalOptions are the flags of the eval command.
+type evalOptions struct {
+	Collection string
+	BaseURL    string
+	K          int
+	Answers    bool
+	JSON       bool
+}

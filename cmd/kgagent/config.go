@@ -1,0 +1,395 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is every setting of kgagent. Precedence: flags > environment
+// (KGAGENT_<KEY>) > YAML file (--config) > defaults. The zero value is never
+// used directly: defaultConfig fills the defaults.
+type Config struct {
+	ConfigFile string `key:"config" usage:"YAML configuration file"`
+	DataDir    string `key:"data_dir" usage:"directory holding everything the embedded defaults store"`
+	Addr       string `key:"addr" usage:"HTTP listen address of serve"`
+	LogFormat  string `key:"log_format" usage:"log format: text or json"`
+	LogLevel   string `key:"log_level" usage:"log level: debug, info, warn or error"`
+
+	NATSURL    string `key:"nats_url" usage:"external NATS server URL; empty starts an in-process NATS server with JetStream"`
+	NATSListen string `key:"nats_listen" usage:"listen address of the in-process NATS server (port -1: random)"`
+
+	ShutdownTimeout time.Duration `key:"shutdown_timeout" usage:"how long in-flight requests may finish on SIGINT/SIGTERM"`
+
+	Demo        bool   `key:"demo" usage:"serve the bundled sample docs site on loopback and ingest it at start"`
+	DemoSiteDir string `key:"demo_site_dir" usage:"directory of the sample docs site served by --demo"`
+	AgentsDir   string `key:"agents" usage:"directory of agent YAML files to load"`
+	Collection  string `key:"collection" usage:"default collection"`
+
+	Index        string `key:"index" usage:"vector index: sqlite (embedded) or qdrant"`
+	QdrantAddr   string `key:"qdrant_addr" usage:"Qdrant gRPC address host:port (index=qdrant)"`
+	QdrantAPIKey string `key:"qdrant_api_key" usage:"Qdrant API key"`
+	QdrantTLS    bool   `key:"qdrant_tls" usage:"use TLS to Qdrant"`
+
+	Graph         string `key:"graph" usage:"triple store: sqlite (embedded) or neo4j"`
+	Neo4jURL      string `key:"neo4j_url" usage:"Neo4j Bolt URL (graph=neo4j), e.g. bolt://127.0.0.1:7687"`
+	Neo4jUser     string `key:"neo4j_user" usage:"Neo4j user"`
+	Neo4jPassword string `key:"neo4j_password" usage:"Neo4j password"`
+	Neo4jDatabase string `key:"neo4j_database" usage:"Neo4j database name (empty: the server's default)"`
+
+	LLM            string  `key:"llm" usage:"LLM provider: extractive (built-in) or openai (any OpenAI-compatible API)"`
+	LLMBaseURL     string  `key:"llm_base_url" usage:"OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1"`
+	LLMAPIKey      string  `key:"llm_api_key" usage:"API key of the LLM"`
+	LLMModel       string  `key:"llm_model" usage:"model name for the LLM"`
+	LLMTemperature float64 `key:"llm_temperature" usage:"sampling temperature"`
+	LLMMaxTokens   int     `key:"llm_max_tokens" usage:"maximum completion tokens"`
+	MaxIterations  int     `key:"max_iterations" usage:"ReAct iteration limit per question"`
+
+	Embedder       string `key:"embedder" usage:"embedder: lexical (built-in) or openai"`
+	EmbedBaseURL   string `key:"embed_base_url" usage:"OpenAI-compatible embeddings base URL"`
+	EmbedAPIKey    string `key:"embed_api_key" usage:"API key of the embeddings API"`
+	EmbedModel     string `key:"embed_model" usage:"embedding model name"`
+	EmbedDimension int    `key:"embed_dimension" usage:"embedding dimension (checked against the API)"`
+
+	Extractor string `key:"extractor" usage:"triple extractor: builtin or llm"`
+
+	AllowPrivateIngest bool          `key:"allow_private_ingest" usage:"let API-requested ingestion fetch private, loopback and link-local addresses"`
+	CrawlParallelism   int           `key:"crawl_parallelism" usage:"parallel requests per host"`
+	CrawlDelay         time.Duration `key:"crawl_delay" usage:"delay between requests to one host"`
+	CrawlMaxPages      int           `key:"crawl_max_pages" usage:"default page limit of a crawl"`
+	CrawlTimeout       time.Duration `key:"crawl_timeout" usage:"per-request timeout of the crawler"`
+
+	APIKeysFile     string   `key:"api_keys_file" usage:"YAML file of API keys (hashed) with scopes and collections"`
+	JWKSFile        string   `key:"jwks_file" usage:"JWKS file for agent-protocol JWT verification"`
+	JWKSURL         string   `key:"jwks_url" usage:"JWKS URL for agent-protocol JWT verification"`
+	JWTAudience     []string `key:"jwt_audience" usage:"accepted JWT audiences"`
+	DailyQueryLimit int      `key:"daily_query_limit" usage:"queries per API key and per user per day"`
+	CORSOrigins     []string `key:"cors_origins" usage:"origins allowed to call the API from a browser (chat widget)"`
+	MaxBodyBytes    int64    `key:"max_body_bytes" usage:"largest accepted request body"`
+}
+
+func defaultConfig() Config {
+	return Config{
+		DataDir:          "./kgagent-data",
+		Addr:             "127.0.0.1:8080",
+		LogFormat:        "text",
+		LogLevel:         "info",
+		NATSListen:       "127.0.0.1:4222",
+		ShutdownTimeout:  15 * time.Second,
+		DemoSiteDir:      "testdata/site",
+		Collection:       "default",
+		Index:            "sqlite",
+		Graph:            "sqlite",
+		Neo4jUser:        "neo4j",
+		LLM:              "extractive",
+		LLMMaxTokens:     1000,
+		MaxIterations:    10,
+		Embedder:         "lexical",
+		Extractor:        "builtin",
+		CrawlParallelism: 4,
+		CrawlMaxPages:    10000,
+		CrawlTimeout:     20 * time.Second,
+		DailyQueryLimit:  1000,
+		MaxBodyBytes:     1 << 20,
+	}
+}
+
+// configField is one key of Config, found by reflection on its struct tags.
+type configField struct {
+	key   string // yaml key: data_dir
+	flag  string // flag name: data-dir
+	env   string // environment: KGAGENT_DATA_DIR
+	usage string
+	v     reflect.Value
+}
+
+func (c *Config) fields() []configField {
+	rv := reflect.ValueOf(c).Elem()
+	rt := rv.Type()
+	out := make([]configField, 0, rt.NumField())
+	for i := 0; i < rt.NumField(); i++ {
+		f := rt.Field(i)
+		key := f.Tag.Get("key")
+		out = append(out, configField{
+			key:   key,
+			flag:  strings.ReplaceAll(key, "_", "-"),
+			env:   "KGAGENT_" + strings.ToUpper(key),
+			usage: f.Tag.Get("usage"),
+			v:     rv.Field(i),
+		})
+	}
+	return out
+}
+
+// addFlags registers one flag per key on fs, with the defaults of c.
+func (c *Config) addFlags(fs *pflag.FlagSet) {
+	for _, f := range c.fields() {
+		switch p := f.v.Addr().Interface().(type) {
+		case *string:
+			fs.StringVar(p, f.flag, *p, f.usage+" ($"+f.env+")")
+		case *bool:
+			fs.BoolVar(p, f.flag, *p, f.usage+" ($"+f.env+")")
+		case *int:
+			fs.IntVar(p, f.flag, *p, f.usage+" ($"+f.env+")")
+		case *int64:
+			fs.Int64Var(p, f.flag, *p, f.usage+" ($"+f.env+")")
+		case *float64:
+			fs.Float64Var(p, f.flag, *p, f.usage+" ($"+f.env+")")
+		case *time.Duration:
+			fs.DurationVar(p, f.flag, *p, f.usage+" ($"+f.env+")")
+		case *[]string:
+			fs.StringSliceVar(p, f.flag, *p, f.usage+" ($"+f.env+", comma-separated)")
+		default:
+			panic("config: unsupported type for " + f.key)
+		}
+	}
+}
+
+// resolve applies YAML and environment under the flags already parsed into c:
+// a key set by a flag keeps its flag value.
+func (c *Config) resolve(fs *pflag.FlagSet, environ []string) error {
+	flagged := map[string]reflect.Value{}
+	for _, f := range c.fields() {
+		if fs != nil && fs.Changed(f.flag) {
+			flagged[f.key] = reflect.ValueOf(reflect.ValueOf(f.v.Interface()).Interface())
+		}
+	}
+	file := c.ConfigFile
+	if v, ok := lookupEnv(environ, "KGAGENT_CONFIG"); ok && !(fs != nil && fs.Changed("config")) {
+		file = v
+	}
+	base := defaultConfig()
+	base.ConfigFile = file
+	if file != "" {
+		if err := base.loadYAML(file); err != nil {
+			return err
+		}
+	}
+	if err := base.loadEnv(environ); err != nil {
+		return err
+	}
+	bf := base.fields()
+	for i, f := range c.fields() {
+		if v, ok := flagged[f.key]; ok {
+			bf[i].v.Set(v)
+		}
+	}
+	*c = base
+	return c.validate()
+}
+
+func (c *Config) loadYAML(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	var raw map[string]yaml.Node
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	byKey := map[string]configField{}
+	for _, f := range c.fields() {
+		byKey[f.key] = f
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		n := raw[k]
+		f, ok := byKey[k]
+		if !ok || k == "config" {
+			return fmt.Errorf("config %s:%d: unknown key %q", path, n.Line, k)
+		}
+		if err := n.Decode(f.v.Addr().Interface()); err != nil {
+			return fmt.Errorf("config %s:%d: key %q: %v", path, n.Line, k, err)
+		}
+	}
+	return nil
+}
+
+func lookupEnv(environ []string, name string) (string, bool) {
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func (c *Config) loadEnv(environ []string) error {
+	byEnv := map[string]configField{}
+	for _, f := range c.fields() {
+		byEnv[f.env] = f
+	}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "KGAGENT_") || !isConfigEnv(k) {
+			continue
+		}
+		f, ok := byEnv[k]
+		if !ok {
+			return fmt.Errorf("config: unknown environment variable %s", k)
+		}
+		if f.key == "config" {
+			continue
+		}
+		if err := setFromString(f.v, v); err != nil {
+			return fmt.Errorf("config: %s (key %q): %v", k, f.key, err)
+		}
+	}
+	return nil
+}
+
+// testEnvPrefixes are KGAGENT_ variables that belong to the test suites, not
+// to the configuration.
+var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_"}
+
+func isConfigEnv(k string) bool {
+	for _, p := range testEnvPrefixes {
+		if strings.HasPrefix(k, p) {
+			return false
+		}
+	}
+	return true
+}
+
+func setFromString(v reflect.Value, s string) error {
+	switch p := v.Addr().Interface().(type) {
+	case *string:
+		*p = s
+	case *bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("not a boolean: %q", s)
+		}
+		*p = b
+	case *int:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", s)
+		}
+		*p = n
+	case *int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", s)
+		}
+		*p = n
+	case *float64:
+		n, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("not a number: %q", s)
+		}
+		*p = n
+	case *time.Duration:
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("not a duration: %q", s)
+		}
+		*p = d
+	case *[]string:
+		*p = nil
+		for _, part := range strings.Split(s, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				*p = append(*p, part)
+			}
+		}
+	}
+	return nil
+}
+
+func oneOf(key, v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("config: key %q: %q is not one of %s", key, v, strings.Join(allowed, ", "))
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	add(oneOf("log_format", c.LogFormat, "text", "json"))
+	add(oneOf("log_level", c.LogLevel, "debug", "info", "warn", "error"))
+	add(oneOf("index", c.Index, "sqlite", "qdrant"))
+	add(oneOf("graph", c.Graph, "sqlite", "neo4j"))
+	add(oneOf("llm", c.LLM, "extractive", "openai"))
+	add(oneOf("embedder", c.Embedder, "lexical", "openai"))
+	add(oneOf("extractor", c.Extractor, "builtin", "llm"))
+	pos := func(key string, n int) {
+		if n <= 0 {
+			add(fmt.Errorf("config: key %q: must be positive, got %d", key, n))
+		}
+	}
+	pos("max_iterations", c.MaxIterations)
+	pos("crawl_parallelism", c.CrawlParallelism)
+	pos("crawl_max_pages", c.CrawlMaxPages)
+	pos("daily_query_limit", c.DailyQueryLimit)
+	pos("llm_max_tokens", c.LLMMaxTokens)
+	if c.DataDir == "" {
+		add(fmt.Errorf("config: key %q: must not be empty", "data_dir"))
+	}
+	if c.Index == "qdrant" && c.QdrantAddr == "" {
+		add(fmt.Errorf("config: key %q: required when index is qdrant", "qdrant_addr"))
+	}
+	if c.Graph == "neo4j" && c.Neo4jURL == "" {
+		add(fmt.Errorf("config: key %q: required when graph is neo4j", "neo4j_url"))
+	}
+	if c.LLM == "openai" && c.LLMBaseURL == "" {
+		add(fmt.Errorf("config: key %q: required when llm is openai", "llm_base_url"))
+	}
+	if c.Embedder == "openai" && (c.EmbedBaseURL == "" || c.EmbedDimension <= 0) {
+		add(fmt.Errorf("config: keys %q and %q: required when embedder is openai", "embed_base_url", "embed_dimension"))
+	}
+	if c.Extractor == "llm" && c.LLM != "openai" {
+		add(fmt.Errorf("config: key %q: llm extraction needs llm=openai", "extractor"))
+	}
+	if c.ShutdownTimeout < 0 || c.CrawlDelay < 0 || c.CrawlTimeout <= 0 {
+		add(fmt.Errorf("config: keys %q, %q, %q: durations must not be negative", "shutdown_timeout", "crawl_delay", "crawl_timeout"))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	for i, e := range errs {
+		if i > 0 {
+			buf.WriteString("; ")
+		}
+		buf.WriteString(e.Error())
+	}
+	return fmt.Errorf("%s", buf.String())
+}
+
+// referenceTable renders the configuration reference for the README, so the
+// README and the code cannot drift (a test compares them).
+func referenceTable() string {
+	d := defaultConfig()
+	var b strings.Builder
+	b.WriteString("| key (YAML) | flag | environment | default | meaning |\n|---|---|---|---|---|\n")
+	for _, f := range d.fields() {
+		def := fmt.Sprint(f.v.Interface())
+		if f.v.Kind() == reflect.Slice {
+			def = strings.Trim(def, "[]")
+		}
+		if def == "" {
+			def = "(empty)"
+		}
+		fmt.Fprintf(&b, "| `%s` | `--%s` | `%s` | `%s` | %s |\n", f.key, f.flag, f.env, def, f.usage)
+	}
+	return b.String()
+}

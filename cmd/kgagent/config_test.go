@@ -1,0 +1,128 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func resolveWith(t *testing.T, args []string, env []string, yaml string) (Config, error) {
+	t.Helper()
+	cfg := defaultConfig()
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	cfg.addFlags(fs)
+	if yaml != "" {
+		p := filepath.Join(t.TempDir(), "kgagent.yaml")
+		if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--config", p)
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	err := cfg.resolve(fs, env)
+	return cfg, err
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	yaml := "addr: 127.0.0.1:1111\ndata_dir: /from/yaml\nlog_level: warn\n"
+	env := []string{"KGAGENT_ADDR=127.0.0.1:2222", "KGAGENT_CRAWL_DELAY=250ms", "PATH=/bin"}
+	cfg, err := resolveWith(t, []string{"--addr", "127.0.0.1:3333"}, env, yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, got, want string }{
+		{"flag beats env and yaml", cfg.Addr, "127.0.0.1:3333"},
+		{"yaml beats default", cfg.DataDir, "/from/yaml"},
+		{"yaml level", cfg.LogLevel, "warn"},
+		{"default kept", cfg.Index, "sqlite"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)
+		}
+	}
+	if cfg.CrawlDelay != 250*time.Millisecond {
+		t.Errorf("env duration: got %v", cfg.CrawlDelay)
+	}
+	cfg, err = resolveWith(t, nil, env, yaml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:2222" {
+		t.Errorf("env beats yaml: got %q", cfg.Addr)
+	}
+}
+
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		env        []string
+		args       []string
+		want       string
+	}{
+		{"unknown yaml key", "adr: x\n", nil, nil, `unknown key "adr"`},
+		{"yaml line", "addr: x\nbogus: 1\n", nil, nil, ":2:"},
+		{"bad yaml type", "max_iterations: lots\n", nil, nil, `key "max_iterations"`},
+		{"unknown env", "", []string{"KGAGENT_ADRR=x"}, nil, "KGAGENT_ADRR"},
+		{"bad env int", "", []string{"KGAGENT_MAX_ITERATIONS=ten"}, nil, `key "max_iterations"`},
+		{"bad enum", "", nil, []string{"--index", "faiss"}, `key "index"`},
+		{"qdrant needs addr", "", nil, []string{"--index", "qdrant"}, `key "qdrant_addr"`},
+		{"negative iterations", "max_iterations: -1\n", nil, nil, `key "max_iterations"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := resolveWith(t, tt.args, tt.env, tt.yaml)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want error containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigTestEnvIgnored(t *testing.T) {
+	if _, err := resolveWith(t, nil, []string{"KGAGENT_REQUIRE_NEO4J=1", "KGAGENT_PYDOCS=/x"}, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadmeDocumentsEveryKey(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, f := range (&Config{}).fields() {
+		if !strings.Contains(readme, "`"+f.key+"`") || !strings.Contains(readme, "`--"+f.flag+"`") {
+			t.Errorf("README does not document key %s (--%s)", f.key, f.flag)
+		}
+	}
+	if !strings.Contains(readme, referenceTable()) {
+		t.Errorf("README configuration table is stale; it must contain exactly:\n%s", referenceTable())
+	}
+}
+
+func TestDataDirLock(t *testing.T) {
+	dir := t.TempDir()
+	l1, err := lockDataDir(dir, "serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = lockDataDir(dir, "ingest")
+	if err == nil || !strings.Contains(err.Error(), "in use by pid") || !strings.Contains(err.Error(), "kgagent serve") {
+		t.Fatalf("second lock: got %v, want error naming the holder", err)
+	}
+	if err := l1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := lockDataDir(dir, "ingest")
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	l2.Close()
+}

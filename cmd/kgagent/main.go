@@ -1,0 +1,94 @@
+// Command kgagent is the one binary of kgagent: serve runs the HTTP,
+// websocket and NATS service; worker runs ingestion jobs and NATS answers
+// without HTTP; ingest crawls a corpus from the command line; ask answers one
+// question; eval scores retrieval on a question set; version prints the
+// version. All wiring of stores, LLMs and the bus happens in this package.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
+	stop()
+	os.Exit(code)
+}
+
+// exitError carries a process exit code through cobra.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// run is main without the process: tests call it with their own arguments,
+// writers and environment.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, environ []string) int {
+	root := newRootCommand(stdout, stderr, environ)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "kgagent:", err)
+	return 1
+}
+
+func newRootCommand(stdout, stderr io.Writer, environ []string) *cobra.Command {
+	cfg := defaultConfig()
+	root := &cobra.Command{
+		Use:           "kgagent",
+		Short:         "Knowledge-graph question-answering agent service",
+		Long:          "kgagent crawls documentation sites, indexes them as vector embeddings and as a graph of triples,\nand answers questions with a ReAct agent over REST, websocket, NATS and the Fixie agent protocol.\n\nConfiguration precedence: flags > environment (KGAGENT_*) > YAML file (--config) > defaults.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return cfg.resolve(cmd.Flags(), environ)
+		},
+	}
+	cfg.addFlags(root.PersistentFlags())
+	root.AddCommand(
+		newServeCommand(&cfg, stdout, stderr),
+		newWorkerCommand(&cfg, stdout, stderr),
+		newIngestCommand(&cfg, stdout, stderr),
+		newAskCommand(&cfg, stdout, stderr),
+		newEvalCommand(&cfg, stdout, stderr),
+		&cobra.Command{
+			Use:    "config-reference",
+			Short:  "Print the configuration reference table (Markdown) the README holds",
+			Hidden: true,
+			Args:   cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				fmt.Fprint(stdout, referenceTable())
+				return nil
+			},
+		},
+		&cobra.Command{
+			Use:   "version",
+			Short: "Print the version",
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				fmt.Fprintln(stdout, "kgagent", version)
+				return nil
+			},
+		},
+	)
+	return root
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"golang.org/x/term"
+)
+
+// newLogger returns the slog logger the config asks for: text by default,
+// JSON with --log-format json.
+func newLogger(cfg Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// isTerminal reports whether w is a terminal (for the progress bar).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// dataLock is an exclusive advisory lock on a data directory, so a second
+// process gets a clear error naming the holder instead of corrupting stores.
+type dataLock struct {
+	f *os.File
+}
+
+// lockDataDir creates dir if needed and takes its lock. The lock dies with
+// the process, so a kill -9 never leaves a stale lock behind.
+func lockDataDir(dir, command string) (*dataLock, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "LOCK")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("data dir %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := io.ReadAll(io.LimitReader(f, 512))
+		f.Close()
+		h := strings.TrimSpace(string(holder))
+		if h == "" {
+			h = "another process"
+		}
+		return nil, fmt.Errorf("data dir %s is in use by %s; stop it or use another --data-dir", dir, h)
+	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d (kgagent %s, started %s)\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))), 0)
+	_ = f.Sync()
+	return &dataLock{f: f}, nil
+}
+
+// Close releases the lock.
+func (l *dataLock) Close() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	_ = l.f.Truncate(0)
+	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	return l.f.Close()
+}
+
+// bus is the NATS connection and, in embedded mode, the in-process server.
+type bus struct {
+	server *natsserver.Server
+	conn   *nats.Conn
+}
+
+// openBus connects to cfg.NATSURL, or starts an in-process NATS server with
+// JetStream storing its files in the data dir and listening on cfg.NATSListen.
+func openBus(cfg Config, log *slog.Logger) (*bus, error) {
+	if cfg.NATSURL != "" {
+		nc, err := nats.Connect(cfg.NATSURL, nats.Name("kgagent"), nats.MaxReconnects(-1))
+		if err != nil {
+			return nil, fmt.Errorf("nats %s: %w", cfg.NATSURL, err)
+		}
+		return &bus{conn: nc}, nil
+	}
+	host, portStr, err := net.SplitHostPort(cfg.NATSListen)
+	if err != nil {
+		return nil, fmt.Errorf("config: key %q: %v", "nats_listen", err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return nil, fmt.Errorf("config: key %q: bad port %q", "nats_listen", portStr)
+	}
+	opts := &natsserver.Options{
+		ServerName: "kgagent",
+		Host:       host,
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   filepath.Join(cfg.DataDir, "nats"),
+		NoSigs:     true,
+		NoLog:      true,
+		MaxPayload: 8 << 20,
+	}
+	ns, err := natsserver.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("nats: %w", err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		ns.Shutdown()
+		return nil, fmt.Errorf("in-process NATS could not listen on %s (is the port taken? set --nats-listen)", cfg.NATSListen)
+	}
+	nc, err := nats.Connect(ns.ClientURL(), nats.Name("kgagent"), nats.InProcessServer(ns))
+	if err != nil {
+		ns.Shutdown()
+		return nil, fmt.Errorf("nats: %w", err)
+	}
+	log.Info("in-process NATS started", "url", ns.ClientURL(), "jetstream", opts.StoreDir)
+	return &bus{server: ns, conn: nc}, nil
+}
+
+// URL is the NATS URL other processes on the machine can use.
+func (b *bus) URL() string {
+	if b.server != nil {
+		return b.server.ClientURL()
+	}
+	return b.conn.ConnectedUrl()
+}
+
+// Ready reports whether the bus is connected.
+func (b *bus) Ready() error {
+	if b.conn == nil || !b.conn.IsConnected() {
+		return errors.New("nats not connected")
+	}
+	return nil
+}
+
+// Close drains the connection and stops the in-process server.
+func (b *bus) Close() {
+	if b.conn != nil {
+		_ = b.conn.Drain()
+		b.conn.Close()
+	}
+	if b.server != nil {
+		b.server.Shutdown()
+		b.server.WaitForShutdown()
+	}
+}

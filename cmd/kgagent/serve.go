@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func newServeCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the chat page, REST, websocket, NATS and agent-protocol endpoints",
+		Long:  "serve opens the data dir, starts (or connects to) NATS, runs ingestion workers and serves HTTP on --addr.\nWith --demo it also serves the bundled sample docs site on loopback and ingests it.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), *cfg, stdout, stderr, nil)
+		},
+	}
+}
+
+// serve runs until ctx is done, then shuts down gracefully. ready, when not
+// nil, receives the HTTP base URL once the server accepts requests (tests).
+func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready chan<- string) error {
+	log := newLogger(cfg, stderr)
+	a, err := openApp(ctx, cfg, "serve", log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.Addr, err)
+	}
+	handler, err := a.httpHandler()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	base := "http://" + ln.Addr().String()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	a.setServing()
+
+	if err := a.startBackground(ctx); err != nil {
+		_ = srv.Close()
+		return err
+	}
+	if cfg.Demo {
+		if err := a.startDemo(ctx, base); err != nil {
+			_ = srv.Close()
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "kgagent serving on %s\nchat page: %s/\nNATS: %s\n", base, base, a.bus.URL())
+	log.Info("serving", "addr", ln.Addr().String(), "chat", base+"/", "nats", a.bus.URL())
+	if ready != nil {
+		ready <- base
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr:
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	}
+	log.Info("shutting down", "deadline", cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	a.stopAccepting()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("shutdown deadline passed; closing connections", "err", err)
+		_ = srv.Close()
+	}
+	return nil
+}
