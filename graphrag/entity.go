@@ -1,0 +1,315 @@
+package graphrag
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kgagent/kgagent"
+)
+
+// Limits on triple fields. Names longer than MaxNameBytes are rejected with
+// EINVALID rather than truncated, so two different long names never merge.
+const (
+	MaxNameBytes      = 1024      // entity names and ids
+	MaxPredicateBytes = 256       // predicates
+	MaxLiteralBytes   = 16 * 1024 // literal objects
+	MaxURLBytes       = 4096      // DocURL, SourceURL, ChunkID
+)
+
+// Entity types the built-in extractor assigns.
+const (
+	TypePage     = "page"
+	TypeSection  = "section"
+	TypeTerm     = "term"
+	TypeModule   = "module"
+	TypeFunction = "function"
+	TypeClass    = "class"
+	TypeConcept  = "concept"
+)
+
+// Predicates the extractors emit. LLM extraction may add free predicates,
+// which are normalised with NormalizePredicate.
+const (
+	PredHasSection  = "has_section"
+	PredMentions    = "mentions"
+	PredIsDefinedAs = "is_defined_as"
+	PredIsA         = "is_a"
+	PredDefines     = "defines"
+	PredLinksTo     = "links_to"
+	PredAliasOf     = "alias_of"
+)
+
+// NormalizeName folds an entity name to the key entities are merged by:
+// Unicode lower case, surrounding punctuation and quotes stripped, a trailing
+// "()" dropped, inner whitespace and dashes collapsed to one space, and the
+// last word of a plain-word name made singular ("Dictionaries" ->
+// "dictionary"). Code identifiers (with '.', '_' or digits) keep their spelling
+// apart from case, so json.dumps and json.dump stay distinct.
+func NormalizeName(name string) string {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.Grow(len(name))
+	space := false
+	for _, r := range name {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '.' || r == '+' || r == '#':
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(unicode.ToLower(r))
+		default:
+			// Whitespace, dashes, quotes, brackets and other punctuation
+			// separate words.
+			space = true
+		}
+	}
+	s := strings.Trim(b.String(), ". ")
+	if s == "" {
+		return ""
+	}
+	words := strings.Split(s, " ")
+	last := words[len(words)-1]
+	if isPlainWord(last) {
+		words[len(words)-1] = singular(last)
+	}
+	return strings.Join(words, " ")
+}
+
+// isPlainWord reports whether w is made of letters only (no code punctuation).
+func isPlainWord(w string) bool {
+	for _, r := range w {
+		if !unicode.IsLetter(r) {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// singular strips a simple English plural ending. It is deliberately
+// conservative: words of four letters or fewer and endings that are rarely
+// plurals ("ss", "us", "is", "as", "os") are kept.
+func singular(w string) string {
+	n := len(w)
+	if n <= 4 || !strings.HasSuffix(w, "s") {
+		return w
+	}
+	switch {
+	case strings.HasSuffix(w, "ies") && n > 5:
+		return w[:n-3] + "y"
+	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"):
+		return w[:n-2]
+	}
+	for _, keep := range []string{"ss", "us", "is", "as", "os", "ics"} {
+		if strings.HasSuffix(w, keep) {
+			return w
+		}
+	}
+	return w[:n-1]
+}
+
+// NormalizePredicate folds a predicate to snake_case: lower case, words joined
+// by '_' ("Is Part Of" -> "is_part_of").
+func NormalizePredicate(p string) string {
+	var b strings.Builder
+	sep := false
+	for _, r := range strings.TrimSpace(p) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if sep && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			sep = false
+			b.WriteRune(unicode.ToLower(r))
+		} else {
+			sep = true
+		}
+	}
+	return b.String()
+}
+
+// EntityID returns the stable id of a named entity: its normalised name.
+// Pages and sections have their own ids (PageEntity, SectionEntity) so a page
+// titled "json" does not merge with the module json.
+func EntityID(name string) string { return NormalizeName(name) }
+
+// NewEntity returns the entity with the given display name and type and the
+// id EntityID(name).
+func NewEntity(name, typ string) kgagent.Entity {
+	name = strings.Join(strings.Fields(name), " ")
+	return kgagent.Entity{ID: EntityID(name), Name: name, Type: typ}
+}
+
+// PageEntity is the node of a crawled page, identified by its URL (without
+// fragment).
+func PageEntity(url, title string) kgagent.Entity {
+	url = StripFragment(url)
+	if strings.TrimSpace(title) == "" {
+		title = url
+	}
+	return kgagent.Entity{ID: "page:" + url, Name: clip(strings.Join(strings.Fields(title), " "), MaxNameBytes), Type: TypePage}
+}
+
+// SectionEntity is the node of one section of a page, identified by the
+// section URL (page#anchor).
+func SectionEntity(sectionURL, heading string) kgagent.Entity {
+	if strings.TrimSpace(heading) == "" {
+		heading = sectionURL
+	}
+	return kgagent.Entity{ID: "section:" + sectionURL, Name: clip(strings.Join(strings.Fields(heading), " "), MaxNameBytes), Type: TypeSection}
+}
+
+// StripFragment returns u without its "#fragment".
+func StripFragment(u string) string {
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		return u[:i]
+	}
+	return u
+}
+
+// SectionURL joins a page URL and a section anchor.
+func SectionURL(docURL, anchor string) string {
+	docURL = StripFragment(docURL)
+	if anchor == "" {
+		return docURL
+	}
+	return docURL + "#" + anchor
+}
+
+// Aliases maps normalised alternative names to the id of the entity they
+// stand for (e.g. "gil" -> "global interpreter lock"). The zero value is
+// ready to use.
+type Aliases map[string]string
+
+// Add records alias as another name of the entity with id canonical.
+// An alias equal to its canonical id is ignored.
+func (a Aliases) Add(alias, canonical string) {
+	k := NormalizeName(alias)
+	if k == "" || k == canonical {
+		return
+	}
+	a[k] = canonical
+}
+
+// Resolve returns e with its id replaced by the canonical id when its
+// normalised name is a known alias.
+func (a Aliases) Resolve(e kgagent.Entity) kgagent.Entity {
+	if c, ok := a[e.ID]; ok {
+		e.ID = c
+	}
+	return e
+}
+
+// ValidateTriple checks one triple before it is stored: collection and DocURL
+// as given, a subject and a predicate, exactly one kind of object, valid
+// UTF-8, and every field within its limit. It returns an EINVALID *kgagent.Error
+// naming the problem, or nil.
+func ValidateTriple(collection, docURL string, t kgagent.Triple) error {
+	if err := ValidateCollection(collection); err != nil {
+		return err
+	}
+	if t.Collection != collection {
+		return kgagent.Errorf(kgagent.EINVALID, "triple collection %q is not %q", trunc(t.Collection), trunc(collection))
+	}
+	if t.DocURL != docURL {
+		return kgagent.Errorf(kgagent.EINVALID, "triple doc_url %q is not %q", trunc(t.DocURL), trunc(docURL))
+	}
+	if err := validEntity("subject", t.Subject, true); err != nil {
+		return err
+	}
+	if t.Predicate == "" || len(t.Predicate) > MaxPredicateBytes || !utf8.ValidString(t.Predicate) {
+		return kgagent.Errorf(kgagent.EINVALID, "predicate must be 1..%d bytes of UTF-8", MaxPredicateBytes)
+	}
+	if t.Literal != "" {
+		if t.Object != (kgagent.Entity{}) {
+			return kgagent.Errorf(kgagent.EINVALID, "triple has both a literal and an object entity")
+		}
+		if len(t.Literal) > MaxLiteralBytes || !utf8.ValidString(t.Literal) {
+			return kgagent.Errorf(kgagent.EINVALID, "literal must be at most %d bytes of UTF-8", MaxLiteralBytes)
+		}
+	} else if err := validEntity("object", t.Object, true); err != nil {
+		return err
+	}
+	for _, f := range []struct{ name, v string }{{"chunk_id", t.ChunkID}, {"source_url", t.SourceURL}} {
+		if len(f.v) > MaxURLBytes || !utf8.ValidString(f.v) {
+			return kgagent.Errorf(kgagent.EINVALID, "%s must be at most %d bytes of UTF-8", f.name, MaxURLBytes)
+		}
+	}
+	return nil
+}
+
+// ValidateTriples checks collection, docURL and every triple, so a store can
+// reject a whole batch before it writes anything.
+func ValidateTriples(collection, docURL string, triples []kgagent.Triple) error {
+	if err := ValidateCollection(collection); err != nil {
+		return err
+	}
+	if err := ValidateDocURL(docURL); err != nil {
+		return err
+	}
+	for i, t := range triples {
+		if err := ValidateTriple(collection, docURL, t); err != nil {
+			if e, ok := err.(*kgagent.Error); ok {
+				if e.Details == nil {
+					e.Details = map[string]any{}
+				}
+				e.Details["index"] = i
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateCollection checks a collection name: 1..256 bytes of UTF-8.
+func ValidateCollection(c string) error {
+	if c == "" || len(c) > 256 || !utf8.ValidString(c) {
+		return kgagent.Errorf(kgagent.EINVALID, "collection must be 1..256 bytes of UTF-8")
+	}
+	return nil
+}
+
+// ValidateDocURL checks a document URL: 1..MaxURLBytes bytes of UTF-8.
+func ValidateDocURL(u string) error {
+	if u == "" || len(u) > MaxURLBytes || !utf8.ValidString(u) {
+		return kgagent.Errorf(kgagent.EINVALID, "doc_url must be 1..%d bytes of UTF-8", MaxURLBytes)
+	}
+	return nil
+}
+
+func validEntity(role string, e kgagent.Entity, required bool) error {
+	if required && (e.ID == "" || e.Name == "") {
+		return kgagent.Errorf(kgagent.EINVALID, "%s needs an id and a name", role)
+	}
+	if len(e.ID) > MaxURLBytes+16 || len(e.Name) > MaxNameBytes {
+		return kgagent.Errorf(kgagent.EINVALID, "%s name is over %d bytes", role, MaxNameBytes)
+	}
+	if len(e.Type) > MaxPredicateBytes {
+		return kgagent.Errorf(kgagent.EINVALID, "%s type is over %d bytes", role, MaxPredicateBytes)
+	}
+	if !utf8.ValidString(e.ID) || !utf8.ValidString(e.Name) || !utf8.ValidString(e.Type) {
+		return kgagent.Errorf(kgagent.EINVALID, "%s is not valid UTF-8", role)
+	}
+	return nil
+}
+
+func trunc(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
+
+// clip cuts s to at most n bytes on a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
