@@ -519,10 +519,10 @@ func testBadInput(t *testing.T, s graphrag.Store) {
 	badUTF8 := T(coll, a, "x", "is_a", "y", "")
 	badUTF8.Subject.Name = "bad\xff"
 	tests := []struct {
-		name       string
-		coll, doc  string
-		triples    []kgagent.Triple
-		wantsCode  string
+		name      string
+		coll, doc string
+		triples   []kgagent.Triple
+		wantsCode string
 	}{
 		{"entity name of 10 KiB", coll, a, []kgagent.Triple{good, longSubject}, kgagent.EINVALID},
 		{"object name of 10 KiB", coll, a, []kgagent.Triple{good, longObject}, kgagent.EINVALID},
