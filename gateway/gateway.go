@@ -1,6 +1,241 @@
 // Package gateway serves kgagent to its clients: REST, the multiplexed
-// websocket, NATS request streams, the Fixie agent-protocol endpoints,
-// GraphQL, an OpenAI-compatible chat API, auth and limits, metrics and the
-// docs chat page. It depends on small interfaces declared here; cmd/kgagent
-// wires the real services in.
+// websocket, NATS request streams (gateway/natsapi), the Fixie agent-protocol
+// endpoints, GraphQL, an OpenAI-compatible chat API, auth and limits, metrics
+// and the docs chat page. It depends on small interfaces declared here;
+// cmd/kgagent wires the real services in.
+//
+// Library choices (see DECISIONS.md): net/http's ServeMux as the router
+// (Go 1.22 method and wildcard patterns are enough), gorilla/websocket for the
+// socket, golang-jwt/jwt/v5 for JWTs (the Ed25519 JWK parsing is ours, it is
+// ten lines), prometheus/client_golang for /metrics and graph-gophers/graphql-go
+// for /graphql.
 package gateway
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/graphrag"
+)
+
+// Asker answers questions, streaming the events of each run to emit. The
+// agent service implements it. Errors: EINVALID, ENOTFOUND (unknown agent),
+// EUNAVAILABLE, ETIMEOUT, ECANCELED.
+type Asker interface {
+	Ask(ctx context.Context, req agent.Request, emit agent.Emit) (kgagent.Answer, error)
+}
+
+// AgentEndpoint serves the Fixie agent protocol for every agent. The agent
+// service implements it. Errors: ENOTFOUND for an unknown agent,
+// EFuncNotDefined for an unknown func (with details func_name and
+// available_funcs), anything else is an unhandled exception.
+type AgentEndpoint interface {
+	Handshake(name string) (agent.Handshake, error)
+	CallFunc(ctx context.Context, agentName, funcName string, msg kgagent.Message, caller agent.Caller) (kgagent.Message, error)
+}
+
+// Searcher runs searches and manages collections of the corpus index.
+type Searcher interface {
+	Search(ctx context.Context, req corpus.SearchRequest) ([]corpus.Hit, error)
+	Collections(ctx context.Context) ([]corpus.CollectionInfo, error)
+	DeleteCollection(ctx context.Context, name string) error
+}
+
+// Grapher reads the triple graph and answers questions from it. Answer
+// returns any JSON-marshalable value; when it marshals to an object, that
+// object is the response.
+type Grapher interface {
+	Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple, error)
+	Answer(ctx context.Context, question, collection string) (any, error)
+}
+
+// Jobs runs ingestion jobs. Errors: ENOTFOUND for an unknown job id,
+// EINVALID for a bad spec.
+type Jobs interface {
+	Submit(ctx context.Context, spec crawler.Spec) (crawler.JobStatus, error)
+	Get(ctx context.Context, id string) (crawler.JobStatus, error)
+	List(ctx context.Context) ([]crawler.JobStatus, error)
+}
+
+// AgentInfo describes an agent in the registry.
+type AgentInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	URL         string `json:"url,omitempty"` // set for remote agents
+	Owner       string `json:"owner,omitempty"`
+}
+
+// Registry lists agents and registers remote ones (seed 002). Errors:
+// EINVALID for a bad name or URL, ECONFLICT when the name is taken.
+type Registry interface {
+	ListAgents(ctx context.Context) ([]AgentInfo, error)
+	RegisterAgent(ctx context.Context, name, url string) (AgentInfo, error)
+}
+
+// Check is one named readiness check; /readyz runs them all.
+type Check struct {
+	Name  string
+	Check func(ctx context.Context) error
+}
+
+// Backends are the services behind the gateway. A nil backend makes its
+// endpoints answer 503 UNAVAILABLE.
+type Backends struct {
+	Asker    Asker
+	Agents   AgentEndpoint
+	Search   Searcher
+	Graph    Grapher
+	Jobs     Jobs
+	Sessions agent.SessionStore
+	Registry Registry
+	Ready    []Check
+}
+
+// Config configures a Server. Its zero value works: no auth (loopback only,
+// which cmd/kgagent enforces using AuthEnabled), default limits.
+type Config struct {
+	Logger *slog.Logger // default slog.Default()
+
+	// Auth. With no APIKeys and no JWT, the API is open.
+	APIKeys    []APIKey
+	JWT        JWTConfig
+	DailyLimit int // queries per key and per user per UTC day; default 1000; <0 disables
+
+	CORSOrigins []string // allowed Origins for browsers ("*" for any); default none
+
+	Flows []string // known flow names; default ["default"]
+
+	MaxBodyBytes    int64         // REST request bodies; default 1 MiB
+	RequestTimeout  time.Duration // per question; default 2m
+	MaxFrameBytes   int64         // websocket read limit; default 64 KiB
+	MaxInFlight     int           // requests in flight per socket; default 16
+	SendBuffer      int           // frames queued per socket before it is cut off; default 256
+	PingInterval    time.Duration // websocket ping period; default 30s (pong wait is 2x)
+	WriteTimeout    time.Duration // websocket write deadline; default 10s
+	RetainStreams   time.Duration // how long finished streams stay resumable; default 2m
+	MaxStreams      int           // resumable streams kept at once; default 10000
+	MaxStreamEvents int           // events kept per stream; default 2048
+
+	Metrics *Metrics // default: NewMetrics(nil), a fresh registry
+}
+
+// AuthEnabled reports whether any credential is configured. When false,
+// cmd/kgagent binds to loopback only.
+func (c Config) AuthEnabled() bool {
+	return len(c.APIKeys) > 0 || c.JWT.enabled()
+}
+
+func (c *Config) fill() {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.DailyLimit == 0 {
+		c.DailyLimit = 1000
+	}
+	if len(c.Flows) == 0 {
+		c.Flows = []string{"default"}
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 1 << 20
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 2 * time.Minute
+	}
+	if c.MaxFrameBytes <= 0 {
+		c.MaxFrameBytes = 64 << 10
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = 16
+	}
+	if c.SendBuffer <= 0 {
+		c.SendBuffer = 256
+	}
+	if c.PingInterval <= 0 {
+		c.PingInterval = 30 * time.Second
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 10 * time.Second
+	}
+	if c.RetainStreams <= 0 {
+		c.RetainStreams = 2 * time.Minute
+	}
+	if c.MaxStreams <= 0 {
+		c.MaxStreams = 10000
+	}
+	if c.MaxStreamEvents <= 0 {
+		c.MaxStreamEvents = 2048
+	}
+}
+
+// Server is the gateway: one http.Handler for every HTTP transport, and Run
+// for the stream transports (websocket here, NATS in gateway/natsapi).
+type Server struct {
+	cfg     Config
+	b       Backends
+	log     *slog.Logger
+	mux     *http.ServeMux
+	handler http.Handler
+	routes  []Route
+	auth    *authenticator
+	streams *streamStore
+	metrics *Metrics
+	flows   map[string]bool
+}
+
+// Route is one registered method and path pattern.
+type Route struct {
+	Method string
+	Path   string
+}
+
+// New validates cfg, fills its defaults and builds the Server.
+func New(cfg Config, b Backends) (*Server, error) {
+	cfg.fill()
+	auth, err := newAuthenticator(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, b: b, log: cfg.Logger, mux: http.NewServeMux(), auth: auth, flows: map[string]bool{}}
+	for _, f := range cfg.Flows {
+		s.flows[f] = true
+	}
+	s.metrics = cfg.Metrics
+	if s.metrics == nil {
+		s.metrics = NewMetrics(nil)
+	}
+	s.streams = newStreamStore(cfg.RetainStreams, cfg.MaxStreams, cfg.MaxStreamEvents)
+	s.routesSetup()
+	s.handler = s.middleware(s.mux)
+	return s, nil
+}
+
+// Handler returns the http.Handler serving every HTTP route.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Routes returns every registered method and path pattern.
+func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
+
+// Metrics returns the metrics the server records, for cmd to feed (crawl
+// pages, LLM tokens).
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// Close stops background work (the stream janitor).
+func (s *Server) Close() error {
+	s.streams.close()
+	return nil
+}
+
+func (s *Server) handle(method, path string, scope Scope, h http.HandlerFunc) {
+	s.routes = append(s.routes, Route{Method: method, Path: path})
+	pattern := path
+	if method != "" {
+		pattern = method + " " + path
+	}
+	s.mux.Handle(pattern, s.instrument(pattern, s.require(scope, h)))
+}

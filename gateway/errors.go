@@ -1,0 +1,119 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/kgagent/kgagent"
+)
+
+// errorBody is the JSON every REST error has: {"error":{"code","message"}}.
+type errorBody struct {
+	Error *kgagent.Error `json:"error"`
+}
+
+// toError returns err as a client-safe *kgagent.Error: internal causes are
+// dropped, the code and message kept.
+func toError(err error) *kgagent.Error {
+	return &kgagent.Error{
+		Code:    kgagent.ErrorCode(err),
+		Message: kgagent.ErrorMessage(err),
+		Details: kgagent.ErrorDetails(err),
+	}
+}
+
+// writeError writes err with the status kgagent.HTTPStatus gives its code,
+// logging internal errors in full.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	e := toError(err)
+	if e.Code == kgagent.EINTERNAL || e.Code == kgagent.EAgentUnhandled {
+		s.log.ErrorContext(r.Context(), "request failed", "err", err, "path", r.URL.Path, "request_id", requestID(r.Context()))
+	}
+	if e.Code == kgagent.ERATELIMIT {
+		if ra, ok := e.Details["retry_after_s"]; ok {
+			w.Header().Set("Retry-After", jsonString(ra))
+		}
+	}
+	writeJSON(w, kgagent.HTTPStatus(e.Code), errorBody{Error: e})
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// Reasons put in the details of EINVALID errors from the decoders, so clients
+// can tell them apart.
+const (
+	ReasonInvalidJSON  = "invalid_json"
+	ReasonWrongType    = "wrong_type"
+	ReasonInvalidUTF8  = "invalid_utf8"
+	ReasonMissingField = "missing_field"
+	ReasonUnknownValue = "unknown_value"
+)
+
+func invalid(reason, field, format string, args ...any) *kgagent.Error {
+	e := kgagent.Errorf(kgagent.EINVALID, format, args...)
+	e.Details = map[string]any{"reason": reason}
+	if field != "" {
+		e.Details["field"] = field
+	}
+	return e
+}
+
+// decodeJSON decodes one JSON value from data into v, strictly: valid UTF-8,
+// one value, types as declared. Errors are EINVALID with a reason detail.
+func decodeJSON(data []byte, v any) error {
+	if !utf8.Valid(data) {
+		return invalid(ReasonInvalidUTF8, "", "body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytesReader(data))
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return invalid(ReasonWrongType, te.Field, "field %q must be %s, not %s", te.Field, te.Type.String(), te.Value)
+		}
+		if errors.Is(err, io.EOF) {
+			return invalid(ReasonInvalidJSON, "", "body is empty")
+		}
+		return invalid(ReasonInvalidJSON, "", "body is not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return invalid(ReasonInvalidJSON, "", "body has data after the JSON value")
+	}
+	return nil
+}
+
+// readBody reads a REST body within the configured limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, kgagent.Errorf(kgagent.ETOOLARGE, "body is over %d bytes", s.cfg.MaxBodyBytes)
+		}
+		return nil, kgagent.WrapError(kgagent.EINVALID, err, "cannot read body")
+	}
+	return data, nil
+}
+
+// decodeBody reads and decodes a REST JSON body into v.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	data, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(data, v)
+}

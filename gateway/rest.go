@@ -1,0 +1,448 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/crawler"
+)
+
+// routesSetup registers every route of the gateway.
+func (s *Server) routesSetup() {
+	// Ops.
+	s.handle("GET", "/healthz", scopePublic, s.healthz)
+	s.handle("GET", "/readyz", scopePublic, s.readyz)
+	s.handle("GET", "/metrics", scopePublic, s.metrics.Handler().ServeHTTP)
+	s.handle("GET", "/api/v1/openapi.json", scopePublic, serveOpenAPI)
+
+	// Questions (seed 004).
+	s.handle("POST", "/api/v1/agent", ScopeAsk, s.serviceHandler(ServiceAgent))
+	s.handle("POST", "/api/v1/flow/{flow}/service/{service}", ScopeAsk, s.flowService)
+	s.handle("POST", "/api/v1/search", ScopeAsk, s.serviceHandler(ServiceSearch))
+	s.handle("POST", "/api/v1/graph-rag", ScopeAsk, s.serviceHandler(ServiceGraphRAG))
+	s.handle("GET", "/api/v1/triples", ScopeAsk, s.triples)
+	s.handle("GET", "/api/v1/socket", ScopeAsk, s.socket)
+
+	// Ingestion and collections.
+	s.handle("POST", "/api/v1/corpora", ScopeIngest, s.submitCorpus)
+	s.handle("GET", "/api/v1/jobs", ScopeIngest, s.listJobs)
+	s.handle("GET", "/api/v1/jobs/{id}", ScopeIngest, s.getJob)
+	s.handle("GET", "/api/v1/collections", ScopeAsk, s.listCollections)
+	s.handle("GET", "/api/v1/collections/{name}", ScopeAsk, s.getCollection)
+	s.handle("DELETE", "/api/v1/collections/{name}", ScopeAdmin, s.deleteCollection)
+
+	// Sessions (seed 002).
+	s.handle("POST", "/api/v1/sessions", ScopeAsk, s.createSession)
+	s.handle("GET", "/api/v1/sessions", ScopeAsk, s.listSessions)
+	s.handle("GET", "/api/v1/sessions/{id}", ScopeAsk, s.getSession)
+	s.handle("DELETE", "/api/v1/sessions/{id}", ScopeAsk, s.deleteSession)
+	s.handle("GET", "/api/v1/sessions/{id}/messages", ScopeAsk, s.listMessages)
+	s.handle("POST", "/api/v1/sessions/{id}/messages", ScopeAsk, s.postMessage)
+
+	s.fixieRoutes()
+	s.openAIRoutes()
+	s.graphQLRoutes()
+	s.webRoutes()
+	s.handle("", "/api/", scopePublic, func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, kgagent.Errorf(kgagent.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path))
+	})
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz runs every readiness check with a 5s deadline: 200 when all pass,
+// 503 with the failures otherwise.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	checks := map[string]string{}
+	ok := true
+	for _, c := range s.b.Ready {
+		if err := c.Check(ctx); err != nil {
+			ok = false
+			checks[c.Name] = kgagent.ErrorMessage(err)
+			s.log.WarnContext(ctx, "readiness check failed", "check", c.Name, "err", err)
+		} else {
+			checks[c.Name] = "ok"
+		}
+	}
+	status, code := "ok", http.StatusOK
+	if !ok {
+		status, code = "unavailable", http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, map[string]any{"status": status, "checks": checks})
+}
+
+// callREST runs one service call for a REST request and writes its final
+// response object.
+func (s *Server) callREST(w http.ResponseWriter, r *http.Request, service, flow string, req Request) {
+	p := principalFrom(r.Context())
+	if err := s.checkFlow(flow); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := req.validate(service); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	col, err := p.collection(req.Collection)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	req.Collection = col
+	if err := s.charge(r.Context()); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var final map[string]any
+	call := Call{ID: requestID(r.Context()), Service: service, Flow: flow, Request: req, Caller: p.caller}
+	start := time.Now()
+	err = s.dispatch(r.Context(), call, func(resp map[string]any, complete bool) {
+		if complete {
+			final = resp
+		}
+	})
+	s.metrics.observeCall(service, kgagent.ErrorCode(err), time.Since(start))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, final)
+}
+
+func (s *Server) serviceHandler(service string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req Request
+		if err := s.decodeBody(w, r, &req); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		s.callREST(w, r, service, "default", req)
+	}
+}
+
+func (s *Server) flowService(w http.ResponseWriter, r *http.Request) {
+	service := r.PathValue("service")
+	if !services[service] {
+		s.writeError(w, r, kgagent.Errorf(kgagent.ENOTFOUND, "unknown service %q (known: agent, search, graph-rag, triples)", service))
+		return
+	}
+	var req Request
+	if err := s.decodeBody(w, r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.callREST(w, r, service, r.PathValue("flow"), req)
+}
+
+func (s *Server) triples(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	req := Request{Collection: q.Get("collection"), S: q.Get("s"), P: q.Get("p"), O: q.Get("o")}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil {
+			s.writeError(w, r, invalid(ReasonWrongType, "limit", "limit must be an integer"))
+			return
+		}
+		req.Limit = n
+	}
+	s.callREST(w, r, ServiceTriples, "default", req)
+}
+
+func (s *Server) submitCorpus(w http.ResponseWriter, r *http.Request) {
+	if s.b.Jobs == nil {
+		s.writeError(w, r, unavailable("jobs"))
+		return
+	}
+	var spec crawler.Spec
+	if err := s.decodeBody(w, r, &spec); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if spec.Collection == "" || len(spec.URLs) == 0 {
+		s.writeError(w, r, invalid(ReasonMissingField, "urls", "collection and urls are required"))
+		return
+	}
+	if _, err := principalFrom(r.Context()).collection(spec.Collection); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	job, err := s.b.Jobs.Submit(r.Context(), spec)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/api/v1/jobs/"+job.ID)
+	writeJSON(w, http.StatusAccepted, map[string]any{"job": job})
+}
+
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
+	if s.b.Jobs == nil {
+		s.writeError(w, r, unavailable("jobs"))
+		return
+	}
+	job, err := s.b.Jobs.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, job)
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
+	if s.b.Jobs == nil {
+		s.writeError(w, r, unavailable("jobs"))
+		return
+	}
+	jobs, err := s.b.Jobs.List(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if jobs == nil {
+		jobs = []crawler.JobStatus{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"jobs": jobs})
+}
+
+// collections returns the collections the principal may see.
+func (s *Server) collections(ctx context.Context) ([]corpus.CollectionInfo, error) {
+	if s.b.Search == nil {
+		return nil, unavailable("search")
+	}
+	all, err := s.b.Search.Collections(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := principalFrom(ctx)
+	out := []corpus.CollectionInfo{}
+	for _, c := range all {
+		if _, err := p.collection(c.Name); err == nil {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) {
+	cs, err := s.collections(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"collections": cs})
+}
+
+func (s *Server) getCollection(w http.ResponseWriter, r *http.Request) {
+	cs, err := s.collections(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	name := r.PathValue("name")
+	for _, c := range cs {
+		if c.Name == name {
+			writeJSON(w, http.StatusOK, c)
+			return
+		}
+	}
+	s.writeError(w, r, kgagent.Errorf(kgagent.ENOTFOUND, "no collection %q", name))
+}
+
+func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request) {
+	if s.b.Search == nil {
+		s.writeError(w, r, unavailable("search"))
+		return
+	}
+	name := r.PathValue("name")
+	if _, err := principalFrom(r.Context()).collection(name); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.b.Search.DeleteCollection(r.Context(), name); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Sessions.
+
+func (s *Server) sessionStore() (agent.SessionStore, error) {
+	if s.b.Sessions == nil {
+		return nil, unavailable("sessions")
+	}
+	return s.b.Sessions, nil
+}
+
+// ownSession returns session id when the principal may see it (ENOTFOUND
+// otherwise, so ids of others' sessions are not revealed).
+func (s *Server) ownSession(ctx context.Context, id string) (agent.Session, error) {
+	st, err := s.sessionStore()
+	if err != nil {
+		return agent.Session{}, err
+	}
+	sess, err := st.GetSession(ctx, id)
+	if err != nil {
+		return sess, err
+	}
+	if u := principalFrom(ctx).caller.UserID; u != "" && sess.UserID != u {
+		return agent.Session{}, kgagent.Errorf(kgagent.ENOTFOUND, "no session %q", id)
+	}
+	return sess, nil
+}
+
+// SessionInput is the body of POST /api/v1/sessions.
+type SessionInput struct {
+	Agent string `json:"agent,omitempty"`
+	Title string `json:"title,omitempty"`
+}
+
+func (s *Server) newSession(ctx context.Context, in SessionInput) (agent.Session, error) {
+	st, err := s.sessionStore()
+	if err != nil {
+		return agent.Session{}, err
+	}
+	if len(in.Title) > 1000 || len(in.Agent) > 200 {
+		return agent.Session{}, invalid(ReasonUnknownValue, "title", "title or agent too long")
+	}
+	return st.CreateSession(ctx, agent.Session{ID: newID(), UserID: principalFrom(ctx).caller.UserID, Agent: in.Agent, Title: in.Title, CreatedAt: time.Now().UTC()})
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	var in SessionInput
+	if err := s.decodeBody(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	sess, err := s.newSession(r.Context(), in)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, sess)
+}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	st, err := s.sessionStore()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	list, err := st.ListSessions(r.Context(), principalFrom(r.Context()).caller.UserID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if list == nil {
+		list = []agent.Session{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": list})
+}
+
+func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
+	sess, err := s.ownSession(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sess)
+}
+
+func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.ownSession(r.Context(), r.PathValue("id")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.b.Sessions.DeleteSession(r.Context(), r.PathValue("id")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) sessionMessages(ctx context.Context, id string) ([]agent.SessionMessage, error) {
+	if _, err := s.ownSession(ctx, id); err != nil {
+		return nil, err
+	}
+	ms, err := s.b.Sessions.Messages(ctx, id)
+	if ms == nil && err == nil {
+		ms = []agent.SessionMessage{}
+	}
+	return ms, err
+}
+
+func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
+	ms, err := s.sessionMessages(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"messages": ms})
+}
+
+// MessageInput is the body of POST /api/v1/sessions/{id}/messages.
+type MessageInput struct {
+	Text       string `json:"text"`
+	Collection string `json:"collection,omitempty"`
+}
+
+// postToSession stores the user's message, asks the session's agent, stores
+// and returns the agent's message.
+func (s *Server) postToSession(ctx context.Context, id string, in MessageInput) (agent.SessionMessage, error) {
+	sess, err := s.ownSession(ctx, id)
+	if err != nil {
+		return agent.SessionMessage{}, err
+	}
+	if strings.TrimSpace(in.Text) == "" {
+		return agent.SessionMessage{}, invalid(ReasonMissingField, "text", "text is required")
+	}
+	p := principalFrom(ctx)
+	col, err := p.collection(in.Collection)
+	if err != nil {
+		return agent.SessionMessage{}, err
+	}
+	if err := s.auth.charge(p); err != nil {
+		return agent.SessionMessage{}, err
+	}
+	if _, err := s.b.Sessions.AppendMessage(ctx, agent.SessionMessage{ID: newID(), SessionID: id, Role: "user", Text: in.Text, CreatedAt: time.Now().UTC()}); err != nil {
+		return agent.SessionMessage{}, err
+	}
+	var events []kgagent.Event
+	ans, err := s.ask(ctx, Call{ID: newID(), Service: ServiceAgent, Request: Request{Question: in.Text, Agent: sess.Agent, Collection: col, SessionID: id}, Caller: p.caller},
+		func(ev kgagent.Event) {
+			if !ev.Delta && len(events) < 200 {
+				events = append(events, ev)
+			}
+		})
+	if err != nil {
+		return agent.SessionMessage{}, err
+	}
+	return s.b.Sessions.AppendMessage(ctx, agent.SessionMessage{ID: newID(), SessionID: id, Role: "agent", Agent: ans.Agent, Text: ans.Answer, Sources: ans.Sources, Events: events, CreatedAt: time.Now().UTC()})
+}
+
+func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
+	var in MessageInput
+	if err := s.decodeBody(w, r, &in); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	m, err := s.postToSession(r.Context(), r.PathValue("id"), in)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, m)
+}
+
+var _ = errors.New

@@ -1,0 +1,281 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/graphrag"
+)
+
+// Services are the names a request can address on every transport.
+const (
+	ServiceAgent    = "agent"
+	ServiceSearch   = "search"
+	ServiceGraphRAG = "graph-rag"
+	ServiceTriples  = "triples"
+)
+
+var services = map[string]bool{ServiceAgent: true, ServiceSearch: true, ServiceGraphRAG: true, ServiceTriples: true}
+
+// Request is the request object of every service, as REST bodies, websocket
+// "request" objects and NATS messages carry it (seed 004 plus kgagent's
+// fields). Fields a service does not use are ignored.
+type Request struct {
+	ID         string                   `json:"id,omitempty"`   // NATS only: the request id (generated when empty)
+	Flow       string                   `json:"flow,omitempty"` // NATS only: the flow (default "default")
+	Question   string                   `json:"question,omitempty"`
+	Query      string                   `json:"query,omitempty"` // search: alias of question
+	Collection string                   `json:"collection,omitempty"`
+	Agent      string                   `json:"agent,omitempty"`
+	SessionID  string                   `json:"session_id,omitempty"`
+	TimeZone   string                   `json:"time_zone,omitempty"`
+	Embeds     map[string]kgagent.Embed `json:"embeds,omitempty"`
+	K          int                      `json:"k,omitempty"`    // search: hits wanted (default 10)
+	Mode       corpus.Mode              `json:"mode,omitempty"` // search: hybrid, dense, keyword
+	URLPrefix  string                   `json:"url_prefix,omitempty"`
+	S          string                   `json:"s,omitempty"` // triples pattern
+	P          string                   `json:"p,omitempty"`
+	O          string                   `json:"o,omitempty"`
+	Limit      int                      `json:"limit,omitempty"`
+	Plan       any                      `json:"plan,omitempty"`  // seed 004: accepted, unused
+	State      any                      `json:"state,omitempty"` // seed 004: accepted, unused
+}
+
+// DecodeRequest decodes and validates a request object for service. Errors
+// are EINVALID with a "reason" detail (invalid_json, wrong_type,
+// invalid_utf8, missing_field) or ENOTFOUND for an unknown service.
+func DecodeRequest(service string, data []byte) (Request, error) {
+	var r Request
+	if err := decodeJSON(data, &r); err != nil {
+		return r, err
+	}
+	return r, r.validate(service)
+}
+
+func (r *Request) validate(service string) error {
+	if !services[service] {
+		return kgagent.Errorf(kgagent.ENOTFOUND, "unknown service %q (known: agent, search, graph-rag, triples)", service)
+	}
+	if r.Question == "" {
+		r.Question = r.Query
+	}
+	if service != ServiceTriples && strings.TrimSpace(r.Question) == "" {
+		return invalid(ReasonMissingField, "question", "question is required")
+	}
+	if len(r.Question) > 32<<10 {
+		return kgagent.Errorf(kgagent.ETOOLARGE, "question is over 32 KiB")
+	}
+	if r.K < 0 || r.K > 1000 || r.Limit < 0 || r.Limit > 10000 {
+		return invalid(ReasonUnknownValue, "k", "k must be 0..1000 and limit 0..10000")
+	}
+	switch r.Mode {
+	case "", corpus.ModeHybrid, corpus.ModeDense, corpus.ModeKeyword:
+	default:
+		return invalid(ReasonUnknownValue, "mode", "mode must be hybrid, dense or keyword")
+	}
+	return nil
+}
+
+// Frame is one response of a stream, as the websocket and NATS send it (seed
+// 004 plus "seq"): a response object or an error, and whether it is the last.
+type Frame struct {
+	ID       string         `json:"id"`
+	Seq      int64          `json:"seq"`
+	Response map[string]any `json:"response,omitempty"`
+	Error    *FrameError    `json:"error,omitempty"`
+	Complete bool           `json:"complete"`
+}
+
+// FrameError is the error of a stream frame: seed 004's message and type,
+// where type is kgagent's stable code.
+type FrameError struct {
+	Message string         `json:"message"`
+	Type    string         `json:"type"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+func errorFrame(id string, err error) Frame {
+	e := toError(err)
+	return Frame{ID: id, Error: &FrameError{Message: e.Message, Type: e.Code, Details: e.Details}, Complete: true}
+}
+
+// Call is one stream request: which service of which flow, the request, and
+// who asks.
+type Call struct {
+	ID      string
+	Service string
+	Flow    string
+	Request Request
+	Caller  agent.Caller
+}
+
+// Run executes c, sending its response frames in order to send (seq is left
+// for the caller to set); the last frame has Complete set. send must not block
+// for long. Run returns when the call is done.
+func (s *Server) Run(ctx context.Context, c Call, send func(Frame)) {
+	start := time.Now()
+	out := func(resp map[string]any, complete bool) {
+		send(Frame{ID: c.ID, Response: resp, Complete: complete})
+	}
+	err := s.dispatch(ctx, c, out)
+	if err != nil {
+		send(errorFrame(c.ID, err))
+	}
+	s.metrics.observeCall(c.Service, kgagent.ErrorCode(err), time.Since(start))
+}
+
+func (s *Server) checkFlow(flow string) error {
+	if flow == "" {
+		flow = "default"
+	}
+	if !s.flows[flow] {
+		return kgagent.Errorf(kgagent.ENOTFOUND, "unknown flow %q", flow)
+	}
+	return nil
+}
+
+// dispatch runs one call. out receives the response objects; the last call
+// of out has complete set, unless an error is returned.
+func (s *Server) dispatch(ctx context.Context, c Call, out func(map[string]any, bool)) error {
+	if err := s.checkFlow(c.Flow); err != nil {
+		return err
+	}
+	if err := c.Request.validate(c.Service); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	req := c.Request
+	switch c.Service {
+	case ServiceAgent:
+		ans, err := s.ask(ctx, c, func(ev kgagent.Event) {
+			if resp := eventResponse(ev); resp != nil {
+				out(resp, false)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		out(answerResponse(ans), true)
+	case ServiceSearch:
+		if s.b.Search == nil {
+			return unavailable("search")
+		}
+		hits, err := s.b.Search.Search(ctx, corpus.SearchRequest{Query: req.Question, Collection: req.Collection, K: req.K, Mode: req.Mode, URLPrefix: req.URLPrefix})
+		if err != nil {
+			return err
+		}
+		if hits == nil {
+			hits = []corpus.Hit{}
+		}
+		out(map[string]any{"hits": hits}, true)
+	case ServiceGraphRAG:
+		if s.b.Graph == nil {
+			return unavailable("graph")
+		}
+		v, err := s.b.Graph.Answer(ctx, req.Question, req.Collection)
+		if err != nil {
+			return err
+		}
+		resp, err := asObject(v)
+		if err != nil {
+			return err
+		}
+		out(resp, true)
+	case ServiceTriples:
+		if s.b.Graph == nil {
+			return unavailable("graph")
+		}
+		ts, err := s.b.Graph.Find(ctx, graphrag.Pattern{Collection: req.Collection, S: req.S, P: req.P, O: req.O, Limit: req.Limit})
+		if err != nil {
+			return err
+		}
+		if ts == nil {
+			ts = []kgagent.Triple{}
+		}
+		out(map[string]any{"triples": ts}, true)
+	}
+	return nil
+}
+
+// ask runs the agent with the request of c, recording metrics.
+func (s *Server) ask(ctx context.Context, c Call, emit agent.Emit) (kgagent.Answer, error) {
+	if s.b.Asker == nil {
+		return kgagent.Answer{}, unavailable("agent")
+	}
+	r := c.Request
+	ans, err := s.b.Asker.Ask(ctx, agent.Request{
+		ID: c.ID, Question: r.Question, Agent: r.Agent, Collection: r.Collection,
+		SessionID: r.SessionID, TimeZone: r.TimeZone, Embeds: r.Embeds, Caller: c.Caller,
+	}, emit)
+	if err == nil {
+		s.metrics.observeAnswer(ans)
+	}
+	return ans, err
+}
+
+func unavailable(what string) error {
+	return kgagent.Errorf(kgagent.EUNAVAILABLE, "the %s service is not configured", what)
+}
+
+// asObject turns v into a JSON object: itself when it marshals to one, else
+// {"answer": v}.
+func asObject(v any) (map[string]any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EINTERNAL, err, "cannot encode the answer")
+	}
+	var m map[string]any
+	if json.Unmarshal(data, &m) == nil && m != nil {
+		return m, nil
+	}
+	return map[string]any{"answer": v}, nil
+}
+
+// eventResponse maps an agent event to a seed-004 response object, or nil for
+// events not streamed (the final answer comes from Ask's result, errors from
+// its error).
+func eventResponse(ev kgagent.Event) map[string]any {
+	switch ev.Kind {
+	case kgagent.EventThought:
+		return map[string]any{"thought": ev.Text}
+	case kgagent.EventRoute:
+		return map[string]any{"thought": fmt.Sprintf("Routing to agent %s", ev.Agent), "agent": ev.Agent}
+	case kgagent.EventAction:
+		name := ev.Func
+		if name == "" {
+			name = ev.Agent
+		}
+		return map[string]any{"thought": fmt.Sprintf("Ask Func[%s]: %s", name, ev.Text), "action": name}
+	case kgagent.EventObservation:
+		return map[string]any{"observation": ev.Text}
+	case kgagent.EventAnswer:
+		if ev.Delta {
+			return map[string]any{"answer": ev.Text, "delta": true}
+		}
+	}
+	return nil
+}
+
+// answerResponse is the final response of an agent call: seed 004's answer
+// plus sources (never null).
+func answerResponse(a kgagent.Answer) map[string]any {
+	src := a.Sources
+	if src == nil {
+		src = []kgagent.Source{}
+	}
+	m := map[string]any{"answer": a.Answer, "sources": src}
+	if a.Agent != "" {
+		m["agent"] = a.Agent
+	}
+	if a.RequestID != "" {
+		m["request_id"] = a.RequestID
+	}
+	return m
+}

@@ -1,0 +1,6 @@
+package gateway
+
+func (s *Server) fixieRoutes()   {}
+func (s *Server) openAIRoutes()  {}
+func (s *Server) graphQLRoutes() {}
+func (s *Server) webRoutes()     {}
