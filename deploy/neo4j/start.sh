@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Starts a real Neo4j Community 5.26 (resolved from Maven Central, see pom.xml)
+# on 127.0.0.1 with Bolt, in the background, and waits until it answers a
+# Cypher query over Bolt. Prints shell exports on stdout, so
+#
+#   eval "$(deploy/neo4j/start.sh)"   # sets NEO4J_URL (and NEO4J_USER/NEO4J_PASSWORD with a password)
+#   go test ./graphrag/neo4j/...
+#   deploy/neo4j/stop.sh
+#
+# Progress and errors go to stderr. The same exports are written to
+# $NEO4J_RUN_DIR/env. Running it again while the server runs prints the
+# exports of the running server.
+#
+# Environment (all optional):
+#   NEO4J_PORT           Bolt port; 0 (default) picks a free one
+#   NEO4J_RUN_DIR        data, logs, pid and URL files (default deploy/neo4j/target/run)
+#   NEO4J_TEST_PASSWORD  enable auth with user neo4j and this password (>= 8 chars);
+#                        unset (default) runs without auth, on loopback only
+#   NEO4J_HEAP           JVM heap (default 512m)
+#   NEO4J_PAGECACHE      page cache (default 64m)
+#   NEO4J_START_TIMEOUT  seconds to wait for READY (default 300)
+#   NEO4J_KEEP_DATA=1    keep the data of a previous run (default: start empty)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+run=${NEO4J_RUN_DIR:-$here/target/run}
+port=${NEO4J_PORT:-0}
+heap=${NEO4J_HEAP:-512m}
+pagecache=${NEO4J_PAGECACHE:-64m}
+timeout=${NEO4J_START_TIMEOUT:-300}
+password=${NEO4J_TEST_PASSWORD:-}
+main=dev.kgagent.neo4j.Launcher
+
+log() { echo "neo4j/start.sh: $*" >&2; }
+
+exports() {
+	echo "export NEO4J_URL=$1"
+	if [ -n "$password" ]; then
+		echo "export NEO4J_USER=neo4j"
+		echo "export NEO4J_PASSWORD=$password"
+	fi
+}
+
+command -v java >/dev/null || { log "java not found (Neo4j 5.26 needs Java 17)"; exit 1; }
+mkdir -p "$run"
+
+# Already running? Then report it and stop here.
+if [ -f "$run/neo4j.pid" ]; then
+	pid=$(cat "$run/neo4j.pid")
+	if kill -0 "$pid" 2>/dev/null && grep -q "$main" "/proc/$pid/cmdline" 2>/dev/null && [ -s "$run/bolt.url" ]; then
+		log "already running (pid $pid)"
+		exports "$(cat "$run/bolt.url")" | tee "$run/env"
+		exit 0
+	fi
+	rm -f "$run/neo4j.pid"
+fi
+
+# Build when the launcher or the pom changed: offline first (fast, no
+# network), then online to fetch what the local Maven repository lacks.
+stamp=$here/target/classes/dev/kgagent/neo4j/Launcher.class
+if [ ! -f "$stamp" ] || [ ! -d "$here/target/lib" ] || [ "$here/pom.xml" -nt "$stamp" ] ||
+	[ -n "$(find "$here/src" -newer "$stamp" -type f 2>/dev/null)" ]; then
+	command -v mvn >/dev/null || { log "mvn not found (needed once, to resolve Neo4j from Maven Central)"; exit 1; }
+	log "building the launcher (first run downloads Neo4j from Maven Central)"
+	if ! mvn -B -q -o -f "$here/pom.xml" compile >"$run/build.log" 2>&1; then
+		mvn -B -q -f "$here/pom.xml" compile >"$run/build.log" 2>&1 || {
+			log "maven build failed:"; cat "$run/build.log" >&2; exit 1; }
+	fi
+fi
+
+if [ "${NEO4J_KEEP_DATA:-}" != 1 ]; then
+	rm -rf "$run/data"
+fi
+rm -f "$run/bolt.url" "$run/env"
+
+args=(--data "$run/data" --host 127.0.0.1 --port "$port" --pagecache "$pagecache" --url-file "$run/bolt.url")
+if [ -n "$password" ]; then
+	args+=(--password "$password")
+fi
+# The JVM runs detached from this shell (setsid), so it outlives the caller's
+# job control; stop.sh ends it with SIGTERM via the pid file.
+setsid java -Xms128m "-Xmx$heap" -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError \
+	-cp "$here/target/classes:$here/target/lib/*" "$main" "${args[@]}" \
+	>"$run/neo4j.log" 2>&1 </dev/null &
+pid=$!
+echo "$pid" >"$run/neo4j.pid"
+log "started pid $pid, waiting up to ${timeout}s for Bolt to answer a query"
+
+deadline=$((SECONDS + timeout))
+while :; do
+	if [ -s "$run/bolt.url" ] && grep -q '^READY ' "$run/neo4j.log"; then
+		break
+	fi
+	if ! kill -0 "$pid" 2>/dev/null; then
+		log "neo4j exited before it was ready; its log:"
+		cat "$run/neo4j.log" >&2
+		tail -n 50 "$run/data/logs/debug.log" >&2 2>/dev/null || true
+		rm -f "$run/neo4j.pid"
+		exit 1
+	fi
+	if [ "$SECONDS" -ge "$deadline" ]; then
+		log "neo4j not ready after ${timeout}s; its log:"
+		cat "$run/neo4j.log" >&2
+		tail -n 50 "$run/data/logs/debug.log" >&2 2>/dev/null || true
+		kill -TERM "$pid" 2>/dev/null || true
+		rm -f "$run/neo4j.pid"
+		exit 1
+	fi
+	sleep 0.5
+done
+
+url=$(cat "$run/bolt.url")
+log "ready at $url after ${SECONDS}s"
+exports "$url" | tee "$run/env"
