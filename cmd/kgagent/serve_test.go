@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServe runs the real serve command on random ports and a temp data dir
+// and returns its base URL; the server stops when the test ends.
+func startServe(t *testing.T, extra ...string) (string, *syncBuffer) {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:-1", "--data-dir", dir, "--shutdown-timeout", "5s"}, extra...)
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, args, &out, &errb, nil) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("serve exited %d: %s", code, errb.String())
+			}
+		case <-time.After(20 * time.Second):
+			t.Errorf("serve did not shut down")
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		s := out.String()
+		if i := strings.Index(s, "chat page: "); i >= 0 {
+			line := s[i+len("chat page: "):]
+			if j := strings.IndexByte(line, '\n'); j >= 0 {
+				return strings.TrimSuffix(line[:j], "/"), &errb
+			}
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d: %s", code, errb.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatalf("serve printed no chat page URL: %s %s", out.String(), errb.String())
+	return "", nil
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestServeHealthAndReady(t *testing.T) {
+	base, _ := startServe(t)
+	if code, _ := get(t, base+"/healthz"); code != 200 {
+		t.Fatalf("healthz: %d", code)
+	}
+	if code, body := get(t, base+"/readyz"); code != 200 {
+		t.Fatalf("readyz: %d %s", code, body)
+	}
+}
+
+func TestSecondProcessOnSameDataDirFails(t *testing.T) {
+	dir := t.TempDir()
+	l, err := lockDataDir(dir, "serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var out, errb syncBuffer
+	code := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:-1", "--data-dir", dir}, &out, &errb, nil)
+	if code == 0 || !strings.Contains(errb.String(), "in use by pid") {
+		t.Fatalf("got exit %d, stderr %q; want a lock error naming the holder", code, errb.String())
+	}
+}
+
+func TestHelpListsEveryFlag(t *testing.T) {
+	for _, sub := range []string{"serve", "worker", "ingest", "ask", "eval", "version"} {
+		var out, errb syncBuffer
+		if code := run(context.Background(), []string{sub, "--help"}, &out, &errb, nil); code != 0 {
+			t.Fatalf("%s --help exited %d", sub, code)
+		}
+		for _, f := range (&Config{}).fields() {
+			if !strings.Contains(out.String(), "--"+f.flag) {
+				t.Errorf("%s --help does not list --%s", sub, f.flag)
+			}
+		}
+	}
+}
