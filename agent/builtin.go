@@ -1,0 +1,375 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/graphrag"
+)
+
+// Searcher searches a document corpus; the corpus service implements it.
+type Searcher interface {
+	Search(ctx context.Context, r corpus.SearchRequest) ([]corpus.Hit, error)
+}
+
+// GraphRetriever finds graph facts for a question; the graphrag retriever
+// implements it.
+type GraphRetriever interface {
+	Retrieve(ctx context.Context, question, collection string) ([]graphrag.Fact, error)
+}
+
+// Embedder embeds texts for the router; corpus.Embedder implements it.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// EmbedSearchFunc searches the text of one embed for query, returning at
+// most k passages; wire corpus.SearchText with an embedder into it. Nil: a
+// built-in paragraph scorer.
+type EmbedSearchFunc func(ctx context.Context, title, text, query string, k int) ([]corpus.Hit, error)
+
+// EmbedFetchFunc reads the content of an embed. Nil: data URIs are decoded
+// and http(s) URLs fetched with Config.HTTPClient.
+type EmbedFetchFunc func(ctx context.Context, e kgagent.Embed) ([]byte, error)
+
+// maxEmbedBytes bounds an embed fetched by fixie_query_embed.
+const maxEmbedBytes = 8 << 20
+
+// Builtins is the component that provides the fixie_ built-in funcs to every
+// agent: fixie_query_corpus, fixie_query_graph, fixie_query_embed,
+// fixie_base_prompt, fixie_local_datetime and fixie_utc_datetime.
+type Builtins struct {
+	cfg *Config
+	m   *Manager
+}
+
+// ComponentName implements Component.
+func (b *Builtins) ComponentName() string { return "builtins" }
+
+// Directives implements DirectiveProvider.
+func (b *Builtins) Directives(ctx context.Context, run RunInfo) (Directives, error) {
+	var d Directives
+	if b.cfg.Searcher != nil {
+		d.Resources = append(d.Resources, "An indexed documentation corpus, searched with Func[fixie_query_corpus].")
+		d.BestPractices = append(d.BestPractices, "Answer only from what the funcs say, and cite the numbered sources you use.")
+	}
+	if b.cfg.Graph != nil {
+		d.Resources = append(d.Resources, "A knowledge graph of facts from the documents, searched with Func[fixie_query_graph].")
+	}
+	return d, nil
+}
+
+// Commands implements CommandProvider.
+func (b *Builtins) Commands() []Func {
+	return []Func{
+		{Name: "fixie_query_corpus", Description: "Searches the agent's document corpus for the query and returns numbered sources.", Handler: b.queryCorpus},
+		{Name: "fixie_query_graph", Description: "Returns knowledge-graph facts about the query, numbered with their sources.", Handler: b.queryGraph},
+		{Name: "fixie_query_embed", Description: "Runs the query against the text of the embed it names as #key.", Handler: b.queryEmbed},
+		{Name: "fixie_base_prompt", Description: "Returns the agent's base prompt.", Handler: b.basePrompt},
+		{Name: "fixie_local_datetime", Description: "Returns the current date and time in the user's time zone.", Handler: b.localDatetime},
+		{Name: "fixie_utc_datetime", Description: "Returns the current date and time in UTC.", Handler: b.utcDatetime},
+	}
+}
+
+func text(s string) FuncResult { return FuncResult{Message: kgagent.Message{Text: s}} }
+
+func (b *Builtins) queryCorpus(ctx context.Context, call FuncCall) (FuncResult, error) {
+	q := strings.TrimSpace(call.Query.Text)
+	if q == "" {
+		return FuncResult{}, kgagent.Errorf(kgagent.EINVALID, "fixie_query_corpus needs a query")
+	}
+	if b.cfg.Searcher == nil {
+		return FuncResult{}, kgagent.Errorf(kgagent.EUNAVAILABLE, "no document corpus is configured")
+	}
+	hits, err := b.cfg.Searcher.Search(ctx, corpus.SearchRequest{Query: q, Collection: call.Collection, K: b.cfg.SearchK, Mode: corpus.ModeHybrid})
+	if err != nil {
+		return FuncResult{}, err
+	}
+	var facts []graphrag.Fact
+	if b.cfg.Graph != nil {
+		facts, err = b.cfg.Graph.Retrieve(ctx, q, call.Collection)
+		if err != nil && ctx.Err() != nil {
+			return FuncResult{}, ctx.Err()
+		}
+		// A failing graph must not hide the documents found; it is left out.
+	}
+	if len(hits) == 0 && len(facts) == 0 {
+		return text("No documents matched the query."), nil
+	}
+	var res FuncResult
+	var sb strings.Builder
+	for _, h := range hits {
+		src := kgagent.Source{URL: h.URL, Title: h.Title, Score: h.Score, HeadingPath: h.HeadingPath, Snippet: snippet(h.Text, 200)}
+		n := call.Cite(src)
+		res.Sources = append(res.Sources, src)
+		fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(n, h.Title, h.HeadingPath, h.URL), strings.TrimSpace(h.Text))
+	}
+	writeFacts(&sb, call, facts, &res)
+	res.Message.Text = strings.TrimSpace(sb.String())
+	return res, nil
+}
+
+func writeFacts(sb *strings.Builder, call FuncCall, facts []graphrag.Fact, res *FuncResult) {
+	if len(facts) == 0 {
+		return
+	}
+	sb.WriteString("Facts:\n")
+	for _, f := range facts {
+		src := kgagent.Source{URL: f.SourceURL, Title: f.Triple.Subject.Name, Score: f.Score, Snippet: f.Text}
+		n := call.Cite(src)
+		res.Sources = append(res.Sources, src)
+		fmt.Fprintf(sb, "- %s [%d]\n", f.Text, n)
+	}
+}
+
+// SourceLine is the header line of a numbered source in observations:
+// "[n] Title › Heading (url)". The extractive model parses it back.
+func SourceLine(n int, title string, headings []string, url string) string {
+	t := title
+	if len(headings) > 0 && headings[len(headings)-1] != title {
+		t += " › " + headings[len(headings)-1]
+	}
+	return fmt.Sprintf("[%d] %s (%s)", n, t, url)
+}
+
+func snippet(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := strings.LastIndexByte(s[:n], ' ')
+	if cut < n/2 {
+		cut = n
+	}
+	for cut > 0 && cut < len(s) && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func (b *Builtins) queryGraph(ctx context.Context, call FuncCall) (FuncResult, error) {
+	q := strings.TrimSpace(call.Query.Text)
+	if q == "" {
+		return FuncResult{}, kgagent.Errorf(kgagent.EINVALID, "fixie_query_graph needs a query")
+	}
+	if b.cfg.Graph == nil {
+		return FuncResult{}, kgagent.Errorf(kgagent.EUNAVAILABLE, "no knowledge graph is configured")
+	}
+	facts, err := b.cfg.Graph.Retrieve(ctx, q, call.Collection)
+	if err != nil {
+		return FuncResult{}, err
+	}
+	if len(facts) == 0 {
+		return text("No facts matched the query."), nil
+	}
+	var res FuncResult
+	var sb strings.Builder
+	writeFacts(&sb, call, facts, &res)
+	res.Message.Text = strings.TrimSpace(sb.String())
+	return res, nil
+}
+
+var embedRefRe = regexp.MustCompile(`#([\w.\-]+)`)
+
+func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, error) {
+	q := call.Query.Text
+	key := ""
+	for _, m := range embedRefRe.FindAllStringSubmatch(q, -1) {
+		if _, ok := call.Query.Embeds[m[1]]; ok {
+			key = m[1]
+			break
+		}
+	}
+	if key == "" && len(call.Query.Embeds) == 1 {
+		for k := range call.Query.Embeds {
+			key = k
+		}
+	}
+	if key == "" {
+		keys := make([]string, 0, len(call.Query.Embeds))
+		for k := range call.Query.Embeds {
+			keys = append(keys, "#"+k)
+		}
+		sort.Strings(keys)
+		return FuncResult{}, &kgagent.Error{Code: kgagent.EINVALID, Message: "fixie_query_embed: name an embed as #key",
+			Details: map[string]any{"embeds": keys}}
+	}
+	emb := call.Query.Embeds[key]
+	if ct := strings.ToLower(emb.ContentType); ct != "" && !strings.HasPrefix(ct, "text/") && !strings.Contains(ct, "json") && !strings.Contains(ct, "xml") {
+		return FuncResult{}, kgagent.Errorf(kgagent.EUNSUPPORTED, "embed #%s has content type %s; fixie_query_embed reads text", key, emb.ContentType)
+	}
+	content, err := b.fetchEmbed(ctx, emb)
+	if err != nil {
+		return FuncResult{}, err
+	}
+	query := strings.TrimSpace(strings.ReplaceAll(q, "#"+key, ""))
+	if query == "" {
+		query = q
+	}
+	title := "#" + key
+	var hits []corpus.Hit
+	if b.cfg.EmbedSearch != nil {
+		hits, err = b.cfg.EmbedSearch(ctx, title, string(content), query, b.cfg.SearchK)
+		if err != nil {
+			return FuncResult{}, err
+		}
+	} else {
+		hits = searchParagraphs(title, string(content), query, b.cfg.SearchK)
+	}
+	if len(hits) == 0 {
+		return text(fmt.Sprintf("Nothing in embed #%s matched the query.", key)), nil
+	}
+	var res FuncResult
+	var sb strings.Builder
+	for _, h := range hits {
+		u := h.URL
+		if u == "" {
+			u = title
+			if strings.HasPrefix(emb.URI, "http://") || strings.HasPrefix(emb.URI, "https://") {
+				u = emb.URI
+			}
+		}
+		src := kgagent.Source{URL: u, Title: title, Score: h.Score, Snippet: snippet(h.Text, 200)}
+		n := call.Cite(src)
+		res.Sources = append(res.Sources, src)
+		fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(n, title, nil, u), strings.TrimSpace(h.Text))
+	}
+	res.Message.Text = strings.TrimSpace(sb.String())
+	return res, nil
+}
+
+func (b *Builtins) fetchEmbed(ctx context.Context, e kgagent.Embed) ([]byte, error) {
+	if b.cfg.EmbedFetch != nil {
+		return b.cfg.EmbedFetch(ctx, e)
+	}
+	if strings.HasPrefix(e.URI, "data:") {
+		return kgagent.DecodeDataURI(e.URI)
+	}
+	if !strings.HasPrefix(e.URI, "http://") && !strings.HasPrefix(e.URI, "https://") {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "embed uri must be a data URI or an http(s) URL")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.URI, nil)
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EINVALID, err, "bad embed uri")
+	}
+	resp, err := b.cfg.HTTPClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "fetching the embed failed")
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "fetching the embed answered HTTP %d", resp.StatusCode)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxEmbedBytes+1))
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading the embed failed")
+	}
+	if len(body) > maxEmbedBytes {
+		return nil, kgagent.Errorf(kgagent.ETOOLARGE, "the embed is larger than %d bytes", maxEmbedBytes)
+	}
+	return body, nil
+}
+
+// searchParagraphs is the fallback embed search: paragraphs ranked by the
+// IDF-weighted question terms they contain.
+func searchParagraphs(title, text, query string, k int) []corpus.Hit {
+	var paras []string
+	for _, p := range regexp.MustCompile(`\n\s*\n`).Split(text, -1) {
+		if p = strings.TrimSpace(p); p != "" {
+			paras = append(paras, p)
+		}
+	}
+	if len(paras) == 0 {
+		return nil
+	}
+	qterms := contentTerms(query)
+	docs := make([]map[string]bool, len(paras))
+	df := map[string]int{}
+	for i, p := range paras {
+		docs[i] = map[string]bool{}
+		for _, t := range terms(p) {
+			if !docs[i][t] {
+				docs[i][t] = true
+				df[t]++
+			}
+		}
+	}
+	var hits []corpus.Hit
+	for i, p := range paras {
+		s := 0.0
+		for _, t := range qterms {
+			if docs[i][t] {
+				s += idf(len(paras), df[t])
+			}
+		}
+		if s > 0 || len(qterms) == 0 {
+			hits = append(hits, corpus.Hit{Chunk: kgagent.Chunk{Title: title, Text: p, Ordinal: i}, Score: s})
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits
+}
+
+func (b *Builtins) basePrompt(ctx context.Context, call FuncCall) (FuncResult, error) {
+	if b.m == nil {
+		return FuncResult{}, kgagent.Errorf(kgagent.EUNAVAILABLE, "no agent context")
+	}
+	e, err := b.m.entry(call.Agent)
+	if err != nil {
+		return FuncResult{}, err
+	}
+	return text(e.a.Config().BasePrompt), nil
+}
+
+const datetimeLayout = "Monday, 2 January 2006, 15:04:05 MST (-07:00)"
+
+func (b *Builtins) localDatetime(ctx context.Context, call FuncCall) (FuncResult, error) {
+	loc := b.cfg.Location
+	if call.TimeZone != "" {
+		if l, err := time.LoadLocation(call.TimeZone); err == nil {
+			loc = l
+		}
+	}
+	return text(b.cfg.Now().In(loc).Format(datetimeLayout) + " " + loc.String()), nil
+}
+
+func (b *Builtins) utcDatetime(ctx context.Context, call FuncCall) (FuncResult, error) {
+	return text(b.cfg.Now().UTC().Format(datetimeLayout)), nil
+}
+
+// DefaultAgent returns the built-in docs agent, named "default": it answers
+// from the document corpus with fixie_query_corpus and cites its sources.
+func DefaultAgent() (*CodeShotAgent, error) {
+	return NewCodeShotAgent(AgentConfig{
+		Name:        DefaultAgentName,
+		Description: "Answers questions about the indexed documentation, citing its sources.",
+		BasePrompt: "I am a documentation assistant. I answer questions from the indexed documentation: " +
+			"I search it with Func[fixie_query_corpus] and answer only from what it says, citing the numbered sources I use. " +
+			"When the documents do not answer the question, I say so.",
+		FewShots: SplitFewShots(`
+Q: How do I install the command-line tool?
+Ask Func[fixie_query_corpus]: How do I install the command-line tool?
+Func[fixie_query_corpus] says: [1] Installation › With pip (https://docs.example.com/install#with-pip) Install the tool with pip install example-cli.
+A: Install it with pip install example-cli [1].
+
+Q: Which module reads configuration files?
+Ask Func[fixie_query_corpus]: Which module reads configuration files?
+Func[fixie_query_corpus] says: [1] configparser — Configuration file parser (https://docs.example.com/library/configparser) This module provides the ConfigParser class which implements a basic configuration language.
+A: configparser: this module provides the ConfigParser class, which reads configuration files [1].
+`),
+	})
+}

@@ -1,0 +1,519 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/kgagent/kgagent"
+)
+
+// Defaults of Config.
+const (
+	DefaultAgentName      = "default"
+	DefaultMaxIterations  = 10
+	DefaultMaxMalformed   = 2
+	DefaultFuncTimeout    = 30 * time.Second
+	DefaultMaxDepth       = 3
+	DefaultRouteThreshold = 0.5
+	DefaultHistoryTurns   = 10
+	DefaultSearchK        = 5
+	DefaultCollection     = "default"
+	maxObservationChars   = 16000
+)
+
+// StopSequences end every LLM call: the model stops when it asks for a func
+// or an agent, or starts a new question.
+var StopSequences = []string{"\nFunc[", "\nAgent[", "\nQ:"}
+
+// Config configures a Manager. Its zero value works: the built-in extractive
+// model, no corpus (fixie_query_corpus reports that none is configured),
+// lexical routing and the default limits.
+type Config struct {
+	LLM         LLM     // nil: the built-in extractive model
+	Model       string  // default model name sent to the LLM
+	Temperature float64 // default temperature
+	MaxTokens   int     // default max tokens (0: provider default)
+	LLMTimeout  time.Duration
+
+	Searcher    Searcher       // fixie_query_corpus; nil: not configured
+	Graph       GraphRetriever // graph facts for fixie_query_corpus and fixie_query_graph
+	EmbedSearch EmbedSearchFunc
+	EmbedFetch  EmbedFetchFunc // nil: data URIs, and http(s) with HTTPClient
+	SearchK     int            // hits per corpus search, default 5
+	Collection  string         // collection when neither request nor agent names one, default "default"
+
+	Embedder       Embedder // router; nil: lexical bag-of-words similarity
+	RouteThreshold float64  // minimum similarity for the router, default 0.5
+	DefaultAgent   string   // fallback agent, default "default"
+
+	MaxIterations int           // LLM calls per run, default 10
+	MaxMalformed  int           // malformed outputs fed back before giving up, default 2
+	FuncTimeout   time.Duration // per func call, default 30s
+	MaxDepth      int           // Ask Agent delegation depth, default 3
+
+	Components     []Component // added to every agent, after the built-ins
+	UserStorage    UserStorage
+	OAuth          func(agent string, caller Caller) OAuthHandler
+	Sessions       SessionStore
+	RecordSessions bool // append the question and the answer (with events) to the request's session
+	HistoryTurns   int  // question/answer pairs of session history in the prompt, default 10
+
+	HTTPClient *http.Client     // remote funcs and embeds; nil: http.DefaultClient
+	Now        func() time.Time // nil: time.Now
+	Location   *time.Location   // the server's time zone; nil: time.Local
+	NewID      func() string    // request ids; nil: random UUIDs
+}
+
+func (c Config) withDefaults() Config {
+	if c.LLM == nil {
+		c.LLM = NewExtractive(ExtractiveConfig{})
+	}
+	if c.SearchK <= 0 {
+		c.SearchK = DefaultSearchK
+	}
+	if c.Collection == "" {
+		c.Collection = DefaultCollection
+	}
+	if c.RouteThreshold <= 0 {
+		c.RouteThreshold = DefaultRouteThreshold
+	}
+	if c.DefaultAgent == "" {
+		c.DefaultAgent = DefaultAgentName
+	}
+	if c.MaxIterations <= 0 {
+		c.MaxIterations = DefaultMaxIterations
+	}
+	if c.MaxMalformed < 0 {
+		c.MaxMalformed = 0
+	} else if c.MaxMalformed == 0 {
+		c.MaxMalformed = DefaultMaxMalformed
+	}
+	if c.FuncTimeout <= 0 {
+		c.FuncTimeout = DefaultFuncTimeout
+	}
+	if c.MaxDepth <= 0 {
+		c.MaxDepth = DefaultMaxDepth
+	}
+	if c.HistoryTurns <= 0 {
+		c.HistoryTurns = DefaultHistoryTurns
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = http.DefaultClient
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Location == nil {
+		c.Location = time.Local
+	}
+	if c.NewID == nil {
+		c.NewID = uuid.NewString
+	}
+	return c
+}
+
+// AgentInfo describes a registered agent.
+type AgentInfo struct {
+	Name           string   `json:"name"`
+	Description    string   `json:"description,omitempty"`
+	Queries        []string `json:"queries"` // the few-shots' sample queries
+	Funcs          []string `json:"funcs"`
+	Corpora        []Corpus `json:"corpora,omitempty"`
+	Conversational bool     `json:"conversational"`
+	Remote         string   `json:"remote,omitempty"`
+}
+
+type entry struct {
+	a        *CodeShotAgent
+	comps    []Component
+	commands map[string]Func
+	queries  []string
+	vecs     [][]float32
+	builtin  bool // the built-in default agent, which Register may replace
+}
+
+// Manager runs registered CodeShotAgents with the ReAct loop. It is safe
+// for concurrent use: many Ask calls may run at once.
+type Manager struct {
+	cfg      Config
+	builtins *Builtins
+
+	mu     sync.RWMutex
+	agents map[string]*entry
+}
+
+// New returns a Manager with the built-in default docs agent registered.
+func New(cfg Config) (*Manager, error) {
+	cfg = cfg.withDefaults()
+	m := &Manager{cfg: cfg, agents: map[string]*entry{}}
+	m.builtins = &Builtins{cfg: &m.cfg, m: m}
+	if _, err := OrderComponents(append([]Component{m.builtins}, cfg.Components...)); err != nil {
+		return nil, err
+	}
+	def, err := DefaultAgent()
+	if err != nil {
+		return nil, err
+	}
+	e, err := m.newEntry(def)
+	if err != nil {
+		return nil, err
+	}
+	e.builtin = true
+	m.agents[def.Name()] = e
+	return m, nil
+}
+
+func (m *Manager) newEntry(a *CodeShotAgent) (*entry, error) {
+	all := append([]Component{m.builtins}, m.cfg.Components...)
+	all = append(all, a.cfg.Components...)
+	comps, err := OrderComponents(all)
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EINVALID, err, "agent %s: %s", a.Name(), kgagent.ErrorMessage(err))
+	}
+	e := &entry{a: a, comps: comps, commands: map[string]Func{}}
+	for _, c := range comps {
+		if cp, ok := c.(CommandProvider); ok {
+			for _, f := range cp.Commands() {
+				if _, dup := e.commands[f.Name]; !dup {
+					e.commands[f.Name] = f
+				}
+			}
+		}
+	}
+	for _, s := range a.stanzas {
+		for _, l := range s.Lines {
+			if l.Kind == LineQuery {
+				e.queries = append(e.queries, l.Text)
+			}
+		}
+	}
+	if m.cfg.Embedder != nil && len(e.queries) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		vecs, err := m.cfg.Embedder.Embed(ctx, e.queries)
+		if err != nil {
+			return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "agent %s: embedding its few-shot queries failed", a.Name())
+		}
+		e.vecs = vecs
+	}
+	return e, nil
+}
+
+// Register adds an agent. A second agent of the same name is ECONFLICT,
+// except that the built-in default agent may be replaced once.
+func (m *Manager) Register(a *CodeShotAgent) error {
+	if a == nil {
+		return kgagent.Errorf(kgagent.EINVALID, "nil agent")
+	}
+	e, err := m.newEntry(a)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.agents[a.Name()]; ok && !old.builtin {
+		return kgagent.Errorf(kgagent.ECONFLICT, "agent %s is already registered", a.Name())
+	}
+	m.agents[a.Name()] = e
+	return nil
+}
+
+// RegisterRemote registers the agent served at baseURL over the agent
+// protocol under name (see NewRemoteAgent).
+func (m *Manager) RegisterRemote(ctx context.Context, name, baseURL string) error {
+	a, err := NewRemoteAgent(ctx, name, baseURL, m.cfg.HTTPClient)
+	if err != nil {
+		return err
+	}
+	return m.Register(a)
+}
+
+func (m *Manager) entry(name string) (*entry, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	e, ok := m.agents[name]
+	if !ok {
+		return nil, kgagent.Errorf(kgagent.ENOTFOUND, "agent %q is not registered", name)
+	}
+	return e, nil
+}
+
+// Agents lists the registered agents, sorted by name.
+func (m *Manager) Agents() []AgentInfo {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]AgentInfo, 0, len(m.agents))
+	for _, e := range m.agents {
+		c := e.a.Config()
+		out = append(out, AgentInfo{
+			Name: c.Name, Description: c.Description, Queries: append([]string{}, e.queries...),
+			Funcs: e.a.FuncNames(), Corpora: c.Corpora, Conversational: c.Conversational, Remote: c.Remote,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Handshake returns the agent-protocol handshake of agent name (ENOTFOUND
+// when it is not registered).
+func (m *Manager) Handshake(name string) (Handshake, error) {
+	e, err := m.entry(name)
+	if err != nil {
+		return Handshake{}, err
+	}
+	return e.a.Handshake(), nil
+}
+
+// CallFunc runs func funcName of agent agentName for the agent-protocol
+// endpoint POST /agents/{name}/{func}. Errors: ENOTFOUND for an unknown
+// agent, EFuncNotDefined (with details func_name and available_funcs) for an
+// unknown func, EAgentUnhandled for a panic or an untyped error, the func's
+// own *kgagent.Error otherwise.
+func (m *Manager) CallFunc(ctx context.Context, agentName, funcName string, msg kgagent.Message, caller Caller) (kgagent.Message, error) {
+	e, err := m.entry(agentName)
+	if err != nil {
+		return kgagent.Message{}, err
+	}
+	f, ok := e.a.Func(funcName)
+	if !ok {
+		return kgagent.Message{}, NotDefined(funcName, e.a.FuncNames())
+	}
+	call := m.funcCall(e, funcName, msg, caller, "", "", "")
+	res, err := invoke(ctx, f, call, m.cfg.FuncTimeout)
+	if res.Message.Embeds == nil {
+		res.Message.Embeds = map[string]kgagent.Embed{}
+	}
+	return res.Message, err
+}
+
+func (m *Manager) funcCall(e *entry, name string, msg kgagent.Message, caller Caller, reqID, collection, tz string) FuncCall {
+	c := FuncCall{
+		RequestID:   reqID,
+		Agent:       e.a.Name(),
+		Func:        name,
+		Query:       msg,
+		Caller:      caller,
+		UserStorage: m.cfg.UserStorage,
+		Collection:  collection,
+		TimeZone:    tz,
+		Corpora:     e.a.Config().Corpora,
+	}
+	if m.cfg.OAuth != nil {
+		c.OAuth = m.cfg.OAuth(e.a.Name(), caller)
+	}
+	return c
+}
+
+// run is the state of one Ask: the event sequence, the cited sources and
+// the embeds seen so far.
+type run struct {
+	m       *Manager
+	req     Request
+	emitFn  Emit
+	seq     int64
+	sources []kgagent.Source
+	byURL   map[string]int
+	embeds  map[string]kgagent.Embed
+	usage   kgagent.Usage
+	iters   int
+	record  bool
+	events  []kgagent.Event
+}
+
+func (r *run) emit(ev kgagent.Event) {
+	r.seq++
+	ev.RequestID = r.req.ID
+	ev.Seq = r.seq
+	ev.Time = r.m.cfg.Now()
+	if r.record {
+		r.events = append(r.events, ev)
+	}
+	if r.emitFn != nil {
+		r.emitFn(ev)
+	}
+}
+
+func (r *run) cite(s kgagent.Source) int {
+	key := s.URL
+	if key == "" {
+		key = s.Title + "\x00" + s.Snippet
+	}
+	if n, ok := r.byURL[key]; ok {
+		if s.Score > r.sources[n-1].Score {
+			r.sources[n-1].Score = s.Score
+		}
+		return n
+	}
+	r.sources = append(r.sources, s)
+	r.byURL[key] = len(r.sources)
+	return len(r.sources)
+}
+
+// Ask answers req with the agent it names, or the one the router picks,
+// streaming events to emit (which may be nil). The last event is the final
+// answer (Final, with Sources) or an error (Final, with Error); the returned
+// Answer carries the same sources. Errors: EINVALID for an empty question,
+// ENOTFOUND for an unknown agent or session, ECANCELED/ETIMEOUT when ctx
+// ends, EUNAVAILABLE when the LLM fails or the iteration limit is reached.
+func (m *Manager) Ask(ctx context.Context, req Request, emit Emit) (kgagent.Answer, error) {
+	if req.ID == "" {
+		req.ID = m.cfg.NewID()
+	}
+	r := &run{m: m, req: req, emitFn: emit, byURL: map[string]int{}, embeds: map[string]kgagent.Embed{}}
+	for k, v := range req.Embeds {
+		r.embeds[k] = v
+	}
+	r.record = m.cfg.RecordSessions && m.cfg.Sessions != nil && req.SessionID != ""
+	ans, err := m.ask(ctx, r)
+	if err != nil {
+		ke := asError(ctx, err)
+		r.emit(kgagent.Event{Kind: kgagent.EventError, Agent: ans.Agent, Text: ke.Message, Final: true, Error: ke})
+		return ans, ke
+	}
+	return ans, nil
+}
+
+func asError(ctx context.Context, err error) *kgagent.Error {
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		err = ctx.Err()
+	}
+	var ke *kgagent.Error
+	if errors.As(err, &ke) {
+		return ke
+	}
+	return &kgagent.Error{Code: kgagent.ErrorCode(err), Message: kgagent.ErrorMessage(err), Err: err}
+}
+
+func (m *Manager) ask(ctx context.Context, r *run) (kgagent.Answer, error) {
+	ans := kgagent.Answer{RequestID: r.req.ID, Sources: []kgagent.Source{}}
+	q := strings.TrimSpace(r.req.Question)
+	if q == "" {
+		return ans, kgagent.Errorf(kgagent.EINVALID, "the question is empty")
+	}
+	var e *entry
+	if r.req.Agent != "" {
+		var err error
+		if e, err = m.entry(r.req.Agent); err != nil {
+			return ans, err
+		}
+		r.emit(kgagent.Event{Kind: kgagent.EventRoute, Agent: r.req.Agent, Text: fmt.Sprintf("agent %s, as requested", r.req.Agent)})
+	} else {
+		name, score, err := m.Route(ctx, q)
+		if err != nil {
+			return ans, err
+		}
+		if e, err = m.entry(name); err != nil {
+			return ans, err
+		}
+		r.emit(kgagent.Event{Kind: kgagent.EventRoute, Agent: name, Text: fmt.Sprintf("routed to agent %s (similarity %.2f)", name, score)})
+	}
+	ans.Agent = e.a.Name()
+	history, err := m.history(ctx, e, r.req.SessionID)
+	if err != nil {
+		return ans, err
+	}
+	if r.record {
+		if _, err := m.cfg.Sessions.AppendMessage(ctx, SessionMessage{SessionID: r.req.SessionID, Role: "user", Text: q, CreatedAt: m.cfg.Now()}); err != nil {
+			return ans, err
+		}
+	}
+	text, err := m.runAgent(ctx, r, e, q, history, 0, []string{e.a.Name()})
+	ans.Iterations, ans.Usage = r.iters, r.usage
+	if err != nil {
+		return ans, err
+	}
+	ans.Answer = text
+	ans.Sources = usedSources(text, r.sources)
+	r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: ans.Agent, Text: text, Final: true, Sources: ans.Sources, Usage: &ans.Usage})
+	if r.record {
+		_, err := m.cfg.Sessions.AppendMessage(context.WithoutCancel(ctx), SessionMessage{
+			SessionID: r.req.SessionID, Role: "agent", Agent: ans.Agent, Text: text,
+			Sources: ans.Sources, Events: r.events, CreatedAt: m.cfg.Now(),
+		})
+		if err != nil {
+			return ans, err
+		}
+	}
+	return ans, nil
+}
+
+func (m *Manager) history(ctx context.Context, e *entry, sessionID string) ([]ChatMessage, error) {
+	if sessionID == "" || m.cfg.Sessions == nil || !e.a.Config().Conversational {
+		return nil, nil
+	}
+	msgs, err := m.cfg.Sessions.Messages(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if max := 2 * m.cfg.HistoryTurns; len(msgs) > max {
+		msgs = msgs[len(msgs)-max:]
+	}
+	out := make([]ChatMessage, 0, len(msgs))
+	for _, sm := range msgs {
+		if sm.Role == "user" {
+			out = append(out, ChatMessage{Role: "user", Content: "Q: " + sm.Text})
+		} else {
+			out = append(out, ChatMessage{Role: "assistant", Content: "A: " + sm.Text})
+		}
+	}
+	return out, nil
+}
+
+// usedSources returns the sources cited as [n] in text, in citation order;
+// when text cites none, every source the run gathered.
+func usedSources(text string, all []kgagent.Source) []kgagent.Source {
+	out := []kgagent.Source{}
+	seen := map[int]bool{}
+	for _, n := range Citations(text) {
+		if n >= 1 && n <= len(all) && !seen[n] {
+			seen[n] = true
+			out = append(out, all[n-1])
+		}
+	}
+	if len(seen) == 0 {
+		out = append(out, all...)
+	}
+	return out
+}
+
+// Citations returns the numbers cited as [n] (or [n, m]) in text, in order.
+func Citations(text string) []int {
+	var out []int
+	for i := 0; i < len(text); i++ {
+		if text[i] != '[' {
+			continue
+		}
+		j := i + 1
+		var nums []int
+		n, digits := 0, 0
+		for ; j < len(text); j++ {
+			c := text[j]
+			if c >= '0' && c <= '9' && digits < 4 {
+				n = n*10 + int(c-'0')
+				digits++
+				continue
+			}
+			if (c == ',' || c == ' ') && digits > 0 {
+				nums = append(nums, n)
+				n, digits = 0, 0
+				continue
+			}
+			if c == ' ' {
+				continue
+			}
+			break
+		}
+		if j < len(text) && text[j] == ']' && digits > 0 {
+			out = append(out, append(nums, n)...)
+			i = j
+		}
+	}
+	return out
+}

@@ -1,0 +1,386 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kgagent/kgagent"
+)
+
+// ExamplesHeader introduces the few-shot stanzas in the system prompt; the
+// extractive model finds them after it.
+const ExamplesHeader = "Examples:"
+
+// formatInstructions tell the model the ReAct format of the few-shots.
+const formatInstructions = `Follow the format of the examples. To use a func, write "Ask Func[name]: input" on its own line and stop; its reply comes back as "Func[name] says: ...". To ask another agent, write "Ask Agent[name]: question". When you know the answer, write "A: " and the answer, citing sources by their numbers like [1].`
+
+// runAgent drives one agent's ReAct loop and returns its answer text.
+func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question string, history []ChatMessage, depth int, chain []string) (string, error) {
+	name := e.a.Name()
+	info := RunInfo{RequestID: r.req.ID, Agent: name, Question: question, Caller: r.req.Caller}
+	msgs := m.prompt(ctx, r, e, info, history, question)
+	cfg := e.a.Config()
+	creq := CompletionRequest{Model: m.cfg.Model, Temperature: m.cfg.Temperature, MaxTokens: m.cfg.MaxTokens, Stop: StopSequences}
+	if cfg.LLM.Model != "" {
+		creq.Model = cfg.LLM.Model
+	}
+	if cfg.LLM.Temperature != 0 {
+		creq.Temperature = cfg.LLM.Temperature
+	}
+	if cfg.LLM.MaxTokens != 0 {
+		creq.MaxTokens = cfg.LLM.MaxTokens
+	}
+	malformed := 0
+	for iter := 1; iter <= m.cfg.MaxIterations; iter++ {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		r.iters++
+		info.Iteration = iter
+		creq.Messages = msgs
+		out, err := m.complete(ctx, r, creq, name, depth == 0)
+		if err != nil {
+			return "", err
+		}
+		step, perr := ParseOutput(out)
+		if perr != nil {
+			malformed++
+			ke := asError(ctx, perr)
+			r.emit(kgagent.Event{Kind: kgagent.EventError, Agent: name, Text: "malformed model output: " + ke.Message, Error: ke})
+			if malformed > m.cfg.MaxMalformed {
+				return "", kgagent.Errorf(kgagent.EUNAVAILABLE, "the model's output was malformed %d times: %s", malformed, ke.Message)
+			}
+			msgs = append(msgs,
+				ChatMessage{Role: "assistant", Content: strings.TrimSpace(out)},
+				ChatMessage{Role: "user", Content: "Error: " + ke.Message + ". Reply with Ask Func[name]: input, Ask Agent[name]: question, or A: answer."})
+			continue
+		}
+		for _, c := range e.comps {
+			if h, ok := c.(AfterParse); ok {
+				if err := h.AfterParse(ctx, info, &step); err != nil {
+					m.componentFailed(r, name, c, err)
+				}
+			}
+		}
+		if step.Thought != "" {
+			r.emit(kgagent.Event{Kind: kgagent.EventThought, Agent: name, Text: step.Thought})
+		}
+		var said, obsPrefix string
+		var res FuncResult
+		var cerr error
+		switch step.Kind {
+		case StepAnswer:
+			return step.Answer, nil
+		case StepFunc:
+			r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: fmt.Sprintf("Ask Func[%s]: %s", step.Name, step.Input)})
+			res, cerr = m.runFunc(ctx, r, e, step)
+			obsPrefix = fmt.Sprintf("Func[%s] says: ", step.Name)
+		case StepAgent:
+			r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: fmt.Sprintf("Ask Agent[%s]: %s", step.Name, step.Input)})
+			res, cerr = m.delegate(ctx, r, step, depth, chain)
+			obsPrefix = fmt.Sprintf("Agent[%s] says: ", step.Name)
+		}
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		obs := kgagent.Event{Kind: kgagent.EventObservation, Agent: name, Func: step.Name}
+		if cerr != nil {
+			ke := asError(ctx, cerr)
+			said = "Error (" + ke.Code + "): " + ke.Message
+			obs.Error = ke
+			for _, c := range e.comps {
+				if h, ok := c.(ExecutionFailure); ok {
+					if err := h.ExecutionFailure(ctx, info, step, cerr); err != nil {
+						m.componentFailed(r, name, c, err)
+					}
+				}
+			}
+		} else {
+			for _, c := range e.comps {
+				if h, ok := c.(AfterExecute); ok {
+					if err := h.AfterExecute(ctx, info, step, &res); err != nil {
+						m.componentFailed(r, name, c, err)
+					}
+				}
+			}
+			for _, s := range res.Sources {
+				r.cite(s)
+			}
+			for k, v := range res.Message.Embeds {
+				r.embeds[k] = v
+			}
+			said = res.Message.Text
+			obs.Sources = res.Sources
+		}
+		if len(said) > maxObservationChars {
+			cut := maxObservationChars
+			for cut > 0 && !utf8.RuneStart(said[cut]) {
+				cut--
+			}
+			said = said[:cut] + " …"
+		}
+		obs.Text = said
+		r.emit(obs)
+		action := fmt.Sprintf("Ask Func[%s]: %s", step.Name, step.Input)
+		if step.Kind == StepAgent {
+			action = fmt.Sprintf("Ask Agent[%s]: %s", step.Name, step.Input)
+		}
+		if step.Thought != "" {
+			action = step.Thought + "\n" + action
+		}
+		msgs = append(msgs, ChatMessage{Role: "assistant", Content: action}, ChatMessage{Role: "user", Content: obsPrefix + said})
+	}
+	return "", &kgagent.Error{Code: kgagent.EUNAVAILABLE, Message: fmt.Sprintf("agent %s reached its iteration limit (%d) without an answer", name, m.cfg.MaxIterations),
+		Details: map[string]any{"iterations": m.cfg.MaxIterations}}
+}
+
+func (m *Manager) componentFailed(r *run, agent string, c Component, err error) {
+	ke := asError(context.Background(), err)
+	r.emit(kgagent.Event{Kind: kgagent.EventError, Agent: agent, Text: fmt.Sprintf("component %s failed: %s", c.ComponentName(), ke.Message), Error: ke})
+}
+
+func (m *Manager) lookupFunc(e *entry, name string) (Func, bool) {
+	if f, ok := e.a.Func(name); ok {
+		return f, true
+	}
+	f, ok := e.commands[name]
+	return f, ok
+}
+
+func (m *Manager) availableFuncs(e *entry) []string {
+	names := e.a.FuncNames()
+	for n := range e.commands {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (m *Manager) runFunc(ctx context.Context, r *run, e *entry, step Step) (FuncResult, error) {
+	f, ok := m.lookupFunc(e, step.Name)
+	if !ok {
+		return FuncResult{}, NotDefined(step.Name, m.availableFuncs(e))
+	}
+	coll := r.req.Collection
+	if coll == "" {
+		coll = e.a.Config().Collection
+	}
+	if coll == "" {
+		coll = m.cfg.Collection
+	}
+	embeds := make(map[string]kgagent.Embed, len(r.embeds))
+	for k, v := range r.embeds {
+		embeds[k] = v
+	}
+	call := m.funcCall(e, step.Name, kgagent.Message{Text: step.Input, Embeds: embeds}, r.req.Caller, r.req.ID, coll, r.req.TimeZone)
+	call.cite = r.cite
+	return invoke(ctx, f, call, m.cfg.FuncTimeout)
+}
+
+// delegate runs `Ask Agent[name]: input` with a local agent, within the
+// depth limit and without cycles.
+func (m *Manager) delegate(ctx context.Context, r *run, step Step, depth int, chain []string) (FuncResult, error) {
+	if slices.Contains(chain, step.Name) {
+		return FuncResult{}, kgagent.Errorf(kgagent.EINVALID, "delegation cycle: %s -> %s", strings.Join(chain, " -> "), step.Name)
+	}
+	if depth+1 > m.cfg.MaxDepth {
+		return FuncResult{}, kgagent.Errorf(kgagent.EINVALID, "delegation depth limit (%d) reached", m.cfg.MaxDepth)
+	}
+	sub, err := m.entry(step.Name)
+	if err != nil {
+		return FuncResult{}, kgagent.Errorf(kgagent.ENOTFOUND, "I'm sorry, Agent[%s] is not registered.", step.Name)
+	}
+	text, err := m.runAgent(ctx, r, sub, step.Input, nil, depth+1, append(slices.Clone(chain), step.Name))
+	if err != nil {
+		return FuncResult{}, err
+	}
+	return FuncResult{Message: kgagent.Message{Text: text}}, nil
+}
+
+// complete runs one LLM call, cutting the output at the first stop sequence
+// (providers that ignore stop sequences are handled here) and, when stream is
+// set, emitting the text after an `A:` line as answer deltas.
+func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, agentName string, stream bool) (string, error) {
+	if m.cfg.LLMTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.cfg.LLMTimeout)
+		defer cancel()
+	}
+	s, err := m.cfg.LLM.Complete(ctx, creq)
+	if err != nil {
+		return "", llmError(ctx, err)
+	}
+	defer s.Close()
+	var buf strings.Builder
+	answerAt, emitted := -1, 0
+	hold := 0
+	for _, st := range creq.Stop {
+		hold = max(hold, len(st)-1)
+	}
+	flush := func(final bool) {
+		if !stream {
+			return
+		}
+		text := buf.String()
+		if answerAt < 0 {
+			if answerAt == -2 {
+				return
+			}
+			loc := answerLineRe.FindStringIndex(text)
+			if loc == nil {
+				return
+			}
+			if strings.Contains(text[:loc[0]], "Ask Func[") || strings.Contains(text[:loc[0]], "Ask Agent[") {
+				answerAt = -2 // an action comes first: this output is not an answer
+				return
+			}
+			answerAt, emitted = loc[1], loc[1]
+		}
+		safe := len(text)
+		if !final {
+			safe -= hold
+		}
+		for safe > emitted && safe < len(text) && !utf8.RuneStart(text[safe]) {
+			safe--
+		}
+		if safe > emitted {
+			r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: agentName, Delta: true, Text: text[emitted:safe]})
+			emitted = safe
+		}
+	}
+	for {
+		d, err := s.Recv()
+		if d.Usage != nil {
+			r.usage.PromptTokens += d.Usage.PromptTokens
+			r.usage.CompletionTokens += d.Usage.CompletionTokens
+		}
+		if d.Text != "" {
+			buf.WriteString(d.Text)
+			if i := indexStop(buf.String(), creq.Stop); i >= 0 {
+				t := buf.String()[:i]
+				buf.Reset()
+				buf.WriteString(t)
+				flush(true)
+				return buf.String(), nil
+			}
+			flush(false)
+		}
+		if errors.Is(err, io.EOF) {
+			flush(true)
+			return buf.String(), nil
+		}
+		if err != nil {
+			return "", llmError(ctx, err)
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+	}
+}
+
+var answerLineRe = regexp.MustCompile(`(?:^|\n)[ \t]*A:[ \t]?`)
+
+func indexStop(s string, stops []string) int {
+	best := -1
+	for _, st := range stops {
+		if i := strings.Index(s, st); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	return best
+}
+
+func llmError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var ke *kgagent.Error
+	if errors.As(err, &ke) {
+		return err
+	}
+	return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "the language model failed")
+}
+
+// prompt builds the chat messages of a run: the system prompt (base prompt,
+// component directives, funcs, format and few-shots), component messages,
+// session history and the question.
+func (m *Manager) prompt(ctx context.Context, r *run, e *entry, info RunInfo, history []ChatMessage, question string) []ChatMessage {
+	cfg := e.a.Config()
+	var b strings.Builder
+	if cfg.BasePrompt != "" {
+		b.WriteString(cfg.BasePrompt)
+		b.WriteString("\n\n")
+	}
+	var d Directives
+	var extra []ChatMessage
+	for _, c := range e.comps {
+		if dp, ok := c.(DirectiveProvider); ok {
+			x, err := dp.Directives(ctx, info)
+			if err != nil {
+				m.componentFailed(r, cfg.Name, c, err)
+				continue
+			}
+			d.Constraints = append(d.Constraints, x.Constraints...)
+			d.Resources = append(d.Resources, x.Resources...)
+			d.BestPractices = append(d.BestPractices, x.BestPractices...)
+		}
+	}
+	for _, sec := range []struct {
+		title string
+		items []string
+	}{{"Constraints", d.Constraints}, {"Resources", d.Resources}, {"Best practices", d.BestPractices}} {
+		if len(sec.items) == 0 {
+			continue
+		}
+		b.WriteString(sec.title + ":\n")
+		for _, it := range sec.items {
+			b.WriteString("- " + it + "\n")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("Funcs:\n")
+	for _, n := range m.availableFuncs(e) {
+		f, _ := m.lookupFunc(e, n)
+		b.WriteString("- Func[" + n + "]")
+		if f.Description != "" {
+			b.WriteString(": " + f.Description)
+		}
+		if f.Parameters != nil {
+			if js, err := json.Marshal(f.Parameters); err == nil {
+				b.WriteString(" Input: a JSON object matching " + string(js))
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n" + formatInstructions + "\n")
+	if st := e.a.Stanzas(); len(st) > 0 {
+		b.WriteString("\n" + ExamplesHeader + "\n")
+		for _, s := range st {
+			b.WriteString("\n" + s.Text + "\n")
+		}
+	}
+	msgs := []ChatMessage{{Role: "system", Content: b.String()}}
+	for _, c := range e.comps {
+		if mp, ok := c.(MessageProvider); ok {
+			x, err := mp.Messages(ctx, info)
+			if err != nil {
+				m.componentFailed(r, cfg.Name, c, err)
+				continue
+			}
+			extra = append(extra, x...)
+		}
+	}
+	msgs = append(msgs, extra...)
+	msgs = append(msgs, history...)
+	msgs = append(msgs, ChatMessage{Role: "user", Content: "Q: " + question})
+	return msgs
+}

@@ -1,0 +1,237 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/kgagent/kgagent"
+	"go.yaml.in/yaml/v3"
+)
+
+// maxRemoteBody bounds what a remote agent may send back.
+const maxRemoteBody = 8 << 20
+
+// RemoteClient speaks the Fixie agent protocol (seeds 000, 001) to an agent
+// at BaseURL: GET {base}/ for the handshake, POST {base}/{func} to call a
+// func. Funcs and agents written in any language plug in this way.
+type RemoteClient struct {
+	BaseURL    string
+	HTTPClient *http.Client // nil: http.DefaultClient
+	Token      string       // bearer token sent when the call carries none
+}
+
+func (c *RemoteClient) client() *http.Client {
+	if c.HTTPClient != nil {
+		return c.HTTPClient
+	}
+	return http.DefaultClient
+}
+
+func (c *RemoteClient) url(path string) string {
+	return strings.TrimRight(c.BaseURL, "/") + "/" + path
+}
+
+func (c *RemoteClient) do(req *http.Request, token string) (*http.Response, []byte, error) {
+	if token == "" {
+		token = c.Token
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.client().Do(req)
+	if err != nil {
+		if req.Context().Err() != nil {
+			return nil, nil, req.Context().Err()
+		}
+		return nil, nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "remote agent %s is unreachable", c.BaseURL)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxRemoteBody+1))
+	if err != nil {
+		return nil, nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading the reply of remote agent %s", c.BaseURL)
+	}
+	if len(body) > maxRemoteBody {
+		return nil, nil, kgagent.Errorf(kgagent.ETOOLARGE, "remote agent %s replied with more than %d bytes", c.BaseURL, maxRemoteBody)
+	}
+	return resp, body, nil
+}
+
+// Handshake fetches the agent's base prompt and few-shots. It asks for JSON
+// and also reads the YAML the reference SDK serves.
+func (c *RemoteClient) Handshake(ctx context.Context) (Handshake, error) {
+	var h Handshake
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url(""), nil)
+	if err != nil {
+		return h, kgagent.WrapError(kgagent.EINVALID, err, "bad remote agent URL %q", c.BaseURL)
+	}
+	req.Header.Set("Accept", "application/json, application/yaml;q=0.9")
+	resp, body, err := c.do(req, "")
+	if err != nil {
+		return h, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return h, remoteError(c.BaseURL, resp.StatusCode, body)
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if strings.Contains(ct, "yaml") || (ct != "application/json" && !json.Valid(body)) {
+		err = yaml.Unmarshal(body, &h)
+	} else {
+		err = json.Unmarshal(body, &h)
+	}
+	if err != nil {
+		return h, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "remote agent %s sent a malformed handshake", c.BaseURL)
+	}
+	return h, nil
+}
+
+type protocolRequest struct {
+	Message kgagent.Message `json:"message"`
+}
+
+type protocolResponse struct {
+	Message *kgagent.Message `json:"message"`
+	Error   json.RawMessage  `json:"error"`
+	Detail  json.RawMessage  `json:"detail"` // FastAPI-style errors
+}
+
+// Call posts msg to func name and returns the reply message. Errors the
+// agent reports keep their code, message and details.
+func (c *RemoteClient) Call(ctx context.Context, name string, msg kgagent.Message, token string) (kgagent.Message, error) {
+	if !ValidName(name) {
+		return kgagent.Message{}, kgagent.Errorf(kgagent.EINVALID, "func name %q must match ^\\w+$", name)
+	}
+	b, err := json.Marshal(protocolRequest{Message: msg})
+	if err != nil {
+		return kgagent.Message{}, kgagent.WrapError(kgagent.EINTERNAL, err, "encoding the message")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url(name), bytes.NewReader(b))
+	if err != nil {
+		return kgagent.Message{}, kgagent.WrapError(kgagent.EINVALID, err, "bad remote agent URL %q", c.BaseURL)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, body, err := c.do(req, token)
+	if err != nil {
+		return kgagent.Message{}, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return kgagent.Message{}, remoteError(c.BaseURL, resp.StatusCode, body)
+	}
+	var pr protocolResponse
+	if err := json.Unmarshal(body, &pr); err != nil || pr.Message == nil {
+		return kgagent.Message{}, kgagent.Errorf(kgagent.EUNAVAILABLE, "remote agent %s sent a malformed reply to %s", c.BaseURL, name)
+	}
+	if e := decodeProtocolError(pr.Error); e != nil {
+		return *pr.Message, e
+	}
+	return *pr.Message, nil
+}
+
+func decodeProtocolError(raw json.RawMessage) *kgagent.Error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var e kgagent.Error
+	if json.Unmarshal(raw, &e) == nil && (e.Code != "" || e.Message != "") {
+		if e.Code == "" {
+			e.Code = kgagent.EUNAVAILABLE
+		}
+		return &e
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil && s != "" {
+		return kgagent.Errorf(kgagent.EUNAVAILABLE, "%s", s)
+	}
+	return nil
+}
+
+func remoteError(base string, status int, body []byte) error {
+	var pr protocolResponse
+	if json.Unmarshal(body, &pr) == nil {
+		if e := decodeProtocolError(pr.Error); e != nil {
+			return e
+		}
+		if e := decodeProtocolError(pr.Detail); e != nil {
+			return e
+		}
+		if pr.Message != nil && pr.Message.Text != "" {
+			return kgagent.Errorf(statusCode(status), "%s", pr.Message.Text)
+		}
+	}
+	return kgagent.Errorf(statusCode(status), "remote agent %s answered HTTP %d", base, status)
+}
+
+func statusCode(status int) string {
+	switch status {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		return kgagent.EINVALID
+	case http.StatusUnauthorized:
+		return kgagent.EUNAUTH
+	case http.StatusForbidden:
+		return kgagent.EFORBIDDEN
+	case http.StatusNotFound:
+		return kgagent.ENOTFOUND
+	case http.StatusTooManyRequests:
+		return kgagent.ERATELIMIT
+	case http.StatusRequestEntityTooLarge:
+		return kgagent.ETOOLARGE
+	case http.StatusGatewayTimeout:
+		return kgagent.ETIMEOUT
+	}
+	if status >= 500 {
+		return kgagent.EUNAVAILABLE
+	}
+	return kgagent.EINTERNAL
+}
+
+// RemoteFunc returns a func that forwards its input to func name of the agent
+// at baseURL, with the caller's bearer token.
+func RemoteFunc(name, baseURL string, hc *http.Client) Func {
+	c := &RemoteClient{BaseURL: baseURL, HTTPClient: hc}
+	return Func{
+		Name:        name,
+		Description: fmt.Sprintf("remote func at %s", baseURL),
+		Handler: func(ctx context.Context, call FuncCall) (FuncResult, error) {
+			m, err := c.Call(ctx, name, call.Query, call.Caller.Token)
+			return FuncResult{Message: m}, err
+		},
+	}
+}
+
+// NewRemoteAgent builds a CodeShotAgent from the handshake of the agent at
+// baseURL: its base prompt and few-shots, with every func its few-shots name
+// (other than fixie_ built-ins) called remotely. Language processing stays
+// here, as in the Fixie architecture (seed 002).
+func NewRemoteAgent(ctx context.Context, name, baseURL string, hc *http.Client) (*CodeShotAgent, error) {
+	c := &RemoteClient{BaseURL: baseURL, HTTPClient: hc}
+	h, err := c.Handshake(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var funcs []Func
+	for _, fs := range h.FewShots {
+		for _, line := range strings.Split(StripLines(fs), "\n") {
+			l := ClassifyLine(line)
+			if l.Kind == LineAskFunc && ValidName(l.Name) && !strings.HasPrefix(l.Name, "fixie_") && !seen[l.Name] {
+				seen[l.Name] = true
+				funcs = append(funcs, RemoteFunc(l.Name, baseURL, hc))
+			}
+		}
+	}
+	return NewCodeShotAgent(AgentConfig{
+		Name:           name,
+		BasePrompt:     h.BasePrompt,
+		FewShots:       h.FewShots,
+		Corpora:        h.Corpora,
+		Conversational: h.Conversational,
+		Funcs:          funcs,
+		Remote:         baseURL,
+	})
+}
