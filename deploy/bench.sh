@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The benchmarks of the README (make bench). Needs Debian's python3.11-doc
+# (installed here when missing). Serves the Python 3.11 HTML docs on
+# loopback, ingests them end to end twice (the second run unchanged), scores
+# retrieval and answers on ../shared/bench/pydocs_questions.jsonl, and runs
+# the Go latency benchmarks. Prints every figure; changes nothing outside a
+# temp dir.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DOCS=${KGAGENT_PYDOCS:-/usr/share/doc/python3.11/html}
+QUESTIONS=${KGAGENT_BENCH_QUESTIONS:-../shared/bench/pydocs_questions.jsonl}
+if [ ! -f "$DOCS/py-modindex.html" ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3.11-doc >/dev/null
+fi
+WORK=$(mktemp -d)
+trap 'kill $SITE_PID 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+go build -o "$WORK/kgagent" ./cmd/kgagent
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+python3 -m http.server "$PORT" --bind 127.0.0.1 --directory "$DOCS" >/dev/null 2>&1 &
+SITE_PID=$!
+for _ in $(seq 50); do curl -sf "http://127.0.0.1:$PORT/index.html" >/dev/null && break; sleep 0.1; done
+
+K="$WORK/kgagent --data-dir $WORK/data --nats-listen 127.0.0.1:-1 --log-level warn"
+echo "== first ingest (cold)"
+/usr/bin/time -f "peak_rss_kb=%M wall_s=%e" $K ingest --json --collection pydocs "http://127.0.0.1:$PORT/*" 2> "$WORK/t1" | tee "$WORK/ingest1.json"
+grep peak_rss "$WORK/t1"
+echo "== second ingest (unchanged)"
+/usr/bin/time -f "peak_rss_kb=%M wall_s=%e" $K ingest --json --collection pydocs "http://127.0.0.1:$PORT/*" 2> "$WORK/t2" | tee "$WORK/ingest2.json"
+grep peak_rss "$WORK/t2"
+python3 - "$WORK/ingest1.json" "$WORK/ingest2.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2]))
+print(f"pages/s first={a['pages']/a['seconds']:.1f}  re-crawl speed-up={a['seconds']/max(b['seconds'],1e-9):.1f}x")
+PY
+echo "== retrieval and answers"
+$K eval --collection pydocs --base-url "http://127.0.0.1:$PORT/" --answers "$QUESTIONS"
+echo "== latency benchmarks (in process)"
+KGAGENT_PYDOCS="$DOCS" go test -run XXX -bench . -benchtime 2s ./corpus/... ./graphrag/... ./agent/... 2>&1 | grep -E '^(Benchmark|ok|PASS|FAIL)' || true
