@@ -1,0 +1,467 @@
+// Package openai is an agent.LLM over any OpenAI-compatible chat completions
+// API: OpenAI itself, Ollama, vLLM, the llama.cpp server, LM Studio.
+//
+// It streams with server-sent events (stream=true), asks for a usage chunk
+// (stream_options.include_usage) and falls back without it for servers that
+// reject the field, sends the request's stop sequences and also enforces them
+// on the client (servers limit their number or ignore them), retries 429 and
+// 5xx answers with exponential backoff and jitter honouring Retry-After, but
+// only before the first byte of a stream, and fails fast on bad keys and
+// exhausted quotas. The wire format is small and stable, so it is written
+// here on net/http rather than taken from an SDK: no SDK in go.mod, and the
+// SDKs hide the retry and stop behaviour this package must control.
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent"
+)
+
+// Defaults used for zero Config fields.
+const (
+	DefaultBaseURL       = "https://api.openai.com/v1"
+	DefaultModel         = "gpt-4o-mini"
+	DefaultTimeout       = 2 * time.Minute
+	DefaultMaxRetries    = 3
+	DefaultMinBackoff    = 500 * time.Millisecond
+	DefaultMaxBackoff    = 20 * time.Second
+	DefaultMaxRetryAfter = time.Minute
+	// DefaultMaxStop is how many stop sequences are sent to the server
+	// (OpenAI accepts at most 4); the client enforces all of them anyway.
+	DefaultMaxStop = 4
+)
+
+// Config configures a Client. Its zero value talks to OpenAI with no key.
+type Config struct {
+	// BaseURL is the API root including its version, e.g.
+	// http://localhost:11434/v1 for Ollama. Default DefaultBaseURL.
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer <key>" when set.
+	APIKey string
+	// Model is used when a request names none. Default DefaultModel.
+	Model string
+	// ForceModel sends Model for every request, whatever the request names
+	// (for local servers that serve one model).
+	ForceModel bool
+	// Temperature is used when a request's temperature is 0.
+	Temperature float64
+	// MaxTokens is used when a request's max tokens is 0; 0 leaves it to the
+	// server.
+	MaxTokens int
+	// Timeout bounds one Complete call, its retries and its whole stream.
+	// Default DefaultTimeout; negative means none (the context still rules).
+	Timeout time.Duration
+	// MaxRetries is how many times a 429, 5xx or connection failure is
+	// retried. Default DefaultMaxRetries; negative means never.
+	MaxRetries int
+	// MinBackoff and MaxBackoff bound the exponential backoff between
+	// retries. Defaults DefaultMinBackoff and DefaultMaxBackoff.
+	MinBackoff, MaxBackoff time.Duration
+	// MaxRetryAfter is the longest Retry-After the client waits for; a
+	// longer one fails at once with RATE_LIMITED. Default DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration
+	// MaxStop is how many stop sequences are sent to the server. Default
+	// DefaultMaxStop.
+	MaxStop int
+	// NoStreamOptions never sends stream_options (usage then comes only
+	// from servers that send it unasked).
+	NoStreamOptions bool
+	// HTTPClient is used for requests. Default: a client on a clone of
+	// http.DefaultTransport with no overall timeout (streams are long).
+	HTTPClient *http.Client
+}
+
+// Client is an agent.LLM over an OpenAI-compatible API. It is safe for
+// concurrent use.
+type Client struct {
+	cfg      Config
+	endpoint string
+	hc       *http.Client
+	// noStreamOpts is set once a server rejected stream_options.
+	noStreamOpts atomic.Bool
+}
+
+var _ agent.LLM = (*Client)(nil)
+
+// New returns a Client for cfg, filling defaults. It fails with EINVALID
+// when BaseURL is not an http(s) URL. It does not connect.
+func New(cfg Config) (*Client, error) {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "LLM base URL %q is not an http(s) URL", cfg.BaseURL)
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	if cfg.Model == "" {
+		cfg.Model = DefaultModel
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = DefaultMaxRetries
+	}
+	if cfg.MaxRetries < 0 {
+		cfg.MaxRetries = 0
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = DefaultMinBackoff
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = DefaultMaxBackoff
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = cfg.MinBackoff
+	}
+	if cfg.MaxRetryAfter <= 0 {
+		cfg.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if cfg.MaxStop <= 0 {
+		cfg.MaxStop = DefaultMaxStop
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	return &Client{cfg: cfg, endpoint: cfg.BaseURL + "/chat/completions", hc: hc}, nil
+}
+
+// Config returns the client's configuration with defaults filled in.
+func (c *Client) Config() Config { return c.cfg }
+
+// Complete starts a streamed completion. Errors, from Complete or from the
+// stream's Recv: EINVALID for an empty prompt or a request the server
+// rejects, EUNAUTH for a rejected key (401/403), RATE_LIMITED for an
+// exhausted quota or a rate limit that outlasts the retries, UNAVAILABLE for
+// a server that keeps failing or cannot be reached, TIMEOUT when
+// Config.Timeout or the context's deadline passes, CANCELED when ctx is
+// canceled; cancellation mid-stream closes the connection at once.
+func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (agent.Stream, error) {
+	if len(req.Messages) == 0 {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "completion request has no messages")
+	}
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if c.cfg.Timeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
+	}
+	stops := cleanStops(req.Stop)
+	for attempt := 0; ; attempt++ {
+		body, withOpts := c.body(req, stops)
+		resp, err := c.post(cctx, body)
+		if err != nil {
+			if cctx.Err() != nil {
+				cancel()
+				return nil, ctxError(ctx, cctx)
+			}
+			err = kgagent.WrapError(kgagent.EUNAVAILABLE, err, "LLM server unreachable")
+			if attempt >= c.cfg.MaxRetries {
+				cancel()
+				return nil, err
+			}
+			if werr := c.wait(ctx, cctx, c.backoff(attempt)); werr != nil {
+				cancel()
+				return nil, werr
+			}
+			continue
+		}
+		if resp.StatusCode/100 == 2 {
+			return c.openStream(ctx, cctx, cancel, resp, stops)
+		}
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusBadRequest && withOpts && bytes.Contains(raw, []byte("stream_options")) {
+			// A server that does not know stream_options: go on without it.
+			c.noStreamOpts.Store(true)
+			attempt--
+			continue
+		}
+		herr, retry := classify(resp.StatusCode, raw)
+		if !retry || attempt >= c.cfg.MaxRetries {
+			cancel()
+			return nil, herr
+		}
+		delay := c.backoff(attempt)
+		if ra, ok := parseRetryAfter(resp.Header, time.Now()); ok {
+			if ra > c.cfg.MaxRetryAfter {
+				cancel()
+				herr.Message += fmt.Sprintf("; retry after %s", ra.Round(time.Second))
+				herr.Details["retry_after_s"] = ra.Seconds()
+				return nil, herr
+			}
+			delay = ra + rand.N(ra/10+1)
+		}
+		if werr := c.wait(ctx, cctx, delay); werr != nil {
+			cancel()
+			return nil, werr
+		}
+	}
+}
+
+// body encodes the request; withOpts tells whether stream_options was sent.
+func (c *Client) body(req agent.CompletionRequest, stops []string) ([]byte, bool) {
+	model := req.Model
+	if model == "" || c.cfg.ForceModel {
+		model = c.cfg.Model
+	}
+	temp := req.Temperature
+	if temp == 0 {
+		temp = c.cfg.Temperature
+	}
+	maxTokens := req.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = c.cfg.MaxTokens
+	}
+	cr := ChatRequest{
+		Model:       model,
+		Messages:    req.Messages,
+		Stream:      true,
+		Temperature: &temp,
+		MaxTokens:   maxTokens,
+	}
+	if len(stops) > 0 {
+		cr.Stop = stops[:min(len(stops), c.cfg.MaxStop)]
+	}
+	withOpts := !c.cfg.NoStreamOptions && !c.noStreamOpts.Load()
+	if withOpts {
+		cr.StreamOptions = &StreamOptions{IncludeUsage: true}
+	}
+	b, _ := json.Marshal(cr) // plain strings and numbers: cannot fail
+	return b, withOpts
+}
+
+func (c *Client) post(ctx context.Context, body []byte) (*http.Response, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "text/event-stream")
+	if c.cfg.APIKey != "" {
+		hr.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	return c.hc.Do(hr)
+}
+
+// backoff is exponential backoff with "equal jitter": a random duration in
+// [d/2, d] with d = MinBackoff·2^attempt capped at MaxBackoff.
+func (c *Client) backoff(attempt int) time.Duration {
+	d := c.cfg.MinBackoff
+	for i := 0; i < attempt && d < c.cfg.MaxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, c.cfg.MaxBackoff)
+	half := d / 2
+	return half + rand.N(half+1)
+}
+
+// wait sleeps d unless a context ends first.
+func (c *Client) wait(parent, ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctxError(parent, ctx)
+	}
+}
+
+// openStream wraps a 2xx answer: SSE when the server streams, a single piece
+// when it ignored stream=true and sent a whole chat.completion.
+func (c *Client) openStream(parent, ctx context.Context, cancel context.CancelFunc, resp *http.Response, stops []string) (agent.Stream, error) {
+	s := &stream{parent: parent, ctx: ctx, cancel: cancel, body: resp.Body, stops: stops}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt != "application/json" {
+		s.sse = NewSSEReader(resp.Body)
+		return s, nil
+	}
+	defer s.Close()
+	var cc ChatCompletion
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&cc); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctxError(parent, ctx)
+		}
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "LLM server sent a malformed completion")
+	}
+	text := ""
+	if len(cc.Choices) > 0 {
+		text = cc.Choices[0].Message.Content
+	}
+	out, _ := s.feed(text)
+	if !s.stopped {
+		out += s.pending
+	}
+	s.pending = ""
+	s.done = true
+	s.usage = toUsage(cc.Usage)
+	s.queued = &agent.Delta{Text: out, Usage: s.usage}
+	return s, nil
+}
+
+// Models lists the model ids the server offers (GET /models). Errors as for
+// Complete, without retries.
+func (c *Client) Models(ctx context.Context) ([]string, error) {
+	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.BaseURL+"/models", nil)
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EINVALID, err, "bad models request")
+	}
+	if c.cfg.APIKey != "" {
+		hr.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	resp, err := c.hc.Do(hr)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctxError(ctx, ctx)
+		}
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "LLM server unreachable")
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if resp.StatusCode/100 != 2 {
+		herr, _ := classify(resp.StatusCode, raw)
+		return nil, herr
+	}
+	var ml ModelList
+	if err := json.Unmarshal(raw, &ml); err != nil {
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "LLM server sent a malformed model list")
+	}
+	ids := make([]string, 0, len(ml.Data))
+	for _, m := range ml.Data {
+		ids = append(ids, m.ID)
+	}
+	return ids, nil
+}
+
+// quotaCodes are error types/codes meaning that retrying cannot help.
+var quotaCodes = map[string]bool{
+	"insufficient_quota":         true,
+	"billing_hard_limit_reached": true,
+	"quota_exceeded":             true,
+}
+
+// classify maps an error answer to a kgagent error and whether to retry.
+// The server's own message goes into the wrapped cause (logged, never shown
+// to callers: it may echo part of the key).
+func classify(status int, raw []byte) (*kgagent.Error, bool) {
+	var er ErrorResponse
+	_ = json.Unmarshal(raw, &er)
+	cause := fmt.Errorf("HTTP %d: %s", status, truncate(strings.TrimSpace(firstNonEmpty(er.Error.Message, string(raw))), 300))
+	details := map[string]any{"status": status}
+	if er.Error.Type != "" {
+		details["type"] = er.Error.Type
+	}
+	code := er.Error.CodeString()
+	if code != "" {
+		details["code"] = code
+	}
+	mk := func(c, msg string) *kgagent.Error {
+		return &kgagent.Error{Code: c, Message: msg, Details: details, Err: cause}
+	}
+	switch {
+	case quotaCodes[er.Error.Type] || quotaCodes[code]:
+		return mk(kgagent.ERATELIMIT, "LLM quota exhausted"), false
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return mk(kgagent.EUNAUTH, "LLM server rejected the API key"), false
+	case status == http.StatusTooManyRequests:
+		return mk(kgagent.ERATELIMIT, "LLM server rate limit"), true
+	case status == http.StatusRequestTimeout || status == http.StatusConflict || status >= 500:
+		return mk(kgagent.EUNAVAILABLE, fmt.Sprintf("LLM server failed (HTTP %d)", status)), true
+	case status == http.StatusNotFound:
+		return mk(kgagent.ENOTFOUND, "LLM model or endpoint not found"), false
+	case status == http.StatusRequestEntityTooLarge:
+		return mk(kgagent.ETOOLARGE, "prompt too large for the LLM server"), false
+	}
+	return mk(kgagent.EINVALID, fmt.Sprintf("LLM server rejected the request (HTTP %d)", status)), false
+}
+
+// streamError maps an error object sent inside a stream.
+func streamError(e *APIError) *kgagent.Error {
+	raw, _ := json.Marshal(ErrorResponse{Error: *e})
+	status := http.StatusInternalServerError
+	if n, err := strconv.Atoi(e.CodeString()); err == nil && n >= 400 && n < 600 {
+		status = n
+	}
+	herr, _ := classify(status, raw)
+	return herr
+}
+
+// parseRetryAfter reads retry-after-ms (OpenAI, fractional milliseconds) or
+// Retry-After (seconds or an HTTP date).
+func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// ctxError maps the end of ctx (derived from parent with the client's
+// timeout) to CANCELED or TIMEOUT.
+func ctxError(parent, ctx context.Context) error {
+	if err := parent.Err(); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return kgagent.WrapError(kgagent.ETIMEOUT, err, "deadline exceeded waiting for the LLM")
+		}
+		return kgagent.WrapError(kgagent.ECANCELED, err, "LLM call canceled")
+	}
+	return kgagent.WrapError(kgagent.ETIMEOUT, ctx.Err(), "LLM call timed out")
+}
+
+func cleanStops(stops []string) []string {
+	out := make([]string, 0, len(stops))
+	for _, s := range stops {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func toUsage(u *Usage) *kgagent.Usage {
+	if u == nil {
+		return nil
+	}
+	return &kgagent.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,179 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent"
+)
+
+// stream is the agent.Stream of one completion.
+type stream struct {
+	parent, ctx context.Context
+	cancel      context.CancelFunc
+	body        io.ReadCloser
+	sse         *SSEReader // nil for a non-streamed answer
+	stops       []string
+
+	pending string         // text held back: it may begin a stop sequence
+	stopped bool           // a stop sequence was seen
+	done    bool           // no more input will be read
+	usage   *kgagent.Usage // the latest usage the server reported
+	queued  *agent.Delta   // the last piece, waiting to be returned
+	err     error          // sticky error
+	once    sync.Once
+}
+
+// Recv returns the next piece of text; the last piece carries the usage when
+// the server reported it. It returns io.EOF after the last piece.
+func (s *stream) Recv() (agent.Delta, error) {
+	for {
+		if s.err != nil {
+			return agent.Delta{}, s.err
+		}
+		if s.queued != nil {
+			d := *s.queued
+			s.queued = nil
+			if d.Text != "" || d.Usage != nil {
+				return d, nil
+			}
+		}
+		if s.done {
+			s.release()
+			return agent.Delta{}, io.EOF
+		}
+		ev, err := s.sse.Next()
+		if err == io.EOF || (err == nil && strings.TrimSpace(ev.Data) == "[DONE]") {
+			s.finish()
+			continue
+		}
+		if err != nil {
+			if s.ctx.Err() != nil {
+				return s.fail(ctxError(s.parent, s.ctx))
+			}
+			if kgagent.ErrorCode(err) == kgagent.ETOOLARGE {
+				return s.fail(err)
+			}
+			return s.fail(kgagent.WrapError(kgagent.EUNAVAILABLE, err, "LLM stream interrupted"))
+		}
+		text, err := parseChunk(ev.Data, &s.usage)
+		if err != nil {
+			return s.fail(err)
+		}
+		if text == "" {
+			continue
+		}
+		out, stopped := s.feed(text)
+		if stopped {
+			// The model wrote a stop sequence the server did not honour:
+			// end here and stop the server generating more.
+			s.finish()
+			s.release()
+		}
+		if out != "" {
+			return agent.Delta{Text: out}, nil
+		}
+	}
+}
+
+// parseChunk decodes one event's data and returns the text of its first
+// choice, updating *usage when the chunk reports one.
+func parseChunk(data string, usage **kgagent.Usage) (string, error) {
+	var ch ChatChunk
+	if err := json.Unmarshal([]byte(data), &ch); err != nil {
+		return "", kgagent.WrapError(kgagent.EUNAVAILABLE, err, "LLM server sent a malformed stream chunk")
+	}
+	if ch.Error != nil {
+		return "", streamError(ch.Error)
+	}
+	if ch.Usage != nil {
+		*usage = toUsage(ch.Usage)
+	}
+	var b strings.Builder
+	for _, c := range ch.Choices {
+		if c.Index != 0 {
+			continue
+		}
+		b.WriteString(c.Delta.Content)
+		b.WriteString(c.Text)
+		if c.Message != nil {
+			b.WriteString(c.Message.Content)
+		}
+	}
+	return b.String(), nil
+}
+
+// finish ends the input: the held-back text (no stop sequence followed it)
+// and the usage make the last piece.
+func (s *stream) finish() {
+	if s.done {
+		return
+	}
+	s.done = true
+	text := ""
+	if !s.stopped {
+		text = s.pending
+	}
+	s.pending = ""
+	s.queued = &agent.Delta{Text: text, Usage: s.usage}
+}
+
+// feed adds text and returns what can be passed on: everything before the
+// earliest stop sequence (stopped is then true), or everything but a tail
+// that may be the start of one.
+func (s *stream) feed(text string) (out string, stopped bool) {
+	s.pending += text
+	if len(s.stops) == 0 {
+		out, s.pending = s.pending, ""
+		return out, false
+	}
+	cut := -1
+	for _, st := range s.stops {
+		if i := strings.Index(s.pending, st); i >= 0 && (cut < 0 || i < cut) {
+			cut = i
+		}
+	}
+	if cut >= 0 {
+		out = s.pending[:cut]
+		s.pending = ""
+		s.stopped = true
+		return out, true
+	}
+	hold := 0
+	for _, st := range s.stops {
+		for k := min(len(st)-1, len(s.pending)); k > hold; k-- {
+			if strings.HasSuffix(s.pending, st[:k]) {
+				hold = k
+				break
+			}
+		}
+	}
+	out = s.pending[:len(s.pending)-hold]
+	s.pending = s.pending[len(s.pending)-hold:]
+	return out, false
+}
+
+func (s *stream) fail(err error) (agent.Delta, error) {
+	s.err = err
+	s.release()
+	return agent.Delta{}, err
+}
+
+// release closes the connection and frees the timeout.
+func (s *stream) release() {
+	s.once.Do(func() {
+		s.cancel()
+		_ = s.body.Close()
+	})
+}
+
+// Close ends the stream, closing the connection if it is still open. It may
+// be called more than once.
+func (s *stream) Close() error {
+	s.release()
+	return nil
+}

@@ -1,0 +1,118 @@
+package openai
+
+import (
+	"encoding/json"
+
+	"github.com/kgagent/kgagent/agent"
+)
+
+// ChatRequest is the body of POST /chat/completions as this client sends it.
+// It is exported so that test servers and the gateway's OpenAI-compatible
+// endpoint can decode exactly what clients send.
+type ChatRequest struct {
+	Model         string              `json:"model"`
+	Messages      []agent.ChatMessage `json:"messages"`
+	Stream        bool                `json:"stream"`
+	StreamOptions *StreamOptions      `json:"stream_options,omitempty"`
+	Stop          []string            `json:"stop,omitempty"`
+	Temperature   *float64            `json:"temperature,omitempty"`
+	MaxTokens     int                 `json:"max_tokens,omitempty"`
+}
+
+// StreamOptions asks a streaming server to append a usage chunk.
+type StreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// ChatChunk is one server-sent event of a streamed completion
+// ("object": "chat.completion.chunk").
+type ChatChunk struct {
+	ID      string        `json:"id,omitempty"`
+	Object  string        `json:"object,omitempty"`
+	Created int64         `json:"created,omitempty"`
+	Model   string        `json:"model,omitempty"`
+	Choices []ChunkChoice `json:"choices"`
+	Usage   *Usage        `json:"usage,omitempty"`
+	// Error is set by servers that report a failure inside the stream.
+	Error *APIError `json:"error,omitempty"`
+}
+
+// ChunkChoice is one choice of a ChatChunk.
+type ChunkChoice struct {
+	Index        int         `json:"index"`
+	Delta        ChunkDelta  `json:"delta"`
+	FinishReason *string     `json:"finish_reason"`
+	Text         string      `json:"text,omitempty"` // legacy completion servers
+	Message      *ChunkDelta `json:"message,omitempty"`
+}
+
+// ChunkDelta is the new text of a choice.
+type ChunkDelta struct {
+	Role    string `json:"role,omitempty"`
+	Content string `json:"content,omitempty"`
+}
+
+// ChatCompletion is the body of a non-streamed completion
+// ("object": "chat.completion").
+type ChatCompletion struct {
+	ID      string       `json:"id,omitempty"`
+	Object  string       `json:"object,omitempty"`
+	Created int64        `json:"created,omitempty"`
+	Model   string       `json:"model,omitempty"`
+	Choices []ChatChoice `json:"choices"`
+	Usage   *Usage       `json:"usage,omitempty"`
+}
+
+// ChatChoice is one choice of a ChatCompletion.
+type ChatChoice struct {
+	Index        int               `json:"index"`
+	Message      agent.ChatMessage `json:"message"`
+	FinishReason string            `json:"finish_reason"`
+}
+
+// Usage is the token count an OpenAI-compatible server reports.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// ErrorResponse is the body of an error answer: {"error": {...}}.
+type ErrorResponse struct {
+	Error APIError `json:"error"`
+}
+
+// APIError is the error object of an OpenAI-compatible server. Code is a
+// string for OpenAI and a number for some local servers, hence RawMessage.
+type APIError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type,omitempty"`
+	Param   json.RawMessage `json:"param,omitempty"`
+	Code    json.RawMessage `json:"code,omitempty"`
+}
+
+// CodeString returns Code as a string whether the server sent a string or a
+// number, and "" when it sent none.
+func (e APIError) CodeString() string {
+	if len(e.Code) == 0 || string(e.Code) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(e.Code, &s) == nil {
+		return s
+	}
+	return string(e.Code)
+}
+
+// ModelList is the body of GET /models.
+type ModelList struct {
+	Object string  `json:"object"`
+	Data   []Model `json:"data"`
+}
+
+// Model is one entry of a ModelList.
+type Model struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	OwnedBy string `json:"owned_by,omitempty"`
+}
