@@ -1,0 +1,267 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+func dialSocket(t testing.TB, baseURL, token string) *websocket.Conn {
+	t.Helper()
+	u := "ws" + strings.TrimPrefix(baseURL, "http") + "/api/v1/socket"
+	h := http.Header{}
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	c, resp, err := websocket.DefaultDialer.Dial(u, h)
+	if err != nil {
+		status := 0
+		if resp != nil {
+			status = resp.StatusCode
+		}
+		t.Fatalf("dial: %v (status %d)", err, status)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func readFrame(t testing.TB, c *websocket.Conn) Frame {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, data, err := c.ReadMessage()
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	var f Frame
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatalf("frame %q: %v", data, err)
+	}
+	return f
+}
+
+// readUntilComplete reads frames until one for each id in ids is complete;
+// it returns the frames by id.
+func readUntilComplete(t testing.TB, c *websocket.Conn, ids ...string) map[string][]Frame {
+	t.Helper()
+	got := map[string][]Frame{}
+	open := map[string]bool{}
+	for _, id := range ids {
+		open[id] = true
+	}
+	for len(open) > 0 {
+		f := readFrame(t, c)
+		got[f.ID] = append(got[f.ID], f)
+		if f.Complete {
+			delete(open, f.ID)
+		}
+	}
+	return got
+}
+
+func send(t testing.TB, c *websocket.Conn, s string) {
+	t.Helper()
+	if err := c.WriteMessage(websocket.TextMessage, []byte(s)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSocketMultiplexedStreams(t *testing.T) {
+	f := newFixture(t, Config{})
+	c := dialSocket(t, f.ts.URL, "")
+	send(t, c, `{"id":"a","service":"agent","flow":"default","request":{"question":"What does NASA stand for?"}}`)
+	send(t, c, `{"id":"b","service":"agent","request":{"question":"second"}}`)
+	send(t, c, `{"id":"s","service":"search","request":{"query":"gil"}}`)
+	got := readUntilComplete(t, c, "a", "b", "s")
+
+	a := got["a"]
+	var kinds []string
+	for i, fr := range a {
+		if fr.Seq != int64(i+1) {
+			t.Errorf("frame %d seq = %d", i, fr.Seq)
+		}
+		for k := range fr.Response {
+			if k == "thought" || k == "observation" || k == "answer" {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	want := "thought thought observation answer answer answer"
+	if strings.Join(kinds, " ") != want {
+		t.Errorf("kinds = %v, want %s", kinds, want)
+	}
+	last := a[len(a)-1]
+	if !last.Complete || last.Response["answer"] != "Answer to: What does NASA stand for?" || last.Response["sources"] == nil {
+		t.Errorf("last frame = %+v", last)
+	}
+	for _, fr := range a[:len(a)-1] {
+		if fr.Complete {
+			t.Errorf("non-final frame complete: %+v", fr)
+		}
+	}
+	if b := got["b"]; b[len(b)-1].Response["answer"] != "Answer to: second" {
+		t.Errorf("b = %+v", b)
+	}
+	if s := got["s"]; len(s) != 1 || s[0].Response["hits"] == nil {
+		t.Errorf("s = %+v", s)
+	}
+}
+
+func TestSocketErrorsPerID(t *testing.T) {
+	f := newFixture(t, Config{MaxFrameBytes: 4096})
+	c := dialSocket(t, f.ts.URL, "")
+	tests := []struct {
+		frame, id, typ string
+	}{
+		{`{"id":"x1","service":"agent","request":{}}`, "x1", "INVALID_ARGUMENT"},
+		{`{"id":"x2","service":"nope","request":{"question":"q"}}`, "x2", "NOT_FOUND"},
+		{`{"id":"x3","service":"agent","flow":"other","request":{"question":"q"}}`, "x3", "NOT_FOUND"},
+		{`{"id":"x4","service":"agent","request":{"question":7}}`, "x4", "INVALID_ARGUMENT"},
+		{`{"id":"x5","service":"agent","request":{"question":"boom"}}`, "x5", "INTERNAL"},
+		{`{"id":"x6","service":"agent","request":{"question":"q","agent":"nope"}}`, "x6", "NOT_FOUND"},
+		{`{"id":"x7","resume":{"last_seq":0}}`, "x7", "NOT_FOUND"},
+		{`not json`, "", "INVALID_ARGUMENT"},
+		{`{"service":"agent","request":{"question":"q"}}`, "", "INVALID_ARGUMENT"},
+		{"{\"id\":\"x8\",\"service\":\"agent\",\"request\":{\"question\":\"\xff\"}}", "x8", "INVALID_ARGUMENT"},
+	}
+	for _, tt := range tests {
+		send(t, c, tt.frame)
+		fr := readFrame(t, c)
+		if fr.ID != tt.id || fr.Error == nil || fr.Error.Type != tt.typ || !fr.Complete {
+			t.Errorf("%s: got %+v, want error %s for %q", tt.frame, fr, tt.typ, tt.id)
+		}
+		if fr.Error != nil && strings.Contains(fr.Error.Message, "secret") {
+			t.Errorf("internal detail leaked: %q", fr.Error.Message)
+		}
+	}
+	// The socket still works.
+	send(t, c, `{"id":"ok","service":"agent","request":{"question":"still there?"}}`)
+	got := readUntilComplete(t, c, "ok")["ok"]
+	if got[len(got)-1].Response["answer"] != "Answer to: still there?" {
+		t.Errorf("after errors: %+v", got)
+	}
+
+	// A frame over the read limit closes this socket only.
+	send(t, c, `{"id":"big","service":"agent","request":{"question":"`+strings.Repeat("a", 5000)+`"}}`)
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, _, err := c.ReadMessage()
+	if !websocket.IsCloseError(err, websocket.CloseMessageTooBig) {
+		t.Errorf("oversized frame: err = %v, want close 1009", err)
+	}
+	c2 := dialSocket(t, f.ts.URL, "")
+	send(t, c2, `{"id":"ok2","service":"agent","request":{"question":"other socket"}}`)
+	readUntilComplete(t, c2, "ok2")
+}
+
+func TestSocketInFlightCap(t *testing.T) {
+	f := newFixture(t, Config{MaxInFlight: 2})
+	c := dialSocket(t, f.ts.URL, "")
+	send(t, c, `{"id":"b1","service":"agent","request":{"question":"block 1"}}`)
+	send(t, c, `{"id":"b2","service":"agent","request":{"question":"block 2"}}`)
+	send(t, c, `{"id":"b3","service":"agent","request":{"question":"block 3"}}`)
+	var capped *Frame
+	seen := 0
+	for capped == nil {
+		fr := readFrame(t, c)
+		seen++
+		if fr.ID == "b3" {
+			capped = &fr
+		}
+		if seen > 20 {
+			t.Fatal("no answer for b3")
+		}
+	}
+	if capped.Error == nil || capped.Error.Type != "RATE_LIMITED" || !capped.Complete {
+		t.Fatalf("b3 = %+v", capped)
+	}
+	f.asker.unblock()
+	readUntilComplete(t, c, "b1", "b2")
+	send(t, c, `{"id":"b4","service":"agent","request":{"question":"after"}}`)
+	readUntilComplete(t, c, "b4")
+}
+
+func TestSocketResume(t *testing.T) {
+	f := newFixture(t, Config{})
+	c := dialSocket(t, f.ts.URL, "")
+	send(t, c, `{"id":"r1","service":"agent","request":{"question":"block resume"}}`)
+	// Read the first two frames, then drop the connection.
+	first := []Frame{readFrame(t, c), readFrame(t, c)}
+	if first[1].Seq != 2 {
+		t.Fatalf("seq = %d", first[1].Seq)
+	}
+	c.Close()
+	f.asker.unblock()
+
+	c2 := dialSocket(t, f.ts.URL, "")
+	send(t, c2, `{"id":"r1","resume":{"last_seq":2}}`)
+	rest := readUntilComplete(t, c2, "r1")["r1"]
+	if rest[0].Seq != 3 {
+		t.Errorf("resume started at seq %d, want 3", rest[0].Seq)
+	}
+	for i := 1; i < len(rest); i++ {
+		if rest[i].Seq != rest[i-1].Seq+1 {
+			t.Errorf("gap: %d after %d", rest[i].Seq, rest[i-1].Seq)
+		}
+	}
+	if last := rest[len(rest)-1]; last.Response["answer"] != "Answer to: block resume" {
+		t.Errorf("last = %+v", last)
+	}
+	// Resuming a finished stream from the start replays all of it.
+	send(t, c2, `{"id":"r1","resume":{"last_seq":0}}`)
+	all := readUntilComplete(t, c2, "r1")["r1"]
+	if len(all) != 2+len(rest) || all[0].Seq != 1 {
+		t.Errorf("replay: %d frames from seq %d, want %d from 1", len(all), all[0].Seq, 2+len(rest))
+	}
+}
+
+func TestSocketSlowReaderCutOff(t *testing.T) {
+	f := newFixture(t, Config{SendBuffer: 16, MaxInFlight: 1000})
+	c := dialSocket(t, f.ts.URL, "")
+	// Never read; flood requests until the server closes the socket.
+	var err error
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; time.Now().Before(deadline); i++ {
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		err = c.WriteMessage(websocket.TextMessage, []byte(`{"id":"f`+strings.Repeat("x", i%7)+string(rune('a'+i%26))+`","service":"search","request":{"query":"`+strings.Repeat("z", 2000)+`"}}`))
+		if err != nil {
+			break
+		}
+	}
+	if err == nil {
+		t.Fatal("a client that never reads was not cut off")
+	}
+	// Others are served.
+	c2 := dialSocket(t, f.ts.URL, "")
+	send(t, c2, `{"id":"ok","service":"agent","request":{"question":"q"}}`)
+	readUntilComplete(t, c2, "ok")
+}
+
+func TestSocketPingPong(t *testing.T) {
+	f := newFixture(t, Config{PingInterval: 50 * time.Millisecond})
+	c := dialSocket(t, f.ts.URL, "")
+	pings := make(chan struct{}, 10)
+	c.SetPingHandler(func(string) error {
+		select {
+		case pings <- struct{}{}:
+		default:
+		}
+		return c.WriteControl(websocket.PongMessage, nil, time.Now().Add(time.Second))
+	})
+	go func() {
+		for {
+			if _, _, err := c.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	for i := 0; i < 3; i++ {
+		select {
+		case <-pings:
+		case <-time.After(5 * time.Second):
+			t.Fatal("no ping from the server")
+		}
+	}
+}
