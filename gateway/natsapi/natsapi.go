@@ -1,0 +1,161 @@
+// Package natsapi serves kgagent's services over NATS: requests on
+// kgagent.request.<service> (agent, search, graph-rag, triples) in a queue
+// group, so any number of workers share them; responses streamed to the
+// request's reply inbox in the websocket's JSON (gateway.Frame), the last one
+// with "complete": true. Bad requests get an error frame on the inbox.
+//
+// From the plain nats CLI (replies=0 waits for every reply until the timeout):
+//
+//	nats req kgagent.request.agent '{"question":"What is the GIL?"}' --replies=0 --timeout=30s
+//	nats req kgagent.request.search '{"query":"asyncio","collection":"python","k":3}'
+//
+// The message is the websocket's "request" object, plus an optional "id" (the
+// request id, generated when absent) and "flow" (default "default"). The bus
+// is trusted: callers are anonymous to the agent; secure it with NATS's own
+// accounts.
+package natsapi
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/gateway"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
+)
+
+// Runner runs one call, sending its frames in order; *gateway.Server
+// implements it.
+type Runner interface {
+	Run(ctx context.Context, c gateway.Call, send func(gateway.Frame))
+}
+
+var _ Runner = (*gateway.Server)(nil)
+
+// Config configures a Server. The zero value works.
+type Config struct {
+	SubjectPrefix   string       // default "kgagent.request"; services are <prefix>.<service>
+	Queue           string       // queue group; default "kgagent"
+	MaxConcurrent   int          // calls run at once per Server; default 64
+	MaxMessageBytes int          // larger requests get TOO_LARGE; default 64 KiB
+	Logger          *slog.Logger // default slog.Default()
+}
+
+// Server subscribes to the request subjects and runs each request.
+type Server struct {
+	nc     *nats.Conn
+	run    Runner
+	cfg    Config
+	sub    *nats.Subscription
+	sem    chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New returns a Server on nc; Start subscribes.
+func New(nc *nats.Conn, r Runner, cfg Config) *Server {
+	if cfg.SubjectPrefix == "" {
+		cfg.SubjectPrefix = "kgagent.request"
+	}
+	if cfg.Queue == "" {
+		cfg.Queue = "kgagent"
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 64
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = 64 << 10
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{nc: nc, run: r, cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrent), ctx: ctx, cancel: cancel}
+}
+
+// Start subscribes to <prefix>.* in the queue group.
+func (s *Server) Start() error {
+	sub, err := s.nc.QueueSubscribe(s.cfg.SubjectPrefix+".*", s.cfg.Queue, s.handle)
+	if err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "cannot subscribe to %s.*", s.cfg.SubjectPrefix)
+	}
+	// Requests wait in the client's buffer while MaxConcurrent run; allow a
+	// deep buffer instead of dropping them as a slow consumer.
+	_ = sub.SetPendingLimits(1<<16, 256<<20)
+	s.sub = sub
+	return s.nc.Flush()
+}
+
+// Close unsubscribes, cancels running calls and waits for them.
+func (s *Server) Close() error {
+	var err error
+	if s.sub != nil {
+		err = s.sub.Unsubscribe()
+	}
+	s.cancel()
+	s.wg.Wait()
+	return err
+}
+
+// Message is the JSON a NATS request carries: gateway.Request, whose id and
+// flow fields are used here.
+type Message = gateway.Request
+
+// DecodeMessage decodes a request for service. Errors are those of
+// gateway.DecodeRequest, and TOO_LARGE over max bytes.
+func DecodeMessage(service string, data []byte, max int) (gateway.Request, error) {
+	if len(data) > max {
+		return gateway.Request{}, kgagent.Errorf(kgagent.ETOOLARGE, "request is over %d bytes", max)
+	}
+	return gateway.DecodeRequest(service, data)
+}
+
+func (s *Server) handle(m *nats.Msg) {
+	if m.Reply == "" {
+		s.cfg.Logger.Warn("nats request without reply subject; dropped", "subject", m.Subject)
+		return
+	}
+	service := strings.TrimPrefix(m.Subject, s.cfg.SubjectPrefix+".")
+	req, err := DecodeMessage(service, m.Data, s.cfg.MaxMessageBytes)
+	id := req.ID
+	if id == "" {
+		id = nuid.Next()
+	}
+	if err != nil {
+		e := kgagent.Error{Code: kgagent.ErrorCode(err), Message: kgagent.ErrorMessage(err), Details: kgagent.ErrorDetails(err)}
+		s.publish(m.Reply, gateway.Frame{ID: id, Seq: 1, Error: &gateway.FrameError{Message: e.Message, Type: e.Code, Details: e.Details}, Complete: true})
+		return
+	}
+	select {
+	case s.sem <- struct{}{}:
+	case <-s.ctx.Done():
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer func() { <-s.sem; s.wg.Done() }()
+		var seq int64
+		s.run.Run(s.ctx, gateway.Call{ID: id, Service: service, Flow: req.Flow, Request: req, Caller: agent.Caller{Anonymous: true}}, func(f gateway.Frame) {
+			seq++
+			f.Seq = seq
+			s.publish(m.Reply, f)
+		})
+	}()
+}
+
+func (s *Server) publish(subject string, f gateway.Frame) {
+	data, err := json.Marshal(f)
+	if err != nil {
+		s.cfg.Logger.Error("cannot encode frame", "err", err)
+		return
+	}
+	if err := s.nc.Publish(subject, data); err != nil {
+		s.cfg.Logger.Warn("cannot publish response", "subject", subject, "err", err)
+	}
+}

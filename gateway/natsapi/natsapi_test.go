@@ -1,0 +1,160 @@
+package natsapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/gateway"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// asker streams a thought and an observation, then answers; it counts calls.
+type asker struct{ calls atomic.Int64 }
+
+func (a *asker) Ask(ctx context.Context, req agent.Request, emit agent.Emit) (kgagent.Answer, error) {
+	a.calls.Add(1)
+	emit(kgagent.Event{Kind: kgagent.EventThought, Text: "thinking"})
+	emit(kgagent.Event{Kind: kgagent.EventObservation, Text: "seen"})
+	return kgagent.Answer{Answer: "A: " + req.Question, Sources: []kgagent.Source{{URL: "https://x.example/p#s", Title: "P"}}}, nil
+}
+
+func startNATS(t testing.TB) *server.Server {
+	t.Helper()
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(5 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	t.Cleanup(ns.Shutdown)
+	return ns
+}
+
+func connect(t testing.TB, ns *server.Server) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// startWorker starts a gateway and a natsapi server on its own connection.
+func startWorker(t testing.TB, ns *server.Server, a *asker) *Server {
+	t.Helper()
+	gw, err := gateway.New(gateway.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, gateway.Backends{Asker: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	s := New(connect(t, ns), gw, Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// request publishes data on subject and collects frames until complete.
+func request(t testing.TB, nc *nats.Conn, subject, data string) []gateway.Frame {
+	t.Helper()
+	inbox := nats.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.PublishRequest(subject, inbox, []byte(data)); err != nil {
+		t.Fatal(err)
+	}
+	var frames []gateway.Frame
+	for {
+		m, err := sub.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatalf("%s %s: %v after %d frames", subject, data, err, len(frames))
+		}
+		var f gateway.Frame
+		if err := json.Unmarshal(m.Data, &f); err != nil {
+			t.Fatalf("frame %q: %v", m.Data, err)
+		}
+		frames = append(frames, f)
+		if f.Complete {
+			return frames
+		}
+	}
+}
+
+func TestNATSStreams(t *testing.T) {
+	ns := startNATS(t)
+	a := &asker{}
+	startWorker(t, ns, a)
+	nc := connect(t, ns)
+
+	frames := request(t, nc, "kgagent.request.agent", `{"id":"n1","question":"What is NATS?"}`)
+	if len(frames) != 3 {
+		t.Fatalf("frames = %+v", frames)
+	}
+	wantKeys := []string{"thought", "observation", "answer"}
+	for i, f := range frames {
+		if f.ID != "n1" || f.Seq != int64(i+1) || f.Response[wantKeys[i]] == nil {
+			t.Errorf("frame %d = %+v", i, f)
+		}
+	}
+	if frames[2].Response["answer"] != "A: What is NATS?" || frames[2].Response["sources"] == nil {
+		t.Errorf("final = %+v", frames[2])
+	}
+}
+
+func TestNATSValidationErrors(t *testing.T) {
+	ns := startNATS(t)
+	startWorker(t, ns, &asker{})
+	nc := connect(t, ns)
+	tests := []struct{ subject, data, typ string }{
+		{"kgagent.request.agent", `{"question":`, "INVALID_ARGUMENT"},
+		{"kgagent.request.agent", `{}`, "INVALID_ARGUMENT"},
+		{"kgagent.request.agent", `{"question":1}`, "INVALID_ARGUMENT"},
+		{"kgagent.request.agent", "{\"question\":\"\xff\"}", "INVALID_ARGUMENT"},
+		{"kgagent.request.llm", `{"question":"q"}`, "NOT_FOUND"},
+		{"kgagent.request.agent", `{"question":"q","flow":"nope"}`, "NOT_FOUND"},
+		{"kgagent.request.search", `{"query":"q"}`, "UNAVAILABLE"},
+	}
+	for _, tt := range tests {
+		frames := request(t, nc, tt.subject, tt.data)
+		if len(frames) != 1 || frames[0].Error == nil || frames[0].Error.Type != tt.typ || frames[0].ID == "" {
+			t.Errorf("%s %s: got %+v, want one %s error", tt.subject, tt.data, frames, tt.typ)
+		}
+	}
+	if frames := request(t, nc, "kgagent.request.agent", `{"question":"still ok"}`); frames[len(frames)-1].Response["answer"] != "A: still ok" {
+		t.Errorf("after errors: %+v", frames)
+	}
+}
+
+func TestNATSQueueGroupSharesWork(t *testing.T) {
+	ns := startNATS(t)
+	a1, a2 := &asker{}, &asker{}
+	startWorker(t, ns, a1)
+	startWorker(t, ns, a2)
+	nc := connect(t, ns)
+	const n = 40
+	for i := 0; i < n; i++ {
+		request(t, nc, "kgagent.request.agent", fmt.Sprintf(`{"question":"q%d"}`, i))
+	}
+	if got := a1.calls.Load() + a2.calls.Load(); got != n {
+		t.Errorf("calls = %d, want %d (each request answered once)", got, n)
+	}
+	if a1.calls.Load() == 0 || a2.calls.Load() == 0 {
+		t.Errorf("queue group did not share work: %d / %d", a1.calls.Load(), a2.calls.Load())
+	}
+}
