@@ -586,7 +586,7 @@ func testConcurrent(t *testing.T, s graphrag.Store) {
 		t.Fatalf("got %d triples, want %d", len(got), writers*20)
 	}
 	for _, tr := range got {
-		if !strings.HasPrefix(tr.Object.ID, fmt.Sprintf("r%d-", rounds-1)) {
+		if !strings.HasPrefix(tr.Object.Name, fmt.Sprintf("r%d-", rounds-1)) {
 			t.Errorf("triple from an old round survived: %+v", tr)
 			break
 		}

@@ -1,0 +1,244 @@
+package neo4j
+
+import (
+	"context"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/graphrag"
+)
+
+// Document is one source document's triples, for ReplaceDocuments.
+type Document struct {
+	URL     string
+	Triples []kgagent.Triple
+}
+
+// ReplaceDocument implements graphrag.Store: the document's old triples are
+// retracted and triples written in one transaction.
+func (s *Store) ReplaceDocument(ctx context.Context, collection, docURL string, triples []kgagent.Triple) error {
+	return s.ReplaceDocuments(ctx, collection, []Document{{URL: docURL, Triples: triples}})
+}
+
+// DeleteDocument implements graphrag.Store.
+func (s *Store) DeleteDocument(ctx context.Context, collection, docURL string) error {
+	return s.ReplaceDocuments(ctx, collection, []Document{{URL: docURL}})
+}
+
+// ReplaceDocuments replaces the triples of several documents of collection in
+// one transaction: the bulk path for ingestion, which amortises the
+// transaction cost over many small pages. Every document is validated before
+// anything is written; on any error no document changes.
+func (s *Store) ReplaceDocuments(ctx context.Context, collection string, docs []Document) error {
+	if err := graphrag.ValidateCollection(collection); err != nil {
+		return err
+	}
+	for _, d := range docs {
+		if err := graphrag.ValidateTriples(collection, d.URL, d.Triples); err != nil {
+			return err
+		}
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	b := newBatch(collection, docs)
+	return s.write(ctx, "replace documents", func(tx neo4j.ManagedTransaction) error {
+		return b.apply(ctx, tx, s.cfg.BatchSize)
+	})
+}
+
+// batch is the prepared parameters of one ReplaceDocuments call.
+type batch struct {
+	collection string
+	docURLs    []any
+	entities   []any // {id, name, type, norm}
+	rels       []any // {s, o, p, d, u, k}
+	lits       []any // {s, v, h, p, d, u, k}
+	newIDs     map[string]bool
+}
+
+func newBatch(collection string, docs []Document) *batch {
+	b := &batch{collection: collection, newIDs: map[string]bool{}}
+	ents := map[string]kgagent.Entity{}
+	var order []string
+	addEnt := func(e kgagent.Entity) {
+		old, ok := ents[e.ID]
+		if !ok {
+			order = append(order, e.ID)
+		} else if e.Type == "" {
+			e.Type = old.Type
+		}
+		ents[e.ID] = e
+	}
+	seenDoc := map[string]bool{}
+	for _, d := range docs {
+		if !seenDoc[d.URL] {
+			seenDoc[d.URL] = true
+			b.docURLs = append(b.docURLs, d.URL)
+		}
+		seen := map[[6]string]bool{}
+		for _, t := range d.Triples {
+			k := [6]string{t.Subject.ID, t.Predicate, t.Object.ID, t.Literal, t.SourceURL, t.ChunkID}
+			if seen[k] {
+				continue // the same fact twice in one document is stored once
+			}
+			seen[k] = true
+			addEnt(t.Subject)
+			if t.Literal != "" {
+				b.lits = append(b.lits, map[string]any{
+					"s": t.Subject.ID, "v": t.Literal, "h": literalHash(t.Literal),
+					"p": t.Predicate, "d": d.URL, "u": t.SourceURL, "k": t.ChunkID,
+				})
+				continue
+			}
+			addEnt(t.Object)
+			b.rels = append(b.rels, map[string]any{
+				"s": t.Subject.ID, "o": t.Object.ID,
+				"p": t.Predicate, "d": d.URL, "u": t.SourceURL, "k": t.ChunkID,
+			})
+		}
+	}
+	for _, id := range order {
+		e := ents[id]
+		b.newIDs[id] = true
+		b.entities = append(b.entities, map[string]any{
+			"id": e.ID, "name": e.Name, "type": e.Type, "norm": graphrag.NormalizeName(e.Name),
+		})
+	}
+	return b
+}
+
+const (
+	// Retract the documents' literal triples with their literal nodes.
+	qRetractLiterals = `
+UNWIND $docs AS d
+MATCH (:Entity)-[r:REL]->(l:Literal)
+WHERE r.collection = $c AND r.doc_url = d
+DELETE r, l
+RETURN count(r) AS n`
+
+	// Retract the documents' entity triples, returning the entities they
+	// touched so that entities left without triples can be removed.
+	qRetractRels = `
+UNWIND $docs AS d
+MATCH (s:Entity)-[r:REL]->(o:Entity)
+WHERE r.collection = $c AND r.doc_url = d
+DELETE r
+RETURN collect(DISTINCT s.id) + collect(DISTINCT o.id) AS ids`
+
+	// Upsert entities; name, type and norm are only written (and the node
+	// only locked) when they change.
+	qMergeEntities = `
+UNWIND $rows AS row
+MERGE (e:Entity {collection: $c, id: row.id})
+ON CREATE SET e.name = row.name, e.type = row.type, e.norm = row.norm
+WITH e, row
+WHERE e.name <> row.name OR e.norm <> row.norm OR (row.type <> '' AND e.type <> row.type)
+SET e.name = row.name, e.norm = row.norm, e.type = CASE row.type WHEN '' THEN e.type ELSE row.type END`
+
+	qCreateRels = `
+UNWIND $rows AS row
+MATCH (s:Entity {collection: $c, id: row.s})
+MATCH (o:Entity {collection: $c, id: row.o})
+CREATE (s)-[:REL {collection: $c, p: row.p, doc_url: row.d, source_url: row.u, chunk_id: row.k}]->(o)`
+
+	qCreateLits = `
+UNWIND $rows AS row
+MATCH (s:Entity {collection: $c, id: row.s})
+CREATE (s)-[:REL {collection: $c, p: row.p, doc_url: row.d, source_url: row.u, chunk_id: row.k}]->
+       (:Literal {collection: $c, value: row.v, h: row.h})`
+
+	// Remove entities no triple uses any more. SET/REMOVE take the node's
+	// write lock before its degree is read, so a concurrent transaction that
+	// links the entity either committed first (and is seen) or fails on the
+	// deleted node and is retried (see Store.write).
+	qDropOrphans = `
+UNWIND $ids AS id
+MATCH (e:Entity {collection: $c, id: id})
+SET e.gc = true
+REMOVE e.gc
+WITH e WHERE COUNT { (e)--() } = 0
+DELETE e`
+)
+
+// apply runs the batch's statements in tx: retract, upsert entities, create
+// triples in chunks of size rows, drop orphaned entities.
+func (b *batch) apply(ctx context.Context, tx neo4j.ManagedTransaction, size int) error {
+	c := b.collection
+	if _, err := run(ctx, tx, qRetractLiterals, map[string]any{"c": c, "docs": b.docURLs}); err != nil {
+		return err
+	}
+	recs, err := run(ctx, tx, qRetractRels, map[string]any{"c": c, "docs": b.docURLs})
+	if err != nil {
+		return err
+	}
+	var touched []any
+	seen := map[string]bool{}
+	for _, r := range recs {
+		ids, _ := r.Values[0].([]any)
+		for _, v := range ids {
+			id := str(v)
+			if id != "" && !b.newIDs[id] && !seen[id] {
+				seen[id] = true
+				touched = append(touched, id)
+			}
+		}
+	}
+	for _, step := range []struct {
+		q    string
+		rows []any
+	}{{qMergeEntities, b.entities}, {qCreateRels, b.rels}, {qCreateLits, b.lits}, {qDropOrphans, touched}} {
+		for i := 0; i < len(step.rows); i += size {
+			chunk := step.rows[i:min(i+size, len(step.rows))]
+			key := "rows"
+			if step.q == qDropOrphans {
+				key = "ids"
+			}
+			if _, err := run(ctx, tx, step.q, map[string]any{"c": c, key: chunk}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// DeleteCollection implements graphrag.Store. A large collection is deleted
+// in transactions of a few thousand elements each (so the server's
+// transaction memory stays bounded); if one fails, calling again finishes the
+// job.
+func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
+	if err := graphrag.ValidateCollection(collection); err != nil {
+		return err
+	}
+	steps := []string{
+		`MATCH ()-[r:REL]->() WHERE r.collection = $c AND r.doc_url IS NOT NULL
+		 WITH r LIMIT $n DELETE r RETURN count(*) AS n`,
+		`MATCH (l:Literal) WHERE l.collection = $c AND l.h IS NOT NULL
+		 WITH l LIMIT $n DETACH DELETE l RETURN count(*) AS n`,
+		`MATCH (e:Entity) WHERE e.collection = $c AND e.id IS NOT NULL
+		 WITH e LIMIT $n DETACH DELETE e RETURN count(*) AS n`,
+	}
+	for _, q := range steps {
+		for {
+			var n int64
+			err := s.write(ctx, "delete collection", func(tx neo4j.ManagedTransaction) error {
+				recs, err := run(ctx, tx, q, map[string]any{"c": collection, "n": s.cfg.BatchSize})
+				if err != nil {
+					return err
+				}
+				if len(recs) > 0 {
+					n, _ = recs[0].Values[0].(int64)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				break
+			}
+		}
+	}
+	return nil
+}

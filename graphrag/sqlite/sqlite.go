@@ -1,0 +1,672 @@
+// Package sqlite is the embedded triple store: a graphrag.Store in one SQLite
+// file in the data dir, through modernc.org/sqlite (pure Go, no cgo).
+//
+// Why SQLite: it is already the project's embedded engine, gives crash-safe
+// atomic transactions (WAL, synchronous=FULL) and B-tree indexes that answer
+// the store's access paths (by subject, by object, by document) in
+// microseconds, which is all a bounded graph expansion needs. Expansion is an
+// iterative frontier walk over prepared statements rather than a recursive
+// CTE, so per-entity limits and cycle checks are exact.
+//
+// Each ReplaceDocument is one IMMEDIATE transaction: the document's old
+// triples are retracted, the entity table's reference counts adjusted and the
+// new triples inserted, or nothing changes. The store also implements
+// graphrag.Cache (table extract_cache) so the LLM extractor's results survive
+// restarts.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/graphrag"
+
+	_ "modernc.org/sqlite" // database/sql driver "sqlite"
+)
+
+// FileName is the store's file inside a data dir (see OpenDir).
+const FileName = "graph.db"
+
+var (
+	_ graphrag.Store = (*Store)(nil)
+	_ graphrag.Cache = (*Store)(nil)
+)
+
+// Store is the embedded triple store. It is safe for concurrent use.
+type Store struct {
+	path string
+	wdb  *sql.DB // one connection, IMMEDIATE transactions: the single writer
+	rdb  *sql.DB // readers (WAL lets them run beside the writer)
+
+	wmu sync.Mutex // serialises writers inside this process
+
+	stOut, stIn *sql.Stmt // expansion: triples by subject / by object
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS triples (
+	collection TEXT NOT NULL,
+	doc_url    TEXT NOT NULL,
+	s_id       TEXT NOT NULL,
+	s_name     TEXT NOT NULL,
+	s_type     TEXT NOT NULL,
+	s_norm     TEXT NOT NULL,
+	p          TEXT NOT NULL,
+	o_id       TEXT NOT NULL,
+	o_name     TEXT NOT NULL,
+	o_type     TEXT NOT NULL,
+	o_norm     TEXT NOT NULL,
+	literal    TEXT NOT NULL,
+	chunk_id   TEXT NOT NULL,
+	source_url TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS triples_doc ON triples(collection, doc_url);
+CREATE INDEX IF NOT EXISTS triples_s ON triples(collection, s_id);
+CREATE INDEX IF NOT EXISTS triples_o ON triples(collection, o_id);
+CREATE INDEX IF NOT EXISTS triples_sn ON triples(collection, s_norm);
+CREATE INDEX IF NOT EXISTS triples_on ON triples(collection, o_norm);
+CREATE INDEX IF NOT EXISTS triples_p ON triples(collection, p);
+CREATE TABLE IF NOT EXISTS entities (
+	collection TEXT NOT NULL,
+	id         TEXT NOT NULL,
+	name       TEXT NOT NULL,
+	type       TEXT NOT NULL,
+	norm       TEXT NOT NULL,
+	refs       INTEGER NOT NULL,
+	PRIMARY KEY (collection, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS entity_words (
+	collection TEXT NOT NULL,
+	word       TEXT NOT NULL,
+	id         TEXT NOT NULL,
+	PRIMARY KEY (collection, word, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS extract_cache (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+) WITHOUT ROWID;
+`
+
+const cols = `rowid, s_id, s_name, s_type, p, o_id, o_name, o_type, literal, chunk_id, doc_url, source_url`
+
+// OpenDir opens (creating if needed) the store in dataDir/graph.db.
+func OpenDir(dataDir string) (*Store, error) {
+	if dataDir == "" {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "graph store: empty data dir")
+	}
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: cannot create data dir")
+	}
+	return Open(filepath.Join(dataDir, FileName))
+}
+
+// Open opens (creating if needed) the store in the SQLite file at path.
+func Open(path string) (*Store, error) {
+	if path == "" {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "graph store: empty path")
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
+	wdb, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: open %s", path)
+	}
+	wdb.SetMaxOpenConns(1)
+	if _, err := wdb.Exec(schema); err != nil {
+		wdb.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: create schema in %s", path)
+	}
+	rdb, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+	if err != nil {
+		wdb.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: open %s", path)
+	}
+	rdb.SetMaxOpenConns(8)
+	rdb.SetMaxIdleConns(8)
+	s := &Store{path: path, wdb: wdb, rdb: rdb}
+	if s.stOut, err = rdb.Prepare(`SELECT ` + cols + ` FROM triples WHERE collection = ?1 AND s_id = ?2 LIMIT ?3`); err == nil {
+		s.stIn, err = rdb.Prepare(`SELECT ` + cols + ` FROM triples WHERE collection = ?1 AND o_id = ?2 LIMIT ?3`)
+	}
+	if err != nil {
+		s.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: prepare")
+	}
+	return s, nil
+}
+
+// Close releases the database.
+func (s *Store) Close() error {
+	for _, st := range []*sql.Stmt{s.stOut, s.stIn} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	err := s.rdb.Close()
+	if werr := s.wdb.Close(); err == nil {
+		err = werr
+	}
+	return err
+}
+
+// Path is the SQLite file the store lives in.
+func (s *Store) Path() string { return s.path }
+
+func dbErr(ctx context.Context, err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	var ke *kgagent.Error
+	if errors.As(err, &ke) {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: %s", what)
+}
+
+// ReplaceDocument implements graphrag.Store in one transaction.
+func (s *Store) ReplaceDocument(ctx context.Context, collection, docURL string, triples []kgagent.Triple) error {
+	if err := graphrag.ValidateTriples(collection, docURL, triples); err != nil {
+		return err
+	}
+	// Drop exact duplicates: a triple stated twice on a page is one fact.
+	seen := make(map[string]bool, len(triples))
+	uniq := triples[:0:0]
+	for _, t := range triples {
+		k := t.Subject.ID + "\x00" + t.Predicate + "\x00" + t.Object.ID + "\x00" + t.Literal + "\x00" + t.SourceURL
+		if !seen[k] {
+			seen[k] = true
+			uniq = append(uniq, t)
+		}
+	}
+	return s.write(ctx, "replace document", func(tx *sql.Tx) error {
+		if err := s.retract(ctx, tx, collection, docURL); err != nil {
+			return err
+		}
+		if len(uniq) == 0 {
+			return nil
+		}
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO triples (collection, doc_url, s_id, s_name, s_type, s_norm, p, o_id, o_name, o_type, o_norm, literal, chunk_id, source_url)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		refs := map[string]int{}
+		ents := map[string]kgagent.Entity{}
+		for _, t := range uniq {
+			if _, err := ins.ExecContext(ctx, collection, docURL,
+				t.Subject.ID, t.Subject.Name, t.Subject.Type, graphrag.NormalizeName(t.Subject.Name),
+				t.Predicate,
+				t.Object.ID, t.Object.Name, t.Object.Type, graphrag.NormalizeName(t.Object.Name),
+				t.Literal, t.ChunkID, t.SourceURL); err != nil {
+				return err
+			}
+			refs[t.Subject.ID]++
+			if _, ok := ents[t.Subject.ID]; !ok {
+				ents[t.Subject.ID] = t.Subject
+			}
+			if t.Literal == "" {
+				refs[t.Object.ID]++
+				if _, ok := ents[t.Object.ID]; !ok {
+					ents[t.Object.ID] = t.Object
+				}
+			}
+		}
+		return addRefs(ctx, tx, collection, refs, ents)
+	})
+}
+
+// write runs fn in one IMMEDIATE transaction, serialised with other writers.
+func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return dbErr(ctx, err, what)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return dbErr(ctx, err, what)
+	}
+	return dbErr(ctx, tx.Commit(), what)
+}
+
+// retract deletes a document's triples and releases its entity references.
+func (s *Store) retract(ctx context.Context, tx *sql.Tx, collection, docURL string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT s_id, o_id, literal FROM triples WHERE collection = ? AND doc_url = ?`, collection, docURL)
+	if err != nil {
+		return err
+	}
+	refs := map[string]int{}
+	for rows.Next() {
+		var sid, oid, lit string
+		if err := rows.Scan(&sid, &oid, &lit); err != nil {
+			rows.Close()
+			return err
+		}
+		refs[sid]--
+		if lit == "" && oid != "" {
+			refs[oid]--
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM triples WHERE collection = ? AND doc_url = ?`, collection, docURL); err != nil {
+		return err
+	}
+	return addRefs(ctx, tx, collection, refs, nil)
+}
+
+// addRefs applies reference-count deltas to the entity table, inserting new
+// entities (with their words) and dropping those no triple refers to.
+func addRefs(ctx context.Context, tx *sql.Tx, collection string, refs map[string]int, ents map[string]kgagent.Entity) error {
+	ids := make([]string, 0, len(refs))
+	for id := range refs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		d := refs[id]
+		if d == 0 {
+			continue
+		}
+		if d > 0 {
+			e := ents[id]
+			norm := graphrag.NormalizeName(e.Name)
+			res, err := tx.ExecContext(ctx, `UPDATE entities SET refs = refs + ? WHERE collection = ? AND id = ?`, d, collection, id)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO entities (collection, id, name, type, norm, refs) VALUES (?,?,?,?,?,?)`,
+				collection, id, e.Name, e.Type, norm, d); err != nil {
+				return err
+			}
+			for _, w := range Words(norm, id) {
+				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO entity_words (collection, word, id) VALUES (?,?,?)`, collection, w, id); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		var left int
+		if err := tx.QueryRowContext(ctx, `UPDATE entities SET refs = refs + ? WHERE collection = ? AND id = ? RETURNING refs`, d, collection, id).Scan(&left); err != nil {
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			return err
+		}
+		if left <= 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM entities WHERE collection = ? AND id = ?`, collection, id); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM entity_words WHERE collection = ? AND id = ?`, collection, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Words are the index words of an entity: each word of its normalised name,
+// the dot-separated parts of code names (os.path.join -> os, path, join), and
+// its id when that differs.
+func Words(norm, id string) []string {
+	set := map[string]bool{}
+	for _, w := range strings.Fields(norm) {
+		set[w] = true
+		if strings.Contains(w, ".") {
+			for _, p := range strings.Split(w, ".") {
+				if p != "" {
+					set[p] = true
+				}
+			}
+		}
+	}
+	if id != norm && id != "" && len(id) <= graphrag.MaxNameBytes {
+		set[id] = true
+	}
+	out := make([]string, 0, len(set))
+	for w := range set {
+		out = append(out, w)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// DeleteDocument implements graphrag.Store.
+func (s *Store) DeleteDocument(ctx context.Context, collection, docURL string) error {
+	if err := graphrag.ValidateCollection(collection); err != nil {
+		return err
+	}
+	if err := graphrag.ValidateDocURL(docURL); err != nil {
+		return err
+	}
+	return s.write(ctx, "delete document", func(tx *sql.Tx) error {
+		return s.retract(ctx, tx, collection, docURL)
+	})
+}
+
+// DeleteCollection implements graphrag.Store.
+func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
+	if err := graphrag.ValidateCollection(collection); err != nil {
+		return err
+	}
+	return s.write(ctx, "delete collection", func(tx *sql.Tx) error {
+		for _, q := range []string{
+			`DELETE FROM triples WHERE collection = ?`,
+			`DELETE FROM entities WHERE collection = ?`,
+			`DELETE FROM entity_words WHERE collection = ?`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, collection); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Find implements graphrag.Store.
+func (s *Store) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple, error) {
+	if err := graphrag.ValidateCollection(p.Collection); err != nil {
+		return nil, err
+	}
+	if p.Limit < 0 {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "limit must not be negative")
+	}
+	limit := p.Limit
+	if limit == 0 {
+		limit = 100
+	}
+	q := `SELECT ` + cols + ` FROM triples WHERE collection = ?`
+	args := []any{p.Collection}
+	if p.S != "" {
+		q += ` AND (s_id = ? OR s_norm = ?)`
+		args = append(args, p.S, graphrag.NormalizeName(p.S))
+	}
+	if p.P != "" {
+		q += ` AND p = ?`
+		args = append(args, p.P)
+	}
+	if p.O != "" {
+		q += ` AND (o_id = ? OR o_norm = ? OR literal = ?)`
+		args = append(args, p.O, graphrag.NormalizeName(p.O), p.O)
+	}
+	q += ` ORDER BY rowid LIMIT ?`
+	args = append(args, limit)
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, dbErr(ctx, err, "find")
+	}
+	out, _, err := scan(rows, p.Collection, nil)
+	return out, dbErr(ctx, err, "find")
+}
+
+// scan reads triple rows, skipping rowids already in seen (and adding the
+// rest to it when seen is not nil).
+func scan(rows *sql.Rows, collection string, seen map[int64]bool) ([]kgagent.Triple, int, error) {
+	defer rows.Close()
+	var out []kgagent.Triple
+	n := 0
+	for rows.Next() {
+		var id int64
+		t := kgagent.Triple{Collection: collection}
+		if err := rows.Scan(&id, &t.Subject.ID, &t.Subject.Name, &t.Subject.Type, &t.Predicate,
+			&t.Object.ID, &t.Object.Name, &t.Object.Type, &t.Literal, &t.ChunkID, &t.DocURL, &t.SourceURL); err != nil {
+			return nil, n, err
+		}
+		n++
+		if seen != nil {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+		}
+		out = append(out, t)
+	}
+	return out, n, rows.Err()
+}
+
+// Expand implements graphrag.Store with a breadth-first frontier walk: each
+// hop fetches at most lim.TriplesPerEntity triples per frontier entity
+// (outgoing first, then incoming), and entities already visited are never
+// expanded again, so cycles terminate.
+func (s *Store) Expand(ctx context.Context, collection string, seeds []string, lim graphrag.ExpandLimits) ([]kgagent.Triple, error) {
+	if err := graphrag.ValidateCollection(collection); err != nil {
+		return nil, err
+	}
+	hops, per := lim.Hops, lim.TriplesPerEntity
+	if hops <= 0 {
+		hops = 2
+	}
+	if per <= 0 {
+		per = 30
+	}
+	out, in := s.stOut, s.stIn
+
+	visited := map[string]bool{}
+	var frontier []string
+	for _, id := range seeds {
+		if id != "" && !visited[id] {
+			visited[id] = true
+			frontier = append(frontier, id)
+		}
+	}
+	seen := map[int64]bool{}
+	var result []kgagent.Triple
+	for hop := 0; hop < hops && len(frontier) > 0; hop++ {
+		var next []string
+		for _, id := range frontier {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			rows, err := out.QueryContext(ctx, collection, id, per)
+			if err != nil {
+				return nil, dbErr(ctx, err, "expand")
+			}
+			got, n, err := scan(rows, collection, seen)
+			if err != nil {
+				return nil, dbErr(ctx, err, "expand")
+			}
+			if n < per {
+				rows, err := in.QueryContext(ctx, collection, id, per-n)
+				if err != nil {
+					return nil, dbErr(ctx, err, "expand")
+				}
+				more, _, err := scan(rows, collection, seen)
+				if err != nil {
+					return nil, dbErr(ctx, err, "expand")
+				}
+				got = append(got, more...)
+			}
+			for _, t := range got {
+				for _, e := range []string{t.Subject.ID, t.Object.ID} {
+					if t.Literal == "" && e != "" && !visited[e] {
+						visited[e] = true
+						next = append(next, e)
+					}
+				}
+			}
+			result = append(result, got...)
+		}
+		frontier = next
+	}
+	return result, nil
+}
+
+// Entities implements graphrag.Store. A term matches an entity when it is one
+// of the entity's index words (see Words) or, for multi-word terms, when the
+// entity's normalised name contains it; when no entity matches a term that
+// way, a substring scan of the collection's entity names is the fallback.
+// Entities named exactly like a term come first, then by how many triples
+// refer to them.
+func (s *Store) Entities(ctx context.Context, collection string, terms []string, limit int) ([]kgagent.Entity, error) {
+	if err := graphrag.ValidateCollection(collection); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = 50
+	}
+	cands := map[string]*cand{}
+	for _, raw := range terms {
+		term := graphrag.NormalizeName(raw)
+		if term == "" {
+			continue
+		}
+		first := strings.Fields(term)[0]
+		if strings.Contains(term, " ") {
+			// Multi-word: look up by the rarest-looking (longest) word.
+			for _, w := range strings.Fields(term) {
+				if len(w) > len(first) {
+					first = w
+				}
+			}
+		}
+		rows, err := s.rdb.QueryContext(ctx, `SELECT e.id, e.name, e.type, e.norm, e.refs FROM entity_words w
+			JOIN entities e ON e.collection = w.collection AND e.id = w.id
+			WHERE w.collection = ? AND w.word = ? ORDER BY e.refs DESC LIMIT ?`, collection, first, limit*4)
+		if err != nil {
+			return nil, dbErr(ctx, err, "entities")
+		}
+		n, err := addCands(rows, cands, term, true)
+		if err != nil {
+			return nil, dbErr(ctx, err, "entities")
+		}
+		if n == 0 && len(term) >= 3 {
+			rows, err := s.rdb.QueryContext(ctx, `SELECT id, name, type, norm, refs FROM entities
+				WHERE collection = ? AND instr(norm, ?) > 0 ORDER BY refs DESC LIMIT ?`, collection, term, limit)
+			if err != nil {
+				return nil, dbErr(ctx, err, "entities")
+			}
+			if _, err := addCands(rows, cands, term, false); err != nil {
+				return nil, dbErr(ctx, err, "entities")
+			}
+		}
+	}
+	list := make([]*cand, 0, len(cands))
+	for _, c := range cands {
+		list = append(list, c)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i], list[j]
+		if a.exact != b.exact {
+			return a.exact
+		}
+		if a.refs != b.refs {
+			return a.refs > b.refs
+		}
+		return a.e.ID < b.e.ID
+	})
+	if len(list) > limit {
+		list = list[:limit]
+	}
+	out := make([]kgagent.Entity, len(list))
+	for i, c := range list {
+		out[i] = c.e
+	}
+	return out, nil
+}
+
+// containsWords reports whether term occurs in norm on word boundaries (or
+// on dot boundaries of code names).
+func containsWords(norm, term string) bool {
+	for i := 0; ; {
+		j := strings.Index(norm[i:], term)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(term)
+		before := j == 0 || norm[j-1] == ' ' || norm[j-1] == '.'
+		after := end == len(norm) || norm[end] == ' ' || norm[end] == '.'
+		if before && after {
+			return true
+		}
+		i = j + 1
+		if i >= len(norm) {
+			return false
+		}
+	}
+}
+
+// cand is an entity Entities may return, with what it is ranked by.
+type cand struct {
+	e     kgagent.Entity
+	exact bool
+	refs  int
+}
+
+// addCands adds the entity rows to m; with words set, only entities that
+// contain term on word boundaries count. It returns how many matched.
+func addCands(rows *sql.Rows, m map[string]*cand, term string, words bool) (int, error) {
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var c cand
+		var norm string
+		if err := rows.Scan(&c.e.ID, &c.e.Name, &c.e.Type, &norm, &c.refs); err != nil {
+			return n, err
+		}
+		if words && !containsWords(norm, term) && c.e.ID != term {
+			continue
+		}
+		n++
+		c.exact = norm == term || c.e.ID == term
+		if old, ok := m[c.e.ID]; ok {
+			old.exact = old.exact || c.exact
+			continue
+		}
+		m[c.e.ID] = &c
+	}
+	return n, rows.Err()
+}
+
+// Get implements graphrag.Cache.
+func (s *Store) Get(ctx context.Context, key string) (string, bool, error) {
+	var v string
+	err := s.rdb.QueryRowContext(ctx, `SELECT value FROM extract_cache WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, dbErr(ctx, err, "cache get")
+	}
+	return v, true, nil
+}
+
+// Put implements graphrag.Cache.
+func (s *Store) Put(ctx context.Context, key, value string) error {
+	return s.write(ctx, "cache put", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO extract_cache (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
+		return err
+	})
+}
+
+// Stats counts the triples and entities of a collection.
+func (s *Store) Stats(ctx context.Context, collection string) (triples, entities int, err error) {
+	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM triples WHERE collection = ?`, collection).Scan(&triples); err != nil {
+		return 0, 0, dbErr(ctx, err, "stats")
+	}
+	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM entities WHERE collection = ?`, collection).Scan(&entities); err != nil {
+		return 0, 0, dbErr(ctx, err, "stats")
+	}
+	return triples, entities, nil
+}

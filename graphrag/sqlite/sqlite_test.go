@@ -1,0 +1,77 @@
+package sqlite_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/kgagent/kgagent"
+
+	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/graphrag/graphtest"
+	"github.com/kgagent/kgagent/graphrag/sqlite"
+)
+
+func open(t *testing.T) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	graphtest.Run(t, func(t *testing.T) graphrag.Store { return open(t) })
+}
+
+func TestReopenKeepsTriplesAndCache(t *testing.T) {
+	dir := t.TempDir()
+	s, err := sqlite.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	doc := "https://x.test/a.html"
+	tr := graphtest.T("c", doc, "json", "defines", "json.dumps", "json.dumps")
+	if err := s.ReplaceDocument(ctx, "c", doc, []kgagent.Triple{tr}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, "k", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, "k", "v2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = sqlite.Open(filepath.Join(dir, sqlite.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Find(ctx, graphrag.Pattern{Collection: "c"})
+	if err != nil || len(got) != 1 || got[0] != tr {
+		t.Fatalf("after reopen: %+v, %v", got, err)
+	}
+	if v, ok, err := s.Get(ctx, "k"); v != "v2" || !ok || err != nil {
+		t.Errorf("cache Get = %q, %v, %v", v, ok, err)
+	}
+	if _, ok, err := s.Get(ctx, "missing"); ok || err != nil {
+		t.Errorf("cache Get(missing) = %v, %v", ok, err)
+	}
+	n, e, err := s.Stats(ctx, "c")
+	if n != 1 || e != 2 || err != nil {
+		t.Errorf("Stats = %d, %d, %v", n, e, err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	if _, err := sqlite.Open(""); kgagent.ErrorCode(err) != kgagent.EINVALID {
+		t.Errorf("Open(\"\"): %v", err)
+	}
+	if _, err := sqlite.Open(filepath.Join(t.TempDir(), "no", "such", "dir", "g.db")); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
+		t.Errorf("Open in a missing dir: %v", err)
+	}
+}
