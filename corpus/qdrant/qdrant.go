@@ -131,7 +131,7 @@ type Index struct {
 	embedder string
 
 	mu    sync.Mutex
-	ready map[string]bool         // Qdrant collections known to exist with our schema
+	ready map[string]bool        // Qdrant collections known to exist with our schema
 	locks map[string]*sync.Mutex // serialises creation per Qdrant collection
 
 	docs keyedMutex // serialises writes per document (see ReplaceDocument)

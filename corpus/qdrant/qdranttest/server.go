@@ -483,13 +483,11 @@ func (col *collection) parsePoint(ps *qc.PointStruct) (*point, error) {
 	}
 	for name, vec := range named {
 		if params, ok := col.dense[name]; ok {
-			data := vec.GetDense().GetData()
 			if vec.GetDense() == nil {
-				data = vec.GetData() // deprecated plain form
+				// The deprecated plain data/indices form is not modelled.
+				return nil, unsupported("vectors other than the dense oneof for a dense name")
 			}
-			if vec.GetSparse() != nil || vec.Indices != nil {
-				return nil, badInput("Conversion between sparse and regular vectors failed")
-			}
+			data := vec.GetDense().GetData()
 			if uint64(len(data)) != params.GetSize() {
 				return nil, badInput("Vector dimension error: expected dim: %d, got %d", params.GetSize(), len(data))
 			}
@@ -502,14 +500,11 @@ func (col *collection) parsePoint(ps *qc.PointStruct) (*point, error) {
 			continue
 		}
 		if _, ok := col.sparse[name]; ok {
-			var sv sparseVec
-			if s := vec.GetSparse(); s != nil {
-				sv = sparseVec{idx: s.GetIndices(), val: s.GetValues()}
-			} else if vec.Indices != nil {
-				sv = sparseVec{idx: vec.GetIndices().GetData(), val: vec.GetData()}
-			} else {
-				return nil, badInput("Conversion between sparse and regular vectors failed")
+			s := vec.GetSparse()
+			if s == nil {
+				return nil, unsupported("vectors other than the sparse oneof for a sparse name")
 			}
+			sv := sparseVec{idx: s.GetIndices(), val: s.GetValues()}
 			if err := checkSparse(sv); err != nil {
 				return nil, err
 			}

@@ -1,0 +1,508 @@
+package qdrant_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	qc "github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/corpus/corpustest"
+	"github.com/kgagent/kgagent/corpus/qdrant"
+	"github.com/kgagent/kgagent/corpus/qdrant/qdranttest"
+)
+
+// rawClient is a plain go-client connected to the stand-in, to look at what
+// the adapter created.
+func rawClient(t *testing.T, srv *qdranttest.Server) *qc.Client {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(srv.Addr())
+	p, _ := strconv.Atoi(port)
+	c, err := qc.NewClient(&qc.Config{Host: host, Port: p, SkipCompatibilityCheck: true, PoolSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// doc builds a document of n chunks whose texts say word and whose vectors
+// are embedded with the suite's embedder.
+func doc(collection, url, word string, n int) ([]kgagent.Chunk, [][]float32) {
+	chunks := make([]kgagent.Chunk, n)
+	vecs := make([][]float32, n)
+	for i := range chunks {
+		text := fmt.Sprintf("Part %d of %s is about %s.", i, url, word)
+		chunks[i] = kgagent.Chunk{
+			ID: fmt.Sprintf("%s#%d", url, i), Collection: collection, DocURL: url,
+			URL: fmt.Sprintf("%s#p%d", url, i), Title: "Title of " + url,
+			HeadingPath: []string{"Title of " + url, fmt.Sprintf("Part %d", i)},
+			Anchor:      fmt.Sprintf("p%d", i), Ordinal: i, Text: text, Hash: fmt.Sprintf("h%d", i),
+		}
+		vecs[i] = corpustest.Embedder.Vector(corpus.IndexText(chunks[i]))
+	}
+	return chunks, vecs
+}
+
+func put(t *testing.T, ix *qdrant.Index, collection, url, word string, n int) {
+	t.Helper()
+	chunks, vecs := doc(collection, url, word, n)
+	if err := ix.ReplaceDocument(context.Background(), collection, url, chunks, vecs); err != nil {
+		t.Fatalf("ReplaceDocument(%s): %v", url, err)
+	}
+}
+
+func hybrid(text string, k int) corpus.Query {
+	return corpus.Query{Collection: "docs", Text: text, Vector: corpustest.Embedder.Vector(text), K: k, Mode: corpus.ModeHybrid}
+}
+
+func TestCollectionSchema(t *testing.T) {
+	tests := []struct {
+		name      string
+		cfg       qdrant.Config
+		wantM     uint64
+		wantEf    uint64
+		wantQuant bool
+	}{
+		{"defaults", qdrant.Config{}, 16, 100, false},
+		{"tuned", qdrant.Config{HNSWM: 32, HNSWEfConstruct: 256, ScalarQuantization: true}, 32, 256, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := startStandIn(t, qdranttest.Options{})
+			cfg := tt.cfg
+			cfg.Addr = srv.Addr()
+			ix := open(t, cfg)
+			put(t, ix, "docs", "https://ex.org/a", "alpacas", 2)
+			put(t, ix, "docs", "https://ex.org/b", "badgers", 2)
+			put(t, ix, "other", "https://ex.org/a", "alpacas", 1)
+			if got := srv.Calls("Create"); got != 2 {
+				t.Errorf("Create called %d times, want 2 (one per kgagent collection)", got)
+			}
+			if got := srv.Calls("CreateFieldIndex"); got != 8 {
+				t.Errorf("CreateFieldIndex called %d times, want 8", got)
+			}
+			want := []string{ix.CollectionName("docs"), ix.CollectionName("other")}
+			slices.Sort(want)
+			if got := srv.Collections(); !slices.Equal(got, want) {
+				t.Errorf("collections %v, want %v", got, want)
+			}
+			info, err := rawClient(t, srv).GetCollectionInfo(context.Background(), ix.CollectionName("docs"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			params := info.GetConfig().GetParams()
+			dense := params.GetVectorsConfig().GetParamsMap().GetMap()[qdrant.DenseVector]
+			if dense.GetSize() != corpustest.Dim || dense.GetDistance() != qc.Distance_Cosine {
+				t.Errorf("dense vector %v, want size %d cosine", dense, corpustest.Dim)
+			}
+			sparse := params.GetSparseVectorsConfig().GetMap()[qdrant.SparseVector]
+			if sparse.GetModifier() != qc.Modifier_Idf {
+				t.Errorf("sparse vector %v, want the IDF modifier", sparse)
+			}
+			for _, f := range []string{"collection", "doc_url", "url_prefixes"} {
+				if info.GetPayloadSchema()[f].GetDataType() != qc.PayloadSchemaType_Keyword {
+					t.Errorf("payload index on %s: %v, want keyword", f, info.GetPayloadSchema()[f])
+				}
+			}
+			h := info.GetConfig().GetHnswConfig()
+			if h.GetM() != tt.wantM || h.GetEfConstruct() != tt.wantEf {
+				t.Errorf("hnsw m=%d ef_construct=%d, want %d %d", h.GetM(), h.GetEfConstruct(), tt.wantM, tt.wantEf)
+			}
+			if got := info.GetConfig().GetQuantizationConfig().GetScalar() != nil; got != tt.wantQuant {
+				t.Errorf("scalar quantisation %v, want %v", got, tt.wantQuant)
+			}
+
+			// A second adapter (a restart) reuses the collection.
+			again := open(t, cfg)
+			put(t, again, "docs", "https://ex.org/c", "camels", 1)
+			if got := srv.Calls("Create"); got != 2 {
+				t.Errorf("after restart Create called %d times, want still 2", got)
+			}
+		})
+	}
+}
+
+func TestDimensionConflict(t *testing.T) {
+	srv := startStandIn(t, qdranttest.Options{})
+	ix := open(t, qdrant.Config{Addr: srv.Addr()})
+	put(t, ix, "docs", "https://ex.org/a", "alpacas", 1)
+	// Same embedder name, other dimension: the existing collection must not
+	// be written with vectors of another length.
+	other, err := qdrant.New(context.Background(), qdrant.Config{Addr: srv.Addr()}, corpustest.Dim/2, corpustest.Embedder.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	chunks, _ := doc("docs", "https://ex.org/b", "badgers", 1)
+	err = other.ReplaceDocument(context.Background(), "docs", "https://ex.org/b", chunks, [][]float32{make([]float32, corpustest.Dim/2)})
+	if kgagent.ErrorCode(err) != kgagent.ECONFLICT {
+		t.Errorf("write with another dimension: %v, want %s", err, kgagent.ECONFLICT)
+	}
+}
+
+func TestBatching(t *testing.T) {
+	tests := []struct {
+		batch, chunks int
+		want          []int
+	}{
+		{1, 3, []int{1, 1, 1}},
+		{3, 7, []int{3, 3, 1}},
+		{4, 8, []int{4, 4}},
+		{0, 7, []int{7}}, // default 256
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("batch%d_chunks%d", tt.batch, tt.chunks), func(t *testing.T) {
+			srv := startStandIn(t, qdranttest.Options{})
+			ix := open(t, qdrant.Config{Addr: srv.Addr(), BatchSize: tt.batch})
+			put(t, ix, "docs", "https://ex.org/a", "alpacas", tt.chunks)
+			if got := srv.UpsertSizes(); !slices.Equal(got, tt.want) {
+				t.Errorf("upsert sizes %v, want %v", got, tt.want)
+			}
+			if got := len(srv.Payloads(ix.CollectionName("docs"))); got != tt.chunks {
+				t.Errorf("%d points stored, want %d", got, tt.chunks)
+			}
+		})
+	}
+}
+
+func TestAPIKey(t *testing.T) {
+	srv := startStandIn(t, qdranttest.Options{APIKey: "s3cret"})
+	tests := []struct {
+		key      string
+		wantCode string
+	}{
+		{"s3cret", ""},
+		{"wrong", kgagent.EUNAVAILABLE},
+		{"", kgagent.EUNAVAILABLE},
+	}
+	for _, tt := range tests {
+		t.Run("key="+tt.key, func(t *testing.T) {
+			before := len(srv.APIKeys())
+			ix := open(t, qdrant.Config{Addr: srv.Addr(), APIKey: tt.key})
+			chunks, vecs := doc("docs", "https://ex.org/a", "alpacas", 2)
+			err := ix.ReplaceDocument(context.Background(), "docs", "https://ex.org/a", chunks, vecs)
+			if got := kgagent.ErrorCode(err); got != tt.wantCode {
+				t.Fatalf("ReplaceDocument: %v, want code %q", err, tt.wantCode)
+			}
+			keys := srv.APIKeys()[before:]
+			if len(keys) == 0 {
+				t.Fatal("no calls reached the stand-in")
+			}
+			for _, k := range keys {
+				if k != tt.key {
+					t.Errorf("call carried api-key %q, want %q", k, tt.key)
+				}
+			}
+			if tt.wantCode == "" {
+				hits, err := ix.Search(context.Background(), hybrid("alpacas", 5))
+				if err != nil || len(hits) != 2 {
+					t.Errorf("search with the right key: %d hits, %v", len(hits), err)
+				}
+			}
+		})
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	// A port that was free a moment ago and has nobody listening now.
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = qdrant.New(ctx, qdrant.Config{Addr: addr}, corpustest.Dim, "e")
+	if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
+		t.Errorf("New against a closed port: %v, want %s", err, kgagent.EUNAVAILABLE)
+	}
+
+	// A server that goes away after the adapter connected.
+	srv, err := qdranttest.Start(qdranttest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := open(t, qdrant.Config{Addr: srv.Addr()})
+	put(t, ix, "docs", "https://ex.org/a", "alpacas", 1)
+	srv.Close()
+	if _, err := ix.Search(ctx, hybrid("alpacas", 3)); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
+		t.Errorf("Search after the server stopped: %v, want %s", err, kgagent.EUNAVAILABLE)
+	}
+	chunks, vecs := doc("docs", "https://ex.org/b", "badgers", 1)
+	if err := ix.ReplaceDocument(ctx, "docs", "https://ex.org/b", chunks, vecs); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
+		t.Errorf("ReplaceDocument after the server stopped: %v, want %s", err, kgagent.EUNAVAILABLE)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  qdrant.Config
+		dim  int
+		emb  string
+	}{
+		{"no port", qdrant.Config{Addr: "localhost"}, 8, "e"},
+		{"bad port", qdrant.Config{Addr: "localhost:http"}, 8, "e"},
+		{"zero dimension", qdrant.Config{Addr: "localhost:6334"}, 0, "e"},
+		{"no embedder", qdrant.Config{Addr: "localhost:6334"}, 8, " "},
+	}
+	for _, tt := range tests {
+		if _, err := qdrant.New(context.Background(), tt.cfg, tt.dim, tt.emb); kgagent.ErrorCode(err) != kgagent.EINVALID {
+			t.Errorf("%s: %v, want %s", tt.name, err, kgagent.EINVALID)
+		}
+	}
+}
+
+func TestErrorMapping(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{status.Error(codes.Unavailable, "down"), kgagent.EUNAVAILABLE},
+		{status.Error(codes.Unauthenticated, "no key"), kgagent.EUNAVAILABLE},
+		{status.Error(codes.PermissionDenied, "read-only key"), kgagent.EUNAVAILABLE},
+		{status.Error(codes.ResourceExhausted, "slow down"), kgagent.ERATELIMIT},
+		{status.Error(codes.DeadlineExceeded, "late"), kgagent.ETIMEOUT},
+		{status.Error(codes.InvalidArgument, "bad"), kgagent.EINVALID},
+		{status.Error(codes.Internal, "boom"), kgagent.EINTERNAL},
+		{errors.New("plain"), kgagent.EINTERNAL},
+	}
+	srv := startStandIn(t, qdranttest.Options{})
+	ix := open(t, qdrant.Config{Addr: srv.Addr()})
+	put(t, ix, "docs", "https://ex.org/a", "alpacas", 1)
+	for _, tt := range tests {
+		srv.FailNext("Query", tt.err)
+		_, err := ix.Search(context.Background(), hybrid("alpacas", 3))
+		if got := kgagent.ErrorCode(err); got != tt.want {
+			t.Errorf("Query failing with %v: %v, want %s", tt.err, err, tt.want)
+		}
+		if strings.Contains(kgagent.ErrorMessage(err), "boom") {
+			t.Errorf("server message leaked into the user-safe message: %q", kgagent.ErrorMessage(err))
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ix.Search(ctx, hybrid("alpacas", 3)); kgagent.ErrorCode(err) != kgagent.ECANCELED {
+		t.Errorf("Search with a canceled context: %v, want %s", err, kgagent.ECANCELED)
+	}
+}
+
+// gens returns the distinct "gen" payloads and the texts stored for url.
+func stored(srv *qdranttest.Server, name, url string) (gens, texts []string) {
+	for _, p := range srv.Payloads(name) {
+		if p["doc_url"].GetStringValue() != url {
+			continue
+		}
+		if g := p["gen"].GetStringValue(); !slices.Contains(gens, g) {
+			gens = append(gens, g)
+		}
+		texts = append(texts, p["text"].GetStringValue())
+	}
+	slices.Sort(texts)
+	return gens, texts
+}
+
+func TestReplaceFailures(t *testing.T) {
+	const url = "https://ex.org/a"
+	srv := startStandIn(t, qdranttest.Options{})
+	ix := open(t, qdrant.Config{Addr: srv.Addr(), BatchSize: 2})
+	name := ix.CollectionName("docs")
+	put(t, ix, "docs", url, "alpacas", 5)
+	_, oldTexts := stored(srv, name, url)
+
+	// The second upsert batch fails: every old chunk is still there.
+	srv.FailNext("Upsert", nil, status.Error(codes.Unavailable, "gone"))
+	chunks, vecs := doc("docs", url, "llamas", 3)
+	chunks = append(chunks, kgagent.Chunk{ID: "extra", Ordinal: 9, Text: "extra llamas"})
+	vecs = append(vecs, corpustest.Embedder.Vector("extra llamas"))
+	if err := ix.ReplaceDocument(context.Background(), "docs", url, chunks, vecs); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
+		t.Fatalf("ReplaceDocument with a failing upsert: %v", err)
+	}
+	_, texts := stored(srv, name, url)
+	for _, old := range oldTexts[2:] { // the first batch overwrote chunks 0 and 1
+		if !slices.Contains(texts, old) {
+			t.Errorf("old chunk %q lost by a failed replace", old)
+		}
+	}
+	if hits, err := ix.Search(context.Background(), hybrid("alpacas", 10)); err != nil || len(hits) < 3 {
+		t.Errorf("old version no longer searchable after a failed replace: %d hits, %v", len(hits), err)
+	}
+
+	// The stale-generation delete fails: the next replace cleans up.
+	srv.FailNext("Delete", status.Error(codes.Unavailable, "gone"))
+	put2 := func() error {
+		c, v := doc("docs", url, "vicunas", 2)
+		return ix.ReplaceDocument(context.Background(), "docs", url, c, v)
+	}
+	if err := put2(); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
+		t.Fatalf("ReplaceDocument with a failing delete: %v", err)
+	}
+	if gens, _ := stored(srv, name, url); len(gens) < 2 {
+		t.Fatalf("expected leftovers of several generations, got %v", gens)
+	}
+	if err := put2(); err != nil {
+		t.Fatal(err)
+	}
+	gens, texts := stored(srv, name, url)
+	if len(gens) != 1 || len(texts) != 2 || !strings.Contains(texts[0], "vicunas") {
+		t.Errorf("after a clean replace: generations %v, texts %q", gens, texts)
+	}
+}
+
+func TestURLPrefix(t *testing.T) {
+	srv := startStandIn(t, qdranttest.Options{})
+	ix := open(t, qdrant.Config{Addr: srv.Addr()})
+	// Many documents under /docs/ that match the query better than the two
+	// under /docs/zip*, so a non-'/' prefix needs the over-fetch loop.
+	for i := range 30 {
+		put(t, ix, "docs", fmt.Sprintf("https://ex.org/docs/a%02d", i), "marmots marmots marmots", 1)
+	}
+	put(t, ix, "docs", "https://ex.org/docs/zipfile", "marmots", 1)
+	put(t, ix, "docs", "https://ex.org/docs/zipimport", "marmots", 1)
+	put(t, ix, "docs", "https://ex.org/zipped/x", "marmots", 1)
+
+	tests := []struct {
+		prefix string
+		k      int
+		want   []string
+	}{
+		{"https://ex.org/docs/zip", 2, []string{"https://ex.org/docs/zipfile", "https://ex.org/docs/zipimport"}},
+		{"https://ex.org/docs/zipf", 5, []string{"https://ex.org/docs/zipfile"}},
+		{"https://ex.org/zip", 5, []string{"https://ex.org/zipped/x"}},
+		{"https://ex.org/docs/zipfile", 5, []string{"https://ex.org/docs/zipfile"}},
+		{"https://ex.org/zipped/", 5, []string{"https://ex.org/zipped/x"}},
+		{"https://ex.org/nothing", 5, nil},
+		{"https:", 1, []string{"any"}},
+	}
+	for _, tt := range tests {
+		for _, mode := range []corpus.Mode{corpus.ModeDense, corpus.ModeKeyword, corpus.ModeHybrid} {
+			q := hybrid("marmots", tt.k)
+			q.Mode, q.URLPrefix = mode, tt.prefix
+			hits, err := ix.Search(context.Background(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, h := range hits {
+				if !strings.HasPrefix(h.DocURL, tt.prefix) {
+					t.Errorf("%s %q: hit %s outside the prefix", mode, tt.prefix, h.DocURL)
+				}
+				got = append(got, h.DocURL)
+			}
+			slices.Sort(got)
+			if len(tt.want) == 1 && tt.want[0] == "any" {
+				if len(got) != tt.k {
+					t.Errorf("%s %q: %d hits, want %d", mode, tt.prefix, len(got), tt.k)
+				}
+				continue
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("%s %q k=%d: %v, want %v", mode, tt.prefix, tt.k, got, tt.want)
+			}
+		}
+	}
+
+	// What is stored for the server-side half of the filter.
+	for _, p := range srv.Payloads(ix.CollectionName("docs")) {
+		if p["doc_url"].GetStringValue() != "https://ex.org/docs/zipfile" {
+			continue
+		}
+		var got []string
+		for _, v := range p["url_prefixes"].GetListValue().GetValues() {
+			got = append(got, v.GetStringValue())
+		}
+		want := []string{"https:/", "https://", "https://ex.org/", "https://ex.org/docs/", "https://ex.org/docs/zipfile"}
+		if !slices.Equal(got, want) {
+			t.Errorf("url_prefixes %q, want %q", got, want)
+		}
+	}
+}
+
+func TestCollectionNames(t *testing.T) {
+	srv := startStandIn(t, qdranttest.Options{})
+	ix := open(t, qdrant.Config{Addr: srv.Addr()})
+	names := []string{"docs", "a/b", "a_b", "a b", "Ünïcode", strings.Repeat("x", 250), "../etc", "a:b*?"}
+	seen := map[string]string{}
+	for _, n := range names {
+		got := ix.CollectionName(n)
+		if len(got) > 255 || strings.ContainsAny(got, "<>:\"/\\|?* ") {
+			t.Errorf("CollectionName(%q) = %q is not a safe name", n, got)
+		}
+		if !strings.HasPrefix(got, "kg_") {
+			t.Errorf("CollectionName(%q) = %q lacks the prefix", n, got)
+		}
+		if other, dup := seen[got]; dup {
+			t.Errorf("%q and %q share the collection %q", n, other, got)
+		}
+		seen[got] = n
+		// and the stand-in, which checks names as the real service does, takes it
+		put(t, ix, n, "https://ex.org/a", "alpacas", 1)
+	}
+	if got := len(srv.Collections()); got != len(names) {
+		t.Errorf("%d collections for %d names", got, len(names))
+	}
+}
+
+func TestCollectionDroppedBehindOurBack(t *testing.T) {
+	srv := startStandIn(t, qdranttest.Options{})
+	ix := open(t, qdrant.Config{Addr: srv.Addr()})
+	put(t, ix, "docs", "https://ex.org/a", "alpacas", 1)
+	if err := rawClient(t, srv).DeleteCollection(context.Background(), ix.CollectionName("docs")); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := ix.Search(context.Background(), hybrid("alpacas", 3)); err != nil || len(hits) != 0 {
+		t.Errorf("search of a vanished collection: %d hits, %v", len(hits), err)
+	}
+	put(t, ix, "docs", "https://ex.org/b", "badgers", 1)
+	hits, err := ix.Search(context.Background(), hybrid("badgers", 3))
+	if err != nil || len(hits) != 1 {
+		t.Errorf("after re-creation: %d hits, %v", len(hits), err)
+	}
+}
+
+func TestHybridScoresAreRRF(t *testing.T) {
+	srv := startStandIn(t, qdranttest.Options{})
+	ix := open(t, qdrant.Config{Addr: srv.Addr()})
+	put(t, ix, "docs", "https://ex.org/a", "alpacas", 3)
+	put(t, ix, "docs", "https://ex.org/b", "badgers", 3)
+	q := hybrid("alpacas", 6)
+	hits, err := ix.Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Mode = corpus.ModeDense
+	dense, _ := ix.Search(context.Background(), q)
+	q.Mode = corpus.ModeKeyword
+	keyword, _ := ix.Search(context.Background(), q)
+	rank := func(list []corpus.Hit, id string) int {
+		for i, h := range list {
+			if h.ID == id {
+				return i + 1
+			}
+		}
+		return 0
+	}
+	for _, h := range hits {
+		want := 0.0
+		for _, list := range [][]corpus.Hit{dense, keyword} {
+			if r := rank(list, h.ID); r > 0 {
+				want += 1 / float64(qdrant.DefaultRRFK+r)
+			}
+		}
+		if d := h.Score - want; d > 1e-6 || d < -1e-6 {
+			t.Errorf("hit %s: score %v, want Σ 1/(60+rank) = %v", h.ID, h.Score, want)
+		}
+	}
+}
