@@ -56,7 +56,11 @@ type Index struct {
 	cache   map[string]*vecSet // collection -> vectors, loaded on first use
 }
 
-var _ corpus.Index = (*Index)(nil)
+var (
+	_ corpus.Index             = (*Index)(nil)
+	_ corpus.CollectionLister  = (*Index)(nil)
+	_ corpus.CollectionChecker = (*Index)(nil)
+)
 
 // vecSet is the in-memory copy of one collection's vectors.
 type vecSet struct {
@@ -354,6 +358,17 @@ func (x *Index) Collections(ctx context.Context) ([]corpus.CollectionInfo, error
 		out = append(out, ci)
 	}
 	return out, dbErr(rows.Err(), "list collections")
+}
+
+// HasCollection reports whether collection was ever written to (and not
+// deleted since).
+func (x *Index) HasCollection(ctx context.Context, name string) (bool, error) {
+	var one int
+	err := x.db.QueryRowContext(ctx, `SELECT 1 FROM collections WHERE name = ?`, name).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, dbErr(err, "read collection")
 }
 
 // Search answers a dense, keyword or hybrid query.

@@ -1,0 +1,390 @@
+package corpus
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/kgagent/kgagent"
+)
+
+// Limits of a search request.
+const (
+	MaxQueryBytes = 10 << 10 // longest query accepted
+	MaxK          = 100      // most hits one search returns
+)
+
+// Reranker rescores candidate passages for a query (a cross-encoder behind
+// an OpenAI/Cohere-style or TEI-style rerank API); higher is better. It
+// returns one score per text, in order.
+type Reranker interface {
+	Rerank(ctx context.Context, query string, texts []string) ([]float64, error)
+}
+
+// CollectionLister is implemented by indexes that can list their collections.
+type CollectionLister interface {
+	Collections(ctx context.Context) ([]CollectionInfo, error)
+}
+
+// CollectionChecker is implemented by indexes that can tell cheaply whether
+// a collection exists; the service then answers ENOTFOUND for unknown ones.
+type CollectionChecker interface {
+	HasCollection(ctx context.Context, name string) (bool, error)
+}
+
+// ServiceConfig wires a Service. Only Index is required.
+type ServiceConfig struct {
+	Index    Index       // where chunks live (corpus/sqlite, corpus/qdrant)
+	Embedder Embedder    // nil: the built-in lexical embedder
+	Chunk    ChunkConfig // chunk sizes; zero value: the defaults
+	Reranker Reranker    // optional second stage over the fused candidates
+	// DefaultCollection is searched when a request names none; empty means
+	// a collection is required.
+	DefaultCollection string
+	// Candidates is how many chunks are fetched for MMR or reranking before
+	// cutting to k (default 4*k, at least 20, at most 200).
+	Candidates int
+}
+
+// Service is the corpus as the rest of kgagent sees it: it chunks, embeds
+// and indexes documents, and answers validated dense, keyword and hybrid
+// searches with optional reranking and MMR diversity.
+type Service struct {
+	cfg ServiceConfig
+	emb Embedder
+}
+
+// NewService returns a Service for cfg; it fails with EINVALID without an
+// Index.
+func NewService(cfg ServiceConfig) (*Service, error) {
+	if cfg.Index == nil {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "corpus service needs an index")
+	}
+	emb := cfg.Embedder
+	if emb == nil {
+		emb = NewLexical(LexicalConfig{})
+	}
+	return &Service{cfg: cfg, emb: emb}, nil
+}
+
+// Embedder returns the embedder the service uses.
+func (s *Service) Embedder() Embedder { return s.emb }
+
+// IndexDocument chunks doc, embeds the chunks (title and headings included)
+// and replaces the document's chunks in the index in one step. A document
+// without text deletes what was indexed for it. Errors: EINVALID without
+// collection or URL; the embedder's and index's errors otherwise, in which
+// case what was indexed before is unchanged.
+func (s *Service) IndexDocument(ctx context.Context, doc kgagent.Document) ([]kgagent.Chunk, error) {
+	if doc.Collection == "" || doc.URL == "" {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "document needs a collection and a URL")
+	}
+	chunks := ChunkDocument(doc, s.cfg.Chunk)
+	texts := make([]string, len(chunks))
+	for i, c := range chunks {
+		texts[i] = IndexText(c)
+	}
+	var vecs [][]float32
+	if len(texts) > 0 {
+		var err error
+		if vecs, err = s.emb.Embed(ctx, texts); err != nil {
+			return nil, err
+		}
+		if len(vecs) != len(texts) {
+			return nil, kgagent.Errorf(kgagent.EINTERNAL, "embedder returned %d vectors for %d texts", len(vecs), len(texts))
+		}
+	}
+	if err := s.cfg.Index.ReplaceDocument(ctx, doc.Collection, doc.URL, chunks, vecs); err != nil {
+		return nil, err
+	}
+	return chunks, nil
+}
+
+// DeleteDocument removes the document's chunks.
+func (s *Service) DeleteDocument(ctx context.Context, collection, url string) error {
+	return s.cfg.Index.DeleteDocument(ctx, collection, url)
+}
+
+// DeleteCollection removes every chunk of the collection.
+func (s *Service) DeleteCollection(ctx context.Context, collection string) error {
+	return s.cfg.Index.DeleteCollection(ctx, collection)
+}
+
+// Collections lists the index's collections, or none when the index cannot
+// list them.
+func (s *Service) Collections(ctx context.Context) ([]CollectionInfo, error) {
+	if l, ok := s.cfg.Index.(CollectionLister); ok {
+		cs, err := l.Collections(ctx)
+		if cs == nil && err == nil {
+			cs = []CollectionInfo{}
+		}
+		return cs, err
+	}
+	return []CollectionInfo{}, nil
+}
+
+// ValidateSearch checks a search request and fills defaults (mode hybrid,
+// the default collection). Errors: EINVALID for an empty query, k outside
+// 1..MaxK, an unknown mode, an MMR lambda outside 0..1 or no collection;
+// ETOOLARGE for a query over MaxQueryBytes.
+func (s *Service) ValidateSearch(r *SearchRequest) error {
+	if r.Mode == "" {
+		r.Mode = ModeHybrid
+	}
+	if r.Collection == "" {
+		r.Collection = s.cfg.DefaultCollection
+	}
+	return validate(*r, r.Collection != "")
+}
+
+func validate(r SearchRequest, needCollection bool) error {
+	switch {
+	case strings.TrimSpace(r.Query) == "":
+		return kgagent.Errorf(kgagent.EINVALID, "query is empty")
+	case len(r.Query) > MaxQueryBytes:
+		return &kgagent.Error{Code: kgagent.ETOOLARGE, Message: "query is over 10 kB", Details: map[string]any{"limit": MaxQueryBytes, "size": len(r.Query)}}
+	case r.K <= 0 || r.K > MaxK:
+		return kgagent.Errorf(kgagent.EINVALID, "k must be between 1 and %d, got %d", MaxK, r.K)
+	case r.MMR < 0 || r.MMR > 1 || math.IsNaN(r.MMR):
+		return kgagent.Errorf(kgagent.EINVALID, "mmr must be between 0 and 1")
+	case !needCollection:
+		return kgagent.Errorf(kgagent.EINVALID, "collection is required")
+	}
+	switch r.Mode {
+	case ModeHybrid, ModeDense, ModeKeyword:
+		return nil
+	}
+	return kgagent.Errorf(kgagent.EINVALID, "unknown search mode %q (hybrid, dense or keyword)", r.Mode)
+}
+
+// Search answers a search request: validation, query embedding, the index's
+// dense, keyword or hybrid (RRF) ranking, then optional reranking and MMR.
+// Errors: those of ValidateSearch, ENOTFOUND for an unknown collection when
+// the index can tell, and the embedder's and index's errors.
+func (s *Service) Search(ctx context.Context, r SearchRequest) ([]Hit, error) {
+	if err := s.ValidateSearch(&r); err != nil {
+		return nil, err
+	}
+	if c, ok := s.cfg.Index.(CollectionChecker); ok {
+		has, err := c.HasCollection(ctx, r.Collection)
+		if err != nil {
+			return nil, err
+		}
+		if !has {
+			return nil, &kgagent.Error{Code: kgagent.ENOTFOUND, Message: "unknown collection " + r.Collection, Details: map[string]any{"collection": r.Collection}}
+		}
+	}
+	q := Query{Collection: r.Collection, Text: r.Query, K: r.K, Mode: r.Mode, URLPrefix: r.URLPrefix}
+	var qv []float32
+	if r.Mode != ModeKeyword || r.MMR > 0 {
+		vs, err := s.emb.Embed(ctx, []string{r.Query})
+		if err != nil {
+			return nil, err
+		}
+		qv = vs[0]
+	}
+	if r.Mode != ModeKeyword {
+		q.Vector = qv
+	}
+	second := r.MMR > 0 || s.cfg.Reranker != nil
+	if second {
+		q.K = s.candidates(r.K)
+	}
+	hits, err := s.cfg.Index.Search(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.Reranker != nil && len(hits) > 1 {
+		if hits, err = rerank(ctx, s.cfg.Reranker, r.Query, hits); err != nil {
+			return nil, err
+		}
+	}
+	if r.MMR > 0 && len(hits) > 1 {
+		if hits, err = s.mmr(ctx, qv, hits, r.K, r.MMR); err != nil {
+			return nil, err
+		}
+	}
+	if len(hits) > r.K {
+		hits = hits[:r.K]
+	}
+	if hits == nil {
+		hits = []Hit{}
+	}
+	return hits, nil
+}
+
+func (s *Service) candidates(k int) int {
+	n := s.cfg.Candidates
+	if n <= 0 {
+		n = 4 * k
+	}
+	return min(200, max(n, k, 20))
+}
+
+func rerank(ctx context.Context, rr Reranker, query string, hits []Hit) ([]Hit, error) {
+	texts := make([]string, len(hits))
+	for i, h := range hits {
+		texts[i] = IndexText(h.Chunk)
+	}
+	scores, err := rr.Rerank(ctx, query, texts)
+	if err != nil {
+		return nil, err
+	}
+	if len(scores) != len(hits) {
+		return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "reranker returned %d scores for %d passages", len(scores), len(hits))
+	}
+	out := make([]Hit, len(hits))
+	copy(out, hits)
+	for i := range out {
+		out[i].Score = scores[i]
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out, nil
+}
+
+// mmr picks k hits by maximal marginal relevance: lambda weighs relevance to
+// the query against similarity to the hits already picked. Relevance and
+// similarity are cosines of the embedder's vectors.
+func (s *Service) mmr(ctx context.Context, qv []float32, hits []Hit, k int, lambda float64) ([]Hit, error) {
+	texts := make([]string, len(hits))
+	for i, h := range hits {
+		texts[i] = IndexText(h.Chunk)
+	}
+	vecs, err := s.emb.Embed(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	return MMR(qv, hits, vecs, k, lambda), nil
+}
+
+// MMR reorders hits (with their vectors) by maximal marginal relevance and
+// keeps k. Scores stay those of the first stage.
+func MMR(qv []float32, hits []Hit, vecs [][]float32, k int, lambda float64) []Hit {
+	rel := make([]float64, len(hits))
+	for i := range hits {
+		rel[i] = cosine(qv, vecs[i])
+	}
+	picked := make([]int, 0, k)
+	used := make([]bool, len(hits))
+	maxSim := make([]float64, len(hits))
+	for len(picked) < k && len(picked) < len(hits) {
+		best, bestVal := -1, math.Inf(-1)
+		for i := range hits {
+			if used[i] {
+				continue
+			}
+			v := lambda*rel[i] - (1-lambda)*maxSim[i]
+			if v > bestVal {
+				best, bestVal = i, v
+			}
+		}
+		used[best] = true
+		picked = append(picked, best)
+		for i := range hits {
+			if !used[i] {
+				maxSim[i] = math.Max(maxSim[i], cosine(vecs[i], vecs[best]))
+			}
+		}
+	}
+	out := make([]Hit, len(picked))
+	for i, p := range picked {
+		out[i] = hits[p]
+	}
+	return out
+}
+
+func cosine(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var d, na, nb float64
+	for i := range a {
+		d += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return d / math.Sqrt(na*nb)
+}
+
+// SearchText searches an ad-hoc text (an embed's content, for
+// fixie_query_embed) the way Search searches a collection: the text is
+// chunked in memory, chunks are ranked densely with emb (nil: the lexical
+// embedder) and with BM25, and the two rankings are fused with RRF. Errors:
+// EINVALID for an empty query or k outside 1..MaxK, ETOOLARGE for a query
+// over MaxQueryBytes.
+func SearchText(ctx context.Context, emb Embedder, title, text, query string, k int) ([]Hit, error) {
+	if err := validate(SearchRequest{Query: query, K: k, Mode: ModeHybrid}, true); err != nil {
+		return nil, err
+	}
+	if emb == nil {
+		emb = NewLexical(LexicalConfig{})
+	}
+	const url = "embed:"
+	chunks := ChunkText("embed", url, title, text, ChunkConfig{})
+	if len(chunks) == 0 {
+		return []Hit{}, nil
+	}
+	texts := make([]string, len(chunks)+1)
+	terms := make([][]string, len(chunks))
+	for i, c := range chunks {
+		texts[i] = IndexText(c)
+		terms[i] = stemAll(Terms(texts[i]))
+	}
+	texts[len(chunks)] = query
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	qv := vecs[len(chunks)]
+	dense := make([]int, len(chunks))
+	dscore := make([]float64, len(chunks))
+	for i := range chunks {
+		dense[i] = i
+		dscore[i] = cosine(qv, vecs[i])
+	}
+	sort.SliceStable(dense, func(a, b int) bool { return dscore[dense[a]] > dscore[dense[b]] })
+	bm := NewBM25(terms).Scores(stemAll(Terms(query)))
+	var kw []int
+	for i, s := range bm {
+		if s > 0 {
+			kw = append(kw, i)
+		}
+	}
+	sort.SliceStable(kw, func(a, b int) bool { return bm[kw[a]] > bm[kw[b]] })
+	fused := map[int]float64{}
+	for r, i := range dense {
+		fused[i] += 1 / (60 + float64(r+1))
+	}
+	for r, i := range kw {
+		fused[i] += 1 / (60 + float64(r+1))
+	}
+	order := make([]int, 0, len(fused))
+	for i := range fused {
+		order = append(order, i)
+	}
+	sort.Slice(order, func(a, b int) bool {
+		if fused[order[a]] != fused[order[b]] {
+			return fused[order[a]] > fused[order[b]]
+		}
+		return order[a] < order[b]
+	})
+	if len(order) > k {
+		order = order[:k]
+	}
+	hits := make([]Hit, len(order))
+	for j, i := range order {
+		hits[j] = Hit{Chunk: chunks[i], Score: fused[i]}
+	}
+	return hits, nil
+}
+
+func stemAll(ts []string) []string {
+	for i, t := range ts {
+		ts[i] = Stem(t)
+	}
+	return ts
+}

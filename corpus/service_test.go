@@ -1,0 +1,184 @@
+package corpus_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/corpus/sqlite"
+)
+
+func newService(t *testing.T, rr corpus.Reranker) *corpus.Service {
+	t.Helper()
+	idx, err := sqlite.Open(sqlite.Config{Path: t.TempDir() + "/c.db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { idx.Close() })
+	s, err := corpus.NewService(corpus.ServiceConfig{Index: idx, Reranker: rr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func doc(collection, url, title string, sections ...string) kgagent.Document {
+	d := kgagent.Document{Collection: collection, URL: url, Title: title}
+	for i, s := range sections {
+		h := fmt.Sprintf("Part %d", i)
+		d.Sections = append(d.Sections, kgagent.Section{Heading: h, Level: 2, Anchor: fmt.Sprintf("p%d", i), HeadingPath: []string{title, h},
+			Blocks: []kgagent.Block{{Kind: kgagent.BlockParagraph, Text: s}}})
+	}
+	return d
+}
+
+func TestServiceIndexSearchDelete(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t, nil)
+	chunks, err := s.IndexDocument(ctx, doc("py", "https://d/zipfile.html", "zipfile — Work with ZIP archives", "Read and write archive members.", "Compression methods."))
+	if err != nil || len(chunks) != 2 {
+		t.Fatalf("IndexDocument: %d chunks, %v", len(chunks), err)
+	}
+	if _, err := s.IndexDocument(ctx, doc("py", "https://d/json.html", "json — JSON encoder and decoder", "Serialize objects.", "Decoding.")); err != nil {
+		t.Fatal(err)
+	}
+	// the title counts: "ZIP" is only in the title
+	for _, m := range []corpus.Mode{corpus.ModeHybrid, corpus.ModeDense, corpus.ModeKeyword} {
+		hits, err := s.Search(ctx, corpus.SearchRequest{Query: "work with zip", Collection: "py", K: 3, Mode: m})
+		if err != nil || len(hits) == 0 || hits[0].DocURL != "https://d/zipfile.html" {
+			t.Fatalf("%s: hits %+v err %v", m, hits, err)
+		}
+		if !strings.HasPrefix(hits[0].URL, "https://d/zipfile.html#p") || len(hits[0].HeadingPath) != 2 {
+			t.Errorf("hit url %q path %v", hits[0].URL, hits[0].HeadingPath)
+		}
+	}
+	cols, err := s.Collections(ctx)
+	if err != nil || len(cols) != 1 || cols[0] != (corpus.CollectionInfo{Name: "py", Documents: 2, Chunks: 4}) {
+		t.Fatalf("Collections = %+v, %v", cols, err)
+	}
+	// re-indexing replaces
+	if _, err := s.IndexDocument(ctx, doc("py", "https://d/zipfile.html", "zipfile — Work with ZIP archives", "Only one part now.")); err != nil {
+		t.Fatal(err)
+	}
+	cols, _ = s.Collections(ctx)
+	if cols[0].Chunks != 3 {
+		t.Errorf("after replace: %d chunks, want 3", cols[0].Chunks)
+	}
+	if err := s.DeleteDocument(ctx, "py", "https://d/json.html"); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := s.Search(ctx, corpus.SearchRequest{Query: "json", Collection: "py", K: 5, Mode: corpus.ModeKeyword})
+	if err != nil || len(hits) != 0 {
+		t.Errorf("deleted document still found: %+v %v", hits, err)
+	}
+	if err := s.DeleteCollection(ctx, "py"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Search(ctx, corpus.SearchRequest{Query: "zip", Collection: "py", K: 5}); kgagent.ErrorCode(err) != kgagent.ENOTFOUND {
+		t.Errorf("search of a deleted collection: %v, want %s", err, kgagent.ENOTFOUND)
+	}
+}
+
+func TestServiceValidation(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t, nil)
+	if _, err := s.IndexDocument(ctx, doc("py", "https://d/a", "A", "alpha text")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		req  corpus.SearchRequest
+		code string
+	}{
+		{"empty query", corpus.SearchRequest{Query: "  ", Collection: "py", K: 5}, kgagent.EINVALID},
+		{"huge query", corpus.SearchRequest{Query: strings.Repeat("a ", 50<<10), Collection: "py", K: 5}, kgagent.ETOOLARGE},
+		{"k zero", corpus.SearchRequest{Query: "alpha", Collection: "py", K: 0}, kgagent.EINVALID},
+		{"k huge", corpus.SearchRequest{Query: "alpha", Collection: "py", K: 101}, kgagent.EINVALID},
+		{"unknown mode", corpus.SearchRequest{Query: "alpha", Collection: "py", K: 5, Mode: "semantic"}, kgagent.EINVALID},
+		{"bad mmr", corpus.SearchRequest{Query: "alpha", Collection: "py", K: 5, MMR: 2}, kgagent.EINVALID},
+		{"no collection", corpus.SearchRequest{Query: "alpha", K: 5}, kgagent.EINVALID},
+		{"unknown collection", corpus.SearchRequest{Query: "alpha", Collection: "nope", K: 5}, kgagent.ENOTFOUND},
+		{"ok, mode defaults to hybrid", corpus.SearchRequest{Query: "alpha", Collection: "py", K: 5}, ""},
+	}
+	for _, tt := range tests {
+		_, err := s.Search(ctx, tt.req)
+		if got := kgagent.ErrorCode(err); got != tt.code {
+			t.Errorf("%s: code %q (%v), want %q", tt.name, got, err, tt.code)
+		}
+	}
+	if _, err := s.IndexDocument(ctx, kgagent.Document{URL: "x"}); kgagent.ErrorCode(err) != kgagent.EINVALID {
+		t.Errorf("document without collection: %v", err)
+	}
+	// nothing stored was touched
+	hits, err := s.Search(ctx, corpus.SearchRequest{Query: "alpha", Collection: "py", K: 5})
+	if err != nil || len(hits) != 1 {
+		t.Errorf("after bad requests: %d hits, %v", len(hits), err)
+	}
+}
+
+type fakeReranker struct{ prefer string }
+
+func (f fakeReranker) Rerank(ctx context.Context, query string, texts []string) ([]float64, error) {
+	out := make([]float64, len(texts))
+	for i, t := range texts {
+		if strings.Contains(t, f.prefer) {
+			out[i] = 1
+		}
+	}
+	if f.prefer == "fail" {
+		return nil, errors.New("boom")
+	}
+	return out, nil
+}
+
+func TestServiceRerankAndMMR(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t, fakeReranker{prefer: "penguin"})
+	d := doc("c", "https://d/birds", "Birds", "Ducks swim in ponds and quack.", "Ducks swim in ponds and quack loudly.", "A penguin also swims, in the sea.")
+	if _, err := s.IndexDocument(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := s.Search(ctx, corpus.SearchRequest{Query: "ducks swim", Collection: "c", K: 2})
+	if err != nil || len(hits) != 2 || !strings.Contains(hits[0].Text, "penguin") {
+		t.Fatalf("reranked hits %+v %v", hits, err)
+	}
+	// MMR with a strong diversity weight avoids the near-duplicate duck chunk
+	plain := newService(t, nil)
+	if _, err := plain.IndexDocument(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	noMMR, _ := plain.Search(ctx, corpus.SearchRequest{Query: "ducks swim quack", Collection: "c", K: 2})
+	withMMR, err := plain.Search(ctx, corpus.SearchRequest{Query: "ducks swim quack", Collection: "c", K: 2, MMR: 0.3})
+	if err != nil || len(noMMR) != 2 || len(withMMR) != 2 {
+		t.Fatalf("mmr: %v %v %v", noMMR, withMMR, err)
+	}
+	if !strings.Contains(noMMR[1].Text, "Ducks") || !strings.Contains(withMMR[1].Text, "penguin") {
+		t.Errorf("without MMR second %q; with MMR second %q", noMMR[1].Text, withMMR[1].Text)
+	}
+	failing := newService(t, fakeReranker{prefer: "fail"})
+	failing.IndexDocument(ctx, d)
+	if _, err := failing.Search(ctx, corpus.SearchRequest{Query: "ducks", Collection: "c", K: 2}); err == nil {
+		t.Error("reranker error was swallowed")
+	}
+}
+
+func TestSearchText(t *testing.T) {
+	text := "# Shipping\nOrders ship within two days.\n\n# Returns\nYou can return items within 30 days for a refund.\n\n# Contact\nEmail support."
+	hits, err := corpus.SearchText(context.Background(), nil, "FAQ", text, "how do I get a refund", 2)
+	if err != nil || len(hits) == 0 || !strings.Contains(hits[0].Text, "refund") || hits[0].Anchor != "returns" {
+		t.Fatalf("SearchText: %+v %v", hits, err)
+	}
+	if len(hits) > 2 {
+		t.Errorf("k=2 gave %d hits", len(hits))
+	}
+	if _, err := corpus.SearchText(context.Background(), nil, "", text, "", 2); kgagent.ErrorCode(err) != kgagent.EINVALID {
+		t.Errorf("empty query: %v", err)
+	}
+	if hits, err := corpus.SearchText(context.Background(), nil, "", "", "x", 2); err != nil || len(hits) != 0 {
+		t.Errorf("empty text: %v %v", hits, err)
+	}
+}
