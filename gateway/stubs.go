@@ -3,4 +3,3 @@ package gateway
 func (s *Server) fixieRoutes()   {}
 func (s *Server) openAIRoutes()  {}
 func (s *Server) graphQLRoutes() {}
-func (s *Server) webRoutes()     {}

@@ -1,0 +1,146 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// browser starts headless Chromium for the test, or skips when there is
+// none (fails instead when KGAGENT_REQUIRE_BROWSER=1).
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "/usr/bin/chromium"} {
+		if p, err := exec.LookPath(name); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		if os.Getenv("KGAGENT_REQUIRE_BROWSER") == "1" {
+			t.Fatal("chromium not found and KGAGENT_REQUIRE_BROWSER=1")
+		}
+		t.Skip("chromium not found; install it (apt-get install chromium) to run the browser test")
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+func TestChatPageInBrowser(t *testing.T) {
+	f := newFixture(t, Config{})
+	ctx := browser(t)
+	const q = "How do I install it?"
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(f.ts.URL+"/"),
+		chromedp.WaitVisible(chromedp.ID("question")),
+		chromedp.WaitReady(chromedp.CSS(`#collection option[value="python"]`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	options, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSSAll(`#collection option`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.ID("collection"), "python"),
+		chromedp.SendKeys(chromedp.ID("question"), q),
+		chromedp.Click(chromedp.ID("send")),
+		chromedp.WaitVisible(chromedp.CSS("a.citation")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".turn .answer")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	attr, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("a.citation"), "href"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	href := attr.Value
+	steps, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(".turn details ol")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(options) != 3 {
+		t.Errorf("collection picker has %d options, want 3", len(options))
+	}
+	if strings.TrimSpace(answer) != "Answer to: "+q {
+		t.Errorf("answer = %q", answer)
+	}
+	if href != "https://docs.example.org/guide.html#install-section" {
+		t.Errorf("citation href = %q", href)
+	}
+	if !strings.Contains(steps, "I need to query a knowledge base") || !strings.Contains(steps, "Some docs text.") {
+		t.Errorf("thoughts/observations = %q", steps)
+	}
+	f.asker.mu.Lock()
+	got := f.asker.reqs[len(f.asker.reqs)-1]
+	f.asker.mu.Unlock()
+	if got.Collection != "python" || got.Question != q {
+		t.Errorf("asker got %+v", got)
+	}
+}
+
+func TestWidgetEmbedsChat(t *testing.T) {
+	f := newFixture(t, Config{})
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(`<!doctype html><html><body><h1>Product site</h1><script src="` + f.ts.URL + `/widget.js" data-collection="python"></script></body></html>`))
+	}))
+	defer host.Close()
+	ctx := browser(t)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(host.URL),
+		chromedp.WaitVisible(chromedp.ID("kgagent-widget-button")),
+		chromedp.Click(chromedp.ID("kgagent-widget-button")),
+		chromedp.WaitVisible(chromedp.ID("kgagent-widget-frame")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attr, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.ID("kgagent-widget-frame"), "src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := attr.Value
+	display, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.getElementById("kgagent-widget-frame")).display`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(src, f.ts.URL+"/?") || !strings.Contains(src, "collection=python") {
+		t.Errorf("iframe src = %q", src)
+	}
+	if display != "block" {
+		t.Errorf("frame display = %q", display)
+	}
+}
