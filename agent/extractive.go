@@ -180,12 +180,7 @@ func (x *Extractive) Respond(msgs []ChatMessage) string {
 		return "A: I did not receive a question."
 	}
 	if n := len(t.obs); n > 0 && strings.HasPrefix(t.obs[n-1].text, "Error") {
-		last := t.obs[n-1]
-		if n >= 2 || last.name == "fixie_query_corpus" {
-			return "A: I could not answer that: " + errorText(last.text)
-		}
-		// A followed few-shot failed: fall back to the corpus once.
-		return "Ask Func[fixie_query_corpus]: " + t.question
+		return "A: I could not answer that: " + errorText(t.obs[n-1].text)
 	}
 	if m, ok := x.matchStanza(t.stanzas, t.question); ok {
 		asks := m.asks()
@@ -236,8 +231,9 @@ func hasSources(obs []observation) bool {
 // stanzaMatch is a stanza matched to the question with its variables bound.
 type stanzaMatch struct {
 	st    Stanza
-	vars  map[string]string // example text -> text from the question
-	score float64
+	vars        map[string]string // example text -> text from the question
+	score       float64
+	passthrough bool // the stanza passes the whole question to its func
 }
 
 func (m stanzaMatch) asks() []FewShotLine {
@@ -340,6 +336,7 @@ func matchOne(st Stanza, question string) (stanzaMatch, bool) {
 		s := bagCosine(q, question)
 		m.vars[arg] = question
 		m.score = s
+		m.passthrough = true
 		return m, true
 	}
 	qs := wordSpans(q)
@@ -429,7 +426,7 @@ func matchOne(st Stanza, question string) (stanzaMatch, bool) {
 	m.score = matched / total
 	if nvars == 1 {
 		left = sameShape(left, varWord)
-		if len(left) == 0 || len(left) > 4 {
+		if len(left) == 0 || len(left) > 3 {
 			return m, false
 		}
 		m.vars[varWord] = strings.Join(left, " ")
@@ -468,9 +465,6 @@ func shape(w string) int {
 
 // sameShape keeps the words shaped like the example variable, when any are.
 func sameShape(words []string, example string) []string {
-	if len(words) <= 1 {
-		return words
-	}
 	sh := shape(example)
 	var out []string
 	for _, w := range words {
@@ -478,7 +472,8 @@ func sameShape(words []string, example string) []string {
 			out = append(out, w)
 		}
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && sh != 1 && sh != 2 {
+		// Only numbers and all-caps examples (SYMBOL, 19) insist on the shape.
 		return words
 	}
 	return out

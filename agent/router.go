@@ -56,6 +56,13 @@ func (m *Manager) Route(ctx context.Context, question string) (string, float64, 
 				best, bestScore = names[i], s
 			}
 		}
+		// A question that fits a few-shot's query pattern (SYMBOL and
+		// other placeholders generalised) belongs to that agent.
+		for _, st := range e.a.Stanzas() {
+			if pm, ok := matchOne(st, question); ok && !pm.passthrough && pm.score > bestScore {
+				best, bestScore = names[i], pm.score
+			}
+		}
 	}
 	if best == "" || bestScore < m.cfg.RouteThreshold {
 		return m.cfg.DefaultAgent, bestScore, nil
