@@ -123,8 +123,8 @@ type Known struct {
 // workers concurrently, once per URL that was queued or refused; it may block
 // (the crawl slows down, nothing is lost).
 type CrawlOptions struct {
-	Known   func(url string) (Known, bool) // earlier state, for conditional requests and hash dedupe
-	Recheck []string                       // URLs known from earlier crawls, re-requested (conditionally)
+	Known    func(url string) (Known, bool) // earlier state, for conditional requests and hash dedupe
+	Recheck  []string                       // URLs known from earlier crawls, re-requested (conditionally)
 	OnQueued func(url string)
 	OnPage   func(Page)
 }

@@ -9,8 +9,8 @@ import "time"
 // Spec is a DocumentCorpus: what to crawl into which collection.
 type Spec struct {
 	Collection  string   `json:"collection" yaml:"collection"`
-	URLs        []string `json:"urls" yaml:"urls"`                             // a trailing * crawls everything under the prefix
-	Exclude     []string `json:"exclude,omitempty" yaml:"exclude,omitempty"`   // wildcard patterns, e.g. *.pdf, */private/*
+	URLs        []string `json:"urls" yaml:"urls"`                           // a trailing * crawls everything under the prefix
+	Exclude     []string `json:"exclude,omitempty" yaml:"exclude,omitempty"` // wildcard patterns, e.g. *.pdf, */private/*
 	BearerToken string   `json:"bearer_token,omitempty" yaml:"bearer_token,omitempty"`
 	MaxPages    int      `json:"max_pages,omitempty" yaml:"max_pages,omitempty"`
 	MaxDepth    int      `json:"max_depth,omitempty" yaml:"max_depth,omitempty"`
