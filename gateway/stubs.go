@@ -1,5 +1,4 @@
 package gateway
 
-func (s *Server) fixieRoutes()   {}
 func (s *Server) openAIRoutes()  {}
 func (s *Server) graphQLRoutes() {}

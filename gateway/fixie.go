@@ -1,0 +1,241 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent"
+	"go.yaml.in/yaml/v3"
+)
+
+// The Fixie agent protocol (seeds 000, 001; DESIGN.md "Fixie agent
+// protocol") for every agent:
+//
+//	GET  /agents/{name}/        handshake: YAML (application/yaml), JSON on Accept: application/json
+//	POST /agents/{name}/{func}  {"message":{"text","embeds"}} -> {"message":{"text","embeds":{}},"error":null}
+//
+// Errors keep the same shape, with "error" set to {"code","message","details"}
+// and the message text saying what went wrong: unknown func 404
+// ERR_FUNC_NOT_DEFINED (details func_name, available_funcs), unhandled error
+// or panic 500 ERR_AGENT_UNHANDLED_EXCEPTION, malformed body 422, missing or
+// bad bearer token 403 when auth is on (JWTs when JWT is configured, API keys
+// with the ask scope otherwise).
+
+var nameRe = regexp.MustCompile(`^\w{1,128}$`)
+
+// FuncRequest is the body of POST /agents/{name}/{func}.
+type FuncRequest struct {
+	Message *kgagent.Message `json:"message"`
+}
+
+// FuncResponse is what POST /agents/{name}/{func} returns.
+type FuncResponse struct {
+	Message kgagent.Message `json:"message"`
+	Error   *kgagent.Error  `json:"error"`
+}
+
+// DecodeFuncRequest decodes and checks a func call body: a message with
+// text, and embeds whose uris are http(s) URLs or base64 data URIs. Errors are
+// EINVALID with a reason detail.
+func DecodeFuncRequest(data []byte) (kgagent.Message, error) {
+	var req FuncRequest
+	if err := decodeJSON(data, &req); err != nil {
+		return kgagent.Message{}, err
+	}
+	if req.Message == nil {
+		return kgagent.Message{}, invalid(ReasonMissingField, "message", "message is required")
+	}
+	for key, e := range req.Message.Embeds {
+		switch {
+		case strings.HasPrefix(e.URI, "http://"), strings.HasPrefix(e.URI, "https://"):
+		case strings.HasPrefix(e.URI, "data:"):
+			if _, err := kgagent.DecodeDataURI(e.URI); err != nil {
+				return kgagent.Message{}, invalid(ReasonUnknownValue, "embeds."+key, "embed %q: %s", key, kgagent.ErrorMessage(err))
+			}
+		default:
+			return kgagent.Message{}, invalid(ReasonUnknownValue, "embeds."+key, "embed %q: uri must be an http(s) URL or a data URI", key)
+		}
+	}
+	return *req.Message, nil
+}
+
+func (s *Server) fixieRoutes() {
+	s.handle("GET", "/agents/{name}/{$}", scopePublic, s.fixieHandshake)
+	s.handle("GET", "/agents/{name}", scopePublic, s.fixieHandshake)
+	s.handle("POST", "/agents/{name}/{func}", scopePublic, s.fixieCall)
+}
+
+// fixieCaller authenticates a protocol request: 403 (EFORBIDDEN) on a
+// missing or bad token when auth is on.
+func (s *Server) fixieCaller(r *http.Request) (agent.Caller, error) {
+	tok := ""
+	if h := r.Header.Get("Authorization"); h != "" {
+		t, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok {
+			return agent.Caller{}, kgagent.Errorf(kgagent.EFORBIDDEN, "Authorization must be a Bearer token")
+		}
+		tok = strings.TrimSpace(t)
+	}
+	if !s.auth.enabled {
+		if tok != "" && s.auth.jwt == nil {
+			return agent.Caller{Anonymous: true, Token: tok}, nil
+		}
+		return agent.Caller{Anonymous: true}, nil
+	}
+	if tok == "" {
+		return agent.Caller{}, kgagent.Errorf(kgagent.EFORBIDDEN, "a bearer token is required")
+	}
+	if s.auth.jwt != nil {
+		c, err := s.auth.jwt.verify(r.Context(), tok)
+		if err != nil {
+			return agent.Caller{}, &kgagent.Error{Code: kgagent.EFORBIDDEN, Message: "invalid token", Err: err}
+		}
+		return c, nil
+	}
+	p, err := s.auth.authenticate(r.Context(), tok)
+	if err != nil || !p.has(ScopeAsk) {
+		return agent.Caller{}, kgagent.Errorf(kgagent.EFORBIDDEN, "invalid API key")
+	}
+	p.caller.Token = tok
+	return p.caller, nil
+}
+
+func wantsJSON(r *http.Request) bool {
+	a := r.Header.Get("Accept")
+	return strings.Contains(a, "application/json") && !strings.Contains(a, "application/yaml")
+}
+
+func (s *Server) fixieHandshake(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if _, err := s.fixieCaller(r); err != nil {
+		s.writeFixieError(w, r, http.StatusForbidden, err)
+		return
+	}
+	if s.b.Agents == nil {
+		s.writeError(w, r, unavailable("agent"))
+		return
+	}
+	if !nameRe.MatchString(name) {
+		s.writeError(w, r, kgagent.Errorf(kgagent.ENOTFOUND, "no agent %q", name))
+		return
+	}
+	hs, err := s.b.Agents.Handshake(name)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if hs.FewShots == nil {
+		hs.FewShots = []string{}
+	}
+	if hs.Corpora == nil {
+		hs.Corpora = []agent.Corpus{}
+	}
+	if hs.Type == "" {
+		hs.Type = "code_shot"
+	}
+	if wantsJSON(r) {
+		writeJSON(w, http.StatusOK, hs)
+		return
+	}
+	data, err := yaml.Marshal(hs)
+	if err != nil {
+		s.writeError(w, r, kgagent.WrapError(kgagent.EINTERNAL, err, "cannot encode handshake"))
+		return
+	}
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(data)
+}
+
+// writeFixieError writes a protocol error: status (or the code's status when
+// 0), the error's text as the message text, and the error itself.
+func (s *Server) writeFixieError(w http.ResponseWriter, r *http.Request, status int, err error) {
+	e := toError(err)
+	if status == 0 {
+		status = kgagent.HTTPStatus(e.Code)
+	}
+	if e.Code == kgagent.EINTERNAL || e.Code == kgagent.EAgentUnhandled {
+		s.log.ErrorContext(r.Context(), "agent func failed", "err", err, "path", r.URL.Path, "request_id", requestID(r.Context()))
+	}
+	writeJSON(w, status, FuncResponse{Message: kgagent.Message{Text: e.Message}, Error: e})
+}
+
+func (s *Server) fixieCall(w http.ResponseWriter, r *http.Request) {
+	name, fn := r.PathValue("name"), r.PathValue("func")
+	caller, err := s.fixieCaller(r)
+	if err != nil {
+		s.writeFixieError(w, r, http.StatusForbidden, err)
+		return
+	}
+	if s.b.Agents == nil {
+		s.writeFixieError(w, r, 0, unavailable("agent"))
+		return
+	}
+	data, err := s.readBody(w, r)
+	if err != nil {
+		s.writeFixieError(w, r, 0, err)
+		return
+	}
+	msg, err := DecodeFuncRequest(data)
+	if err != nil {
+		s.writeFixieError(w, r, http.StatusUnprocessableEntity, err)
+		return
+	}
+	if !nameRe.MatchString(name) {
+		s.writeFixieError(w, r, 0, kgagent.Errorf(kgagent.ENOTFOUND, "no agent %q", name))
+		return
+	}
+	if !nameRe.MatchString(fn) {
+		e := kgagent.Errorf(kgagent.EFuncNotDefined, "I'm sorry, Func[%s] is not defined.", fn)
+		e.Details = map[string]any{"func_name": fn, "available_funcs": []string{}}
+		s.writeFixieError(w, r, 0, e)
+		return
+	}
+	if err := s.auth.charge(&principal{caller: caller, open: !s.auth.enabled}); err != nil {
+		s.writeFixieError(w, r, 0, err)
+		return
+	}
+	out, err := s.callFunc(r.Context(), name, fn, msg, caller)
+	if err != nil {
+		switch kgagent.ErrorCode(err) {
+		case kgagent.EFuncNotDefined:
+			e := toError(err)
+			if e.Details == nil {
+				e.Details = map[string]any{}
+			}
+			if _, ok := e.Details["func_name"]; !ok {
+				e.Details["func_name"] = fn
+			}
+			if _, ok := e.Details["available_funcs"]; !ok {
+				e.Details["available_funcs"] = []string{}
+			}
+			e.Message = fmt.Sprintf("I'm sorry, Func[%s] is not defined.", fn)
+			err = e
+		case kgagent.ENOTFOUND, kgagent.EINVALID, kgagent.EFORBIDDEN, kgagent.ERATELIMIT, kgagent.ETIMEOUT,
+			kgagent.ECANCELED, kgagent.EUNAVAILABLE, kgagent.EUserStorageNeedsUser, kgagent.EUserStorageNotFound, kgagent.EAgentUnhandled:
+		default:
+			err = &kgagent.Error{Code: kgagent.EAgentUnhandled, Message: "The agent failed to handle the request.", Err: err}
+		}
+		s.writeFixieError(w, r, 0, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, FuncResponse{Message: out})
+}
+
+var errFuncPanic = errors.New("agent func panicked")
+
+// callFunc calls the func, turning a panic into an unhandled-exception error.
+func (s *Server) callFunc(ctx context.Context, name, fn string, msg kgagent.Message, caller agent.Caller) (out kgagent.Message, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &kgagent.Error{Code: kgagent.EAgentUnhandled, Message: "The agent failed to handle the request.", Err: fmt.Errorf("%w: %v", errFuncPanic, p)}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	return s.b.Agents.CallFunc(ctx, name, fn, msg, caller)
+}
