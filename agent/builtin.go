@@ -106,25 +106,26 @@ func (b *Builtins) queryCorpus(ctx context.Context, call FuncCall) (FuncResult, 
 	}
 	var res FuncResult
 	var sb strings.Builder
+	cite := call.Citer()
 	for _, h := range hits {
 		src := kgagent.Source{URL: h.URL, Title: h.Title, Score: h.Score, HeadingPath: h.HeadingPath, Snippet: snippet(h.Text, 200)}
-		n := call.Cite(src)
+		n := cite(src)
 		res.Sources = append(res.Sources, src)
 		fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(n, h.Title, h.HeadingPath, h.URL), strings.TrimSpace(h.Text))
 	}
-	writeFacts(&sb, call, facts, &res)
+	writeFacts(&sb, cite, facts, &res)
 	res.Message.Text = strings.TrimSpace(sb.String())
 	return res, nil
 }
 
-func writeFacts(sb *strings.Builder, call FuncCall, facts []graphrag.Fact, res *FuncResult) {
+func writeFacts(sb *strings.Builder, cite func(kgagent.Source) int, facts []graphrag.Fact, res *FuncResult) {
 	if len(facts) == 0 {
 		return
 	}
 	sb.WriteString("Facts:\n")
 	for _, f := range facts {
 		src := kgagent.Source{URL: f.SourceURL, Title: f.Triple.Subject.Name, Score: f.Score, Snippet: f.Text}
-		n := call.Cite(src)
+		n := cite(src)
 		res.Sources = append(res.Sources, src)
 		fmt.Fprintf(sb, "- %s [%d]\n", f.Text, n)
 	}
@@ -172,7 +173,7 @@ func (b *Builtins) queryGraph(ctx context.Context, call FuncCall) (FuncResult, e
 	}
 	var res FuncResult
 	var sb strings.Builder
-	writeFacts(&sb, call, facts, &res)
+	writeFacts(&sb, call.Citer(), facts, &res)
 	res.Message.Text = strings.TrimSpace(sb.String())
 	return res, nil
 }
@@ -229,6 +230,7 @@ func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, e
 	}
 	var res FuncResult
 	var sb strings.Builder
+	cite := call.Citer()
 	for _, h := range hits {
 		u := h.URL
 		if u == "" {
@@ -238,7 +240,7 @@ func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, e
 			}
 		}
 		src := kgagent.Source{URL: u, Title: title, Score: h.Score, Snippet: snippet(h.Text, 200)}
-		n := call.Cite(src)
+		n := cite(src)
 		res.Sources = append(res.Sources, src)
 		fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(n, title, nil, u), strings.TrimSpace(h.Text))
 	}

@@ -50,12 +50,29 @@ type FuncCall struct {
 }
 
 // Cite registers src with the run and returns its citation number (1-based,
-// stable across the run, shared by equal URLs). Outside a run it returns 0.
+// stable across the run, shared by equal URLs). Outside a run it returns 0;
+// use Citer to number sources either way.
 func (c FuncCall) Cite(src kgagent.Source) int {
 	if c.cite == nil {
 		return 0
 	}
 	return c.cite(src)
+}
+
+// Citer returns the run's citation numbering, or outside a run (the
+// agent-protocol endpoint) a fresh numbering local to this call.
+func (c FuncCall) Citer() func(kgagent.Source) int {
+	if c.cite != nil {
+		return c.cite
+	}
+	seen := map[string]int{}
+	return func(s kgagent.Source) int {
+		if n, ok := seen[s.URL]; ok {
+			return n
+		}
+		seen[s.URL] = len(seen) + 1
+		return len(seen)
+	}
 }
 
 // Storage returns the caller's user storage bound to this agent and user.
