@@ -202,6 +202,13 @@ func (c *Crawler) Crawl(ctx context.Context, spec Spec, opts CrawlOptions) (Craw
 	}
 	for _, u := range opts.Recheck {
 		if n, err := NormalizeURL(u); err == nil && scope.Contains(n) {
+			// A page keeps owning its content hash across crawls, so that
+			// which of two identical URLs is indexed does not flip-flop.
+			if k, ok := opts.Known(n); ok && k.ContentHash != "" {
+				if _, taken := cr.hashes[k.ContentHash]; !taken {
+					cr.hashes[k.ContentHash] = n
+				}
+			}
 			cr.enqueue(n, 0, false)
 		}
 	}

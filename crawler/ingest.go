@@ -1,0 +1,412 @@
+package crawler
+
+import (
+	"context"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/kgagent/kgagent"
+)
+
+// DocumentIndexer chunks, embeds and indexes documents (the corpus service
+// implements it). IndexDocument replaces whatever was indexed for doc.URL
+// in doc.Collection, so that no stale chunk survives a change. Both methods
+// are called concurrently.
+type DocumentIndexer interface {
+	IndexDocument(ctx context.Context, doc kgagent.Document) ([]kgagent.Chunk, error)
+	DeleteDocument(ctx context.Context, collection, url string) error
+}
+
+// GraphIndexer extracts triples from a document's chunks into the graph (the
+// graphrag service implements it) and returns how many it stored, replacing
+// the document's earlier triples. Both methods are called concurrently.
+type GraphIndexer interface {
+	IndexDocument(ctx context.Context, doc kgagent.Document, chunks []kgagent.Chunk) (int, error)
+	DeleteDocument(ctx context.Context, collection, url string) error
+}
+
+// PageState is what an ingestion remembers about one page between crawls.
+type PageState struct {
+	Collection   string    `json:"collection"`
+	URL          string    `json:"url"`
+	ETag         string    `json:"etag,omitempty"`
+	LastModified string    `json:"last_modified,omitempty"`
+	ContentHash  string    `json:"content_hash"`
+	LastSeen     time.Time `json:"last_seen"`
+}
+
+// PageStateStore keeps PageStates per collection and URL. ListPages returns
+// the pages of a collection (none, not an error, for an unknown one);
+// PutPage inserts or replaces; DeletePage of an unknown page is not an
+// error; DeleteCollection drops all pages of a collection.
+type PageStateStore interface {
+	ListPages(ctx context.Context, collection string) ([]PageState, error)
+	PutPage(ctx context.Context, st PageState) error
+	DeletePage(ctx context.Context, collection, url string) error
+	DeleteCollection(ctx context.Context, collection string) error
+}
+
+// DefaultCollection is used when a Spec names none.
+const DefaultCollection = "default"
+
+// maxReported caps the PageErrors a Report keeps (the counters keep totals).
+const maxReported = 200
+
+// IngesterConfig wires an Ingester. The zero value works: it crawls with the
+// default Crawler configuration into no-op indexers and an in-memory state
+// store (useful for benchmarks and dry runs only).
+type IngesterConfig struct {
+	Crawler Config
+	Docs    DocumentIndexer // nil: documents are extracted and dropped
+	Graph   GraphIndexer    // nil: no triples
+	States  PageStateStore  // nil: an in-memory store, so nothing is incremental across processes
+}
+
+// Ingester runs ingestion of Specs: crawl, index new and changed pages into
+// the corpus and the graph, skip unchanged ones, remove pages that are gone
+// or fell out of the corpus. It is safe for concurrent use.
+type Ingester struct {
+	crawler *Crawler
+	docs    DocumentIndexer
+	graph   GraphIndexer
+	states  PageStateStore
+}
+
+// NewIngester returns an Ingester for cfg.
+func NewIngester(cfg IngesterConfig) *Ingester {
+	in := &Ingester{crawler: New(cfg.Crawler), docs: cfg.Docs, graph: cfg.Graph, states: cfg.States}
+	if in.docs == nil {
+		in.docs = nopDocs{}
+	}
+	if in.graph == nil {
+		in.graph = nopGraph{}
+	}
+	if in.states == nil {
+		in.states = NewMemoryStates()
+	}
+	return in
+}
+
+// Report is the result of one ingestion run.
+type Report struct {
+	Counters  Counters    `json:"counters"`
+	Errors    []PageError `json:"errors,omitempty"`  // failed pages, capped
+	Skips     []PageError `json:"skipped,omitempty"` // skipped pages with their reason, capped
+	Seconds   float64     `json:"seconds"`
+	Truncated bool        `json:"truncated,omitempty"`
+	Reason    string      `json:"reason,omitempty"`
+}
+
+// Summary is the one JSON object `kgagent ingest --json` prints.
+type Summary struct {
+	Pages     int64   `json:"pages"` // pages in the corpus after the run: indexed + unchanged
+	Chunks    int64   `json:"chunks"`
+	Triples   int64   `json:"triples"`
+	Unchanged int64   `json:"unchanged"`
+	Failed    int64   `json:"failed"`
+	Seconds   float64 `json:"seconds"`
+}
+
+// Summary condenses the report.
+func (r Report) Summary() Summary {
+	return Summary{
+		Pages: r.Counters.Indexed + r.Counters.Unchanged, Chunks: r.Counters.Chunks, Triples: r.Counters.Triples,
+		Unchanged: r.Counters.Unchanged, Failed: r.Counters.Failed, Seconds: r.Seconds,
+	}
+}
+
+// run is the state of one Run.
+type run struct {
+	in       *Ingester
+	ctx      context.Context
+	spec     Spec
+	progress func(Counters)
+
+	mu    sync.Mutex
+	c     Counters
+	errs  []PageError
+	skips []PageError
+	known map[string]PageState
+	seeds map[string]bool
+}
+
+// Run ingests spec and returns its report. progress, when not nil, gets the
+// counters after every page (serialised, never concurrently) and once at the
+// end. Per-page problems are counted and listed, never returned: Run returns
+// an error only for a spec it cannot start (EINVALID: a malformed exclude
+// pattern, no URLs), an unusable state store (EUNAVAILABLE) or
+// cancellation (ECANCELED, with the partial report). A page is indexed into
+// the corpus, then the graph, then its state is saved, so a crash between
+// the steps re-does the page on the next run and never loses it.
+func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters)) (Report, error) {
+	start := time.Now()
+	if spec.Collection == "" {
+		spec.Collection = DefaultCollection
+	}
+	r := &run{in: in, ctx: ctx, spec: spec, progress: progress, known: map[string]PageState{}, seeds: map[string]bool{}}
+	scope, seeds, _, err := NewScope(spec.URLs, spec.Exclude)
+	if err != nil {
+		return Report{}, err
+	}
+	for _, s := range seeds {
+		r.seeds[s.URL] = true
+	}
+	states, err := in.states.ListPages(ctx, spec.Collection)
+	if err != nil {
+		return Report{}, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading page state")
+	}
+	var recheck []string
+	hosts := map[string]bool{}
+	for _, s := range seeds {
+		if u, err := url.Parse(s.URL); err == nil {
+			hosts[u.Host] = true
+		}
+	}
+	for _, st := range states {
+		r.known[st.URL] = st
+		if scope.Contains(st.URL) {
+			recheck = append(recheck, st.URL)
+		}
+	}
+	res, crawlErr := in.crawler.Crawl(ctx, spec, CrawlOptions{
+		Known: func(u string) (Known, bool) {
+			r.mu.Lock()
+			st, ok := r.known[u]
+			r.mu.Unlock()
+			return Known{ETag: st.ETag, LastModified: st.LastModified, ContentHash: st.ContentHash}, ok
+		},
+		Recheck:  recheck,
+		OnQueued: func(string) { r.update(func(c *Counters) { c.Queued++ }) },
+		OnPage:   r.page,
+	})
+	if crawlErr != nil && kgagent.ErrorCode(crawlErr) == kgagent.EINVALID {
+		return Report{}, crawlErr
+	}
+	// Pages on the spec's hosts that the spec no longer covers (a narrower
+	// prefix, a new exclude pattern) fell out of the corpus. Pages on other
+	// hosts may belong to another spec feeding the same collection.
+	if crawlErr == nil && len(seeds) > 0 {
+		for _, st := range states {
+			u, err := url.Parse(st.URL)
+			if err != nil || !hosts[u.Host] || scope.Contains(st.URL) {
+				continue
+			}
+			r.remove(st.URL, "fell out of the corpus")
+		}
+	}
+	r.mu.Lock()
+	rep := Report{Counters: r.c, Errors: r.errs, Skips: r.skips, Seconds: time.Since(start).Seconds(), Truncated: res.Truncated, Reason: res.Reason}
+	r.mu.Unlock()
+	if progress != nil {
+		progress(rep.Counters)
+	}
+	if crawlErr != nil {
+		return rep, crawlErr
+	}
+	return rep, nil
+}
+
+func (r *run) update(f func(*Counters)) {
+	r.mu.Lock()
+	f(&r.c)
+	c := r.c
+	if r.progress != nil {
+		r.progress(c)
+	}
+	r.mu.Unlock()
+}
+
+func (r *run) fail(pe PageError) {
+	r.update(func(c *Counters) {
+		c.Failed++
+		if len(r.errs) < maxReported {
+			r.errs = append(r.errs, pe)
+		}
+	})
+}
+
+func (r *run) skip(pe *PageError) {
+	r.update(func(c *Counters) {
+		c.Skipped++
+		if pe != nil && len(r.skips) < maxReported {
+			r.skips = append(r.skips, *pe)
+		}
+	})
+}
+
+func (r *run) knownState(u string) (PageState, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st, ok := r.known[u]
+	return st, ok
+}
+
+// page handles the outcome of one URL (called concurrently by the crawl).
+func (r *run) page(p Page) {
+	ctx := r.ctx
+	switch p.Outcome {
+	case Fetched:
+		r.update(func(c *Counters) { c.Fetched++; c.Bytes += p.Bytes })
+		r.indexPage(ctx, p)
+	case NotModified:
+		r.update(func(c *Counters) { c.Unchanged++ })
+		if st, ok := r.knownState(p.URL); ok {
+			st.LastSeen = time.Now().UTC()
+			_ = r.in.states.PutPage(ctx, st)
+		}
+	case Gone:
+		if _, ok := r.knownState(p.URL); ok {
+			r.remove(p.URL, "gone")
+			return
+		}
+		if r.seeds[p.URL] {
+			r.fail(*p.Err)
+			return
+		}
+		r.skip(&PageError{URL: p.URL, Code: p.Err.Code, Reason: p.Err.Reason + " (broken link)"})
+	case Skipped, Excluded:
+		r.skip(p.Err)
+		if _, ok := r.knownState(p.URL); ok {
+			r.remove(p.URL, "no longer part of the corpus")
+		}
+	case Failed:
+		pe := PageError{URL: p.URL, Code: kgagent.EINTERNAL, Reason: "failed"}
+		if p.Err != nil {
+			pe = *p.Err
+		}
+		r.fail(pe)
+	}
+}
+
+func (r *run) indexPage(ctx context.Context, p Page) {
+	doc := p.Doc
+	if p.From != "" {
+		if _, ok := r.knownState(p.From); ok {
+			r.remove(p.From, "moved to "+p.URL)
+		}
+	}
+	st, known := r.knownState(p.URL)
+	now := time.Now().UTC()
+	if known && st.ContentHash == doc.ContentHash {
+		r.update(func(c *Counters) { c.Unchanged++ })
+		st.ETag, st.LastModified, st.LastSeen = doc.ETag, doc.LastModified, now
+		if err := r.in.states.PutPage(ctx, st); err != nil {
+			r.fail(PageError{URL: p.URL, Code: kgagent.EUNAVAILABLE, Reason: "saving page state: " + kgagent.ErrorMessage(err)})
+		}
+		return
+	}
+	chunks, err := r.in.docs.IndexDocument(ctx, doc)
+	if err != nil {
+		r.fail(PageError{URL: p.URL, Code: kgagent.ErrorCode(err), Reason: "indexing: " + kgagent.ErrorMessage(err)})
+		return
+	}
+	n, err := r.in.graph.IndexDocument(ctx, doc, chunks)
+	if err != nil {
+		r.fail(PageError{URL: p.URL, Code: kgagent.ErrorCode(err), Reason: "extracting triples: " + kgagent.ErrorMessage(err)})
+		return
+	}
+	st = PageState{Collection: r.spec.Collection, URL: p.URL, ETag: doc.ETag, LastModified: doc.LastModified, ContentHash: doc.ContentHash, LastSeen: now}
+	if err := r.in.states.PutPage(ctx, st); err != nil {
+		r.fail(PageError{URL: p.URL, Code: kgagent.EUNAVAILABLE, Reason: "saving page state: " + kgagent.ErrorMessage(err)})
+		return
+	}
+	r.mu.Lock()
+	r.known[p.URL] = st
+	r.mu.Unlock()
+	r.update(func(c *Counters) {
+		c.Indexed++
+		c.Chunks += int64(len(chunks))
+		c.Triples += int64(n)
+	})
+}
+
+// remove deletes a page from the graph, the corpus and the state store, in
+// that order, so that a failure leaves the state behind and the next run
+// tries again.
+func (r *run) remove(u, why string) {
+	ctx := r.ctx
+	col := r.spec.Collection
+	if err := r.in.graph.DeleteDocument(ctx, col, u); err != nil {
+		r.fail(PageError{URL: u, Code: kgagent.ErrorCode(err), Reason: "removing triples (" + why + "): " + kgagent.ErrorMessage(err)})
+		return
+	}
+	if err := r.in.docs.DeleteDocument(ctx, col, u); err != nil {
+		r.fail(PageError{URL: u, Code: kgagent.ErrorCode(err), Reason: "removing document (" + why + "): " + kgagent.ErrorMessage(err)})
+		return
+	}
+	if err := r.in.states.DeletePage(ctx, col, u); err != nil {
+		r.fail(PageError{URL: u, Code: kgagent.EUNAVAILABLE, Reason: "removing page state: " + kgagent.ErrorMessage(err)})
+		return
+	}
+	r.mu.Lock()
+	delete(r.known, u)
+	r.mu.Unlock()
+	r.update(func(c *Counters) { c.Removed++ })
+}
+
+type nopDocs struct{}
+
+func (nopDocs) IndexDocument(context.Context, kgagent.Document) ([]kgagent.Chunk, error) {
+	return nil, nil
+}
+func (nopDocs) DeleteDocument(context.Context, string, string) error { return nil }
+
+type nopGraph struct{}
+
+func (nopGraph) IndexDocument(context.Context, kgagent.Document, []kgagent.Chunk) (int, error) {
+	return 0, nil
+}
+func (nopGraph) DeleteDocument(context.Context, string, string) error { return nil }
+
+// MemoryStates is a PageStateStore in memory, for tests and dry runs.
+type MemoryStates struct {
+	mu sync.Mutex
+	m  map[string]map[string]PageState
+}
+
+// NewMemoryStates returns an empty MemoryStates.
+func NewMemoryStates() *MemoryStates { return &MemoryStates{m: map[string]map[string]PageState{}} }
+
+// ListPages implements PageStateStore.
+func (s *MemoryStates) ListPages(_ context.Context, collection string) ([]PageState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]PageState, 0, len(s.m[collection]))
+	for _, st := range s.m[collection] {
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// PutPage implements PageStateStore.
+func (s *MemoryStates) PutPage(_ context.Context, st PageState) error {
+	if st.Collection == "" || st.URL == "" {
+		return kgagent.Errorf(kgagent.EINVALID, "page state needs a collection and a URL")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m[st.Collection] == nil {
+		s.m[st.Collection] = map[string]PageState{}
+	}
+	s.m[st.Collection][st.URL] = st
+	return nil
+}
+
+// DeletePage implements PageStateStore.
+func (s *MemoryStates) DeletePage(_ context.Context, collection, u string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m[collection], u)
+	return nil
+}
+
+// DeleteCollection implements PageStateStore.
+func (s *MemoryStates) DeleteCollection(_ context.Context, collection string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, collection)
+	return nil
+}
+
+var _ PageStateStore = (*MemoryStates)(nil)

@@ -1,0 +1,12 @@
+package crawler_test
+
+import (
+	"testing"
+
+	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/crawler/crawlertest"
+)
+
+func TestMemoryStatesConformance(t *testing.T) {
+	crawlertest.TestPageStateStore(t, func(t *testing.T) crawler.PageStateStore { return crawler.NewMemoryStates() })
+}

@@ -1,0 +1,137 @@
+// Package sqlite is the embedded crawler.PageStateStore: the ETag,
+// Last-Modified, content hash and last-seen time of every crawled page, per
+// collection, in one SQLite file in the data dir (modernc.org/sqlite, pure
+// Go, WAL journal), so that re-crawls send conditional requests and skip
+// unchanged pages across restarts.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/crawler"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// FileName is the database file Open creates in a data dir.
+const FileName = "crawler.db"
+
+// Store is a crawler.PageStateStore in SQLite.
+type Store struct {
+	db *sql.DB
+}
+
+var _ crawler.PageStateStore = (*Store)(nil)
+
+// Open opens (creating when needed) the store at path: a file, or a
+// directory that gets FileName in it. ":memory:" gives a private in-memory
+// database.
+func Open(path string) (*Store, error) {
+	if path == "" {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "page state store needs a path")
+	}
+	dsn := path
+	if path != ":memory:" {
+		if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			path = filepath.Join(path, FileName)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the data dir")
+		}
+		dsn = "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "opening the page state store")
+	}
+	if path == ":memory:" {
+		db.SetMaxOpenConns(1)
+	}
+	_, err = db.Exec(`CREATE TABLE IF NOT EXISTS pages (
+		collection    TEXT NOT NULL,
+		url           TEXT NOT NULL,
+		etag          TEXT NOT NULL DEFAULT '',
+		last_modified TEXT NOT NULL DEFAULT '',
+		content_hash  TEXT NOT NULL DEFAULT '',
+		last_seen     INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (collection, url)
+	) WITHOUT ROWID`)
+	if err != nil {
+		db.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the page state schema")
+	}
+	return &Store{db: db}, nil
+}
+
+// Close releases the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// ListPages implements crawler.PageStateStore.
+func (s *Store) ListPages(ctx context.Context, collection string) ([]crawler.PageState, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT url, etag, last_modified, content_hash, last_seen FROM pages WHERE collection = ? ORDER BY url`, collection)
+	if err != nil {
+		return nil, dbError(err, "listing page states")
+	}
+	defer rows.Close()
+	var out []crawler.PageState
+	for rows.Next() {
+		st := crawler.PageState{Collection: collection}
+		var seen int64
+		if err := rows.Scan(&st.URL, &st.ETag, &st.LastModified, &st.ContentHash, &seen); err != nil {
+			return nil, dbError(err, "reading page states")
+		}
+		st.LastSeen = time.UnixMilli(seen).UTC()
+		out = append(out, st)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(err, "reading page states")
+	}
+	return out, nil
+}
+
+// PutPage implements crawler.PageStateStore.
+func (s *Store) PutPage(ctx context.Context, st crawler.PageState) error {
+	if st.Collection == "" || st.URL == "" {
+		return kgagent.Errorf(kgagent.EINVALID, "page state needs a collection and a URL")
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO pages (collection, url, etag, last_modified, content_hash, last_seen)
+		VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (collection, url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified,
+			content_hash = excluded.content_hash, last_seen = excluded.last_seen`,
+		st.Collection, st.URL, st.ETag, st.LastModified, st.ContentHash, st.LastSeen.UnixMilli())
+	return dbError(err, "saving page state")
+}
+
+// DeletePage implements crawler.PageStateStore.
+func (s *Store) DeletePage(ctx context.Context, collection, url string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM pages WHERE collection = ? AND url = ?`, collection, url)
+	return dbError(err, "deleting page state")
+}
+
+// DeleteCollection implements crawler.PageStateStore.
+func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM pages WHERE collection = ?`, collection)
+	return dbError(err, "deleting page states")
+}
+
+// dbError maps a database failure to a stable code.
+func dbError(err error, what string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled):
+		return kgagent.WrapError(kgagent.ECANCELED, err, "%s: canceled", what)
+	case errors.Is(err, context.DeadlineExceeded):
+		return kgagent.WrapError(kgagent.ETIMEOUT, err, "%s: deadline exceeded", what)
+	case strings.Contains(err.Error(), "database is closed"):
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "%s: store closed", what)
+	}
+	return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "%s", what)
+}
