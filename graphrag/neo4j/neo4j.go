@@ -346,7 +346,9 @@ func codeOf(ctx context.Context, err error) string {
 		}
 		return kgagent.EINTERNAL
 	}
-	if neo4j.IsConnectivityError(err) || neo4j.IsTransactionExecutionLimit(err) {
+	var connErr *neo4j.ConnectivityError
+	var limitErr *neo4j.TransactionExecutionLimit
+	if errors.As(err, &connErr) || errors.As(err, &limitErr) {
 		if ctx.Err() != nil {
 			return codeOf(context.Background(), ctx.Err())
 		}

@@ -1,0 +1,452 @@
+package neo4j
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/graphrag/graphtest"
+)
+
+// envConfig is the Config of the real Neo4j the tests use: NEO4J_URL (and
+// NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE), as deploy/neo4j/start.sh
+// exports them. Without NEO4J_URL the test is skipped, unless
+// KGAGENT_REQUIRE_NEO4J=1 (set in CI), where it fails: the suite must never be
+// skipped silently there.
+func envConfig(t testing.TB) Config {
+	t.Helper()
+	u := os.Getenv("NEO4J_URL")
+	if u == "" {
+		if os.Getenv("KGAGENT_REQUIRE_NEO4J") == "1" {
+			t.Fatal("KGAGENT_REQUIRE_NEO4J=1 but NEO4J_URL is not set: start a real Neo4j with eval \"$(deploy/neo4j/start.sh)\"")
+		}
+		t.Skip("NEO4J_URL not set: skipping the real-Neo4j tests (start one with eval \"$(deploy/neo4j/start.sh)\"; CI sets KGAGENT_REQUIRE_NEO4J=1 so they never skip there)")
+	}
+	return Config{
+		URL:      u,
+		User:     os.Getenv("NEO4J_USER"),
+		Password: os.Getenv("NEO4J_PASSWORD"),
+		Database: os.Getenv("NEO4J_DATABASE"),
+	}
+}
+
+var (
+	sharedOnce  sync.Once
+	sharedStore *Store
+	sharedErr   error
+)
+
+// realStore opens one Store per test binary on the configured Neo4j. Tests
+// isolate themselves by random collection names (graphtest.Collection).
+func realStore(t testing.TB) *Store {
+	t.Helper()
+	cfg := envConfig(t)
+	sharedOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		sharedStore, sharedErr = Open(ctx, cfg)
+	})
+	if sharedErr != nil {
+		t.Fatalf("Open(%s): %v", cfg.URL, sharedErr)
+	}
+	return sharedStore
+}
+
+func TestConformance(t *testing.T) {
+	s := realStore(t)
+	graphtest.Run(t, func(t *testing.T) graphrag.Store { return s })
+}
+
+// TestSchemaCreated checks that Open created the constraint and indexes and
+// that they are online.
+func TestSchemaCreated(t *testing.T) {
+	s := realStore(t)
+	res, err := neo4j.ExecuteQuery(t.Context(), s.Driver(), `SHOW INDEXES YIELD name, state RETURN name, state`, nil,
+		neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.cfg.Database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range res.Records {
+		got[r.Values[0].(string)] = r.Values[1].(string)
+	}
+	for _, name := range []string{"kg_entity_key", "kg_entity_norm", "kg_entity_norm_text", "kg_rel_doc", "kg_rel_p", "kg_literal_h"} {
+		if got[name] != "ONLINE" {
+			t.Errorf("index %s: state %q, want ONLINE (all: %v)", name, got[name], got)
+		}
+	}
+	// Open is idempotent: a second store on the same server works.
+	s2, err := Open(t.Context(), envConfig(t))
+	if err != nil {
+		t.Fatalf("second Open: %v", err)
+	}
+	_ = s2.Close()
+}
+
+// TestEntityUnique checks that an entity shared by many documents is one
+// node, and that it goes away only with its last triple.
+func TestEntityUnique(t *testing.T) {
+	s := realStore(t)
+	coll := graphtest.Collection(t, "uniq")
+	docs := []string{"https://x.test/1.html", "https://x.test/2.html", "https://x.test/3.html"}
+	for i, d := range docs {
+		if err := s.ReplaceDocument(t.Context(), coll, d, []kgagent.Triple{
+			graphtest.T(coll, d, "shared", "links_to", fmt.Sprintf("own%d", i), ""),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func() int64 {
+		t.Helper()
+		res, err := neo4j.ExecuteQuery(t.Context(), s.Driver(),
+			`MATCH (e:Entity {collection: $c, id: 'shared'}) RETURN count(e)`, map[string]any{"c": coll},
+			neo4j.EagerResultTransformer, neo4j.ExecuteQueryWithDatabase(s.cfg.Database))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Records[0].Values[0].(int64)
+	}
+	for i, d := range docs {
+		if got := count(); got != 1 {
+			t.Fatalf("before deleting doc %d: %d nodes for entity 'shared', want 1", i, got)
+		}
+		if err := s.DeleteDocument(t.Context(), coll, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := count(); got != 0 {
+		t.Errorf("after deleting every document: %d nodes for entity 'shared', want 0", got)
+	}
+}
+
+// TestReplaceDocumentsBulk writes many documents in one transaction, larger
+// than one UNWIND batch, and replaces them again.
+func TestReplaceDocumentsBulk(t *testing.T) {
+	s := realStore(t)
+	coll := graphtest.Collection(t, "bulk")
+	docs := synthDocs(coll, 40, 60, 500) // 2,400 triples, batches of 5,000 rows... and of 7 below
+	small := *s
+	small.cfg.BatchSize = 7
+	if err := small.ReplaceDocuments(t.Context(), coll, docs); err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, d := range docs {
+		want += len(d.Triples)
+	}
+	got, err := s.Find(t.Context(), graphrag.Pattern{Collection: coll, Limit: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != want {
+		t.Fatalf("got %d triples, want %d", len(got), want)
+	}
+	// A bad triple in the last document: nothing changes in any document.
+	bad := append([]Document(nil), docs...)
+	bad[0] = Document{URL: docs[0].URL} // would delete doc 0
+	last := &bad[len(bad)-1]
+	last.Triples = append(append([]kgagent.Triple(nil), last.Triples...), kgagent.Triple{Collection: coll, DocURL: last.URL, Predicate: "p"})
+	err = s.ReplaceDocuments(t.Context(), coll, bad)
+	if kgagent.ErrorCode(err) != kgagent.EINVALID {
+		t.Fatalf("bad batch: %v, want EINVALID", err)
+	}
+	got, err = s.Find(t.Context(), graphrag.Pattern{Collection: coll, Limit: 100000})
+	if err != nil || len(got) != want {
+		t.Fatalf("after rejected batch: %d triples (%v), want %d", len(got), err, want)
+	}
+	if err := s.DeleteCollection(t.Context(), coll); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.Find(t.Context(), graphrag.Pattern{Collection: coll, Limit: 10})
+	if len(got) != 0 {
+		t.Errorf("collection not deleted: %d triples", len(got))
+	}
+}
+
+// TestOpenUnreachable checks that Open gives EUNAVAILABLE, quickly and with a
+// message naming the server, when nothing listens or when something that is
+// not Neo4j answers. It needs no Neo4j.
+func TestOpenUnreachable(t *testing.T) {
+	closed := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		return addr
+	}()
+	garbage := func() string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
+				c.Close()
+			}
+		}()
+		return l.Addr().String()
+	}()
+	tests := []struct {
+		name, url string
+		code      string
+	}{
+		{"nothing listening", "bolt://" + closed, kgagent.EUNAVAILABLE},
+		{"not neo4j", "bolt://" + garbage, kgagent.EUNAVAILABLE},
+		{"bad url", "bolt://", kgagent.EINVALID},
+		{"credentials in url", "bolt://u:p@" + closed, kgagent.EINVALID},
+		{"bad scheme", "http://" + closed, kgagent.EINVALID},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			s, err := Open(t.Context(), Config{URL: tc.url, ConnectTimeout: 3 * time.Second})
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded")
+			}
+			if got := kgagent.ErrorCode(err); got != tc.code {
+				t.Errorf("code %q (%v), want %q", got, err, tc.code)
+			}
+			if tc.code == kgagent.EUNAVAILABLE && !strings.Contains(kgagent.ErrorMessage(err), "unreachable") {
+				t.Errorf("message %q does not say unreachable", kgagent.ErrorMessage(err))
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("took %v", d)
+			}
+		})
+	}
+}
+
+func TestOpenCAFile(t *testing.T) {
+	dir := t.TempDir()
+	bad := dir + "/bad.pem"
+	if err := os.WriteFile(bad, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{bad, dir + "/missing.pem"} {
+		_, err := Open(t.Context(), Config{URL: "bolt+s://127.0.0.1:1", CAFile: f})
+		if kgagent.ErrorCode(err) != kgagent.EINVALID {
+			t.Errorf("CAFile %s: %v, want EINVALID", f, err)
+		}
+	}
+}
+
+// TestUnavailableMidRun puts a TCP proxy between the store and Neo4j, opens
+// through it, then cuts the proxy: reads and writes then fail with
+// EUNAVAILABLE (after the driver's bounded retries), and the data written
+// before is intact when the connection comes back.
+func TestUnavailableMidRun(t *testing.T) {
+	cfg := envConfig(t)
+	realStore(t) // schema exists
+	target := cfg.URL[len("bolt://"):]
+	if cfg.URL[:7] != "bolt://" {
+		t.Skip("proxy test needs a bolt:// URL")
+	}
+	p := newProxy(t, target)
+	cfg.URL = "bolt://" + p.addr
+	cfg.RetryTime = 2 * time.Second
+	cfg.ConnectTimeout = 2 * time.Second
+	s, err := Open(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	coll := graphtest.Collection(t, "midrun")
+	doc := "https://x.test/a.html"
+	old := []kgagent.Triple{graphtest.T(coll, doc, "alpha", "is_a", "letter", "s1")}
+	if err := s.ReplaceDocument(t.Context(), coll, doc, old); err != nil {
+		t.Fatal(err)
+	}
+	p.cut()
+	err = s.ReplaceDocument(t.Context(), coll, doc, []kgagent.Triple{graphtest.T(coll, doc, "beta", "is_a", "letter", "s1")})
+	if got := kgagent.ErrorCode(err); got != kgagent.EUNAVAILABLE {
+		t.Errorf("write while cut: %q (%v), want %q", got, err, kgagent.EUNAVAILABLE)
+	}
+	_, err = s.Find(t.Context(), graphrag.Pattern{Collection: coll})
+	if got := kgagent.ErrorCode(err); got != kgagent.EUNAVAILABLE {
+		t.Errorf("read while cut: %q (%v), want %q", got, err, kgagent.EUNAVAILABLE)
+	}
+	p.restore()
+	got, err := s.Find(t.Context(), graphrag.Pattern{Collection: coll})
+	if err != nil {
+		t.Fatalf("read after restore: %v", err)
+	}
+	if len(got) != 1 || got[0] != old[0] {
+		t.Errorf("after restore: %+v, want the old triple", got)
+	}
+	// A canceled context is ECANCELED, not UNAVAILABLE.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = s.Find(ctx, graphrag.Pattern{Collection: coll})
+	if got := kgagent.ErrorCode(err); got != kgagent.ECANCELED {
+		t.Errorf("canceled: %q (%v), want %q", got, err, kgagent.ECANCELED)
+	}
+}
+
+// proxy forwards TCP connections to target until cut, which closes every
+// connection and refuses new ones until restore.
+type proxy struct {
+	addr   string
+	target string
+	mu     sync.Mutex
+	down   bool
+	conns  []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{addr: l.Addr().String(), target: target}
+	t.Cleanup(func() { l.Close(); p.cut() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			down := p.down
+			p.mu.Unlock()
+			if down {
+				c.Close()
+				continue
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(u, c); u.Close() }()
+			go func() { _, _ = io.Copy(c, u); c.Close() }()
+		}
+	}()
+	return p
+}
+
+func (p *proxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *proxy) restore() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = false
+}
+
+func TestCodeOf(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want string
+	}{
+		{"unauthorized", context.Background(), &neo4j.Neo4jError{Code: "Neo.ClientError.Security.Unauthorized"}, kgagent.EUNAUTH},
+		{"forbidden", context.Background(), &neo4j.Neo4jError{Code: "Neo.ClientError.Security.Forbidden"}, kgagent.EFORBIDDEN},
+		{"deadlock", context.Background(), &neo4j.Neo4jError{Code: "Neo.TransientError.Transaction.DeadlockDetected"}, kgagent.EUNAVAILABLE},
+		{"no database", context.Background(), &neo4j.Neo4jError{Code: "Neo.ClientError.Database.DatabaseNotFound"}, kgagent.EUNAVAILABLE},
+		{"tx timeout", context.Background(), &neo4j.Neo4jError{Code: "Neo.ClientError.Transaction.TransactionTimedOut"}, kgagent.ETIMEOUT},
+		{"constraint", context.Background(), &neo4j.Neo4jError{Code: "Neo.ClientError.Schema.ConstraintValidationFailed"}, kgagent.ECONFLICT},
+		{"syntax", context.Background(), &neo4j.Neo4jError{Code: "Neo.ClientError.Statement.SyntaxError"}, kgagent.EINTERNAL},
+		{"connectivity", context.Background(), &neo4j.ConnectivityError{Inner: errors.New("connection refused")}, kgagent.EUNAVAILABLE},
+		{"retries exhausted", context.Background(), &neo4j.TransactionExecutionLimit{Cause: "timeout"}, kgagent.EUNAVAILABLE},
+		{"canceled ctx", canceled, &neo4j.ConnectivityError{Inner: errors.New("x")}, kgagent.ECANCELED},
+		{"context error", context.Background(), fmt.Errorf("x: %w", context.DeadlineExceeded), kgagent.ETIMEOUT},
+		{"other", context.Background(), errors.New("boom"), kgagent.EINTERNAL},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := codeOf(tc.ctx, tc.err); got != tc.want {
+				t.Errorf("codeOf = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestContainsWords(t *testing.T) {
+	tests := []struct {
+		norm, term string
+		want       bool
+	}{
+		{"json.dumps", "json", true},
+		{"json.dumps", "dumps", true},
+		{"json.dumps", "dump", false},
+		{"global interpreter lock", "lock", true},
+		{"global interpreter lock", "interpreter lock", true},
+		{"blocking", "lock", false},
+		{"lock lockfile", "lockfile", true},
+		{"ab ab", "b", false},
+		{"", "x", false},
+	}
+	for _, tc := range tests {
+		if got := containsWords(tc.norm, tc.term); got != tc.want {
+			t.Errorf("containsWords(%q, %q) = %v, want %v", tc.norm, tc.term, got, tc.want)
+		}
+	}
+}
+
+// synthDocs builds docs documents of per triples each over a vocabulary of
+// vocab term entities, shaped like a documentation site: each page has
+// sections, sections mention terms, terms relate to terms, and some terms
+// have literal definitions.
+func synthDocs(coll string, docs, per, vocab int) []Document {
+	out := make([]Document, docs)
+	term := func(i int) kgagent.Entity {
+		return graphrag.NewEntity(fmt.Sprintf("term %d", i%vocab), graphrag.TypeTerm)
+	}
+	for d := range docs {
+		u := fmt.Sprintf("https://docs.example.test/lib/page%04d.html", d)
+		page := graphrag.PageEntity(u, fmt.Sprintf("Page %d", d))
+		doc := Document{URL: u}
+		for i := range per {
+			anchor := fmt.Sprintf("sec-%d", i/10)
+			sec := graphrag.SectionEntity(graphrag.SectionURL(u, anchor), fmt.Sprintf("Section %d.%d", d, i/10))
+			tr := kgagent.Triple{Collection: coll, DocURL: u, SourceURL: graphrag.SectionURL(u, anchor), ChunkID: fmt.Sprintf("c%d-%d", d, i/10)}
+			switch {
+			case i%10 == 0:
+				tr.Subject, tr.Predicate, tr.Object = page, graphrag.PredHasSection, sec
+			case i%10 < 6:
+				tr.Subject, tr.Predicate, tr.Object = sec, graphrag.PredMentions, term(d*31+i*7)
+			case i%10 < 9:
+				tr.Subject, tr.Predicate, tr.Object = term(d*13+i), graphrag.PredLinksTo, term(d*17+i*3+1)
+			default:
+				tr.Subject, tr.Predicate = term(d*13+i), graphrag.PredIsDefinedAs
+				tr.Literal = fmt.Sprintf("Definition of term %d as written on page %d, a sentence of ordinary length.", (d*13+i)%vocab, d)
+			}
+			doc.Triples = append(doc.Triples, tr)
+		}
+		out[d] = doc
+	}
+	return out
+}
