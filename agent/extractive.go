@@ -276,7 +276,7 @@ func (m stanzaMatch) answer(obs []observation) string {
 	used := false
 	for i := len(says) - 1; i >= 0; i-- {
 		if i < len(obs) && says[i] != "" && strings.Contains(ans, says[i]) {
-			ans = strings.ReplaceAll(ans, says[i], "\x00"+strconv.Itoa(i)+"\x00")
+			ans = strings.ReplaceAll(ans, says[i], slot(i))
 			used = true
 		}
 	}
@@ -286,11 +286,15 @@ func (m stanzaMatch) answer(obs []observation) string {
 	ans = m.fill(ans)
 	for i := range says {
 		if i < len(obs) {
-			ans = strings.ReplaceAll(ans, "\x00"+strconv.Itoa(i)+"\x00", obs[i].text)
+			ans = strings.ReplaceAll(ans, slot(i), obs[i].text)
 		}
 	}
 	return ans
 }
+
+// slot marks where an observed reply goes while variables are filled in;
+// it holds no word characters, so no variable can match inside it.
+func slot(i int) string { return "\x00" + string(rune(0xE000+i)) + "\x00" }
 
 func replaceWord(s, old, repl string) string {
 	if old == "" {
@@ -679,8 +683,19 @@ func (x *Extractive) extract(question string, obs []observation) string {
 	return b.String()
 }
 
+// startsWithEntity reports whether the answer already opens with the entity
+// as a whole word (so "lumen.connect ..." does not count for "lumen").
 func startsWithEntity(ss []*sentence, ent string) bool {
-	return len(ss) > 0 && strings.HasPrefix(strings.ToLower(ss[0].text), strings.ToLower(ent))
+	if len(ss) == 0 {
+		return false
+	}
+	t := strings.ToLower(strings.TrimLeft(ss[0].text, "`*\"'"))
+	e := strings.ToLower(ent)
+	if !strings.HasPrefix(t, e) {
+		return false
+	}
+	rest := t[len(e):]
+	return rest == "" || strings.ContainsRune(" :,`*'\"(", rune(rest[0]))
 }
 
 func scoreSentence(s *sentence, qset map[string]float64) float64 {
@@ -702,18 +717,18 @@ func scoreSentence(s *sentence, qset map[string]float64) float64 {
 			last = i
 		}
 	}
-	if len(matched) == 0 {
-		return 0
-	}
-	if len(matched) >= 2 {
-		span := float64(last - first + 1)
-		score *= 1 + 0.5*float64(len(matched))/span
-	}
 	titleHits := 0.0
 	for t, w := range qset {
 		if s.p.titleSet[t] && !matched[t] {
 			titleHits += w
 		}
+	}
+	if len(matched) == 0 && titleHits == 0 {
+		return 0
+	}
+	if len(matched) >= 2 {
+		span := float64(last - first + 1)
+		score *= 1 + 0.5*float64(len(matched))/span
 	}
 	score += 0.5 * titleHits
 	if words := len(s.terms); words > 40 {
@@ -753,6 +768,13 @@ func nearDuplicate(s *sentence, chosen []*sentence) bool {
 	return false
 }
 
+// entityKinds are the nouns of which/what questions answered by naming a
+// page or section (other nouns, like "language", are not prefixed).
+var entityKinds = map[string]bool{"module": true, "package": true, "library": true, "page": true, "section": true, "guide": true,
+	"tool": true, "file": true, "api": true, "type": true, "object": true, "protocol": true, "plugin": true, "extension": true,
+	"component": true, "service": true, "client": true, "driver": true, "format": true, "decorator": true, "keyword": true,
+	"statement": true, "builtin": true, "constant": true, "property": true, "interface": true, "struct": true, "operator": true}
+
 var identKinds = map[string]bool{"function": true, "method": true, "class": true, "attribute": true, "exception": true, "option": true,
 	"parameter": true, "setting": true, "flag": true, "command": true, "variable": true, "field": true, "endpoint": true, "argument": true}
 
@@ -766,7 +788,11 @@ func entityName(p *passage, kind string) string {
 	if p.fact {
 		return ""
 	}
-	if identKinds[strings.TrimSuffix(kind, "s")] && heading != "" {
+	kind = strings.TrimSuffix(kind, "s")
+	if !identKinds[kind] && !entityKinds[kind] {
+		return ""
+	}
+	if identKinds[kind] && heading != "" {
 		return strings.TrimSpace(heading)
 	}
 	for _, sep := range []string{" — ", " – ", " - ", ": ", " | "} {

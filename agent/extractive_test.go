@@ -1,0 +1,212 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/kgagent/kgagent"
+)
+
+func transcriptFor(t *testing.T, shots string, question string, steps ...string) []ChatMessage {
+	t.Helper()
+	a, err := NewCodeShotAgent(AgentConfig{Name: "t", FewShots: SplitFewShots(shots), Funcs: []Func{
+		{Name: "quote", Handler: TextFunc(func(context.Context, string) (string, error) { return "", nil })},
+		{Name: "genrand", Handler: TextFunc(func(context.Context, string) (string, error) { return "", nil })},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, Config{LLM: script()})
+	e, err := m.newEntry(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &run{m: m, byURL: map[string]int{}}
+	msgs := m.prompt(context.Background(), r, e, RunInfo{}, nil, question)
+	for i, s := range steps {
+		role := "assistant"
+		if i%2 == 1 {
+			role = "user"
+		}
+		msgs = append(msgs, ChatMessage{Role: role, Content: s})
+	}
+	return msgs
+}
+
+const randShots = `
+Q: Generate a random number between 0 and 19.
+Ask Func[genrand]: 0, 19
+Func[genrand] says: 17
+A: The random number is 17.
+`
+
+func TestExtractiveFollowsFewShots(t *testing.T) {
+	x := NewExtractive(ExtractiveConfig{})
+	tests := []struct {
+		name  string
+		shots string
+		q     string
+		steps []string
+		want  string
+	}{
+		{"exact pattern", stockShots, "What is the current price for GOOG?", nil, "Ask Func[quote]: GOOG"},
+		{"exact pattern, other stanza", stockShots, "TSLA share price", nil, "Ask Func[quote]: TSLA"},
+		{"case and punctuation", stockShots, "price for NVDA!", nil, "Ask Func[quote]: NVDA"},
+		{"fuzzy with extra words", stockShots, "Could you tell me the stock price for AAPL please?", nil, "Ask Func[quote]: AAPL"},
+		{"two variables", randShots, "Generate a random number between 5 and 10", nil, "Ask Func[genrand]: 5, 10"},
+		{"unrelated goes to corpus", stockShots, "How do I configure retention?", nil, "Ask Func[fixie_query_corpus]: How do I configure retention?"},
+		{"lower-case word does not fill an all-caps slot", stockShots, "What is the price for membership?", nil, "Ask Func[fixie_query_corpus]: What is the price for membership?"},
+		{"answer from template", stockShots, "What is the current price for GOOG?",
+			[]string{"Ask Func[quote]: GOOG", "Func[quote] says: $105.22"}, "A: The current price for GOOG is $105.22."},
+		{"answer from template, two vars", randShots, "Generate a random number between 5 and 10",
+			[]string{"Ask Func[genrand]: 5, 10", "Func[genrand] says: 7"}, "A: The random number is 7."},
+		{"error observation", stockShots, "Price for ZZZZ",
+			[]string{"Ask Func[quote]: ZZZZ", "Func[quote] says: Error (NOT_FOUND): unknown symbol"}, "A: I could not answer that: unknown symbol"},
+		{"plain observation without template", stockShots, "How do I configure retention?",
+			[]string{"Ask Func[fixie_query_corpus]: How do I configure retention?", "Func[fixie_query_corpus] says: No documents matched the query."}, "A: No documents matched the query."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := x.Respond(transcriptFor(t, tt.shots, tt.q, tt.steps...))
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestExtractiveAnswersFromSources(t *testing.T) {
+	tests := []struct {
+		q        string
+		contains []string
+		prefix   string
+		cites    string
+	}{
+		{"What is the default HTTP port?", []string{"8086"}, "", "http://lumen/configuration/index.html#http"},
+		{"How long is the default retention?", []string{"30d"}, "", "http://lumen/configuration/retention.html#default-retention"},
+		{"Which function opens a connection?", []string{"opens a connection"}, "lumen.connect", "http://lumen/api/python/client.html#lumen.connect"},
+		{"Which module is the Python client?", nil, "lumen: ", "http://lumen/api/python/client.html#lumen.connect"},
+		{"Where is the data directory on Linux?", []string{"/var/lib/lumen"}, "", "http://lumen/install/linux.html"},
+		{"What language is Lumen written in?", []string{"Rust"}, "Lumen is written in Rust", "http://lumen/faq.html#written-in"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.q, func(t *testing.T) {
+			m := newManager(t, Config{Searcher: &fakeSearch{docs: lumenDocs}})
+			var ev events
+			ans, err := m.Ask(context.Background(), Request{Question: tt.q}, ev.emit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range tt.contains {
+				if !strings.Contains(ans.Answer, c) {
+					t.Errorf("answer %q lacks %q", ans.Answer, c)
+				}
+			}
+			if !strings.HasPrefix(ans.Answer, tt.prefix) {
+				t.Errorf("answer %q does not start with %q", ans.Answer, tt.prefix)
+			}
+			if len(ans.Sources) == 0 || ans.Sources[0].URL != tt.cites {
+				t.Errorf("sources = %+v, want first %s (answer %q)", ans.Sources, tt.cites, ans.Answer)
+			}
+			if len(Citations(ans.Answer)) == 0 {
+				t.Errorf("answer %q cites nothing", ans.Answer)
+			}
+			if got := ev.kinds(); got != "route action observation deltas answer!" {
+				t.Errorf("events = %s", got)
+			}
+		})
+	}
+}
+
+func TestExtractiveNothingFound(t *testing.T) {
+	obs := []observation{{kind: LineFuncSays, name: "fixie_query_corpus", text: "[1] Page (http://x)\nBananas are yellow."}}
+	if got := NewExtractive(ExtractiveConfig{}).extract("What is the HTTP port?", obs); got != "I could not find that in the documents." {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestSplitSentences(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"One. Two! Three? four", []string{"One.", "Two!", "Three? four"}},
+		{"Use e.g. Foo. Then bar.", []string{"Use e.g. Foo.", "Then bar."}},
+		{"Version 2.4.1 is out. It is fast.", []string{"Version 2.4.1 is out.", "It is fast."}},
+		{"Call lumen.connect(url). Done.", []string{"Call lumen.connect(url).", "Done."}},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		if got := splitSentences(tt.in); strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("splitSentences(%q) = %q", tt.in, got)
+		}
+	}
+}
+
+func TestCitations(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int
+	}{
+		{"a [1] b [2]", []int{1, 2}},
+		{"a [1, 3]", []int{1, 3}},
+		{"x[12].", []int{12}},
+		{"[a] [] [1", nil},
+		{"arr[0] and [99999]", []int{0}},
+	}
+	for _, tt := range tests {
+		got := Citations(tt.in)
+		if len(got) != len(tt.want) {
+			t.Errorf("Citations(%q) = %v, want %v", tt.in, got, tt.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tt.want[i] {
+				t.Errorf("Citations(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+		}
+	}
+}
+
+func FuzzExtractive(f *testing.F) {
+	f.Add("What is the port?", "[1] Config › HTTP (http://x#a)\nThe port is 8086. Set http.port.\n\nFacts:\n- port is 8086 [1]")
+	f.Add("Which module?", "[2] re — Regular expressions (http://y)\n")
+	f.Add("", "[x] broken (")
+	x := NewExtractive(ExtractiveConfig{})
+	f.Fuzz(func(t *testing.T, q, obs string) {
+		msgs := []ChatMessage{{Role: "system", Content: "Examples:\n\n" + obs}, {Role: "user", Content: "Q: " + q},
+			{Role: "assistant", Content: "Ask Func[fixie_query_corpus]: " + q}, {Role: "user", Content: "Func[fixie_query_corpus] says: " + obs}}
+		out := x.Respond(msgs)
+		if _, err := ParseOutput(out); err != nil && strings.TrimSpace(q) != "" {
+			t.Fatalf("extractive output %q does not parse: %v", out, err)
+		}
+	})
+}
+
+func FuzzParseOutput(f *testing.F) {
+	f.Add("thinking\nAsk Func[x]: y")
+	f.Add("A: done [1]")
+	f.Add("Func[x] says: z")
+	f.Fuzz(func(t *testing.T, s string) {
+		st, err := ParseOutput(s)
+		if err != nil {
+			if kgagent.ErrorCode(err) != kgagent.EINVALID {
+				t.Fatalf("error code %s", kgagent.ErrorCode(err))
+			}
+			return
+		}
+		switch st.Kind {
+		case StepAnswer:
+			if st.Answer == "" {
+				t.Fatal("empty answer accepted")
+			}
+		case StepFunc, StepAgent:
+			if !ValidName(st.Name) {
+				t.Fatalf("bad name %q accepted", st.Name)
+			}
+		default:
+			t.Fatalf("no kind: %+v", st)
+		}
+	})
+}
