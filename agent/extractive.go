@@ -230,7 +230,7 @@ func hasSources(obs []observation) bool {
 
 // stanzaMatch is a stanza matched to the question with its variables bound.
 type stanzaMatch struct {
-	st    Stanza
+	st          Stanza
 	vars        map[string]string // example text -> text from the question
 	score       float64
 	passthrough bool // the stanza passes the whole question to its func

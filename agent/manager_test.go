@@ -424,7 +424,9 @@ func TestCallFunc(t *testing.T) {
 	var calls []string
 	var mu sync.Mutex
 	boom := Func{Name: "boom", Handler: func(ctx context.Context, c FuncCall) (FuncResult, error) { panic("kaboom") }}
-	plain := Func{Name: "plain", Handler: func(ctx context.Context, c FuncCall) (FuncResult, error) { return FuncResult{}, errors.New("disk on fire") }}
+	plain := Func{Name: "plain", Handler: func(ctx context.Context, c FuncCall) (FuncResult, error) {
+		return FuncResult{}, errors.New("disk on fire")
+	}}
 	cfg := stockAgent(&calls, &mu)
 	cfg.Funcs = append(cfg.Funcs, boom, plain)
 	m := newManager(t, Config{LLM: script()}, cfg)
