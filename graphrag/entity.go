@@ -44,8 +44,9 @@ const (
 // Unicode lower case, surrounding punctuation and quotes stripped, a trailing
 // "()" dropped, inner whitespace and dashes collapsed to one space, and the
 // last word of a plain-word name made singular ("Dictionaries" ->
-// "dictionary"). Code identifiers (with '.', '_' or digits) keep their spelling
-// apart from case, so json.dumps and json.dump stay distinct.
+// "dictionary"). Code identifiers (with '.', '_', digits, backquotes or
+// "()") keep their spelling apart from case, so json.dumps, dumps() and
+// json.dump stay distinct.
 func NormalizeName(name string) string {
 	name = strings.TrimSpace(name)
 	if name == "" {
@@ -74,7 +75,7 @@ func NormalizeName(name string) string {
 	}
 	words := strings.Split(s, " ")
 	last := words[len(words)-1]
-	if isPlainWord(last) {
+	if isPlainWord(last) && !strings.ContainsAny(name, "()`_") {
 		words[len(words)-1] = singular(last)
 	}
 	return strings.Join(words, " ")

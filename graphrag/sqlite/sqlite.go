@@ -526,8 +526,17 @@ func (s *Store) Entities(ctx context.Context, collection string, terms []string,
 		limit = 50
 	}
 	cands := map[string]*cand{}
+	var forms []string
 	for _, raw := range terms {
-		term := graphrag.NormalizeName(raw)
+		// Both the term as given (lower-cased) and its normalised form, so
+		// "dumps" finds json.dumps although it normalises to "dump".
+		low := strings.Join(strings.Fields(strings.ToLower(raw)), " ")
+		forms = append(forms, low)
+		if n := graphrag.NormalizeName(raw); n != low {
+			forms = append(forms, n)
+		}
+	}
+	for _, term := range forms {
 		if term == "" {
 			continue
 		}

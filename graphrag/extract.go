@@ -1,0 +1,680 @@
+package graphrag
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kgagent/kgagent"
+)
+
+// Extractor turns one document (and the chunks it was cut into) into triples.
+// Every triple carries the document's collection and URL, the id of the chunk
+// it came from and the URL of its section (page#anchor).
+//
+// Errors: EINVALID for a document without collection or URL; an LLM
+// extractor also returns EUNAVAILABLE when its model cannot be reached.
+type Extractor interface {
+	Extract(ctx context.Context, doc kgagent.Document, chunks []kgagent.Chunk) ([]kgagent.Triple, error)
+}
+
+// BuiltinExtractor is the default extractor: rules over the document's
+// structure, no LLM. It emits
+//   - page has_section section, for every section;
+//   - section mentions term, for salient terms (code identifiers, capitalised
+//     phrases and acronyms, link texts), at most MaxMentions per section;
+//   - term is_defined_as literal, from definition lists and two- or
+//     three-column tables;
+//   - X is_a Y and X is_defined_as sentence, from "X is a/an Y" sentences, and
+//     X is_a Y from "X (Y)"; an acronym in parentheses becomes an alias;
+//   - module/class defines function/class, from API headings (Sphinx
+//     signatures such as "json.dumps(obj, *, ...)" with their anchors), module
+//     headings ("json — JSON encoder and decoder") and code signatures
+//     ("def f(", "class C", "json.dumps(obj)");
+//   - page links_to page, with the link text as the target's display name and
+//     text alias_of target for API anchors.
+//
+// The zero value is ready to use.
+type BuiltinExtractor struct {
+	MaxMentions int // per section; default 25
+	MaxTriples  int // per document; default 5000
+}
+
+var _ Extractor = BuiltinExtractor{}
+
+var (
+	reDotted    = regexp.MustCompile(`\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?`)
+	reCall      = regexp.MustCompile(`\b[A-Za-z_]\w*\(\)`)
+	reSnake     = regexp.MustCompile(`\b[a-z][a-z0-9]*_[a-z0-9_]+\b`)
+	reCamel     = regexp.MustCompile(`\b[A-Z][a-z0-9]+[A-Z]\w*\b`)
+	reCapPhrase = regexp.MustCompile(`\b[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\b`)
+	reAcronym   = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,7}\b`)
+	reIsA       = regexp.MustCompile(`^(?:The\s+|An?\s+)?([A-Za-z_][\w.()\-]*(?:\s+[A-Za-z_][\w.()\-]*){0,3})\s+(?:is|are)\s+(?:a|an)\s+(.+)$`)
+	reParen     = regexp.MustCompile(`([A-Z][\w\-]*(?:\s+[A-Z][\w\-]*){0,5}|[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\))?)\s+\(([^()]{2,60})\)`)
+	reSigHead   = regexp.MustCompile(`^(?:(class|exception|async|abstractmethod|classmethod|staticmethod|method|function|attribute|property|data|coroutine|awaitable)\s+)*([A-Za-z_][\w.]*)\s*(\(.*)?$`)
+	reModHead   = regexp.MustCompile(`^([A-Za-z_][\w.]*)\s+[—–-]+\s+(.+)$`)
+	reDef       = regexp.MustCompile(`^\s*(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)`)
+	reCodeSig   = regexp.MustCompile(`^\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\(`)
+	reIdent     = regexp.MustCompile(`^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$`)
+)
+
+// stopStarts are words that make a poor subject of "X is a Y".
+var stopStarts = map[string]bool{
+	"it": true, "this": true, "that": true, "there": true, "which": true, "what": true, "he": true, "she": true,
+	"they": true, "one": true, "each": true, "here": true, "result": true, "return": true, "the": true, "a": true,
+	"an": true, "these": true, "those": true, "its": true, "such": true, "if": true, "when": true, "so": true,
+}
+
+// stopTerms are capitalised words and phrases too common to be salient.
+var stopTerms = map[string]bool{
+	"the": true, "a": true, "an": true, "this": true, "if": true, "in": true, "for": true, "note": true,
+	"see": true, "new": true, "when": true, "it": true, "changed": true, "deprecated": true, "example": true,
+	"ok": true, "id": true, "i": true, "ii": true, "e.g": true, "i.e": true, "etc": true, "also": true,
+	"table of content": true, "next": true, "previous": true, "index": true, "here": true, "this page": true,
+	"link": true, "source": true, "home": true, "top": true, "up": true, "back": true, "more": true,
+	"read more": true, "click here": true, "permalink": true, "show source": true, "report a bug": true,
+}
+
+// Extract implements Extractor.
+func (x BuiltinExtractor) Extract(ctx context.Context, doc kgagent.Document, chunks []kgagent.Chunk) ([]kgagent.Triple, error) {
+	if err := ValidateCollection(doc.Collection); err != nil {
+		return nil, err
+	}
+	if err := ValidateDocURL(doc.URL); err != nil {
+		return nil, err
+	}
+	if x.MaxMentions <= 0 {
+		x.MaxMentions = 25
+	}
+	if x.MaxTriples <= 0 {
+		x.MaxTriples = 5000
+	}
+	e := &extraction{x: x, doc: doc, seen: map[string]bool{}, aliases: Aliases{}, byAnchor: map[string][]kgagent.Chunk{}}
+	for _, c := range chunks {
+		e.byAnchor[c.Anchor] = append(e.byAnchor[c.Anchor], c)
+	}
+	e.page = PageEntity(doc.URL, pageTitle(doc))
+	e.linkAliases()
+	for i := range doc.Sections {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		e.section(&doc.Sections[i])
+	}
+	e.links()
+	return e.out, nil
+}
+
+// pageTitle drops a site suffix ("json — ... — Python 3.11 documentation").
+func pageTitle(doc kgagent.Document) string {
+	t := doc.Title
+	if i := strings.LastIndex(t, " — "); i > 0 && strings.Contains(strings.ToLower(t[i:]), "documentation") {
+		t = t[:i]
+	}
+	return t
+}
+
+type extraction struct {
+	x        BuiltinExtractor
+	doc      kgagent.Document
+	page     kgagent.Entity
+	module   kgagent.Entity // the page's module, once a module heading is seen
+	out      []kgagent.Triple
+	seen     map[string]bool
+	aliases  Aliases
+	byAnchor map[string][]kgagent.Chunk
+}
+
+// chunkFor picks the chunk of the section at anchor that holds evidence, or
+// its first chunk.
+func (e *extraction) chunkFor(anchor, evidence string) string {
+	cs := e.byAnchor[anchor]
+	if evidence != "" {
+		probe := evidence
+		if len(probe) > 80 {
+			probe = clip(probe, 80)
+		}
+		for _, c := range cs {
+			if strings.Contains(c.Text, probe) {
+				return c.ID
+			}
+		}
+	}
+	if len(cs) > 0 {
+		return cs[0].ID
+	}
+	return ""
+}
+
+func (e *extraction) emit(s kgagent.Entity, p string, o kgagent.Entity, lit, anchor, evidence string) {
+	if len(e.out) >= e.x.MaxTriples || s.ID == "" || s.Name == "" || len(s.Name) > MaxNameBytes {
+		return
+	}
+	if lit == "" && (o.ID == "" || o.Name == "" || len(o.Name) > MaxNameBytes || o.ID == s.ID) {
+		return
+	}
+	if lit != "" {
+		o = kgagent.Entity{}
+		lit = clip(strings.TrimSpace(lit), 1000)
+	}
+	src := SectionURL(e.doc.URL, anchor)
+	k := s.ID + "\x00" + p + "\x00" + o.ID + "\x00" + lit + "\x00" + src
+	if e.seen[k] {
+		return
+	}
+	e.seen[k] = true
+	e.out = append(e.out, kgagent.Triple{
+		Collection: e.doc.Collection,
+		Subject:    s,
+		Predicate:  p,
+		Object:     o,
+		Literal:    lit,
+		ChunkID:    e.chunkFor(anchor, evidence),
+		DocURL:     e.doc.URL,
+		SourceURL:  src,
+	})
+}
+
+// term makes a term entity, resolving aliases.
+func (e *extraction) term(name, typ string) kgagent.Entity {
+	name = strings.TrimSpace(name)
+	if len(name) > 200 {
+		return kgagent.Entity{}
+	}
+	return e.aliases.Resolve(NewEntity(name, typ))
+}
+
+// linkAliases maps link texts to the API names their anchors stand for:
+// "dumps()" -> json.dumps.
+func (e *extraction) linkAliases() {
+	for _, l := range e.doc.Links {
+		i := strings.IndexByte(l.URL, '#')
+		if i < 0 {
+			continue
+		}
+		frag := l.URL[i+1:]
+		if !reIdent.MatchString(frag) || !strings.Contains(frag, ".") {
+			continue
+		}
+		text := strings.TrimSpace(l.Text)
+		if text == "" || stopTerms[NormalizeName(text)] {
+			continue
+		}
+		e.aliases.Add(text, NormalizeName(frag))
+	}
+}
+
+func sectionText(s *kgagent.Section) string {
+	var b strings.Builder
+	for _, bl := range s.Blocks {
+		if bl.Kind == kgagent.BlockCode {
+			continue
+		}
+		b.WriteString(bl.Text)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func (e *extraction) section(s *kgagent.Section) {
+	sec := SectionEntity(SectionURL(e.doc.URL, s.Anchor), s.Heading)
+	e.emit(e.page, PredHasSection, sec, "", s.Anchor, "")
+	api := e.apiHeading(s, sec)
+	text := sectionText(s)
+	for _, t := range e.salient(s, text) {
+		if t.ID == api.ID {
+			continue
+		}
+		e.emit(sec, PredMentions, t, "", s.Anchor, t.Name)
+	}
+	for _, bl := range s.Blocks {
+		switch bl.Kind {
+		case kgagent.BlockDefList:
+			for _, d := range bl.Terms {
+				e.definition(d.Term, d.Definition, s.Anchor)
+			}
+		case kgagent.BlockTable:
+			e.table(bl, s.Anchor)
+		case kgagent.BlockCode:
+			e.code(bl, s.Anchor)
+		case kgagent.BlockParagraph, kgagent.BlockList:
+			e.sentences(bl.Text, s.Anchor)
+		}
+	}
+}
+
+// apiHeading recognises Sphinx API entries and module headings, returning the
+// API entity ("" id when the heading is prose).
+func (e *extraction) apiHeading(s *kgagent.Section, sec kgagent.Entity) kgagent.Entity {
+	h := strings.TrimSpace(s.Heading)
+	first := firstParagraph(s)
+	// Module heading: "json — JSON encoder and decoder", anchor "module-json".
+	if m := reModHead.FindStringSubmatch(h); m != nil && (strings.HasPrefix(s.Anchor, "module-") || s.Level <= 1) && reIdent.MatchString(m[1]) {
+		mod := NewEntity(m[1], TypeModule)
+		if s.Anchor == "module-"+m[1] || e.module.ID == "" {
+			e.module = mod
+		}
+		e.emit(mod, PredIsDefinedAs, kgagent.Entity{}, m[2], s.Anchor, "")
+		e.emit(sec, PredMentions, mod, "", s.Anchor, "")
+		if parent, _, ok := splitQualified(m[1]); ok {
+			e.emit(NewEntity(parent, TypeModule), PredDefines, mod, "", s.Anchor, "")
+		}
+		return mod
+	}
+	m := reSigHead.FindStringSubmatch(h)
+	if m == nil {
+		return kgagent.Entity{}
+	}
+	kind, name, params := m[1], m[2], m[3]
+	if params == "" && kind == "" && (!reIdent.MatchString(s.Anchor) || !strings.Contains(s.Anchor, ".")) {
+		return kgagent.Entity{} // a one-word prose heading
+	}
+	qualified := name
+	if reIdent.MatchString(s.Anchor) && (s.Anchor == name || strings.HasSuffix(s.Anchor, "."+lastPart(name))) {
+		qualified = s.Anchor
+	}
+	typ := TypeFunction
+	switch {
+	case kind == "class" || kind == "exception":
+		typ = TypeClass
+	case params == "":
+		typ = TypeTerm // an attribute or data
+	}
+	ent := NewEntity(qualified, typ)
+	e.emit(sec, PredMentions, ent, "", s.Anchor, "")
+	if first != "" {
+		e.emit(ent, PredIsDefinedAs, kgagent.Entity{}, first, s.Anchor, first)
+	}
+	if parent, _, ok := splitQualified(qualified); ok {
+		ptyp := TypeModule
+		if r, _ := utf8.DecodeRuneInString(lastPart(parent)); unicode.IsUpper(r) {
+			ptyp = TypeClass
+		}
+		e.emit(NewEntity(parent, ptyp), PredDefines, ent, "", s.Anchor, "")
+	} else if e.module.ID != "" {
+		e.emit(e.module, PredDefines, ent, "", s.Anchor, "")
+	}
+	return ent
+}
+
+func firstParagraph(s *kgagent.Section) string {
+	for _, b := range s.Blocks {
+		if b.Kind == kgagent.BlockParagraph && strings.TrimSpace(b.Text) != "" {
+			return clip(strings.TrimSpace(b.Text), 600)
+		}
+	}
+	return ""
+}
+
+func lastPart(q string) string {
+	if i := strings.LastIndexByte(q, '.'); i >= 0 {
+		return q[i+1:]
+	}
+	return q
+}
+
+func splitQualified(q string) (parent, last string, ok bool) {
+	i := strings.LastIndexByte(q, '.')
+	if i <= 0 || i == len(q)-1 {
+		return "", q, false
+	}
+	return q[:i], q[i+1:], true
+}
+
+// salient returns the section's salient terms, most specific first.
+func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
+	var out []kgagent.Entity
+	seen := map[string]bool{}
+	add := func(name, typ string) {
+		if len(out) >= e.x.MaxMentions {
+			return
+		}
+		name = strings.TrimSpace(name)
+		if utf8.RuneCountInString(name) < 2 || strings.IndexFunc(name, unicode.IsLetter) < 0 {
+			return
+		}
+		t := e.term(name, typ)
+		if t.ID == "" || seen[t.ID] || stopTerms[t.ID] || stopStarts[t.ID] {
+			return
+		}
+		seen[t.ID] = true
+		out = append(out, t)
+	}
+	for _, re := range []*regexp.Regexp{reDotted, reCall, reSnake, reCamel} {
+		for _, m := range re.FindAllString(text, -1) {
+			add(m, TypeTerm)
+		}
+	}
+	for _, l := range e.doc.Links {
+		lt := strings.TrimSpace(l.Text)
+		if len(lt) >= 3 && len(lt) <= 60 && strings.Contains(text, lt) {
+			add(lt, TypeTerm)
+		}
+	}
+	for _, m := range reCapPhrase.FindAllString(text, -1) {
+		words := strings.Fields(m)
+		for len(words) > 1 && stopStarts[strings.ToLower(words[0])] {
+			words = words[1:]
+		}
+		if len(words) > 1 {
+			add(strings.Join(words, " "), TypeConcept)
+		}
+	}
+	for _, m := range reAcronym.FindAllString(text, -1) {
+		add(m, TypeConcept)
+	}
+	return out
+}
+
+// definition emits term is_defined_as literal, and the API facts of a
+// signature-like term.
+func (e *extraction) definition(term, def, anchor string) {
+	term = strings.TrimSpace(term)
+	def = strings.TrimSpace(def)
+	if term == "" || def == "" || len(term) > 200 {
+		return
+	}
+	name := term
+	if i := strings.IndexByte(term, '('); i > 0 && reIdent.MatchString(strings.TrimSpace(term[:i])) {
+		name = strings.TrimSpace(term[:i])
+	}
+	ent := e.term(name, TypeTerm)
+	if ent.ID == "" {
+		return
+	}
+	e.emit(ent, PredIsDefinedAs, kgagent.Entity{}, def, anchor, def)
+	e.isA(name, def, anchor)
+}
+
+// table treats two- and three-column tables as glossaries: first column
+// defined as the rest of the row.
+func (e *extraction) table(bl kgagent.Block, anchor string) {
+	if len(bl.Rows) < 2 {
+		return
+	}
+	for i, row := range bl.Rows {
+		if i == 0 || len(row) < 2 || len(row) > 3 || i > 200 {
+			continue
+		}
+		k := strings.TrimSpace(row[0])
+		if k == "" || len(k) > 80 {
+			continue
+		}
+		def := strings.TrimSpace(strings.Join(row[1:], " — "))
+		e.definition(k, strings.Trim(def, " —"), anchor)
+	}
+}
+
+// code finds definitions and signatures in code blocks.
+func (e *extraction) code(bl kgagent.Block, anchor string) {
+	owner := e.module
+	if owner.ID == "" {
+		owner = e.page
+	}
+	for i, line := range strings.Split(bl.Text, "\n") {
+		if i > 500 {
+			break
+		}
+		if m := reDef.FindStringSubmatch(line); m != nil {
+			typ := TypeFunction
+			if m[1] == "class" {
+				typ = TypeClass
+			}
+			e.emit(owner, PredDefines, NewEntity(m[2], typ), "", anchor, strings.TrimSpace(line))
+			continue
+		}
+		// A signature line such as "json.dumps(obj, *, ...)" (not a REPL
+		// example or an assignment).
+		if m := reCodeSig.FindStringSubmatch(line); m != nil && !strings.Contains(line, ">>>") && strings.HasSuffix(strings.TrimSpace(line), ")") {
+			if parent, last, ok := splitQualified(m[1]); ok && last != "" {
+				ptyp := TypeModule
+				if r, _ := utf8.DecodeRuneInString(lastPart(parent)); unicode.IsUpper(r) {
+					ptyp = TypeClass
+				}
+				e.emit(NewEntity(parent, ptyp), PredDefines, NewEntity(m[1], TypeFunction), "", anchor, strings.TrimSpace(line))
+			}
+		}
+	}
+}
+
+// sentences finds "X is a/an Y" and "X (Y)" definitions.
+func (e *extraction) sentences(text, anchor string) {
+	for _, sent := range splitSentences(text) {
+		e.isA("", sent, anchor)
+		for _, m := range reParen.FindAllStringSubmatch(sent, 8) {
+			e.paren(m[1], m[2], anchor, sent)
+		}
+	}
+}
+
+// isA handles "X is a/an Y ..." in sent; a non-empty subject replaces X when
+// sent is a definition ("a compact way ..." under a term).
+func (e *extraction) isA(subject, sent, anchor string) {
+	sent = strings.TrimSpace(sent)
+	var x, rest string
+	if subject != "" {
+		low := strings.ToLower(sent)
+		for _, art := range []string{"a ", "an "} {
+			if strings.HasPrefix(low, art) {
+				x, rest = subject, sent[len(art):]
+			}
+		}
+		if x == "" {
+			return
+		}
+	} else {
+		m := reIsA.FindStringSubmatch(sent)
+		if m == nil {
+			return
+		}
+		x, rest = m[1], m[2]
+		if stopStarts[strings.ToLower(strings.Fields(x)[0])] {
+			return
+		}
+	}
+	y := headNoun(rest)
+	if y == "" {
+		return
+	}
+	xe, ye := e.term(x, TypeTerm), e.term(y, TypeConcept)
+	if xe.ID == "" || ye.ID == "" {
+		return
+	}
+	e.emit(xe, PredIsA, ye, "", anchor, sent)
+	if subject == "" {
+		e.emit(xe, PredIsDefinedAs, kgagent.Entity{}, sent, anchor, sent)
+	}
+}
+
+// headNoun returns the noun phrase at the start of s: up to four words,
+// stopping at a relative clause, preposition or punctuation.
+func headNoun(s string) string {
+	stop := map[string]bool{"that": true, "which": true, "who": true, "where": true, "when": true, "whose": true,
+		"with": true, "used": true, "to": true, "for": true, "by": true, "in": true, "on": true, "and": true,
+		"or": true, "from": true, "as": true, "of": true, "is": true, "are": true, "but": true, "if": true, "than": true}
+	var words []string
+	for _, w := range strings.Fields(s) {
+		clean := strings.TrimRight(w, ".,;:!?)")
+		if stop[strings.ToLower(clean)] || clean == "" {
+			break
+		}
+		if len(words) > 0 && strings.HasSuffix(clean, "ed") {
+			break
+		}
+		words = append(words, clean)
+		if clean != w || len(words) == 4 {
+			break
+		}
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	return strings.Join(words, " ")
+}
+
+// paren handles "X (Y)": an acronym in either place is an alias of the
+// other; a short lower-case Y is a type of X.
+func (e *extraction) paren(x, y, anchor, sent string) {
+	x, y = strings.TrimSpace(x), strings.TrimSpace(y)
+	for {
+		w, rest, ok := strings.Cut(x, " ")
+		if !ok || !stopStarts[strings.ToLower(w)] {
+			break
+		}
+		x = rest
+	}
+	if x == "" || y == "" {
+		return
+	}
+	if isAcronymOf(y, x) {
+		full := e.term(x, TypeConcept)
+		e.emit(NewEntity(y, TypeConcept), PredAliasOf, full, "", anchor, sent)
+		return
+	}
+	if isAcronymOf(x, y) {
+		full := e.term(y, TypeConcept)
+		e.emit(NewEntity(x, TypeConcept), PredAliasOf, full, "", anchor, sent)
+		return
+	}
+	words := strings.Fields(y)
+	if len(words) > 3 || stopStarts[strings.ToLower(words[0])] {
+		return
+	}
+	for _, w := range words {
+		for _, r := range w {
+			if !unicode.IsLetter(r) && r != '-' {
+				return
+			}
+		}
+		switch strings.ToLower(w) {
+		case "or", "and", "to", "of", "in", "for", "with", "as", "see", "default", "optional", "deprecated", "new", "changed", "version", "e.g", "i.e", "eg", "ie", "not", "only", "also", "required":
+			return
+		}
+	}
+	if r, _ := utf8.DecodeRuneInString(y); !unicode.IsLower(r) {
+		return
+	}
+	xe := e.term(x, TypeTerm)
+	if xe.ID == "" || stopTerms[xe.ID] || stopStarts[xe.ID] {
+		return
+	}
+	e.emit(xe, PredIsA, e.term(y, TypeConcept), "", anchor, sent)
+}
+
+// isAcronymOf reports whether short (2..8 upper-case letters) is made of the
+// initials of long's words.
+func isAcronymOf(short, long string) bool {
+	if len(short) < 2 || len(short) > 8 || strings.ToUpper(short) != short {
+		return false
+	}
+	var initials strings.Builder
+	for _, w := range strings.FieldsFunc(long, func(r rune) bool { return r == ' ' || r == '-' }) {
+		for i, r := range w {
+			if i == 0 || unicode.IsUpper(r) {
+				initials.WriteRune(unicode.ToUpper(r))
+			}
+		}
+	}
+	ini := initials.String()
+	return len(ini) >= 2 && (ini == short || (len(ini) > len(short) && subsequence(short, ini)))
+}
+
+func subsequence(short, long string) bool {
+	i := 0
+	for j := 0; j < len(long) && i < len(short); j++ {
+		if long[j] == short[i] {
+			i++
+		}
+	}
+	return i == len(short) && long[0] == short[0]
+}
+
+// splitSentences cuts text at ". ", "! ", "? " and newlines.
+func splitSentences(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		end := c == '\n' || ((c == '.' || c == '!' || c == '?') && i+1 < len(text) && text[i+1] == ' ')
+		if end {
+			if s := strings.TrimSpace(text[start : i+1]); s != "" {
+				out = append(out, s)
+			}
+			start = i + 1
+		}
+	}
+	if s := strings.TrimSpace(text[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// links emits page links_to page for links to other pages, with the link
+// text as the target's name, and text alias_of the API entity an anchor names.
+func (e *extraction) links() {
+	self := StripFragment(e.doc.URL)
+	lead := ""
+	if len(e.doc.Sections) > 0 {
+		lead = e.doc.Sections[0].Anchor
+	}
+	n := 0
+	for _, l := range e.doc.Links {
+		if n >= 500 {
+			break
+		}
+		target := StripFragment(l.URL)
+		if !strings.HasPrefix(target, "http://") && !strings.HasPrefix(target, "https://") {
+			continue
+		}
+		text := strings.TrimSpace(l.Text)
+		anchor := e.anchorOf(text, lead)
+		if target != self {
+			n++
+			e.emit(e.page, PredLinksTo, PageEntity(target, text), "", anchor, text)
+		}
+		if i := strings.IndexByte(l.URL, '#'); i >= 0 && text != "" {
+			frag := l.URL[i+1:]
+			if reIdent.MatchString(frag) && strings.Contains(frag, ".") {
+				alias := NewEntity(text, TypeTerm)
+				api := NewEntity(frag, TypeFunction)
+				if target == self && e.hasAnchor(frag) {
+					anchor = frag
+				}
+				if alias.ID != api.ID && !stopTerms[alias.ID] {
+					e.emit(alias, PredAliasOf, api, "", anchor, text)
+				}
+			}
+		}
+	}
+}
+
+// hasAnchor reports whether a section of the page has anchor a.
+func (e *extraction) hasAnchor(a string) bool {
+	for i := range e.doc.Sections {
+		if e.doc.Sections[i].Anchor == a {
+			return true
+		}
+	}
+	return false
+}
+
+// anchorOf returns the anchor of the first section whose text holds s.
+func (e *extraction) anchorOf(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	for i := range e.doc.Sections {
+		sec := &e.doc.Sections[i]
+		if strings.Contains(sec.Heading, s) {
+			return sec.Anchor
+		}
+		for _, b := range sec.Blocks {
+			if strings.Contains(b.Text, s) {
+				return sec.Anchor
+			}
+		}
+	}
+	return fallback
+}
