@@ -365,6 +365,12 @@ func (cr *crawl) fetch(v *visit) {
 			hdr.Set("If-Modified-Since", k.LastModified)
 		}
 	}
+	if cr.bytes.Load() > cr.cfg.MaxTotalBytes {
+		// Over the byte budget: the page is left alone, neither fetched nor
+		// reported, so that nothing is removed because of it.
+		v.reported.Store(true)
+		return
+	}
 	cctx := colly.NewContext()
 	cctx.Put("visit", v)
 	err := cr.col.Request(http.MethodGet, v.url, nil, cctx, hdr)
