@@ -340,4 +340,6 @@ func TestLLMErrors(t *testing.T) {
 
 type llmFunc func(ctx context.Context, req CompletionRequest) (Stream, error)
 
-func (f llmFunc) Complete(ctx context.Context, req CompletionRequest) (Stream, error) { return f(ctx, req) }
+func (f llmFunc) Complete(ctx context.Context, req CompletionRequest) (Stream, error) {
+	return f(ctx, req)
+}
