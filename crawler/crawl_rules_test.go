@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,7 +112,9 @@ func TestCrawlRedirects(t *testing.T) {
 	mux.HandleFunc("/docs/", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, htmlPage("Index", `<p>links</p><a href="old">old</a><a href="away">away</a><a href="out">out</a><a href="loop">loop</a>`))
 	})
-	mux.HandleFunc("/docs/old", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/docs/new", http.StatusMovedPermanently) })
+	mux.HandleFunc("/docs/old", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/docs/new", http.StatusMovedPermanently)
+	})
 	mux.HandleFunc("/docs/new", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, htmlPage("New", "<p>moved here</p>")) })
 	mux.HandleFunc("/docs/away", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, other.URL+"/x", http.StatusFound) })
 	mux.HandleFunc("/docs/out", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/blog/x", http.StatusFound) })
@@ -146,13 +149,13 @@ func TestCrawlRetries(t *testing.T) {
 		retryAfter string
 	}
 	tests := []struct {
-		name      string
-		steps     []step // then 200
-		always    bool   // the last step repeats forever
-		want      Outcome
-		wantCode  string
-		wantHits  int
-		minWait   time.Duration
+		name     string
+		steps    []step // then 200
+		always   bool   // the last step repeats forever
+		want     Outcome
+		wantCode string
+		wantHits int
+		minWait  time.Duration
 	}{
 		{"429 then ok honours Retry-After", []step{{429, "1"}}, false, Fetched, "", 2, time.Second},
 		{"503 twice then ok", []step{{503, ""}, {503, ""}}, false, Fetched, "", 3, 0},
@@ -463,10 +466,9 @@ func TestCrawlContentHashDedupe(t *testing.T) {
 func TestCrawlCanceled(t *testing.T) {
 	srv := siteServer(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	n := 0
+	var n atomic.Int32
 	_, err := New(testConfig()).Crawl(ctx, Spec{URLs: []string{srv.URL + "/*"}}, CrawlOptions{OnPage: func(Page) {
-		n++
-		if n == 3 {
+		if n.Add(1) == 3 {
 			cancel()
 		}
 	}})
