@@ -26,7 +26,7 @@ type SSEEvent struct {
 // ended by a blank line, CRLF, CR or LF line ends. An event still open at the
 // end of the input is delivered as if a blank line followed it.
 type SSEReader struct {
-	r    *bufio.Reader
+	r       *bufio.Reader
 	line    []byte
 	afterCR bool
 }
