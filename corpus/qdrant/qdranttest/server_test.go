@@ -245,7 +245,10 @@ func TestErrors(t *testing.T) {
 			return err
 		}, codes.NotFound},
 		{"wrong dimension", func() error { _, err := c.Upsert(ctx, bad(11, qc.NewVectorDense([]float32{1, 2, 3}))); return err }, codes.InvalidArgument},
-		{"sparse under a dense name", func() error { _, err := c.Upsert(ctx, bad(11, qc.NewVectorSparse([]uint32{1}, []float32{1}))); return err }, codes.Unimplemented},
+		{"sparse under a dense name", func() error {
+			_, err := c.Upsert(ctx, bad(11, qc.NewVectorSparse([]uint32{1}, []float32{1})))
+			return err
+		}, codes.Unimplemented},
 		{"duplicate sparse index", func() error {
 			_, err := c.Upsert(ctx, &qc.UpsertPoints{CollectionName: "c", Points: []*qc.PointStruct{{Id: qc.NewIDNum(12), Vectors: qc.NewVectorsMap(map[string]*qc.Vector{"s": qc.NewVectorSparse([]uint32{1, 1}, []float32{1, 2})})}}})
 			return err
