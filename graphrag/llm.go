@@ -26,7 +26,9 @@ type Completer interface {
 type CompleterFunc func(ctx context.Context, prompt string) (string, error)
 
 // Complete implements Completer.
-func (f CompleterFunc) Complete(ctx context.Context, prompt string) (string, error) { return f(ctx, prompt) }
+func (f CompleterFunc) Complete(ctx context.Context, prompt string) (string, error) {
+	return f(ctx, prompt)
+}
 
 // Record is one line of LLM extraction output: a definition (Entity,
 // Definition) or a relationship (Subject, Predicate, Object).
