@@ -71,6 +71,18 @@ func (p *principal) collection(c string) (string, error) {
 	return c, nil
 }
 
+// owner is whose sessions p sees: the user id, else the key ("key:<name>"),
+// else "" (anonymous).
+func (p *principal) owner() string {
+	if p.caller.UserID != "" {
+		return p.caller.UserID
+	}
+	if p.key != nil {
+		return "key:" + p.key.Name
+	}
+	return ""
+}
+
 func principalFrom(ctx context.Context) *principal {
 	p, _ := ctx.Value(ctxPrincipal).(*principal)
 	if p == nil {

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -285,8 +284,8 @@ func (s *Server) sessionStore() (agent.SessionStore, error) {
 	return s.b.Sessions, nil
 }
 
-// ownSession returns session id when the principal may see it (ENOTFOUND
-// otherwise, so ids of others' sessions are not revealed).
+// ownSession returns session id when the principal owns it or is an admin
+// (ENOTFOUND otherwise, so ids of others' sessions are not revealed).
 func (s *Server) ownSession(ctx context.Context, id string) (agent.Session, error) {
 	st, err := s.sessionStore()
 	if err != nil {
@@ -296,7 +295,7 @@ func (s *Server) ownSession(ctx context.Context, id string) (agent.Session, erro
 	if err != nil {
 		return sess, err
 	}
-	if u := principalFrom(ctx).caller.UserID; u != "" && sess.UserID != u {
+	if p := principalFrom(ctx); !p.has(ScopeAdmin) && sess.UserID != p.owner() {
 		return agent.Session{}, kgagent.Errorf(kgagent.ENOTFOUND, "no session %q", id)
 	}
 	return sess, nil
@@ -316,7 +315,7 @@ func (s *Server) newSession(ctx context.Context, in SessionInput) (agent.Session
 	if len(in.Title) > 1000 || len(in.Agent) > 200 {
 		return agent.Session{}, invalid(ReasonUnknownValue, "title", "title or agent too long")
 	}
-	return st.CreateSession(ctx, agent.Session{ID: newID(), UserID: principalFrom(ctx).caller.UserID, Agent: in.Agent, Title: in.Title, CreatedAt: time.Now().UTC()})
+	return st.CreateSession(ctx, agent.Session{ID: newID(), UserID: principalFrom(ctx).owner(), Agent: in.Agent, Title: in.Title, CreatedAt: time.Now().UTC()})
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
@@ -339,7 +338,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	list, err := st.ListSessions(r.Context(), principalFrom(r.Context()).caller.UserID)
+	list, err := st.ListSessions(r.Context(), principalFrom(r.Context()).owner())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -445,4 +444,3 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, m)
 }
 
-var _ = errors.New

@@ -1,4 +1,0 @@
-package gateway
-
-func (s *Server) openAIRoutes()  {}
-func (s *Server) graphQLRoutes() {}
