@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/kgagent/kgagent"
@@ -307,7 +308,27 @@ func replaceWord(s, old, repl string) string {
 	if r := []rune(old); isWordRune(r[len(r)-1]) {
 		pat += `\b`
 	}
-	return regexp.MustCompile(pat).ReplaceAllLiteralString(s, repl)
+	r, err := cachedRegexp(pat)
+	if err != nil {
+		return s
+	}
+	return r.ReplaceAllLiteralString(s, repl)
+}
+
+// regexps caches the patterns built from few-shot queries: the router and
+// the model match every question against every stanza.
+var regexps sync.Map // string -> *regexp.Regexp
+
+func cachedRegexp(pat string) (*regexp.Regexp, error) {
+	if r, ok := regexps.Load(pat); ok {
+		return r.(*regexp.Regexp), nil
+	}
+	r, err := regexp.Compile(pat)
+	if err != nil {
+		return nil, err
+	}
+	regexps.Store(pat, r)
+	return r, nil
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' }
@@ -373,7 +394,7 @@ func matchOne(st Stanza, question string) (stanzaMatch, bool) {
 		}
 	}
 	re.WriteString(`\W*$`)
-	if r, err := regexp.Compile(re.String()); err == nil {
+	if r, err := cachedRegexp(re.String()); err == nil {
 		if sm := r.FindStringSubmatch(strings.TrimSpace(question)); sm != nil {
 			for i, v := range varNames {
 				m.vars[v] = strings.TrimSpace(sm[i+1])
