@@ -110,6 +110,7 @@ type Page struct {
 	Bytes   int64
 	Err     *PageError // the reason when Skipped, Excluded or Failed
 	Depth   int
+	Links   []string // normalised links of a Fetched page that the crawl may follow
 }
 
 // Known is the state of a page from an earlier crawl.
@@ -117,6 +118,7 @@ type Known struct {
 	ETag         string
 	LastModified string
 	ContentHash  string
+	Links        []string // followed again when the page answers 304
 }
 
 // CrawlOptions are the hooks of one crawl. OnPage is called from the crawl's
@@ -474,8 +476,11 @@ func (cr *crawl) onResponse(r *colly.Response) {
 	doc.FetchedAt = time.Now().UTC()
 	// Follow links under the glob prefixes, before the dedupe: a duplicate
 	// page may still link to pages not seen yet.
+	linked := map[string]bool{}
 	for _, l := range doc.Links {
-		if n, err := NormalizeURL(l.URL); err == nil && cr.scope.Follows(n) {
+		if n, err := NormalizeURL(l.URL); err == nil && !linked[n] && cr.scope.Follows(n) {
+			linked[n] = true
+			page.Links = append(page.Links, n)
 			cr.enqueue(n, v.depth+1, false)
 		}
 	}
@@ -516,6 +521,14 @@ func (cr *crawl) onError(r *colly.Response, err error) {
 		}
 	case r.StatusCode == http.StatusNotModified:
 		page.Outcome = NotModified
+		// The body is not sent again: follow the links it had last time.
+		if k, ok := cr.opts.Known(u); ok {
+			for _, l := range k.Links {
+				if cr.scope.Follows(l) {
+					cr.enqueue(l, v.depth+1, false)
+				}
+			}
+		}
 	case r.StatusCode == http.StatusNotFound || r.StatusCode == http.StatusGone:
 		page.Outcome, page.Err = Gone, &PageError{Code: kgagent.ENOTFOUND, Reason: fmt.Sprintf("HTTP %d", r.StatusCode)}
 	default:

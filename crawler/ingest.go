@@ -34,6 +34,7 @@ type PageState struct {
 	LastModified string    `json:"last_modified,omitempty"`
 	ContentHash  string    `json:"content_hash"`
 	LastSeen     time.Time `json:"last_seen"`
+	Links        []string  `json:"links,omitempty"` // in-corpus links of the page, followed when it answers 304
 }
 
 // PageStateStore keeps PageStates per collection and URL. ListPages returns
@@ -174,7 +175,7 @@ func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters))
 			r.mu.Lock()
 			st, ok := r.known[u]
 			r.mu.Unlock()
-			return Known{ETag: st.ETag, LastModified: st.LastModified, ContentHash: st.ContentHash}, ok
+			return Known{ETag: st.ETag, LastModified: st.LastModified, ContentHash: st.ContentHash, Links: st.Links}, ok
 		},
 		Recheck:  recheck,
 		OnQueued: func(string) { r.update(func(c *Counters) { c.Queued++ }) },
@@ -290,7 +291,7 @@ func (r *run) indexPage(ctx context.Context, p Page) {
 	now := time.Now().UTC()
 	if known && st.ContentHash == doc.ContentHash {
 		r.update(func(c *Counters) { c.Unchanged++ })
-		st.ETag, st.LastModified, st.LastSeen = doc.ETag, doc.LastModified, now
+		st.ETag, st.LastModified, st.LastSeen, st.Links = doc.ETag, doc.LastModified, now, p.Links
 		if err := r.in.states.PutPage(ctx, st); err != nil {
 			r.fail(PageError{URL: p.URL, Code: kgagent.EUNAVAILABLE, Reason: "saving page state: " + kgagent.ErrorMessage(err)})
 		}
@@ -306,7 +307,7 @@ func (r *run) indexPage(ctx context.Context, p Page) {
 		r.fail(PageError{URL: p.URL, Code: kgagent.ErrorCode(err), Reason: "extracting triples: " + kgagent.ErrorMessage(err)})
 		return
 	}
-	st = PageState{Collection: r.spec.Collection, URL: p.URL, ETag: doc.ETag, LastModified: doc.LastModified, ContentHash: doc.ContentHash, LastSeen: now}
+	st = PageState{Collection: r.spec.Collection, URL: p.URL, ETag: doc.ETag, LastModified: doc.LastModified, ContentHash: doc.ContentHash, LastSeen: now, Links: p.Links}
 	if err := r.in.states.PutPage(ctx, st); err != nil {
 		r.fail(PageError{URL: p.URL, Code: kgagent.EUNAVAILABLE, Reason: "saving page state: " + kgagent.ErrorMessage(err)})
 		return
@@ -389,6 +390,7 @@ func (s *MemoryStates) PutPage(_ context.Context, st PageState) error {
 	if s.m[st.Collection] == nil {
 		s.m[st.Collection] = map[string]PageState{}
 	}
+	st.Links = append([]string(nil), st.Links...)
 	s.m[st.Collection][st.URL] = st
 	return nil
 }

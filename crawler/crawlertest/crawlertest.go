@@ -6,6 +6,7 @@ package crawlertest
 import (
 	"context"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 func TestPageStateStore(t *testing.T, open func(t *testing.T) crawler.PageStateStore) {
 	ctx := context.Background()
 	seen := time.Date(2026, 5, 2, 10, 0, 0, 0, time.UTC)
-	a := crawler.PageState{Collection: "c1", URL: "http://h/a", ETag: `"e1"`, LastModified: "Sat, 02 May 2026 10:00:00 GMT", ContentHash: "h1", LastSeen: seen}
+	a := crawler.PageState{Collection: "c1", URL: "http://h/a", ETag: `"e1"`, LastModified: "Sat, 02 May 2026 10:00:00 GMT", ContentHash: "h1", LastSeen: seen, Links: []string{"http://h/b", "http://h/c?x=1"}}
 	b := crawler.PageState{Collection: "c1", URL: "http://h/b", ContentHash: "h2", LastSeen: seen}
 	other := crawler.PageState{Collection: "c2", URL: "http://h/a", ContentHash: "h3", LastSeen: seen}
 
@@ -104,5 +105,5 @@ func TestPageStateStore(t *testing.T, open func(t *testing.T) crawler.PageStateS
 
 func equal(x, y crawler.PageState) bool {
 	return x.Collection == y.Collection && x.URL == y.URL && x.ETag == y.ETag && x.LastModified == y.LastModified &&
-		x.ContentHash == y.ContentHash && x.LastSeen.Equal(y.LastSeen)
+		x.ContentHash == y.ContentHash && x.LastSeen.Equal(y.LastSeen) && strings.Join(x.Links, " ") == strings.Join(y.Links, " ")
 }

@@ -61,6 +61,7 @@ func Open(path string) (*Store, error) {
 		last_modified TEXT NOT NULL DEFAULT '',
 		content_hash  TEXT NOT NULL DEFAULT '',
 		last_seen     INTEGER NOT NULL DEFAULT 0,
+		links         TEXT NOT NULL DEFAULT '',
 		PRIMARY KEY (collection, url)
 	) WITHOUT ROWID`)
 	if err != nil {
@@ -75,7 +76,7 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // ListPages implements crawler.PageStateStore.
 func (s *Store) ListPages(ctx context.Context, collection string) ([]crawler.PageState, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT url, etag, last_modified, content_hash, last_seen FROM pages WHERE collection = ? ORDER BY url`, collection)
+	rows, err := s.db.QueryContext(ctx, `SELECT url, etag, last_modified, content_hash, last_seen, links FROM pages WHERE collection = ? ORDER BY url`, collection)
 	if err != nil {
 		return nil, dbError(err, "listing page states")
 	}
@@ -84,10 +85,14 @@ func (s *Store) ListPages(ctx context.Context, collection string) ([]crawler.Pag
 	for rows.Next() {
 		st := crawler.PageState{Collection: collection}
 		var seen int64
-		if err := rows.Scan(&st.URL, &st.ETag, &st.LastModified, &st.ContentHash, &seen); err != nil {
+		var links string
+		if err := rows.Scan(&st.URL, &st.ETag, &st.LastModified, &st.ContentHash, &seen, &links); err != nil {
 			return nil, dbError(err, "reading page states")
 		}
 		st.LastSeen = time.UnixMilli(seen).UTC()
+		if links != "" {
+			st.Links = strings.Split(links, "\n")
+		}
 		out = append(out, st)
 	}
 	if err := rows.Err(); err != nil {
@@ -101,11 +106,16 @@ func (s *Store) PutPage(ctx context.Context, st crawler.PageState) error {
 	if st.Collection == "" || st.URL == "" {
 		return kgagent.Errorf(kgagent.EINVALID, "page state needs a collection and a URL")
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO pages (collection, url, etag, last_modified, content_hash, last_seen)
-		VALUES (?, ?, ?, ?, ?, ?)
+	for _, l := range st.Links {
+		if strings.ContainsAny(l, "\n") {
+			return kgagent.Errorf(kgagent.EINVALID, "page state link holds a newline")
+		}
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO pages (collection, url, etag, last_modified, content_hash, last_seen, links)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (collection, url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified,
-			content_hash = excluded.content_hash, last_seen = excluded.last_seen`,
-		st.Collection, st.URL, st.ETag, st.LastModified, st.ContentHash, st.LastSeen.UnixMilli())
+			content_hash = excluded.content_hash, last_seen = excluded.last_seen, links = excluded.links`,
+		st.Collection, st.URL, st.ETag, st.LastModified, st.ContentHash, st.LastSeen.UnixMilli(), strings.Join(st.Links, "\n"))
 	return dbError(err, "saving page state")
 }
 

@@ -1,0 +1,332 @@
+package crawler
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kgagent/kgagent"
+)
+
+// site is a mutable web site that answers conditional requests.
+type site struct {
+	mu        sync.Mutex
+	pages     map[string]string // path -> HTML
+	mod       map[string]time.Time
+	noETag    map[string]bool
+	requests  int
+	notMod    int
+	condition int
+}
+
+func newSite(pages map[string]string) *site {
+	s := &site{pages: map[string]string{}, mod: map[string]time.Time{}, noETag: map[string]bool{}}
+	for p, c := range pages {
+		s.set(p, c)
+	}
+	return s
+}
+
+func (s *site) set(p, content string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pages[p] = content
+	s.mod[p] = time.Now().Add(-time.Hour).Add(time.Duration(len(s.mod)) * time.Second).Truncate(time.Second)
+}
+
+func (s *site) del(p string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.pages, p)
+}
+
+func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	content, ok := s.pages[r.URL.Path]
+	mod := s.mod[r.URL.Path]
+	noETag := s.noETag[r.URL.Path]
+	s.requests++
+	if r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != "" {
+		s.condition++
+	}
+	s.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if noETag {
+		fmt.Fprint(w, content) // no validators at all
+		return
+	}
+	sum := sha256.Sum256([]byte(content))
+	w.Header().Set("ETag", `"`+hex.EncodeToString(sum[:8])+`"`)
+	rec := &statusRecorder{ResponseWriter: w}
+	http.ServeContent(rec, r, r.URL.Path, mod, strings.NewReader(content))
+	if rec.status == http.StatusNotModified {
+		s.mu.Lock()
+		s.notMod++
+		s.mu.Unlock()
+	}
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// fakeIndex is a DocumentIndexer and (through graph) a GraphIndexer that
+// records what it holds.
+type fakeIndex struct {
+	mu       sync.Mutex
+	docs     map[string]kgagent.Document // collection|url
+	triples  map[string]int
+	indexed  []string
+	failURL  string
+	graphErr error
+}
+
+func newFakeIndex() *fakeIndex {
+	return &fakeIndex{docs: map[string]kgagent.Document{}, triples: map[string]int{}}
+}
+
+func (f *fakeIndex) IndexDocument(_ context.Context, doc kgagent.Document) ([]kgagent.Chunk, error) {
+	if doc.URL == f.failURL {
+		return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "index is down")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.docs[doc.Collection+"|"+doc.URL] = doc
+	f.indexed = append(f.indexed, doc.URL)
+	chunks := make([]kgagent.Chunk, len(doc.Sections))
+	for i, s := range doc.Sections {
+		chunks[i] = kgagent.Chunk{Collection: doc.Collection, DocURL: doc.URL, Anchor: s.Anchor, Ordinal: i}
+	}
+	return chunks, nil
+}
+
+func (f *fakeIndex) DeleteDocument(_ context.Context, collection, url string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.docs, collection+"|"+url)
+	return nil
+}
+
+func (f *fakeIndex) urls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for k := range f.docs {
+		out = append(out, k[strings.IndexByte(k, '|')+1:])
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (f *fakeIndex) takeIndexed() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.indexed
+	f.indexed = nil
+	sort.Strings(out)
+	return out
+}
+
+type fakeGraph struct{ f *fakeIndex }
+
+func (g fakeGraph) IndexDocument(_ context.Context, doc kgagent.Document, chunks []kgagent.Chunk) (int, error) {
+	if g.f.graphErr != nil {
+		return 0, g.f.graphErr
+	}
+	g.f.mu.Lock()
+	defer g.f.mu.Unlock()
+	g.f.triples[doc.Collection+"|"+doc.URL] = 2 * len(chunks)
+	return 2 * len(chunks), nil
+}
+
+func (g fakeGraph) DeleteDocument(_ context.Context, collection, url string) error {
+	g.f.mu.Lock()
+	defer g.f.mu.Unlock()
+	delete(g.f.triples, collection+"|"+url)
+	return nil
+}
+
+func TestIngestIncremental(t *testing.T) {
+	link := `<a href="/docs/a">a</a><a href="/docs/b">b</a><a href="/docs/c">c</a><a href="/docs/d">d</a><a href="/docs/e">e</a>`
+	s := newSite(map[string]string{
+		"/docs/":  htmlPage("Home", "<p>home</p>"+link),
+		"/docs/a": htmlPage("A", "<p>alpha</p>"),
+		"/docs/b": htmlPage("B", "<p>beta</p>"),
+		"/docs/c": htmlPage("C", "<p>gamma</p>"),
+		"/docs/d": htmlPage("D", "<p>delta</p>"),
+		"/docs/e": htmlPage("E", "<p>epsilon, served without validators</p>"),
+	})
+	s.noETag["/docs/e"] = true
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	idx := newFakeIndex()
+	states := NewMemoryStates()
+	in := NewIngester(IngesterConfig{Crawler: testConfig(), Docs: idx, Graph: fakeGraph{idx}, States: states})
+	spec := Spec{Collection: "docs", URLs: []string{srv.URL + "/docs/*"}}
+	ctx := context.Background()
+
+	var progressCalls int
+	rep, err := in.Run(ctx, spec, func(Counters) { progressCalls++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := rep.Summary()
+	if sum.Pages != 6 || rep.Counters.Indexed != 6 || sum.Failed != 0 || sum.Chunks != 6 || sum.Triples != 12 || progressCalls < 6 {
+		t.Fatalf("first run: %+v %+v progress %d errors %v", sum, rep.Counters, progressCalls, rep.Errors)
+	}
+	if len(idx.takeIndexed()) != 6 {
+		t.Fatal("not all pages indexed")
+	}
+
+	// Second run, nothing changed: conditional requests, nothing re-indexed.
+	s.mu.Lock()
+	s.condition, s.notMod = 0, 0
+	s.mu.Unlock()
+	rep, err = in.Run(ctx, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := idx.takeIndexed(); len(got) != 0 {
+		t.Errorf("unchanged run re-indexed %v", got)
+	}
+	if rep.Counters.Unchanged != 6 || rep.Summary().Pages != 6 || rep.Counters.Indexed != 0 {
+		t.Errorf("unchanged run: %+v", rep.Counters)
+	}
+	s.mu.Lock()
+	if s.condition < 5 || s.notMod != 5 {
+		t.Errorf("conditional requests %d, 304s %d; want >= 5 and 5", s.condition, s.notMod)
+	}
+	s.mu.Unlock()
+
+	// Third run: b changed, c deleted (404), d excluded now, a new page f.
+	s.set("/docs/b", htmlPage("B", "<p>beta, second edition</p>"))
+	s.del("/docs/c")
+	s.set("/docs/", htmlPage("Home", "<p>home v2</p>"+link+`<a href="/docs/f">f</a>`))
+	s.set("/docs/f", htmlPage("F", "<p>phi</p>"))
+	spec.Exclude = []string{"*/d"}
+	rep, err = in.Run(ctx, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(idx.takeIndexed(), " "), strings.Join([]string{srv.URL + "/docs/", srv.URL + "/docs/b", srv.URL + "/docs/f"}, " "); got != want {
+		t.Errorf("re-indexed %s, want %s", got, want)
+	}
+	want := []string{srv.URL + "/docs/", srv.URL + "/docs/a", srv.URL + "/docs/b", srv.URL + "/docs/e", srv.URL + "/docs/f"}
+	if got := idx.urls(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("index holds %v, want %v", got, want)
+	}
+	idx.mu.Lock()
+	if len(idx.triples) != 5 || idx.triples["docs|"+srv.URL+"/docs/c"] != 0 {
+		t.Errorf("graph holds %v", idx.triples)
+	}
+	idx.mu.Unlock()
+	if rep.Counters.Removed != 2 || rep.Counters.Indexed != 3 || rep.Counters.Unchanged != 2 || rep.Counters.Failed != 0 {
+		t.Errorf("third run counters %+v errors %v", rep.Counters, rep.Errors)
+	}
+	st, _ := states.ListPages(ctx, "docs")
+	if len(st) != 5 {
+		t.Errorf("state holds %d pages", len(st))
+	}
+}
+
+func TestIngestIndexFailureKeepsState(t *testing.T) {
+	s := newSite(map[string]string{
+		"/":  htmlPage("Home", `<p>home</p><a href="/x">x</a>`),
+		"/x": htmlPage("X", "<p>x</p>"),
+	})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	idx := newFakeIndex()
+	idx.failURL = srv.URL + "/x"
+	states := NewMemoryStates()
+	in := NewIngester(IngesterConfig{Crawler: testConfig(), Docs: idx, Graph: fakeGraph{idx}, States: states})
+	spec := Spec{Collection: "c", URLs: []string{srv.URL + "/*"}}
+	rep, err := in.Run(context.Background(), spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counters.Failed != 1 || len(rep.Errors) != 1 || rep.Errors[0].URL != srv.URL+"/x" || rep.Errors[0].Code != kgagent.EUNAVAILABLE {
+		t.Fatalf("report %+v", rep)
+	}
+	st, _ := states.ListPages(context.Background(), "c")
+	if len(st) != 1 {
+		t.Fatalf("state of a failed page was saved: %+v", st)
+	}
+	// The next run retries the failed page (no state, so no conditional request).
+	idx.failURL = ""
+	rep, err = in.Run(context.Background(), spec, nil)
+	if err != nil || rep.Counters.Indexed != 1 || rep.Counters.Unchanged != 1 {
+		t.Fatalf("retry run: %+v %v", rep.Counters, err)
+	}
+
+	// A graph failure after the corpus indexed the page also leaves no state.
+	idx.graphErr = errors.New("boom")
+	s.set("/x", htmlPage("X", "<p>x changed</p>"))
+	rep, _ = in.Run(context.Background(), spec, nil)
+	if rep.Counters.Failed != 1 || rep.Errors[0].Code != kgagent.EINTERNAL {
+		t.Fatalf("graph failure: %+v", rep)
+	}
+	st, _ = states.ListPages(context.Background(), "c")
+	for _, p := range st {
+		if p.URL == srv.URL+"/x" && p.ContentHash == "" {
+			t.Error("empty hash saved")
+		}
+	}
+}
+
+func TestIngestDefaultsAndBadSpec(t *testing.T) {
+	in := NewIngester(IngesterConfig{Crawler: testConfig()})
+	if _, err := in.Run(context.Background(), Spec{}, nil); kgagent.ErrorCode(err) != kgagent.EINVALID {
+		t.Errorf("empty spec: %v", err)
+	}
+	if _, err := in.Run(context.Background(), Spec{URLs: []string{"http://h/*"}, Exclude: []string{""}}, nil); kgagent.ErrorCode(err) != kgagent.EINVALID {
+		t.Errorf("bad exclude: %v", err)
+	}
+	// Only malformed URLs: the run goes on, reports them, and deletes nothing.
+	states := NewMemoryStates()
+	_ = states.PutPage(context.Background(), PageState{Collection: DefaultCollection, URL: "http://h/kept", ContentHash: "x"})
+	in = NewIngester(IngesterConfig{Crawler: testConfig(), States: states})
+	rep, err := in.Run(context.Background(), Spec{URLs: []string{"http://h/a*b*", "::"}}, nil)
+	if err != nil || rep.Counters.Failed != 2 || len(rep.Errors) != 2 {
+		t.Fatalf("malformed URLs: %+v %v", rep, err)
+	}
+	if st, _ := states.ListPages(context.Background(), DefaultCollection); len(st) != 1 {
+		t.Errorf("state lost: %+v", st)
+	}
+}
+
+func TestIngestSiteSummary(t *testing.T) {
+	srv := siteServer(t)
+	in := NewIngester(IngesterConfig{Crawler: testConfig()})
+	rep, err := in.Run(context.Background(), Spec{Collection: "lumen", URLs: []string{srv.URL + "/*"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := rep.Summary()
+	if sum.Pages < 30 || sum.Failed != 0 || rep.Counters.Skipped < 2 {
+		t.Errorf("summary %+v counters %+v skips %v", sum, rep.Counters, rep.Skips)
+	}
+	rep2, err := in.Run(context.Background(), Spec{Collection: "lumen", URLs: []string{srv.URL + "/*"}}, nil)
+	if err != nil || rep2.Counters.Unchanged != sum.Pages || rep2.Counters.Indexed != 0 {
+		t.Errorf("second run %+v %v", rep2.Counters, err)
+	}
+}
