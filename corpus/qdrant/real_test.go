@@ -28,17 +28,11 @@ func TestConformanceRealServer(t *testing.T) {
 	if raw == "" {
 		t.Skip("QDRANT_URL is not set: no real Qdrant to test against (set QDRANT_URL=host:6334 and optionally QDRANT_API_KEY)")
 	}
-	cfg := qdrant.Config{Addr: raw, APIKey: os.Getenv("QDRANT_API_KEY")}
-	switch {
-	case strings.HasPrefix(raw, "https://"):
-		cfg.Addr, cfg.TLS = strings.TrimPrefix(raw, "https://"), true
-	case strings.HasPrefix(raw, "http://"):
-		cfg.Addr = strings.TrimPrefix(raw, "http://")
+	cfg, err := qdrant.ConfigFromURL(raw)
+	if err != nil {
+		t.Fatalf("QDRANT_URL: %v", err)
 	}
-	cfg.Addr = strings.TrimSuffix(cfg.Addr, "/")
-	if _, _, err := net.SplitHostPort(cfg.Addr); err != nil {
-		cfg.Addr = net.JoinHostPort(cfg.Addr, "6334")
-	}
+	cfg.APIKey = os.Getenv("QDRANT_API_KEY")
 	corpustest.Run(t, func(t *testing.T) corpus.Index {
 		c := cfg
 		c.Prefix = "kgtest" + randomHex(4)
