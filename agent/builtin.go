@@ -32,8 +32,8 @@ type Embedder interface {
 }
 
 // EmbedSearchFunc searches the text of one embed for query, returning at
-// most k passages; wire corpus.SearchText with an embedder into it. Nil: a
-// built-in paragraph scorer.
+// most k passages. Nil: corpus.SearchText with the lexical embedder; wire
+// corpus.SearchText with the service's embedder to use that one.
 type EmbedSearchFunc func(ctx context.Context, title, text, query string, k int) ([]corpus.Hit, error)
 
 // EmbedFetchFunc reads the content of an embed. Nil: data URIs are decoded
@@ -216,14 +216,15 @@ func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, e
 		query = q
 	}
 	title := "#" + key
-	var hits []corpus.Hit
-	if b.cfg.EmbedSearch != nil {
-		hits, err = b.cfg.EmbedSearch(ctx, title, string(content), query, b.cfg.SearchK)
-		if err != nil {
-			return FuncResult{}, err
+	search := b.cfg.EmbedSearch
+	if search == nil {
+		search = func(ctx context.Context, title, text, query string, k int) ([]corpus.Hit, error) {
+			return corpus.SearchText(ctx, nil, title, text, query, k)
 		}
-	} else {
-		hits = searchParagraphs(title, string(content), query, b.cfg.SearchK)
+	}
+	hits, err := search(ctx, title, string(content), query, b.cfg.SearchK)
+	if err != nil {
+		return FuncResult{}, err
 	}
 	if len(hits) == 0 {
 		return text(fmt.Sprintf("Nothing in embed #%s matched the query.", key)), nil
@@ -232,12 +233,12 @@ func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, e
 	var sb strings.Builder
 	cite := call.Citer()
 	for _, h := range hits {
-		u := h.URL
-		if u == "" {
-			u = title
-			if strings.HasPrefix(emb.URI, "http://") || strings.HasPrefix(emb.URI, "https://") {
-				u = emb.URI
-			}
+		u := title
+		if strings.HasPrefix(emb.URI, "http://") || strings.HasPrefix(emb.URI, "https://") {
+			u = emb.URI
+		}
+		if h.Anchor != "" {
+			u += "#" + h.Anchor
 		}
 		src := kgagent.Source{URL: u, Title: title, Score: h.Score, Snippet: snippet(h.Text, 200)}
 		n := cite(src)
@@ -281,49 +282,6 @@ func (b *Builtins) fetchEmbed(ctx context.Context, e kgagent.Embed) ([]byte, err
 		return nil, kgagent.Errorf(kgagent.ETOOLARGE, "the embed is larger than %d bytes", maxEmbedBytes)
 	}
 	return body, nil
-}
-
-// searchParagraphs is the fallback embed search: paragraphs ranked by the
-// IDF-weighted question terms they contain.
-func searchParagraphs(title, text, query string, k int) []corpus.Hit {
-	var paras []string
-	for _, p := range regexp.MustCompile(`\n\s*\n`).Split(text, -1) {
-		if p = strings.TrimSpace(p); p != "" {
-			paras = append(paras, p)
-		}
-	}
-	if len(paras) == 0 {
-		return nil
-	}
-	qterms := contentTerms(query)
-	docs := make([]map[string]bool, len(paras))
-	df := map[string]int{}
-	for i, p := range paras {
-		docs[i] = map[string]bool{}
-		for _, t := range terms(p) {
-			if !docs[i][t] {
-				docs[i][t] = true
-				df[t]++
-			}
-		}
-	}
-	var hits []corpus.Hit
-	for i, p := range paras {
-		s := 0.0
-		for _, t := range qterms {
-			if docs[i][t] {
-				s += idf(len(paras), df[t])
-			}
-		}
-		if s > 0 || len(qterms) == 0 {
-			hits = append(hits, corpus.Hit{Chunk: kgagent.Chunk{Title: title, Text: p, Ordinal: i}, Score: s})
-		}
-	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
-	if len(hits) > k {
-		hits = hits[:k]
-	}
-	return hits
 }
 
 func (b *Builtins) basePrompt(ctx context.Context, call FuncCall) (FuncResult, error) {

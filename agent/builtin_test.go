@@ -188,9 +188,9 @@ func TestQueryEmbed(t *testing.T) {
 		code   string
 	}{
 		{"data uri", "How long are returns accepted in #policy?", map[string]kgagent.Embed{"policy": {ContentType: "text/plain", URI: kgagent.DataURI([]byte(doc))}},
-			"[1] #policy (#policy)\nReturns are accepted for 30 days after delivery.", ""},
+			"Returns are accepted for 30 days after delivery.", ""},
 		{"http uri, sole embed", "when do orders ship?", map[string]kgagent.Embed{"1": {ContentType: "text/plain", URI: web.URL}},
-			"[1] #1 (" + web.URL + ")\nOrders ship within two days.", ""},
+			"Orders ship within two days.", ""},
 		{"no key", "what about #nope?", map[string]kgagent.Embed{"a": {URI: "data:base64,"}, "b": {URI: "data:base64,"}}, "", kgagent.EINVALID},
 		{"binary", "#img size?", map[string]kgagent.Embed{"img": {ContentType: "image/png", URI: "data:base64,AAAA"}}, "", kgagent.EUNSUPPORTED},
 		{"bad data uri", "#x?", map[string]kgagent.Embed{"x": {ContentType: "text/plain", URI: "data:base64,@@@"}}, "", kgagent.EINVALID},
@@ -204,8 +204,8 @@ func TestQueryEmbed(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || !strings.HasPrefix(res.Message.Text, tt.want) {
-				t.Errorf("got %q, %v; want prefix %q", res.Message.Text, err, tt.want)
+			if err != nil || !strings.HasPrefix(res.Message.Text, "[1] #") || !strings.Contains(res.Message.Text, tt.want) {
+				t.Errorf("got %q, %v; want a numbered source holding %q", res.Message.Text, err, tt.want)
 			}
 		})
 	}
@@ -216,6 +216,14 @@ func TestQueryEmbed(t *testing.T) {
 		Embeds: map[string]kgagent.Embed{"policy": {ContentType: "text/plain", URI: kgagent.DataURI([]byte(doc))}}}, nil)
 	if err != nil || len(ans.Sources) != 1 || ans.Sources[0].Title != "#policy" {
 		t.Errorf("answer = %+v, %v", ans, err)
+	}
+	// The extractive model asks fixie_query_embed when the question names
+	// an embed, and answers from it.
+	m4 := newManager(t, Config{})
+	ans, err = m4.Ask(context.Background(), Request{Question: "How long are returns accepted according to #policy?", Agent: "default",
+		Embeds: map[string]kgagent.Embed{"policy": {ContentType: "text/plain", URI: kgagent.DataURI([]byte(doc))}}}, nil)
+	if err != nil || !strings.HasPrefix(ans.Answer, "Returns are accepted for 30 days after delivery [1]") {
+		t.Errorf("extractive embed answer = %q, %v", ans.Answer, err)
 	}
 	// A configured EmbedSearch is used instead of the paragraph scorer.
 	called := false

@@ -194,6 +194,9 @@ func (x *Extractive) Respond(msgs []ChatMessage) string {
 		}
 	}
 	if len(t.obs) == 0 {
+		if embedRefRe.MatchString(t.question) {
+			return "Ask Func[fixie_query_embed]: " + t.question
+		}
 		return "Ask Func[fixie_query_corpus]: " + t.question
 	}
 	if hasSources(t.obs) {
