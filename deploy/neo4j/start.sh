@@ -3,7 +3,7 @@
 # on 127.0.0.1 with Bolt, in the background, and waits until it answers a
 # Cypher query over Bolt. Prints shell exports on stdout, so
 #
-#   eval "$(deploy/neo4j/start.sh)"   # sets NEO4J_URL (and NEO4J_USER/NEO4J_PASSWORD with a password)
+#   eval "$(deploy/neo4j/start.sh)"   # sets NEO4J_URL, NEO4J_USER, NEO4J_PASSWORD
 #   go test ./graphrag/neo4j/...
 #   deploy/neo4j/stop.sh
 #
@@ -14,8 +14,8 @@
 # Environment (all optional):
 #   NEO4J_PORT           Bolt port; 0 (default) picks a free one
 #   NEO4J_RUN_DIR        data, logs, pid and URL files (default deploy/neo4j/target/run)
-#   NEO4J_TEST_PASSWORD  enable auth with user neo4j and this password (>= 8 chars);
-#                        unset (default) runs without auth, on loopback only
+#   NEO4J_TEST_PASSWORD  password of user neo4j (>= 8 chars; default kgagent-test, so
+#                        tests exercise authentication); set it empty to disable auth
 #   NEO4J_HEAP           JVM heap (default 512m)
 #   NEO4J_PAGECACHE      page cache (default 64m)
 #   NEO4J_START_TIMEOUT  seconds to wait for READY (default 300)
@@ -28,7 +28,7 @@ port=${NEO4J_PORT:-0}
 heap=${NEO4J_HEAP:-512m}
 pagecache=${NEO4J_PAGECACHE:-64m}
 timeout=${NEO4J_START_TIMEOUT:-300}
-password=${NEO4J_TEST_PASSWORD:-}
+password=${NEO4J_TEST_PASSWORD-kgagent-test}
 main=dev.kgagent.neo4j.Launcher
 
 log() { echo "neo4j/start.sh: $*" >&2; }

@@ -450,3 +450,26 @@ func synthDocs(coll string, docs, per, vocab int) []Document {
 	}
 	return out
 }
+
+// TestAuthRejected checks that a wrong password fails at Open with EUNAUTH.
+// It runs when the test server has authentication on (deploy/neo4j/start.sh
+// enables it by default).
+func TestAuthRejected(t *testing.T) {
+	cfg := envConfig(t)
+	if cfg.Password == "" {
+		t.Skip("NEO4J_PASSWORD not set: the test server runs without authentication")
+	}
+	for _, c := range []Config{
+		{URL: cfg.URL, User: cfg.User, Password: cfg.Password + "-wrong", Database: cfg.Database},
+		{URL: cfg.URL, Database: cfg.Database}, // no credentials at all
+	} {
+		s, err := Open(t.Context(), c)
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open with password %q succeeded", c.Password)
+		}
+		if got := kgagent.ErrorCode(err); got != kgagent.EUNAUTH {
+			t.Errorf("password %q: code %q (%v), want %q", c.Password, got, err, kgagent.EUNAUTH)
+		}
+	}
+}

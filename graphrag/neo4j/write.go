@@ -2,6 +2,7 @@ package neo4j
 
 import (
 	"context"
+	"sort"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -99,6 +100,9 @@ func newBatch(collection string, docs []Document) *batch {
 			})
 		}
 	}
+	// Sorted, so concurrent writers lock shared entities in the same order
+	// and rarely deadlock (a deadlock is retried, but costs a backoff).
+	sort.Strings(order)
 	for _, id := range order {
 		e := ents[id]
 		b.newIDs[id] = true
@@ -173,7 +177,7 @@ func (b *batch) apply(ctx context.Context, tx neo4j.ManagedTransaction, size int
 	if err != nil {
 		return err
 	}
-	var touched []any
+	var orphans []string
 	seen := map[string]bool{}
 	for _, r := range recs {
 		ids, _ := r.Values[0].([]any)
@@ -181,9 +185,14 @@ func (b *batch) apply(ctx context.Context, tx neo4j.ManagedTransaction, size int
 			id := str(v)
 			if id != "" && !b.newIDs[id] && !seen[id] {
 				seen[id] = true
-				touched = append(touched, id)
+				orphans = append(orphans, id)
 			}
 		}
+	}
+	sort.Strings(orphans)
+	touched := make([]any, len(orphans))
+	for i, id := range orphans {
+		touched[i] = id
 	}
 	for _, step := range []struct {
 		q    string
