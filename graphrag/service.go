@@ -1,0 +1,599 @@
+package graphrag
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+)
+
+// Config configures a Service. Only Store is required; every limit's zero
+// value means its default.
+type Config struct {
+	Store     Store     // required: graphrag/sqlite (default) or graphrag/neo4j
+	Extractor Extractor // default BuiltinExtractor{}
+
+	// Embedder and Index, when both are set, make the entity index: each
+	// entity's name and definition embedded into Index in the collection
+	// "<collection>" + EntitySuffix, searched for seed entities.
+	Embedder     corpus.Embedder
+	Index        corpus.Index
+	EntitySuffix string // default "__entities"
+
+	SeedEntities     int // seed entities per question; default 50
+	Hops             int // expansion hops; default 2
+	TriplesPerEntity int // triples fetched per entity per hop; default 30
+	EdgesPerHop      int // edges kept per hop after ranking; default 25
+	MaxFacts         int // facts returned by Retrieve; default 20
+	AnswerFacts      int // facts composed into Answer's text; default 8
+	EntitiesPerDoc   int // entities of one document put in the entity index; default 300
+}
+
+func (c Config) withDefaults() Config {
+	if c.Extractor == nil {
+		c.Extractor = BuiltinExtractor{}
+	}
+	if c.EntitySuffix == "" {
+		c.EntitySuffix = "__entities"
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.SeedEntities, 50)
+	def(&c.Hops, 2)
+	def(&c.TriplesPerEntity, 30)
+	def(&c.EdgesPerHop, 25)
+	def(&c.MaxFacts, 20)
+	def(&c.AnswerFacts, 8)
+	def(&c.EntitiesPerDoc, 300)
+	return c
+}
+
+// Service is GraphRAG: it indexes documents into triples (and the entity
+// index), keeps them consistent on re-crawl, and answers questions from the
+// graph. It is safe for concurrent use.
+type Service struct {
+	cfg Config
+}
+
+// GraphAnswer is what POST /api/v1/graph-rag returns: a deterministic answer
+// composed from the top facts, the facts, and their sections, deduplicated.
+// Every fact the answer text uses has its SourceURL among Sources.
+type GraphAnswer struct {
+	Answer  string           `json:"answer"`
+	Facts   []Fact           `json:"facts"`
+	Sources []kgagent.Source `json:"sources"`
+}
+
+// New returns a Service for cfg. It fails with EINVALID when cfg.Store is nil.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "graphrag: no triple store configured")
+	}
+	if (cfg.Embedder == nil) != (cfg.Index == nil) {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "graphrag: the entity index needs both an embedder and an index")
+	}
+	return &Service{cfg: cfg.withDefaults()}, nil
+}
+
+// Config returns the configuration in use, defaults filled in.
+func (s *Service) Config() Config { return s.cfg }
+
+// IndexDocument extracts doc's triples and replaces the document's triples in
+// the store (and its entities in the entity index) with them. It returns the
+// number of triples stored. On any error nothing of doc was changed in the
+// store (the entity index may lag behind until the next successful index).
+func (s *Service) IndexDocument(ctx context.Context, doc kgagent.Document, chunks []kgagent.Chunk) (int, error) {
+	ts, err := s.cfg.Extractor.Extract(ctx, doc, chunks)
+	if err != nil {
+		return 0, err
+	}
+	ts = dedupe(ts)
+	if err := s.cfg.Store.ReplaceDocument(ctx, doc.Collection, doc.URL, ts); err != nil {
+		return 0, err
+	}
+	if s.cfg.Index != nil {
+		if err := s.indexEntities(ctx, doc, ts); err != nil {
+			return len(ts), err
+		}
+	}
+	return len(ts), nil
+}
+
+func dedupe(ts []kgagent.Triple) []kgagent.Triple {
+	seen := make(map[string]bool, len(ts))
+	out := ts[:0:0]
+	for _, t := range ts {
+		k := t.Subject.ID + "\x00" + t.Predicate + "\x00" + t.Object.ID + "\x00" + t.Literal + "\x00" + t.SourceURL
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// EntityChunks are the entity index entries of a document's triples: one per
+// entity that is defined, typed or declared there (not pages, sections or
+// mere mentions). The chunk's Title is the entity's name, HeadingPath[0] its
+// id, and Text its name followed by its definitions.
+func EntityChunks(doc kgagent.Document, ts []kgagent.Triple, max int) []kgagent.Chunk {
+	type info struct {
+		e    kgagent.Entity
+		src  string
+		defs []string
+	}
+	byID := map[string]*info{}
+	var order []string
+	note := func(e kgagent.Entity, src, def string) {
+		if e.Type == TypePage || e.Type == TypeSection || e.ID == "" {
+			return
+		}
+		in, ok := byID[e.ID]
+		if !ok {
+			if len(order) >= max {
+				return
+			}
+			in = &info{e: e, src: src}
+			byID[e.ID] = in
+			order = append(order, e.ID)
+		}
+		if def != "" && len(in.defs) < 4 {
+			in.defs = append(in.defs, def)
+		}
+	}
+	for _, t := range ts {
+		switch t.Predicate {
+		case PredMentions, PredHasSection, PredLinksTo:
+			continue
+		case PredIsDefinedAs:
+			note(t.Subject, t.SourceURL, t.Literal)
+		case PredIsA:
+			note(t.Subject, t.SourceURL, "a "+t.Object.Name)
+		case PredAliasOf:
+			note(t.Object, t.SourceURL, "also called "+t.Subject.Name)
+		default:
+			note(t.Subject, t.SourceURL, "")
+			if t.Literal == "" {
+				note(t.Object, t.SourceURL, "")
+			}
+		}
+	}
+	out := make([]kgagent.Chunk, 0, len(order))
+	for i, id := range order {
+		in := byID[id]
+		text := clip(in.e.Name+"\n"+strings.Join(in.defs, "; "), 2000)
+		h := sha256.Sum256([]byte(doc.Collection + "\x00" + doc.URL + "\x00" + id))
+		th := sha256.Sum256([]byte(text))
+		out = append(out, kgagent.Chunk{
+			ID:          hex.EncodeToString(h[:16]),
+			DocURL:      doc.URL,
+			URL:         in.src,
+			Title:       in.e.Name,
+			HeadingPath: []string{id, in.e.Type},
+			Ordinal:     i,
+			Text:        text,
+			Hash:        hex.EncodeToString(th[:]),
+		})
+	}
+	return out
+}
+
+func (s *Service) entityCollection(collection string) string { return collection + s.cfg.EntitySuffix }
+
+func (s *Service) indexEntities(ctx context.Context, doc kgagent.Document, ts []kgagent.Triple) error {
+	coll := s.entityCollection(doc.Collection)
+	chunks := EntityChunks(doc, ts, s.cfg.EntitiesPerDoc)
+	for i := range chunks {
+		chunks[i].Collection = coll
+	}
+	if len(chunks) == 0 {
+		return s.cfg.Index.DeleteDocument(ctx, coll, doc.URL)
+	}
+	texts := make([]string, len(chunks))
+	for i, c := range chunks {
+		texts[i] = c.Text
+	}
+	vecs, err := s.cfg.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	return s.cfg.Index.ReplaceDocument(ctx, coll, doc.URL, chunks, vecs)
+}
+
+// DeleteDocument removes the triples and entity index entries of url.
+func (s *Service) DeleteDocument(ctx context.Context, collection, url string) error {
+	if err := s.cfg.Store.DeleteDocument(ctx, collection, url); err != nil {
+		return err
+	}
+	if s.cfg.Index != nil {
+		return s.cfg.Index.DeleteDocument(ctx, s.entityCollection(collection), url)
+	}
+	return nil
+}
+
+// DeleteCollection removes a collection's graph and entity index.
+func (s *Service) DeleteCollection(ctx context.Context, collection string) error {
+	if err := s.cfg.Store.DeleteCollection(ctx, collection); err != nil {
+		return err
+	}
+	if s.cfg.Index != nil {
+		return s.cfg.Index.DeleteCollection(ctx, s.entityCollection(collection))
+	}
+	return nil
+}
+
+// Find returns triples matching p (GET /api/v1/triples). Limit is capped at
+// 1000.
+func (s *Service) Find(ctx context.Context, p Pattern) ([]kgagent.Triple, error) {
+	if p.Limit > 1000 {
+		p.Limit = 1000
+	}
+	ts, err := s.cfg.Store.Find(ctx, p)
+	if ts == nil && err == nil {
+		ts = []kgagent.Triple{}
+	}
+	return ts, err
+}
+
+// questionStop are words that carry no entity.
+var questionStop = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an the of to in on for with and or not no i me my we our you your it its this that these those
+		is are was were be been being do does did done can could should would will shall may might must have has had
+		what which who whom whose why when where how what's there their them they he she his her him
+		by from as at into about over under than then so if else also just only very more most some any all each
+		use using used tell explain describe show give get make please there's here between`) {
+		questionStop[w] = true
+	}
+}
+
+// QuestionTerms are the terms of a question used to find seed entities: code
+// names as written (json.dumps, os.path.join), content words and their
+// two- and three-word phrases, lower-cased.
+func QuestionTerms(question string) []string {
+	var words []string
+	for _, f := range strings.Fields(question) {
+		f = strings.TrimFunc(f, func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
+		})
+		f = strings.TrimSuffix(f, "()")
+		if f == "" {
+			continue
+		}
+		words = append(words, strings.ToLower(f))
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(t string) {
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	var run []string // consecutive content words
+	flush := func() {
+		for n := 3; n >= 2; n-- {
+			for i := 0; i+n <= len(run); i++ {
+				add(strings.Join(run[i:i+n], " "))
+			}
+		}
+		run = run[:0]
+	}
+	for _, w := range words {
+		if questionStop[w] || len([]rune(w)) < 2 {
+			flush()
+			continue
+		}
+		add(w)
+		run = append(run, w)
+	}
+	flush()
+	return out
+}
+
+// termSet is a question's words, for overlap scoring: each content word in
+// its normalised (singular) form, dotted names also split.
+func termSet(question string) map[string]bool {
+	set := map[string]bool{}
+	for _, t := range QuestionTerms(question) {
+		if strings.Contains(t, " ") {
+			continue
+		}
+		set[NormalizeName(t)] = true
+		set[t] = true
+		for _, p := range strings.Split(t, ".") {
+			if p != "" && !questionStop[p] {
+				set[p] = true
+			}
+		}
+	}
+	return set
+}
+
+// predicatePrior is how much a kind of edge is worth to an answer before
+// looking at its words.
+func predicatePrior(p string) float64 {
+	switch p {
+	case PredIsDefinedAs:
+		return 0.35
+	case PredIsA:
+		return 0.25
+	case PredDefines:
+		return 0.2
+	case PredAliasOf:
+		return 0.15
+	case PredLinksTo, PredMentions:
+		return 0.05
+	case PredHasSection:
+		return 0.02
+	}
+	return 0.2 // relationships from the LLM
+}
+
+// overlap is the share of the question's words found in text's words.
+func overlap(q map[string]bool, text string) float64 {
+	if len(q) == 0 {
+		return 0
+	}
+	hit := map[string]bool{}
+	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '.'
+	}) {
+		f = strings.Trim(f, ".")
+		if q[f] {
+			hit[f] = true
+		} else if n := NormalizeName(f); q[n] {
+			hit[n] = true
+		}
+		if strings.Contains(f, ".") {
+			for _, p := range strings.Split(f, ".") {
+				if q[p] {
+					hit[p] = true
+				}
+			}
+		}
+	}
+	return float64(len(hit)) / float64(len(q))
+}
+
+type scored struct {
+	t     kgagent.Triple
+	score float64
+}
+
+func tripleKey(t kgagent.Triple) string {
+	return t.Subject.ID + "\x00" + t.Predicate + "\x00" + t.Object.ID + "\x00" + t.Literal + "\x00" + t.SourceURL
+}
+
+// Seeds returns the seed entity ids for a question with their scores (1 is
+// best): entities named by the question's terms, then entities whose name and
+// definition are most similar in the entity index.
+func (s *Service) Seeds(ctx context.Context, question, collection string) (map[string]float64, error) {
+	seeds := map[string]float64{}
+	terms := QuestionTerms(question)
+	if len(terms) > 0 {
+		ents, err := s.cfg.Store.Entities(ctx, collection, terms, s.cfg.SeedEntities)
+		if err != nil {
+			return nil, err
+		}
+		for i, e := range ents {
+			seeds[e.ID] = 1 - 0.5*float64(i)/float64(len(ents))
+		}
+	}
+	if s.cfg.Index != nil {
+		vecs, err := s.cfg.Embedder.Embed(ctx, []string{question})
+		if err != nil {
+			return nil, err
+		}
+		hits, err := s.cfg.Index.Search(ctx, corpus.Query{
+			Collection: s.entityCollection(collection), Vector: vecs[0], Text: question,
+			K: s.cfg.SeedEntities, Mode: corpus.ModeHybrid,
+		})
+		if err != nil {
+			return nil, err
+		}
+		for i, h := range hits {
+			if len(h.HeadingPath) == 0 {
+				continue
+			}
+			sc := 0.9 - 0.5*float64(i)/float64(len(hits))
+			if id := h.HeadingPath[0]; sc > seeds[id] {
+				seeds[id] = sc
+			}
+		}
+	}
+	if len(seeds) > s.cfg.SeedEntities {
+		ids := make([]string, 0, len(seeds))
+		for id := range seeds {
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(i, j int) bool {
+			if seeds[ids[i]] != seeds[ids[j]] {
+				return seeds[ids[i]] > seeds[ids[j]]
+			}
+			return ids[i] < ids[j]
+		})
+		for _, id := range ids[s.cfg.SeedEntities:] {
+			delete(seeds, id)
+		}
+	}
+	return seeds, nil
+}
+
+// Retrieve answers a question with facts from the graph: seed entities (by
+// name and by similarity), expansion hop by hop (at most TriplesPerEntity per
+// entity, the EdgesPerHop most relevant edges kept and expanded further),
+// and the kept edges ranked by relevance to the question. Each fact names its
+// source section. Errors: EINVALID for an empty question or collection.
+func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]Fact, error) {
+	if strings.TrimSpace(question) == "" {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "question is empty")
+	}
+	if err := ValidateCollection(collection); err != nil {
+		return nil, err
+	}
+	seeds, err := s.Seeds(ctx, question, collection)
+	if err != nil {
+		return nil, err
+	}
+	q := termSet(question)
+	expanded := map[string]bool{}
+	frontier := make([]string, 0, len(seeds))
+	for id := range seeds {
+		frontier = append(frontier, id)
+	}
+	sort.Slice(frontier, func(i, j int) bool {
+		if seeds[frontier[i]] != seeds[frontier[j]] {
+			return seeds[frontier[i]] > seeds[frontier[j]]
+		}
+		return frontier[i] < frontier[j]
+	})
+	kept := map[string]bool{}
+	var facts []scored
+	decay := 1.0
+	for hop := 0; hop < s.cfg.Hops && len(frontier) > 0; hop++ {
+		for _, id := range frontier {
+			expanded[id] = true
+		}
+		ts, err := s.cfg.Store.Expand(ctx, collection, frontier, ExpandLimits{Hops: 1, TriplesPerEntity: s.cfg.TriplesPerEntity})
+		if err != nil {
+			return nil, err
+		}
+		var cands []scored
+		for _, t := range ts {
+			k := tripleKey(t)
+			if kept[k] {
+				continue
+			}
+			kept[k] = true
+			cands = append(cands, scored{t, decay * s.relevance(q, seeds, t)})
+		}
+		sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
+		if len(cands) > s.cfg.EdgesPerHop {
+			cands = cands[:s.cfg.EdgesPerHop]
+		}
+		var next []string
+		for _, c := range cands {
+			facts = append(facts, c)
+			for _, e := range []string{c.t.Subject.ID, c.t.Object.ID} {
+				if e != "" && c.t.Literal == "" && !expanded[e] {
+					expanded[e] = true
+					next = append(next, e)
+				}
+			}
+		}
+		frontier = next
+		decay *= 0.7
+	}
+	sort.SliceStable(facts, func(i, j int) bool { return facts[i].score > facts[j].score })
+	if len(facts) > s.cfg.MaxFacts {
+		facts = facts[:s.cfg.MaxFacts]
+	}
+	out := make([]Fact, len(facts))
+	for i, f := range facts {
+		out[i] = Fact{Text: FactText(f.t), Triple: f.t, SourceURL: f.t.SourceURL, Score: f.score}
+	}
+	return out, nil
+}
+
+// relevance scores an edge for a question: word overlap with the question,
+// how strongly its ends were seeds, and the kind of edge.
+func (s *Service) relevance(q map[string]bool, seeds map[string]float64, t kgagent.Triple) float64 {
+	obj := t.Object.Name
+	if t.Literal != "" {
+		obj = clip(t.Literal, 400)
+	}
+	sc := overlap(q, t.Subject.Name+" "+t.Subject.ID+" "+obj)
+	sc += 0.5*seeds[t.Subject.ID] + 0.3*seeds[t.Object.ID]
+	return sc + predicatePrior(t.Predicate)
+}
+
+// FactText renders a triple as a sentence.
+func FactText(t kgagent.Triple) string {
+	s, o := t.Subject.Name, t.Object.Name
+	switch t.Predicate {
+	case PredIsDefinedAs:
+		return s + ": " + t.Literal
+	case PredIsA:
+		return s + " is a " + o
+	case PredDefines:
+		return s + " defines " + o
+	case PredHasSection:
+		return s + " has a section “" + o + "”"
+	case PredMentions:
+		return "The section “" + s + "” mentions " + o
+	case PredLinksTo:
+		return s + " links to " + o
+	case PredAliasOf:
+		return s + " is another name for " + o
+	}
+	if t.Literal != "" {
+		o = t.Literal
+	}
+	return s + " " + strings.ReplaceAll(t.Predicate, "_", " ") + " " + o
+}
+
+// Answer retrieves facts for a question and composes a deterministic answer
+// from the top AnswerFacts of them, each cited by its number in Sources.
+func (s *Service) Answer(ctx context.Context, question, collection string) (GraphAnswer, error) {
+	facts, err := s.Retrieve(ctx, question, collection)
+	if err != nil {
+		return GraphAnswer{}, err
+	}
+	ans := GraphAnswer{Facts: facts, Sources: SourcesOf(facts)}
+	if len(facts) == 0 {
+		ans.Facts = []Fact{}
+		ans.Answer = fmt.Sprintf("The knowledge graph of collection %q has no facts about this question.", collection)
+		return ans, nil
+	}
+	index := map[string]int{}
+	for i, src := range ans.Sources {
+		index[src.URL] = i + 1
+	}
+	var b strings.Builder
+	b.WriteString("From the knowledge graph:\n")
+	for i, f := range facts {
+		if i == s.cfg.AnswerFacts {
+			break
+		}
+		fmt.Fprintf(&b, "- %s [%d]\n", strings.TrimSpace(clip(f.Text, 500)), index[f.SourceURL])
+	}
+	ans.Answer = strings.TrimRight(b.String(), "\n")
+	return ans, nil
+}
+
+// SourcesOf lists the sections of facts, deduplicated by URL, in the order of
+// first use, each with the best score among its facts and a title naming the
+// first fact's subject.
+func SourcesOf(facts []Fact) []kgagent.Source {
+	out := []kgagent.Source{}
+	at := map[string]int{}
+	for _, f := range facts {
+		if f.SourceURL == "" {
+			continue
+		}
+		if i, ok := at[f.SourceURL]; ok {
+			if f.Score > out[i].Score {
+				out[i].Score = f.Score
+			}
+			continue
+		}
+		at[f.SourceURL] = len(out)
+		title := f.Triple.Subject.Name
+		if f.Triple.Subject.Type == TypePage {
+			title = f.Triple.Object.Name
+		}
+		out = append(out, kgagent.Source{URL: f.SourceURL, Title: title, Score: f.Score, Snippet: clip(f.Text, 300)})
+	}
+	return out
+}
