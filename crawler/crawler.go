@@ -40,6 +40,7 @@ type Counters struct {
 	Chunks    int64 `json:"chunks"`
 	Triples   int64 `json:"triples"`
 	Bytes     int64 `json:"bytes"`
+	Done      int64 `json:"done"` // queued URLs that have an outcome (for progress: Done of Queued)
 }
 
 // PageError is one page that failed, with a stable code and a reason.

@@ -245,6 +245,7 @@ func (r *run) knownState(u string) (PageState, bool) {
 
 // page handles the outcome of one URL (called concurrently by the crawl).
 func (r *run) page(p Page) {
+	defer r.update(func(c *Counters) { c.Done++ })
 	ctx := r.ctx
 	switch p.Outcome {
 	case Fetched:
