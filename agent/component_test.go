@@ -306,6 +306,25 @@ func TestConversationalSessions(t *testing.T) {
 	if len(stored) != 4 || stored[1].Role != "agent" || stored[1].Text != "first answer" || len(stored[1].Events) == 0 {
 		t.Errorf("stored = %+v", stored)
 	}
+	// When the caller already appended the question (as the gateway does),
+	// it is not repeated in the history.
+	store2 := &memSessions{msgs: map[string][]SessionMessage{"s2": {
+		{Role: "user", Text: "earlier"}, {Role: "agent", Text: "earlier answer"}, {Role: "user", Text: "now?"}}}}
+	llm2 := script("A: ok")
+	m2 := newManager(t, Config{LLM: llm2, Sessions: store2}, AgentConfig{Name: "chat", Conversational: true})
+	if _, err := m2.Ask(context.Background(), Request{Question: "now?", Agent: "chat", SessionID: "s2"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, mm := range llm2.Calls()[0].Messages[1:] {
+		got = append(got, mm.Content)
+	}
+	if strings.Join(got, "|") != "Q: earlier|A: earlier answer|Q: now?" {
+		t.Errorf("prompt = %q", got)
+	}
+	if n := len(store2.msgs["s2"]); n != 3 {
+		t.Errorf("RecordSessions off, yet the store has %d messages", n)
+	}
 	if _, err := m.Ask(context.Background(), Request{Question: "q", Agent: "chat", SessionID: "nope"}, nil); kgagent.ErrorCode(err) != kgagent.ENOTFOUND {
 		t.Errorf("unknown session: %v", err)
 	}

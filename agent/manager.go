@@ -58,12 +58,15 @@ type Config struct {
 	FuncTimeout   time.Duration // per func call, default 30s
 	MaxDepth      int           // Ask Agent delegation depth, default 3
 
-	Components     []Component // added to every agent, after the built-ins
-	UserStorage    UserStorage
-	OAuth          func(agent string, caller Caller) OAuthHandler
-	Sessions       SessionStore
-	RecordSessions bool // append the question and the answer (with events) to the request's session
-	HistoryTurns   int  // question/answer pairs of session history in the prompt, default 10
+	Components  []Component // added to every agent, after the built-ins
+	UserStorage UserStorage
+	OAuth       func(agent string, caller Caller) OAuthHandler
+	Sessions    SessionStore // conversational agents read their history here
+	// RecordSessions makes Ask append the question and the answer (with its
+	// events) to the request's session. Leave it off when the caller (the
+	// gateway's session endpoints) records them itself.
+	RecordSessions bool
+	HistoryTurns   int // question/answer pairs of session history in the prompt, default 10
 
 	HTTPClient *http.Client     // remote funcs and embeds; nil: http.DefaultClient
 	Now        func() time.Time // nil: time.Now
@@ -245,6 +248,16 @@ func (m *Manager) entry(name string) (*entry, error) {
 	return e, nil
 }
 
+// Agent describes agent name (ENOTFOUND when it is not registered).
+func (m *Manager) Agent(name string) (AgentInfo, error) {
+	for _, a := range m.Agents() {
+		if a.Name == name {
+			return a, nil
+		}
+	}
+	return AgentInfo{}, kgagent.Errorf(kgagent.ENOTFOUND, "agent %q is not registered", name)
+}
+
 // Agents lists the registered agents, sorted by name.
 func (m *Manager) Agents() []AgentInfo {
 	m.mu.RLock()
@@ -415,12 +428,12 @@ func (m *Manager) ask(ctx context.Context, r *run) (kgagent.Answer, error) {
 		r.emit(kgagent.Event{Kind: kgagent.EventRoute, Agent: name, Text: fmt.Sprintf("routed to agent %s (similarity %.2f)", name, score)})
 	}
 	ans.Agent = e.a.Name()
-	history, err := m.history(ctx, e, r.req.SessionID)
+	history, err := m.history(ctx, e, r.req.SessionID, q)
 	if err != nil {
 		return ans, err
 	}
 	if r.record {
-		if _, err := m.cfg.Sessions.AppendMessage(ctx, SessionMessage{SessionID: r.req.SessionID, Role: "user", Text: q, CreatedAt: m.cfg.Now()}); err != nil {
+		if _, err := m.cfg.Sessions.AppendMessage(ctx, SessionMessage{ID: m.cfg.NewID(), SessionID: r.req.SessionID, Role: "user", Text: q, CreatedAt: m.cfg.Now()}); err != nil {
 			return ans, err
 		}
 	}
@@ -434,7 +447,7 @@ func (m *Manager) ask(ctx context.Context, r *run) (kgagent.Answer, error) {
 	r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: ans.Agent, Text: text, Final: true, Sources: ans.Sources, Usage: &ans.Usage})
 	if r.record {
 		_, err := m.cfg.Sessions.AppendMessage(context.WithoutCancel(ctx), SessionMessage{
-			SessionID: r.req.SessionID, Role: "agent", Agent: ans.Agent, Text: text,
+			ID: m.cfg.NewID(), SessionID: r.req.SessionID, Role: "agent", Agent: ans.Agent, Text: text,
 			Sources: ans.Sources, Events: r.events, CreatedAt: m.cfg.Now(),
 		})
 		if err != nil {
@@ -444,13 +457,19 @@ func (m *Manager) ask(ctx context.Context, r *run) (kgagent.Answer, error) {
 	return ans, nil
 }
 
-func (m *Manager) history(ctx context.Context, e *entry, sessionID string) ([]ChatMessage, error) {
+// history returns the session's earlier questions and answers as chat
+// messages. The current question is left out when the caller (the gateway)
+// already appended it to the session.
+func (m *Manager) history(ctx context.Context, e *entry, sessionID, question string) ([]ChatMessage, error) {
 	if sessionID == "" || m.cfg.Sessions == nil || !e.a.Config().Conversational {
 		return nil, nil
 	}
 	msgs, err := m.cfg.Sessions.Messages(ctx, sessionID)
 	if err != nil {
 		return nil, err
+	}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == "user" && strings.TrimSpace(msgs[n-1].Text) == question {
+		msgs = msgs[:n-1]
 	}
 	if max := 2 * m.cfg.HistoryTurns; len(msgs) > max {
 		msgs = msgs[len(msgs)-max:]
