@@ -1,7 +1,6 @@
 package qdrant
 
 import (
-	"hash/fnv"
 	"math"
 	"slices"
 	"strings"
@@ -110,9 +109,12 @@ func (p BM25) Query(text string) (indices []uint32, values []float32) {
 
 // TermIndex is the sparse dimension of an analysed term (FNV-1a, 32 bits).
 func TermIndex(term string) uint32 {
-	h := fnv.New32a()
-	h.Write([]byte(term))
-	return h.Sum32()
+	h := uint32(2166136261)
+	for i := 0; i < len(term); i++ {
+		h ^= uint32(term[i])
+		h *= 16777619
+	}
+	return h
 }
 
 // Tokenize analyses text the way a plain English BM25 analyser does: split at

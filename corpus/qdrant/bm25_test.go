@@ -97,3 +97,13 @@ func FuzzBM25(f *testing.F) {
 		}
 	})
 }
+
+func TestTermIndexIsFNV1a(t *testing.T) {
+	// Reference values of 32-bit FNV-1a.
+	tests := map[string]uint32{"": 0x811c9dc5, "a": 0xe40c292c, "foobar": 0xbf9cf968}
+	for in, want := range tests {
+		if got := qdrant.TermIndex(in); got != want {
+			t.Errorf("TermIndex(%q) = %#x, want %#x", in, got, want)
+		}
+	}
+}

@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -843,7 +844,7 @@ func (col *collection) nearest(in *qc.VectorInput, using string, filter *qc.Filt
 		if params.GetDistance() == qc.Distance_Cosine {
 			query = normalize(query)
 		}
-		for _, pt := range col.sorted() {
+		for _, pt := range col.points {
 			vec, has := pt.dense[using]
 			if !has {
 				continue
@@ -877,7 +878,7 @@ func (col *collection) nearest(in *qc.VectorInput, using string, filter *qc.Filt
 		if params.GetModifier() == qc.Modifier_Idf {
 			col.applyIDF(using, weights)
 		}
-		for _, pt := range col.sorted() {
+		for _, pt := range col.points {
 			vec, has := pt.sparse[using]
 			if !has {
 				continue
@@ -987,11 +988,14 @@ func RRF(k int, positions ...int) float64 {
 
 // sortScored orders by score, best first, ties by point id.
 func sortScored(s []scored) {
-	sort.SliceStable(s, func(i, j int) bool {
-		if s[i].score != s[j].score {
-			return s[i].score > s[j].score
+	slices.SortFunc(s, func(a, b scored) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
 		}
-		return s[i].pt.key < s[j].pt.key
+		return strings.Compare(a.pt.key, b.pt.key)
 	})
 }
 
