@@ -197,6 +197,7 @@ type Server struct {
 	rejectStreamOptions bool
 	ignoreStreamOptions bool
 	exhausted           int
+	active              int
 }
 
 // New starts a server replaying steps and closes it when the test ends.
@@ -302,7 +303,24 @@ func (s *Server) Exhausted() int {
 	return s.exhausted
 }
 
+// Active returns how many requests are being answered right now; after a
+// client cancels a stream it drops to 0 once the server saw the connection
+// close.
+func (s *Server) Active() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.active
+}
+
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.active++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.active--
+		s.mu.Unlock()
+	}()
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 32<<20))
 	rec := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw, Step: -1}
 	isChat := strings.HasSuffix(r.URL.Path, "/chat/completions")
