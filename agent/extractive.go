@@ -685,7 +685,7 @@ func (x *Extractive) extract(question string, obs []observation) string {
 	})
 	var b strings.Builder
 	if et := entityType(question); et != "" {
-		if ent := entityName(best.p, et); ent != "" && !startsWithEntity(chosen, ent) {
+		if ent := entityName(best.p, best.text, et); ent != "" && !startsWithEntity(chosen, ent) {
 			b.WriteString(ent + ": ")
 		}
 	}
@@ -799,12 +799,16 @@ var entityKinds = map[string]bool{"module": true, "package": true, "library": tr
 	"component": true, "service": true, "client": true, "driver": true, "format": true, "decorator": true, "keyword": true,
 	"statement": true, "builtin": true, "constant": true, "property": true, "interface": true, "struct": true, "operator": true}
 
+// identRe matches code identifiers: dotted names (json.dumps), calls
+// (open()), snake_case names and --flags.
+var identRe = regexp.MustCompile(`(?:--[a-z][\w-]+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\)|[a-z]+_[a-z_]+)`)
+
 var identKinds = map[string]bool{"function": true, "method": true, "class": true, "attribute": true, "exception": true, "option": true,
 	"parameter": true, "setting": true, "flag": true, "command": true, "variable": true, "field": true, "endpoint": true, "argument": true}
 
 // entityName names what a source is about: the heading for identifier-like
 // questions (functions, options...), else the page title up to its dash.
-func entityName(p *passage, kind string) string {
+func entityName(p *passage, best string, kind string) string {
 	title, heading := p.title, ""
 	if i := strings.Index(p.title, " › "); i >= 0 {
 		title, heading = p.title[:i], p.title[i+len(" › "):]
@@ -816,8 +820,18 @@ func entityName(p *passage, kind string) string {
 	if !identKinds[kind] && !entityKinds[kind] {
 		return ""
 	}
-	if identKinds[kind] && heading != "" {
-		return strings.TrimSpace(heading)
+	if identKinds[kind] {
+		// A heading that is an identifier names it; else the first
+		// identifier-looking token of the best sentence does.
+		if h := strings.TrimSpace(heading); h != "" && identRe.MatchString(h) {
+			return identRe.FindString(h)
+		}
+		if id := identRe.FindString(best); id != "" {
+			return id
+		}
+		if heading != "" {
+			return strings.TrimSpace(heading)
+		}
 	}
 	for _, sep := range []string{" — ", " – ", " - ", ": ", " | "} {
 		if i := strings.Index(title, sep); i > 0 {

@@ -210,3 +210,25 @@ func FuzzParseOutput(f *testing.F) {
 		}
 	})
 }
+
+func TestEntityName(t *testing.T) {
+	tests := []struct {
+		title, best, question, want string
+	}{
+		{"json — JSON encoder and decoder › Basic Usage", "Serialize obj with json.dumps() to a JSON formatted str.", "Which function serializes an object to JSON?", "json.dumps()"},
+		{"json — JSON encoder and decoder › Basic Usage", "Serialize obj to a JSON formatted str.", "Which module encodes JSON?", "json"},
+		{"lumen — Python client › lumen.connect", "Opens a connection.", "What function opens a connection?", "lumen.connect"},
+		{"Configuration reference › HTTP", "Set --http-port to change it.", "Which flag changes the port?", "--http-port"},
+		{"FAQ", "Lumen is written in Rust.", "What language is Lumen written in?", ""},
+		{"re - Regular expression operations", "This module provides regular expression matching.", "What is a regular expression?", ""},
+	}
+	for _, tt := range tests {
+		got := ""
+		if et := entityType(tt.question); et != "" {
+			got = entityName(&passage{title: tt.title}, tt.best, et)
+		}
+		if got != tt.want {
+			t.Errorf("entity for %q from %q = %q, want %q", tt.question, tt.title, got, tt.want)
+		}
+	}
+}
