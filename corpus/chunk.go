@@ -215,21 +215,55 @@ func hashText(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// IndexText is what gets embedded and keyword-indexed for a chunk: the page
-// title and the heading path (so their words count) followed by the text.
+// PageTitle is the title a chunk's page is known by: the page's top heading
+// when the HTML <title> is that heading plus a site suffix ("json — JSON
+// encoder and decoder — Python 3.11 documentation"), else the title.
+func PageTitle(c kgagent.Chunk) string {
+	if len(c.HeadingPath) > 0 {
+		h := strings.TrimSpace(c.HeadingPath[0])
+		if h != "" && (c.Title == "" || strings.HasPrefix(c.Title, h)) {
+			return h
+		}
+	}
+	return c.Title
+}
+
+// HeadingText is a chunk's heading path below its page title, joined with
+// " › ".
+func HeadingText(c kgagent.Chunk) string {
+	title := PageTitle(c)
+	var parts []string
+	for _, h := range c.HeadingPath {
+		if h != "" && h != title && h != c.Title {
+			parts = append(parts, h)
+		}
+	}
+	return strings.Join(parts, " \u203a ")
+}
+
+// IndexText is what gets embedded for a chunk: the page title and heading
+// path on the first line (so their words count, and the lexical embedder
+// weighs them as a title) followed by the text.
 func IndexText(c kgagent.Chunk) string {
 	var b strings.Builder
-	b.WriteString(c.Title)
-	for _, h := range c.HeadingPath {
-		if h == "" || h == c.Title {
-			continue
-		}
+	b.WriteString(PageTitle(c))
+	if h := HeadingText(c); h != "" {
 		b.WriteString(" \u203a ")
 		b.WriteString(h)
 	}
 	b.WriteString("\n")
 	b.WriteString(c.Text)
 	return b.String()
+}
+
+// KeywordTerms is how text is tokenised for keyword (BM25) search: content
+// words (Terms), lightly stemmed (Stem). Index and query use the same.
+func KeywordTerms(text string) []string {
+	ts := Terms(text)
+	for i, t := range ts {
+		ts[i] = Stem(t)
+	}
+	return ts
 }
 
 // sectionUnits breaks a section's blocks into uncuttable units, each at most

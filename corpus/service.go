@@ -332,7 +332,7 @@ func SearchText(ctx context.Context, emb Embedder, title, text, query string, k 
 	terms := make([][]string, len(chunks))
 	for i, c := range chunks {
 		texts[i] = IndexText(c)
-		terms[i] = stemAll(Terms(texts[i]))
+		terms[i] = KeywordTerms(texts[i])
 	}
 	texts[len(chunks)] = query
 	vecs, err := emb.Embed(ctx, texts)
@@ -347,7 +347,7 @@ func SearchText(ctx context.Context, emb Embedder, title, text, query string, k 
 		dscore[i] = cosine(qv, vecs[i])
 	}
 	sort.SliceStable(dense, func(a, b int) bool { return dscore[dense[a]] > dscore[dense[b]] })
-	bm := NewBM25(terms).Scores(stemAll(Terms(query)))
+	bm := NewBM25(terms).Scores(KeywordTerms(query))
 	var kw []int
 	for i, s := range bm {
 		if s > 0 {
@@ -380,11 +380,4 @@ func SearchText(ctx context.Context, emb Embedder, title, text, query string, k 
 		hits[j] = Hit{Chunk: chunks[i], Score: fused[i]}
 	}
 	return hits, nil
-}
-
-func stemAll(ts []string) []string {
-	for i, t := range ts {
-		ts[i] = Stem(t)
-	}
-	return ts
 }

@@ -3,12 +3,17 @@
 // mode). Every ReplaceDocument is one transaction, so a kill -9 leaves a
 // document as it was before that write or after it, never half-written.
 //
-// Dense search is exact: each collection's vectors are cached in memory as
-// one flat []float32 and scanned with float32 dot products split across
-// cores; see DECISIONS.md for the measurements behind choosing exact search
-// over an HNSW graph. Keyword search is FTS5's BM25 with the title and the
-// heading path as separately weighted columns, so title words count more.
-// Hybrid fuses the two rankings with reciprocal rank fusion.
+// SQLite is the durable store; searching runs on an in-memory copy of each
+// collection, loaded on first use and kept current by every write:
+//   - dense search is exact: the vectors sit in one flat []float32 and are
+//     scanned with float32 dot products, split across cores for big
+//     collections;
+//   - keyword search is BM25F over an in-memory inverted index, with the page
+//     title and the heading path as weighted fields so their words count more.
+//
+// Hybrid fuses the two rankings with reciprocal rank fusion. DECISIONS.md has
+// the measurements behind exact search (instead of HNSW) and the in-memory
+// inverted index (instead of FTS5's bm25()).
 package sqlite
 
 import (
@@ -17,7 +22,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"runtime"
 	"sort"
@@ -35,9 +39,11 @@ import (
 type Config struct {
 	// Path is the database file (created if missing). Empty means in memory.
 	Path string
-	// TitleWeight, HeadingWeight and BodyWeight are the BM25 column weights
-	// (defaults 4, 2, 1).
+	// TitleWeight, HeadingWeight and BodyWeight are the BM25F field weights
+	// (defaults 3, 2, 1).
 	TitleWeight, HeadingWeight, BodyWeight float64
+	// K1 and B are the BM25 parameters (defaults 1.2 and 0.75).
+	K1, B float64
 	// RRFK is the reciprocal rank fusion constant (default 60).
 	RRFK float64
 	// Depth is how many candidates each side contributes to hybrid fusion at
@@ -53,7 +59,7 @@ type Index struct {
 	writeMu sync.Mutex // one writer at a time (SQLite allows no more)
 
 	cacheMu sync.RWMutex
-	cache   map[string]*vecSet // collection -> vectors, loaded on first use
+	cache   map[string]*memColl // collection -> search copy, loaded on first use
 }
 
 var (
@@ -62,19 +68,16 @@ var (
 	_ corpus.CollectionChecker = (*Index)(nil)
 )
 
-// vecSet is the in-memory copy of one collection's vectors.
-type vecSet struct {
-	dim  int
-	rids []int64
-	docs []string // doc URL of each row, for URL-prefix filters
-	vecs []float32
-	pos  map[int64]int
-}
-
 // Open opens (creating if needed) the index at cfg.Path.
 func Open(cfg Config) (*Index, error) {
 	if cfg.TitleWeight == 0 {
-		cfg.TitleWeight = 4
+		cfg.TitleWeight = 3
+	}
+	if cfg.K1 == 0 {
+		cfg.K1 = 1.2
+	}
+	if cfg.B == 0 {
+		cfg.B = 0.75
 	}
 	if cfg.HeadingWeight == 0 {
 		cfg.HeadingWeight = 2
@@ -105,7 +108,7 @@ func Open(cfg Config) (*Index, error) {
 	} else {
 		db.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
 	}
-	x := &Index{cfg: cfg, db: db, cache: map[string]*vecSet{}}
+	x := &Index{cfg: cfg, db: db, cache: map[string]*memColl{}}
 	if err := x.migrate(); err != nil {
 		db.Close()
 		return nil, err
@@ -137,7 +140,6 @@ func (x *Index) migrate() error {
 			vec        BLOB NOT NULL
 		)`,
 		`CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(collection, doc_url)`,
-		`CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(title, headings, body, tokenize = "porter unicode61 tokenchars '_'")`,
 	}
 	for _, s := range stmts {
 		if _, err := x.db.Exec(s); err != nil {
@@ -219,11 +221,6 @@ func (x *Index) ReplaceDocument(ctx context.Context, collection, docURL string, 
 		return dbErr(err, "prepare insert")
 	}
 	defer ins.Close()
-	fts, err := tx.PrepareContext(ctx, `INSERT INTO chunks_fts(rowid, title, headings, body) VALUES (?, ?, ?, ?)`)
-	if err != nil {
-		return dbErr(err, "prepare fts insert")
-	}
-	defer fts.Close()
 	added := make([]int64, len(chunks))
 	for i, c := range chunks {
 		hp, _ := json.Marshal(nonNil(c.HeadingPath))
@@ -236,19 +233,19 @@ func (x *Index) ReplaceDocument(ctx context.Context, collection, docURL string, 
 			return dbErr(err, "insert chunk")
 		}
 		added[i] = rid
-		if _, err := fts.ExecContext(ctx, rid, c.Title, headingText(c), c.Text); err != nil {
-			return dbErr(err, "index chunk")
-		}
 	}
 	if err := tx.Commit(); err != nil {
 		return dbErr(err, "commit")
 	}
 
 	x.cacheMu.Lock()
-	if vs := x.cache[collection]; vs != nil {
-		vs.remove(removed)
+	if m := x.cache[collection]; m != nil {
+		m.remove(removed)
 		for i, rid := range added {
-			vs.add(rid, docURL, vectors[i])
+			m.add(rid, docURL, chunks[i], vectors[i])
+		}
+		if m.needsCompaction() {
+			delete(x.cache, collection) // reloaded, compact, on next search
 		}
 	}
 	x.cacheMu.Unlock()
@@ -260,17 +257,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// headingText is the heading path without a leading copy of the title.
-func headingText(c kgagent.Chunk) string {
-	var parts []string
-	for _, h := range c.HeadingPath {
-		if h != "" && h != c.Title {
-			parts = append(parts, h)
-		}
-	}
-	return strings.Join(parts, " \u203a ")
 }
 
 func deleteDoc(ctx context.Context, tx *sql.Tx, collection, docURL string) ([]int64, error) {
@@ -293,9 +279,6 @@ func deleteDoc(ctx context.Context, tx *sql.Tx, collection, docURL string) ([]in
 	}
 	if len(rids) == 0 {
 		return nil, nil
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts WHERE rowid IN (SELECT rid FROM chunks WHERE collection = ? AND doc_url = ?)`, collection, docURL); err != nil {
-		return nil, dbErr(err, "delete document")
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE collection = ? AND doc_url = ?`, collection, docURL); err != nil {
 		return nil, dbErr(err, "delete document")
@@ -324,7 +307,6 @@ func (x *Index) DeleteCollection(ctx context.Context, collection string) error {
 	}
 	defer tx.Rollback()
 	for _, s := range []string{
-		`DELETE FROM chunks_fts WHERE rowid IN (SELECT rid FROM chunks WHERE collection = ?)`,
 		`DELETE FROM chunks WHERE collection = ?`,
 		`DELETE FROM collections WHERE name = ?`,
 	} {
@@ -413,18 +395,13 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 		ranked = k
 	case corpus.ModeHybrid:
 		depth := max(q.K, x.cfg.Depth)
-		var d, k []scored
-		var derr, kerr error
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() { defer wg.Done(); d, derr = x.dense(ctx, q, depth) }()
-		k, kerr = x.keyword(ctx, q, depth)
-		wg.Wait()
-		if derr != nil {
-			return nil, derr
+		d, err := x.dense(ctx, q, depth)
+		if err != nil {
+			return nil, err
 		}
-		if kerr != nil {
-			return nil, kerr
+		k, err := x.keyword(ctx, q, depth)
+		if err != nil {
+			return nil, err
 		}
 		ranked = RRF(x.cfg.RRFK, q.K, d, k)
 	}
@@ -461,257 +438,6 @@ func RRF(k0 float64, n int, rankings ...[]scored) []scored {
 		out = out[:n]
 	}
 	return out
-}
-
-// ftsQuery turns free text into an FTS5 query: its content words, quoted,
-// joined with OR (BM25 then ranks chunks by how many and how rare).
-func ftsQuery(text string) string {
-	terms := corpus.Terms(text)
-	if len(terms) == 0 {
-		terms = corpus.Tokens(text)
-	}
-	seen := map[string]bool{}
-	var parts []string
-	for _, t := range terms {
-		if seen[t] || len(t) > 64 {
-			continue
-		}
-		seen[t] = true
-		parts = append(parts, `"`+t+`"`)
-		if len(parts) == 64 {
-			break
-		}
-	}
-	return strings.Join(parts, " OR ")
-}
-
-func (x *Index) keyword(ctx context.Context, q corpus.Query, n int) ([]scored, error) {
-	match := ftsQuery(q.Text)
-	if match == "" {
-		return nil, nil
-	}
-	query := fmt.Sprintf(`SELECT c.rid, bm25(chunks_fts, %g, %g, %g) AS s
-		FROM chunks_fts JOIN chunks c ON c.rid = chunks_fts.rowid
-		WHERE chunks_fts MATCH ? AND c.collection = ? AND substr(c.doc_url, 1, ?) = ?
-		ORDER BY s LIMIT ?`, x.cfg.TitleWeight, x.cfg.HeadingWeight, x.cfg.BodyWeight)
-	rows, err := x.db.QueryContext(ctx, query, match, q.Collection, len(q.URLPrefix), q.URLPrefix, n)
-	if err != nil {
-		return nil, dbErr(err, "keyword search")
-	}
-	defer rows.Close()
-	var out []scored
-	for rows.Next() {
-		var s scored
-		if err := rows.Scan(&s.rid, &s.score); err != nil {
-			return nil, dbErr(err, "keyword search")
-		}
-		s.score = -s.score // SQLite's bm25 is lower-is-better
-		out = append(out, s)
-	}
-	return out, dbErr(rows.Err(), "keyword search")
-}
-
-// vectors returns the cached vectors of collection, loading them on first use.
-func (x *Index) vectors(ctx context.Context, collection string) (*vecSet, error) {
-	x.cacheMu.RLock()
-	vs := x.cache[collection]
-	x.cacheMu.RUnlock()
-	if vs != nil {
-		return vs, nil
-	}
-	// Load under writeMu so no write slips between the load and caching it.
-	x.writeMu.Lock()
-	defer x.writeMu.Unlock()
-	x.cacheMu.RLock()
-	vs = x.cache[collection]
-	x.cacheMu.RUnlock()
-	if vs != nil {
-		return vs, nil
-	}
-	var dim int
-	err := x.db.QueryRowContext(ctx, `SELECT dim FROM collections WHERE name = ?`, collection).Scan(&dim)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil // unknown collection: nothing to cache yet
-	}
-	if err != nil {
-		return nil, dbErr(err, "load vectors")
-	}
-	rows, err := x.db.QueryContext(ctx, `SELECT rid, doc_url, vec FROM chunks WHERE collection = ?`, collection)
-	if err != nil {
-		return nil, dbErr(err, "load vectors")
-	}
-	defer rows.Close()
-	vs = &vecSet{dim: dim, pos: map[int64]int{}}
-	docs := map[string]string{} // intern doc URLs
-	for rows.Next() {
-		var rid int64
-		var doc string
-		var blob []byte
-		if err := rows.Scan(&rid, &doc, &blob); err != nil {
-			return nil, dbErr(err, "load vectors")
-		}
-		if d, ok := docs[doc]; ok {
-			doc = d
-		} else {
-			docs[doc] = doc
-		}
-		vs.add(rid, doc, decodeVec(blob))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, dbErr(err, "load vectors")
-	}
-	x.cacheMu.Lock()
-	x.cache[collection] = vs
-	x.cacheMu.Unlock()
-	return vs, nil
-}
-
-func (vs *vecSet) add(rid int64, doc string, v []float32) {
-	if len(v) != vs.dim {
-		return
-	}
-	vs.pos[rid] = len(vs.rids)
-	vs.rids = append(vs.rids, rid)
-	vs.docs = append(vs.docs, doc)
-	vs.vecs = append(vs.vecs, v...)
-}
-
-func (vs *vecSet) remove(rids []int64) {
-	for _, rid := range rids {
-		i, ok := vs.pos[rid]
-		if !ok {
-			continue
-		}
-		last := len(vs.rids) - 1
-		if i != last {
-			vs.rids[i] = vs.rids[last]
-			vs.docs[i] = vs.docs[last]
-			copy(vs.vecs[i*vs.dim:(i+1)*vs.dim], vs.vecs[last*vs.dim:])
-			vs.pos[vs.rids[i]] = i
-		}
-		vs.rids = vs.rids[:last]
-		vs.docs = vs.docs[:last]
-		vs.vecs = vs.vecs[:last*vs.dim]
-		delete(vs.pos, rid)
-	}
-}
-
-func (x *Index) dense(ctx context.Context, q corpus.Query, n int) ([]scored, error) {
-	vs, err := x.vectors(ctx, q.Collection)
-	if err != nil || vs == nil {
-		return nil, err
-	}
-	x.cacheMu.RLock()
-	defer x.cacheMu.RUnlock()
-	if len(q.Vector) != vs.dim {
-		return nil, invalid("query vector has length %d, collection %q holds %d", len(q.Vector), q.Collection, vs.dim)
-	}
-	return vs.topK(q.Vector, n, q.URLPrefix), nil
-}
-
-// parallelMin is the row count above which a scan is split across cores.
-const parallelMin = 16384
-
-func (vs *vecSet) topK(qv []float32, n int, prefix string) []scored {
-	rows := len(vs.rids)
-	workers := 1
-	if rows >= parallelMin {
-		workers = min(runtime.GOMAXPROCS(0), rows/(parallelMin/2))
-	}
-	parts := make([]topHeap, workers)
-	var wg sync.WaitGroup
-	per := (rows + workers - 1) / workers
-	for w := range workers {
-		lo, hi := w*per, min(rows, (w+1)*per)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			h := topHeap{n: n}
-			d := vs.dim
-			for i := lo; i < hi; i++ {
-				if prefix != "" && !strings.HasPrefix(vs.docs[i], prefix) {
-					continue
-				}
-				h.push(scored{vs.rids[i], float64(Dot(qv, vs.vecs[i*d:(i+1)*d]))})
-			}
-			parts[w] = h
-		}()
-	}
-	wg.Wait()
-	var all []scored
-	for _, p := range parts {
-		all = append(all, p.items...)
-	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].score != all[j].score {
-			return all[i].score > all[j].score
-		}
-		return all[i].rid < all[j].rid
-	})
-	if len(all) > n {
-		all = all[:n]
-	}
-	return all
-}
-
-// topHeap keeps the n best scores seen (a min-heap on score).
-type topHeap struct {
-	n     int
-	items []scored
-}
-
-func (h *topHeap) push(s scored) {
-	if len(h.items) < h.n {
-		h.items = append(h.items, s)
-		for i := len(h.items) - 1; i > 0; {
-			p := (i - 1) / 2
-			if h.items[p].score <= h.items[i].score {
-				break
-			}
-			h.items[p], h.items[i] = h.items[i], h.items[p]
-			i = p
-		}
-		return
-	}
-	if s.score <= h.items[0].score {
-		return
-	}
-	h.items[0] = s
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < len(h.items) && h.items[l].score < h.items[m].score {
-			m = l
-		}
-		if r < len(h.items) && h.items[r].score < h.items[m].score {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h.items[m], h.items[i] = h.items[i], h.items[m]
-		i = m
-	}
-}
-
-// Dot is the float32 dot product of two equally long vectors, unrolled by 8.
-func Dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-		s4 += a[i+4] * b[i+4]
-		s5 += a[i+5] * b[i+5]
-		s6 += a[i+6] * b[i+6]
-		s7 += a[i+7] * b[i+7]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }
 
 // load fetches the chunks of ranked rows, keeping their order; rows deleted

@@ -1,0 +1,271 @@
+// Package corpusbench holds the corpus quality and speed benchmarks. They
+// are tests skipped unless an environment variable points them at their
+// data, because they take minutes, not seconds:
+//
+//	KGAGENT_PYDOCS=/usr/share/doc/python3.11/html go test ./corpus/corpusbench -run PyDocs -v -timeout 30m
+//	KGAGENT_SYNTH=200000 go test ./corpus/corpusbench -run Synthetic -v -timeout 30m
+package corpusbench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/corpus/sqlite"
+	"github.com/kgagent/kgagent/crawler"
+)
+
+const pydocsBase = "https://docs.python.org/3.11/"
+
+type question struct {
+	ID       string `json:"id"`
+	Question string `json:"question"`
+	Gold     string `json:"gold_page"`
+}
+
+func loadQuestions(t *testing.T, path string) []question {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var qs []question
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var q question
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			t.Fatal(err)
+		}
+		qs = append(qs, q)
+	}
+	return qs
+}
+
+// loadPages extracts every HTML page under root with the crawler's extractor.
+func loadPages(t *testing.T, root string) []kgagent.Document {
+	var docs []kgagent.Document
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), "_") && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".html") {
+			return nil
+		}
+		body, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		doc, err := crawler.Extract(pydocsBase+filepath.ToSlash(rel), "text/html; charset=utf-8", body)
+		if err != nil {
+			t.Logf("skip %s: %v", rel, err)
+			return nil
+		}
+		doc.Collection = "pydocs"
+		docs = append(docs, doc)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs
+}
+
+func pageText(d kgagent.Document) string {
+	var b strings.Builder
+	b.WriteString(d.Title)
+	for _, s := range d.Sections {
+		b.WriteString("\n")
+		b.WriteString(s.Heading)
+		for _, bl := range s.Blocks {
+			b.WriteString("\n")
+			b.WriteString(bl.Text)
+		}
+	}
+	return b.String()
+}
+
+type score struct {
+	name      string
+	hit5, rr  float64
+	n         int
+	latencies []time.Duration
+}
+
+func (s *score) add(pages []string, gold string) {
+	s.n++
+	for i, p := range pages {
+		if p == gold {
+			if i < 5 {
+				s.hit5++
+			}
+			s.rr += 1 / float64(i+1)
+			return
+		}
+	}
+}
+
+func (s *score) String() string {
+	line := fmt.Sprintf("%-22s recall@5 %.3f  MRR %.3f  (n=%d)", s.name, s.hit5/float64(s.n), s.rr/float64(s.n), s.n)
+	if len(s.latencies) > 0 {
+		p50, p99 := percentiles(s.latencies)
+		line += fmt.Sprintf("  latency p50 %v p99 %v", p50, p99)
+	}
+	return line
+}
+
+func percentiles(d []time.Duration) (time.Duration, time.Duration) {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	at := func(p float64) time.Duration { return s[min(len(s)-1, int(p*float64(len(s))))] }
+	return at(0.50).Round(time.Microsecond), at(0.99).Round(time.Microsecond)
+}
+
+// distinctPages lists the document URLs of hits in order, each once.
+func distinctPages(hits []corpus.Hit) []string {
+	var out []string
+	for _, h := range hits {
+		if !slices.Contains(out, h.DocURL) {
+			out = append(out, h.DocURL)
+		}
+	}
+	return out
+}
+
+func TestPyDocs(t *testing.T) {
+	root := os.Getenv("KGAGENT_PYDOCS")
+	if root == "" {
+		t.Skip("set KGAGENT_PYDOCS=/usr/share/doc/python3.11/html to run the Python docs benchmark")
+	}
+	qpath := os.Getenv("KGAGENT_PYDOCS_QUESTIONS")
+	if qpath == "" {
+		qpath = "/work/shared/bench/pydocs_questions.jsonl"
+	}
+	qs := loadQuestions(t, qpath)
+	ctx := context.Background()
+
+	start := time.Now()
+	docs := loadPages(t, root)
+	t.Logf("extracted %d pages in %v", len(docs), time.Since(start).Round(time.Millisecond))
+
+	// Baseline: plain page-level BM25 over each page's whole text.
+	var pageTerms [][]string
+	for _, d := range docs {
+		pageTerms = append(pageTerms, corpus.Terms(pageText(d)))
+	}
+	bm := corpus.NewBM25(pageTerms)
+	base := &score{name: "baseline page BM25"}
+	for _, q := range qs {
+		sc := bm.Scores(corpus.Terms(q.Question))
+		order := make([]int, len(docs))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool { return sc[order[a]] > sc[order[b]] })
+		var pages []string
+		for _, i := range order[:min(50, len(order))] {
+			if sc[i] > 0 {
+				pages = append(pages, docs[i].URL)
+			}
+		}
+		base.add(pages, pydocsBase+q.Gold)
+	}
+
+	dbPath := os.Getenv("KGAGENT_PYDOCS_DB") // reuse an index built by an earlier run
+	reuse := dbPath != ""
+	if reuse {
+		if _, err := os.Stat(dbPath); err != nil {
+			reuse = false
+		}
+	} else {
+		dbPath = filepath.Join(t.TempDir(), "pydocs.db")
+	}
+	idx, err := sqlite.Open(sqlite.Config{Path: dbPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	svc, err := corpus.NewService(corpus.ServiceConfig{Index: idx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	chunks := 0
+	for _, d := range docs {
+		if reuse {
+			break
+		}
+		cs, err := svc.IndexDocument(ctx, d)
+		if err != nil {
+			t.Fatalf("index %s: %v", d.URL, err)
+		}
+		chunks += len(cs)
+	}
+	t.Logf("indexed %d chunks of %d pages in %v (embedder %s)", chunks, len(docs), time.Since(start).Round(time.Millisecond), svc.Embedder().Name())
+
+	results := []*score{base}
+	for _, m := range []corpus.Mode{corpus.ModeDense, corpus.ModeKeyword, corpus.ModeHybrid} {
+		s := &score{name: "kgagent " + string(m)}
+		// warm the vector cache outside the timings
+		svc.Search(ctx, corpus.SearchRequest{Query: "warm up", Collection: "pydocs", K: 5, Mode: m})
+		var misses []string
+		for _, q := range qs {
+			t0 := time.Now()
+			hits, err := svc.Search(ctx, corpus.SearchRequest{Query: q.Question, Collection: "pydocs", K: 50, Mode: m})
+			s.latencies = append(s.latencies, time.Since(t0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages := distinctPages(hits)
+			s.add(pages, pydocsBase+q.Gold)
+			if m == corpus.ModeHybrid && !slices.Contains(pages[:min(5, len(pages))], pydocsBase+q.Gold) {
+				misses = append(misses, fmt.Sprintf("%s -> %v", q.ID, trimBase(pages[:min(3, len(pages))])))
+			}
+		}
+		results = append(results, s)
+		if len(misses) > 0 && testing.Verbose() {
+			t.Logf("hybrid misses (%d): %s", len(misses), strings.Join(misses[:min(40, len(misses))], "; "))
+		}
+	}
+	// latency of the typical agent search: hybrid, k=10
+	typ := &score{name: "kgagent hybrid k=10"}
+	for _, q := range qs {
+		t0 := time.Now()
+		hits, err := svc.Search(ctx, corpus.SearchRequest{Query: q.Question, Collection: "pydocs", K: 10})
+		typ.latencies = append(typ.latencies, time.Since(t0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		typ.add(distinctPages(hits), pydocsBase+q.Gold)
+	}
+	results = append(results, typ)
+	for _, r := range results {
+		t.Log(r.String())
+	}
+}
+
+func trimBase(pages []string) []string {
+	out := make([]string, len(pages))
+	for i, p := range pages {
+		out[i] = strings.TrimPrefix(p, pydocsBase)
+	}
+	return out
+}

@@ -1,0 +1,340 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"math"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+)
+
+// memColl is the in-memory search copy of one collection: vectors and an
+// inverted index over slots. A deleted row's slot is a tombstone (doc "")
+// until the collection is reloaded; document frequencies count tombstones
+// until then, which barely moves BM25's IDF.
+type memColl struct {
+	dim  int
+	rids []int64
+	docs []string // doc URL per slot; "" marks a deleted slot
+	vecs []float32
+	lens []float32 // weighted field length per slot
+	pos  map[int64]int32
+	post map[string][]posting
+
+	live     int
+	dead     int
+	totalLen float64
+	weights  [3]float32 // title, headings, body
+}
+
+type posting struct {
+	slot int32
+	tf   float32 // weighted term frequency over the fields
+}
+
+func newMemColl(dim int, w [3]float32) *memColl {
+	return &memColl{dim: dim, pos: map[int64]int32{}, post: map[string][]posting{}, weights: w}
+}
+
+func (m *memColl) add(rid int64, doc string, c kgagent.Chunk, v []float32) {
+	if len(v) != m.dim || doc == "" {
+		return
+	}
+	slot := int32(len(m.rids))
+	m.pos[rid] = slot
+	m.rids = append(m.rids, rid)
+	m.docs = append(m.docs, doc)
+	m.vecs = append(m.vecs, v...)
+	tf := map[string]float32{}
+	var length float32
+	for f, text := range [3]string{corpus.PageTitle(c), corpus.HeadingText(c), c.Text} {
+		for _, t := range corpus.KeywordTerms(text) {
+			tf[t] += m.weights[f]
+			length += m.weights[f]
+		}
+	}
+	for t, n := range tf {
+		m.post[t] = append(m.post[t], posting{slot, n})
+	}
+	m.lens = append(m.lens, length)
+	m.totalLen += float64(length)
+	m.live++
+}
+
+func (m *memColl) remove(rids []int64) {
+	for _, rid := range rids {
+		slot, ok := m.pos[rid]
+		if !ok {
+			continue
+		}
+		delete(m.pos, rid)
+		m.docs[slot] = ""
+		m.totalLen -= float64(m.lens[slot])
+		m.live--
+		m.dead++
+	}
+}
+
+// needsCompaction says whether tombstones make up a fifth of the slots.
+func (m *memColl) needsCompaction() bool { return m.dead > 1000 && m.dead*5 > len(m.rids) }
+
+// collection returns the search copy of a collection, loading it on first
+// use; nil for a collection that does not exist.
+func (x *Index) collection(ctx context.Context, collection string) (*memColl, error) {
+	x.cacheMu.RLock()
+	m := x.cache[collection]
+	x.cacheMu.RUnlock()
+	if m != nil {
+		return m, nil
+	}
+	// Load under writeMu so no write slips between the load and caching it.
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	x.cacheMu.RLock()
+	m = x.cache[collection]
+	x.cacheMu.RUnlock()
+	if m != nil {
+		return m, nil
+	}
+	var dim int
+	err := x.db.QueryRowContext(ctx, `SELECT dim FROM collections WHERE name = ?`, collection).Scan(&dim)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, dbErr(err, "load collection")
+	}
+	rows, err := x.db.QueryContext(ctx, `SELECT rid, doc_url, title, headings, body, vec FROM chunks WHERE collection = ? ORDER BY rid`, collection)
+	if err != nil {
+		return nil, dbErr(err, "load collection")
+	}
+	defer rows.Close()
+	m = newMemColl(dim, [3]float32{float32(x.cfg.TitleWeight), float32(x.cfg.HeadingWeight), float32(x.cfg.BodyWeight)})
+	docs := map[string]string{} // intern doc URLs
+	for rows.Next() {
+		var rid int64
+		var c kgagent.Chunk
+		var hp string
+		var blob []byte
+		if err := rows.Scan(&rid, &c.DocURL, &c.Title, &hp, &c.Text, &blob); err != nil {
+			return nil, dbErr(err, "load collection")
+		}
+		_ = json.Unmarshal([]byte(hp), &c.HeadingPath)
+		if d, ok := docs[c.DocURL]; ok {
+			c.DocURL = d
+		} else {
+			docs[c.DocURL] = c.DocURL
+		}
+		m.add(rid, c.DocURL, c, decodeVec(blob))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbErr(err, "load collection")
+	}
+	x.cacheMu.Lock()
+	x.cache[collection] = m
+	x.cacheMu.Unlock()
+	return m, nil
+}
+
+// Warm loads a collection's search copy now rather than at its first search.
+func (x *Index) Warm(ctx context.Context, collection string) error {
+	_, err := x.collection(ctx, collection)
+	return err
+}
+
+func (x *Index) dense(ctx context.Context, q corpus.Query, n int) ([]scored, error) {
+	m, err := x.collection(ctx, q.Collection)
+	if err != nil || m == nil {
+		return nil, err
+	}
+	x.cacheMu.RLock()
+	defer x.cacheMu.RUnlock()
+	if len(q.Vector) != m.dim {
+		return nil, invalid("query vector has length %d, collection %q holds %d", len(q.Vector), q.Collection, m.dim)
+	}
+	return m.topK(q.Vector, n, q.URLPrefix), nil
+}
+
+// parallelMin is the slot count above which a scan is split across cores.
+const parallelMin = 16384
+
+func (m *memColl) topK(qv []float32, n int, prefix string) []scored {
+	rows := len(m.rids)
+	workers := 1
+	if rows >= parallelMin {
+		workers = max(1, min(runtime.GOMAXPROCS(0), rows/(parallelMin/2)))
+	}
+	parts := make([]topHeap, workers)
+	per := (rows + workers - 1) / workers
+	scan := func(w int) {
+		lo, hi := w*per, min(rows, (w+1)*per)
+		h := topHeap{n: n}
+		d := m.dim
+		for i := lo; i < hi; i++ {
+			doc := m.docs[i]
+			if doc == "" || (prefix != "" && !strings.HasPrefix(doc, prefix)) {
+				continue
+			}
+			h.push(scored{m.rids[i], float64(Dot(qv, m.vecs[i*d:(i+1)*d]))})
+		}
+		parts[w] = h
+	}
+	if workers == 1 {
+		scan(0)
+	} else {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() { defer wg.Done(); scan(w) }()
+		}
+		wg.Wait()
+	}
+	var all []scored
+	for _, p := range parts {
+		all = append(all, p.items...)
+	}
+	return best(all, n)
+}
+
+// best sorts by score (ties by row id) and keeps n.
+func best(all []scored, n int) []scored {
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].score != all[j].score {
+			return all[i].score > all[j].score
+		}
+		return all[i].rid < all[j].rid
+	})
+	if len(all) > n {
+		all = all[:n]
+	}
+	return all
+}
+
+var scorePool = sync.Pool{New: func() any { return new([]float32) }}
+
+func (x *Index) keyword(ctx context.Context, q corpus.Query, n int) ([]scored, error) {
+	m, err := x.collection(ctx, q.Collection)
+	if err != nil || m == nil {
+		return nil, err
+	}
+	terms := corpus.KeywordTerms(q.Text)
+	x.cacheMu.RLock()
+	defer x.cacheMu.RUnlock()
+	if m.live == 0 {
+		return nil, nil
+	}
+	bufp := scorePool.Get().(*[]float32)
+	defer scorePool.Put(bufp)
+	if cap(*bufp) < len(m.rids) {
+		*bufp = make([]float32, len(m.rids))
+	}
+	acc := (*bufp)[:len(m.rids)]
+	var touched []int32
+	N := float64(m.live)
+	avg := float32(m.totalLen / N)
+	k1, b := float32(x.cfg.K1), float32(x.cfg.B)
+	seen := map[string]bool{}
+	for _, t := range terms {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		ps := m.post[t]
+		if len(ps) == 0 {
+			continue
+		}
+		df := float64(len(ps))
+		idf := float32(math.Log(1 + (N-df+0.5)/(df+0.5)))
+		if idf <= 0 {
+			idf = 1e-3
+		}
+		for _, p := range ps {
+			if m.docs[p.slot] == "" {
+				continue
+			}
+			norm := k1 * (1 - b + b*m.lens[p.slot]/avg)
+			if acc[p.slot] == 0 {
+				touched = append(touched, p.slot)
+			}
+			acc[p.slot] += idf * p.tf * (k1 + 1) / (p.tf + norm)
+		}
+	}
+	h := topHeap{n: n}
+	for _, s := range touched {
+		if q.URLPrefix == "" || strings.HasPrefix(m.docs[s], q.URLPrefix) {
+			h.push(scored{m.rids[s], float64(acc[s])})
+		}
+		acc[s] = 0
+	}
+	return best(h.items, n), nil
+}
+
+// topHeap keeps the n best scores seen (a min-heap on score).
+type topHeap struct {
+	n     int
+	items []scored
+}
+
+func (h *topHeap) push(s scored) {
+	if h.n <= 0 {
+		return
+	}
+	if len(h.items) < h.n {
+		h.items = append(h.items, s)
+		for i := len(h.items) - 1; i > 0; {
+			p := (i - 1) / 2
+			if h.items[p].score <= h.items[i].score {
+				break
+			}
+			h.items[p], h.items[i] = h.items[i], h.items[p]
+			i = p
+		}
+		return
+	}
+	if s.score <= h.items[0].score {
+		return
+	}
+	h.items[0] = s
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < len(h.items) && h.items[l].score < h.items[m].score {
+			m = l
+		}
+		if r < len(h.items) && h.items[r].score < h.items[m].score {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h.items[m], h.items[i] = h.items[i], h.items[m]
+		i = m
+	}
+}
+
+// Dot is the float32 dot product of two equally long vectors, unrolled by 8.
+func Dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+		s4 += a[i+4] * b[i+4]
+		s5 += a[i+5] * b[i+5]
+		s6 += a[i+6] * b[i+6]
+		s7 += a[i+7] * b[i+7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
+}
