@@ -1,0 +1,396 @@
+// Package natsjobs queues ingestion jobs on NATS JetStream so that a job
+// survives a restart of the process: each job is a message on a work-queue
+// stream, its status lives in a JetStream key-value bucket, and a worker
+// acknowledges the message only when the job has finished. A worker that
+// dies mid-job leaves the message unacknowledged; JetStream redelivers it
+// after AckWait and the job runs again, cheaply, because the ingester's page
+// state turns every page already done into a conditional request.
+//
+// It uses the jetstream package of github.com/nats-io/nats.go; the server
+// may be the embedded nats-server or an external one.
+package natsjobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/crawler"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Config names the JetStream resources and tunes the worker. The zero value
+// works; defaults are given with each field.
+type Config struct {
+	Stream         string        // work-queue stream; "KGAGENT_JOBS"
+	Subject        string        // subject jobs are published on; "kgagent.jobs.ingest"
+	Consumer       string        // durable consumer shared by all workers; "kgagent-ingest"
+	Bucket         string        // key-value bucket of job statuses; "kgagent_jobs"
+	AckWait        time.Duration // redelivery delay of a job whose worker vanished; 60s (running jobs keep extending it)
+	MaxDeliver     int           // attempts per job before it is marked failed; 5
+	StatusInterval time.Duration // how often a running job's status is written; 1s
+	StatusTTL      time.Duration // how long statuses are kept; 7 days
+}
+
+func (c Config) withDefaults() Config {
+	if c.Stream == "" {
+		c.Stream = "KGAGENT_JOBS"
+	}
+	if c.Subject == "" {
+		c.Subject = "kgagent.jobs.ingest"
+	}
+	if c.Consumer == "" {
+		c.Consumer = "kgagent-ingest"
+	}
+	if c.Bucket == "" {
+		c.Bucket = "kgagent_jobs"
+	}
+	if c.AckWait <= 0 {
+		c.AckWait = 60 * time.Second
+	}
+	if c.MaxDeliver <= 0 {
+		c.MaxDeliver = 5
+	}
+	if c.StatusInterval <= 0 {
+		c.StatusInterval = time.Second
+	}
+	if c.StatusTTL <= 0 {
+		c.StatusTTL = 7 * 24 * time.Hour
+	}
+	return c
+}
+
+// Runner runs one ingestion; *crawler.Ingester implements it.
+type Runner interface {
+	Run(ctx context.Context, spec crawler.Spec, progress func(crawler.Counters)) (crawler.Report, error)
+}
+
+var _ Runner = (*crawler.Ingester)(nil)
+
+// Queue submits jobs and reads their status; Run makes it a worker too.
+type Queue struct {
+	cfg  Config
+	js   jetstream.JetStream
+	kv   jetstream.KeyValue
+	cons jetstream.Consumer
+}
+
+// job is the message body.
+type job struct {
+	ID string `json:"id"`
+}
+
+// New creates (or reuses) the stream, the consumer and the status bucket on
+// the JetStream of nc. It fails with EUNAVAILABLE when JetStream is not
+// reachable.
+func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
+	cfg = cfg.withDefaults()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:      cfg.Stream,
+		Subjects:  []string{cfg.Subject},
+		Retention: jetstream.WorkQueuePolicy,
+		Storage:   jetstream.FileStorage,
+	}); err != nil {
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the job stream")
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, jetstream.ConsumerConfig{
+		Durable:       cfg.Consumer,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       cfg.AckWait,
+		MaxDeliver:    cfg.MaxDeliver,
+		FilterSubject: cfg.Subject,
+	})
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the job consumer")
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:  cfg.Bucket,
+		TTL:     cfg.StatusTTL,
+		Storage: jetstream.FileStorage,
+	})
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the job status bucket")
+	}
+	return &Queue{cfg: cfg, js: js, kv: kv, cons: cons}, nil
+}
+
+// Submit validates spec, stores its status as queued and publishes the job.
+// Errors: EINVALID for a spec that cannot run (no URLs, a malformed exclude
+// pattern; malformed URLs are reported per page by the job instead),
+// EUNAVAILABLE when JetStream is unreachable (nothing is left queued then).
+func (q *Queue) Submit(ctx context.Context, spec crawler.Spec) (crawler.JobStatus, error) {
+	if _, _, _, err := crawler.NewScope(spec.URLs, spec.Exclude); err != nil {
+		return crawler.JobStatus{}, err
+	}
+	if spec.MaxPages < 0 || spec.MaxDepth < 0 {
+		return crawler.JobStatus{}, kgagent.Errorf(kgagent.EINVALID, "max_pages and max_depth must not be negative")
+	}
+	if spec.Collection == "" {
+		spec.Collection = crawler.DefaultCollection
+	}
+	st := crawler.JobStatus{ID: uuid.NewString(), Spec: spec, State: crawler.JobQueued, CreatedAt: time.Now().UTC()}
+	if err := q.put(ctx, st); err != nil {
+		return crawler.JobStatus{}, err
+	}
+	body, _ := json.Marshal(job{ID: st.ID})
+	if _, err := q.js.Publish(ctx, q.cfg.Subject, body, jetstream.WithMsgID(st.ID)); err != nil {
+		_ = q.kv.Delete(context.WithoutCancel(ctx), st.ID)
+		return crawler.JobStatus{}, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "queueing the job")
+	}
+	return redact(st), nil
+}
+
+// Get returns the status of job id: ENOTFOUND for an unknown (or expired)
+// id, EUNAVAILABLE when JetStream is unreachable. The bearer token of the
+// spec is never returned.
+func (q *Queue) Get(ctx context.Context, id string) (crawler.JobStatus, error) {
+	st, err := q.get(ctx, id)
+	return redact(st), err
+}
+
+func (q *Queue) get(ctx context.Context, id string) (crawler.JobStatus, error) {
+	if _, err := uuid.Parse(id); err != nil {
+		return crawler.JobStatus{}, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", truncate(id))
+	}
+	e, err := q.kv.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return crawler.JobStatus{}, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", id)
+	}
+	if err != nil {
+		return crawler.JobStatus{}, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading the job status")
+	}
+	var st crawler.JobStatus
+	if err := json.Unmarshal(e.Value(), &st); err != nil {
+		return crawler.JobStatus{}, kgagent.WrapError(kgagent.EINTERNAL, err, "decoding the job status")
+	}
+	return st, nil
+}
+
+// List returns all known jobs, newest first.
+func (q *Queue) List(ctx context.Context) ([]crawler.JobStatus, error) {
+	keys, err := q.kv.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return []crawler.JobStatus{}, nil
+	}
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "listing jobs")
+	}
+	out := make([]crawler.JobStatus, 0, len(keys))
+	for _, k := range keys {
+		st, err := q.Get(ctx, k)
+		if kgagent.ErrorCode(err) == kgagent.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	return out, nil
+}
+
+// Cancel marks a queued or running job canceled; a running job stops at its
+// next status update. Canceling a finished job is a no-op.
+func (q *Queue) Cancel(ctx context.Context, id string) (crawler.JobStatus, error) {
+	for {
+		e, err := q.kv.Get(ctx, id)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return crawler.JobStatus{}, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", truncate(id))
+		}
+		if err != nil {
+			return crawler.JobStatus{}, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading the job status")
+		}
+		var st crawler.JobStatus
+		if err := json.Unmarshal(e.Value(), &st); err != nil {
+			return crawler.JobStatus{}, kgagent.WrapError(kgagent.EINTERNAL, err, "decoding the job status")
+		}
+		if finished(st.State) {
+			return redact(st), nil
+		}
+		st.State = crawler.JobCanceled
+		now := time.Now().UTC()
+		st.FinishedAt = &now
+		b, _ := json.Marshal(st)
+		if _, err := q.kv.Update(ctx, id, b, e.Revision()); err == nil {
+			return redact(st), nil
+		}
+		// Lost a race with the worker's update: read again.
+	}
+}
+
+func (q *Queue) put(ctx context.Context, st crawler.JobStatus) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return kgagent.WrapError(kgagent.EINTERNAL, err, "encoding the job status")
+	}
+	if _, err := q.kv.Put(ctx, st.ID, b); err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "writing the job status")
+	}
+	return nil
+}
+
+func finished(s crawler.JobState) bool {
+	return s == crawler.JobSucceeded || s == crawler.JobFailed || s == crawler.JobCanceled
+}
+
+func redact(st crawler.JobStatus) crawler.JobStatus {
+	if st.Spec.BearerToken != "" {
+		st.Spec.BearerToken = "REDACTED"
+	}
+	return st
+}
+
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// Run consumes jobs one at a time and runs them with r until ctx is done.
+// On shutdown the running job's message is not acknowledged: it is handed
+// back (Nak) and runs again on the next worker, resuming cheaply.
+func (q *Queue) Run(ctx context.Context, r Runner) error {
+	it, err := q.cons.Messages(jetstream.PullMaxMessages(1))
+	if err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "consuming jobs")
+	}
+	stop := context.AfterFunc(ctx, it.Stop)
+	defer stop()
+	defer it.Stop()
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return nil
+			}
+			return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "consuming jobs")
+		}
+		q.handle(ctx, r, msg)
+	}
+}
+
+func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
+	var j job
+	if err := json.Unmarshal(msg.Data(), &j); err != nil {
+		_ = msg.Term() // garbage never becomes valid
+		return
+	}
+	st, err := q.get(ctx, j.ID)
+	if kgagent.ErrorCode(err) == kgagent.ENOTFOUND || (err == nil && finished(st.State)) {
+		_ = msg.Ack() // expired, canceled before it started, or done already
+		return
+	}
+	if err != nil {
+		_ = msg.NakWithDelay(time.Second)
+		return
+	}
+	meta, _ := msg.Metadata()
+	now := time.Now().UTC()
+	st.State, st.StartedAt, st.FinishedAt = crawler.JobRunning, &now, nil
+	if meta != nil && meta.NumDelivered > 1 {
+		st.Message = "resumed (delivery " + itoa(int(meta.NumDelivered)) + ")"
+	}
+	if err := q.put(ctx, st); err != nil {
+		_ = msg.NakWithDelay(time.Second)
+		return
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	latest := st.Counters
+	started := time.Now()
+	tick := time.NewTicker(q.cfg.StatusInterval)
+	defer tick.Stop()
+	done := make(chan struct{})
+	writerDone := make(chan struct{})
+	base := st
+	go func() { // status writer and AckWait keeper
+		defer close(writerDone)
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			_ = msg.InProgress()
+			e, err := q.kv.Get(runCtx, base.ID)
+			if err != nil {
+				continue
+			}
+			var cur crawler.JobStatus
+			if json.Unmarshal(e.Value(), &cur) == nil && cur.State == crawler.JobCanceled {
+				cancel()
+				continue
+			}
+			mu.Lock()
+			s := base
+			s.Counters = latest
+			mu.Unlock()
+			s.PagesPerS = rate(s.Counters, time.Since(started))
+			// Update on the revision read, so a concurrent Cancel is never
+			// overwritten.
+			if b, err := json.Marshal(s); err == nil {
+				_, _ = q.kv.Update(runCtx, base.ID, b, e.Revision())
+			}
+		}
+	}()
+	rep, runErr := r.Run(runCtx, st.Spec, func(c crawler.Counters) {
+		mu.Lock()
+		latest = c
+		mu.Unlock()
+	})
+	close(done)
+	<-writerDone
+
+	if ctx.Err() != nil { // shutting down: hand the job back
+		_ = msg.Nak()
+		return
+	}
+	if cur, err := q.get(ctx, st.ID); err == nil && cur.State == crawler.JobCanceled {
+		runErr = kgagent.Errorf(kgagent.ECANCELED, "canceled")
+	}
+	fin := time.Now().UTC()
+	st.Counters, st.Errors, st.FinishedAt = rep.Counters, rep.Errors, &fin
+	st.PagesPerS = rate(rep.Counters, time.Since(started))
+	switch {
+	case runErr == nil:
+		st.State = crawler.JobSucceeded
+		if rep.Truncated {
+			st.Message = "stopped early: " + rep.Reason
+		}
+	case kgagent.ErrorCode(runErr) == kgagent.ECANCELED:
+		st.State, st.Message = crawler.JobCanceled, "canceled"
+	default:
+		st.State, st.Message = crawler.JobFailed, kgagent.ErrorMessage(runErr)
+	}
+	if err := q.put(context.WithoutCancel(ctx), st); err != nil {
+		_ = msg.NakWithDelay(time.Second)
+		return
+	}
+	_ = msg.Ack()
+}
+
+func rate(c crawler.Counters, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(c.Done) / d.Seconds()
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
