@@ -19,22 +19,26 @@ type app struct {
 	serving atomic.Bool
 	ready   atomic.Bool
 	demo    *demoSite
+	svc     services
 }
 
 // openApp takes the data-dir lock, opens the stores and the bus.
-func openApp(ctx context.Context, cfg Config, command string, log *slog.Logger) (*app, error) {
+// The CLI commands (ingest, ask, eval) pass withBus false: they need no NATS.
+func openApp(ctx context.Context, cfg Config, command string, log *slog.Logger, withBus bool) (*app, error) {
 	lock, err := lockDataDir(cfg.DataDir, command)
 	if err != nil {
 		return nil, err
 	}
 	a := &app{cfg: cfg, log: log, lock: lock}
-	b, err := openBus(cfg, log)
-	if err != nil {
-		a.Close()
-		return nil, err
+	if withBus {
+		b, err := openBus(cfg, log)
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		a.bus = b
+		a.closers = append(a.closers, b.Close)
 	}
-	a.bus = b
-	a.closers = append(a.closers, b.Close)
 	if err := a.openServices(ctx); err != nil {
 		a.Close()
 		return nil, err
@@ -63,6 +67,9 @@ func (a *app) onClose(f func()) { a.closers = append(a.closers, f) }
 func (a *app) readiness() error {
 	if !a.ready.Load() {
 		return fmt.Errorf("not ready")
+	}
+	if a.bus == nil {
+		return nil
 	}
 	if err := a.bus.Ready(); err != nil {
 		return err

@@ -28,7 +28,7 @@ func newServeCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 // nil, receives the HTTP base URL once the server accepts requests (tests).
 func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready chan<- string) error {
 	log := newLogger(cfg, stderr)
-	a, err := openApp(ctx, cfg, "serve", log)
+	a, err := openApp(ctx, cfg, "serve", log, true)
 	if err != nil {
 		return err
 	}

@@ -2,39 +2,364 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/agent/agentfile"
+	agentopenai "github.com/kgagent/kgagent/agent/openai"
+	agentsqlite "github.com/kgagent/kgagent/agent/sqlite"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/corpus/qdrant"
+	corpussqlite "github.com/kgagent/kgagent/corpus/sqlite"
+	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/crawler/natsjobs"
+	crawlersqlite "github.com/kgagent/kgagent/crawler/sqlite"
+	"github.com/kgagent/kgagent/gateway"
+	"github.com/kgagent/kgagent/gateway/natsapi"
+	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/graphrag/neo4j"
+	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
 )
 
-var errNotWired = errors.New("not wired yet")
-
-func (a *app) openServices(ctx context.Context) error { return nil }
-
-func (a *app) httpHandler() (http.Handler, error) {
-	mux := http.NewServeMux()
-	healthHandlers(mux, a)
-	return mux, nil
+// services are the wired implementations behind the transports.
+type services struct {
+	embedder corpus.Embedder
+	index    corpus.Index
+	corpus   *corpus.Service
+	graph    *graphrag.Service
+	states   crawler.PageStateStore
+	agentDB  *agentsqlite.DB
+	llm      agent.LLM
+	agents   *agent.Manager
+	jobs     *natsjobs.Queue
+	gw       *gateway.Server
 }
 
-func (a *app) startBackground(ctx context.Context) error { return nil }
+// openServices opens every store named by the config and builds the
+// services on them.
+func (a *app) openServices(ctx context.Context) error {
+	cfg := a.cfg
+	s := &a.svc
 
+	switch cfg.Embedder {
+	case "openai":
+		return fmt.Errorf("config: key %q: the openai embedder is wired through corpus/openai, which is not built into this binary yet", "embedder")
+	default:
+		s.embedder = corpus.NewLexical(corpus.LexicalConfig{})
+	}
+
+	switch cfg.Index {
+	case "qdrant":
+		qc := qdrant.Config{Addr: cfg.QdrantAddr, APIKey: cfg.QdrantAPIKey, TLS: cfg.QdrantTLS}
+		idx, err := qdrant.New(ctx, qc, s.embedder.Dimension(), s.embedder.Name())
+		if err != nil {
+			return err
+		}
+		s.index = idx
+		a.onClose(func() { idx.Close() })
+	default:
+		idx, err := corpussqlite.Open(corpussqlite.Config{Path: filepath.Join(cfg.DataDir, "index.db")})
+		if err != nil {
+			return err
+		}
+		s.index = idx
+		a.onClose(func() { idx.Close() })
+	}
+	cs, err := corpus.NewService(corpus.ServiceConfig{Index: s.index, Embedder: s.embedder, DefaultCollection: cfg.Collection})
+	if err != nil {
+		return err
+	}
+	s.corpus = cs
+
+	var store graphrag.Store
+	var cache graphrag.Cache
+	switch cfg.Graph {
+	case "neo4j":
+		st, err := neo4j.Open(ctx, neo4j.Config{URL: cfg.Neo4jURL, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase})
+		if err != nil {
+			return err
+		}
+		store = st
+		a.onClose(func() { st.Close() })
+	default:
+		st, err := graphsqlite.Open(filepath.Join(cfg.DataDir, "graph.db"))
+		if err != nil {
+			return err
+		}
+		store, cache = st, st
+		a.onClose(func() { st.Close() })
+	}
+
+	switch cfg.LLM {
+	case "openai":
+		c, err := agentopenai.New(agentopenai.Config{
+			BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel,
+			Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
+		})
+		if err != nil {
+			return err
+		}
+		s.llm = c
+	default:
+		s.llm = agent.NewExtractive(agent.ExtractiveConfig{})
+	}
+
+	var extractor graphrag.Extractor = graphrag.BuiltinExtractor{}
+	if cfg.Extractor == "llm" {
+		extractor = graphrag.Combine(graphrag.BuiltinExtractor{}, &graphrag.LLMExtractor{
+			LLM: graphrag.CompleterFunc(llmCompleter(s.llm, cfg.LLMModel)), Cache: cache, Model: cfg.LLMModel,
+		})
+	}
+	g, err := graphrag.New(graphrag.Config{Store: store, Extractor: extractor, Embedder: s.embedder, Index: s.index})
+	if err != nil {
+		return err
+	}
+	s.graph = g
+
+	states, err := crawlersqlite.Open(filepath.Join(cfg.DataDir, "crawl.db"))
+	if err != nil {
+		return err
+	}
+	s.states = states
+	a.onClose(func() { states.Close() })
+
+	db, err := agentsqlite.Open(filepath.Join(cfg.DataDir, "agent.db"))
+	if err != nil {
+		return err
+	}
+	s.agentDB = db
+	a.onClose(func() { db.Close() })
+
+	m, err := agent.New(agent.Config{
+		LLM: s.llm, Model: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
+		Searcher: s.corpus, Graph: s.graph, Collection: cfg.Collection,
+		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
+		UserStorage: db.UserStorage(), Sessions: db.Sessions(),
+	})
+	if err != nil {
+		return err
+	}
+	if cfg.AgentsDir != "" {
+		agents, err := agentfile.LoadDir(ctx, cfg.AgentsDir, agentfile.Options{})
+		if err != nil {
+			return err
+		}
+		for _, ag := range agents {
+			if err := m.Register(ag); err != nil {
+				return err
+			}
+		}
+	}
+	s.agents = m
+
+	if a.bus != nil {
+		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{})
+		if err != nil {
+			return err
+		}
+		s.jobs = q
+	}
+	return nil
+}
+
+// llmCompleter adapts the agent's streaming LLM to graphrag's Completer.
+func llmCompleter(llm agent.LLM, model string) func(ctx context.Context, prompt string) (string, error) {
+	return func(ctx context.Context, prompt string) (string, error) {
+		st, err := llm.Complete(ctx, agent.CompletionRequest{Model: model, Messages: []agent.ChatMessage{{Role: "user", Content: prompt}}})
+		if err != nil {
+			return "", err
+		}
+		defer st.Close()
+		var b strings.Builder
+		for {
+			d, err := st.Recv()
+			if err == io.EOF {
+				return b.String(), nil
+			}
+			if err != nil {
+				return b.String(), err
+			}
+			b.WriteString(d.Text)
+		}
+	}
+}
+
+// ingester returns an Ingester over the wired stores. allowPrivate lets it
+// fetch loopback and private addresses (the CLI and the demo).
+func (a *app) ingester(allowPrivate bool) *crawler.Ingester {
+	cc := crawler.Config{
+		Parallelism: a.cfg.CrawlParallelism, Delay: a.cfg.CrawlDelay, MaxPages: a.cfg.CrawlMaxPages,
+		RequestTimeout: a.cfg.CrawlTimeout, AllowPrivate: allowPrivate,
+	}
+	return crawler.NewIngester(crawler.IngesterConfig{Crawler: cc, Docs: a.svc.corpus, Graph: a.svc.graph, States: a.svc.states})
+}
+
+// collections is the gateway's view of the corpus: searches, and
+// collections listed and deleted across every store.
+type collections struct{ a *app }
+
+func (c collections) Search(ctx context.Context, r corpus.SearchRequest) ([]corpus.Hit, error) {
+	return c.a.svc.corpus.Search(ctx, r)
+}
+
+func (c collections) Collections(ctx context.Context) ([]corpus.CollectionInfo, error) {
+	all, err := c.a.svc.corpus.Collections(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, ci := range all {
+		if !strings.HasSuffix(ci.Name, c.a.svc.graph.Config().EntitySuffix) {
+			out = append(out, ci)
+		}
+	}
+	return out, nil
+}
+
+// DeleteCollection removes the collection from the index, the graph (and
+// its entity index) and the crawl state, so a later crawl starts afresh.
+func (c collections) DeleteCollection(ctx context.Context, name string) error {
+	if name == "" {
+		return kgagent.Errorf(kgagent.EINVALID, "collection name is required")
+	}
+	if err := c.a.svc.corpus.DeleteCollection(ctx, name); err != nil {
+		return err
+	}
+	if err := c.a.svc.graph.DeleteCollection(ctx, name); err != nil {
+		return err
+	}
+	return c.a.svc.states.DeleteCollection(ctx, name)
+}
+
+// grapher adapts graphrag.Service to the gateway.
+type grapher struct{ g *graphrag.Service }
+
+func (g grapher) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple, error) {
+	return g.g.Find(ctx, p)
+}
+
+func (g grapher) Answer(ctx context.Context, question, collection string) (any, error) {
+	return g.g.Answer(ctx, question, collection)
+}
+
+// registry adapts the agent manager to the gateway's agent registry.
+type registry struct{ m *agent.Manager }
+
+func (r registry) ListAgents(ctx context.Context) ([]gateway.AgentInfo, error) {
+	var out []gateway.AgentInfo
+	for _, ai := range r.m.Agents() {
+		out = append(out, gateway.AgentInfo{Name: ai.Name, Description: ai.Description, URL: ai.Remote})
+	}
+	return out, nil
+}
+
+func (r registry) RegisterAgent(ctx context.Context, name, url string) (gateway.AgentInfo, error) {
+	if err := r.m.RegisterRemote(ctx, name, url); err != nil {
+		return gateway.AgentInfo{}, err
+	}
+	ai, err := r.m.Agent(name)
+	if err != nil {
+		return gateway.AgentInfo{}, err
+	}
+	return gateway.AgentInfo{Name: ai.Name, Description: ai.Description, URL: ai.Remote}, nil
+}
+
+// gateway builds the gateway server over the services (once).
+func (a *app) gateway() (*gateway.Server, error) {
+	if a.svc.gw != nil {
+		return a.svc.gw, nil
+	}
+	cfg := a.cfg
+	gc := gateway.Config{
+		Logger: a.log, DailyLimit: cfg.DailyQueryLimit, CORSOrigins: cfg.CORSOrigins, MaxBodyBytes: cfg.MaxBodyBytes,
+	}
+	if err := loadAuth(cfg, &gc); err != nil {
+		return nil, err
+	}
+	b := gateway.Backends{
+		Asker: a.svc.agents, Agents: a.svc.agents, Search: collections{a}, Graph: grapher{a.svc.graph},
+		Jobs: a.svc.jobs, Sessions: a.svc.agentDB.Sessions(), Registry: registry{a.svc.agents},
+		Ready: []gateway.Check{
+			{Name: "nats", Check: func(context.Context) error { return a.readiness() }},
+			{Name: "index", Check: func(ctx context.Context) error { _, err := a.svc.corpus.Collections(ctx); return err }},
+		},
+	}
+	if a.svc.jobs == nil {
+		b.Jobs = nil
+	}
+	gw, err := gateway.New(gc, b)
+	if err != nil {
+		return nil, err
+	}
+	a.svc.gw = gw
+	a.onClose(func() { gw.Close() })
+	return gw, nil
+}
+
+func (a *app) httpHandler() (http.Handler, error) {
+	gw, err := a.gateway()
+	if err != nil {
+		return nil, err
+	}
+	if !gatewayAuthEnabled(a.cfg) && !isLoopbackAddr(a.cfg.Addr) {
+		return nil, fmt.Errorf("config: key %q: %s is not a loopback address and no API keys or JWKS are configured; refusing to serve an open API beyond this machine (set api_keys_file)", "addr", a.cfg.Addr)
+	}
+	if !gatewayAuthEnabled(a.cfg) {
+		a.log.Warn("no API keys configured: the API is open, so it binds to loopback only", "addr", a.cfg.Addr)
+	}
+	return gw.Handler(), nil
+}
+
+// startBackground starts the job queue worker and the NATS request server.
+func (a *app) startBackground(ctx context.Context) error {
+	q := a.svc.jobs
+	ing := a.ingester(a.cfg.AllowPrivateIngest)
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := q.Run(wctx, ing); err != nil && wctx.Err() == nil {
+			a.log.Error("ingestion worker stopped", "err", err)
+		}
+	}()
+	a.onClose(func() { cancel(); <-done })
+
+	gw, err := a.gateway()
+	if err != nil {
+		return err
+	}
+	ns := natsapi.New(a.bus.conn, gw, natsapi.Config{Logger: a.log})
+	if err := ns.Start(); err != nil {
+		return err
+	}
+	a.onClose(func() { ns.Close() })
+	return nil
+}
+
+// startDemo serves the sample docs site on loopback and ingests it.
 func (a *app) startDemo(ctx context.Context, base string) error {
 	d, err := startDemoSite(a.cfg.DemoSiteDir)
 	if err != nil {
 		return err
 	}
 	a.demo = d
+	spec := crawler.Spec{Collection: a.cfg.Collection, URLs: []string{d.URL + "/*"}}
+	ing := a.ingester(true)
+	go func() {
+		start := time.Now()
+		rep, err := ing.Run(ctx, spec, nil)
+		if err != nil {
+			a.log.Error("demo ingestion failed", "err", err)
+			return
+		}
+		s := rep.Summary()
+		a.log.Info("demo site ingested", "site", d.URL, "pages", s.Pages, "chunks", s.Chunks, "triples", s.Triples, "failed", s.Failed, "took", time.Since(start).Round(time.Millisecond))
+	}()
 	return nil
-}
-
-func runWorker(ctx context.Context, cfg Config, stdout, stderr io.Writer) error { return errNotWired }
-func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, stdout, stderr io.Writer) error {
-	return errNotWired
-}
-func runAsk(ctx context.Context, cfg Config, o askOptions, args []string, stdout, stderr io.Writer) error {
-	return errNotWired
-}
-func runEval(ctx context.Context, cfg Config, o evalOptions, file string, stdout, stderr io.Writer) error {
-	return errNotWired
 }
