@@ -309,7 +309,7 @@ func (ix *Index) ensure(ctx context.Context, collection string) (string, error) 
 		return "", err
 	}
 	if !exists {
-		if err := ix.create(ctx, name); err != nil {
+		if err := ix.create(ctx, name, collection); err != nil {
 			// Another process may have created it meanwhile.
 			if again, err2 := ix.exists(ctx, name); err2 != nil || !again {
 				return "", err
@@ -344,7 +344,7 @@ func (ix *Index) exists(ctx context.Context, name string) (bool, error) {
 }
 
 // create makes the collection and its payload indexes.
-func (ix *Index) create(ctx context.Context, name string) error {
+func (ix *Index) create(ctx context.Context, name, collection string) error {
 	dense := &qc.VectorParams{Size: uint64(ix.dim), Distance: qc.Distance_Cosine}
 	req := &qc.CreateCollection{
 		CollectionName: name,
@@ -352,6 +352,10 @@ func (ix *Index) create(ctx context.Context, name string) error {
 		SparseVectorsConfig: qc.NewSparseVectorsConfig(map[string]*qc.SparseVectorParams{
 			SparseVector: {Modifier: qc.Modifier_Idf.Enum()},
 		}),
+		Metadata: map[string]*qc.Value{
+			metaCollection: qc.NewValueString(collection),
+			metaEmbedder:   qc.NewValueString(ix.embedder),
+		},
 	}
 	if ix.cfg.HNSWM > 0 || ix.cfg.HNSWEfConstruct > 0 {
 		h := &qc.HnswConfigDiff{}

@@ -506,3 +506,74 @@ func TestHybridScoresAreRRF(t *testing.T) {
 		}
 	}
 }
+
+func TestCollections(t *testing.T) {
+	srv := startStandIn(t, qdranttest.Options{})
+	ctx := context.Background()
+	ix := open(t, qdrant.Config{Addr: srv.Addr()})
+	if got, err := ix.Collections(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("Collections of an empty server: %v, %v", got, err)
+	}
+	put(t, ix, "docs", "https://ex.org/a", "alpacas", 3)
+	put(t, ix, "docs", "https://ex.org/b", "badgers", 2)
+	put(t, ix, "a/b", "https://ex.org/a", "alpacas", 1)
+	put(t, ix, "empty", "https://ex.org/a", "alpacas", 1)
+	if err := ix.DeleteDocument(ctx, "empty", "https://ex.org/a"); err != nil {
+		t.Fatal(err)
+	}
+	// Collections of another embedder and foreign collections are not listed.
+	other, err := qdrant.New(ctx, qdrant.Config{Addr: srv.Addr()}, corpustest.Dim, "other-embedder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	chunks, vecs := doc("docs", "https://ex.org/z", "zebras", 1)
+	if err := other.ReplaceDocument(ctx, "docs", "https://ex.org/z", chunks, vecs); err != nil {
+		t.Fatal(err)
+	}
+	if err := rawClient(t, srv).CreateCollection(ctx, &qc.CreateCollection{CollectionName: "kg_foreign",
+		VectorsConfig: qc.NewVectorsConfig(&qc.VectorParams{Size: 4, Distance: qc.Distance_Cosine})}); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := ix.Collections(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []corpus.CollectionInfo{{Name: "a/b", Documents: 1, Chunks: 1}, {Name: "docs", Documents: 2, Chunks: 5}, {Name: "empty"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Collections = %+v, want %+v", got, want)
+	}
+
+	tests := []struct {
+		name string
+		want bool
+	}{{"docs", true}, {"a/b", true}, {"empty", true}, {"nothing", false}}
+	fresh := open(t, qdrant.Config{Addr: srv.Addr()}) // knows nothing from its own writes
+	for _, tt := range tests {
+		for _, x := range []*qdrant.Index{ix, fresh} {
+			if has, err := x.HasCollection(ctx, tt.name); err != nil || has != tt.want {
+				t.Errorf("HasCollection(%q) = %v, %v; want %v", tt.name, has, err, tt.want)
+			}
+		}
+	}
+	if err := ix.DeleteCollection(ctx, "docs"); err != nil {
+		t.Fatal(err)
+	}
+	if has, _ := ix.HasCollection(ctx, "docs"); has {
+		t.Errorf("HasCollection after DeleteCollection = true")
+	}
+	if _, err := ix.HasCollection(ctx, ""); kgagent.ErrorCode(err) != kgagent.EINVALID {
+		t.Errorf("HasCollection(\"\"): %v", err)
+	}
+}
+
+func TestEmptyModeIsInvalid(t *testing.T) {
+	srv := startStandIn(t, qdranttest.Options{})
+	ix := open(t, qdrant.Config{Addr: srv.Addr()})
+	q := hybrid("alpacas", 3)
+	q.Mode = ""
+	if _, err := ix.Search(context.Background(), q); kgagent.ErrorCode(err) != kgagent.EINVALID {
+		t.Errorf("Search with no mode: %v, want %s (as the embedded index)", err, kgagent.EINVALID)
+	}
+}

@@ -106,9 +106,6 @@ func (ix *Index) checkQuery(q corpus.Query) (corpus.Mode, error) {
 		return "", kgagent.Errorf(kgagent.EINVALID, "k must be between 1 and %d, got %d", MaxK, q.K)
 	}
 	mode := q.Mode
-	if mode == "" {
-		mode = corpus.ModeHybrid
-	}
 	switch mode {
 	case corpus.ModeDense, corpus.ModeKeyword, corpus.ModeHybrid:
 	default:

@@ -6,7 +6,7 @@
 // 127.0.0.1, so the adapter under test uses the unmodified go-client. It
 // implements only the calls the adapter makes (health check; create, get,
 // exists, list and delete collection; create field index; upsert; delete
-// by ids or filter; count; query) and answers every other call with
+// by ids or filter; count; facet; query) and answers every other call with
 // Unimplemented, as it does any request shape it does not model. Where it
 // does answer, it follows the documented semantics of the real service:
 //
@@ -29,6 +29,7 @@
 package qdranttest
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -79,6 +80,7 @@ type collection struct {
 	sparse  map[string]*qc.SparseVectorParams
 	hnsw    *qc.HnswConfigDiff
 	quant   *qc.QuantizationConfig
+	meta    map[string]*qc.Value
 	indexes map[string]qc.FieldType
 	points  map[string]*point
 }
@@ -262,6 +264,10 @@ func (c collectionsService) Create(_ context.Context, req *qc.CreateCollection) 
 		points:  map[string]*point{},
 		hnsw:    req.GetHnswConfig(),
 		quant:   req.GetQuantizationConfig(),
+		meta:    map[string]*qc.Value{},
+	}
+	for k, v := range req.GetMetadata() {
+		col.meta[k] = proto.Clone(v).(*qc.Value)
 	}
 	vc := req.GetVectorsConfig()
 	switch {
@@ -343,6 +349,12 @@ func (c collectionsService) Get(_ context.Context, req *qc.GetCollectionInfoRequ
 		Config:        &qc.CollectionConfig{Params: params, HnswConfig: hnsw},
 		PayloadSchema: schema,
 		PointsCount:   qc.PtrOf(uint64(len(col.points))),
+	}
+	if len(col.meta) > 0 {
+		info.Config.Metadata = map[string]*qc.Value{}
+		for k, v := range col.meta {
+			info.Config.Metadata[k] = proto.Clone(v).(*qc.Value)
+		}
 	}
 	if col.quant != nil {
 		info.Config.QuantizationConfig = proto.Clone(col.quant).(*qc.QuantizationConfig)
@@ -604,6 +616,65 @@ func (p pointsService) Count(_ context.Context, req *qc.CountPoints) (*qc.CountR
 		}
 	}
 	return &qc.CountResponse{Result: &qc.CountResult{Count: n}}, nil
+}
+
+// Facet counts the points per value of a keyword payload field (a list
+// counts each distinct value once), most frequent first, ties by value;
+// limit defaults to 10. The field needs a keyword index, as on the real
+// service.
+func (p pointsService) Facet(_ context.Context, req *qc.FacetCounts) (*qc.FacetResponse, error) {
+	p.s.mu.Lock()
+	defer p.s.mu.Unlock()
+	col := p.s.collections[req.GetCollectionName()]
+	if col == nil {
+		return nil, notFound(req.GetCollectionName())
+	}
+	if t, ok := col.indexes[req.GetKey()]; !ok || t != qc.FieldType_FieldTypeKeyword {
+		return nil, badInput("Index required but not found for \"%s\" of one of the following types: [keyword]", req.GetKey())
+	}
+	counts := map[string]uint64{}
+	for _, pt := range col.points {
+		ok, err := matches(req.GetFilter(), pt)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		values := []*qc.Value{pt.payload[req.GetKey()]}
+		if l := values[0].GetListValue(); l != nil {
+			values = l.GetValues()
+		}
+		seen := map[string]bool{}
+		for _, v := range values {
+			if s, ok := v.GetKind().(*qc.Value_StringValue); ok && !seen[s.StringValue] {
+				seen[s.StringValue] = true
+				counts[s.StringValue]++
+			}
+		}
+	}
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	limit := uint64(10)
+	if req.Limit != nil {
+		limit = req.GetLimit()
+	}
+	resp := &qc.FacetResponse{}
+	for _, k := range keys {
+		if uint64(len(resp.Hits)) == limit {
+			break
+		}
+		resp.Hits = append(resp.Hits, &qc.FacetHit{Value: qc.NewFacetValue(k), Count: counts[k]})
+	}
+	return resp, nil
 }
 
 // ---- filters

@@ -307,3 +307,37 @@ func TestIDF(t *testing.T) {
 		}
 	}
 }
+
+func TestFacet(t *testing.T) {
+	_, c := client(t)
+	fixture(t, c)
+	if _, err := c.Facet(ctx, &qc.FacetCounts{CollectionName: "c", Key: "tags"}); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("facet without a keyword index: %v, want InvalidArgument", err)
+	}
+	if _, err := c.CreateFieldIndex(ctx, &qc.CreateFieldIndexCollection{CollectionName: "c", FieldName: "tags", FieldType: qc.FieldType_FieldTypeKeyword.Enum()}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		limit  *uint64
+		filter *qc.Filter
+		want   []string
+	}{
+		{"all", nil, nil, []string{"x=2", "y=2"}},
+		{"limit", qc.PtrOf(uint64(1)), nil, []string{"x=2"}},
+		{"filtered", nil, &qc.Filter{MustNot: []*qc.Condition{qc.NewMatchKeyword("name", "p1")}}, []string{"y=2", "x=1"}},
+	}
+	for _, tt := range tests {
+		hits, err := c.Facet(ctx, &qc.FacetCounts{CollectionName: "c", Key: "tags", Limit: tt.limit, Filter: tt.filter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.GetValue().GetStringValue()+"="+strconv.Itoa(int(h.GetCount())))
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
