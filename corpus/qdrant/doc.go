@@ -9,7 +9,15 @@
 // chunk is one point whose id is a UUIDv5 of collection and chunk id; its
 // payload holds collection, doc_url, url, title, heading_path, anchor,
 // ordinal, text, hash, chunk_id, url_prefixes and gen. The sparse vector is
-// computed client-side (see BM25), so Qdrant needs no inference model.
+// computed client-side (see BM25), so Qdrant needs no inference model. The
+// collection's metadata names the kgagent collection and the embedder, which
+// is how (*Index).Collections lists them; (*Index).HasCollection lets the
+// corpus service answer NOT_FOUND for unknown collections.
+//
+// Requirements: Qdrant ≥ 1.16 (parametrised RRF and collection metadata);
+// the gRPC port (6334), not REST. Qdrant's health check needs no API key,
+// so New succeeds with a wrong key and the first real call fails with
+// UNAVAILABLE ("API key rejected").
 //
 // Searches: dense and keyword are single Query API calls on one vector;
 // hybrid is one Query API call with a dense and a sparse prefetch fused by
