@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+const siteDir = "../../testdata/site"
+
+func postJSON(t *testing.T, url, body string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
+
+// TestDemoAnswersWithSources is the README's first command as a user runs it:
+// serve --demo, then ask over REST about the sample site.
+func TestDemoAnswersWithSources(t *testing.T) {
+	start := time.Now()
+	base, _ := startServe(t, "--demo", "--demo-site-dir", siteDir)
+	q := `{"question":"What is the default HTTP port of the Lumen server?"}`
+	for {
+		code, m := postJSON(t, base+"/api/v1/agent", q)
+		srcs, _ := m["sources"].([]any)
+		if code == 200 && len(srcs) > 0 {
+			ans, _ := m["answer"].(string)
+			if !strings.Contains(ans, "8086") {
+				t.Fatalf("answer does not name the port 8086: %q", ans)
+			}
+			first, _ := srcs[0].(map[string]any)
+			if u, _ := first["url"].(string); !strings.HasPrefix(u, "http://127.0.0.1:") || !strings.Contains(u, "#") {
+				t.Fatalf("source is not a section URL of the demo site: %v", first)
+			}
+			t.Logf("answered with %d sources %.1fs after start", len(srcs), time.Since(start).Seconds())
+			return
+		}
+		if time.Since(start) > 15*time.Second {
+			t.Fatalf("no answer with sources within 15s: %d %v", code, m)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestIngestCLIIncremental runs `kgagent ingest --json` twice over the
+// sample site: the second run re-indexes nothing. Then `ask` answers from it.
+func TestIngestCLIIncremental(t *testing.T) {
+	site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
+	defer site.Close()
+	dir := t.TempDir()
+	ingest := func() map[string]float64 {
+		var out, errb syncBuffer
+		code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", "--collection", "docs", site.URL + "/*"}, &out, &errb, nil)
+		if code != 0 {
+			t.Fatalf("ingest exited %d: %s", code, errb.String())
+		}
+		var m map[string]float64
+		if err := json.Unmarshal([]byte(out.String()), &m); err != nil {
+			t.Fatalf("ingest --json printed %q: %v", out.String(), err)
+		}
+		for _, k := range []string{"pages", "chunks", "triples", "unchanged", "failed", "seconds"} {
+			if _, ok := m[k]; !ok {
+				t.Fatalf("summary lacks %q: %v", k, m)
+			}
+		}
+		return m
+	}
+	first := ingest()
+	if first["pages"] < 25 || first["failed"] != 0 || first["chunks"] < first["pages"] || first["triples"] == 0 {
+		t.Fatalf("first ingest: %v", first)
+	}
+	second := ingest()
+	if second["unchanged"] != first["pages"] || second["pages"] != first["pages"] || second["failed"] != 0 {
+		t.Fatalf("second ingest re-indexed pages: first %v second %v", first, second)
+	}
+
+	var out, errb syncBuffer
+	code := run(context.Background(), []string{"ask", "--data-dir", dir, "--collection", "docs", "--json", "How", "do", "I", "change", "the", "HTTP", "port", "of", "Lumen?"}, &out, &errb, nil)
+	if code != 0 {
+		t.Fatalf("ask exited %d: %s", code, errb.String())
+	}
+	var ans struct {
+		Answer  string `json:"answer"`
+		Sources []struct {
+			URL string `json:"url"`
+		} `json:"sources"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &ans); err != nil {
+		t.Fatal(err)
+	}
+	if ans.Answer == "" || len(ans.Sources) == 0 || !strings.HasPrefix(ans.Sources[0].URL, site.URL) {
+		t.Fatalf("ask: %+v", ans)
+	}
+}
+
+// TestWorkerAnswersOverExternalNATS runs `kgagent worker` against a NATS
+// server that is not its own and asks it a question the way the nats CLI
+// does: a request with a reply inbox, streamed responses until complete.
+func TestWorkerAnswersOverExternalNATS(t *testing.T) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats not ready")
+	}
+	defer ns.Shutdown()
+
+	site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
+	defer site.Close()
+	dir := t.TempDir()
+	var out, errb syncBuffer
+	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, nil); code != 0 {
+		t.Fatalf("ingest: %s", errb.String())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var wout, werr syncBuffer
+	go func() {
+		done <- run(ctx, []string{"worker", "--data-dir", dir, "--nats-url", ns.ClientURL()}, &wout, &werr, nil)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("worker exited %d: %s", code, werr.String())
+		}
+	}()
+
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	inbox := nats.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		// The worker subscribes shortly after start: retry until it answers.
+		if err := nc.PublishRequest("kgagent.request.agent", inbox, []byte(`{"question":"What is the default HTTP port of the Lumen server?"}`)); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := sub.NextMsg(time.Second)
+		if err == nil {
+			var kinds []string
+			for {
+				var f struct {
+					Response map[string]any `json:"response"`
+					Complete bool           `json:"complete"`
+					Error    any            `json:"error"`
+				}
+				if err := json.Unmarshal(msg.Data, &f); err != nil {
+					t.Fatalf("frame %q: %v", msg.Data, err)
+				}
+				if f.Error != nil {
+					t.Fatalf("error frame: %s", msg.Data)
+				}
+				for k := range f.Response {
+					kinds = append(kinds, k)
+				}
+				if f.Complete {
+					ans, _ := f.Response["answer"].(string)
+					if !strings.Contains(ans, "8086") {
+						t.Fatalf("final answer %q (frames %v)", ans, kinds)
+					}
+					return
+				}
+				if msg, err = sub.NextMsg(10 * time.Second); err != nil {
+					t.Fatalf("stream ended without complete after %v: %v", kinds, err)
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("worker never answered: %s", werr.String())
+		}
+	}
+}
+
+var kgagentBin string
+
+// buildBinary builds the real kgagent binary once for the process tests.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	if kgagentBin != "" {
+		return kgagentBin
+	}
+	bin := filepath.Join(os.TempDir(), "kgagent-test-"+strings.ReplaceAll(t.Name(), "/", "_"))
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go build: %v", err)
+	}
+	kgagentBin = bin
+	return bin
+}
+
+// TestSignalsAndKill9 runs the real binary: SIGTERM shuts it down cleanly
+// and releases the data dir; a kill -9 after an ingestion loses nothing that
+// was acknowledged, and the next start opens the same stores.
+func TestSignalsAndKill9(t *testing.T) {
+	bin := buildBinary(t)
+	defer os.Remove(bin)
+	dir := t.TempDir()
+	site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
+	defer site.Close()
+
+	out, err := exec.Command(bin, "ingest", "--data-dir", dir, "--json", site.URL+"/*").Output()
+	if err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	var sum map[string]float64
+	if err := json.Unmarshal(out, &sum); err != nil || sum["pages"] == 0 {
+		t.Fatalf("ingest summary %q: %v", out, err)
+	}
+
+	start := func() (*exec.Cmd, string) {
+		cmd := exec.Command(bin, "serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:-1")
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 4096)
+		var got string
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(got, "chat page: ") && time.Now().Before(deadline) {
+			n, err := stdout.Read(buf)
+			got += string(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		i := strings.Index(got, "chat page: ")
+		if i < 0 {
+			cmd.Process.Kill()
+			t.Fatalf("serve printed %q", got)
+		}
+		line := got[i+len("chat page: "):]
+		return cmd, strings.TrimSuffix(strings.Fields(line)[0], "/")
+	}
+	collections := func(base string) float64 {
+		resp, err := http.Get(base + "/api/v1/collections")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m struct {
+			Collections []struct {
+				Chunks float64 `json:"chunks"`
+			} `json:"collections"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		if len(m.Collections) == 0 {
+			return 0
+		}
+		return m.Collections[0].Chunks
+	}
+
+	cmd, base := start()
+	if got := collections(base); got != sum["chunks"] {
+		t.Fatalf("chunks after ingest: %v, want %v", got, sum["chunks"])
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve after SIGTERM: %v", err)
+	}
+
+	cmd, base = start() // the lock was released
+	if err := cmd.Process.Kill(); err != nil { // kill -9
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	cmd, base = start() // a kill -9 leaves no stale lock behind
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	if got := collections(base); got != sum["chunks"] {
+		t.Fatalf("chunks after kill -9 and restart: %v, want %v", got, sum["chunks"])
+	}
+}
