@@ -170,63 +170,208 @@ func extractHTML(base *url.URL, text string) (kgagent.Document, error) {
 	if err != nil {
 		return kgagent.Document{}, kgagent.WrapError(kgagent.EINVALID, err, "page is not parsable HTML")
 	}
-	gq := goquery.NewDocumentFromNode(root)
-	// <base href> changes how relative links resolve.
-	if href, ok := gq.Find("head base[href]").First().Attr("href"); ok {
-		if b, err := base.Parse(strings.TrimSpace(href)); err == nil && (b.Scheme == "http" || b.Scheme == "https") {
-			base = b
-		}
-	}
+	// The parser always builds html > head, body. Metadata is read with
+	// goquery from the (small) head; the body gets one hand-written pass,
+	// because a selector per rule would walk a large page ten times.
+	htmlNode, head, body := skeleton(root)
 	x := &htmlExtractor{base: base}
-	x.doc.Title = normSpace(gq.Find("title").First().Text())
-	x.doc.Lang = strings.TrimSpace(gq.Find("html").First().AttrOr("lang", ""))
-	if href, ok := gq.Find("link[rel~=canonical]").First().Attr("href"); ok {
-		if u := resolveLink(base, href); u != "" {
-			x.doc.CanonicalURL = u
+	if head != nil {
+		hq := goquery.NewDocumentFromNode(head)
+		// <base href> changes how relative links resolve.
+		if href, ok := hq.Find("base[href]").First().Attr("href"); ok {
+			if b, err := base.Parse(strings.TrimSpace(href)); err == nil && (b.Scheme == "http" || b.Scheme == "https") {
+				x.base = b
+			}
+		}
+		x.doc.Title = normSpace(hq.Find("title").First().Text())
+		if href, ok := hq.Find("link[rel~=canonical]").First().Attr("href"); ok {
+			if u := resolveLink(x.base, href); u != "" {
+				x.doc.CanonicalURL = u
+			}
 		}
 	}
-	x.doc.Links = collectLinks(base, gq)
-
-	gq.Find("script, style, noscript, template, svg, iframe, object, embed, canvas, button, select, textarea, input").Remove()
-	gq.Find("a.headerlink").Remove() // Sphinx pilcrows
-	main := gq.Find("main, [role=main]").First()
-	if main.Length() == 0 {
-		main = gq.Find("article").First()
+	if htmlNode != nil {
+		x.doc.Lang = attr(htmlNode, "lang")
 	}
-	if main.Length() == 0 {
-		main = gq.Find("body").First()
-		main.Find("nav, header, footer, aside, [role=navigation], [role=banner], [role=contentinfo], [role=search]").Remove()
+	if body == nil {
+		return x.doc, nil
+	}
+	p := &prepass{base: x.base, seen: map[string]bool{}}
+	p.walk(body, 0)
+	x.doc.Links = p.links
+	main := p.main
+	if main == nil {
+		main = p.article
+	}
+	if main == nil {
+		main = body
+		stripBoilerplate(main, true, 0)
 	} else {
-		main.Find("nav, aside, [role=navigation], [role=search]").Remove()
+		stripBoilerplate(main, false, 0)
 	}
 	if x.doc.Title == "" {
-		x.doc.Title = normSpace(main.Find("h1").First().Text())
+		if h1 := findFirst(main, atom.H1, 0); h1 != nil {
+			x.doc.Title = normSpace(nodeText(h1))
+		}
 	}
 	x.cur = &kgagent.Section{Level: 0}
-	for _, n := range main.Nodes {
-		x.walkChildren(n, 0)
-	}
+	x.walkChildren(main, 0)
 	x.flushPara()
 	x.closeSection()
 	x.doc.Sections = x.sections
 	return x.doc, nil
 }
 
-func collectLinks(base *url.URL, gq *goquery.Document) []kgagent.Link {
-	var links []kgagent.Link
-	seen := map[string]bool{}
-	gq.Find("a[href], area[href]").Each(func(_ int, s *goquery.Selection) {
-		if strings.Contains(strings.ToLower(s.AttrOr("rel", "")), "nofollow") {
-			return
+// skeleton finds the html, head and body elements of a parsed document.
+func skeleton(root *html.Node) (htmlNode, head, body *html.Node) {
+	for c := root.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && c.DataAtom == atom.Html {
+			htmlNode = c
 		}
-		u := resolveLink(base, s.AttrOr("href", ""))
-		if u == "" || seen[u] {
-			return
+	}
+	if htmlNode == nil {
+		return nil, nil, nil
+	}
+	for c := htmlNode.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && c.DataAtom == atom.Head {
+			head = c
 		}
-		seen[u] = true
-		links = append(links, kgagent.Link{URL: u, Text: truncate(normSpace(s.Text()), 200)})
-	})
-	return links
+		if c.Type == html.ElementNode && (c.DataAtom == atom.Body || c.DataAtom == atom.Frameset) {
+			body = c
+		}
+	}
+	return htmlNode, head, body
+}
+
+// prepass walks the body once: it drops elements that never hold content
+// (scripts, styles, forms controls, embedded objects, Sphinx pilcrows),
+// collects the outgoing links (navigation included: they lead to pages),
+// and finds the main content candidates.
+type prepass struct {
+	base          *url.URL
+	links         []kgagent.Link
+	seen          map[string]bool
+	main, article *html.Node
+}
+
+func (p *prepass) walk(n *html.Node, depth int) {
+	if depth > maxWalkDepth*4 {
+		return
+	}
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		if c.Type != html.ElementNode {
+			c = next
+			continue
+		}
+		switch c.DataAtom {
+		case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Svg, atom.Iframe, atom.Object,
+			atom.Embed, atom.Canvas, atom.Button, atom.Select, atom.Textarea, atom.Input:
+			n.RemoveChild(c)
+			c = next
+			continue
+		case atom.A, atom.Area:
+			if hasClass(c, "headerlink") {
+				n.RemoveChild(c)
+				c = next
+				continue
+			}
+			p.link(c)
+		case atom.Main:
+			if p.main == nil {
+				p.main = c
+			}
+		case atom.Article:
+			if p.article == nil {
+				p.article = c
+			}
+		}
+		if p.main == nil && attr(c, "role") == "main" {
+			p.main = c
+		}
+		p.walk(c, depth+1)
+		c = next
+	}
+}
+
+func (p *prepass) link(a *html.Node) {
+	href, ok := attrOK(a, "href")
+	if !ok || strings.Contains(strings.ToLower(attr(a, "rel")), "nofollow") {
+		return
+	}
+	u := resolveLink(p.base, href)
+	if u == "" || p.seen[u] {
+		return
+	}
+	p.seen[u] = true
+	p.links = append(p.links, kgagent.Link{URL: u, Text: truncate(normSpace(nodeText(a)), 200)})
+}
+
+// stripBoilerplate removes navigation inside the main content; for the body
+// fallback also headers, footers and asides.
+func stripBoilerplate(n *html.Node, body bool, depth int) {
+	if depth > maxWalkDepth*4 {
+		return
+	}
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		if c.Type == html.ElementNode {
+			drop := false
+			switch c.DataAtom {
+			case atom.Nav, atom.Aside:
+				drop = true
+			case atom.Header, atom.Footer:
+				drop = body
+			}
+			switch attr(c, "role") {
+			case "navigation", "search":
+				drop = true
+			case "banner", "contentinfo":
+				drop = drop || body
+			}
+			if drop {
+				n.RemoveChild(c)
+			} else {
+				stripBoilerplate(c, body, depth+1)
+			}
+		}
+		c = next
+	}
+}
+
+func findFirst(n *html.Node, a atom.Atom, depth int) *html.Node {
+	if depth > maxWalkDepth*4 {
+		return nil
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			if c.DataAtom == a {
+				return c
+			}
+			if f := findFirst(c, a, depth+1); f != nil {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+func hasClass(n *html.Node, class string) bool {
+	for _, c := range strings.Fields(attr(n, "class")) {
+		if c == class {
+			return true
+		}
+	}
+	return false
+}
+
+func attrOK(n *html.Node, key string) (string, bool) {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return strings.TrimSpace(a.Val), true
+		}
+	}
+	return "", false
 }
 
 // resolveLink makes href absolute against base; it returns "" for links that
