@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -655,8 +656,9 @@ func (x *Extractive) extract(question string, obs []observation) string {
 	for _, t := range qterms {
 		qset[t] = idf(n, df[t])
 	}
+	cue := questionCue(question)
 	for _, s := range sents {
-		s.score = scoreSentence(s, qset)
+		s.score = scoreSentence(s, qset, cue)
 	}
 	order := make([]*sentence, len(sents))
 	copy(order, sents)
@@ -668,7 +670,7 @@ func (x *Extractive) extract(question string, obs []observation) string {
 	chosen := []*sentence{best}
 	size := len(best.text)
 	for _, s := range order[1:] {
-		if len(chosen) >= x.cfg.MaxSentences || s.score < 0.6*best.score {
+		if len(chosen) >= x.cfg.MaxSentences || s.score < 0.7*best.score {
 			break
 		}
 		if size+len(s.text) > x.cfg.MaxChars || nearDuplicate(s, chosen) {
@@ -676,6 +678,16 @@ func (x *Extractive) extract(question string, obs []observation) string {
 		}
 		chosen = append(chosen, s)
 		size += len(s.text)
+	}
+	// A short lead sentence of the best one's section ("No.", "One million
+	// by default.") carries the answer the next sentence explains.
+	if best.pos == 1 {
+		for _, s := range sents {
+			if s.p == best.p && s.pos == 0 && len(s.terms) <= 8 && !slices.Contains(chosen, s) {
+				chosen = append(chosen, s)
+				break
+			}
+		}
 	}
 	sort.SliceStable(chosen, func(i, j int) bool {
 		if chosen[i].p.rank != chosen[j].p.rank {
@@ -722,7 +734,33 @@ func startsWithEntity(ss []*sentence, ent string) bool {
 	return rest == "" || strings.ContainsRune(" :,`*'\"(", rune(rest[0]))
 }
 
-func scoreSentence(s *sentence, qset map[string]float64) float64 {
+// Question cues: what kind of text answers the question.
+const (
+	cueNone   = iota
+	cueNumber // how many / how long / default / port / size ...: a number
+	cuePlace  // where: a path or URL
+)
+
+var numberWords = map[string]bool{"many": true, "much": true, "long": true, "default": true, "port": true, "size": true,
+	"limit": true, "maximum": true, "minimum": true, "max": true, "min": true, "timeout": true, "version": true,
+	"release": true, "when": true, "number": true, "often": true, "big": true, "large": true, "old": true, "expire": true}
+
+func questionCue(q string) int {
+	f := strings.Fields(strings.ToLower(q))
+	if len(f) > 0 && f[0] == "where" {
+		return cuePlace
+	}
+	for _, w := range f {
+		if numberWords[strings.Trim(w, "?,.!")] {
+			return cueNumber
+		}
+	}
+	return cueNone
+}
+
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
+
+func scoreSentence(s *sentence, qset map[string]float64, cue int) float64 {
 	if len(s.terms) == 0 {
 		return 0
 	}
@@ -757,11 +795,25 @@ func scoreSentence(s *sentence, qset map[string]float64) float64 {
 	score += 0.5 * titleHits
 	if words := len(s.terms); words > 40 {
 		score /= 1 + float64(words-40)/40
-	} else if words < 4 {
+	} else if words < 4 && titleHits == 0 {
 		score *= 0.6
 	}
 	if s.p.fact {
 		score *= 0.9
+	}
+	switch {
+	case cue == cueNumber && hasDigit(s.text):
+		score *= 1.25
+	case cue == cuePlace && (strings.Contains(s.text, "/") || strings.Contains(s.text, "\\")):
+		score *= 1.25
+	}
+	if t := strings.TrimSpace(s.text); t != "" && !strings.ContainsRune(".!?:)", rune(t[len(t)-1])) && strings.Contains(t, " --") {
+		score *= 0.6 // a command line, not a sentence
+	}
+	if s.pos == 0 && titleHits > 0 {
+		// The section's title matches the question (FAQ style): its first
+		// sentence usually answers it.
+		score *= 1.2
 	}
 	return score / (1 + 0.05*float64(s.p.rank)) / (1 + 0.02*float64(s.pos))
 }

@@ -14,7 +14,7 @@ func init() {
 	do does did doing done have has had having can could should would will shall may might must i me my we our you your he she it its they them their
 	this that these those there here what which who whom whose when where why how s t not no yes so than too very just also any all some each
 	up down out over under again further once only own same other such more most both few between through during before after above below
-	get gets use using used tell show explain please want need like give make`) {
+	get gets use using used tell show explain please want need like give make per via within without whether`) {
 		stopwords[w] = true
 	}
 }
@@ -57,12 +57,38 @@ func stem(w string) string {
 	return w
 }
 
-// terms returns the stemmed lower-case words of s, in order.
+// synonyms fold common abbreviations onto one term.
+var synonyms = map[string]string{"maximum": "max", "minimum": "min", "configuration": "config", "configure": "config",
+	"directory": "dir", "folder": "dir", "database": "db", "parameter": "param", "documentation": "doc", "docs": "doc",
+	"authentication": "auth", "authorization": "auth", "milliseconds": "ms", "millisecond": "ms", "seconds": "second"}
+
+// term folds one lower-cased word to its stem or synonym.
+func term(w string) string {
+	if t, ok := synonyms[w]; ok {
+		return t
+	}
+	t := stem(w)
+	if x, ok := synonyms[t]; ok {
+		return x
+	}
+	return t
+}
+
+// terms returns the stemmed lower-case words of s, in order; snake_case
+// identifiers also yield their parts (max_body_size: max, body, size).
 func terms(s string) []string {
 	sp := wordSpans(s)
 	out := make([]string, 0, len(sp))
 	for _, x := range sp {
-		out = append(out, stem(strings.ToLower(s[x[0]:x[1]])))
+		w := strings.ToLower(s[x[0]:x[1]])
+		out = append(out, term(w))
+		if strings.IndexByte(w, '_') > 0 {
+			for _, p := range strings.Split(w, "_") {
+				if p != "" {
+					out = append(out, term(p))
+				}
+			}
+		}
 	}
 	return out
 }
@@ -76,7 +102,7 @@ func contentTerms(s string) []string {
 		if stopwords[w] {
 			continue
 		}
-		t := stem(w)
+		t := term(w)
 		if !seen[t] {
 			seen[t] = true
 			out = append(out, t)
