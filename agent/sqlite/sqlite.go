@@ -60,6 +60,8 @@ var schema = []string{
 type DB struct {
 	db   *sql.DB
 	path string
+	// Prepared statements of the hot paths.
+	getValue, putValue *sql.Stmt
 	// Now returns the current time; tests may replace it before use.
 	Now func() time.Time
 }
@@ -88,6 +90,14 @@ func Open(path string) (*DB, error) {
 	if err := d.migrate(); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if d.getValue, err = db.Prepare(`SELECT value FROM user_storage WHERE agent = ? AND user_id = ? AND key = ?`); err == nil {
+		d.putValue, err = db.Prepare(`INSERT INTO user_storage (agent, user_id, key, value, updated_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (agent, user_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`)
+	}
+	if err != nil {
+		db.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "cannot prepare the store's statements")
 	}
 	return d, nil
 }
@@ -121,7 +131,11 @@ func (d *DB) migrate() error {
 }
 
 // Close closes the file. Calls after Close fail with UNAVAILABLE.
-func (d *DB) Close() error { return d.db.Close() }
+func (d *DB) Close() error {
+	d.getValue.Close()
+	d.putValue.Close()
+	return d.db.Close()
+}
 
 // Path returns the file the store lives in.
 func (d *DB) Path() string { return d.path }
@@ -165,7 +179,7 @@ func dbError(ctx context.Context, err error, what string) error {
 		return kgagent.WrapError(kgagent.ECANCELED, err, "%s: canceled", what)
 	}
 	msg := err.Error()
-	if strings.Contains(msg, "database is closed") || strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked") {
+	if strings.Contains(msg, "database is closed") || strings.Contains(msg, "statement is closed") || strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked") {
 		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "%s: store unavailable", what)
 	}
 	return kgagent.WrapError(kgagent.EINTERNAL, err, "%s failed", what)

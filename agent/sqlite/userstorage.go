@@ -53,8 +53,7 @@ func (s *UserStorage) Get(ctx context.Context, agentName, userID, key string) (a
 		return nil, err
 	}
 	var raw []byte
-	err := s.db.db.QueryRowContext(ctx, `SELECT value FROM user_storage WHERE agent = ? AND user_id = ? AND key = ?`,
-		agentName, userID, key).Scan(&raw)
+	err := s.db.getValue.QueryRowContext(ctx, agentName, userID, key).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound(key)
 	}
@@ -80,9 +79,7 @@ func (s *UserStorage) Set(ctx context.Context, agentName, userID, key string, va
 		return err
 	}
 	return s.db.write(ctx, "user storage set", func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO user_storage (agent, user_id, key, value, updated_at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (agent, user_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-			agentName, userID, key, raw, s.db.now().UnixNano())
+		_, err := tx.StmtContext(ctx, s.db.putValue).ExecContext(ctx, agentName, userID, key, raw, s.db.now().UnixNano())
 		return err
 	})
 }
