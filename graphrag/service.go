@@ -11,6 +11,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"golang.org/x/sync/errgroup"
 )
 
 // Config configures a Service. Only Store is required; every limit's zero
@@ -379,29 +380,40 @@ func tripleKey(t kgagent.Triple) string {
 // best): entities named by the question's terms, then entities whose name and
 // definition are most similar in the entity index.
 func (s *Service) Seeds(ctx context.Context, question, collection string) (map[string]float64, error) {
-	seeds := map[string]float64{}
-	terms := QuestionTerms(question)
-	if len(terms) > 0 {
-		ents, err := s.cfg.Store.Entities(ctx, collection, terms, s.cfg.SeedEntities)
-		if err != nil {
-			return nil, err
-		}
-		for i, e := range ents {
-			seeds[e.ID] = 1 - 0.5*float64(i)/float64(len(ents))
-		}
+	// The name lookup and the similarity search run side by side.
+	var (
+		ents []kgagent.Entity
+		hits []corpus.Hit
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	if terms := QuestionTerms(question); len(terms) > 0 {
+		g.Go(func() error {
+			var err error
+			ents, err = s.cfg.Store.Entities(gctx, collection, terms, s.cfg.SeedEntities)
+			return err
+		})
 	}
 	if s.cfg.Index != nil {
-		vecs, err := s.cfg.Embedder.Embed(ctx, []string{question})
-		if err != nil {
-			return nil, err
-		}
-		hits, err := s.cfg.Index.Search(ctx, corpus.Query{
-			Collection: s.entityCollection(collection), Vector: vecs[0], Text: question,
-			K: s.cfg.SeedEntities, Mode: corpus.ModeHybrid,
+		g.Go(func() error {
+			vecs, err := s.cfg.Embedder.Embed(gctx, []string{question})
+			if err != nil {
+				return err
+			}
+			hits, err = s.cfg.Index.Search(gctx, corpus.Query{
+				Collection: s.entityCollection(collection), Vector: vecs[0], Text: question,
+				K: s.cfg.SeedEntities, Mode: corpus.ModeHybrid,
+			})
+			return err
 		})
-		if err != nil {
-			return nil, err
-		}
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	seeds := map[string]float64{}
+	for i, e := range ents {
+		seeds[e.ID] = 1 - 0.5*float64(i)/float64(len(ents))
+	}
+	{
 		for i, h := range hits {
 			if len(h.HeadingPath) == 0 {
 				continue
@@ -521,6 +533,12 @@ func (s *Service) relevance(q map[string]bool, seeds map[string]float64, t kgage
 // FactText renders a triple as a sentence.
 func FactText(t kgagent.Triple) string {
 	s, o := t.Subject.Name, t.Object.Name
+	if t.Subject.Type == TypeSection {
+		s = shortHeading(s)
+	}
+	if t.Object.Type == TypeSection {
+		o = shortHeading(o)
+	}
 	switch t.Predicate {
 	case PredIsDefinedAs:
 		return s + ": " + t.Literal
@@ -562,11 +580,17 @@ func (s *Service) Answer(ctx context.Context, question, collection string) (Grap
 	}
 	var b strings.Builder
 	b.WriteString("From the knowledge graph:\n")
-	for i, f := range facts {
-		if i == s.cfg.AnswerFacts {
+	said := map[string]bool{}
+	for _, f := range facts {
+		if len(said) == s.cfg.AnswerFacts {
 			break
 		}
-		fmt.Fprintf(&b, "- %s [%d]\n", strings.TrimSpace(clip(f.Text, 500)), index[f.SourceURL])
+		text := strings.TrimSpace(clip(f.Text, 500))
+		if said[text] {
+			continue // the same fact from another page
+		}
+		said[text] = true
+		fmt.Fprintf(&b, "- %s [%d]\n", text, index[f.SourceURL])
 	}
 	ans.Answer = strings.TrimRight(b.String(), "\n")
 	return ans, nil
@@ -596,4 +620,16 @@ func SourcesOf(facts []Fact) []kgagent.Source {
 		out = append(out, kgagent.Source{URL: f.SourceURL, Title: title, Score: f.Score, Snippet: clip(f.Text, 300)})
 	}
 	return out
+}
+
+// shortHeading cuts a long heading (such as a full API signature) to its
+// first 80 bytes.
+func shortHeading(h string) string {
+	if len(h) <= 80 {
+		return h
+	}
+	if i := strings.IndexByte(h, '('); i > 0 && i < 80 {
+		return h[:i] + "(…)"
+	}
+	return clip(h, 80) + "…"
 }

@@ -514,8 +514,9 @@ func (s *Store) Expand(ctx context.Context, collection string, seeds []string, l
 
 // Entities implements graphrag.Store. A term matches an entity when it is one
 // of the entity's index words (see Words) or, for multi-word terms, when the
-// entity's normalised name contains it; when no entity matches a term that
-// way, a substring scan of the collection's entity names is the fallback.
+// entity's normalised name contains it; when no entity matches a one-word
+// term of four or more bytes that way, a substring scan of the collection's
+// entity names is the fallback.
 // Entities named exactly like a term come first, then by how many triples
 // refer to them.
 func (s *Store) Entities(ctx context.Context, collection string, terms []string, limit int) ([]kgagent.Entity, error) {
@@ -559,7 +560,7 @@ func (s *Store) Entities(ctx context.Context, collection string, terms []string,
 		if err != nil {
 			return nil, dbErr(ctx, err, "entities")
 		}
-		if n == 0 && len(term) >= 3 {
+		if n == 0 && len(term) >= 4 && !strings.Contains(term, " ") {
 			rows, err := s.rdb.QueryContext(ctx, `SELECT id, name, type, norm, refs FROM entities
 				WHERE collection = ? AND instr(norm, ?) > 0 ORDER BY refs DESC LIMIT ?`, collection, term, limit)
 			if err != nil {
