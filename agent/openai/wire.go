@@ -116,3 +116,41 @@ type Model struct {
 	Object  string `json:"object"`
 	OwnedBy string `json:"owned_by,omitempty"`
 }
+
+// EmbeddingRequest is the body of POST /embeddings. Input is a string or a
+// list of strings on the wire; Inputs normalizes it.
+type EmbeddingRequest struct {
+	Model          string          `json:"model"`
+	Input          json.RawMessage `json:"input"`
+	EncodingFormat string          `json:"encoding_format,omitempty"`
+	Dimensions     int             `json:"dimensions,omitempty"`
+}
+
+// Inputs returns the request's input as a list; false when it is neither a
+// string nor a list of strings.
+func (r EmbeddingRequest) Inputs() ([]string, bool) {
+	var one string
+	if json.Unmarshal(r.Input, &one) == nil {
+		return []string{one}, true
+	}
+	var many []string
+	if json.Unmarshal(r.Input, &many) == nil {
+		return many, true
+	}
+	return nil, false
+}
+
+// EmbeddingResponse is the body of an embeddings answer.
+type EmbeddingResponse struct {
+	Object string      `json:"object"`
+	Data   []Embedding `json:"data"`
+	Model  string      `json:"model"`
+	Usage  *Usage      `json:"usage,omitempty"`
+}
+
+// Embedding is one vector of an EmbeddingResponse, in input order by Index.
+type Embedding struct {
+	Object    string    `json:"object"`
+	Index     int       `json:"index"`
+	Embedding []float32 `json:"embedding"`
+}

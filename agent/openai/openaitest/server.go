@@ -2,7 +2,9 @@
 // tests: it replays a script of completions over real HTTP and server-sent
 // events, answers errors (429 with Retry-After, 500, 401, quota exhausted),
 // hangs until the client goes away, and records every request it received so
-// tests can assert on the prompt and the stop sequences.
+// tests can assert on the prompt and the stop sequences. It also lists
+// models (GET /v1/models) and answers POST /v1/embeddings with deterministic
+// word-hash vectors (see Vector), for tests of embeddings clients.
 //
 // A script is a list of Steps, one per chat completion request, consumed in
 // order. Like a real server, the text of a step is cut at the first of the
@@ -20,6 +22,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"net/http"
@@ -198,6 +201,8 @@ type Server struct {
 	ignoreStreamOptions bool
 	exhausted           int
 	active              int
+	embedDim            int
+	embedErrors         []Step
 }
 
 // New starts a server replaying steps and closes it when the test ends.
@@ -210,7 +215,7 @@ func New(tb testing.TB, steps ...Step) *Server {
 
 // NewServer starts a server replaying steps; call Close when done.
 func NewServer(steps ...Step) *Server {
-	s := &Server{done: make(chan struct{}), script: steps, models: []string{"scripted"}}
+	s := &Server{done: make(chan struct{}), script: steps, models: []string{"scripted"}, embedDim: 16}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.URL = s.srv.URL + "/v1"
 	return s
@@ -270,6 +275,83 @@ func (s *Server) IgnoreStreamOptions() {
 	s.ignoreStreamOptions = true
 }
 
+// SetEmbeddingDim sets the length of the vectors /v1/embeddings returns
+// (default 16).
+func (s *Server) SetEmbeddingDim(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.embedDim = n
+}
+
+// FailEmbeddings makes the next embeddings requests answer these error
+// steps (Status, RetryAfter, ErrorType...), one each, before vectors again.
+func (s *Server) FailEmbeddings(steps ...Step) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.embedErrors = append(s.embedErrors, steps...)
+}
+
+// EmbeddingRequests returns the embeddings requests received so far.
+func (s *Server) EmbeddingRequests() []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if strings.HasSuffix(r.Path, "/embeddings") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Vector is the deterministic embedding the server returns for text: each
+// lower-cased word hashed (FNV-1a) into one of dim buckets, then scaled to
+// unit length, so texts sharing words are near each other. An empty text
+// gets the zero vector.
+func Vector(text string, dim int) []float32 {
+	v := make([]float32, dim)
+	if dim <= 0 {
+		return v
+	}
+	for _, w := range strings.Fields(strings.ToLower(text)) {
+		h := fnv.New32a()
+		h.Write([]byte(w))
+		v[h.Sum32()%uint32(dim)]++
+	}
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	if n > 0 {
+		inv := float32(1 / math.Sqrt(n))
+		for i := range v {
+			v[i] *= inv
+		}
+	}
+	return v
+}
+
+func serveEmbeddings(w http.ResponseWriter, raw []byte, dim int) {
+	var req openai.EmbeddingRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		writeError(w, Step{Status: http.StatusBadRequest, ErrorType: "invalid_request_error", ErrorMessage: "body is not JSON"})
+		return
+	}
+	inputs, ok := req.Inputs()
+	if !ok || len(inputs) == 0 {
+		writeError(w, Step{Status: http.StatusBadRequest, ErrorType: "invalid_request_error", ErrorMessage: "input must be a string or a non-empty list of strings"})
+		return
+	}
+	if req.Dimensions > 0 {
+		dim = req.Dimensions
+	}
+	resp := openai.EmbeddingResponse{Object: "list", Model: req.Model, Usage: &openai.Usage{}}
+	for i, in := range inputs {
+		resp.Data = append(resp.Data, openai.Embedding{Object: "embedding", Index: i, Embedding: Vector(in, dim)})
+		resp.Usage.PromptTokens += len(strings.Fields(in))
+	}
+	resp.Usage.TotalTokens = resp.Usage.PromptTokens
+	writeJSON(w, http.StatusOK, resp)
+}
+
 // Requests returns the requests received so far, in order.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -325,6 +407,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw, Step: -1}
 	isChat := strings.HasSuffix(r.URL.Path, "/chat/completions")
 	isModels := strings.HasSuffix(r.URL.Path, "/models")
+	isEmbed := strings.HasSuffix(r.URL.Path, "/embeddings")
 	if isChat {
 		_ = json.Unmarshal(raw, &rec.Body)
 	}
@@ -346,6 +429,23 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			ml.Data = append(ml.Data, openai.Model{ID: id, Object: "model", OwnedBy: "openaitest"})
 		}
 		writeJSON(w, http.StatusOK, ml)
+		return
+	case isEmbed && r.Method == http.MethodPost:
+		s.requests = append(s.requests, rec)
+		var errStep *Step
+		if len(s.embedErrors) > 0 {
+			errStep = &s.embedErrors[0]
+			s.embedErrors = s.embedErrors[1:]
+		}
+		dim := s.embedDim
+		s.mu.Unlock()
+		if errStep != nil {
+			if s.sleep(r.Context(), errStep.Delay) {
+				writeError(w, *errStep)
+			}
+			return
+		}
+		serveEmbeddings(w, raw, dim)
 		return
 	case !isChat || r.Method != http.MethodPost:
 		s.requests = append(s.requests, rec)

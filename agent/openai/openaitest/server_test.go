@@ -95,3 +95,50 @@ func TestNonStreamingAndScriptEnd(t *testing.T) {
 		t.Errorf("prompt %q", p)
 	}
 }
+
+func TestEmbeddings(t *testing.T) {
+	srv := New(t)
+	srv.FailEmbeddings(RateLimited(0))
+	body := []byte(`{"model":"e","input":["the cat sat","the cat sat",""]}`)
+	resp, err := http.Post(srv.URL+"/embeddings", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("first answer %d, want the scripted 429", resp.StatusCode)
+	}
+	resp, err = http.Post(srv.URL+"/embeddings", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var er openai.EmbeddingResponse
+	if err := json.NewDecoder(resp.Body).Decode(&er); err != nil {
+		t.Fatal(err)
+	}
+	if len(er.Data) != 3 || len(er.Data[0].Embedding) != 16 || er.Data[2].Index != 2 {
+		t.Fatalf("response %+v", er)
+	}
+	var norm float32
+	for i, x := range er.Data[0].Embedding {
+		norm += x * x
+		if x != er.Data[1].Embedding[i] || er.Data[2].Embedding[i] != 0 {
+			t.Fatalf("vectors not deterministic or empty text not zero: %v", er.Data)
+		}
+	}
+	if norm < 0.999 || norm > 1.001 {
+		t.Errorf("squared norm %v, want 1", norm)
+	}
+	if n := len(srv.EmbeddingRequests()); n != 2 {
+		t.Errorf("%d embedding requests recorded", n)
+	}
+	bad, err := http.Post(srv.URL+"/embeddings", "application/json", strings.NewReader(`{"input":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad.Body.Close()
+	if bad.StatusCode != http.StatusBadRequest {
+		t.Errorf("bad input: %d", bad.StatusCode)
+	}
+}
