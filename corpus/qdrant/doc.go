@@ -37,8 +37,14 @@
 // normal test run passes the corpustest conformance suite and the
 // adapter's own tests (schema on creation, batching, API-key header,
 // error mapping) against the stand-in over a real loopback gRPC socket.
-// That proves the adapter speaks go-client's wire types correctly and that
-// its logic is right under those semantics; it does not prove that a real
+// The stand-in's scoring is in turn held to golden results computed by
+// Qdrant's own engine code (qdrant-edge-py 0.9.0, the server's shard code
+// embedded in Python; see qdranttest/testdata/edge_golden.py): cosine,
+// sparse with and without IDF, keyword filters on list payloads, RRF with
+// k = 2, k = 61 and weights, and a top-level filter reaching the prefetches
+// all agree to 1e-4. That proves the adapter speaks go-client's wire types
+// correctly and that its logic is right under Qdrant's scoring; it does not
+// prove that a real
 // Qdrant accepts every request (for instance the parametrised RRF needs
 // Qdrant ≥ 1.16) or ranks exactly the same (HNSW is approximate, the
 // stand-in is exact). Running the same suite against a real server is one
