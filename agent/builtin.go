@@ -40,6 +40,9 @@ type EmbedSearchFunc func(ctx context.Context, title, text, query string, k int)
 // and http(s) URLs fetched with Config.HTTPClient.
 type EmbedFetchFunc func(ctx context.Context, e kgagent.Embed) ([]byte, error)
 
+// maxListedAgents bounds the agents named in a prompt.
+const maxListedAgents = 20
+
 // maxEmbedBytes bounds an embed fetched by fixie_query_embed.
 const maxEmbedBytes = 8 << 20
 
@@ -63,6 +66,21 @@ func (b *Builtins) Directives(ctx context.Context, run RunInfo) (Directives, err
 	}
 	if b.cfg.Graph != nil {
 		d.Resources = append(d.Resources, "A knowledge graph of facts from the documents, searched with Func[fixie_query_graph].")
+	}
+	if b.m != nil {
+		// Other agents, local or remote, are resources too: Ask Agent[name].
+		n := 0
+		for _, a := range b.m.Agents() {
+			if a.Name == run.Agent || n >= maxListedAgents {
+				continue
+			}
+			desc := a.Description
+			if desc == "" && len(a.Queries) > 0 {
+				desc = "e.g. " + a.Queries[0]
+			}
+			d.Resources = append(d.Resources, strings.TrimSpace("Agent["+a.Name+"]: "+desc))
+			n++
+		}
 	}
 	return d, nil
 }

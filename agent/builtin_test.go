@@ -39,7 +39,7 @@ func (f *fakeSearch) Search(ctx context.Context, r corpus.SearchRequest) ([]corp
 	}
 	for _, d := range f.docs {
 		s := 0.0
-		for _, t := range terms(d.Title + " " + d.Text) {
+		for _, t := range terms(corpus.IndexText(d.Chunk)) {
 			if q[t] {
 				s++
 			}

@@ -558,7 +558,15 @@ func parsePassages(obs []observation) []*passage {
 
 var factRe = regexp.MustCompile(`^- (.+) \[(\d+)\]$`)
 
+// commandLike reports whether s is a command line rather than a sentence:
+// no closing punctuation and a --flag.
+func commandLike(s string) bool {
+	t := strings.TrimSpace(s)
+	return t != "" && !strings.ContainsRune(".!?:)", rune(t[len(t)-1])) && strings.Contains(t, " --")
+}
+
 type sentence struct {
+	code  bool
 	p     *passage
 	pos   int
 	text  string
@@ -635,7 +643,7 @@ func (x *Extractive) extract(question string, obs []observation) string {
 		pos := 0
 		for _, l := range p.text {
 			for _, s := range splitSentences(l) {
-				st := &sentence{p: p, pos: pos, text: s, terms: terms(s)}
+				st := &sentence{p: p, pos: pos, text: s, terms: terms(s), code: commandLike(s)}
 				pos++
 				seen := map[string]bool{}
 				for _, t := range st.terms {
@@ -673,7 +681,7 @@ func (x *Extractive) extract(question string, obs []observation) string {
 		if len(chosen) >= x.cfg.MaxSentences || s.score < 0.7*best.score {
 			break
 		}
-		if size+len(s.text) > x.cfg.MaxChars || nearDuplicate(s, chosen) {
+		if s.code || size+len(s.text) > x.cfg.MaxChars || nearDuplicate(s, chosen) {
 			continue
 		}
 		chosen = append(chosen, s)
@@ -807,7 +815,7 @@ func scoreSentence(s *sentence, qset map[string]float64, cue int) float64 {
 	case cue == cuePlace && (strings.Contains(s.text, "/") || strings.Contains(s.text, "\\")):
 		score *= 1.25
 	}
-	if t := strings.TrimSpace(s.text); t != "" && !strings.ContainsRune(".!?:)", rune(t[len(t)-1])) && strings.Contains(t, " --") {
+	if s.code {
 		score *= 0.6 // a command line, not a sentence
 	}
 	if s.pos == 0 && titleHits > 0 {
@@ -818,26 +826,25 @@ func scoreSentence(s *sentence, qset map[string]float64, cue int) float64 {
 	return score / (1 + 0.05*float64(s.p.rank)) / (1 + 0.02*float64(s.pos))
 }
 
+// nearDuplicate reports whether most of s's terms are already in a chosen
+// sentence (or the other way round), so one fact is not said twice.
 func nearDuplicate(s *sentence, chosen []*sentence) bool {
 	a := map[string]bool{}
 	for _, t := range s.terms {
 		a[t] = true
 	}
 	for _, c := range chosen {
-		common, union := 0, len(a)
-		seen := map[string]bool{}
+		b := map[string]bool{}
+		common := 0
 		for _, t := range c.terms {
-			if seen[t] {
-				continue
-			}
-			seen[t] = true
-			if a[t] {
-				common++
-			} else {
-				union++
+			if !b[t] {
+				b[t] = true
+				if a[t] {
+					common++
+				}
 			}
 		}
-		if union > 0 && float64(common)/float64(union) > 0.8 {
+		if small := min(len(a), len(b)); small > 0 && float64(common)/float64(small) > 0.8 {
 			return true
 		}
 	}

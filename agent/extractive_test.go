@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
 )
 
 func transcriptFor(t *testing.T, shots string, question string, steps ...string) []ChatMessage {
@@ -116,6 +117,38 @@ func TestExtractiveAnswersFromSources(t *testing.T) {
 				t.Errorf("events = %s", got)
 			}
 		})
+	}
+}
+
+func TestExtractiveFAQStyle(t *testing.T) {
+	docs := append([]corpus.Hit{}, lumenDocs...)
+	docs = append(docs,
+		hit("http://lumen/faq.html#windows", "Frequently asked questions", "Does Lumen run on Windows?", "No. Use the Docker image on Windows."),
+		hit("http://lumen/faq.html#max-series", "Frequently asked questions", "How many series can a database hold?",
+			"One million by default (limits.max_series = 1000000). Raising it costs about 1 KiB of memory per series."),
+		hit("http://lumen/faq.html#default-port", "Frequently asked questions", "Which port does Lumen use?",
+			"The HTTP API listens on port 8086 by default, and the gRPC API on port 8087."),
+		hit("http://lumen/api/http/index.html", "HTTP API", "HTTP API", "The HTTP API listens on port 8086 by default."),
+		hit("http://lumen/cli/lumen-server.html", "lumen server", "Options", "lumen server --http-port 9000"),
+	)
+	tests := []struct {
+		q, want string
+	}{
+		{"Does Lumen run on Windows?", "No. Use the Docker image on Windows [1]."},
+		{"How many series can a database hold at most?", "One million by default (limits.max_series = 1000000). Raising it costs about 1 KiB of memory per series [1]."},
+	}
+	for _, tt := range tests {
+		m := newManager(t, Config{Searcher: &fakeSearch{docs: docs}})
+		ans, err := m.Ask(context.Background(), Request{Question: tt.q}, nil)
+		if err != nil || ans.Answer != tt.want {
+			t.Errorf("%q: answer %q, want %q (%v)", tt.q, ans.Answer, tt.want, err)
+		}
+	}
+	// One fact found twice is said once; a command line is not an answer.
+	m := newManager(t, Config{Searcher: &fakeSearch{docs: docs}})
+	ans, _ := m.Ask(context.Background(), Request{Question: "What HTTP port does the server use by default?"}, nil)
+	if strings.Count(ans.Answer, "listens on port 8086") != 1 || strings.Contains(ans.Answer, "--http-port") {
+		t.Errorf("answer = %q", ans.Answer)
 	}
 }
 
@@ -231,4 +264,16 @@ func TestEntityName(t *testing.T) {
 			t.Errorf("entity for %q from %q = %q, want %q", tt.question, tt.title, got, tt.want)
 		}
 	}
+}
+
+func FuzzCitations(f *testing.F) {
+	f.Add("see [1] and [2, 3]")
+	f.Add("[[1]] [ 2 ] [99999]")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, n := range Citations(s) {
+			if n < 0 || n > 9999 {
+				t.Fatalf("citation %d out of range in %q", n, s)
+			}
+		}
+	})
 }

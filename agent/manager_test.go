@@ -62,7 +62,8 @@ func TestAskToolLoop(t *testing.T) {
 		t.Fatalf("%d LLM calls", len(cs))
 	}
 	sys := cs[0].Messages[0].Content
-	for _, want := range []string{"I answer questions about stock prices.", ExamplesHeader, "Q: Price for SYMBOL", "Func[quote]", "Func[fixie_query_corpus]"} {
+	for _, want := range []string{"I answer questions about stock prices.", ExamplesHeader, "Q: Price for SYMBOL", "Func[quote]", "Func[fixie_query_corpus]",
+		"Resources:\n- Agent[default]: Answers questions about the indexed documentation"} {
 		if !strings.Contains(sys, want) {
 			t.Errorf("system prompt lacks %q", want)
 		}
