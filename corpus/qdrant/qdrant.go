@@ -380,7 +380,14 @@ func (ix *Index) create(ctx context.Context, name, collection string) error {
 	if err != nil {
 		return mapErr(ctx, err, "create collection")
 	}
-	for _, field := range []string{fieldCollection, fieldDocURL, fieldPrefixes, fieldGen} {
+	return ix.createIndexes(ctx, name, indexedFields)
+}
+
+// indexedFields are the payload fields with a keyword index.
+var indexedFields = []string{fieldCollection, fieldDocURL, fieldPrefixes, fieldGen}
+
+func (ix *Index) createIndexes(ctx context.Context, name string, fields []string) error {
+	for _, field := range fields {
 		cctx, cancel := ix.callCtx(ctx)
 		_, err := ix.client.CreateFieldIndex(cctx, &qc.CreateFieldIndexCollection{
 			CollectionName: name,
@@ -397,7 +404,7 @@ func (ix *Index) create(ctx context.Context, name, collection string) error {
 }
 
 // checkSchema verifies that an existing collection has our dense vector with
-// our dimension and our sparse vector.
+// our dimension and our sparse vector, and adds missing payload indexes.
 func (ix *Index) checkSchema(ctx context.Context, name string) error {
 	cctx, cancel := ix.callCtx(ctx)
 	defer cancel()
@@ -413,7 +420,15 @@ func (ix *Index) checkSchema(ctx context.Context, name string) error {
 	if params.GetSparseVectorsConfig().GetMap()[SparseVector] == nil {
 		return kgagent.Errorf(kgagent.ECONFLICT, "qdrant collection %s exists without a %q sparse vector", name, SparseVector)
 	}
-	return nil
+	// A creation that failed half-way (or an index dropped by hand) leaves
+	// payload indexes missing: add them now.
+	var missing []string
+	for _, f := range indexedFields {
+		if info.GetPayloadSchema()[f] == nil {
+			missing = append(missing, f)
+		}
+	}
+	return ix.createIndexes(ctx, name, missing)
 }
 
 // mapErr turns a client error into a *kgagent.Error with a stable code.

@@ -577,3 +577,27 @@ func TestEmptyModeIsInvalid(t *testing.T) {
 		t.Errorf("Search with no mode: %v, want %s (as the embedded index)", err, kgagent.EINVALID)
 	}
 }
+
+func TestHalfCreatedCollectionHeals(t *testing.T) {
+	srv := startStandIn(t, qdranttest.Options{})
+	ix := open(t, qdrant.Config{Addr: srv.Addr()})
+	// The collection gets created but the second payload index fails; the
+	// write goes on, finds the collection there and adds what is missing.
+	srv.FailNext("CreateFieldIndex", nil, status.Error(codes.Unavailable, "gone"))
+	put(t, ix, "docs", "https://ex.org/a", "alpacas", 1)
+	info, err := rawClient(t, srv).GetCollectionInfo(context.Background(), ix.CollectionName("docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"collection", "doc_url", "url_prefixes", "gen"} {
+		if info.GetPayloadSchema()[f] == nil {
+			t.Errorf("payload index on %s still missing", f)
+		}
+	}
+	if got := srv.Calls("Create"); got != 1 {
+		t.Errorf("Create called %d times, want 1", got)
+	}
+	if got := srv.Calls("CreateFieldIndex"); got != 5 {
+		t.Errorf("CreateFieldIndex called %d times, want 5 (1 ok, 1 failed, 3 healed)", got)
+	}
+}
