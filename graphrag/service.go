@@ -353,8 +353,10 @@ func overlap(q map[string]bool, text string) float64 {
 		f = strings.Trim(f, ".")
 		if q[f] {
 			hit[f] = true
-		} else if n := NormalizeName(f); q[n] {
-			hit[n] = true
+		} else if len(f) > 4 && f[len(f)-1] == 's' {
+			if n := singular(f); q[n] {
+				hit[n] = true
+			}
 		}
 		if strings.Contains(f, ".") {
 			for _, p := range strings.Split(f, ".") {

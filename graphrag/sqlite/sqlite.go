@@ -47,7 +47,7 @@ type Store struct {
 
 	wmu sync.Mutex // serialises writers inside this process
 
-	stOut, stIn *sql.Stmt // expansion: triples by subject / by object
+	stNear *sql.Stmt // expansion: triples by subject, then by object
 }
 
 const schema = `
@@ -130,9 +130,8 @@ func Open(path string) (*Store, error) {
 	rdb.SetMaxOpenConns(8)
 	rdb.SetMaxIdleConns(8)
 	s := &Store{path: path, wdb: wdb, rdb: rdb}
-	if s.stOut, err = rdb.Prepare(`SELECT ` + cols + ` FROM triples WHERE collection = ?1 AND s_id = ?2 LIMIT ?3`); err == nil {
-		s.stIn, err = rdb.Prepare(`SELECT ` + cols + ` FROM triples WHERE collection = ?1 AND o_id = ?2 LIMIT ?3`)
-	}
+	s.stNear, err = rdb.Prepare(`SELECT ` + cols + ` FROM triples WHERE collection = ?1 AND s_id = ?2
+		UNION ALL SELECT ` + cols + ` FROM triples WHERE collection = ?1 AND o_id = ?2 AND s_id != ?2 LIMIT ?3`)
 	if err != nil {
 		s.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: prepare")
@@ -142,7 +141,7 @@ func Open(path string) (*Store, error) {
 
 // Close releases the database.
 func (s *Store) Close() error {
-	for _, st := range []*sql.Stmt{s.stOut, s.stIn} {
+	for _, st := range []*sql.Stmt{s.stNear} {
 		if st != nil {
 			st.Close()
 		}
@@ -460,7 +459,6 @@ func (s *Store) Expand(ctx context.Context, collection string, seeds []string, l
 	if per <= 0 {
 		per = 30
 	}
-	out, in := s.stOut, s.stIn
 
 	visited := map[string]bool{}
 	var frontier []string
@@ -478,24 +476,13 @@ func (s *Store) Expand(ctx context.Context, collection string, seeds []string, l
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			rows, err := out.QueryContext(ctx, collection, id, per)
+			rows, err := s.stNear.QueryContext(ctx, collection, id, per)
 			if err != nil {
 				return nil, dbErr(ctx, err, "expand")
 			}
-			got, n, err := scan(rows, collection, seen)
+			got, _, err := scan(rows, collection, seen)
 			if err != nil {
 				return nil, dbErr(ctx, err, "expand")
-			}
-			if n < per {
-				rows, err := in.QueryContext(ctx, collection, id, per-n)
-				if err != nil {
-					return nil, dbErr(ctx, err, "expand")
-				}
-				more, _, err := scan(rows, collection, seen)
-				if err != nil {
-					return nil, dbErr(ctx, err, "expand")
-				}
-				got = append(got, more...)
 			}
 			for _, t := range got {
 				for _, e := range []string{t.Subject.ID, t.Object.ID} {
