@@ -88,6 +88,7 @@ func normalizeParsed(u *url.URL) string {
 			p += "/"
 		}
 	}
+	p = normalizeEscapes(p)
 	if up, err := url.PathUnescape(p); err == nil {
 		v.Path = up
 		v.RawPath = ""
@@ -95,9 +96,65 @@ func normalizeParsed(u *url.URL) string {
 			v.RawPath = p
 		}
 	}
-	v.RawQuery = sortQuery(v.RawQuery)
+	v.RawQuery = sortQuery(escapeQuery(v.RawQuery))
 	v.ForceQuery = false
 	return v.String()
+}
+
+// normalizeEscapes decodes percent-escapes of unreserved characters
+// (RFC 3986 section 6.2.2.2) and upper-cases the hex digits of the others.
+func normalizeEscapes(p string) string {
+	if !strings.Contains(p, "%") {
+		return p
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] == '%' && i+2 < len(p) && isHex(p[i+1]) && isHex(p[i+2]) {
+			c := unhex(p[i+1])<<4 | unhex(p[i+2])
+			if c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~') {
+				b.WriteByte(c)
+			} else {
+				b.WriteString(strings.ToUpper(p[i : i+3]))
+			}
+			i += 2
+			continue
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// escapeQuery percent-encodes the bytes a query must not hold literally
+// (spaces, controls, non-ASCII and a few delimiters), so that the
+// normalised URL reads back the same.
+func escapeQuery(q string) string {
+	const hexDigits = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"<>\\^`{|}", c) >= 0 {
+			b.WriteByte('%')
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&15])
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // sortQuery orders query parameters by key, stably, without re-encoding them.
