@@ -165,9 +165,3 @@ func (s *streamStore) get(key string) *stream {
 	defer s.mu.Unlock()
 	return s.streams[key]
 }
-
-func (s *streamStore) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.streams)
-}
