@@ -288,6 +288,13 @@ func TestCancelMidStream(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Recv did not return after cancel")
 	}
+	// The connection is closed: the server's handler sees it and returns.
+	for i := 0; srv.Active() != 0; i++ {
+		if i > 500 {
+			t.Fatal("server still streaming after cancel")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestCancelDuringBackoff(t *testing.T) {
@@ -308,7 +315,7 @@ func TestCancelDuringBackoff(t *testing.T) {
 func TestConfigTimeout(t *testing.T) {
 	srv := openaitest.New(t, openaitest.Hang("partial"))
 	cfg := fast(srv)
-	cfg.Timeout = 100 * time.Millisecond
+	cfg.Timeout = 400 * time.Millisecond
 	c := newClient(t, cfg)
 	text, _, err := complete(context.Background(), c, ask("q"))
 	if kgagent.ErrorCode(err) != kgagent.ETIMEOUT || text != "partial" {

@@ -94,30 +94,42 @@ func (s *SSEReader) Next() (SSEEvent, error) {
 // readLine returns the next line without its end (LF, CRLF or CR). At the end
 // of the input it returns the last partial line with io.EOF. A CR ends the
 // line at once; an LF right after it is skipped on the next call, so a
-// CR-terminated line is never held back waiting for more bytes.
+// CR-terminated line is never held back waiting for more bytes. It scans
+// the buffered bytes at once rather than byte by byte.
 func (s *SSEReader) readLine() ([]byte, error) {
 	s.line = s.line[:0]
-	for {
+	if s.afterCR {
+		s.afterCR = false
 		b, err := s.r.ReadByte()
 		if err != nil {
 			return s.line, err
 		}
-		if s.afterCR {
-			s.afterCR = false
-			if b == '\n' {
-				continue
+		if b != '\n' {
+			_ = s.r.UnreadByte()
+		}
+	}
+	for {
+		if s.r.Buffered() == 0 {
+			if _, err := s.r.Peek(1); err != nil {
+				return s.line, err
 			}
 		}
-		switch b {
-		case '\n':
-			return s.line, nil
-		case '\r':
-			s.afterCR = true
-			return s.line, nil
+		buf, _ := s.r.Peek(s.r.Buffered())
+		i := bytes.IndexAny(buf, "\r\n")
+		n := i
+		if i < 0 {
+			n = len(buf)
 		}
-		if len(s.line) >= MaxEventSize {
+		if len(s.line)+n > MaxEventSize {
 			return nil, kgagent.Errorf(kgagent.ETOOLARGE, "server-sent event line over %d bytes", MaxEventSize)
 		}
-		s.line = append(s.line, b)
+		s.line = append(s.line, buf[:n]...)
+		if i < 0 {
+			_, _ = s.r.Discard(n)
+			continue
+		}
+		s.afterCR = buf[i] == '\r'
+		_, _ = s.r.Discard(i + 1)
+		return s.line, nil
 	}
 }
