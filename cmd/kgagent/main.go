@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -22,9 +23,18 @@ var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if path := os.Getenv("KGAGENT_BENCH_CPUPROFILE"); path != "" {
+		// For benchmarks: a CPU profile of the whole command.
+		if f, err := os.Create(path); err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
 	stop()
-	os.Exit(code)
+	if code != 0 {
+		os.Exit(code)
+	}
 }
 
 // exitError carries a process exit code through cobra.
