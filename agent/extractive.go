@@ -177,6 +177,14 @@ func readTranscript(msgs []ChatMessage) transcript {
 
 // Respond returns the model's next output for a transcript.
 func (x *Extractive) Respond(msgs []ChatMessage) string {
+	out := x.respond(msgs)
+	if strings.TrimSpace(strings.TrimPrefix(out, "A:")) == "" {
+		return "A: I have no answer to that."
+	}
+	return out
+}
+
+func (x *Extractive) respond(msgs []ChatMessage) string {
 	t := readTranscript(msgs)
 	if t.question == "" {
 		return "A: I did not receive a question."
