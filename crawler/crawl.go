@@ -419,7 +419,7 @@ func (cr *crawl) onHeaders(r *colly.Response) {
 	}
 	if ct := r.Headers.Get("Content-Type"); ct != "" {
 		if mt := MediaType(ct, nil); !IsTextMedia(mt) {
-			v.abort = &PageError{Code: kgagent.EUNSUPPORTED, Reason: fmt.Sprintf("content type %s is not text", mt)}
+			v.abort = &PageError{Code: kgagent.EUNSUPPORTED, Reason: fmt.Sprintf("content type %s is not HTML, plain text or Markdown", mt)}
 			r.Request.Abort()
 		}
 	}

@@ -56,7 +56,8 @@ type JobStatus struct {
 	Spec       Spec        `json:"spec"`
 	State      JobState    `json:"state"`
 	Counters   Counters    `json:"counters"`
-	Errors     []PageError `json:"errors,omitempty"` // capped; Counters.Failed has the total
+	Errors     []PageError `json:"errors,omitempty"`  // capped; Counters.Failed has the total
+	Skipped    []PageError `json:"skipped,omitempty"` // skipped pages with the reason, capped; Counters.Skipped has the total
 	PagesPerS  float64     `json:"pages_per_second"`
 	CreatedAt  time.Time   `json:"created_at"`
 	StartedAt  *time.Time  `json:"started_at,omitempty"`

@@ -70,7 +70,7 @@ func Extract(pageURL, contentType string, body []byte) (kgagent.Document, error)
 	}
 	mt := MediaType(contentType, body)
 	if !IsTextMedia(mt) {
-		return kgagent.Document{}, kgagent.Errorf(kgagent.EUNSUPPORTED, "content type %q is not text", mt)
+		return kgagent.Document{}, kgagent.Errorf(kgagent.EUNSUPPORTED, "content type %q is not HTML, plain text or Markdown", mt)
 	}
 	text, err := decodeText(body, contentType, mt)
 	if err != nil {

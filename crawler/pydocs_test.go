@@ -74,6 +74,9 @@ func TestPyDocsCrawl(t *testing.T) {
 	t.Logf("first crawl: %+v in %s: %.0f pages/s, %d skipped, %.1f MB fetched; CPU %s (%.1f ms/page, server side included)",
 		sum, first.Round(time.Millisecond), float64(sum.Pages)/first.Seconds(), rep.Counters.Skipped,
 		float64(rep.Counters.Bytes)/1e6, cpu.Round(time.Millisecond), float64(cpu.Milliseconds())/float64(max(sum.Pages, 1)))
+	for _, sk := range rep.Skips[:min(len(rep.Skips), 10)] {
+		t.Logf("skipped %s: %s %s", sk.URL, sk.Code, sk.Reason)
+	}
 	if sum.Pages < 500 || sum.Failed != 0 {
 		t.Errorf("pages %d (want >= 500), failed %d (want 0): %v", sum.Pages, sum.Failed, rep.Errors)
 	}

@@ -363,7 +363,7 @@ func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 		runErr = kgagent.Errorf(kgagent.ECANCELED, "canceled")
 	}
 	fin := time.Now().UTC()
-	st.Counters, st.Errors, st.FinishedAt = rep.Counters, rep.Errors, &fin
+	st.Counters, st.Errors, st.Skipped, st.FinishedAt = rep.Counters, rep.Errors, rep.Skips, &fin
 	st.PagesPerS = rate(rep.Counters, time.Since(started))
 	switch {
 	case runErr == nil:
