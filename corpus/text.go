@@ -62,23 +62,39 @@ var stopWords = func() map[string]struct{} {
 	return m
 }()
 
-// Stem is a deliberately light English suffix stripper (plural s, -es, -ing,
-// -ed, -ly) that maps common inflections of a word to one key.
+// Stem is a light English suffix stripper in the spirit of Porter's: it
+// removes one common inflectional or derivational suffix (plural s, -es,
+// -ing, -ed, -er, -ly, -ment, -ness, -ation, -ize...) and a final e, and maps
+// a final y to i, so that encode, encoder, encoders, encoding and encoded
+// share the key "encod". Words of four bytes or fewer are left alone.
 func Stem(w string) string {
-	n := len(w)
-	switch {
-	case n > 5 && strings.HasSuffix(w, "ies"):
-		return w[:n-3] + "y"
-	case n > 5 && strings.HasSuffix(w, "sses"):
-		return w[:n-2]
-	case n > 4 && strings.HasSuffix(w, "ing"):
-		return w[:n-3]
-	case n > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):
-		return w[:n-2]
-	case n > 4 && strings.HasSuffix(w, "ly"):
-		return w[:n-2]
-	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		return w[:n-1]
+	if len(w) <= 4 {
+		return w
+	}
+	for _, suf := range stemSuffixes {
+		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 3 {
+			if suf == "s" && (strings.HasSuffix(w, "ss") || strings.HasSuffix(w, "us") || strings.HasSuffix(w, "is")) {
+				break
+			}
+			w = w[:len(w)-len(suf)]
+			if suf == "ies" || suf == "ied" {
+				w += "i"
+			}
+			break
+		}
+	}
+	if n := len(w); n > 3 && w[n-1] == 'e' {
+		w = w[:n-1]
+	}
+	if n := len(w); n > 3 && w[n-1] == 'y' {
+		w = w[:n-1] + "i"
 	}
 	return w
+}
+
+// stemSuffixes are tried longest first.
+var stemSuffixes = []string{
+	"izations", "ization", "ational", "ations", "ation", "nesses", "ments", "ness", "ment",
+	"izing", "izers", "izer", "ized", "izes", "ings", "ing", "ers", "ies", "ied", "ize",
+	"er", "es", "ed", "ly", "s",
 }

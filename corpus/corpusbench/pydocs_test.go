@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,7 +199,9 @@ func TestPyDocs(t *testing.T) {
 	} else {
 		dbPath = filepath.Join(t.TempDir(), "pydocs.db")
 	}
-	idx, err := sqlite.Open(sqlite.Config{Path: dbPath})
+	idx, err := sqlite.Open(sqlite.Config{Path: dbPath,
+		TitleWeight: envFloat("KGAGENT_BENCH_TW"), HeadingWeight: envFloat("KGAGENT_BENCH_HW"),
+		DenseWeight: envFloat("KGAGENT_BENCH_DW"), KeywordWeight: envFloat("KGAGENT_BENCH_KW")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,6 +263,12 @@ func TestPyDocs(t *testing.T) {
 	for _, r := range results {
 		t.Log(r.String())
 	}
+}
+
+// envFloat reads a tuning knob (0, the default, when unset).
+func envFloat(name string) float64 {
+	f, _ := strconv.ParseFloat(os.Getenv(name), 64)
+	return f
 }
 
 func trimBase(pages []string) []string {
