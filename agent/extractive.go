@@ -196,7 +196,14 @@ func (x *Extractive) respond(msgs []ChatMessage) string {
 		asks := m.asks()
 		if t.actions < len(asks) && t.actions == len(t.obs) {
 			a := asks[t.actions]
-			return "Ask " + kindWord(a.Kind) + "[" + a.Name + "]: " + m.fill(a.Text)
+			arg := m.fill(a.Text)
+			// A later step may pass on what an earlier func said.
+			for i, ex := range m.says() {
+				if i < len(t.obs) && ex != "" && strings.Contains(arg, ex) {
+					arg = strings.ReplaceAll(arg, ex, t.obs[i].text)
+				}
+			}
+			return "Ask " + kindWord(a.Kind) + "[" + a.Name + "]: " + arg
 		}
 		if len(t.obs) > 0 && !hasSources(t.obs) {
 			return "A: " + m.answer(t.obs)
@@ -254,6 +261,17 @@ func (m stanzaMatch) asks() []FewShotLine {
 	for _, l := range m.st.Lines {
 		if l.Kind == LineAskFunc || l.Kind == LineAskAgent {
 			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// says returns the example replies of the stanza, in order.
+func (m stanzaMatch) says() []string {
+	var out []string
+	for _, l := range m.st.Lines {
+		if l.Kind == LineFuncSays || l.Kind == LineAgentSays {
+			out = append(out, l.Text)
 		}
 	}
 	return out

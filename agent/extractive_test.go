@@ -14,6 +14,8 @@ func transcriptFor(t *testing.T, shots string, question string, steps ...string)
 	a, err := NewCodeShotAgent(AgentConfig{Name: "t", FewShots: SplitFewShots(shots), Funcs: []Func{
 		{Name: "quote", Handler: TextFunc(func(context.Context, string) (string, error) { return "", nil })},
 		{Name: "genrand", Handler: TextFunc(func(context.Context, string) (string, error) { return "", nil })},
+		{Name: "geocode", Handler: TextFunc(func(context.Context, string) (string, error) { return "", nil })},
+		{Name: "forecast", Handler: TextFunc(func(context.Context, string) (string, error) { return "", nil })},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +36,15 @@ func transcriptFor(t *testing.T, shots string, question string, steps ...string)
 	}
 	return msgs
 }
+
+const chainShots = `
+Q: What is the weather in Berlin?
+Ask Func[geocode]: Berlin
+Func[geocode] says: 52.52,13.40
+Ask Func[forecast]: 52.52,13.40 today
+Func[forecast] says: sunny
+A: In Berlin expect sunny.
+`
 
 const randShots = `
 Q: Generate a random number between 0 and 19.
@@ -62,6 +73,10 @@ func TestExtractiveFollowsFewShots(t *testing.T) {
 			[]string{"Ask Func[quote]: GOOG", "Func[quote] says: $105.22"}, "A: The current price for GOOG is $105.22."},
 		{"answer from template, two vars", randShots, "Generate a random number between 5 and 10",
 			[]string{"Ask Func[genrand]: 5, 10", "Func[genrand] says: 7"}, "A: The random number is 7."},
+		{"second step uses the first reply", chainShots, "What is the weather in Paris?",
+			[]string{"Ask Func[geocode]: Paris", "Func[geocode] says: 48.85,2.35"}, "Ask Func[forecast]: 48.85,2.35 today"},
+		{"chain answer", chainShots, "What is the weather in Paris?",
+			[]string{"Ask Func[geocode]: Paris", "Func[geocode] says: 48.85,2.35", "Ask Func[forecast]: 48.85,2.35 today", "Func[forecast] says: rain"}, "A: In Paris expect rain."},
 		{"error observation", stockShots, "Price for ZZZZ",
 			[]string{"Ask Func[quote]: ZZZZ", "Func[quote] says: Error (NOT_FOUND): unknown symbol"}, "A: I could not answer that: unknown symbol"},
 		{"plain observation without template", stockShots, "How do I configure retention?",

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/kgagent/kgagent"
@@ -209,6 +210,12 @@ func RemoteFunc(name, baseURL string, hc *http.Client) Func {
 // (other than fixie_ built-ins) called remotely. Language processing stays
 // here, as in the Fixie architecture (seed 002).
 func NewRemoteAgent(ctx context.Context, name, baseURL string, hc *http.Client) (*CodeShotAgent, error) {
+	if !ValidName(name) {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "agent name %q must match ^\\w+$", name)
+	}
+	if u, err := url.Parse(baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "agent URL %q must be an http(s) URL", baseURL)
+	}
 	c := &RemoteClient{BaseURL: baseURL, HTTPClient: hc}
 	h, err := c.Handshake(ctx)
 	if err != nil {

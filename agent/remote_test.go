@@ -112,3 +112,18 @@ func TestRemoteHandshakeYAML(t *testing.T) {
 		t.Errorf("remote agent = %+v %v", h, a.FuncNames())
 	}
 }
+
+func TestRegisterRemoteValidation(t *testing.T) {
+	m := newManager(t, Config{LLM: script()})
+	tests := []struct{ name, url, code string }{
+		{"bad name", "http://127.0.0.1:1", kgagent.EINVALID},
+		{"ok", "ftp://x", kgagent.EINVALID},
+		{"ok", "not a url", kgagent.EINVALID},
+		{"ok", "http://127.0.0.1:1", kgagent.EUNAVAILABLE},
+	}
+	for _, tt := range tests {
+		if err := m.RegisterRemote(context.Background(), tt.name, tt.url); kgagent.ErrorCode(err) != tt.code {
+			t.Errorf("RegisterRemote(%q, %q) = %v, want %s", tt.name, tt.url, err, tt.code)
+		}
+	}
+}
