@@ -53,10 +53,13 @@ type Config struct {
 	RouteThreshold float64  // minimum similarity for the router, default 0.5
 	DefaultAgent   string   // fallback agent, default "default"
 
-	MaxIterations int           // LLM calls per run, default 10
-	MaxMalformed  int           // malformed outputs fed back before giving up, default 2
-	FuncTimeout   time.Duration // per func call, default 30s
-	MaxDepth      int           // Ask Agent delegation depth, default 3
+	MaxIterations int // LLM calls per run, default 10
+	MaxMalformed  int // malformed outputs fed back before giving up, default 2
+	// PlainTextAnswers takes an output with no Ask/A: line at all as the
+	// answer instead of a malformed output (lenient with chat models).
+	PlainTextAnswers bool
+	FuncTimeout      time.Duration // per func call, default 30s
+	MaxDepth         int           // Ask Agent delegation depth, default 3
 
 	Components  []Component // added to every agent, after the built-ins
 	UserStorage UserStorage

@@ -206,6 +206,35 @@ func TestAskMalformedOutput(t *testing.T) {
 	}
 }
 
+func TestPlainTextAnswers(t *testing.T) {
+	tests := []struct {
+		out, want string
+		malformed bool
+	}{
+		{"The answer is four.", "The answer is four.", false},
+		{"Func[x] says: 4", "", true},
+		{"Ask Func[bad name]: x", "", true},
+	}
+	for _, tt := range tests {
+		llm := script(tt.out, "A: fixed")
+		m := newManager(t, Config{LLM: llm, PlainTextAnswers: true})
+		var ev events
+		ans, err := m.Ask(context.Background(), Request{Question: "2+2?", Agent: "default"}, ev.emit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.malformed {
+			if ans.Answer != "fixed" {
+				t.Errorf("%q: answer %q", tt.out, ans.Answer)
+			}
+			continue
+		}
+		if ans.Answer != tt.want || ev.kinds() != "route deltas answer!" {
+			t.Errorf("%q: answer %q events %s", tt.out, ans.Answer, ev.kinds())
+		}
+	}
+}
+
 func TestAskIterationLimit(t *testing.T) {
 	var calls []string
 	var mu sync.Mutex

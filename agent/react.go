@@ -50,6 +50,14 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 			return "", err
 		}
 		step, perr := ParseOutput(out)
+		if perr != nil && m.cfg.PlainTextAnswers && plainText(out) {
+			// Chat models often answer without "A:"; taken as the answer.
+			ans := strings.TrimSpace(out)
+			if depth == 0 {
+				r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: name, Delta: true, Text: ans})
+			}
+			return ans, nil
+		}
 		if perr != nil {
 			malformed++
 			ke := asError(ctx, perr)
@@ -139,6 +147,20 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 	}
 	return "", &kgagent.Error{Code: kgagent.EUNAVAILABLE, Message: fmt.Sprintf("agent %s reached its iteration limit (%d) without an answer", name, m.cfg.MaxIterations),
 		Details: map[string]any{"iterations": m.cfg.MaxIterations}}
+}
+
+// plainText reports whether out is prose with no ReAct line at all.
+func plainText(out string) bool {
+	if strings.TrimSpace(out) == "" {
+		return false
+	}
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		if ClassifyLine(l).Kind != LineThought || strings.HasPrefix(l, "Ask Func") || strings.HasPrefix(l, "Ask Agent") {
+			return false
+		}
+	}
+	return true
 }
 
 func (m *Manager) componentFailed(r *run, agent string, c Component, err error) {
