@@ -529,6 +529,12 @@ func (s *Service) relevance(q map[string]bool, seeds map[string]float64, t kgage
 	}
 	sc := overlap(q, t.Subject.Name+" "+t.Subject.ID+" "+obj)
 	sc += 0.5*seeds[t.Subject.ID] + 0.3*seeds[t.Object.ID]
+	switch t.Predicate {
+	case PredMentions, PredHasSection, PredLinksTo:
+		// Structure says where something is, not what it is: it ranks
+		// below statements about the same entities.
+		sc *= 0.6
+	}
 	return sc + predicatePrior(t.Predicate)
 }
 
