@@ -99,6 +99,10 @@ func (s *Server) callREST(w http.ResponseWriter, r *http.Request, service, flow 
 		return
 	}
 	req.Collection = col
+	if err := s.checkSession(r.Context(), req.SessionID); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if err := s.charge(r.Context()); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -299,6 +303,16 @@ func (s *Server) ownSession(ctx context.Context, id string) (agent.Session, erro
 		return agent.Session{}, kgagent.Errorf(kgagent.ENOTFOUND, "no session %q", id)
 	}
 	return sess, nil
+}
+
+// checkSession fails with ENOTFOUND when a request names a session the
+// principal does not own, so no one continues another's conversation.
+func (s *Server) checkSession(ctx context.Context, id string) error {
+	if id == "" || s.b.Sessions == nil {
+		return nil
+	}
+	_, err := s.ownSession(ctx, id)
+	return err
 }
 
 // SessionInput is the body of POST /api/v1/sessions.

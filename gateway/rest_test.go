@@ -277,3 +277,43 @@ func TestRequestIDPropagates(t *testing.T) {
 	}
 	_ = time.Now
 }
+
+func TestBindAddr(t *testing.T) {
+	open := Config{}
+	authed := Config{APIKeys: []APIKey{{Name: "k", Hash: HashKey("k"), Scopes: []Scope{ScopeAsk}}}}
+	tests := []struct {
+		cfg        Config
+		addr, want string
+		note       bool
+	}{
+		{open, ":8080", "127.0.0.1:8080", true},
+		{open, "0.0.0.0:9", "127.0.0.1:9", true},
+		{open, "127.0.0.1:9", "127.0.0.1:9", true},
+		{open, "[::1]:9", "[::1]:9", true},
+		{authed, ":8080", ":8080", false},
+	}
+	for _, tt := range tests {
+		got, note := tt.cfg.BindAddr(tt.addr)
+		if got != tt.want || (note != "") != tt.note {
+			t.Errorf("BindAddr(%q) = %q, %q; want %q", tt.addr, got, note, tt.want)
+		}
+	}
+}
+
+func TestSessionIDMustBeOwned(t *testing.T) {
+	cfg := authConfig()
+	f := newFixture(t, cfg)
+	_, m, _ := do(t, "POST", f.ts.URL+"/api/v1/sessions", "ask-key", `{"agent":"docs"}`)
+	id := m["id"].(string)
+	if status, m, _ := do(t, "POST", f.ts.URL+"/api/v1/agent", "py-key", `{"question":"q","session_id":"`+id+`"}`); status != 404 {
+		t.Errorf("other key used alice's session: %d %v", status, m)
+	}
+	if status, m, _ := do(t, "POST", f.ts.URL+"/api/v1/agent", "ask-key", `{"question":"q","session_id":"`+id+`"}`); status != 200 {
+		t.Errorf("owner: %d %v", status, m)
+	}
+	c := dialSocket(t, f.ts.URL, "py-key")
+	send(t, c, `{"id":"s","service":"agent","request":{"question":"q","session_id":"`+id+`"}}`)
+	if fr := readFrame(t, c); fr.Error == nil || fr.Error.Type != "NOT_FOUND" {
+		t.Errorf("socket with another's session: %+v", fr)
+	}
+}

@@ -248,6 +248,9 @@ func (wc *wsConn) handle(data []byte) {
 	if err == nil {
 		req.Collection, err = wc.p.collection(req.Collection)
 	}
+	if err == nil {
+		err = s.checkSession(context.WithValue(context.Background(), ctxPrincipal, wc.p), req.SessionID)
+	}
 	if err != nil {
 		wc.sendFrame(errorFrame(f.ID, err))
 		return
