@@ -42,9 +42,15 @@
 // embedded in Python; see qdranttest/testdata/edge_golden.py): cosine,
 // sparse with and without IDF, keyword filters on list payloads, RRF with
 // k = 2, k = 61 and weights, and a top-level filter reaching the prefetches
-// all agree to 1e-4. That proves the adapter speaks go-client's wire types
-// correctly and that its logic is right under Qdrant's scoring; it does not
-// prove that a real
+// all agree to 1e-4. Beyond that, the real-server test was run once by hand
+// against qdranttest/testdata/edgebridge.py, a small gRPC front (Python,
+// using qdrant-client's service stubs) that hands each call to
+// qdrant-edge-py: the whole conformance suite and the adapter checks
+// (RRF scores with k=60, URL prefixes, collection listing and counts via
+// count and facet) passed with Qdrant's engine storing, indexing, filtering,
+// scoring and fusing. That proves the adapter speaks go-client's wire types
+// correctly and that its logic is right under Qdrant's own engine; the
+// bridge translates messages itself, so it does not prove that a real
 // Qdrant accepts every request (for instance the parametrised RRF needs
 // Qdrant ≥ 1.16) or ranks exactly the same (HNSW is approximate, the
 // stand-in is exact). Running the same suite against a real server is one

@@ -364,6 +364,27 @@ func TestReplaceFailures(t *testing.T) {
 func TestURLPrefix(t *testing.T) {
 	srv := startStandIn(t, qdranttest.Options{})
 	ix := open(t, qdrant.Config{Addr: srv.Addr()})
+	checkURLPrefix(t, ix)
+
+	// What is stored for the server-side half of the filter.
+	for _, p := range srv.Payloads(ix.CollectionName("docs")) {
+		if p["doc_url"].GetStringValue() != "https://ex.org/docs/zipfile" {
+			continue
+		}
+		var got []string
+		for _, v := range p["url_prefixes"].GetListValue().GetValues() {
+			got = append(got, v.GetStringValue())
+		}
+		want := []string{"https:/", "https://", "https://ex.org/", "https://ex.org/docs/", "https://ex.org/docs/zipfile"}
+		if !slices.Equal(got, want) {
+			t.Errorf("url_prefixes %q, want %q", got, want)
+		}
+	}
+}
+
+// checkURLPrefix indexes documents under several paths and checks prefix
+// filters ending and not ending in '/' in every mode.
+func checkURLPrefix(t *testing.T, ix *qdrant.Index) {
 	// Many documents under /docs/ that match the query better than the two
 	// under /docs/zip*, so a non-'/' prefix needs the over-fetch loop.
 	for i := range 30 {
@@ -413,21 +434,6 @@ func TestURLPrefix(t *testing.T) {
 			}
 		}
 	}
-
-	// What is stored for the server-side half of the filter.
-	for _, p := range srv.Payloads(ix.CollectionName("docs")) {
-		if p["doc_url"].GetStringValue() != "https://ex.org/docs/zipfile" {
-			continue
-		}
-		var got []string
-		for _, v := range p["url_prefixes"].GetListValue().GetValues() {
-			got = append(got, v.GetStringValue())
-		}
-		want := []string{"https:/", "https://", "https://ex.org/", "https://ex.org/docs/", "https://ex.org/docs/zipfile"}
-		if !slices.Equal(got, want) {
-			t.Errorf("url_prefixes %q, want %q", got, want)
-		}
-	}
 }
 
 func TestCollectionNames(t *testing.T) {
@@ -474,7 +480,12 @@ func TestCollectionDroppedBehindOurBack(t *testing.T) {
 
 func TestHybridScoresAreRRF(t *testing.T) {
 	srv := startStandIn(t, qdranttest.Options{})
-	ix := open(t, qdrant.Config{Addr: srv.Addr()})
+	checkHybridScores(t, open(t, qdrant.Config{Addr: srv.Addr()}))
+}
+
+// checkHybridScores checks that a hybrid score is Σ 1/(60 + rank) over the
+// dense and keyword rankings of the same query.
+func checkHybridScores(t *testing.T, ix *qdrant.Index) {
 	put(t, ix, "docs", "https://ex.org/a", "alpacas", 3)
 	put(t, ix, "docs", "https://ex.org/b", "badgers", 3)
 	q := hybrid("alpacas", 6)
@@ -509,8 +520,18 @@ func TestHybridScoresAreRRF(t *testing.T) {
 
 func TestCollections(t *testing.T) {
 	srv := startStandIn(t, qdranttest.Options{})
+	checkCollections(t, qdrant.Config{Addr: srv.Addr()}, rawClient(t, srv))
+}
+
+// checkCollections checks Collections and HasCollection, with collections of
+// another embedder and a foreign collection under the same prefix around.
+func checkCollections(t *testing.T, cfg qdrant.Config, raw *qc.Client) {
 	ctx := context.Background()
-	ix := open(t, qdrant.Config{Addr: srv.Addr()})
+	ix := open(t, cfg)
+	prefix := cfg.Prefix
+	if prefix == "" {
+		prefix = qdrant.DefaultPrefix
+	}
 	if got, err := ix.Collections(ctx); err != nil || len(got) != 0 {
 		t.Fatalf("Collections of an empty server: %v, %v", got, err)
 	}
@@ -522,7 +543,7 @@ func TestCollections(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Collections of another embedder and foreign collections are not listed.
-	other, err := qdrant.New(ctx, qdrant.Config{Addr: srv.Addr()}, corpustest.Dim, "other-embedder")
+	other, err := qdrant.New(ctx, cfg, corpustest.Dim, "other-embedder")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -531,7 +552,7 @@ func TestCollections(t *testing.T) {
 	if err := other.ReplaceDocument(ctx, "docs", "https://ex.org/z", chunks, vecs); err != nil {
 		t.Fatal(err)
 	}
-	if err := rawClient(t, srv).CreateCollection(ctx, &qc.CreateCollection{CollectionName: "kg_foreign",
+	if err := raw.CreateCollection(ctx, &qc.CreateCollection{CollectionName: prefix + "_foreign",
 		VectorsConfig: qc.NewVectorsConfig(&qc.VectorParams{Size: 4, Distance: qc.Distance_Cosine})}); err != nil {
 		t.Fatal(err)
 	}
@@ -549,7 +570,7 @@ func TestCollections(t *testing.T) {
 		name string
 		want bool
 	}{{"docs", true}, {"a/b", true}, {"empty", true}, {"nothing", false}}
-	fresh := open(t, qdrant.Config{Addr: srv.Addr()}) // knows nothing from its own writes
+	fresh := open(t, cfg) // knows nothing from its own writes
 	for _, tt := range tests {
 		for _, x := range []*qdrant.Index{ix, fresh} {
 			if has, err := x.HasCollection(ctx, tt.name); err != nil || has != tt.want {

@@ -18,12 +18,10 @@ import (
 	"github.com/kgagent/kgagent/corpus/qdrant"
 )
 
-// TestConformanceRealServer runs the conformance suite against a real Qdrant
-// when QDRANT_URL names its gRPC endpoint (host:port, e.g. localhost:6334;
-// an https:// scheme turns TLS on), with QDRANT_API_KEY when it needs one.
-// Every subtest works in collections under a random prefix and drops them
-// afterwards.
-func TestConformanceRealServer(t *testing.T) {
+// realConfig returns the Config of the real Qdrant named by QDRANT_URL (and
+// QDRANT_API_KEY), or skips the test when QDRANT_URL is not set.
+func realConfig(t *testing.T) qdrant.Config {
+	t.Helper()
 	raw := os.Getenv("QDRANT_URL")
 	if raw == "" {
 		t.Skip("QDRANT_URL is not set: no real Qdrant to test against (set QDRANT_URL=host:6334 and optionally QDRANT_API_KEY)")
@@ -33,12 +31,34 @@ func TestConformanceRealServer(t *testing.T) {
 		t.Fatalf("QDRANT_URL: %v", err)
 	}
 	cfg.APIKey = os.Getenv("QDRANT_API_KEY")
+	return cfg
+}
+
+// scratch gives a test its own collection-name prefix on the real server and
+// drops everything under it afterwards.
+func scratch(t *testing.T, cfg qdrant.Config) qdrant.Config {
+	cfg.Prefix = "kgtest" + randomHex(4)
+	t.Cleanup(func() { dropPrefixed(t, cfg) })
+	return cfg
+}
+
+// TestConformanceRealServer runs the conformance suite, and then the
+// adapter's own checks that need no stand-in hooks (hybrid scores are RRF
+// with k=60, URL prefixes with and without a trailing '/', collection
+// listing and counts), against a real Qdrant when QDRANT_URL names its gRPC
+// endpoint (host:port, e.g. localhost:6334; an https:// URL turns TLS on),
+// with QDRANT_API_KEY when it needs one. Each part works under its own
+// random collection-name prefix and drops its collections afterwards.
+func TestConformanceRealServer(t *testing.T) {
+	cfg := realConfig(t)
 	corpustest.Run(t, func(t *testing.T) corpus.Index {
-		c := cfg
-		c.Prefix = "kgtest" + randomHex(4)
-		ix := open(t, c)
-		t.Cleanup(func() { dropPrefixed(t, c) })
-		return ix
+		return open(t, scratch(t, cfg))
+	})
+	t.Run("AdapterHybridScoresAreRRF", func(t *testing.T) { checkHybridScores(t, open(t, scratch(t, cfg))) })
+	t.Run("AdapterURLPrefix", func(t *testing.T) { checkURLPrefix(t, open(t, scratch(t, cfg))) })
+	t.Run("AdapterCollections", func(t *testing.T) {
+		c := scratch(t, cfg)
+		checkCollections(t, c, rawFor(t, c))
 	})
 }
 
@@ -48,16 +68,22 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// dropPrefixed drops every collection whose name starts with cfg.Prefix_.
-func dropPrefixed(t *testing.T, cfg qdrant.Config) {
+// rawFor is a plain go-client for cfg's server, closed after the test.
+func rawFor(t *testing.T, cfg qdrant.Config) *qc.Client {
+	t.Helper()
 	host, port, _ := net.SplitHostPort(cfg.Addr)
 	p, _ := strconv.Atoi(port)
 	client, err := qc.NewClient(&qc.Config{Host: host, Port: p, APIKey: cfg.APIKey, UseTLS: cfg.TLS, SkipCompatibilityCheck: true, PoolSize: 1})
 	if err != nil {
-		t.Errorf("cleanup: %v", err)
-		return
+		t.Fatal(err)
 	}
-	defer client.Close()
+	t.Cleanup(func() { client.Close() })
+	return client
+}
+
+// dropPrefixed drops every collection whose name starts with cfg.Prefix_.
+func dropPrefixed(t *testing.T, cfg qdrant.Config) {
+	client := rawFor(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	names, err := client.ListCollections(ctx)
