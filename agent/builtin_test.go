@@ -19,15 +19,22 @@ import (
 // fakeSearch serves canned hits from a tiny in-memory corpus, ranked by
 // shared terms, and records the requests.
 type fakeSearch struct {
-	mu   sync.Mutex
-	reqs []corpus.SearchRequest
-	docs []corpus.Hit
-	err  error
+	mu    sync.Mutex
+	reqs  []corpus.SearchRequest
+	docs  []corpus.Hit
+	err   error
+	terms [][]string // per doc, computed once
 }
 
 func (f *fakeSearch) Search(ctx context.Context, r corpus.SearchRequest) ([]corpus.Hit, error) {
 	f.mu.Lock()
 	f.reqs = append(f.reqs, r)
+	if f.terms == nil {
+		for _, d := range f.docs {
+			f.terms = append(f.terms, terms(corpus.IndexText(d.Chunk)))
+		}
+	}
+	dterms := f.terms
 	f.mu.Unlock()
 	if f.err != nil {
 		return nil, f.err
@@ -37,9 +44,9 @@ func (f *fakeSearch) Search(ctx context.Context, r corpus.SearchRequest) ([]corp
 	for _, t := range contentTerms(r.Query) {
 		q[t] = true
 	}
-	for _, d := range f.docs {
+	for i, d := range f.docs {
 		s := 0.0
-		for _, t := range terms(corpus.IndexText(d.Chunk)) {
+		for _, t := range dterms[i] {
 			if q[t] {
 				s++
 			}
