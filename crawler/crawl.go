@@ -157,6 +157,9 @@ type crawl struct {
 	col      *colly.Collector
 	front    *frontier
 
+	robotsBody map[string][]byte    // scheme://host -> robots.txt, when it answered 200
+	robotsDown map[string]PageError // host -> why its robots.txt could not be read (5xx, unreachable)
+
 	mu        sync.Mutex
 	seen      map[string]bool
 	hashes    map[string]string // content hash -> URL that owns it
@@ -199,6 +202,7 @@ func (c *Crawler) Crawl(ctx context.Context, spec Spec, opts CrawlOptions) (Craw
 	if err := cr.setup(); err != nil {
 		return CrawlResult{}, err
 	}
+	cr.readRobots(seeds)
 	for _, s := range seeds {
 		cr.enqueue(s.URL, 0, true)
 	}
@@ -366,6 +370,14 @@ func (cr *crawl) fetch(v *visit) {
 		if k.LastModified != "" {
 			hdr.Set("If-Modified-Since", k.LastModified)
 		}
+	}
+	if pe, down := cr.robotsDownFor(v.url); down {
+		// A robots.txt that answers 5xx disallows the whole host for now
+		// (RFC 9309), an unreachable one means the host is down: either is
+		// a failure to report, never a reason to drop pages from the index.
+		pe.URL = v.url
+		cr.report(v, Page{URL: v.url, Outcome: Failed, Err: &pe})
+		return
 	}
 	if cr.bytes.Load() > cr.cfg.MaxTotalBytes {
 		// Over the byte budget: the page is left alone, neither fetched nor

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -328,5 +329,77 @@ func TestIngestSiteSummary(t *testing.T) {
 	rep2, err := in.Run(context.Background(), Spec{Collection: "lumen", URLs: []string{srv.URL + "/*"}}, nil)
 	if err != nil || rep2.Counters.Unchanged != sum.Pages || rep2.Counters.Indexed != 0 {
 		t.Errorf("second run %+v %v", rep2.Counters, err)
+	}
+}
+
+func TestIngestRobotsOutageKeepsPages(t *testing.T) {
+	s := newSite(map[string]string{
+		"/":  htmlPage("Home", `<p>home</p><a href="/x">x</a>`),
+		"/x": htmlPage("X", "<p>x</p>"),
+	})
+	var robotsStatus atomic.Int32
+	robotsStatus.Store(http.StatusNotFound)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(int(robotsStatus.Load()))
+	})
+	mux.Handle("/", s)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	idx := newFakeIndex()
+	in := NewIngester(IngesterConfig{Crawler: testConfig(), Docs: idx, Graph: fakeGraph{idx}})
+	spec := Spec{Collection: "c", URLs: []string{srv.URL + "/*"}}
+	if rep, err := in.Run(context.Background(), spec, nil); err != nil || rep.Counters.Indexed != 2 {
+		t.Fatalf("first run: %+v %v", rep.Counters, err)
+	}
+	robotsStatus.Store(http.StatusServiceUnavailable)
+	rep, err := in.Run(context.Background(), spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counters.Removed != 0 || rep.Counters.Failed != 2 || len(idx.urls()) != 2 {
+		t.Fatalf("robots outage: %+v, index %v", rep.Counters, idx.urls())
+	}
+	if e := rep.Errors[0]; e.Code != kgagent.EUNAVAILABLE || !strings.Contains(e.Reason, "robots.txt unavailable (HTTP 503)") {
+		t.Errorf("error %+v", e)
+	}
+	// Robots now forbids /x for real: it is removed.
+	robotsStatus.Store(http.StatusOK)
+	mux2 := http.NewServeMux()
+	mux2.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "User-agent: *\nDisallow: /x\n") })
+	mux2.Handle("/", s)
+	srv.Config.Handler = mux2
+	rep, err = in.Run(context.Background(), spec, nil)
+	if err != nil || rep.Counters.Removed != 1 || strings.Join(idx.urls(), " ") != srv.URL+"/" {
+		t.Fatalf("robots disallow: %+v %v index %v", rep.Counters, err, idx.urls())
+	}
+}
+
+func TestCrawlFiftyMegabytePage(t *testing.T) {
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/big" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		chunk := []byte(strings.Repeat("<p>lorem ipsum dolor sit amet</p>\n", 1000))
+		for sent.Load() < 50<<20 {
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	cfg := testConfig() // default MaxBodyBytes: 10 MiB
+	got, _ := runCrawl(t, cfg, Spec{URLs: []string{srv.URL + "/big"}}, CrawlOptions{})
+	p := got.pages[srv.URL+"/big"]
+	if p.Outcome != Failed || p.Err.Code != kgagent.ETOOLARGE {
+		t.Fatalf("50 MB page: %+v %+v", p, p.Err)
+	}
+	if n := sent.Load(); n >= 50<<20 {
+		t.Errorf("the crawler read the whole 50 MB (%d bytes sent)", n)
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
+	"github.com/kgagent/kgagent"
 	"github.com/temoto/robotstxt"
 )
 
@@ -45,7 +47,7 @@ func (cr *crawl) sitemaps(seeds []Seed) {
 		}
 		roots[root] = true
 		found := false
-		if body, ok := cr.get(hc, root+"/robots.txt"); ok {
+		if body, ok := cr.robotsBody[root]; ok {
 			if rd, err := robotstxt.FromBytes(body); err == nil {
 				for _, sm := range rd.Sitemaps {
 					if abs := resolveLink(pu, sm); abs != "" {
@@ -99,6 +101,50 @@ func (cr *crawl) sitemaps(seeds []Seed) {
 	}
 }
 
+// readRobots fetches the robots.txt of every seed's host once before the
+// crawl: its Sitemap lines feed sitemaps, and a host whose robots.txt
+// answers 5xx or cannot be reached is remembered, because colly then treats
+// every page as disallowed and such pages must count as failed, not as
+// excluded (which would remove them from the index).
+func (cr *crawl) readRobots(seeds []Seed) {
+	cr.robotsBody, cr.robotsDown = map[string][]byte{}, map[string]PageError{}
+	hc := cr.httpClient()
+	for _, s := range seeds {
+		pu, err := url.Parse(s.URL)
+		if err != nil {
+			continue
+		}
+		root := pu.Scheme + "://" + pu.Host
+		if _, done := cr.robotsBody[root]; done {
+			continue
+		}
+		if _, done := cr.robotsDown[pu.Host]; done {
+			continue
+		}
+		status, body, err := cr.fetchAux(hc, root+"/robots.txt")
+		switch {
+		case err != nil:
+			code, reason := classify(err)
+			cr.robotsDown[pu.Host] = PageError{Code: code, Reason: reason}
+		case status >= 500:
+			cr.robotsDown[pu.Host] = PageError{Code: kgagent.EUNAVAILABLE, Reason: "robots.txt unavailable (HTTP " + strconv.Itoa(status) + ")"}
+		case status == http.StatusOK:
+			cr.robotsBody[root] = body
+		default:
+			cr.robotsBody[root] = nil
+		}
+	}
+}
+
+func (cr *crawl) robotsDownFor(u string) (PageError, bool) {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return PageError{}, false
+	}
+	pe, ok := cr.robotsDown[pu.Host]
+	return pe, ok
+}
+
 func (cr *crawl) httpClient() *http.Client {
 	return &http.Client{
 		Transport: newTransport(cr.cfg.AllowPrivate, cr.cfg.RequestTimeout, 2),
@@ -115,9 +161,19 @@ func (cr *crawl) httpClient() *http.Client {
 // get fetches a small auxiliary file (robots.txt, a sitemap); false on any
 // failure, which only means fewer URLs are discovered.
 func (cr *crawl) get(hc *http.Client, u string) ([]byte, bool) {
+	status, body, err := cr.fetchAux(hc, u)
+	if err != nil || status != http.StatusOK {
+		return nil, false
+	}
+	return body, true
+}
+
+// fetchAux GETs a small auxiliary file and returns its status and body
+// (gunzipped when it is gzip).
+func (cr *crawl) fetchAux(hc *http.Client, u string) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(cr.ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, false
+		return 0, nil, err
 	}
 	req.Header.Set("User-Agent", cr.cfg.UserAgent)
 	if cr.spec.BearerToken != "" && cr.scope.hostAllowed(req.URL.Host) {
@@ -125,27 +181,24 @@ func (cr *crawl) get(hc *http.Client, u string) ([]byte, bool) {
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, false
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, false
-	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, cr.cfg.MaxBodyBytes))
 	if err != nil {
-		return nil, false
+		return resp.StatusCode, nil, err
 	}
 	if bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
-			return nil, false
+			return resp.StatusCode, nil, err
 		}
 		body, err = io.ReadAll(io.LimitReader(zr, cr.cfg.MaxBodyBytes))
 		if err != nil {
-			return nil, false
+			return resp.StatusCode, nil, err
 		}
 	}
-	return body, true
+	return resp.StatusCode, body, nil
 }
 
 // parseSitemap reads a <urlset> or a <sitemapindex>; it returns whether it
