@@ -56,7 +56,12 @@ func (a *app) openServices(ctx context.Context) error {
 
 	switch cfg.Index {
 	case "qdrant":
-		qc := qdrant.Config{Addr: cfg.QdrantAddr, APIKey: cfg.QdrantAPIKey, TLS: cfg.QdrantTLS}
+		qc, err := qdrant.ConfigFromURL(cfg.QdrantAddr)
+		if err != nil {
+			return fmt.Errorf("config: key %q: %v", "qdrant_addr", err)
+		}
+		qc.APIKey = cfg.QdrantAPIKey
+		qc.TLS = qc.TLS || cfg.QdrantTLS
 		idx, err := qdrant.New(ctx, qc, s.embedder.Dimension(), s.embedder.Name())
 		if err != nil {
 			return err
