@@ -4,7 +4,11 @@
 // feed the corpus index and the triple graph incrementally.
 package crawler
 
-import "time"
+import (
+	"time"
+
+	"github.com/kgagent/kgagent"
+)
 
 // Spec is a DocumentCorpus: what to crawl into which collection.
 type Spec struct {
@@ -63,4 +67,18 @@ type JobStatus struct {
 	StartedAt  *time.Time  `json:"started_at,omitempty"`
 	FinishedAt *time.Time  `json:"finished_at,omitempty"`
 	Message    string      `json:"message,omitempty"`
+}
+
+// Validate checks that a Spec can run: at least one URL, well-formed
+// exclude patterns, no negative limits. It fails with EINVALID. Malformed
+// URLs among good ones are not an error here: a job reports them per page
+// and goes on with the rest.
+func (s Spec) Validate() error {
+	if _, _, _, err := NewScope(s.URLs, s.Exclude); err != nil {
+		return err
+	}
+	if s.MaxPages < 0 || s.MaxDepth < 0 {
+		return kgagent.Errorf(kgagent.EINVALID, "max_pages and max_depth must not be negative")
+	}
+	return nil
 }

@@ -325,3 +325,18 @@ func FuzzExtract(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkExtractPyDocs extracts one large page of the Python docs
+// (library/stdtypes.html, about 1 MB).
+func BenchmarkExtractPyDocs(b *testing.B) {
+	body, err := os.ReadFile("/usr/share/doc/python3.11/html/library/stdtypes.html")
+	if err != nil {
+		b.Skip("Python docs not installed")
+	}
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := Extract("http://127.0.0.1/library/stdtypes.html", "text/html; charset=utf-8", body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

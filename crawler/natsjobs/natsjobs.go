@@ -129,11 +129,8 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 // pattern; malformed URLs are reported per page by the job instead),
 // EUNAVAILABLE when JetStream is unreachable (nothing is left queued then).
 func (q *Queue) Submit(ctx context.Context, spec crawler.Spec) (crawler.JobStatus, error) {
-	if _, _, _, err := crawler.NewScope(spec.URLs, spec.Exclude); err != nil {
+	if err := spec.Validate(); err != nil {
 		return crawler.JobStatus{}, err
-	}
-	if spec.MaxPages < 0 || spec.MaxDepth < 0 {
-		return crawler.JobStatus{}, kgagent.Errorf(kgagent.EINVALID, "max_pages and max_depth must not be negative")
 	}
 	if spec.Collection == "" {
 		spec.Collection = crawler.DefaultCollection
