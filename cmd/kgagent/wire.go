@@ -151,15 +151,11 @@ func (a *app) openServices(ctx context.Context) error {
 		return err
 	}
 	if cfg.AgentsDir != "" {
-		agents, err := agentfile.LoadDir(ctx, cfg.AgentsDir, agentfile.Options{})
+		names, err := agentfile.Register(ctx, m, cfg.AgentsDir, agentfile.Options{})
 		if err != nil {
 			return err
 		}
-		for _, ag := range agents {
-			if err := m.Register(ag); err != nil {
-				return err
-			}
-		}
+		a.log.Info("agents loaded", "dir", cfg.AgentsDir, "agents", names)
 	}
 	s.agents = m
 
