@@ -255,10 +255,30 @@ func truncate(s string) string {
 	return s
 }
 
-// Run consumes jobs one at a time and runs them with r until ctx is done.
+// Run consumes jobs one at a time and runs them with r until ctx is done,
+// riding out connection trouble (it returns nil once ctx is done).
 // On shutdown the running job's message is not acknowledged: it is handed
 // back (Nak) and runs again on the next worker, resuming cheaply.
 func (q *Queue) Run(ctx context.Context, r Runner) error {
+	for {
+		err := q.consume(ctx, r)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err == nil {
+			continue
+		}
+		// The connection or the consumer hiccuped: try again shortly.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// consume runs jobs from one message iterator until it fails or ctx ends.
+func (q *Queue) consume(ctx context.Context, r Runner) error {
 	it, err := q.cons.Messages(jetstream.PullMaxMessages(1))
 	if err != nil {
 		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "consuming jobs")
@@ -269,7 +289,7 @@ func (q *Queue) Run(ctx context.Context, r Runner) error {
 	for {
 		msg, err := it.Next()
 		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			if ctx.Err() != nil {
 				return nil
 			}
 			return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "consuming jobs")
