@@ -123,8 +123,8 @@ func dedupe(ts []kgagent.Triple) []kgagent.Triple {
 }
 
 // EntityChunks are the entity index entries of a document's triples: one per
-// entity that is defined, typed or declared there (not pages, sections or
-// mere mentions). The chunk's Title is the entity's name, HeadingPath[0] its
+// entity that is defined, typed or given an alias there (not pages, sections,
+// mere mentions or names without a definition). The chunk's Title is the entity's name, HeadingPath[0] its
 // id, and Text its name followed by its definitions.
 func EntityChunks(doc kgagent.Document, ts []kgagent.Triple, max int) []kgagent.Chunk {
 	type info struct {
@@ -169,8 +169,12 @@ func EntityChunks(doc kgagent.Document, ts []kgagent.Triple, max int) []kgagent.
 		}
 	}
 	out := make([]kgagent.Chunk, 0, len(order))
-	for i, id := range order {
+	for _, id := range order {
 		in := byID[id]
+		if len(in.defs) == 0 {
+			continue // named only: the name lookup finds it
+		}
+		i := len(out)
 		text := clip(in.e.Name+"\n"+strings.Join(in.defs, "; "), 2000)
 		h := sha256.Sum256([]byte(doc.Collection + "\x00" + doc.URL + "\x00" + id))
 		th := sha256.Sum256([]byte(text))
