@@ -483,3 +483,56 @@ func TestCrawlMalformedExclude(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestCrawlPerHostLimits(t *testing.T) {
+	tests := []struct {
+		parallelism int
+		delay       time.Duration
+		minElapsed  time.Duration
+	}{
+		{1, 60 * time.Millisecond, 6 * 60 * time.Millisecond},
+		{2, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("parallelism %d delay %s", tt.parallelism, tt.delay), func(t *testing.T) {
+			var inFlight, peak atomic.Int32
+			var badUA atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !strings.Contains(r.UserAgent(), "kgagent") {
+					badUA.Add(1)
+				}
+				if r.URL.Path == "/robots.txt" || r.URL.Path == "/sitemap.xml" {
+					http.NotFound(w, r)
+					return
+				}
+				n := inFlight.Add(1)
+				defer inFlight.Add(-1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				time.Sleep(20 * time.Millisecond)
+				var links strings.Builder
+				for i := range 8 {
+					fmt.Fprintf(&links, `<a href="/p%d">%d</a>`, i, i)
+				}
+				fmt.Fprint(w, htmlPage("Page "+r.URL.Path, "<p>"+r.URL.Path+"</p>"+links.String()))
+			}))
+			defer srv.Close()
+			cfg := testConfig()
+			cfg.Parallelism, cfg.Delay = tt.parallelism, tt.delay
+			start := time.Now()
+			got, _ := runCrawl(t, cfg, Spec{URLs: []string{srv.URL + "/*"}}, CrawlOptions{})
+			if n := len(got.by(Fetched)); n != 9 {
+				t.Fatalf("fetched %d pages", n)
+			}
+			if p := peak.Load(); p > int32(tt.parallelism) {
+				t.Errorf("%d concurrent requests to one host, limit %d", p, tt.parallelism)
+			}
+			if el := time.Since(start); el < tt.minElapsed {
+				t.Errorf("took %s, delay needs at least %s", el, tt.minElapsed)
+			}
+			if badUA.Load() != 0 {
+				t.Errorf("%d requests without the kgagent user agent", badUA.Load())
+			}
+		})
+	}
+}
