@@ -424,18 +424,15 @@ func Run(t *testing.T, newIndex func(t *testing.T) corpus.Index) {
 		}
 		hits := search(t, idx, corpus.Query{Collection: "docs", Vector: vec("marmots"), Text: "marmots marmot", K: 100, Mode: corpus.ModeHybrid})
 		pages := 0
-		var shared []corpus.Hit
 		for _, h := range hits {
 			if strings.Contains(h.DocURL, "/page") {
 				pages++
-			} else {
-				shared = append(shared, h)
 			}
 		}
 		if pages != 2*n {
 			t.Errorf("found %d page chunks, want %d", pages, 2*n)
 		}
-		shared = search(t, idx, corpus.Query{Collection: "docs", Text: "walruses", K: 100, Mode: corpus.ModeKeyword})
+		shared := search(t, idx, corpus.Query{Collection: "docs", Text: "walruses", K: 100, Mode: corpus.ModeKeyword})
 		if len(shared) == 0 {
 			t.Fatal("shared document lost")
 		}
