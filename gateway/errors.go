@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
@@ -109,8 +111,25 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	return data, nil
 }
 
+// checkJSONType fails with EUNSUPPORTED when the request says its body is
+// not JSON (no Content-Type is taken as JSON, as curl -d users expect).
+func checkJSONType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return nil
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+		return nil
+	}
+	return kgagent.Errorf(kgagent.EUNSUPPORTED, "Content-Type must be application/json, not %q", ct)
+}
+
 // decodeBody reads and decodes a REST JSON body into v.
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	if err := checkJSONType(r); err != nil {
+		return err
+	}
 	data, err := s.readBody(w, r)
 	if err != nil {
 		return err

@@ -457,4 +457,3 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusCreated, m)
 }
-

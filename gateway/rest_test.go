@@ -3,11 +3,11 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"errors"
-	"net/http/httptest"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -158,6 +158,17 @@ func TestRESTBadInput(t *testing.T) {
 				t.Errorf("got %d %s %s, want %d %s %s (%v)", status, errCode(m), errReason(m), tt.status, tt.code, tt.reason, m)
 			}
 		})
+	}
+	// A body that says it is not JSON.
+	req, _ := http.NewRequest("POST", f.ts.URL+"/api/v1/agent", strings.NewReader("question=x"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 415 {
+		t.Errorf("form body: %d, want 415", resp.StatusCode)
 	}
 	// The server still answers after all that.
 	if status, m, _ := do(t, "POST", f.ts.URL+"/api/v1/agent", "", `{"question":"ok?"}`); status != 200 || m["answer"] != "Answer to: ok?" {

@@ -79,15 +79,15 @@ var subIDs atomic.Uint64
 // wsConn is one client socket: a reader (this goroutine), a writer goroutine
 // draining a bounded queue, and the requests it runs.
 type wsConn struct {
-	s       *Server
-	c       *websocket.Conn
-	p       *principal
-	send    chan []byte
-	done    chan struct{}
-	once    sync.Once
-	subID   uint64
-	mu      sync.Mutex
-	running int
+	s        *Server
+	c        *websocket.Conn
+	p        *principal
+	send     chan []byte
+	done     chan struct{}
+	once     sync.Once
+	subID    uint64
+	mu       sync.Mutex
+	running  int
 	attached []*stream
 }
 

@@ -144,3 +144,35 @@ func TestWidgetEmbedsChat(t *testing.T) {
 		t.Errorf("frame display = %q", display)
 	}
 }
+
+func TestChatPageAsksForKey(t *testing.T) {
+	f := newFixture(t, authConfig())
+	ctx := browser(t)
+	steps := []struct {
+		name string
+		a    chromedp.Action[chromedp.Void]
+	}{
+		{"open", chromedp.Navigate(f.ts.URL + "/")},
+		{"key field shown", chromedp.WaitVisible(chromedp.ID("apikey"))},
+		{"type key", chromedp.SendKeys(chromedp.ID("apikey"), "py-key")},
+		{"save", chromedp.Click(chromedp.CSS("#keyform button"))},
+		// After the reload the key is used: the restricted key sees its collection.
+		{"collections", chromedp.WaitReady(chromedp.CSS(`#collection option[value="python"]`))},
+		{"key field hidden", chromedp.WaitNotVisible(chromedp.ID("apikey"))},
+		{"ask", chromedp.SendKeys(chromedp.ID("question"), "With a key?")},
+		{"send", chromedp.Click(chromedp.ID("send"))},
+		{"citation", chromedp.WaitVisible(chromedp.CSS("a.citation"))},
+	}
+	for _, st := range steps {
+		if err := chromedp.Do(ctx, st.a); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+	}
+	answer, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".turn .answer")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(answer) != "Answer to: With a key?" {
+		t.Errorf("answer = %q", answer)
+	}
+}

@@ -33,8 +33,18 @@
     } catch (e) { return null; }
   }
 
+  var keyform = document.getElementById("keyform");
+  keyform.addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    localStorage.setItem("kgagent_api_key", document.getElementById("apikey").value.trim());
+    location.reload();
+  });
+
   fetch("/api/v1/collections", { headers: headers() })
-    .then(function (r) { return r.ok ? r.json() : { collections: [] }; })
+    .then(function (r) {
+      if (r.status === 401) keyform.hidden = false;
+      return r.ok ? r.json() : { collections: [] };
+    })
     .then(function (body) {
       (body.collections || []).forEach(function (c) {
         var o = el("option", "", c.name);
