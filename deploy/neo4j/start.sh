@@ -16,7 +16,7 @@
 #   NEO4J_RUN_DIR        data, logs, pid and URL files (default deploy/neo4j/target/run)
 #   NEO4J_TEST_PASSWORD  password of user neo4j (>= 8 chars; default kgagent-test, so
 #                        tests exercise authentication); set it empty to disable auth
-#   NEO4J_HEAP           JVM heap (default 512m)
+#   NEO4J_HEAP           JVM heap (default 1g)
 #   NEO4J_PAGECACHE      page cache (default 64m)
 #   NEO4J_START_TIMEOUT  seconds to wait for READY (default 300)
 #   NEO4J_KEEP_DATA=1    keep the data of a previous run (default: start empty)
@@ -25,7 +25,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 run=${NEO4J_RUN_DIR:-$here/target/run}
 port=${NEO4J_PORT:-0}
-heap=${NEO4J_HEAP:-512m}
+heap=${NEO4J_HEAP:-1g}
 pagecache=${NEO4J_PAGECACHE:-64m}
 timeout=${NEO4J_START_TIMEOUT:-300}
 password=${NEO4J_TEST_PASSWORD-kgagent-test}
@@ -79,7 +79,7 @@ if [ -n "$password" ]; then
 fi
 # The JVM runs detached from this shell (setsid), so it outlives the caller's
 # job control; stop.sh ends it with SIGTERM via the pid file.
-setsid java -Xms128m "-Xmx$heap" -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError \
+setsid java "-Xms$heap" "-Xmx$heap" -XX:+UseParallelGC -XX:+ExitOnOutOfMemoryError \
 	-cp "$here/target/classes:$here/target/lib/*" "$main" "${args[@]}" \
 	>"$run/neo4j.log" 2>&1 </dev/null &
 pid=$!

@@ -258,7 +258,7 @@ func (s *Store) write(ctx context.Context, what string, fn func(tx neo4j.Managed
 			return nil, fn(tx)
 		})
 		_ = sess.Close(context.Background())
-		if !isCode(err, "Neo.ClientError.Statement.EntityNotFound") {
+		if !errors.Is(err, errEntityGone) && !isCode(err, "Neo.ClientError.Statement.EntityNotFound") {
 			break
 		}
 	}
@@ -317,6 +317,9 @@ func codeOf(ctx context.Context, err error) string {
 		return kgagent.ECANCELED
 	case errors.Is(err, context.DeadlineExceeded):
 		return kgagent.ETIMEOUT
+	}
+	if errors.Is(err, errEntityGone) {
+		return kgagent.ECONFLICT
 	}
 	var authErr *neo4j.InvalidAuthenticationError
 	if errors.As(err, &authErr) {

@@ -2,6 +2,7 @@ package neo4j
 
 import (
 	"context"
+	"errors"
 	"sort"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -114,42 +115,41 @@ func newBatch(collection string, docs []Document) *batch {
 }
 
 const (
-	// Retract the documents' literal triples with their literal nodes.
-	qRetractLiterals = `
+	// Retract the documents' triples (deleting literal nodes with their
+	// triple) and return the entities they touched, so that entities left
+	// without triples can be removed. The hint keeps the plan on the
+	// (collection, doc_url) index however the statistics look.
+	qRetract = `
 UNWIND $docs AS d
-MATCH (:Entity)-[r:REL]->(l:Literal)
+MATCH (s:Entity)-[r:REL]->(o)
+USING INDEX r:REL(collection, doc_url)
 WHERE r.collection = $c AND r.doc_url = d
-DELETE r, l
-RETURN count(r) AS n`
-
-	// Retract the documents' entity triples, returning the entities they
-	// touched so that entities left without triples can be removed.
-	qRetractRels = `
-UNWIND $docs AS d
-MATCH (s:Entity)-[r:REL]->(o:Entity)
-WHERE r.collection = $c AND r.doc_url = d
+WITH s, r, o, o:Literal AS lit, o.id AS oid
 DELETE r
-RETURN collect(DISTINCT s.id) + collect(DISTINCT o.id) AS ids`
+FOREACH (x IN CASE WHEN lit THEN [o] ELSE [] END | DELETE x)
+RETURN collect(DISTINCT s.id) + collect(DISTINCT oid) AS ids`
 
-	// Upsert entities; name, type and norm are only written (and the node
-	// only locked) when they change.
+	// Upsert entities and return their element ids, so the triples can be
+	// created by id seeks instead of index seeks. name, type and norm are
+	// only written (and the node only locked) when they change.
 	qMergeEntities = `
 UNWIND $rows AS row
 MERGE (e:Entity {collection: $c, id: row.id})
 ON CREATE SET e.name = row.name, e.type = row.type, e.norm = row.norm
-WITH e, row
-WHERE e.name <> row.name OR e.norm <> row.norm OR (row.type <> '' AND e.type <> row.type)
-SET e.name = row.name, e.norm = row.norm, e.type = CASE row.type WHEN '' THEN e.type ELSE row.type END`
+FOREACH (_ IN CASE WHEN e.name <> row.name OR e.norm <> row.norm OR (row.type <> '' AND e.type <> row.type)
+                   THEN [1] ELSE [] END |
+  SET e.name = row.name, e.norm = row.norm, e.type = CASE row.type WHEN '' THEN e.type ELSE row.type END)
+RETURN row.id AS id, elementId(e) AS eid`
 
 	qCreateRels = `
 UNWIND $rows AS row
-MATCH (s:Entity {collection: $c, id: row.s})
-MATCH (o:Entity {collection: $c, id: row.o})
+MATCH (s) WHERE elementId(s) = row.s
+MATCH (o) WHERE elementId(o) = row.o
 CREATE (s)-[:REL {collection: $c, p: row.p, doc_url: row.d, source_url: row.u, chunk_id: row.k}]->(o)`
 
 	qCreateLits = `
 UNWIND $rows AS row
-MATCH (s:Entity {collection: $c, id: row.s})
+MATCH (s) WHERE elementId(s) = row.s
 CREATE (s)-[:REL {collection: $c, p: row.p, doc_url: row.d, source_url: row.u, chunk_id: row.k}]->
        (:Literal {collection: $c, value: row.v, h: row.h})`
 
@@ -170,10 +170,7 @@ DELETE e`
 // triples in chunks of size rows, drop orphaned entities.
 func (b *batch) apply(ctx context.Context, tx neo4j.ManagedTransaction, size int) error {
 	c := b.collection
-	if _, err := run(ctx, tx, qRetractLiterals, map[string]any{"c": c, "docs": b.docURLs}); err != nil {
-		return err
-	}
-	recs, err := run(ctx, tx, qRetractRels, map[string]any{"c": c, "docs": b.docURLs})
+	recs, err := run(ctx, tx, qRetract, map[string]any{"c": c, "docs": b.docURLs})
 	if err != nil {
 		return err
 	}
@@ -194,23 +191,60 @@ func (b *batch) apply(ctx context.Context, tx neo4j.ManagedTransaction, size int
 	for i, id := range orphans {
 		touched[i] = id
 	}
+	eids := make(map[string]any, len(b.entities))
+	for i := 0; i < len(b.entities); i += size {
+		recs, err := run(ctx, tx, qMergeEntities, map[string]any{"c": c, "rows": b.entities[i:min(i+size, len(b.entities))]})
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			eids[str(r.Values[0])] = r.Values[1]
+		}
+	}
 	for _, step := range []struct {
 		q    string
 		rows []any
-	}{{qMergeEntities, b.entities}, {qCreateRels, b.rels}, {qCreateLits, b.lits}, {qDropOrphans, touched}} {
+	}{{qCreateRels, b.rels}, {qCreateLits, b.lits}} {
 		for i := 0; i < len(step.rows); i += size {
-			chunk := step.rows[i:min(i+size, len(step.rows))]
-			key := "rows"
-			if step.q == qDropOrphans {
-				key = "ids"
+			chunk := make([]any, 0, min(size, len(step.rows)-i))
+			for _, row := range step.rows[i:min(i+size, len(step.rows))] {
+				m := row.(map[string]any)
+				r := make(map[string]any, len(m))
+				for k, v := range m {
+					r[k] = v
+				}
+				r["s"] = eids[str(m["s"])]
+				if o, ok := m["o"]; ok {
+					r["o"] = eids[str(o)]
+				}
+				chunk = append(chunk, r)
 			}
-			if _, err := run(ctx, tx, step.q, map[string]any{"c": c, key: chunk}); err != nil {
+			res, err := tx.Run(ctx, step.q, map[string]any{"c": c, "rows": chunk})
+			if err != nil {
 				return err
 			}
+			sum, err := res.Consume(ctx)
+			if err != nil {
+				return err
+			}
+			// A concurrent writer's orphan cleanup deleted an entity after
+			// the MERGE above saw it: try the transaction again.
+			if n := sum.Counters().RelationshipsCreated(); n != len(chunk) {
+				return errEntityGone
+			}
+		}
+	}
+	for i := 0; i < len(touched); i += size {
+		if _, err := run(ctx, tx, qDropOrphans, map[string]any{"c": c, "ids": touched[i:min(i+size, len(touched))]}); err != nil {
+			return err
 		}
 	}
 	return nil
 }
+
+// errEntityGone makes Store.write retry a transaction that lost an entity to
+// a concurrent writer's orphan cleanup.
+var errEntityGone = errors.New("an entity was deleted by a concurrent transaction")
 
 // DeleteCollection implements graphrag.Store. A large collection is deleted
 // in transactions of a few thousand elements each (so the server's
