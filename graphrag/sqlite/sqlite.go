@@ -276,48 +276,68 @@ func (s *Store) retract(ctx context.Context, tx *sql.Tx, collection, docURL stri
 // entities (with their words) and dropping those no triple refers to.
 func addRefs(ctx context.Context, tx *sql.Tx, collection string, refs map[string]int, ents map[string]kgagent.Entity) error {
 	ids := make([]string, 0, len(refs))
-	for id := range refs {
-		ids = append(ids, id)
+	for id, d := range refs {
+		if d != 0 {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
 	}
 	sort.Strings(ids)
+	var st struct{ inc, ins, word, dec, del, delWords *sql.Stmt }
+	for _, p := range []struct {
+		dst **sql.Stmt
+		q   string
+	}{
+		{&st.inc, `UPDATE entities SET refs = refs + ? WHERE collection = ? AND id = ?`},
+		{&st.ins, `INSERT INTO entities (collection, id, name, type, norm, refs) VALUES (?,?,?,?,?,?)`},
+		{&st.word, `INSERT OR IGNORE INTO entity_words (collection, word, id) VALUES (?,?,?)`},
+		{&st.dec, `UPDATE entities SET refs = refs + ? WHERE collection = ? AND id = ? RETURNING refs`},
+		{&st.del, `DELETE FROM entities WHERE collection = ? AND id = ?`},
+		{&st.delWords, `DELETE FROM entity_words WHERE collection = ? AND id = ?`},
+	} {
+		stmt, err := tx.PrepareContext(ctx, p.q)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		*p.dst = stmt
+	}
 	for _, id := range ids {
 		d := refs[id]
-		if d == 0 {
-			continue
-		}
 		if d > 0 {
-			e := ents[id]
-			norm := graphrag.NormalizeName(e.Name)
-			res, err := tx.ExecContext(ctx, `UPDATE entities SET refs = refs + ? WHERE collection = ? AND id = ?`, d, collection, id)
+			res, err := st.inc.ExecContext(ctx, d, collection, id)
 			if err != nil {
 				return err
 			}
 			if n, _ := res.RowsAffected(); n > 0 {
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO entities (collection, id, name, type, norm, refs) VALUES (?,?,?,?,?,?)`,
-				collection, id, e.Name, e.Type, norm, d); err != nil {
+			e := ents[id]
+			norm := graphrag.NormalizeName(e.Name)
+			if _, err := st.ins.ExecContext(ctx, collection, id, e.Name, e.Type, norm, d); err != nil {
 				return err
 			}
 			for _, w := range Words(norm, id) {
-				if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO entity_words (collection, word, id) VALUES (?,?,?)`, collection, w, id); err != nil {
+				if _, err := st.word.ExecContext(ctx, collection, w, id); err != nil {
 					return err
 				}
 			}
 			continue
 		}
 		var left int
-		if err := tx.QueryRowContext(ctx, `UPDATE entities SET refs = refs + ? WHERE collection = ? AND id = ? RETURNING refs`, d, collection, id).Scan(&left); err != nil {
+		if err := st.dec.QueryRowContext(ctx, d, collection, id).Scan(&left); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				continue
 			}
 			return err
 		}
 		if left <= 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM entities WHERE collection = ? AND id = ?`, collection, id); err != nil {
+			if _, err := st.del.ExecContext(ctx, collection, id); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM entity_words WHERE collection = ? AND id = ?`, collection, id); err != nil {
+			if _, err := st.delWords.ExecContext(ctx, collection, id); err != nil {
 				return err
 			}
 		}

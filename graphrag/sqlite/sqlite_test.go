@@ -11,7 +11,7 @@ import (
 	"github.com/kgagent/kgagent/graphrag/sqlite"
 )
 
-func open(t *testing.T) *sqlite.Store {
+func open(t testing.TB) *sqlite.Store {
 	t.Helper()
 	s, err := sqlite.Open(filepath.Join(t.TempDir(), "graph.db"))
 	if err != nil {
