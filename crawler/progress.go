@@ -15,8 +15,10 @@ import (
 // on a terminal. On anything that is not a terminal it draws nothing, so
 // that logs and piped output stay clean.
 type Progress struct {
-	mu  sync.Mutex
-	bar *progressbar.ProgressBar
+	mu    sync.Mutex
+	bar   *progressbar.ProgressBar
+	every time.Duration
+	last  time.Time
 }
 
 // NewProgress returns a Progress writing to w; it is silent unless w is a
@@ -26,7 +28,7 @@ func NewProgress(w io.Writer, description string) *Progress {
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return &Progress{}
 	}
-	return &Progress{bar: newBar(w, description, 100*time.Millisecond)}
+	return &Progress{bar: newBar(w, description, 100*time.Millisecond), every: 100 * time.Millisecond}
 }
 
 func newBar(w io.Writer, description string, throttle time.Duration) *progressbar.ProgressBar {
@@ -52,6 +54,13 @@ func (p *Progress) Update(c Counters) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// Ingester.Run reports several times per page: draw at most every
+	// p.every, and always the last state.
+	now := time.Now()
+	if now.Sub(p.last) < p.every && c.Done < c.Queued {
+		return
+	}
+	p.last = now
 	p.bar.ChangeMax64(max(c.Queued, 1))
 	p.bar.Describe(fmt.Sprintf("indexed %d, unchanged %d, skipped %d, failed %d, chunks %d, triples %d",
 		c.Indexed, c.Unchanged, c.Skipped, c.Failed, c.Chunks, c.Triples))
