@@ -240,7 +240,7 @@ func TestSocketSlowReaderCutOff(t *testing.T) {
 }
 
 func TestSocketPingPong(t *testing.T) {
-	f := newFixture(t, Config{PingInterval: 50 * time.Millisecond})
+	f := newFixture(t, Config{PingInterval: 150 * time.Millisecond})
 	c := dialSocket(t, f.ts.URL, "")
 	pings := make(chan struct{}, 10)
 	c.SetPingHandler(func(string) error {
@@ -257,11 +257,33 @@ func TestSocketPingPong(t *testing.T) {
 			}
 		}
 	}()
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 2; i++ {
 		select {
 		case <-pings:
 		case <-time.After(5 * time.Second):
 			t.Fatal("no ping from the server")
 		}
+	}
+	// A client that answers pings stays connected past the pong deadline.
+	send(t, c, `{"id":"alive","service":"search","request":{"query":"q"}}`)
+}
+
+func TestSocketDeadClientDropped(t *testing.T) {
+	f := newFixture(t, Config{PingInterval: 50 * time.Millisecond})
+	c := dialSocket(t, f.ts.URL, "")
+	c.SetPingHandler(func(string) error { return nil }) // never pong
+	done := make(chan error, 1)
+	go func() {
+		for {
+			if _, _, err := c.ReadMessage(); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a client that never answers pings was not dropped")
 	}
 }
