@@ -45,10 +45,8 @@ type BuiltinExtractor struct {
 var _ Extractor = BuiltinExtractor{}
 
 var (
-	reDotted    = regexp.MustCompile(`\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?`)
-	reCall      = regexp.MustCompile(`\b[A-Za-z_]\w*\(\)`)
-	reSnake     = regexp.MustCompile(`\b[a-z][a-z0-9]*_[a-z0-9_]+\b`)
-	reCamel     = regexp.MustCompile(`\b[A-Z][a-z0-9]+[A-Z]\w*\b`)
+	reSnake     = regexp.MustCompile(`^[a-z][a-z0-9]*_[a-z0-9_]+$`)
+	reCamel     = regexp.MustCompile(`^[A-Z][a-z0-9]+[A-Z]\w*$`)
 	reCapPhrase = regexp.MustCompile(`\b[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\b`)
 	reAcronym   = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,7}\b`)
 	reIsA       = regexp.MustCompile(`^(?:The\s+|An?\s+)?([A-Za-z_][\w.()\-]*(?:\s+[A-Za-z_][\w.()\-]*){0,3})\s+(?:is|are)\s+(?:a|an)\s+(.+)$`)
@@ -97,6 +95,14 @@ func (x BuiltinExtractor) Extract(ctx context.Context, doc kgagent.Document, chu
 	}
 	e.page = PageEntity(doc.URL, pageTitle(doc))
 	e.linkAliases()
+	seenText := map[string]bool{}
+	for _, l := range doc.Links {
+		lt := strings.TrimSpace(l.Text)
+		if len(lt) >= 3 && len(lt) <= 60 && !seenText[lt] && strings.IndexFunc(lt, unicode.IsLetter) >= 0 {
+			seenText[lt] = true
+			e.linkTexts = append(e.linkTexts, lt)
+		}
+	}
 	for i := range doc.Sections {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -117,14 +123,15 @@ func pageTitle(doc kgagent.Document) string {
 }
 
 type extraction struct {
-	x        BuiltinExtractor
-	doc      kgagent.Document
-	page     kgagent.Entity
-	module   kgagent.Entity // the page's module, once a module heading is seen
-	out      []kgagent.Triple
-	seen     map[string]bool
-	aliases  Aliases
-	byAnchor map[string][]kgagent.Chunk
+	x         BuiltinExtractor
+	doc       kgagent.Document
+	page      kgagent.Entity
+	module    kgagent.Entity // the page's module, once a module heading is seen
+	out       []kgagent.Triple
+	seen      map[string]bool
+	aliases   Aliases
+	byAnchor  map[string][]kgagent.Chunk
+	linkTexts []string // distinct link texts worth matching in sections
 }
 
 // chunkFor picks the chunk of the section at anchor that holds evidence, or
@@ -342,14 +349,15 @@ func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 		seen[t.ID] = true
 		out = append(out, t)
 	}
-	for _, re := range []*regexp.Regexp{reDotted, reCall, reSnake, reCamel} {
-		for _, m := range re.FindAllString(text, -1) {
+	tokens := map[string]bool{}
+	for _, class := range CodeTokens(text, tokens) {
+		for _, m := range class {
 			add(m, TypeTerm)
 		}
 	}
-	for _, l := range e.doc.Links {
-		lt := strings.TrimSpace(l.Text)
-		if len(lt) >= 3 && len(lt) <= 60 && strings.Contains(text, lt) {
+	for _, lt := range e.linkTexts {
+		first, _, _ := strings.Cut(lt, " ")
+		if tokens[strings.TrimSuffix(first, "()")] && strings.Contains(text, lt) {
 			add(lt, TypeTerm)
 		}
 	}
@@ -677,4 +685,64 @@ func (e *extraction) anchorOf(s, fallback string) string {
 		}
 	}
 	return fallback
+}
+
+// CodeTokens finds code identifiers in text in one pass, returned in four
+// classes in order of salience: dotted names (os.path.join, json.dumps()),
+// calls (print()), snake_case and CamelCase words. Every token seen (code or
+// not, "()" removed) is added to seen when it is not nil.
+func CodeTokens(text string, seen map[string]bool) [4][]string {
+	var out [4][]string
+	isTok := func(c byte) bool {
+		return c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	for i := 0; i < len(text); {
+		if !isTok(text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(text) && isTok(text[j]) {
+			j++
+		}
+		tok := strings.Trim(text[i:j], ".")
+		call := strings.HasPrefix(text[j:], "()")
+		if call {
+			j += 2
+		}
+		i = j
+		if tok == "" {
+			continue
+		}
+		if seen != nil {
+			seen[tok] = true
+		}
+		if c := tok[0]; c >= '0' && c <= '9' {
+			continue
+		}
+		suffix := ""
+		if call {
+			suffix = "()"
+		}
+		switch {
+		case strings.Contains(tok, "."):
+			ok := true
+			for _, p := range strings.Split(tok, ".") {
+				if p == "" || p[0] >= '0' && p[0] <= '9' {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				out[0] = append(out[0], tok+suffix)
+			}
+		case call:
+			out[1] = append(out[1], tok+suffix)
+		case reSnake.MatchString(tok):
+			out[2] = append(out[2], tok)
+		case reCamel.MatchString(tok):
+			out[3] = append(out[3], tok)
+		}
+	}
+	return out
 }

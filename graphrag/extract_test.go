@@ -173,3 +173,27 @@ func FuzzBuiltinExtractor(f *testing.F) {
 		}
 	})
 }
+
+func TestCodeTokens(t *testing.T) {
+	got := graphrag.CodeTokens("Call os.path.join() or json.dumps, then print() the get_item value of MyClass; see 3.11 and e.g. __init__.py.", nil)
+	want := [4][]string{{"os.path.join()", "json.dumps", "e.g", "__init__.py"}, {"print()"}, {"get_item"}, {"MyClass"}}
+	for i := range want {
+		if strings.Join(got[i], ",") != strings.Join(want[i], ",") {
+			t.Errorf("class %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+func FuzzCodeTokens(f *testing.F) {
+	f.Add("os.path.join() print() get_item MyClass 3.11 ..a..b.. x()()")
+	f.Fuzz(func(t *testing.T, s string) {
+		seen := map[string]bool{}
+		for _, class := range graphrag.CodeTokens(s, seen) {
+			for _, tok := range class {
+				if tok == "" || !strings.Contains(s, tok) {
+					t.Fatalf("token %q not in input", tok)
+				}
+			}
+		}
+	})
+}

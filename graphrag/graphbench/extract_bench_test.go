@@ -1,0 +1,31 @@
+package graphbench
+
+import (
+	"os"
+	"testing"
+
+	"github.com/kgagent/kgagent/graphrag"
+)
+
+// BenchmarkBuiltinExtract runs the built-in extractor over every Python docs
+// page (KGAGENT_PYDOCS) per iteration.
+func BenchmarkBuiltinExtract(b *testing.B) {
+	root := os.Getenv("KGAGENT_PYDOCS")
+	if root == "" {
+		b.Skip("set KGAGENT_PYDOCS")
+	}
+	t := &testing.T{}
+	docs := loadPages(t, root)
+	b.ResetTimer()
+	n := 0
+	for b.Loop() {
+		for _, d := range docs {
+			ts, err := graphrag.BuiltinExtractor{}.Extract(b.Context(), d, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += len(ts)
+		}
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "triples/s")
+}
