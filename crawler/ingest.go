@@ -62,6 +62,10 @@ type IngesterConfig struct {
 	Docs    DocumentIndexer // nil: documents are extracted and dropped
 	Graph   GraphIndexer    // nil: no triples
 	States  PageStateStore  // nil: an in-memory store, so nothing is incremental across processes
+	// IndexConcurrency caps concurrent IndexDocument calls (corpus then
+	// graph, per page); 0 leaves it to the crawl's workers (Parallelism per
+	// host). Lower it when indexing is CPU-bound and the crawl is not.
+	IndexConcurrency int
 }
 
 // Ingester runs ingestion of Specs: crawl, index new and changed pages into
@@ -72,6 +76,7 @@ type Ingester struct {
 	docs    DocumentIndexer
 	graph   GraphIndexer
 	states  PageStateStore
+	slots   chan struct{} // nil: no cap on concurrent indexing
 }
 
 // NewIngester returns an Ingester for cfg.
@@ -85,6 +90,9 @@ func NewIngester(cfg IngesterConfig) *Ingester {
 	}
 	if in.states == nil {
 		in.states = NewMemoryStates()
+	}
+	if cfg.IndexConcurrency > 0 {
+		in.slots = make(chan struct{}, cfg.IndexConcurrency)
 	}
 	return in
 }
@@ -297,6 +305,15 @@ func (r *run) indexPage(ctx context.Context, p Page) {
 			r.fail(PageError{URL: p.URL, Code: kgagent.EUNAVAILABLE, Reason: "saving page state: " + kgagent.ErrorMessage(err)})
 		}
 		return
+	}
+	if r.in.slots != nil {
+		select {
+		case r.in.slots <- struct{}{}:
+			defer func() { <-r.in.slots }()
+		case <-ctx.Done():
+			r.fail(PageError{URL: p.URL, Code: kgagent.ECANCELED, Reason: "canceled before indexing"})
+			return
+		}
 	}
 	chunks, err := r.in.docs.IndexDocument(ctx, doc)
 	if err != nil {

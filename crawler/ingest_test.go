@@ -403,3 +403,33 @@ func TestCrawlFiftyMegabytePage(t *testing.T) {
 		t.Errorf("the crawler read the whole 50 MB (%d bytes sent)", n)
 	}
 }
+
+// slowIndex counts concurrent IndexDocument calls.
+type slowIndex struct {
+	fakeIndex
+	in, peak atomic.Int32
+}
+
+func (s *slowIndex) IndexDocument(ctx context.Context, doc kgagent.Document) ([]kgagent.Chunk, error) {
+	n := s.in.Add(1)
+	defer s.in.Add(-1)
+	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+	}
+	time.Sleep(5 * time.Millisecond)
+	return nil, nil
+}
+
+func TestIngestIndexConcurrency(t *testing.T) {
+	srv := siteServer(t)
+	for _, limit := range []int{1, 2} {
+		idx := &slowIndex{}
+		in := NewIngester(IngesterConfig{Crawler: testConfig(), Docs: idx, IndexConcurrency: limit})
+		rep, err := in.Run(context.Background(), Spec{URLs: []string{srv.URL + "/*"}}, nil)
+		if err != nil || rep.Counters.Indexed < 30 {
+			t.Fatalf("run: %+v %v", rep.Counters, err)
+		}
+		if p := idx.peak.Load(); p > int32(limit) {
+			t.Errorf("limit %d: %d concurrent IndexDocument calls", limit, p)
+		}
+	}
+}
