@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
+	"golang.org/x/sync/errgroup"
 )
 
 // Completer is the slice of the agent's LLM the LLM extractor needs: one
@@ -58,6 +60,11 @@ type LLMExtractor struct {
 	Retries int           // extra attempts per chunk; default 2
 	Backoff time.Duration // first retry delay, doubled each time; default 200ms
 	MaxText int           // chunk text sent, in bytes; default 8000
+	// Concurrency is how many chunks of a document are extracted at once;
+	// default 4. Triples come back in chunk order whatever it is.
+	Concurrency int
+
+	once sync.Once
 }
 
 var _ Extractor = (*LLMExtractor)(nil)
@@ -100,16 +107,31 @@ func (x *LLMExtractor) Extract(ctx context.Context, doc kgagent.Document, chunks
 	if x.LLM == nil {
 		return nil, kgagent.Errorf(kgagent.EINVALID, "LLM extractor has no LLM")
 	}
-	if x.Cache == nil {
-		x.Cache = &MemCache{}
+	x.once.Do(func() {
+		if x.Cache == nil {
+			x.Cache = &MemCache{}
+		}
+	})
+	conc := x.Concurrency
+	if conc <= 0 {
+		conc = 4
+	}
+	results := make([][]Record, len(chunks))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(conc)
+	for i, c := range chunks {
+		g.Go(func() error {
+			recs, err := x.chunk(gctx, doc, c)
+			results[i] = recs
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	var out []kgagent.Triple
-	for _, c := range chunks {
-		recs, err := x.chunk(ctx, doc, c)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, RecordsToTriples(doc, c, recs)...)
+	for i, c := range chunks {
+		out = append(out, RecordsToTriples(doc, c, results[i])...)
 	}
 	return out, nil
 }

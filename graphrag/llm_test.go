@@ -3,6 +3,8 @@ package graphrag_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/graphrag/sqlite"
 )
 
 func TestParseRecords(t *testing.T) {
@@ -166,7 +169,7 @@ func TestLLMExtractorCache(t *testing.T) {
 		return `{"entity": "x", "definition": "y"}`, nil
 	})
 	cache := &graphrag.MemCache{}
-	x := &graphrag.LLMExtractor{LLM: llm, Cache: cache, Model: "m"}
+	x := &graphrag.LLMExtractor{LLM: llm, Cache: cache, Model: "m", Concurrency: 1}
 	chunks := []kgagent.Chunk{{ID: "a", Text: "alpha text", Hash: "ha"}, {ID: "b", Text: "beta text", Hash: "hb"}}
 	for range 2 {
 		if _, err := x.Extract(t.Context(), doc, chunks); err != nil {
@@ -191,7 +194,7 @@ func TestLLMExtractorCache(t *testing.T) {
 		t.Errorf("got %d triples from cache and LLM, want 2", len(ts))
 	}
 	// Another model does not reuse the cache.
-	y := &graphrag.LLMExtractor{LLM: llm, Cache: cache, Model: "other"}
+	y := &graphrag.LLMExtractor{LLM: llm, Cache: cache, Model: "other", Concurrency: 1}
 	if _, err := y.Extract(t.Context(), doc, chunks[:1]); err != nil {
 		t.Fatal(err)
 	}
@@ -219,5 +222,43 @@ func TestCombine(t *testing.T) {
 	}
 	if llmN != len(chunks) || builtinN == 0 {
 		t.Errorf("llm %d (want %d), builtin %d", llmN, len(chunks), builtinN)
+	}
+}
+
+func TestLLMExtractorPersistentCache(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "graph.db")
+	doc := kgagent.Document{Collection: "py", URL: base, Title: "json"}
+	var chunks []kgagent.Chunk
+	for i := range 6 {
+		chunks = append(chunks, kgagent.Chunk{ID: fmt.Sprintf("c%d", i), Text: fmt.Sprintf("text %d", i), Hash: fmt.Sprintf("h%d", i)})
+	}
+	var calls atomic.Int32
+	llm := graphrag.CompleterFunc(func(_ context.Context, p string) (string, error) {
+		calls.Add(1)
+		i := strings.Index(p, "<<<\ntext ") + 4
+		return fmt.Sprintf(`{"entity": "thing %s", "definition": "d"}`, p[i+5:i+6]), nil
+	})
+	for round := range 2 {
+		store, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := &graphrag.LLMExtractor{LLM: llm, Cache: store, Model: "m", Concurrency: 3}
+		ts, err := x.Extract(t.Context(), doc, chunks)
+		store.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ts) != 6 {
+			t.Fatalf("round %d: %d triples", round, len(ts))
+		}
+		for i, tr := range ts {
+			if tr.ChunkID != chunks[i].ID || tr.Subject.Name != fmt.Sprintf("thing %d", i) {
+				t.Errorf("round %d: triple %d = %+v, not in chunk order", round, i, tr)
+			}
+		}
+	}
+	if calls.Load() != 6 {
+		t.Errorf("LLM calls over a restart: %d, want 6", calls.Load())
 	}
 }
