@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -47,11 +48,16 @@ func (m *memColl) add(rid int64, doc string, c kgagent.Chunk, v []float32) {
 	if len(v) != m.dim || doc == "" {
 		return
 	}
+	m.vecs = append(m.vecs, v...)
+	m.addIndexed(rid, doc, c)
+}
+
+// addIndexed adds a row whose vector was already appended to m.vecs.
+func (m *memColl) addIndexed(rid int64, doc string, c kgagent.Chunk) {
 	slot := int32(len(m.rids))
 	m.pos[rid] = slot
 	m.rids = append(m.rids, rid)
 	m.docs = append(m.docs, doc)
-	m.vecs = append(m.vecs, v...)
 	tf := map[string]float32{}
 	var length float32
 	for f, text := range [3]string{corpus.PageTitle(c), corpus.HeadingText(c), c.Text} {
@@ -79,6 +85,19 @@ func (m *memColl) remove(rids []int64) {
 		m.totalLen -= float64(m.lens[slot])
 		m.live--
 		m.dead++
+	}
+}
+
+// compact trims the posting lists to their length; big collections then
+// hand the growth slack back to the OS.
+func (m *memColl) compact() {
+	for t, ps := range m.post {
+		if cap(ps) > len(ps) {
+			m.post[t] = append(make([]posting, 0, len(ps)), ps...)
+		}
+	}
+	if len(m.rids) >= 50000 {
+		debug.FreeOSMemory()
 	}
 }
 
@@ -111,12 +130,23 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 	if err != nil {
 		return nil, dbErr(err, "load collection")
 	}
+	var count int
+	if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM chunks WHERE collection = ?`, collection).Scan(&count); err != nil {
+		return nil, dbErr(err, "load collection")
+	}
 	rows, err := x.db.QueryContext(ctx, `SELECT rid, doc_url, title, headings, body, vec FROM chunks WHERE collection = ? ORDER BY rid`, collection)
 	if err != nil {
 		return nil, dbErr(err, "load collection")
 	}
 	defer rows.Close()
 	m = newMemColl(dim, [3]float32{float32(x.cfg.TitleWeight), float32(x.cfg.HeadingWeight), float32(x.cfg.BodyWeight)})
+	// size everything once: a 200k-chunk collection would otherwise copy
+	// its vectors several times while growing
+	m.rids = make([]int64, 0, count)
+	m.docs = make([]string, 0, count)
+	m.lens = make([]float32, 0, count)
+	m.vecs = make([]float32, 0, count*dim)
+	m.pos = make(map[int64]int32, count)
 	docs := map[string]string{} // intern doc URLs
 	for rows.Next() {
 		var rid int64
@@ -132,11 +162,16 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		} else {
 			docs[c.DocURL] = c.DocURL
 		}
-		m.add(rid, c.DocURL, c, decodeVec(blob))
+		if len(blob) != 4*dim || c.DocURL == "" {
+			continue
+		}
+		m.vecs = appendVec(m.vecs, blob)
+		m.addIndexed(rid, c.DocURL, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, dbErr(err, "load collection")
 	}
+	m.compact()
 	x.cacheMu.Lock()
 	x.cache[collection] = m
 	x.cacheMu.Unlock()
@@ -318,22 +353,24 @@ func (h *topHeap) push(s scored) {
 	}
 }
 
-// Dot is the float32 dot product of two equally long vectors, unrolled by 8.
+// Dot is the float32 dot product of two equally long vectors, unrolled by 8
+// over re-sliced windows so the compiler drops the bounds checks.
 func Dot(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-		s4 += a[i+4] * b[i+4]
-		s5 += a[i+5] * b[i+5]
-		s6 += a[i+6] * b[i+6]
-		s7 += a[i+7] * b[i+7]
+	for len(a) >= 8 {
+		x, y := a[:8:8], b[:8:8]
+		s0 += x[0] * y[0]
+		s1 += x[1] * y[1]
+		s2 += x[2] * y[2]
+		s3 += x[3] * y[3]
+		s4 += x[4] * y[4]
+		s5 += x[5] * y[5]
+		s6 += x[6] * y[6]
+		s7 += x[7] * y[7]
+		a, b = a[8:], b[8:]
 	}
-	for ; i < len(a); i++ {
+	for i := range a {
 		s0 += a[i] * b[i]
 	}
 	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)

@@ -502,10 +502,10 @@ func encodeVec(v []float32) []byte {
 	return b
 }
 
-func decodeVec(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+// appendVec decodes a little-endian float32 blob onto dst.
+func appendVec(dst []float32, b []byte) []float32 {
+	for i := 0; i+4 <= len(b); i += 4 {
+		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
 	}
-	return v
+	return dst
 }
