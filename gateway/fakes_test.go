@@ -48,7 +48,7 @@ func (f *fakeAsker) Ask(ctx context.Context, req agent.Request, emit agent.Emit)
 		return kgagent.Answer{}, errors.New("secret internal detail")
 	}
 	emit(kgagent.Event{Kind: kgagent.EventThought, Text: "I need to query a knowledge base"})
-	emit(kgagent.Event{Kind: kgagent.EventAction, Func: "fixie_query_corpus", Text: req.Question})
+	emit(kgagent.Event{Kind: kgagent.EventAction, Func: "fixie_query_corpus", Text: "Ask Func[fixie_query_corpus]: " + req.Question})
 	emit(kgagent.Event{Kind: kgagent.EventObservation, Text: "Some docs text."})
 	if strings.HasPrefix(req.Question, "block") {
 		select {

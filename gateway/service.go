@@ -246,13 +246,21 @@ func eventResponse(ev kgagent.Event) map[string]any {
 	case kgagent.EventThought:
 		return map[string]any{"thought": ev.Text}
 	case kgagent.EventRoute:
-		return map[string]any{"thought": fmt.Sprintf("Routing to agent %s", ev.Agent), "agent": ev.Agent}
-	case kgagent.EventAction:
-		name := ev.Func
-		if name == "" {
-			name = ev.Agent
+		text := ev.Text
+		if text == "" {
+			text = "routed to agent " + ev.Agent
 		}
-		return map[string]any{"thought": fmt.Sprintf("Ask Func[%s]: %s", name, ev.Text), "action": name}
+		return map[string]any{"thought": text, "agent": ev.Agent}
+	case kgagent.EventAction:
+		text := ev.Text
+		if !strings.HasPrefix(text, "Ask ") {
+			text = fmt.Sprintf("Ask Func[%s]: %s", ev.Func, ev.Text)
+		}
+		return map[string]any{"thought": text, "action": ev.Func}
+	case kgagent.EventError:
+		if !ev.Final {
+			return map[string]any{"thought": "error: " + ev.Text}
+		}
 	case kgagent.EventObservation:
 		return map[string]any{"observation": ev.Text}
 	case kgagent.EventAnswer:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/kgagent/kgagent"
 )
 
 func dialSocket(t testing.TB, baseURL, token string) *websocket.Conn {
@@ -285,5 +286,28 @@ func TestSocketDeadClientDropped(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("a client that never answers pings was not dropped")
+	}
+}
+
+func TestEventResponse(t *testing.T) {
+	tests := []struct {
+		ev   kgagent.Event
+		want map[string]any
+	}{
+		{kgagent.Event{Kind: kgagent.EventThought, Text: "hm"}, map[string]any{"thought": "hm"}},
+		{kgagent.Event{Kind: kgagent.EventRoute, Agent: "docs", Text: "routed to agent docs (similarity 0.80)"}, map[string]any{"thought": "routed to agent docs (similarity 0.80)", "agent": "docs"}},
+		{kgagent.Event{Kind: kgagent.EventAction, Func: "f", Text: "Ask Func[f]: x"}, map[string]any{"thought": "Ask Func[f]: x", "action": "f"}},
+		{kgagent.Event{Kind: kgagent.EventAction, Func: "f", Text: "x"}, map[string]any{"thought": "Ask Func[f]: x", "action": "f"}},
+		{kgagent.Event{Kind: kgagent.EventObservation, Text: "o"}, map[string]any{"observation": "o"}},
+		{kgagent.Event{Kind: kgagent.EventAnswer, Delta: true, Text: "to"}, map[string]any{"answer": "to", "delta": true}},
+		{kgagent.Event{Kind: kgagent.EventAnswer, Final: true, Text: "full"}, nil},
+		{kgagent.Event{Kind: kgagent.EventError, Text: "bad output"}, map[string]any{"thought": "error: bad output"}},
+		{kgagent.Event{Kind: kgagent.EventError, Final: true, Text: "x"}, nil},
+	}
+	for _, tt := range tests {
+		got := eventResponse(tt.ev)
+		if jsonString(got) != jsonString(tt.want) {
+			t.Errorf("%+v: got %v, want %v", tt.ev, got, tt.want)
+		}
 	}
 }
