@@ -475,8 +475,8 @@ func (cr *crawl) onResponse(r *colly.Response) {
 	doc, err := Extract(final, r.Headers.Get("Content-Type"), r.Body)
 	if err != nil {
 		page.Outcome = Failed
-		if kgagent.ErrorCode(err) == kgagent.EUNSUPPORTED {
-			page.Outcome = Skipped
+		if c := kgagent.ErrorCode(err); c == kgagent.EUNSUPPORTED || c == kgagent.EFORBIDDEN {
+			page.Outcome = Skipped // not text, or meta robots noindex
 		}
 		page.Err = &PageError{Code: kgagent.ErrorCode(err), Reason: kgagent.ErrorMessage(err)}
 		cr.report(v, page)

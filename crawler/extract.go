@@ -61,7 +61,8 @@ func IsTextMedia(mt string) bool {
 //
 // Errors: EINVALID for a bad pageURL, a body that is not valid text in its
 // declared charset (invalid UTF-8, binary garbage) or that holds no text;
-// EUNSUPPORTED for a media type that is not text. Collection, ETag,
+// EUNSUPPORTED for a media type that is not text; EFORBIDDEN for a page
+// whose <meta name="robots"> says noindex (nofollow drops its links). Collection, ETag,
 // LastModified and FetchedAt are left for the caller to fill in.
 func Extract(pageURL, contentType string, body []byte) (kgagent.Document, error) {
 	base, err := url.Parse(pageURL)
@@ -151,6 +152,8 @@ func decodeText(body []byte, contentType, mt string) (string, error) {
 
 // htmlExtractor walks the main content of a page and builds sections.
 type htmlExtractor struct {
+	noindex  bool // <meta name="robots" content="noindex">
+	nofollow bool // <meta name="robots" content="nofollow">
 	base     *url.URL
 	doc      kgagent.Document
 	cur      *kgagent.Section
@@ -184,6 +187,22 @@ func extractHTML(base *url.URL, text string) (kgagent.Document, error) {
 			}
 		}
 		x.doc.Title = normSpace(hq.Find("title").First().Text())
+		// <meta name="robots"> (or name="kgagent") noindex / nofollow / none.
+		hq.Find("meta[name][content]").Each(func(_ int, m *goquery.Selection) {
+			if name := strings.ToLower(m.AttrOr("name", "")); name != "robots" && name != "kgagent" {
+				return
+			}
+			for _, d := range strings.Split(strings.ToLower(m.AttrOr("content", "")), ",") {
+				switch strings.TrimSpace(d) {
+				case "noindex":
+					x.noindex = true
+				case "nofollow":
+					x.nofollow = true
+				case "none":
+					x.noindex, x.nofollow = true, true
+				}
+			}
+		})
 		if href, ok := hq.Find("link[rel~=canonical]").First().Attr("href"); ok {
 			if u := resolveLink(x.base, href); u != "" {
 				x.doc.CanonicalURL = u
@@ -196,9 +215,14 @@ func extractHTML(base *url.URL, text string) (kgagent.Document, error) {
 	if body == nil {
 		return x.doc, nil
 	}
+	if x.noindex {
+		return kgagent.Document{}, kgagent.Errorf(kgagent.EFORBIDDEN, "page asks not to be indexed (meta robots noindex)")
+	}
 	p := &prepass{base: x.base, seen: map[string]bool{}}
 	p.walk(body, 0)
-	x.doc.Links = p.links
+	if !x.nofollow {
+		x.doc.Links = p.links
+	}
 	main := p.main
 	if main == nil {
 		main = p.article

@@ -224,6 +224,8 @@ func TestExtractErrors(t *testing.T) {
 		{"invalid utf8", "http://h/x", "text/html; charset=utf-8", []byte("<p>caf\xe9 \xff\xfe</p>"), kgagent.EINVALID},
 		{"empty page", "http://h/x", "text/html", []byte("<html><body><nav>only nav</nav></body></html>"), kgagent.EINVALID},
 		{"empty text", "http://h/x", "text/plain", []byte("  \n\n "), kgagent.EINVALID},
+		{"meta robots noindex", "http://h/x", "text/html", []byte(`<head><meta name="ROBOTS" content="NOINDEX, follow"></head><p>x</p>`), kgagent.EFORBIDDEN},
+		{"meta kgagent none", "http://h/x", "text/html", []byte(`<head><meta name="kgagent" content="none"></head><p>x</p>`), kgagent.EFORBIDDEN},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,6 +234,17 @@ func TestExtractErrors(t *testing.T) {
 				t.Fatalf("err = %v, want code %s", err, tt.code)
 			}
 		})
+	}
+}
+
+func TestExtractNofollow(t *testing.T) {
+	doc, err := Extract("http://h/x", "text/html", []byte(`<head><meta name="robots" content="nofollow"></head><p>x <a href="/y">y</a></p>`))
+	if err != nil || len(doc.Links) != 0 {
+		t.Fatalf("nofollow: %v %+v", err, doc.Links)
+	}
+	doc, err = Extract("http://h/x", "text/html", []byte(`<head><meta name="description" content="noindex"></head><p>x <a href="/y">y</a></p>`))
+	if err != nil || len(doc.Links) != 1 {
+		t.Fatalf("other meta: %v %+v", err, doc.Links)
 	}
 }
 
