@@ -228,6 +228,19 @@ func TestPyDocsGraph(t *testing.T) {
 	}{{"names only", namesOnly}, {"names + entity index", withIdx}} {
 		var lat []time.Duration
 		hit, hand := 0, 0
+		// Three rounds, so a burst of load on a shared machine moves the
+		// percentiles less; quality is counted on the last round.
+		for round := range 3 {
+			for _, q := range qs {
+				t0 := time.Now()
+				if _, err := svc.s.Retrieve(ctx, q.q, "pydocs"); err != nil {
+					t.Fatal(err)
+				}
+				if round < 2 {
+					lat = append(lat, time.Since(t0))
+				}
+			}
+		}
 		for i, q := range qs {
 			t0 := time.Now()
 			facts, err := svc.s.Retrieve(ctx, q.q, "pydocs")
@@ -248,7 +261,7 @@ func TestPyDocsGraph(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%-22s retrieval over %d questions: p50 %v p90 %v p99 %v; a fact about the asked entity in the top 5: %d/%d (hand-written %d/%d)",
+		t.Logf("%-22s retrieval, %d questions x 3: p50 %v p90 %v p99 %v; a fact about the asked entity in the top 5: %d/%d (hand-written %d/%d)",
 			svc.name, len(qs), percentile(lat, .5).Round(10*time.Microsecond), percentile(lat, .9).Round(10*time.Microsecond),
 			percentile(lat, .99).Round(10*time.Microsecond), hit, len(qs), hand, len(handQuestions))
 	}

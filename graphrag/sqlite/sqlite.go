@@ -522,8 +522,9 @@ func (s *Store) Expand(ctx context.Context, collection string, seeds []string, l
 // Entities implements graphrag.Store. A term matches an entity when it is one
 // of the entity's index words (see Words) or, for multi-word terms, when the
 // entity's normalised name contains it; when no entity matches a one-word
-// term of four or more bytes that way, a substring scan of the collection's
-// entity names is the fallback.
+// term of four or more bytes that way, entities with a word that starts with
+// the term are the fallback ("serializ" finds "serialization"), a range scan
+// of the word index rather than a scan of every name.
 // Entities named exactly like a term come first, then by how many triples
 // refer to them.
 func (s *Store) Entities(ctx context.Context, collection string, terms []string, limit int) ([]kgagent.Entity, error) {
@@ -568,8 +569,9 @@ func (s *Store) Entities(ctx context.Context, collection string, terms []string,
 			return nil, dbErr(ctx, err, "entities")
 		}
 		if n == 0 && len(term) >= 4 && !strings.Contains(term, " ") {
-			rows, err := s.rdb.QueryContext(ctx, `SELECT id, name, type, norm, refs FROM entities
-				WHERE collection = ? AND instr(norm, ?) > 0 ORDER BY refs DESC LIMIT ?`, collection, term, limit)
+			rows, err := s.rdb.QueryContext(ctx, `SELECT e.id, e.name, e.type, e.norm, e.refs FROM entity_words w
+				JOIN entities e ON e.collection = w.collection AND e.id = w.id
+				WHERE w.collection = ? AND w.word > ? AND w.word < ? ORDER BY e.refs DESC LIMIT ?`, collection, term, term+"\uffff", limit)
 			if err != nil {
 				return nil, dbErr(ctx, err, "entities")
 			}

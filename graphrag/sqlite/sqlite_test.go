@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kgagent/kgagent"
@@ -73,5 +74,39 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if _, err := sqlite.Open(filepath.Join(t.TempDir(), "no", "such", "dir", "g.db")); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
 		t.Errorf("Open in a missing dir: %v", err)
+	}
+}
+
+func TestEntitiesPrefixFallback(t *testing.T) {
+	s := open(t)
+	doc := "https://x.test/a.html"
+	if err := s.ReplaceDocument(t.Context(), "c", doc, []kgagent.Triple{
+		graphtest.T("c", doc, "serialization", "is_a", "process", ""),
+		graphtest.T("c", doc, "json.dumps", "is_a", "function", ""),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		terms []string
+		want  []string
+	}{
+		{[]string{"serializ"}, []string{"serialization"}},
+		{[]string{"dump"}, []string{"json.dumps"}}, // "dump" is no word of any name, but starts one
+		{[]string{"dumps"}, []string{"json.dumps"}},
+		{[]string{"xyz"}, nil}, // too short for the fallback
+		{[]string{"process serializ"}, nil},
+	}
+	for _, tc := range tests {
+		got, err := s.Entities(t.Context(), "c", tc.terms, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, e := range got {
+			ids = append(ids, e.ID)
+		}
+		if strings.Join(ids, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("Entities(%v) = %v, want %v", tc.terms, ids, tc.want)
+		}
 	}
 }
