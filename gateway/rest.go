@@ -49,9 +49,26 @@ func (s *Server) routesSetup() {
 	s.openAIRoutes()
 	s.graphQLRoutes()
 	s.webRoutes()
-	s.handle("", "/api/", scopePublic, func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, kgagent.Errorf(kgagent.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path))
-	})
+	s.handle("", "/api/", scopePublic, s.noRoute)
+}
+
+// noRoute answers paths under /api/ that no route serves, naming the
+// methods the path has when only the method is wrong (Allow header).
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{"GET", "POST", "DELETE"} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/api/" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		s.writeError(w, r, kgagent.Errorf(kgagent.ENOTFOUND, "%s %s: method not served; use %s", r.Method, r.URL.Path, strings.Join(allow, " or ")))
+		return
+	}
+	s.writeError(w, r, kgagent.Errorf(kgagent.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path))
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

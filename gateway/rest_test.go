@@ -289,6 +289,17 @@ func TestRequestIDPropagates(t *testing.T) {
 	_ = time.Now
 }
 
+func TestWrongMethodNamesAllowed(t *testing.T) {
+	f := newFixture(t, Config{})
+	status, m, h := do(t, "GET", f.ts.URL+"/api/v1/agent", "", "")
+	if status != 404 || errCode(m) != "NOT_FOUND" || h.Get("Allow") != "POST" {
+		t.Errorf("GET /api/v1/agent: %d %v Allow=%q", status, m, h.Get("Allow"))
+	}
+	if _, _, h := do(t, "PUT", f.ts.URL+"/api/v1/collections/x", "", ""); h.Get("Allow") != "GET, DELETE" {
+		t.Errorf("PUT collection: Allow=%q", h.Get("Allow"))
+	}
+}
+
 func TestBindAddr(t *testing.T) {
 	open := Config{}
 	authed := Config{APIKeys: []APIKey{{Name: "k", Hash: HashKey("k"), Scopes: []Scope{ScopeAsk}}}}
