@@ -433,3 +433,43 @@ func TestIngestIndexConcurrency(t *testing.T) {
 		}
 	}
 }
+
+func TestIngestMovedPage(t *testing.T) {
+	s := newSite(map[string]string{
+		"/":    htmlPage("Home", `<p>home</p><a href="/old">old</a>`),
+		"/old": htmlPage("Old", "<p>the page</p>"),
+	})
+	moved := false
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		m := moved
+		mu.Unlock()
+		if m && r.URL.Path == "/old" {
+			http.Redirect(w, r, "/new", http.StatusMovedPermanently)
+			return
+		}
+		s.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	idx := newFakeIndex()
+	in := NewIngester(IngesterConfig{Crawler: testConfig(), Docs: idx, Graph: fakeGraph{idx}})
+	spec := Spec{Collection: "c", URLs: []string{srv.URL + "/*"}}
+	if _, err := in.Run(context.Background(), spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	moved = true
+	mu.Unlock()
+	s.set("/new", htmlPage("New", "<p>the page, moved</p>"))
+	rep, err := in.Run(context.Background(), spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(idx.urls(), " "), srv.URL+"/ "+srv.URL+"/new"; got != want {
+		t.Errorf("index holds %s, want %s (counters %+v)", got, want, rep.Counters)
+	}
+	if rep.Counters.Removed != 1 {
+		t.Errorf("removed %d", rep.Counters.Removed)
+	}
+}

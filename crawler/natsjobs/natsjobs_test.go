@@ -199,6 +199,16 @@ func TestCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-started
+	// Progress reaches the status while the job runs.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		cur, err := q.Get(ctx, st.ID)
+		if err == nil && cur.State == crawler.JobRunning && cur.Counters.Queued == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("running status without progress: %+v %v", cur, err)
+		}
+	}
 	if _, err := q.Cancel(ctx, st.ID); err != nil {
 		t.Fatal(err)
 	}
