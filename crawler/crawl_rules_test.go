@@ -231,7 +231,7 @@ func TestCrawlTimeoutRetried(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	cfg := testConfig()
-	cfg.RequestTimeout = 300 * time.Millisecond
+	cfg.RequestTimeout = time.Second // generous: the box may be loaded
 	got, _ := runCrawl(t, cfg, Spec{URLs: []string{srv.URL + "/slow"}}, CrawlOptions{})
 	if p := got.pages[srv.URL+"/slow"]; p.Outcome != Fetched {
 		t.Fatalf("slow page: %+v %+v", p, p.Err)
