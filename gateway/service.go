@@ -123,11 +123,23 @@ func (s *Server) Run(ctx context.Context, c Call, send func(Frame)) {
 	out := func(resp map[string]any, complete bool) {
 		send(Frame{ID: c.ID, Response: resp, Complete: complete})
 	}
-	err := s.dispatch(ctx, c, out)
+	err := s.safeDispatch(ctx, c, out)
 	if err != nil {
 		send(errorFrame(c.ID, err))
 	}
 	s.metrics.observeCall(c.Service, kgagent.ErrorCode(err), time.Since(start))
+}
+
+// safeDispatch is dispatch with a panic in a backend turned into an
+// internal error, so one bad request never takes the server down.
+func (s *Server) safeDispatch(ctx context.Context, c Call, out func(map[string]any, bool)) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.ErrorContext(ctx, "panic in service call", "panic", p, "service", c.Service, "request_id", c.ID)
+			err = kgagent.WrapError(kgagent.EINTERNAL, fmt.Errorf("panic: %v", p), "internal error")
+		}
+	}()
+	return s.dispatch(ctx, c, out)
 }
 
 func (s *Server) checkFlow(flow string) error {

@@ -122,6 +122,7 @@ func TestSocketErrorsPerID(t *testing.T) {
 		{`{"id":"x3","service":"agent","flow":"other","request":{"question":"q"}}`, "x3", "NOT_FOUND"},
 		{`{"id":"x4","service":"agent","request":{"question":7}}`, "x4", "INVALID_ARGUMENT"},
 		{`{"id":"x5","service":"agent","request":{"question":"boom"}}`, "x5", "INTERNAL"},
+		{`{"id":"x5p","service":"agent","request":{"question":"panic please"}}`, "x5p", "INTERNAL"},
 		{`{"id":"x6","service":"agent","request":{"question":"q","agent":"nope"}}`, "x6", "NOT_FOUND"},
 		{`{"id":"x7","resume":{"last_seq":0}}`, "x7", "NOT_FOUND"},
 		{`not json`, "", "INVALID_ARGUMENT"},

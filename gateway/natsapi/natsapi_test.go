@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,6 +23,9 @@ type asker struct{ calls atomic.Int64 }
 
 func (a *asker) Ask(ctx context.Context, req agent.Request, emit agent.Emit) (kgagent.Answer, error) {
 	a.calls.Add(1)
+	if req.Question == "panic" {
+		panic("asker panicked")
+	}
 	emit(kgagent.Event{Kind: kgagent.EventThought, Text: "thinking"})
 	emit(kgagent.Event{Kind: kgagent.EventObservation, Text: "seen"})
 	return kgagent.Answer{Answer: "A: " + req.Question, Sources: []kgagent.Source{{URL: "https://x.example/p#s", Title: "P"}}}, nil
@@ -129,12 +133,18 @@ func TestNATSValidationErrors(t *testing.T) {
 		{"kgagent.request.llm", `{"question":"q"}`, "NOT_FOUND"},
 		{"kgagent.request.agent", `{"question":"q","flow":"nope"}`, "NOT_FOUND"},
 		{"kgagent.request.search", `{"query":"q"}`, "UNAVAILABLE"},
+		{"kgagent.request.agent", `{"question":"panic"}`, "INTERNAL"},
+		{"kgagent.request.agent", `{"question":"` + strings.Repeat("a", 70<<10) + `"}`, "TOO_LARGE"},
 	}
 	for _, tt := range tests {
 		frames := request(t, nc, tt.subject, tt.data)
 		if len(frames) != 1 || frames[0].Error == nil || frames[0].Error.Type != tt.typ || frames[0].ID == "" {
 			t.Errorf("%s %s: got %+v, want one %s error", tt.subject, tt.data, frames, tt.typ)
 		}
+	}
+	// A request without a reply subject is dropped, not fatal.
+	if err := nc.Publish("kgagent.request.agent", []byte(`{"question":"nobody listens"}`)); err != nil {
+		t.Fatal(err)
 	}
 	if frames := request(t, nc, "kgagent.request.agent", `{"question":"still ok"}`); frames[len(frames)-1].Response["answer"] != "A: still ok" {
 		t.Errorf("after errors: %+v", frames)
