@@ -2,6 +2,14 @@
 // globs, excludes) politely and safely with gocolly/colly, extracts their
 // content with goquery into kgagent.Documents, and runs ingestion jobs that
 // feed the corpus index and the triple graph incrementally.
+//
+// Entry points: Extract (one page to a Document); New(Config).Crawl (a
+// Spec to per-URL outcomes: robots.txt, sitemaps, per-host limits, retries,
+// SSRF guard, trap guards); NewIngester(IngesterConfig).Run (crawl, index
+// into a DocumentIndexer and a GraphIndexer, keep PageStates for
+// conditional re-crawls, remove pages that are gone); NewProgress (the
+// CLI's progress bar). Page state lives in crawler/sqlite; jobs queue on
+// NATS JetStream in crawler/natsjobs. See DECISIONS.md for the choices.
 package crawler
 
 import (
