@@ -186,6 +186,8 @@ type Server struct {
 	streams *streamStore
 	metrics *Metrics
 	flows   map[string]bool
+	ctx     context.Context // canceled by Close: stops detached websocket runs
+	cancel  context.CancelFunc
 }
 
 // Route is one registered method and path pattern.
@@ -202,6 +204,7 @@ func New(cfg Config, b Backends) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, b: b, log: cfg.Logger, mux: http.NewServeMux(), auth: auth, flows: map[string]bool{}}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, f := range cfg.Flows {
 		s.flows[f] = true
 	}
@@ -225,8 +228,10 @@ func (s *Server) Routes() []Route { return append([]Route(nil), s.routes...) }
 // pages, LLM tokens).
 func (s *Server) Metrics() *Metrics { return s.metrics }
 
-// Close stops background work (the stream janitor).
+// Close stops background work: the stream janitor and websocket requests
+// still running detached from their sockets.
 func (s *Server) Close() error {
+	s.cancel()
 	s.streams.close()
 	return nil
 }

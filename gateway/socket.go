@@ -287,6 +287,6 @@ func (wc *wsConn) handle(data []byte) {
 	call := Call{ID: f.ID, Service: f.Service, Flow: f.Flow, Request: req, Caller: wc.p.caller}
 	go func() {
 		defer release()
-		s.Run(context.Background(), call, st.append)
+		s.Run(s.ctx, call, st.append)
 	}()
 }
