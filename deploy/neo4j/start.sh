@@ -3,17 +3,20 @@
 # on 127.0.0.1 with Bolt, in the background, and waits until it answers a
 # Cypher query over Bolt. Prints shell exports on stdout, so
 #
-#   eval "$(deploy/neo4j/start.sh)"   # sets NEO4J_URL, NEO4J_USER, NEO4J_PASSWORD
+#   eval "$(deploy/neo4j/start.sh)"   # sets NEO4J_URL, NEO4J_USER, NEO4J_PASSWORD, NEO4J_PID
 #   go test ./graphrag/neo4j/...
 #   deploy/neo4j/stop.sh
 #
 # Progress and errors go to stderr. The same exports are written to
-# $NEO4J_RUN_DIR/env. Running it again while the server runs prints the
+# RUN_DIR/env. Running it again while the server runs prints the
 # exports of the running server.
+#
+# Usage: start.sh [RUN_DIR]. RUN_DIR (or NEO4J_RUN_DIR; default
+# deploy/neo4j/target/run) holds the data, logs, pid and URL files; pass the
+# same one to stop.sh.
 #
 # Environment (all optional):
 #   NEO4J_PORT           Bolt port; 0 (default) picks a free one
-#   NEO4J_RUN_DIR        data, logs, pid and URL files (default deploy/neo4j/target/run)
 #   NEO4J_TEST_PASSWORD  password of user neo4j (>= 8 chars; default kgagent-test, so
 #                        tests exercise authentication); set it empty to disable auth
 #   NEO4J_HEAP           JVM heap (default 1g)
@@ -23,7 +26,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-run=${NEO4J_RUN_DIR:-$here/target/run}
+run=${1:-${NEO4J_RUN_DIR:-$here/target/run}}
 port=${NEO4J_PORT:-0}
 heap=${NEO4J_HEAP:-1g}
 pagecache=${NEO4J_PAGECACHE:-64m}
@@ -35,6 +38,7 @@ log() { echo "neo4j/start.sh: $*" >&2; }
 
 exports() {
 	echo "export NEO4J_URL=$1"
+	echo "export NEO4J_PID=$2"
 	if [ -n "$password" ]; then
 		echo "export NEO4J_USER=neo4j"
 		echo "export NEO4J_PASSWORD=$password"
@@ -43,13 +47,14 @@ exports() {
 
 command -v java >/dev/null || { log "java not found (Neo4j 5.26 needs Java 17)"; exit 1; }
 mkdir -p "$run"
+run=$(cd "$run" && pwd)
 
 # Already running? Then report it and stop here.
 if [ -f "$run/neo4j.pid" ]; then
 	pid=$(cat "$run/neo4j.pid")
 	if kill -0 "$pid" 2>/dev/null && grep -q "$main" "/proc/$pid/cmdline" 2>/dev/null && [ -s "$run/bolt.url" ]; then
 		log "already running (pid $pid)"
-		exports "$(cat "$run/bolt.url")" | tee "$run/env"
+		exports "$(cat "$run/bolt.url")" "$pid" | tee "$run/env"
 		exit 0
 	fi
 	rm -f "$run/neo4j.pid"
@@ -111,4 +116,4 @@ done
 
 url=$(cat "$run/bolt.url")
 log "ready at $url after ${SECONDS}s"
-exports "$url" | tee "$run/env"
+exports "$url" "$pid" | tee "$run/env"

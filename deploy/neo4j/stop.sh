@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Stops the Neo4j that start.sh started (the pid in $NEO4J_RUN_DIR/neo4j.pid):
+# Usage: stop.sh [RUN_DIR]. Stops the Neo4j that start.sh started with the
+# same RUN_DIR (default $NEO4J_RUN_DIR, else deploy/neo4j/target/run), by the
+# pid in RUN_DIR/neo4j.pid:
 # SIGTERM, so the database shuts down cleanly, then SIGKILL after
 # NEO4J_STOP_TIMEOUT seconds (default 60). Does nothing when none runs.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-run=${NEO4J_RUN_DIR:-$here/target/run}
+run=${1:-${NEO4J_RUN_DIR:-$here/target/run}}
 timeout=${NEO4J_STOP_TIMEOUT:-60}
 main=dev.kgagent.neo4j.Launcher
 
