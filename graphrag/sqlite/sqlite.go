@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -73,6 +74,7 @@ CREATE INDEX IF NOT EXISTS triples_o ON triples(collection, o_id);
 CREATE INDEX IF NOT EXISTS triples_sn ON triples(collection, s_norm);
 CREATE INDEX IF NOT EXISTS triples_on ON triples(collection, o_norm);
 CREATE INDEX IF NOT EXISTS triples_p ON triples(collection, p);
+CREATE INDEX IF NOT EXISTS triples_lit ON triples(collection, substr(literal, 1, 64)) WHERE literal != '';
 CREATE TABLE IF NOT EXISTS entities (
 	collection TEXT NOT NULL,
 	id         TEXT NOT NULL,
@@ -95,6 +97,9 @@ CREATE TABLE IF NOT EXISTS extract_cache (
 `
 
 const cols = `rowid, s_id, s_name, s_type, p, o_id, o_name, o_type, literal, chunk_id, doc_url, source_url`
+
+// tcols are cols of the table aliased t.
+const tcols = `t.rowid, t.s_id, t.s_name, t.s_type, t.p, t.o_id, t.o_name, t.o_type, t.literal, t.chunk_id, t.doc_url, t.source_url`
 
 // OpenDir opens (creating if needed) the store in dataDir/graph.db.
 func OpenDir(dataDir string) (*Store, error) {
@@ -415,22 +420,41 @@ func (s *Store) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple,
 	if limit == 0 {
 		limit = 100
 	}
-	q := `SELECT ` + cols + ` FROM triples WHERE collection = ?`
+	// S (else O) drives the query: the UNION of index searches for its id,
+	// normalised name (and literal) yields rowids, CROSS JOIN keeps SQLite
+	// from scanning the collection instead. The other fields filter.
 	args := []any{p.Collection}
-	if p.S != "" {
-		q += ` AND (s_id = ? OR s_norm = ?)`
-		args = append(args, p.S, graphrag.NormalizeName(p.S))
+	arg := func(v any) string {
+		args = append(args, v)
+		return "?" + strconv.Itoa(len(args))
 	}
-	if p.P != "" {
-		q += ` AND p = ?`
-		args = append(args, p.P)
+	where := ` WHERE t.collection = ?1`
+	drive := ""
+	if p.S != "" {
+		s, n := arg(p.S), arg(graphrag.NormalizeName(p.S))
+		drive = `SELECT rowid AS r FROM triples WHERE collection = ?1 AND s_id = ` + s +
+			` UNION SELECT rowid FROM triples WHERE collection = ?1 AND s_norm = ` + n
 	}
 	if p.O != "" {
-		q += ` AND (o_id = ? OR o_norm = ? OR literal = ?)`
-		args = append(args, p.O, graphrag.NormalizeName(p.O), p.O)
+		o, n, l := arg(p.O), arg(graphrag.NormalizeName(p.O)), arg(p.O)
+		if drive == "" {
+			drive = `SELECT rowid AS r FROM triples WHERE collection = ?1 AND o_id = ` + o +
+				` UNION SELECT rowid FROM triples WHERE collection = ?1 AND o_norm = ` + n +
+				` UNION SELECT rowid FROM triples WHERE collection = ?1 AND literal != '' AND substr(literal, 1, 64) = substr(` + l + `, 1, 64) AND literal = ` + l
+		} else {
+			where += ` AND (t.o_id = ` + o + ` OR t.o_norm = ` + n + ` OR t.literal = ` + l + `)`
+		}
 	}
-	q += ` ORDER BY rowid LIMIT ?`
-	args = append(args, limit)
+	if p.P != "" {
+		where += ` AND t.p = ` + arg(p.P)
+	}
+	// Without S or O, the order of the (collection, p) index: no sort of a
+	// whole collection before the LIMIT.
+	q := `SELECT ` + tcols + ` FROM triples AS t INDEXED BY triples_p` + where + ` ORDER BY t.p, t.rowid`
+	if drive != "" {
+		q = `SELECT ` + tcols + ` FROM (` + drive + `) AS m CROSS JOIN triples AS t ON t.rowid = m.r` + where + ` ORDER BY t.rowid`
+	}
+	q += ` LIMIT ` + arg(limit)
 	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, dbErr(ctx, err, "find")
