@@ -310,6 +310,13 @@ func FuzzExtract(f *testing.F) {
 	f.Add("", []byte("\xef\xbb\xbf<html><body><main><pre>x</pre></main>"))
 	f.Add("text/html; charset=iso-8859-1", []byte("<p>\xe9</p>"))
 	f.Add("text/html", []byte(strings.Repeat("<div>", 2000)+"deep"))
+	// The sample site's pages as seeds, so mutations start from real markup.
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "site", "*", "*.html"))
+	for _, name := range files {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add("text/html; charset=utf-8", b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, ct string, body []byte) {
 		doc, err := Extract("http://fuzz.example/p/", ct, body)
 		if err != nil {
