@@ -152,6 +152,8 @@ func (s *Store) Close() error {
 		}
 	}
 	err := s.rdb.Close()
+	// Let SQLite refresh its planner statistics where they went stale.
+	_, _ = s.wdb.Exec(`PRAGMA analysis_limit=1000; PRAGMA optimize;`)
 	if werr := s.wdb.Close(); err == nil {
 		err = werr
 	}
