@@ -231,9 +231,6 @@ func (s *Server) require(scope Scope, h http.HandlerFunc) http.HandlerFunc {
 			s.writeError(w, r, kgagent.Errorf(kgagent.EFORBIDDEN, "this key lacks the %q scope", scope))
 			return
 		}
-		if p.caller.Token == "" && !p.open {
-			p.caller.Token = credential(r)
-		}
 		h(w, r.WithContext(context.WithValue(r.Context(), ctxPrincipal, p)))
 	}
 }

@@ -79,8 +79,8 @@ func TestAuthScopes(t *testing.T) {
 	f.asker.mu.Lock()
 	last := f.asker.reqs[len(f.asker.reqs)-1]
 	f.asker.mu.Unlock()
-	if last.Collection != "python" || last.Caller.Token != "py-key" {
-		t.Errorf("asker got collection %q token %q", last.Collection, last.Caller.Token)
+	if last.Collection != "python" || last.Caller.Token != "" {
+		t.Errorf("asker got collection %q token %q (API keys must not be forwarded)", last.Collection, last.Caller.Token)
 	}
 	// Websocket: a key in the query string (browsers cannot set headers).
 	u := "ws" + f.ts.URL[len("http"):] + "/api/v1/socket"

@@ -101,8 +101,7 @@ func (s *Server) fixieCaller(r *http.Request) (agent.Caller, error) {
 	if err != nil || !p.has(ScopeAsk) {
 		return agent.Caller{}, kgagent.Errorf(kgagent.EFORBIDDEN, "invalid API key")
 	}
-	p.caller.Token = tok
-	return p.caller, nil
+	return p.caller, nil // API keys are never forwarded to remote agents
 }
 
 func wantsJSON(r *http.Request) bool {
