@@ -193,11 +193,14 @@ func (s *Store) ReplaceDocument(ctx context.Context, collection, docURL string, 
 		}
 	}
 	return s.write(ctx, "replace document", func(tx *sql.Tx) error {
-		if err := s.retract(ctx, tx, collection, docURL); err != nil {
+		// One pass over the entity table for old and new references
+		// together, so re-indexing an unchanged page rewrites no entity.
+		refs, err := s.retract(ctx, tx, collection, docURL)
+		if err != nil {
 			return err
 		}
 		if len(uniq) == 0 {
-			return nil
+			return addRefs(ctx, tx, collection, refs, nil)
 		}
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO triples (collection, doc_url, s_id, s_name, s_type, s_norm, p, o_id, o_name, o_type, o_norm, literal, chunk_id, source_url)
 			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
@@ -205,7 +208,6 @@ func (s *Store) ReplaceDocument(ctx context.Context, collection, docURL string, 
 			return err
 		}
 		defer ins.Close()
-		refs := map[string]int{}
 		ents := map[string]kgagent.Entity{}
 		for _, t := range uniq {
 			if _, err := ins.ExecContext(ctx, collection, docURL,
@@ -248,18 +250,19 @@ func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) erro
 	return dbErr(ctx, tx.Commit(), what)
 }
 
-// retract deletes a document's triples and releases its entity references.
-func (s *Store) retract(ctx context.Context, tx *sql.Tx, collection, docURL string) error {
+// retract deletes a document's triples and returns the entity references
+// they held, as negative counts for addRefs.
+func (s *Store) retract(ctx context.Context, tx *sql.Tx, collection, docURL string) (map[string]int, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT s_id, o_id, literal FROM triples WHERE collection = ? AND doc_url = ?`, collection, docURL)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	refs := map[string]int{}
 	for rows.Next() {
 		var sid, oid, lit string
 		if err := rows.Scan(&sid, &oid, &lit); err != nil {
 			rows.Close()
-			return err
+			return nil, err
 		}
 		refs[sid]--
 		if lit == "" && oid != "" {
@@ -268,15 +271,14 @@ func (s *Store) retract(ctx context.Context, tx *sql.Tx, collection, docURL stri
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	if len(refs) == 0 {
-		return nil
+	if len(refs) > 0 {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM triples WHERE collection = ? AND doc_url = ?`, collection, docURL); err != nil {
+			return nil, err
+		}
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM triples WHERE collection = ? AND doc_url = ?`, collection, docURL); err != nil {
-		return err
-	}
-	return addRefs(ctx, tx, collection, refs, nil)
+	return refs, nil
 }
 
 // addRefs applies reference-count deltas to the entity table, inserting new
@@ -387,7 +389,11 @@ func (s *Store) DeleteDocument(ctx context.Context, collection, docURL string) e
 		return err
 	}
 	return s.write(ctx, "delete document", func(tx *sql.Tx) error {
-		return s.retract(ctx, tx, collection, docURL)
+		refs, err := s.retract(ctx, tx, collection, docURL)
+		if err != nil {
+			return err
+		}
+		return addRefs(ctx, tx, collection, refs, nil)
 	})
 }
 

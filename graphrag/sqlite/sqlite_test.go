@@ -110,3 +110,29 @@ func TestEntitiesPrefixFallback(t *testing.T) {
 		}
 	}
 }
+
+func TestEntityRefcounts(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	a, b := "https://x.test/a.html", "https://x.test/b.html"
+	steps := []struct {
+		doc          string
+		triples      []kgagent.Triple
+		wantEntities int
+	}{
+		{a, []kgagent.Triple{graphtest.T("c", a, "x", "is_a", "y", ""), graphtest.L("c", a, "x", "is_defined_as", "lit", "")}, 2},
+		{b, []kgagent.Triple{graphtest.T("c", b, "y", "is_a", "z", "")}, 3},
+		{a, []kgagent.Triple{graphtest.T("c", a, "x", "is_a", "y", "")}, 3}, // unchanged entities
+		{a, []kgagent.Triple{graphtest.T("c", a, "w", "is_a", "v", "")}, 4}, // x gone, y kept by b
+		{b, nil, 2},
+		{a, nil, 0},
+	}
+	for i, st := range steps {
+		if err := s.ReplaceDocument(ctx, "c", st.doc, st.triples); err != nil {
+			t.Fatal(err)
+		}
+		if _, n, err := s.Stats(ctx, "c"); err != nil || n != st.wantEntities {
+			t.Errorf("step %d: %d entities, %v; want %d", i, n, err, st.wantEntities)
+		}
+	}
+}
