@@ -159,6 +159,7 @@ type htmlExtractor struct {
 	cur      *kgagent.Section
 	stack    []heading // open headings, outermost first
 	para     strings.Builder
+	prefix   string // admonition title waiting for its paragraph
 	sections []kgagent.Section
 }
 
@@ -436,6 +437,13 @@ func (x *htmlExtractor) walk(n *html.Node, depth int) {
 		x.startSection(n)
 	case atom.P:
 		x.flushPara()
+		if hasClass(n, "admonition-title") {
+			// Sphinx/MkDocs "Note", "Warning": a prefix of the next paragraph.
+			if t := normSpace(nodeText(n)); t != "" {
+				x.prefix = strings.TrimSuffix(t, ":") + ": "
+			}
+			return
+		}
 		x.walkChildren(n, depth)
 		x.flushPara()
 	case atom.Pre:
@@ -481,6 +489,9 @@ func isInline(a atom.Atom) bool {
 func (x *htmlExtractor) flushPara() {
 	t := normSpace(x.para.String())
 	x.para.Reset()
+	if t != "" && x.prefix != "" {
+		t, x.prefix = x.prefix+t, ""
+	}
 	if t != "" {
 		x.cur.Blocks = append(x.cur.Blocks, kgagent.Block{Kind: kgagent.BlockParagraph, Text: t})
 	}
@@ -501,6 +512,7 @@ func (x *htmlExtractor) startSection(h *html.Node) {
 
 func (x *htmlExtractor) openSection(level int, text, anchor string) {
 	x.closeSection()
+	x.prefix = ""
 	for len(x.stack) > 0 && x.stack[len(x.stack)-1].level >= level {
 		x.stack = x.stack[:len(x.stack)-1]
 	}

@@ -280,6 +280,7 @@ func TestExtractHashIgnoresMarkup(t *testing.T) {
 func TestExtractSphinxAPI(t *testing.T) {
 	page := `<html><body><div role="main"><section id="module-m"><span id="lbl"></span><h1>m — Mod<a class="headerlink" href="#module-m">¶</a></h1>
 <p>Intro.</p>
+<div class="admonition note"><p class="admonition-title">Note</p><p>Mind the gap.</p></div>
 <dl class="py function"><dt class="sig sig-object py" id="m.f"><span>m.f</span>(<em>a</em>, <em>b=1</em>)<a class="headerlink" href="#m.f">¶</a></dt>
 <dd><p>Does f.</p><div class="highlight-python3"><div class="highlight"><pre>m.f(1)</pre></div></div></dd></dl>
 <p>After the list.</p></section></div></body></html>`
@@ -294,7 +295,7 @@ func TestExtractSphinxAPI(t *testing.T) {
 	if f.Level != 2 || strings.Join(f.HeadingPath, " > ") != "m — Mod > "+f.Heading || len(f.Blocks) != 2 || f.Blocks[1].Lang != "python3" {
 		t.Errorf("api section = %+v", f)
 	}
-	if s := findSection(doc, "module-m"); s == nil || s.Blocks[0].Text != "Intro." {
+	if s := findSection(doc, "module-m"); s == nil || s.Blocks[0].Text != "Intro." || s.Blocks[1].Text != "Note: Mind the gap." {
 		t.Errorf("module section: %+v", doc.Sections)
 	}
 	last := doc.Sections[len(doc.Sections)-1]
