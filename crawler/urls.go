@@ -23,8 +23,9 @@ const (
 // NormalizeURL returns the canonical form of an absolute http(s) URL used for
 // dedupe and as the page's identity: scheme and host lower-cased, default
 // port dropped, fragment dropped, dot segments resolved, empty path made "/",
-// query parameters sorted (by key, keeping the order of repeated keys), an
-// empty query dropped. It fails with EINVALID for anything else.
+// query parameters sorted (by key, keeping the order of repeated keys),
+// utm_* tracking parameters and an empty query dropped, percent-escapes of
+// unreserved characters decoded. It fails with EINVALID for anything else.
 func NormalizeURL(raw string) (string, error) {
 	u, err := parseHTTPURL(raw)
 	if err != nil {
@@ -157,12 +158,20 @@ func escapeQuery(q string) string {
 	return b.String()
 }
 
-// sortQuery orders query parameters by key, stably, without re-encoding them.
+// sortQuery orders query parameters by key, stably, without re-encoding
+// them, and drops utm_* tracking parameters.
 func sortQuery(q string) string {
 	if q == "" {
 		return ""
 	}
-	parts := strings.FieldsFunc(q, func(r rune) bool { return r == '&' })
+	all := strings.FieldsFunc(q, func(r rune) bool { return r == '&' })
+	parts := all[:0]
+	for _, p := range all {
+		// Campaign tracking parameters never change a page.
+		if !strings.HasPrefix(strings.ToLower(p), "utm_") {
+			parts = append(parts, p)
+		}
+	}
 	sort.SliceStable(parts, func(i, j int) bool {
 		ki, _, _ := strings.Cut(parts[i], "=")
 		kj, _, _ := strings.Cut(parts[j], "=")

@@ -20,6 +20,8 @@ func TestNormalizeURL(t *testing.T) {
 		{"https://example.com:8443/x/", "https://example.com:8443/x/", ""},
 		{"http://h/p?b=2&a=1&a=0", "http://h/p?a=1&a=0&b=2", ""},
 		{"http://h/p?", "http://h/p", ""},
+		{"http://h/p?utm_source=x&b=1&UTM_medium=y", "http://h/p?b=1", ""},
+		{"http://h/p?utm_source=x", "http://h/p", ""},
 		{"http://h//a//b/", "http://h/a/b/", ""},
 		{"http://h/%7Euser/a%2Fb", "http://h/~user/a%2Fb", ""},
 		{"http://[::1]:80/x", "http://[::1]/x", ""},
