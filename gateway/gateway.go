@@ -113,7 +113,7 @@ type Config struct {
 
 	MaxBodyBytes    int64         // REST request bodies; default 1 MiB
 	RequestTimeout  time.Duration // per question; default 2m
-	MaxFrameBytes   int64         // websocket read limit; default 64 KiB
+	MaxFrameBytes   int64         // websocket frame limit (TOO_LARGE; 16x closes the socket); default 64 KiB
 	MaxInFlight     int           // requests in flight per socket; default 16
 	SendBuffer      int           // frames queued per socket before it is cut off; default 256
 	PingInterval    time.Duration // websocket ping period; default 30s (pong wait is 2x)

@@ -3,8 +3,10 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -185,18 +187,40 @@ func (wc *wsConn) writer() {
 	}
 }
 
+// frameIDRe finds the id at the start of a frame too large to decode.
+var frameIDRe = regexp.MustCompile(`^\s*\{\s*"id"\s*:\s*"([^"\\]{1,256})"`)
+
 func (wc *wsConn) reader() {
 	defer wc.close()
 	wait := 2 * wc.s.cfg.PingInterval
-	wc.c.SetReadLimit(wc.s.cfg.MaxFrameBytes)
+	max := wc.s.cfg.MaxFrameBytes
+	// Frames up to max are decoded; larger ones, up to 16x, are read and
+	// discarded (memory stays bounded) and get a TOO_LARGE error while the
+	// socket lives; beyond 16x gorilla closes the socket (1009).
+	wc.c.SetReadLimit(16 * max)
 	_ = wc.c.SetReadDeadline(time.Now().Add(wait))
 	wc.c.SetPongHandler(func(string) error { return wc.c.SetReadDeadline(time.Now().Add(wait)) })
 	for {
-		typ, data, err := wc.c.ReadMessage()
+		typ, rd, err := wc.c.NextReader()
 		if err != nil {
-			return // includes frames over the read limit: gorilla closes with 1009
+			return
+		}
+		data, err := io.ReadAll(io.LimitReader(rd, max+1))
+		if err != nil {
+			return
 		}
 		_ = wc.c.SetReadDeadline(time.Now().Add(wait))
+		if int64(len(data)) > max {
+			if _, err := io.Copy(io.Discard, rd); err != nil {
+				return
+			}
+			id := ""
+			if m := frameIDRe.FindSubmatch(data); m != nil {
+				id = string(m[1])
+			}
+			wc.sendFrame(errorFrame(id, kgagent.Errorf(kgagent.ETOOLARGE, "frame is over %d bytes", max)))
+			continue
+		}
 		if typ != websocket.TextMessage {
 			wc.sendFrame(errorFrame("", kgagent.Errorf(kgagent.EUNSUPPORTED, "send JSON text frames")))
 			continue

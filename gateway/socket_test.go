@@ -146,12 +146,20 @@ func TestSocketErrorsPerID(t *testing.T) {
 		t.Errorf("after errors: %+v", got)
 	}
 
-	// A frame over the read limit closes this socket only.
+	// A frame over the limit gets TOO_LARGE for its id; the socket lives.
 	send(t, c, `{"id":"big","service":"agent","request":{"question":"`+strings.Repeat("a", 5000)+`"}}`)
+	if fr := readFrame(t, c); fr.ID != "big" || fr.Error == nil || fr.Error.Type != "TOO_LARGE" {
+		t.Errorf("oversized frame: %+v", fr)
+	}
+	send(t, c, `{"id":"ok1","service":"agent","request":{"question":"after big"}}`)
+	readUntilComplete(t, c, "ok1")
+
+	// A frame over 16x the limit closes this socket only.
+	send(t, c, `{"id":"huge","service":"agent","request":{"question":"`+strings.Repeat("a", 70000)+`"}}`)
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, _, err := c.ReadMessage()
 	if !websocket.IsCloseError(err, websocket.CloseMessageTooBig) {
-		t.Errorf("oversized frame: err = %v, want close 1009", err)
+		t.Errorf("huge frame: err = %v, want close 1009", err)
 	}
 	c2 := dialSocket(t, f.ts.URL, "")
 	send(t, c2, `{"id":"ok2","service":"agent","request":{"question":"other socket"}}`)
