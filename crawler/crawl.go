@@ -148,14 +148,16 @@ type visit struct {
 
 // crawl is the state of one Crawl call.
 type crawl struct {
-	cfg      Config
-	ctx      context.Context
-	spec     Spec
-	scope    *Scope
-	opts     CrawlOptions
-	maxPages int
-	col      *colly.Collector
-	front    *frontier
+	cfg       Config
+	ctx       context.Context
+	spec      Spec
+	scope     *Scope
+	opts      CrawlOptions
+	maxPages  int
+	col       *colly.Collector
+	transport *http.Transport
+	aux       *http.Client // robots.txt and sitemaps
+	front     *frontier
 
 	robotsBody map[string][]byte    // scheme://host -> robots.txt, when it answered 200
 	robotsDown map[string]PageError // host -> why its robots.txt could not be read (5xx, unreachable)
@@ -238,6 +240,8 @@ func (c *Crawler) Crawl(ctx context.Context, spec Spec, opts CrawlOptions) (Craw
 	stop := context.AfterFunc(ctx, cr.front.close)
 	defer stop()
 	wg.Wait()
+	cr.transport.CloseIdleConnections()
+	cr.aux.CloseIdleConnections()
 	res := CrawlResult{Queued: cr.queued, Truncated: cr.truncated != "", Reason: cr.truncated}
 	if err := ctx.Err(); err != nil {
 		res.Truncated, res.Reason = true, "canceled"
@@ -255,7 +259,8 @@ func (cr *crawl) setup() error {
 		colly.StdlibContext(cr.ctx),
 	)
 	col.IgnoreRobotsTxt = false // colly ignores robots.txt by default
-	col.WithTransport(newTransport(cfg.AllowPrivate, cfg.RequestTimeout, cfg.Parallelism))
+	cr.transport = newTransport(cfg.AllowPrivate, cfg.RequestTimeout, cfg.Parallelism)
+	col.WithTransport(cr.transport)
 	col.SetRequestTimeout(cfg.RequestTimeout)
 	var rules []*colly.LimitRule
 	for h := range cr.scope.hosts {

@@ -26,7 +26,7 @@ const (
 // under a glob prefix. Relative <loc>s are resolved against the sitemap's
 // URL (the sitemap protocol wants absolute ones; being lenient costs nothing).
 func (cr *crawl) sitemaps(seeds []Seed) {
-	hc := cr.httpClient()
+	hc := cr.aux
 	done := map[string]bool{}
 	var queue []struct {
 		u     string
@@ -108,7 +108,8 @@ func (cr *crawl) sitemaps(seeds []Seed) {
 // excluded (which would remove them from the index).
 func (cr *crawl) readRobots(seeds []Seed) {
 	cr.robotsBody, cr.robotsDown = map[string][]byte{}, map[string]PageError{}
-	hc := cr.httpClient()
+	cr.aux = cr.httpClient()
+	hc := cr.aux
 	for _, s := range seeds {
 		pu, err := url.Parse(s.URL)
 		if err != nil {
