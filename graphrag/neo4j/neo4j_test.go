@@ -263,8 +263,8 @@ func TestUnavailableMidRun(t *testing.T) {
 	}
 	p := newProxy(t, target)
 	cfg.URL = "bolt://" + p.addr
-	cfg.RetryTime = 2 * time.Second
-	cfg.ConnectTimeout = 2 * time.Second
+	cfg.RetryTime = time.Second
+	cfg.ConnectTimeout = time.Second
 	s, err := Open(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -472,4 +472,65 @@ func TestAuthRejected(t *testing.T) {
 			t.Errorf("password %q: code %q (%v), want %q", c.Password, got, err, kgagent.EUNAUTH)
 		}
 	}
+}
+
+// FuzzRoundTrip stores a triple built from arbitrary strings and reads it
+// back by subject and by literal: whatever the store accepts must come back
+// byte for byte (quotes, Cypher fragments, NULs, any Unicode), and whatever
+// it rejects must be EINVALID with the old triples intact. The seed corpus
+// runs in normal `go test` when NEO4J_URL is set.
+func FuzzRoundTrip(f *testing.F) {
+	for _, seed := range [][3]string{
+		{"json", "defines", "json.dumps"},
+		{"O'Reilly \"quoted\"", "is_a", "publisher"},
+		{"x'}) DETACH DELETE n //", "p` SET x=1", "MATCH (n) RETURN n"},
+		{"nul\x00byte", "has\x00nul", "lit\x00eral"},
+		{"東京", "is_defined_as", "日本の首都 🗼"},
+		{"", "p", "o"},
+		{"s", "", "o"},
+		{"bad\xffutf8", "p", "o"},
+		{strings.Repeat("n", 2000), "p", "o"},
+	} {
+		f.Add(seed[0], seed[1], seed[2])
+	}
+	f.Fuzz(func(t *testing.T, subj, pred, lit string) {
+		s := realStore(t)
+		coll := graphtest.Collection(t, "fuzz")
+		doc := "https://x.test/fuzz.html"
+		old := graphtest.T(coll, doc, "anchor entity", "is_a", "thing", "s0")
+		if err := s.ReplaceDocument(t.Context(), coll, doc, []kgagent.Triple{old}); err != nil {
+			t.Fatal(err)
+		}
+		defer s.DeleteCollection(context.Background(), coll)
+		tr := graphtest.L(coll, doc, "x", pred, lit, "s1")
+		tr.Subject = kgagent.Entity{ID: graphrag.EntityID(subj), Name: subj, Type: graphrag.TypeTerm}
+		err := s.ReplaceDocument(t.Context(), coll, doc, []kgagent.Triple{old, tr})
+		if err != nil {
+			if code := kgagent.ErrorCode(err); code != kgagent.EINVALID {
+				t.Fatalf("ReplaceDocument: %v, want success or EINVALID", err)
+			}
+			got, ferr := s.Find(t.Context(), graphrag.Pattern{Collection: coll})
+			if ferr != nil || len(got) != 1 || got[0] != old {
+				t.Fatalf("after rejected write: %+v, %v; want only the old triple", got, ferr)
+			}
+			return
+		}
+		for _, p := range []graphrag.Pattern{
+			{Collection: coll, S: tr.Subject.ID},
+			{Collection: coll, O: lit},
+			{Collection: coll, P: pred},
+		} {
+			got, err := s.Find(t.Context(), p)
+			if err != nil {
+				t.Fatalf("Find(%+v): %v", p, err)
+			}
+			found := false
+			for _, g := range got {
+				found = found || g == tr
+			}
+			if !found {
+				t.Errorf("Find(%q, %q, %q) = %+v, missing %+v", p.S, p.P, p.O, got, tr)
+			}
+		}
+	})
 }
