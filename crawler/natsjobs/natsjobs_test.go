@@ -234,3 +234,29 @@ func TestCancel(t *testing.T) {
 		t.Errorf("cancel unknown: %v", err)
 	}
 }
+
+func TestGracefulShutdownHandsJobBack(t *testing.T) {
+	s := startNATS(t, t.TempDir())
+	defer s.Shutdown()
+	cfg := Config{StatusInterval: 20 * time.Millisecond} // default AckWait: 60s
+	_, q := connect(t, s, cfg)
+	st, err := q.Submit(context.Background(), crawler.Spec{Collection: "lumen", URLs: []string{site(t) + "/faq.html"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan string, 1)
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	w1 := make(chan struct{})
+	go func() { q.Run(ctx1, blockingRunner{started}); close(w1) }()
+	<-started
+	cancel1() // graceful stop: the job is handed back at once, not after AckWait
+	<-w1
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	go q.Run(ctx2, ingester())
+	start := time.Now()
+	done := waitState(t, q, st.ID, crawler.JobSucceeded)
+	if done.Counters.Indexed != 1 || time.Since(start) > 30*time.Second {
+		t.Errorf("handed-back job: %+v after %s", done, time.Since(start))
+	}
+}
