@@ -202,7 +202,7 @@ func TestPyDocs(t *testing.T) {
 	idx, err := sqlite.Open(sqlite.Config{Path: dbPath,
 		TitleWeight: envFloat("KGAGENT_BENCH_TW"), HeadingWeight: envFloat("KGAGENT_BENCH_HW"),
 		DenseWeight: envFloat("KGAGENT_BENCH_DW"), KeywordWeight: envFloat("KGAGENT_BENCH_KW"),
-		K1: envFloat("KGAGENT_BENCH_K1"), B: envFloat("KGAGENT_BENCH_B")})
+		K1: envFloat("KGAGENT_BENCH_K1"), B: envFloat("KGAGENT_BENCH_B"), HeadingRankWeight: envFloat("KGAGENT_BENCH_HR")})
 	if err != nil {
 		t.Fatal(err)
 	}

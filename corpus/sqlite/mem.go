@@ -25,14 +25,36 @@ type memColl struct {
 	rids []int64
 	docs []string // doc URL per slot; "" marks a deleted slot
 	vecs []float32
-	lens []float32 // weighted field length per slot
 	pos  map[int64]int32
-	post map[string][]posting
+	all  fieldIndex // BM25F over title, headings and body
+	head fieldIndex // BM25 over title and headings only
 
-	live     int
-	dead     int
+	live    int
+	dead    int
+	weights [3]float32 // title, headings, body
+}
+
+// fieldIndex is an inverted index over slots.
+type fieldIndex struct {
+	post     map[string][]posting
+	lens     []float32 // weighted length per slot
 	totalLen float64
-	weights  [3]float32 // title, headings, body
+}
+
+func (f *fieldIndex) add(slot int32, tf map[string]float32, length float32) {
+	for t, n := range tf {
+		f.post[t] = append(f.post[t], posting{slot, n})
+	}
+	f.lens = append(f.lens, length)
+	f.totalLen += float64(length)
+}
+
+func (f *fieldIndex) compact() {
+	for t, ps := range f.post {
+		if cap(ps) > len(ps) {
+			f.post[t] = append(make([]posting, 0, len(ps)), ps...)
+		}
+	}
 }
 
 type posting struct {
@@ -41,7 +63,8 @@ type posting struct {
 }
 
 func newMemColl(dim int, w [3]float32) *memColl {
-	return &memColl{dim: dim, pos: map[int64]int32{}, post: map[string][]posting{}, weights: w}
+	return &memColl{dim: dim, pos: map[int64]int32{}, weights: w,
+		all: fieldIndex{post: map[string][]posting{}}, head: fieldIndex{post: map[string][]posting{}}}
 }
 
 func (m *memColl) add(rid int64, doc string, c kgagent.Chunk, v []float32) {
@@ -58,19 +81,20 @@ func (m *memColl) addIndexed(rid int64, doc string, c kgagent.Chunk) {
 	m.pos[rid] = slot
 	m.rids = append(m.rids, rid)
 	m.docs = append(m.docs, doc)
-	tf := map[string]float32{}
-	var length float32
+	tf, htf := map[string]float32{}, map[string]float32{}
+	var length, hlength float32
 	for f, text := range [3]string{corpus.PageTitle(c), corpus.HeadingText(c), c.Text} {
 		for _, t := range corpus.KeywordTerms(text) {
 			tf[t] += m.weights[f]
 			length += m.weights[f]
+			if f < 2 {
+				htf[t]++
+				hlength++
+			}
 		}
 	}
-	for t, n := range tf {
-		m.post[t] = append(m.post[t], posting{slot, n})
-	}
-	m.lens = append(m.lens, length)
-	m.totalLen += float64(length)
+	m.all.add(slot, tf, length)
+	m.head.add(slot, htf, hlength)
 	m.live++
 }
 
@@ -82,7 +106,8 @@ func (m *memColl) remove(rids []int64) {
 		}
 		delete(m.pos, rid)
 		m.docs[slot] = ""
-		m.totalLen -= float64(m.lens[slot])
+		m.all.totalLen -= float64(m.all.lens[slot])
+		m.head.totalLen -= float64(m.head.lens[slot])
 		m.live--
 		m.dead++
 	}
@@ -91,11 +116,8 @@ func (m *memColl) remove(rids []int64) {
 // compact trims the posting lists to their length; big collections then
 // hand the growth slack back to the OS.
 func (m *memColl) compact() {
-	for t, ps := range m.post {
-		if cap(ps) > len(ps) {
-			m.post[t] = append(make([]posting, 0, len(ps)), ps...)
-		}
-	}
+	m.all.compact()
+	m.head.compact()
 	if len(m.rids) >= 50000 {
 		debug.FreeOSMemory()
 	}
@@ -144,7 +166,8 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 	// its vectors several times while growing
 	m.rids = make([]int64, 0, count)
 	m.docs = make([]string, 0, count)
-	m.lens = make([]float32, 0, count)
+	m.all.lens = make([]float32, 0, count)
+	m.head.lens = make([]float32, 0, count)
 	m.vecs = make([]float32, 0, count*dim)
 	m.pos = make(map[int64]int32, count)
 	docs := map[string]string{} // intern doc URLs
@@ -254,7 +277,9 @@ func best(all []scored, n int) []scored {
 
 var scorePool = sync.Pool{New: func() any { return new([]float32) }}
 
-func (x *Index) keyword(ctx context.Context, q corpus.Query, n int) ([]scored, error) {
+// keyword ranks by BM25F over all fields (headOnly false) or by BM25 over
+// title and headings alone (headOnly true).
+func (x *Index) keyword(ctx context.Context, q corpus.Query, n int, headOnly bool) ([]scored, error) {
 	m, err := x.collection(ctx, q.Collection)
 	if err != nil || m == nil {
 		return nil, err
@@ -265,6 +290,10 @@ func (x *Index) keyword(ctx context.Context, q corpus.Query, n int) ([]scored, e
 	if m.live == 0 {
 		return nil, nil
 	}
+	fi := &m.all
+	if headOnly {
+		fi = &m.head
+	}
 	bufp := scorePool.Get().(*[]float32)
 	defer scorePool.Put(bufp)
 	if cap(*bufp) < len(m.rids) {
@@ -273,7 +302,7 @@ func (x *Index) keyword(ctx context.Context, q corpus.Query, n int) ([]scored, e
 	acc := (*bufp)[:len(m.rids)]
 	var touched []int32
 	N := float64(m.live)
-	avg := float32(m.totalLen / N)
+	avg := float32(max(fi.totalLen/N, 1e-3))
 	k1, b := float32(x.cfg.K1), float32(x.cfg.B)
 	seen := map[string]bool{}
 	for _, t := range terms {
@@ -281,7 +310,7 @@ func (x *Index) keyword(ctx context.Context, q corpus.Query, n int) ([]scored, e
 			continue
 		}
 		seen[t] = true
-		ps := m.post[t]
+		ps := fi.post[t]
 		if len(ps) == 0 {
 			continue
 		}
@@ -294,7 +323,7 @@ func (x *Index) keyword(ctx context.Context, q corpus.Query, n int) ([]scored, e
 			if m.docs[p.slot] == "" {
 				continue
 			}
-			norm := k1 * (1 - b + b*m.lens[p.slot]/avg)
+			norm := k1 * (1 - b + b*fi.lens[p.slot]/avg)
 			if acc[p.slot] == 0 {
 				touched = append(touched, p.slot)
 			}

@@ -50,6 +50,11 @@ type Config struct {
 	// score (defaults 0.5 and 1: the lexical embedder's ranking is the
 	// weaker of the two on the Python docs benchmark).
 	DenseWeight, KeywordWeight float64
+	// HeadingRankWeight adds, in hybrid mode, a third ranking to the fusion:
+	// BM25 over page title and heading path alone, so a section whose
+	// heading says what the query asks rises even in a long page (default
+	// 0.5; negative disables).
+	HeadingRankWeight float64
 	// Depth is how many candidates each side contributes to hybrid fusion at
 	// least (default 50; at least K).
 	Depth int
@@ -94,6 +99,9 @@ func Open(cfg Config) (*Index, error) {
 	}
 	if cfg.KeywordWeight == 0 {
 		cfg.KeywordWeight = 1
+	}
+	if cfg.HeadingRankWeight == 0 {
+		cfg.HeadingRankWeight = 0.5
 	}
 	if cfg.RRFK == 0 {
 		cfg.RRFK = 60
@@ -398,7 +406,7 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 		}
 		ranked = d
 	case corpus.ModeKeyword:
-		k, err := x.keyword(ctx, q, q.K)
+		k, err := x.keyword(ctx, q, q.K, false)
 		if err != nil {
 			return nil, err
 		}
@@ -409,11 +417,19 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 		if err != nil {
 			return nil, err
 		}
-		k, err := x.keyword(ctx, q, depth)
+		k, err := x.keyword(ctx, q, depth, false)
 		if err != nil {
 			return nil, err
 		}
-		ranked = RRF(x.cfg.RRFK, q.K, []float64{x.cfg.DenseWeight, x.cfg.KeywordWeight}, d, k)
+		lists, weights := [][]scored{d, k}, []float64{x.cfg.DenseWeight, x.cfg.KeywordWeight}
+		if x.cfg.HeadingRankWeight > 0 {
+			h, err := x.keyword(ctx, q, depth, true)
+			if err != nil {
+				return nil, err
+			}
+			lists, weights = append(lists, h), append(weights, x.cfg.HeadingRankWeight)
+		}
+		ranked = RRF(x.cfg.RRFK, q.K, weights, lists...)
 	}
 	return x.load(ctx, ranked)
 }
