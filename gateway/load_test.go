@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"runtime"
@@ -146,4 +147,38 @@ func TestLoad(t *testing.T) {
 		t.Logf("websocket: %d clients, each one streamed answer: all done in %v, p50 %v, p99 %v; process peak RSS %.0f MB (clients and server together), heap in use %.0f MB",
 			clients, el.Round(time.Millisecond), percentile(lat, 0.5), percentile(lat, 0.99), rssMB(), float64(ms.HeapInuse)/(1<<20))
 	})
+}
+
+// BenchmarkRESTAgent measures one POST /api/v1/agent over loopback with the
+// fake agent, run in parallel (go test -bench RESTAgent -cpu 16).
+func BenchmarkRESTAgent(b *testing.B) {
+	f := newFixture(b, Config{})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := client.Post(f.ts.URL+"/api/v1/agent", "application/json", strings.NewReader(`{"question":"What is the GIL?"}`))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Errorf("status %d", resp.StatusCode)
+			}
+		}
+	})
+}
+
+// BenchmarkSocketAnswer measures one streamed answer on a kept websocket.
+func BenchmarkSocketAnswer(b *testing.B) {
+	f := newFixture(b, Config{})
+	c := dialSocket(b, f.ts.URL, "")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		id := fmt.Sprintf("b%d", i)
+		send(b, c, `{"id":"`+id+`","service":"agent","request":{"question":"q"}}`)
+		readUntilComplete(b, c, id)
+	}
 }

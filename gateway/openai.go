@@ -203,7 +203,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil)
 	ans, err := s.ask(r.Context(), call, func(ev kgagent.Event) {
 		if ev.Kind == kgagent.EventAnswer && ev.Delta {
+			mu.Lock()
 			streamed = true
+			mu.Unlock()
 			chunk(map[string]any{"content": ev.Text}, nil, nil)
 		}
 	})
@@ -217,7 +219,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rest := citations(ans.Sources)
-	if !streamed {
+	mu.Lock()
+	tokens := streamed
+	mu.Unlock()
+	if !tokens {
 		rest = ans.Answer + rest
 	}
 	if rest != "" {

@@ -221,6 +221,8 @@ func (s *Server) ask(ctx context.Context, c Call, emit agent.Emit) (kgagent.Answ
 	if s.b.Asker == nil {
 		return kgagent.Answer{}, unavailable("agent")
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
 	r := c.Request
 	ans, err := s.b.Asker.Ask(ctx, agent.Request{
 		ID: c.ID, Question: r.Question, Agent: r.Agent, Collection: r.Collection,
