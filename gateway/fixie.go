@@ -51,17 +51,25 @@ func DecodeFuncRequest(data []byte) (kgagent.Message, error) {
 		return kgagent.Message{}, invalid(ReasonMissingField, "message", "message is required")
 	}
 	for key, e := range req.Message.Embeds {
-		switch {
-		case strings.HasPrefix(e.URI, "http://"), strings.HasPrefix(e.URI, "https://"):
-		case strings.HasPrefix(e.URI, "data:"):
-			if _, err := kgagent.DecodeDataURI(e.URI); err != nil {
-				return kgagent.Message{}, invalid(ReasonUnknownValue, "embeds."+key, "embed %q: %s", key, kgagent.ErrorMessage(err))
-			}
-		default:
-			return kgagent.Message{}, invalid(ReasonUnknownValue, "embeds."+key, "embed %q: uri must be an http(s) URL or a data URI", key)
+		if err := checkEmbedURI(key, e.URI); err != nil {
+			return kgagent.Message{}, err
 		}
 	}
 	return *req.Message, nil
+}
+
+// checkEmbedURI accepts an http(s) URL or a base64 data URI (seed 001).
+func checkEmbedURI(key, uri string) error {
+	switch {
+	case strings.HasPrefix(uri, "http://"), strings.HasPrefix(uri, "https://"):
+		return nil
+	case strings.HasPrefix(uri, "data:"):
+		if _, err := kgagent.DecodeDataURI(uri); err != nil {
+			return invalid(ReasonUnknownValue, "embeds."+key, "embed %q: %s", key, kgagent.ErrorMessage(err))
+		}
+		return nil
+	}
+	return invalid(ReasonUnknownValue, "embeds."+key, "embed %q: uri must be an http(s) URL or a data URI", key)
 }
 
 func (s *Server) fixieRoutes() {

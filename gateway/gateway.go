@@ -109,6 +109,8 @@ type Config struct {
 
 	CORSOrigins []string // allowed Origins for browsers ("*" for any); default none
 
+	PrivateMetrics bool // /metrics needs the admin scope; default public (scrapers on a private network)
+
 	Flows []string // known flow names; default ["default"]
 
 	MaxBodyBytes    int64         // REST request bodies; default 1 MiB

@@ -36,3 +36,26 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+func TestPrivateMetrics(t *testing.T) {
+	cfg := authConfig()
+	cfg.PrivateMetrics = true
+	f := newFixture(t, cfg)
+	for _, tt := range []struct {
+		token  string
+		status int
+	}{{"", 401}, {"ask-key", 403}, {"admin-key", 200}} {
+		req, _ := http.NewRequest("GET", f.ts.URL+"/metrics", nil)
+		if tt.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tt.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("token %q: %d, want %d", tt.token, resp.StatusCode, tt.status)
+		}
+	}
+}

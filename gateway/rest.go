@@ -18,7 +18,11 @@ func (s *Server) routesSetup() {
 	// Ops.
 	s.handle("GET", "/healthz", scopePublic, s.healthz)
 	s.handle("GET", "/readyz", scopePublic, s.readyz)
-	s.handle("GET", "/metrics", scopePublic, s.metrics.Handler().ServeHTTP)
+	metricsScope := scopePublic
+	if s.cfg.PrivateMetrics {
+		metricsScope = ScopeAdmin
+	}
+	s.handle("GET", "/metrics", metricsScope, s.metrics.Handler().ServeHTTP)
 	s.handle("GET", "/api/v1/openapi.json", scopePublic, serveOpenAPI)
 
 	// Questions (seed 004).

@@ -149,6 +149,7 @@ func TestRESTBadInput(t *testing.T) {
 		{"blank question", `{"question":"   "}`, 400, "INVALID_ARGUMENT", ReasonMissingField},
 		{"empty body", ``, 400, "INVALID_ARGUMENT", ReasonInvalidJSON},
 		{"trailing data", `{"question":"a"} {}`, 400, "INVALID_ARGUMENT", ReasonInvalidJSON},
+		{"bad embed", `{"question":"a","embeds":{"1":{"content_type":"text/plain","uri":"file:///etc/passwd"}}}`, 400, "INVALID_ARGUMENT", ReasonUnknownValue},
 		{"too large", `{"question":"` + strings.Repeat("a", 2000) + `"}`, 413, "TOO_LARGE", ""},
 	}
 	for _, tt := range tests {

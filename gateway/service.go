@@ -74,6 +74,11 @@ func (r *Request) validate(service string) error {
 	if r.K < 0 || r.K > 1000 || r.Limit < 0 || r.Limit > 10000 {
 		return invalid(ReasonUnknownValue, "k", "k must be 0..1000 and limit 0..10000")
 	}
+	for key, e := range r.Embeds {
+		if err := checkEmbedURI(key, e.URI); err != nil {
+			return err
+		}
+	}
 	switch r.Mode {
 	case "", corpus.ModeHybrid, corpus.ModeDense, corpus.ModeKeyword:
 	default:
