@@ -28,6 +28,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/graphrag"
+	"golang.org/x/sync/errgroup"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 )
@@ -523,20 +524,34 @@ func (s *Store) Expand(ctx context.Context, collection string, seeds []string, l
 	seen := map[int64]bool{}
 	var result []kgagent.Triple
 	for hop := 0; hop < hops && len(frontier) > 0; hop++ {
+		// The frontier's lookups run on several reader connections; results
+		// are merged in frontier order, so the outcome does not depend on
+		// timing.
+		found := make([][]kgagent.Triple, len(frontier))
+		ids := make([][]int64, len(frontier))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(ExpandWorkers)
+		for i, id := range frontier {
+			g.Go(func() error {
+				rows, err := s.stNear.QueryContext(gctx, collection, id, per)
+				if err != nil {
+					return err
+				}
+				found[i], ids[i], err = scanIDs(rows, collection)
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, dbErr(ctx, err, "expand")
+		}
 		var next []string
-		for _, id := range frontier {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			rows, err := s.stNear.QueryContext(ctx, collection, id, per)
-			if err != nil {
-				return nil, dbErr(ctx, err, "expand")
-			}
-			got, _, err := scan(rows, collection, seen)
-			if err != nil {
-				return nil, dbErr(ctx, err, "expand")
-			}
-			for _, t := range got {
+		for i := range frontier {
+			for j, t := range found[i] {
+				if seen[ids[i][j]] {
+					continue
+				}
+				seen[ids[i][j]] = true
+				result = append(result, t)
 				for _, e := range []string{t.Subject.ID, t.Object.ID} {
 					if t.Literal == "" && e != "" && !visited[e] {
 						visited[e] = true
@@ -544,11 +559,31 @@ func (s *Store) Expand(ctx context.Context, collection string, seeds []string, l
 					}
 				}
 			}
-			result = append(result, got...)
 		}
 		frontier = next
 	}
 	return result, nil
+}
+
+// ExpandWorkers is how many lookups of one expansion hop run at once.
+const ExpandWorkers = 4
+
+// scanIDs reads triple rows with their rowids.
+func scanIDs(rows *sql.Rows, collection string) ([]kgagent.Triple, []int64, error) {
+	defer rows.Close()
+	var out []kgagent.Triple
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		t := kgagent.Triple{Collection: collection}
+		if err := rows.Scan(&id, &t.Subject.ID, &t.Subject.Name, &t.Subject.Type, &t.Predicate,
+			&t.Object.ID, &t.Object.Name, &t.Object.Type, &t.Literal, &t.ChunkID, &t.DocURL, &t.SourceURL); err != nil {
+			return nil, nil, err
+		}
+		out = append(out, t)
+		ids = append(ids, id)
+	}
+	return out, ids, rows.Err()
 }
 
 // Entities implements graphrag.Store. A term matches an entity when it is one
