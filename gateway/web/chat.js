@@ -112,7 +112,10 @@
         a.href = href;
         a.target = "_blank";
         a.rel = "noopener";
+        a.title = href;
         li.appendChild(a);
+        var u = new URL(href);
+        li.appendChild(el("span", "where", " " + u.host + u.pathname + u.hash));
         t.sources.appendChild(li);
       });
       delete pending[f.id];
