@@ -2,6 +2,7 @@ package graphrag_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -352,5 +353,43 @@ func TestObservation(t *testing.T) {
 	}
 	if got := graphrag.Observation(nil, 5); !strings.Contains(got, "No facts") {
 		t.Errorf("empty observation = %q", got)
+	}
+}
+
+func TestServiceConcurrent(t *testing.T) {
+	svc := newService(t, graphrag.Config{Embedder: corpus.NewLexical(corpus.LexicalConfig{}), Index: newIndex(t)})
+	ctx := t.Context()
+	doc, chunks := sampleDoc()
+	errs := make(chan error, 16)
+	for i := range 4 {
+		go func() {
+			d := doc
+			d.URL = fmt.Sprintf("%s?v=%d", base, i)
+			_, err := svc.IndexDocument(ctx, d, nil)
+			errs <- err
+		}()
+		go func() {
+			_, err := svc.Retrieve(ctx, "What does json.dumps do?", "py")
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := svc.IndexDocument(ctx, doc, chunks); err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.Find(ctx, graphrag.Pattern{Collection: "py", S: "json", P: "defines", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]bool{}
+	for _, tr := range got {
+		docs[tr.DocURL] = true
+	}
+	if len(docs) != 5 {
+		t.Errorf("json defines triples from %d documents, want 5", len(docs))
 	}
 }

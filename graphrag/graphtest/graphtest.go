@@ -302,13 +302,18 @@ func testFind(t *testing.T, s graphrag.Store) {
 	t2 := T(coll, a, "json", "defines", "json.loads", "json.loads")
 	t3 := L(coll, a, "json.dumps", "is_defined_as", "Serialize obj to a JSON formatted str.", "json.dumps")
 	t4 := T(coll, a, "JSONDecoder", "is_a", "class", "decoder")
-	replace(t, s, coll, a, t1, t2, t3, t4)
+	long := strings.Repeat("A long literal that shares its first hundred bytes with another. ", 3)
+	t5 := L(coll, a, "json.loads", "is_defined_as", long+"One.", "json.loads")
+	t6 := L(coll, a, "json.load", "is_defined_as", long+"Two.", "json.load")
+	replace(t, s, coll, a, t1, t2, t3, t4, t5, t6)
 	tests := []struct {
 		name string
 		p    graphrag.Pattern
 		want []kgagent.Triple
 	}{
-		{"all", graphrag.Pattern{}, []kgagent.Triple{t1, t2, t3, t4}},
+		{"all", graphrag.Pattern{}, []kgagent.Triple{t1, t2, t3, t4, t5, t6}},
+		{"long literal", graphrag.Pattern{O: long + "Two."}, []kgagent.Triple{t6}},
+		{"literal prefix is no match", graphrag.Pattern{O: long}, nil},
 		{"s by id", graphrag.Pattern{S: "json"}, []kgagent.Triple{t1, t2}},
 		{"s by name", graphrag.Pattern{S: "JSON"}, []kgagent.Triple{t1, t2}},
 		{"s camel name", graphrag.Pattern{S: "JSONDecoder"}, []kgagent.Triple{t4}},
