@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -533,4 +535,51 @@ func FuzzRoundTrip(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEntitiesForms checks the matching rules beyond the conformance suite:
+// the raw form of a term counts ("dumps" finds json.dumps though it
+// normalises to "dump"), substrings are only a fallback, exact names rank
+// first.
+func TestEntitiesForms(t *testing.T) {
+	s := realStore(t)
+	coll := graphtest.Collection(t, "forms")
+	a := "https://x.test/a.html"
+	if err := s.ReplaceDocument(t.Context(), coll, a, []kgagent.Triple{
+		graphtest.T(coll, a, "json", "defines", "json.dumps", ""),
+		graphtest.T(coll, a, "serialization", "is_a", "process", ""),
+		graphtest.T(coll, a, "lock", "is_a", "primitive", ""),
+		graphtest.T(coll, a, "global interpreter lock", "is_a", "lock", ""),
+		graphtest.T(coll, a, "blocking call", "is_a", "call", ""),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		terms []string
+		want  []string // exactly these ids, in this order when ordered is set
+		first string
+	}{
+		{[]string{"dumps"}, []string{"json.dumps"}, ""},
+		{[]string{"serializ"}, []string{"serialization"}, ""},                   // substring fallback
+		{[]string{"lock"}, []string{"global interpreter lock", "lock"}, "lock"}, // not "blocking call"
+		{[]string{"LOCKS"}, []string{"global interpreter lock", "lock"}, "lock"},
+	}
+	for _, tc := range tests {
+		got, err := s.Entities(t.Context(), coll, tc.terms, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, e := range got {
+			ids = append(ids, e.ID)
+		}
+		sorted := append([]string(nil), ids...)
+		sort.Strings(sorted)
+		if !slices.Equal(sorted, tc.want) {
+			t.Errorf("Entities(%v) = %v, want %v", tc.terms, ids, tc.want)
+		}
+		if tc.first != "" && (len(ids) == 0 || ids[0] != tc.first) {
+			t.Errorf("Entities(%v) = %v, want %q first", tc.terms, ids, tc.first)
+		}
+	}
 }

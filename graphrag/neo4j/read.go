@@ -219,7 +219,7 @@ ORDER BY CASE WHEN e.norm = $t OR e.id = $t THEN 0 ELSE 1 END, deg DESC, e.id
 LIMIT $n`
 
 // Entities implements graphrag.Store, matching as graphrag/sqlite does: a
-// term matches an entity when it occurs in the normalised name on word (or
+// term (as given, lower-cased, and normalised) matches an entity when it occurs in the normalised name on word (or
 // dot) boundaries, or is its id; only when no entity matches a term that way,
 // plain substrings of three bytes or more count. Entities named exactly like
 // a term come first, then those with more triples.
@@ -238,9 +238,14 @@ func (s *Store) Entities(ctx context.Context, collection string, terms []string,
 	cands := map[string]*cand{}
 	err := s.read(ctx, "entities", func(tx neo4j.ManagedTransaction) error {
 		clear(cands)
-		done := map[string]bool{}
+		// Both the term as given (lower-cased) and its normalised form, so
+		// "dumps" finds json.dumps although it normalises to "dump".
+		var forms []string
 		for _, raw := range terms {
-			term := graphrag.NormalizeName(raw)
+			forms = append(forms, strings.Join(strings.Fields(strings.ToLower(raw)), " "), graphrag.NormalizeName(raw))
+		}
+		done := map[string]bool{}
+		for _, term := range forms {
 			if term == "" || done[term] || len(term) > graphrag.MaxNameBytes {
 				continue
 			}
