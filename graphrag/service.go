@@ -465,6 +465,13 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 		return nil, err
 	}
 	q := termSet(question)
+	exact := map[string]bool{} // specific names the question uses outright
+	for _, t := range QuestionTerms(question) {
+		if strings.ContainsAny(t, " ._") {
+			exact[t] = true
+			exact[NormalizeName(t)] = true
+		}
+	}
 	expanded := map[string]bool{}
 	frontier := make([]string, 0, len(seeds))
 	for id := range seeds {
@@ -494,7 +501,7 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 				continue
 			}
 			kept[k] = true
-			cands = append(cands, scored{t, decay * s.relevance(q, seeds, t)})
+			cands = append(cands, scored{t, decay * s.relevance(q, exact, seeds, t)})
 		}
 		sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
 		if len(cands) > s.cfg.EdgesPerHop {
@@ -525,14 +532,21 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 }
 
 // relevance scores an edge for a question: word overlap with the question,
-// how strongly its ends were seeds, and the kind of edge.
-func (s *Service) relevance(q map[string]bool, seeds map[string]float64, t kgagent.Triple) float64 {
+// how strongly its ends were seeds (the subject more: "what is X" is
+// answered by statements about X), whether the question names them
+// outright, and the kind of edge.
+func (s *Service) relevance(q, exact map[string]bool, seeds map[string]float64, t kgagent.Triple) float64 {
 	obj := t.Object.Name
 	if t.Literal != "" {
 		obj = clip(t.Literal, 400)
 	}
 	sc := overlap(q, t.Subject.Name+" "+t.Subject.ID+" "+obj)
-	sc += 0.5*seeds[t.Subject.ID] + 0.3*seeds[t.Object.ID]
+	sc += 0.6*seeds[t.Subject.ID] + 0.2*seeds[t.Object.ID]
+	if exact[t.Subject.ID] {
+		sc += 0.3
+	} else if exact[t.Object.ID] {
+		sc += 0.1
+	}
 	switch t.Predicate {
 	case PredMentions, PredHasSection, PredLinksTo:
 		// Structure says where something is, not what it is: it ranks
@@ -555,7 +569,7 @@ func FactText(t kgagent.Triple) string {
 	case PredIsDefinedAs:
 		return s + ": " + t.Literal
 	case PredIsA:
-		return s + " is a " + o
+		return s + " is " + article(o) + " " + o
 	case PredDefines:
 		return s + " defines " + o
 	case PredHasSection:
@@ -662,4 +676,12 @@ func Observation(facts []Fact, max int) string {
 		fmt.Fprintf(&b, "- %s (source: %s)\n", strings.TrimSpace(clip(f.Text, 500)), f.SourceURL)
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// article is "an" before a vowel letter, else "a".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }
