@@ -393,3 +393,27 @@ func TestServiceConcurrent(t *testing.T) {
 		t.Errorf("json defines triples from %d documents, want 5", len(docs))
 	}
 }
+
+func TestServiceRanksDefinitionsOfTheNamedEntityFirst(t *testing.T) {
+	svc := newService(t, graphrag.Config{})
+	doc := kgagent.Document{Collection: "c", URL: base, Title: "Glossary", Sections: []kgagent.Section{
+		{Anchor: "glossary", Heading: "Glossary", Blocks: []kgagent.Block{{Kind: kgagent.BlockDefList, Terms: []kgagent.Definition{
+			{Term: "context manager", Definition: "An object which controls the environment seen in a with statement."},
+		}}}},
+		{Anchor: "telnet", Heading: "Telnet", Blocks: []kgagent.Block{{Kind: kgagent.BlockParagraph,
+			Text: "A Telnet object is a context manager. A Runner is a context manager. The TaskGroup is a context manager."}}},
+	}}
+	if _, err := svc.IndexDocument(t.Context(), doc, nil); err != nil {
+		t.Fatal(err)
+	}
+	facts, err := svc.Retrieve(t.Context(), "What is a context manager?", "c")
+	if err != nil || len(facts) == 0 {
+		t.Fatalf("Retrieve: %v, %d facts", err, len(facts))
+	}
+	if f := facts[0]; f.Triple.Subject.ID != "context manager" || f.Triple.Predicate != "is_defined_as" || f.SourceURL != base+"#glossary" {
+		t.Errorf("top fact = %q from %s, want the definition of context manager", f.Text, f.SourceURL)
+	}
+	if hasFact(facts, "runner", "is_a", "context manager") == nil {
+		t.Errorf("related facts missing: %+v", facts)
+	}
+}
