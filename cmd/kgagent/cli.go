@@ -37,7 +37,7 @@ func runWorker(ctx context.Context, cfg Config, stdout, stderr io.Writer) error 
 	defer ns.Close()
 	fmt.Fprintf(stdout, "kgagent worker on NATS %s\n", a.bus.URL())
 	log.Info("worker running", "nats", a.bus.URL())
-	if err := a.svc.jobs.Run(ctx, a.ingester(cfg.AllowPrivateIngest)); err != nil && ctx.Err() == nil {
+	if err := a.svc.jobs.Run(ctx, meteredRunner{r: a.ingester(cfg.AllowPrivateIngest), m: gw.Metrics()}); err != nil && ctx.Err() == nil {
 		return err
 	}
 	return nil

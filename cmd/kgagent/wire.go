@@ -320,7 +320,11 @@ func (a *app) httpHandler() (http.Handler, error) {
 // startBackground starts the job queue worker and the NATS request server.
 func (a *app) startBackground(ctx context.Context) error {
 	q := a.svc.jobs
-	ing := a.ingester(a.cfg.AllowPrivateIngest)
+	gw, err := a.gateway()
+	if err != nil {
+		return err
+	}
+	ing := meteredRunner{r: a.ingester(a.cfg.AllowPrivateIngest), m: gw.Metrics()}
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -331,10 +335,6 @@ func (a *app) startBackground(ctx context.Context) error {
 	}()
 	a.onClose(func() { cancel(); <-done })
 
-	gw, err := a.gateway()
-	if err != nil {
-		return err
-	}
 	ns := natsapi.New(a.bus.conn, gw, natsapi.Config{Logger: a.log})
 	if err := ns.Start(); err != nil {
 		return err
