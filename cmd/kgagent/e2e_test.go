@@ -287,7 +287,7 @@ func TestSignalsAndKill9(t *testing.T) {
 		t.Fatalf("serve after SIGTERM: %v", err)
 	}
 
-	cmd, base = start()                        // the lock was released
+	cmd, _ = start()                           // the lock was released
 	if err := cmd.Process.Kill(); err != nil { // kill -9
 		t.Fatal(err)
 	}
