@@ -3,7 +3,7 @@
 # on 127.0.0.1 with Bolt, in the background, and waits until it answers a
 # Cypher query over Bolt. Prints shell exports on stdout, so
 #
-#   eval "$(deploy/neo4j/start.sh)"   # sets NEO4J_URL, NEO4J_USER, NEO4J_PASSWORD, NEO4J_PID
+#   eval "$(deploy/neo4j/start.sh)"   # sets NEO4J_URL, NEO4J_USER, NEO4J_PASSWORD, NEO4J_TLS_CA, NEO4J_PID
 #   go test ./graphrag/neo4j/...
 #   deploy/neo4j/stop.sh
 #
@@ -19,6 +19,9 @@
 #   NEO4J_PORT           Bolt port; 0 (default) picks a free one
 #   NEO4J_TEST_PASSWORD  password of user neo4j (>= 8 chars; default kgagent-test, so
 #                        tests exercise authentication); set it empty to disable auth
+#   NEO4J_TLS            1 (default when openssl is installed): Bolt also accepts TLS on
+#                        the same port with a fresh self-signed certificate for
+#                        127.0.0.1/localhost, exported as NEO4J_TLS_CA; 0 turns it off
 #   NEO4J_HEAP           JVM heap (default 1g)
 #   NEO4J_PAGECACHE      page cache (default 64m)
 #   NEO4J_START_TIMEOUT  seconds to wait for READY (default 300)
@@ -33,12 +36,19 @@ pagecache=${NEO4J_PAGECACHE:-64m}
 timeout=${NEO4J_START_TIMEOUT:-300}
 password=${NEO4J_TEST_PASSWORD-kgagent-test}
 main=dev.kgagent.neo4j.Launcher
+tls=
+if [ "${NEO4J_TLS:-1}" = 1 ] && command -v openssl >/dev/null; then
+	tls=1
+fi
 
 log() { echo "neo4j/start.sh: $*" >&2; }
 
 exports() {
 	echo "export NEO4J_URL=$1"
 	echo "export NEO4J_PID=$2"
+	if [ -n "$tls" ]; then
+		echo "export NEO4J_TLS_CA=$run/tls/public.crt"
+	fi
 	if [ -n "$password" ]; then
 		echo "export NEO4J_USER=neo4j"
 		echo "export NEO4J_PASSWORD=$password"
@@ -78,9 +88,19 @@ if [ "${NEO4J_KEEP_DATA:-}" != 1 ]; then
 fi
 rm -f "$run/bolt.url" "$run/env"
 
+if [ -n "$tls" ]; then
+	rm -rf "$run/tls" && mkdir -p "$run/tls"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 7 -subj "/CN=localhost" \
+		-addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+		-keyout "$run/tls/private.key" -out "$run/tls/public.crt" >"$run/tls/openssl.log" 2>&1 || {
+		log "openssl failed:"; cat "$run/tls/openssl.log" >&2; exit 1; }
+fi
 args=(--data "$run/data" --host 127.0.0.1 --port "$port" --pagecache "$pagecache" --url-file "$run/bolt.url")
 if [ -n "$password" ]; then
 	args+=(--password "$password")
+fi
+if [ -n "$tls" ]; then
+	args+=(--tls-dir "$run/tls")
 fi
 # The JVM runs detached from this shell (setsid), so it outlives the caller's
 # job control; stop.sh ends it with SIGTERM via the pid file.

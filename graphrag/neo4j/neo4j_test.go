@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -581,5 +582,59 @@ func TestEntitiesForms(t *testing.T) {
 		if tc.first != "" && (len(ids) == 0 || ids[0] != tc.first) {
 			t.Errorf("Entities(%v) = %v, want %q first", tc.terms, ids, tc.first)
 		}
+	}
+}
+
+// TestTLS connects over TLS when the test server offers it
+// (deploy/neo4j/start.sh does, with a self-signed certificate in
+// NEO4J_TLS_CA): bolt+s:// with that CA works, bolt+ssc:// works without it,
+// and bolt+s:// without it is refused because the certificate is unknown.
+func TestTLS(t *testing.T) {
+	cfg := envConfig(t)
+	ca := os.Getenv("NEO4J_TLS_CA")
+	if ca == "" {
+		t.Skip("NEO4J_TLS_CA not set: the test server offers no TLS")
+	}
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	realStore(t) // schema exists
+	tests := []struct {
+		name   string
+		scheme string
+		caFile string
+		code   string
+	}{
+		{"verified with CA file", "bolt+s", ca, ""},
+		{"self-signed accepted", "bolt+ssc", "", ""},
+		{"unknown CA refused", "bolt+s", "", kgagent.EUNAVAILABLE},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cfg
+			c.URL = tc.scheme + "://" + u.Host
+			c.CAFile = tc.caFile
+			c.ConnectTimeout = 5 * time.Second
+			s, err := Open(t.Context(), c)
+			if got := kgagent.ErrorCode(err); got != tc.code {
+				t.Fatalf("Open(%s): code %q (%v), want %q", c.URL, got, err, tc.code)
+			}
+			if err != nil {
+				return
+			}
+			defer s.Close()
+			coll := graphtest.Collection(t, "tls")
+			doc := "https://x.test/tls.html"
+			tr := graphtest.T(coll, doc, "secure", "is_a", "channel", "s1")
+			if err := s.ReplaceDocument(t.Context(), coll, doc, []kgagent.Triple{tr}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Find(t.Context(), graphrag.Pattern{Collection: coll})
+			if err != nil || len(got) != 1 || got[0] != tr {
+				t.Errorf("over TLS: %+v, %v", got, err)
+			}
+			_ = s.DeleteCollection(t.Context(), coll)
+		})
 	}
 }

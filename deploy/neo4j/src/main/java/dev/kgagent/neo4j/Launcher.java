@@ -13,6 +13,9 @@ import org.neo4j.configuration.connectors.BoltConnector;
 import org.neo4j.configuration.connectors.ConnectorPortRegister;
 import org.neo4j.configuration.connectors.ConnectorType;
 import org.neo4j.configuration.helpers.SocketAddress;
+import org.neo4j.configuration.ssl.ClientAuth;
+import org.neo4j.configuration.ssl.SslPolicyConfig;
+import org.neo4j.configuration.ssl.SslPolicyScope;
 import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
 import org.neo4j.driver.AuthToken;
@@ -31,8 +34,9 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  * server) as one process for kgagent's tests and CI.
  *
  * <p>Usage: {@code Launcher --data DIR [--host 127.0.0.1] [--port 0]
- * [--password PW] [--pagecache 64m] [--url-file FILE]}. Port 0 picks a free
- * port. Without --password authentication is disabled (the server only
+ * [--password PW] [--pagecache 64m] [--tls-dir DIR] [--url-file FILE]}. Port
+ * 0 picks a free port. With --tls-dir (holding private.key and public.crt,
+ * PEM) Bolt also accepts TLS on the same port. Without --password authentication is disabled (the server only
  * listens on loopback); with it, the user neo4j gets that password (at least 8
  * characters).
  *
@@ -58,14 +62,29 @@ public final class Launcher {
         }
         long pagecache = parseBytes(opt.getOrDefault("pagecache", "64m"));
 
-        DatabaseManagementService dbms = new DatabaseManagementServiceBuilder(Path.of(data))
+        String tlsDir = opt.get("tls-dir");
+        DatabaseManagementServiceBuilder builder = new DatabaseManagementServiceBuilder(Path.of(data))
                 .setConfig(BoltConnector.enabled, true)
                 .setConfig(BoltConnector.listen_address, new SocketAddress(host, port))
-                .setConfig(BoltConnector.encryption_level, BoltConnector.EncryptionLevel.DISABLED)
+                .setConfig(BoltConnector.encryption_level, tlsDir == null
+                        ? BoltConnector.EncryptionLevel.DISABLED : BoltConnector.EncryptionLevel.OPTIONAL)
                 .setConfig(GraphDatabaseSettings.auth_enabled, password != null)
                 .setConfig(GraphDatabaseSettings.pagecache_memory, pagecache)
-                .setConfig(GraphDatabaseSettings.check_point_interval_time, java.time.Duration.ofMinutes(5))
-                .build();
+                .setConfig(GraphDatabaseSettings.check_point_interval_time, java.time.Duration.ofMinutes(5));
+        if (tlsDir != null) {
+            // TLS on the same Bolt port, optional, so bolt:// and bolt+s://
+            // both work: private.key and public.crt in tlsDir (PEM).
+            Path base = Path.of(tlsDir).toAbsolutePath();
+            Files.createDirectories(base.resolve("trusted"));
+            Files.createDirectories(base.resolve("revoked"));
+            SslPolicyConfig bolt = SslPolicyConfig.forScope(SslPolicyScope.BOLT);
+            builder.setConfig(bolt.enabled, true)
+                    .setConfig(bolt.base_directory, base)
+                    .setConfig(bolt.private_key, base.resolve("private.key"))
+                    .setConfig(bolt.public_certificate, base.resolve("public.crt"))
+                    .setConfig(bolt.client_auth, ClientAuth.NONE);
+        }
+        DatabaseManagementService dbms = builder.build();
 
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -117,7 +136,7 @@ public final class Launcher {
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (!a.startsWith("--") || i + 1 >= args.length) {
-                fail("bad argument " + a + "; usage: --data DIR [--host H] [--port P] [--password PW] [--pagecache 64m] [--url-file F]");
+                fail("bad argument " + a + "; usage: --data DIR [--host H] [--port P] [--password PW] [--pagecache 64m] [--tls-dir D] [--url-file F]");
             }
             m.put(a.substring(2), args[++i]);
         }
