@@ -366,6 +366,8 @@ func Combine(exs ...Extractor) Extractor { return combined(exs) }
 
 type combined []Extractor
 
+// Extract implements Extractor: every extractor in order; the first error
+// fails the whole document, so nothing partial is stored.
 func (c combined) Extract(ctx context.Context, doc kgagent.Document, chunks []kgagent.Chunk) ([]kgagent.Triple, error) {
 	var out []kgagent.Triple
 	for _, x := range c {
