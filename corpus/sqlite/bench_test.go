@@ -24,18 +24,31 @@ func BenchmarkDot(b *testing.B) {
 	_ = s
 }
 
+// BenchmarkDotInt8 measures one 384-dimensional int8 dot product.
+func BenchmarkDotInt8(b *testing.B) {
+	v := randVecs(2, 384)
+	x, _ := quantize(nil, v[:384])
+	y, _ := quantize(nil, v[384:])
+	var s int32
+	for b.Loop() {
+		s += DotInt8(x, y)
+	}
+	_ = s
+}
+
 // BenchmarkScan20k measures an exact top-50 scan over 20k vectors of 384
 // dimensions (the size of the Python docs index).
 func BenchmarkScan20k(b *testing.B) {
 	const n, dim = 20000, 384
 	m := newMemColl(dim, [3]float32{1, 1, 1})
-	m.vecs = randVecs(n, dim)
+	vs := randVecs(n, dim)
 	for i := range n {
+		m.appendVec(vs[i*dim : (i+1)*dim])
 		m.rids = append(m.rids, int64(i))
 		m.docs = append(m.docs, "d")
 	}
-	q := m.vecs[:dim]
+	q, qs := quantize(nil, vs[:dim])
 	for b.Loop() {
-		m.topK(q, 50, "")
+		m.topK(q, qs, 50, "")
 	}
 }

@@ -24,7 +24,8 @@ type memColl struct {
 	dim  int
 	rids []int64
 	docs []string // doc URL per slot; "" marks a deleted slot
-	vecs []float32
+	vecs   []int8    // vectors, int8 scalar-quantised, dim per slot
+	scales []float32 // per slot: vecs[i]*scale approximates the float vector
 	pos  map[int64]int32
 	all  fieldIndex // BM25F over title, headings and body
 	head fieldIndex // BM25 over title and headings only
@@ -71,8 +72,41 @@ func (m *memColl) add(rid int64, doc string, c kgagent.Chunk, v []float32) {
 	if len(v) != m.dim || doc == "" {
 		return
 	}
-	m.vecs = append(m.vecs, v...)
+	m.appendVec(v)
 	m.addIndexed(rid, doc, c)
+}
+
+// appendVec quantises v and appends it.
+func (m *memColl) appendVec(v []float32) {
+	var scale float32
+	m.vecs, scale = quantize(m.vecs, v)
+	m.scales = append(m.scales, scale)
+}
+
+// quantize appends v as int8 with one scale (max |v|/127) and returns it.
+func quantize(dst []int8, v []float32) ([]int8, float32) {
+	var mx float32
+	for _, f := range v {
+		mx = max(mx, f, -f)
+	}
+	if mx == 0 {
+		for range v {
+			dst = append(dst, 0)
+		}
+		return dst, 0
+	}
+	scale := mx / 127
+	inv := 1 / scale
+	for _, f := range v {
+		x := f * inv
+		if x >= 0 {
+			x += 0.5
+		} else {
+			x -= 0.5
+		}
+		dst = append(dst, int8(max(-127, min(127, x))))
+	}
+	return dst, scale
 }
 
 // addIndexed adds a row whose vector was already appended to m.vecs.
@@ -168,7 +202,9 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 	m.docs = make([]string, 0, count)
 	m.all.lens = make([]float32, 0, count)
 	m.head.lens = make([]float32, 0, count)
-	m.vecs = make([]float32, 0, count*dim)
+	m.vecs = make([]int8, 0, count*dim)
+	m.scales = make([]float32, 0, count)
+	tmp := make([]float32, 0, dim)
 	m.pos = make(map[int64]int32, count)
 	docs := map[string]string{} // intern doc URLs
 	for rows.Next() {
@@ -188,7 +224,8 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		if len(blob) != 4*dim || c.DocURL == "" {
 			continue
 		}
-		m.vecs = appendVec(m.vecs, blob)
+		tmp = appendVec(tmp[:0], blob)
+		m.appendVec(tmp)
 		m.addIndexed(rid, c.DocURL, c)
 	}
 	if err := rows.Err(); err != nil {
@@ -217,13 +254,14 @@ func (x *Index) dense(ctx context.Context, q corpus.Query, n int) ([]scored, err
 	if len(q.Vector) != m.dim {
 		return nil, invalid("query vector has length %d, collection %q holds %d", len(q.Vector), q.Collection, m.dim)
 	}
-	return m.topK(q.Vector, n, q.URLPrefix), nil
+	qv, qs := quantize(make([]int8, 0, len(q.Vector)), q.Vector)
+	return m.topK(qv, qs, n, q.URLPrefix), nil
 }
 
 // parallelMin is the slot count above which a scan is split across cores.
 const parallelMin = 16384
 
-func (m *memColl) topK(qv []float32, n int, prefix string) []scored {
+func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string) []scored {
 	rows := len(m.rids)
 	workers := 1
 	if rows >= parallelMin {
@@ -240,7 +278,7 @@ func (m *memColl) topK(qv []float32, n int, prefix string) []scored {
 			if doc == "" || (prefix != "" && !strings.HasPrefix(doc, prefix)) {
 				continue
 			}
-			h.push(scored{m.rids[i], float64(Dot(qv, m.vecs[i*d:(i+1)*d]))})
+			h.push(scored{m.rids[i], float64(DotInt8(qv, m.vecs[i*d:(i+1)*d])) * float64(qscale*m.scales[i])})
 		}
 		parts[w] = h
 	}
@@ -380,6 +418,25 @@ func (h *topHeap) push(s scored) {
 		h.items[m], h.items[i] = h.items[i], h.items[m]
 		i = m
 	}
+}
+
+// DotInt8 is the dot product of two equally long int8 vectors, unrolled by 8
+// without bounds checks.
+func DotInt8(a, b []int8) int32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 int32
+	for len(a) >= 8 {
+		x, y := a[:8:8], b[:8:8]
+		s0 += int32(x[0])*int32(y[0]) + int32(x[4])*int32(y[4])
+		s1 += int32(x[1])*int32(y[1]) + int32(x[5])*int32(y[5])
+		s2 += int32(x[2])*int32(y[2]) + int32(x[6])*int32(y[6])
+		s3 += int32(x[3])*int32(y[3]) + int32(x[7])*int32(y[7])
+		a, b = a[8:], b[8:]
+	}
+	for i := range a {
+		s0 += int32(a[i]) * int32(b[i])
+	}
+	return s0 + s1 + s2 + s3
 }
 
 // Dot is the float32 dot product of two equally long vectors, unrolled by 8
