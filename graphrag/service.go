@@ -11,7 +11,6 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
-	"golang.org/x/sync/errgroup"
 )
 
 // Config configures a Service. Only Store is required; every limit's zero
@@ -27,7 +26,8 @@ type Config struct {
 	Index        corpus.Index
 	EntitySuffix string // default "__entities"
 
-	SeedEntities     int // seed entities per question; default 50
+	SeedEntities     int // seed entities per question, by name and by similarity together; default 50
+	SimilarSeeds     int // of those, at most this many from the entity index; default SeedEntities/3
 	Hops             int // expansion hops; default 2
 	TriplesPerEntity int // triples fetched per entity per hop; default 30
 	EdgesPerHop      int // edges kept per hop after ranking; default 25
@@ -49,6 +49,7 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	def(&c.SeedEntities, 50)
+	def(&c.SimilarSeeds, max(1, c.SeedEntities/3))
 	def(&c.Hops, 2)
 	def(&c.TriplesPerEntity, 30)
 	def(&c.EdgesPerHop, 25)
@@ -382,70 +383,136 @@ func tripleKey(t kgagent.Triple) string {
 	return t.Subject.ID + "\x00" + t.Predicate + "\x00" + t.Object.ID + "\x00" + t.Literal + "\x00" + t.SourceURL
 }
 
+// nameBudget is how many of the SeedEntities slots name matches may take
+// when an entity index is configured; similarity has the rest (SimilarSeeds),
+// so neither source crowds the other out.
+func (s *Service) nameBudget() int {
+	if s.cfg.Index == nil {
+		return s.cfg.SeedEntities
+	}
+	return max(1, s.cfg.SeedEntities-s.cfg.SimilarSeeds)
+}
+
+// nameSeeds are the entities the question's terms name, best first, with
+// scores from 1 down to 0.5.
+func (s *Service) nameSeeds(ctx context.Context, question, collection string) ([]string, map[string]float64, error) {
+	seeds := map[string]float64{}
+	terms := QuestionTerms(question)
+	if len(terms) == 0 {
+		return nil, seeds, nil
+	}
+	ents, err := s.cfg.Store.Entities(ctx, collection, terms, s.nameBudget())
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, 0, len(ents))
+	for i, e := range ents {
+		if _, dup := seeds[e.ID]; dup {
+			continue
+		}
+		seeds[e.ID] = 1 - 0.5*float64(i)/float64(len(ents))
+		ids = append(ids, e.ID)
+	}
+	return ids, seeds, nil
+}
+
+// similarSeeds are the entities of the entity index most similar to the
+// question and not in have, best first, at most n, scored 0.9 down to 0.4.
+func (s *Service) similarSeeds(ctx context.Context, question, collection string, have map[string]float64, n int) ([]string, map[string]float64, error) {
+	out := map[string]float64{}
+	if s.cfg.Index == nil || n <= 0 {
+		return nil, out, nil
+	}
+	vecs, err := s.cfg.Embedder.Embed(ctx, []string{question})
+	if err != nil {
+		return nil, nil, err
+	}
+	hits, err := s.cfg.Index.Search(ctx, corpus.Query{
+		Collection: s.entityCollection(collection), Vector: vecs[0], Text: question,
+		K: s.cfg.SeedEntities, Mode: corpus.ModeHybrid,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var ids []string
+	for i, h := range hits {
+		if len(ids) == n {
+			break
+		}
+		if len(h.HeadingPath) == 0 {
+			continue
+		}
+		id := h.HeadingPath[0]
+		if _, ok := have[id]; ok {
+			continue
+		}
+		if _, ok := out[id]; ok {
+			continue
+		}
+		out[id] = 0.9 - 0.5*float64(i)/float64(len(hits))
+		ids = append(ids, id)
+	}
+	return ids, out, nil
+}
+
 // Seeds returns the seed entity ids for a question with their scores (1 is
 // best): entities named by the question's terms, then entities whose name and
-// definition are most similar in the entity index.
+// definition are most similar in the entity index; at most SeedEntities.
 func (s *Service) Seeds(ctx context.Context, question, collection string) (map[string]float64, error) {
-	// The name lookup and the similarity search run side by side.
-	var (
-		ents []kgagent.Entity
-		hits []corpus.Hit
-	)
-	g, gctx := errgroup.WithContext(ctx)
-	if terms := QuestionTerms(question); len(terms) > 0 {
-		g.Go(func() error {
-			var err error
-			ents, err = s.cfg.Store.Entities(gctx, collection, terms, s.cfg.SeedEntities)
-			return err
-		})
-	}
-	if s.cfg.Index != nil {
-		g.Go(func() error {
-			vecs, err := s.cfg.Embedder.Embed(gctx, []string{question})
-			if err != nil {
-				return err
-			}
-			hits, err = s.cfg.Index.Search(gctx, corpus.Query{
-				Collection: s.entityCollection(collection), Vector: vecs[0], Text: question,
-				K: s.cfg.SeedEntities, Mode: corpus.ModeHybrid,
-			})
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	_, seeds, err := s.nameSeeds(ctx, question, collection)
+	if err != nil {
 		return nil, err
 	}
-	seeds := map[string]float64{}
-	for i, e := range ents {
-		seeds[e.ID] = 1 - 0.5*float64(i)/float64(len(ents))
+	_, more, err := s.similarSeeds(ctx, question, collection, seeds, min(s.cfg.SimilarSeeds, s.cfg.SeedEntities-len(seeds)))
+	if err != nil {
+		return nil, err
 	}
-	{
-		for i, h := range hits {
-			if len(h.HeadingPath) == 0 {
-				continue
-			}
-			sc := 0.9 - 0.5*float64(i)/float64(len(hits))
-			if id := h.HeadingPath[0]; sc > seeds[id] {
-				seeds[id] = sc
-			}
-		}
-	}
-	if len(seeds) > s.cfg.SeedEntities {
-		ids := make([]string, 0, len(seeds))
-		for id := range seeds {
-			ids = append(ids, id)
-		}
-		sort.Slice(ids, func(i, j int) bool {
-			if seeds[ids[i]] != seeds[ids[j]] {
-				return seeds[ids[i]] > seeds[ids[j]]
-			}
-			return ids[i] < ids[j]
-		})
-		for _, id := range ids[s.cfg.SeedEntities:] {
-			delete(seeds, id)
-		}
+	for id, sc := range more {
+		seeds[id] = sc
 	}
 	return seeds, nil
+}
+
+// firstHop finds the seeds and expands them one hop. The similarity search
+// runs while the name seeds are expanded, then its own seeds are expanded.
+func (s *Service) firstHop(ctx context.Context, question, collection string) (map[string]float64, []string, []kgagent.Triple, error) {
+	lim := ExpandLimits{Hops: 1, TriplesPerEntity: s.cfg.TriplesPerEntity}
+	names, seeds, err := s.nameSeeds(ctx, question, collection)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	type similar struct {
+		ids    []string
+		scores map[string]float64
+		err    error
+	}
+	ch := make(chan similar, 1)
+	go func() {
+		ids, scores, err := s.similarSeeds(ctx, question, collection, seeds, min(s.cfg.SimilarSeeds, s.cfg.SeedEntities-len(names)))
+		ch <- similar{ids, scores, err}
+	}()
+	var ts []kgagent.Triple
+	if len(names) > 0 {
+		ts, err = s.cfg.Store.Expand(ctx, collection, names, lim)
+	}
+	sim := <-ch
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if sim.err != nil {
+		return nil, nil, nil, sim.err
+	}
+	if len(sim.ids) > 0 {
+		more, err := s.cfg.Store.Expand(ctx, collection, sim.ids, lim)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		ts = append(ts, more...)
+		for id, sc := range sim.scores {
+			seeds[id] = sc
+		}
+	}
+	return seeds, append(names, sim.ids...), ts, nil
 }
 
 // Retrieve answers a question with facts from the graph: seed entities (by
@@ -460,7 +527,7 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 	if err := ValidateCollection(collection); err != nil {
 		return nil, err
 	}
-	seeds, err := s.Seeds(ctx, question, collection)
+	seeds, frontier, hop1, err := s.firstHop(ctx, question, collection)
 	if err != nil {
 		return nil, err
 	}
@@ -473,16 +540,6 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 		}
 	}
 	expanded := map[string]bool{}
-	frontier := make([]string, 0, len(seeds))
-	for id := range seeds {
-		frontier = append(frontier, id)
-	}
-	sort.Slice(frontier, func(i, j int) bool {
-		if seeds[frontier[i]] != seeds[frontier[j]] {
-			return seeds[frontier[i]] > seeds[frontier[j]]
-		}
-		return frontier[i] < frontier[j]
-	})
 	kept := map[string]bool{}
 	var facts []scored
 	decay := 1.0
@@ -490,9 +547,12 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 		for _, id := range frontier {
 			expanded[id] = true
 		}
-		ts, err := s.cfg.Store.Expand(ctx, collection, frontier, ExpandLimits{Hops: 1, TriplesPerEntity: s.cfg.TriplesPerEntity})
-		if err != nil {
-			return nil, err
+		ts := hop1
+		if hop > 0 {
+			ts, err = s.cfg.Store.Expand(ctx, collection, frontier, ExpandLimits{Hops: 1, TriplesPerEntity: s.cfg.TriplesPerEntity})
+			if err != nil {
+				return nil, err
+			}
 		}
 		var cands []scored
 		for _, t := range ts {
