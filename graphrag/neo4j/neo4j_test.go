@@ -638,3 +638,32 @@ func TestTLS(t *testing.T) {
 		})
 	}
 }
+
+// TestHugeLookups checks that lookups by values larger than any index key
+// (16 KiB) are answered, empty, rather than failing inside Neo4j.
+func TestHugeLookups(t *testing.T) {
+	s := realStore(t)
+	coll := graphtest.Collection(t, "huge")
+	a := "https://x.test/a.html"
+	if err := s.ReplaceDocument(t.Context(), coll, a, []kgagent.Triple{graphtest.T(coll, a, "alpha", "is_a", "letter", "")}); err != nil {
+		t.Fatal(err)
+	}
+	huge := strings.Repeat("x", graphrag.MaxLiteralBytes)
+	for _, p := range []graphrag.Pattern{{S: huge}, {O: huge}, {P: huge}, {S: "alpha", O: huge}} {
+		p.Collection = coll
+		got, err := s.Find(t.Context(), p)
+		if err != nil || len(got) != 0 {
+			t.Errorf("Find with a %d-byte field: %v, %v; want nothing, no error", len(huge), got, err)
+		}
+	}
+	if got, err := s.Expand(t.Context(), coll, []string{huge, "alpha"}, graphrag.ExpandLimits{Hops: 1}); err != nil || len(got) != 1 {
+		t.Errorf("Expand with a huge seed: %v, %v; want alpha's one triple", got, err)
+	}
+	if got, err := s.Entities(t.Context(), coll, []string{huge}, 10); err != nil || len(got) != 0 {
+		t.Errorf("Entities with a huge term: %v, %v", got, err)
+	}
+	_, err := s.Find(t.Context(), graphrag.Pattern{Collection: coll, S: huge + "x"})
+	if kgagent.ErrorCode(err) != kgagent.EINVALID {
+		t.Errorf("Find with a field over the limit: %v, want EINVALID", err)
+	}
+}
