@@ -95,6 +95,9 @@ func isPlainWord(w string) bool {
 // conservative: words of four letters or fewer and endings that are rarely
 // plurals ("ss", "us", "is", "as", "os") are kept.
 func singular(w string) string {
+	if s, ok := irregular[w]; ok {
+		return s
+	}
 	n := len(w)
 	if n <= 4 || !strings.HasSuffix(w, "s") {
 		return w
@@ -111,6 +114,15 @@ func singular(w string) string {
 		}
 	}
 	return w[:n-1]
+}
+
+// irregular are plurals (and words that only look plural) the suffix rules
+// of singular get wrong.
+var irregular = map[string]string{
+	"series": "series", "species": "species", "news": "news", "aliases": "alias",
+	"statuses": "status", "buses": "bus", "indices": "index", "matrices": "matrix",
+	"vertices": "vertex", "analyses": "analysis", "movies": "movie", "cookies": "cookie",
+	"children": "child", "people": "person", "criteria": "criterion", "axes": "axis",
 }
 
 // NormalizePredicate folds a predicate to snake_case: lower case, words joined

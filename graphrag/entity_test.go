@@ -30,6 +30,11 @@ func TestNormalizeName(t *testing.T) {
 		{"", ""},
 		{"keys", "keys"},
 		{"boxes", "box"},
+		{"Series", "series"},
+		{"time series", "time series"},
+		{"aliases", "alias"},
+		{"libraries", "library"},
+		{"queries", "query"},
 	}
 	for _, tc := range tests {
 		if got := NormalizeName(tc.in); got != tc.want {
