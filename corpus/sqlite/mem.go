@@ -21,14 +21,14 @@ import (
 // until the collection is reloaded; document frequencies count tombstones
 // until then, which barely moves BM25's IDF.
 type memColl struct {
-	dim  int
-	rids []int64
-	docs []string // doc URL per slot; "" marks a deleted slot
+	dim    int
+	rids   []int64
+	docs   []string  // doc URL per slot; "" marks a deleted slot
 	vecs   []int8    // vectors, int8 scalar-quantised, dim per slot
 	scales []float32 // per slot: vecs[i]*scale approximates the float vector
-	pos  map[int64]int32
-	all  fieldIndex // BM25F over title, headings and body
-	head fieldIndex // BM25 over title and headings only
+	pos    map[int64]int32
+	all    fieldIndex // BM25F over title, headings and body
+	head   fieldIndex // BM25 over title and headings only
 
 	live    int
 	dead    int

@@ -1,12 +1,11 @@
-// Package sqlite is the embedded corpus.Index: chunks, their vectors and an
-// FTS5 keyword index in one SQLite file (modernc.org/sqlite, pure Go, WAL
-// mode). Every ReplaceDocument is one transaction, so a kill -9 leaves a
+// Package sqlite is the embedded corpus.Index: chunks and their vectors in
+// one SQLite file (modernc.org/sqlite, pure Go, WAL mode). Every ReplaceDocument is one transaction, so a kill -9 leaves a
 // document as it was before that write or after it, never half-written.
 //
 // SQLite is the durable store; searching runs on an in-memory copy of each
 // collection, loaded on first use and kept current by every write:
-//   - dense search is exact: the vectors sit in one flat []float32 and are
-//     scanned with float32 dot products, split across cores for big
+//   - dense search is exact: the vectors sit, int8-quantised, in one flat
+//     slice scanned with dot products, split across cores for big
 //     collections;
 //   - keyword search is BM25F over an in-memory inverted index, with the page
 //     title and the heading path as weighted fields so their words count more.
@@ -168,7 +167,9 @@ func (x *Index) migrate() error {
 	return nil
 }
 
-func invalid(format string, args ...any) error { return kgagent.Errorf(kgagent.EINVALID, format, args...) }
+func invalid(format string, args ...any) error {
+	return kgagent.Errorf(kgagent.EINVALID, format, args...)
+}
 
 func dbErr(err error, what string) error {
 	if err == nil {
