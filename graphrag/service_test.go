@@ -417,3 +417,49 @@ func TestServiceRanksDefinitionsOfTheNamedEntityFirst(t *testing.T) {
 		t.Errorf("related facts missing: %+v", facts)
 	}
 }
+
+// downStore is a Store whose backend is gone.
+type downStore struct{ graphrag.Store }
+
+func (downStore) err() error { return kgagent.Errorf(kgagent.EUNAVAILABLE, "graph store unreachable") }
+func (d downStore) ReplaceDocument(context.Context, string, string, []kgagent.Triple) error {
+	return d.err()
+}
+func (d downStore) DeleteDocument(context.Context, string, string) error { return d.err() }
+func (d downStore) DeleteCollection(context.Context, string) error       { return d.err() }
+func (d downStore) Find(context.Context, graphrag.Pattern) ([]kgagent.Triple, error) {
+	return nil, d.err()
+}
+func (d downStore) Expand(context.Context, string, []string, graphrag.ExpandLimits) ([]kgagent.Triple, error) {
+	return nil, d.err()
+}
+func (d downStore) Entities(context.Context, string, []string, int) ([]kgagent.Entity, error) {
+	return nil, d.err()
+}
+
+func TestServiceStoreDown(t *testing.T) {
+	ix := newIndex(t)
+	svc := newService(t, graphrag.Config{Store: downStore{}, Embedder: corpus.NewLexical(corpus.LexicalConfig{}), Index: ix})
+	ctx := t.Context()
+	doc, chunks := sampleDoc()
+	calls := []struct {
+		name string
+		fn   func() error
+	}{
+		{"IndexDocument", func() error { _, err := svc.IndexDocument(ctx, doc, chunks); return err }},
+		{"DeleteDocument", func() error { return svc.DeleteDocument(ctx, "py", base) }},
+		{"DeleteCollection", func() error { return svc.DeleteCollection(ctx, "py") }},
+		{"Find", func() error { _, err := svc.Find(ctx, graphrag.Pattern{Collection: "py"}); return err }},
+		{"Retrieve", func() error { _, err := svc.Retrieve(ctx, "What does json.dumps do?", "py"); return err }},
+		{"Answer", func() error { _, err := svc.Answer(ctx, "json", "py"); return err }},
+	}
+	for _, c := range calls {
+		if err := c.fn(); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
+			t.Errorf("%s: %v, want %s", c.name, err, kgagent.EUNAVAILABLE)
+		}
+	}
+	// The entity index was not touched by the failed IndexDocument.
+	if hits, _ := ix.Search(ctx, corpus.Query{Collection: "py__entities", Text: "json", K: 5, Mode: corpus.ModeKeyword}); len(hits) != 0 {
+		t.Errorf("entity index written although the store failed: %d hits", len(hits))
+	}
+}
