@@ -223,14 +223,16 @@ func TestPyDocs(t *testing.T) {
 	idx, err := sqlite.Open(sqlite.Config{Path: dbPath,
 		TitleWeight: envFloat("KGAGENT_BENCH_TW"), HeadingWeight: envFloat("KGAGENT_BENCH_HW"),
 		DenseWeight: envFloat("KGAGENT_BENCH_DW"), KeywordWeight: envFloat("KGAGENT_BENCH_KW"),
-		K1: envFloat("KGAGENT_BENCH_K1"), B: envFloat("KGAGENT_BENCH_B"), HeadingRankWeight: envFloat("KGAGENT_BENCH_HR")})
+		K1: envFloat("KGAGENT_BENCH_K1"), B: envFloat("KGAGENT_BENCH_B"), HeadingRankWeight: envFloat("KGAGENT_BENCH_HR"),
+		RRFK: envFloat("KGAGENT_BENCH_RRFK")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer idx.Close()
 	lex := corpus.LexicalConfig{Dim: int(envFloat("KGAGENT_BENCH_DIM")), PairWeight: envFloat("KGAGENT_BENCH_PAIR"),
 		CharWeight: envFloat("KGAGENT_BENCH_CHAR"), TitleWeight: envFloat("KGAGENT_BENCH_TITLE")}
-	svc, err := corpus.NewService(corpus.ServiceConfig{Index: idx, Embedder: corpus.NewLexical(lex)})
+	svc, err := corpus.NewService(corpus.ServiceConfig{Index: idx, Embedder: corpus.NewLexical(lex),
+		Chunk: corpus.ChunkConfig{MaxChars: int(envFloat("KGAGENT_BENCH_CHUNK"))}})
 	if err != nil {
 		t.Fatal(err)
 	}

