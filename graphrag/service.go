@@ -124,14 +124,16 @@ func dedupe(ts []kgagent.Triple) []kgagent.Triple {
 }
 
 // EntityChunks are the entity index entries of a document's triples: one per
-// entity that is defined, typed or given an alias there (not pages, sections,
-// mere mentions or names without a definition). The chunk's Title is the entity's name, HeadingPath[0] its
+// entity with a definition there (is_defined_as), its types and aliases
+// added to the text; pages, sections and entities that are only named,
+// typed or aliased are left to the name lookup. The chunk's Title is the entity's name, HeadingPath[0] its
 // id, and Text its name followed by its definitions.
 func EntityChunks(doc kgagent.Document, ts []kgagent.Triple, max int) []kgagent.Chunk {
 	type info struct {
-		e    kgagent.Entity
-		src  string
-		defs []string
+		e       kgagent.Entity
+		src     string
+		defs    []string
+		defined bool // has an is_defined_as literal
 	}
 	byID := map[string]*info{}
 	var order []string
@@ -158,6 +160,9 @@ func EntityChunks(doc kgagent.Document, ts []kgagent.Triple, max int) []kgagent.
 			continue
 		case PredIsDefinedAs:
 			note(t.Subject, t.SourceURL, t.Literal)
+			if in := byID[t.Subject.ID]; in != nil {
+				in.defined = true
+			}
 		case PredIsA:
 			note(t.Subject, t.SourceURL, "a "+t.Object.Name)
 		case PredAliasOf:
@@ -172,8 +177,8 @@ func EntityChunks(doc kgagent.Document, ts []kgagent.Triple, max int) []kgagent.
 	out := make([]kgagent.Chunk, 0, len(order))
 	for _, id := range order {
 		in := byID[id]
-		if len(in.defs) == 0 {
-			continue // named only: the name lookup finds it
+		if !in.defined {
+			continue // named or typed only: the name lookup finds it
 		}
 		i := len(out)
 		text := clip(in.e.Name+"\n"+strings.Join(in.defs, "; "), 2000)
