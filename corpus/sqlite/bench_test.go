@@ -49,6 +49,6 @@ func BenchmarkScan20k(b *testing.B) {
 	}
 	q, qs := quantize(nil, vs[:dim])
 	for b.Loop() {
-		m.topK(q, qs, 50, "")
+		m.topK(q, qs, 50, "", -1)
 	}
 }

@@ -57,6 +57,10 @@ type Config struct {
 	// heading says what the query asks rises even in a long page (default
 	// 0.5; negative disables).
 	HeadingRankWeight float64
+	// PrefilterRows is the collection size from which dense search first
+	// ranks by half of the dimensions and rescores the best candidates
+	// exactly (default 10000; -1 never).
+	PrefilterRows int
 	// Depth is how many candidates each side contributes to hybrid fusion at
 	// least (default 50; at least K).
 	Depth int
@@ -107,6 +111,9 @@ func Open(cfg Config) (*Index, error) {
 	}
 	if cfg.RRFK == 0 {
 		cfg.RRFK = 20
+	}
+	if cfg.PrefilterRows == 0 {
+		cfg.PrefilterRows = 10000
 	}
 	if cfg.Depth <= 0 {
 		cfg.Depth = 50
