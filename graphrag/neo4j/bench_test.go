@@ -64,7 +64,7 @@ func benchLoadN(b *testing.B, docsPerTx, loaders int) {
 		b.StopTimer()
 		coll := graphtest.Collection(b, "benchload")
 		docs := synthDocs(coll, benchDocs, benchPer, benchVocab)
-		next := make(chan []Document, len(docs))
+		next := make(chan []document, len(docs))
 		for i := 0; i < len(docs); i += docsPerTx {
 			next <- docs[i:min(i+docsPerTx, len(docs))]
 		}
@@ -77,7 +77,7 @@ func benchLoadN(b *testing.B, docsPerTx, loaders int) {
 		for range loaders {
 			wg.Go(func() {
 				for batch := range next {
-					if err := s.ReplaceDocuments(ctx, coll, batch); err != nil {
+					if err := s.ReplaceDocuments(ctx, coll, docMap(batch)); err != nil {
 						errs <- err
 						return
 					}
@@ -152,7 +152,7 @@ func benchGraph(b *testing.B, s *Store) string {
 		benchGraphColl = graphtest.Collection(b, "benchgraph")
 		docs := synthDocs(benchGraphColl, benchDocs, benchPer, benchVocab)
 		for i := 0; i < len(docs) && benchGraphErr == nil; i += 50 {
-			benchGraphErr = s.ReplaceDocuments(context.Background(), benchGraphColl, docs[i:min(i+50, len(docs))])
+			benchGraphErr = s.ReplaceDocuments(context.Background(), benchGraphColl, docMap(docs[i:min(i+50, len(docs))]))
 		}
 	})
 	if benchGraphErr != nil {

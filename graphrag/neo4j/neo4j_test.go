@@ -141,7 +141,7 @@ func TestReplaceDocumentsBulk(t *testing.T) {
 	docs := synthDocs(coll, 40, 60, 500) // 2,400 triples, batches of 5,000 rows... and of 7 below
 	small := *s
 	small.cfg.BatchSize = 7
-	if err := small.ReplaceDocuments(t.Context(), coll, docs); err != nil {
+	if err := small.ReplaceDocuments(t.Context(), coll, docMap(docs)); err != nil {
 		t.Fatal(err)
 	}
 	want := 0
@@ -156,11 +156,11 @@ func TestReplaceDocumentsBulk(t *testing.T) {
 		t.Fatalf("got %d triples, want %d", len(got), want)
 	}
 	// A bad triple in the last document: nothing changes in any document.
-	bad := append([]Document(nil), docs...)
-	bad[0] = Document{URL: docs[0].URL} // would delete doc 0
+	bad := append([]document(nil), docs...)
+	bad[0] = document{URL: docs[0].URL} // would delete doc 0
 	last := &bad[len(bad)-1]
 	last.Triples = append(append([]kgagent.Triple(nil), last.Triples...), kgagent.Triple{Collection: coll, DocURL: last.URL, Predicate: "p"})
-	err = s.ReplaceDocuments(t.Context(), coll, bad)
+	err = s.ReplaceDocuments(t.Context(), coll, docMap(bad))
 	if kgagent.ErrorCode(err) != kgagent.EINVALID {
 		t.Fatalf("bad batch: %v, want EINVALID", err)
 	}
@@ -423,15 +423,15 @@ func TestContainsWords(t *testing.T) {
 // vocab term entities, shaped like a documentation site: each page has
 // sections, sections mention terms, terms relate to terms, and some terms
 // have literal definitions.
-func synthDocs(coll string, docs, per, vocab int) []Document {
-	out := make([]Document, docs)
+func synthDocs(coll string, docs, per, vocab int) []document {
+	out := make([]document, docs)
 	term := func(i int) kgagent.Entity {
 		return graphrag.NewEntity(fmt.Sprintf("term %d", i%vocab), graphrag.TypeTerm)
 	}
 	for d := range docs {
 		u := fmt.Sprintf("https://docs.example.test/lib/page%04d.html", d)
 		page := graphrag.PageEntity(u, fmt.Sprintf("Page %d", d))
-		doc := Document{URL: u}
+		doc := document{URL: u}
 		for i := range per {
 			anchor := fmt.Sprintf("sec-%d", i/10)
 			sec := graphrag.SectionEntity(graphrag.SectionURL(u, anchor), fmt.Sprintf("Section %d.%d", d, i/10))
@@ -666,4 +666,13 @@ func TestHugeLookups(t *testing.T) {
 	if kgagent.ErrorCode(err) != kgagent.EINVALID {
 		t.Errorf("Find with a field over the limit: %v, want EINVALID", err)
 	}
+}
+
+// docMap turns documents into ReplaceDocuments' argument.
+func docMap(docs []document) map[string][]kgagent.Triple {
+	m := make(map[string][]kgagent.Triple, len(docs))
+	for _, d := range docs {
+		m[d.URL] = d.Triples
+	}
+	return m
 }
