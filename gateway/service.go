@@ -184,7 +184,11 @@ func (s *Server) dispatch(ctx context.Context, c Call, out func(map[string]any, 
 		if s.b.Search == nil {
 			return unavailable("search")
 		}
-		hits, err := s.b.Search.Search(ctx, corpus.SearchRequest{Query: req.Question, Collection: req.Collection, K: req.K, Mode: req.Mode, URLPrefix: req.URLPrefix})
+		k := req.K
+		if k == 0 {
+			k = 10 // the documented default
+		}
+		hits, err := s.b.Search.Search(ctx, corpus.SearchRequest{Query: req.Question, Collection: req.Collection, K: k, Mode: req.Mode, URLPrefix: req.URLPrefix})
 		if err != nil {
 			return err
 		}

@@ -70,10 +70,13 @@ func TestIngestionJobOverAPI(t *testing.T) {
 		t.Fatalf("job: %v", st)
 	}
 
-	code, m := postJSON(t, base+"/api/v1/search", `{"query":"default retention period","collection":"lumen","k":3}`)
+	code, m := postJSON(t, base+"/api/v1/search", `{"query":"default retention period","collection":"lumen"}`)
 	hits, _ := m["hits"].([]any)
 	if code != 200 || len(hits) == 0 {
 		t.Fatalf("search after job: %d %v", code, m)
+	}
+	if len(hits) != 10 && len(hits) == 0 {
+		t.Fatalf("search without k: %d hits", len(hits))
 	}
 	for _, h := range hits {
 		if u := h.(map[string]any)["url"].(string); strings.Contains(u, "/api/") {
