@@ -65,7 +65,14 @@ func ChunkDocument(doc kgagent.Document, cfg ChunkConfig) []kgagent.Chunk {
 	var out []kgagent.Chunk
 	for _, sec := range doc.Sections {
 		units := sectionUnits(sec, cfg.MaxChars)
-		for _, text := range pack(units, cfg) {
+		texts := pack(units, cfg)
+		if len(texts) == 0 && strings.TrimSpace(sec.Heading) != "" && len(sec.HeadingPath) > 0 {
+			// A section with a heading and no text (an API reference's
+			// one-line module entry, say) is still a place someone may
+			// look for: its heading becomes its chunk.
+			texts = []string{strings.TrimSpace(sec.Heading)}
+		}
+		for _, text := range texts {
 			c := kgagent.Chunk{
 				Collection:  doc.Collection,
 				DocURL:      doc.URL,

@@ -40,6 +40,7 @@ func TestChunkDocument(t *testing.T) {
 		codeLines[l] = true
 	}
 	seen := map[string]bool{}
+	emptyChunks := 0
 	for i, c := range chunks {
 		if c.Ordinal != i {
 			t.Errorf("chunk %d ordinal %d", i, c.Ordinal)
@@ -70,9 +71,18 @@ func TestChunkDocument(t *testing.T) {
 					t.Errorf("chunk %d: table row cut: %q", i, l)
 				}
 			}
+		} else if c.Anchor == "empty" {
+			// a section with a heading and no text is findable by its heading
+			emptyChunks++
+			if c.Text != "Empty" || c.URL != doc.URL+"#empty" || len(c.HeadingPath) != 2 {
+				t.Errorf("heading-only chunk %d: text %q url %q path %v", i, c.Text, c.URL, c.HeadingPath)
+			}
 		} else if c.URL != doc.URL {
 			t.Errorf("lead chunk url %q", c.URL)
 		}
+	}
+	if emptyChunks != 1 {
+		t.Errorf("%d chunks for the heading-only section, want 1", emptyChunks)
 	}
 	// the long paragraph is split at sentences, with overlap
 	if !strings.HasPrefix(chunks[2].Text, "The quick") {

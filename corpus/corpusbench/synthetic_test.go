@@ -76,14 +76,20 @@ func TestSynthetic(t *testing.T) {
 	ctx := context.Background()
 	emb := corpus.NewLexical(corpus.LexicalConfig{})
 	words := newZipfWords(7, 50000)
-	path := filepath.Join(t.TempDir(), "synth.db")
+	path := os.Getenv("KGAGENT_SYNTH_DB") // reuse an index built by an earlier run
+	reuse := false
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "synth.db")
+	} else if _, err := os.Stat(path); err == nil {
+		reuse = true
+	}
 	idx, err := sqlite.Open(sqlite.Config{Path: path})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	const perDoc = 20
-	for d := 0; d*perDoc < n; d++ {
+	for d := 0; d*perDoc < n && !reuse; d++ {
 		url := fmt.Sprintf("https://synth.example/%d/page%d", d%10, d)
 		m := min(perDoc, n-d*perDoc)
 		chunks := make([]kgagent.Chunk, m)

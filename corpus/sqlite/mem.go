@@ -25,10 +25,18 @@ type memColl struct {
 	rids   []int64
 	docs   []string  // doc URL per slot; "" marks a deleted slot
 	vecs   []int8    // vectors, int8 scalar-quantised, dim per slot
+	cols   [][]int8  // the same vectors column by column: cols[j][slot]
 	scales []float32 // per slot: vecs[i]*scale approximates the float vector
 	pos    map[int64]int32
-	all    fieldIndex // BM25F over title, headings and body
-	head   fieldIndex // BM25 over title and headings only
+	// page ids: every slot's document as a small integer, so keyword
+	// search can rank whole pages from the chunk postings
+	docID    []int32
+	docIdx   map[string]int32
+	docLen   []float32 // per page: summed BM25F length of its live chunks
+	docLive  []int32   // per page: live chunks
+	livePage int
+	all      fieldIndex // BM25F over title, headings and body
+	head     fieldIndex // BM25 over title and headings only
 
 	live    int
 	dead    int
@@ -64,7 +72,7 @@ type posting struct {
 }
 
 func newMemColl(dim int, w [3]float32) *memColl {
-	return &memColl{dim: dim, pos: map[int64]int32{}, weights: w,
+	return &memColl{dim: dim, pos: map[int64]int32{}, weights: w, docIdx: map[string]int32{}, cols: make([][]int8, dim),
 		all: fieldIndex{post: map[string][]posting{}}, head: fieldIndex{post: map[string][]posting{}}}
 }
 
@@ -81,6 +89,10 @@ func (m *memColl) appendVec(v []float32) {
 	var scale float32
 	m.vecs, scale = quantize(m.vecs, v)
 	m.scales = append(m.scales, scale)
+	row := m.vecs[len(m.vecs)-m.dim:]
+	for j, x := range row {
+		m.cols[j] = append(m.cols[j], x)
+	}
 }
 
 // quantize appends v as int8 with one scale (max |v|/127) and returns it.
@@ -130,6 +142,19 @@ func (m *memColl) addIndexed(rid int64, doc string, c kgagent.Chunk) {
 	m.all.add(slot, tf, length)
 	m.head.add(slot, htf, hlength)
 	m.live++
+	d, ok := m.docIdx[doc]
+	if !ok {
+		d = int32(len(m.docLen))
+		m.docIdx[doc] = d
+		m.docLen = append(m.docLen, 0)
+		m.docLive = append(m.docLive, 0)
+	}
+	m.docID = append(m.docID, d)
+	if m.docLive[d] == 0 {
+		m.livePage++
+	}
+	m.docLive[d]++
+	m.docLen[d] += length
 }
 
 func (m *memColl) remove(rids []int64) {
@@ -140,6 +165,11 @@ func (m *memColl) remove(rids []int64) {
 		}
 		delete(m.pos, rid)
 		m.docs[slot] = ""
+		d := m.docID[slot]
+		m.docLen[d] -= m.all.lens[slot]
+		if m.docLive[d]--; m.docLive[d] == 0 {
+			m.livePage--
+		}
 		m.all.totalLen -= float64(m.all.lens[slot])
 		m.head.totalLen -= float64(m.head.lens[slot])
 		m.live--
@@ -200,9 +230,13 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 	// its vectors several times while growing
 	m.rids = make([]int64, 0, count)
 	m.docs = make([]string, 0, count)
+	m.docID = make([]int32, 0, count)
 	m.all.lens = make([]float32, 0, count)
 	m.head.lens = make([]float32, 0, count)
 	m.vecs = make([]int8, 0, count*dim)
+	for j := range m.cols {
+		m.cols[j] = make([]int8, 0, count)
+	}
 	m.scales = make([]float32, 0, count)
 	tmp := make([]float32, 0, dim)
 	m.pos = make(map[int64]int32, count)
@@ -261,23 +295,126 @@ func (x *Index) dense(ctx context.Context, q corpus.Query, n int) ([]scored, err
 // parallelMin is the slot count above which a scan is split across cores.
 const parallelMin = 16384
 
-// topK returns the n slots most similar to qv. With prefilter > 0 and at
-// least that many rows, it first ranks every row by the dot product over the
-// first half of the dimensions, keeps the best max(8n, 400), and ranks those
-// by the full dot product: about half the work, at the price of a candidate
-// now and then missed (measured in DECISIONS.md).
+// colMin is the slot count from which dense search scans columns.
+const colMin = 2048
+
+// topK returns the n slots most similar to qv.
+//
+// Small collections are scanned row by row. Larger ones are scanned column
+// by column over the query's non-zero dimensions only: a dimension where the
+// quantised query is 0 adds nothing to any dot product, so this is the exact
+// int8 score at a fraction of the memory traffic (a short question touches
+// 50-100 of 384 dimensions). When the query has more non-zero dimensions
+// than a third of the vector and the collection has at least prefilter rows
+// (prefilter > 0), only that many of its heaviest dimensions are scanned, the
+// best max(8n, 400) rows are kept and rescored exactly.
 func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilter int) []scored {
-	pd := (m.dim / 2) &^ 7
-	if prefilter <= 0 || len(m.rids) < prefilter || pd < 16 {
+	rows := len(m.rids)
+	if rows < colMin || len(m.cols) != m.dim || len(m.cols[0]) != rows {
 		return m.scanTop(qv, qscale, n, prefix, m.dim)
 	}
-	cands := m.scanTop(qv[:pd], qscale, max(8*n, 400), prefix, pd)
+	dims := make([]int, 0, len(qv))
+	for j, x := range qv {
+		if x != 0 {
+			dims = append(dims, j)
+		}
+	}
+	limit := max(16, m.dim/3)
+	approx := prefilter > 0 && rows >= prefilter && len(dims) > limit
+	if !approx {
+		return best(m.colScan(qv, dims, qscale, n, prefix), n)
+	}
+	sort.Slice(dims, func(a, b int) bool {
+		x, y := absInt8(qv[dims[a]]), absInt8(qv[dims[b]])
+		if x != y {
+			return x > y
+		}
+		return dims[a] < dims[b]
+	})
+	cands := m.colScan(qv, dims[:limit], qscale, max(8*n, 400), prefix)
 	d := m.dim
 	for i, c := range cands {
 		slot := int(m.pos[c.rid])
 		cands[i].score = float64(DotInt8(qv, m.vecs[slot*d:(slot+1)*d])) * float64(qscale*m.scales[slot])
 	}
 	return best(cands, n)
+}
+
+func absInt8(x int8) int32 {
+	if x < 0 {
+		return -int32(x)
+	}
+	return int32(x)
+}
+
+// colBlock is how many rows a column scan accumulates at a time (the
+// accumulators stay in L1).
+const colBlock = 2048
+
+// colScan scores every live row by the dot product of qv with its vector
+// over dims only, reading the columns, and keeps the best n.
+func (m *memColl) colScan(qv []int8, dims []int, qscale float32, n int, prefix string) []scored {
+	rows := len(m.rids)
+	workers := 1
+	if rows >= parallelMin {
+		workers = max(1, min(runtime.GOMAXPROCS(0), rows/(parallelMin/2)))
+	}
+	parts := make([]topHeap, workers)
+	per := (rows + workers - 1) / workers
+	scan := func(w int) {
+		h := topHeap{n: n}
+		var acc [colBlock]int32
+		for lo := w * per; lo < min(rows, (w+1)*per); lo += colBlock {
+			hi := min(lo+colBlock, rows, (w+1)*per)
+			a := acc[:hi-lo]
+			clear(a)
+			k := 0
+			for ; k+4 <= len(dims); k += 4 {
+				c0 := m.cols[dims[k]][lo:hi]
+				c1 := m.cols[dims[k+1]][lo:hi]
+				c2 := m.cols[dims[k+2]][lo:hi]
+				c3 := m.cols[dims[k+3]][lo:hi]
+				w0, w1, w2, w3 := int32(qv[dims[k]]), int32(qv[dims[k+1]]), int32(qv[dims[k+2]]), int32(qv[dims[k+3]])
+				c1, c2, c3 = c1[:len(c0)], c2[:len(c0)], c3[:len(c0)]
+				a := a[:len(c0)]
+				for i := range c0 {
+					a[i] += w0*int32(c0[i]) + w1*int32(c1[i]) + w2*int32(c2[i]) + w3*int32(c3[i])
+				}
+			}
+			for ; k < len(dims); k++ {
+				c := m.cols[dims[k]][lo:hi]
+				wk := int32(qv[dims[k]])
+				a := a[:len(c)]
+				for i := range c {
+					a[i] += wk * int32(c[i])
+				}
+			}
+			for i, v := range a {
+				slot := lo + i
+				doc := m.docs[slot]
+				if doc == "" || (prefix != "" && !strings.HasPrefix(doc, prefix)) {
+					continue
+				}
+				h.push(scored{m.rids[slot], float64(v) * float64(qscale*m.scales[slot])})
+			}
+		}
+		parts[w] = h
+	}
+	if workers == 1 {
+		scan(0)
+	} else {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() { defer wg.Done(); scan(w) }()
+		}
+		wg.Wait()
+	}
+	var all []scored
+	for _, p := range parts {
+		all = append(all, p.items...)
+	}
+	return all
 }
 
 // scanTop ranks every live row by the dot product of qv with the first pd
@@ -339,19 +476,30 @@ var scorePool = sync.Pool{New: func() any { return new([]float32) }}
 // keyword ranks by BM25F over all fields (headOnly false) or by BM25 over
 // title and headings alone (headOnly true).
 func (x *Index) keyword(ctx context.Context, q corpus.Query, n int, headOnly bool) ([]scored, error) {
+	chunks, _, err := x.keywordPages(ctx, q, n, headOnly, 0)
+	return chunks, err
+}
+
+// keywordPages is keyword that, with pages > 0, also ranks whole pages: BM25F
+// over each page's summed chunk term frequencies and lengths, with page
+// document frequencies, which is the classic page-level ranking computed
+// from the chunk postings (so deletes and updates need no second index).
+// Each of the best pages is represented by its best-scoring chunk.
+func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnly bool, pages int) ([]scored, []scored, error) {
 	m, err := x.collection(ctx, q.Collection)
 	if err != nil || m == nil {
-		return nil, err
+		return nil, nil, err
 	}
 	terms := corpus.KeywordTerms(q.Text)
 	x.cacheMu.RLock()
 	defer x.cacheMu.RUnlock()
 	if m.live == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	fi := &m.all
 	if headOnly {
 		fi = &m.head
+		pages = 0
 	}
 	bufp := scorePool.Get().(*[]float32)
 	defer scorePool.Put(bufp)
@@ -359,9 +507,22 @@ func (x *Index) keyword(ctx context.Context, q corpus.Query, n int, headOnly boo
 		*bufp = make([]float32, len(m.rids))
 	}
 	acc := (*bufp)[:len(m.rids)]
+	var ptf, pacc []float32
+	var ptouched, pterm []int32
+	if pages > 0 {
+		nd := len(m.docLen)
+		pbuf := scorePool.Get().(*[]float32)
+		defer scorePool.Put(pbuf)
+		if cap(*pbuf) < 2*nd {
+			*pbuf = make([]float32, 2*nd)
+		}
+		ptf, pacc = (*pbuf)[:nd], (*pbuf)[nd:2*nd]
+	}
 	var touched []int32
 	N := float64(m.live)
 	avg := float32(max(fi.totalLen/N, 1e-3))
+	NP := float64(max(m.livePage, 1))
+	pavg := float32(max(fi.totalLen/NP, 1e-3))
 	k1, b := float32(x.cfg.K1), float32(x.cfg.B)
 	seen := map[string]bool{}
 	for _, t := range terms {
@@ -387,16 +548,61 @@ func (x *Index) keyword(ctx context.Context, q corpus.Query, n int, headOnly boo
 				touched = append(touched, p.slot)
 			}
 			acc[p.slot] += idf * p.tf * (k1 + 1) / (p.tf + norm)
+			if pages > 0 {
+				d := m.docID[p.slot]
+				if ptf[d] == 0 {
+					pterm = append(pterm, d)
+				}
+				ptf[d] += p.tf
+			}
+		}
+		if pages > 0 {
+			pdf := float64(len(pterm))
+			pidf := float32(math.Log(1 + (NP-pdf+0.5)/(pdf+0.5)))
+			for _, d := range pterm {
+				if pacc[d] == 0 {
+					ptouched = append(ptouched, d)
+				}
+				tf := ptf[d]
+				pacc[d] += max(pidf, 1e-6) * tf * (k1 + 1) / (tf + k1*(1-b+b*m.docLen[d]/pavg))
+				ptf[d] = 0
+			}
+			pterm = pterm[:0]
 		}
 	}
 	h := topHeap{n: n}
+	// bestSlot[d] is 1 + the best chunk slot of page d (0: none yet); the
+	// page accumulators' buffer is reused for it
+	var bestSlot []int32
+	if pages > 0 {
+		bestSlot = make([]int32, len(m.docLen))
+	}
 	for _, s := range touched {
 		if q.URLPrefix == "" || strings.HasPrefix(m.docs[s], q.URLPrefix) {
 			h.push(scored{m.rids[s], float64(acc[s])})
+			if pages > 0 {
+				d := m.docID[s]
+				if b := bestSlot[d] - 1; b < 0 || acc[s] > acc[b] || (acc[s] == acc[b] && s < b) {
+					bestSlot[d] = s + 1
+				}
+			}
 		}
+	}
+	var pageList []scored
+	if pages > 0 {
+		ph := topHeap{n: pages}
+		for _, d := range ptouched {
+			if s := bestSlot[d] - 1; s >= 0 {
+				ph.push(scored{m.rids[s], float64(pacc[d])})
+			}
+			pacc[d] = 0
+		}
+		pageList = best(ph.items, pages)
+	}
+	for _, s := range touched {
 		acc[s] = 0
 	}
-	return best(h.items, n), nil
+	return best(h.items, n), pageList, nil
 }
 
 // topHeap keeps the n best scores seen (a min-heap on score).

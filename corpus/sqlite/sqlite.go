@@ -49,7 +49,7 @@ type Config struct {
 	// the classic 60 lets them; +0.007 MRR on the Python docs).
 	RRFK float64
 	// DenseWeight and KeywordWeight scale each ranking's share of the fused
-	// score (defaults 0.5 and 1: the lexical embedder's ranking is the
+	// score (defaults 0.3 and 1: the lexical embedder's ranking is the
 	// weaker of the two on the Python docs benchmark).
 	DenseWeight, KeywordWeight float64
 	// HeadingRankWeight adds, in hybrid mode, a third ranking to the fusion:
@@ -57,9 +57,16 @@ type Config struct {
 	// heading says what the query asks rises even in a long page (default
 	// 0.5; negative disables).
 	HeadingRankWeight float64
-	// PrefilterRows is the collection size from which dense search first
-	// ranks by half of the dimensions and rescores the best candidates
-	// exactly (default 10000; -1 never).
+	// PageRankWeight adds, in hybrid mode, a ranking of whole pages: BM25F
+	// over each page's summed chunk term frequencies, each page represented
+	// by its best chunk, so a page that covers the query as a whole rises
+	// even when no single chunk does (default 1; negative disables).
+	PageRankWeight float64
+	// PrefilterRows is the collection size from which a dense query with
+	// more non-zero dimensions than a third of the vector is first ranked by
+	// that many of its heaviest dimensions, the best candidates rescored
+	// exactly (default 10000; -1 never). Queries with fewer non-zero
+	// dimensions are always exact (see memColl.topK).
 	PrefilterRows int
 	// Depth is how many candidates each side contributes to hybrid fusion at
 	// least (default 50; at least K).
@@ -101,13 +108,16 @@ func Open(cfg Config) (*Index, error) {
 		cfg.BodyWeight = 1
 	}
 	if cfg.DenseWeight == 0 {
-		cfg.DenseWeight = 0.5
+		cfg.DenseWeight = 0.3
 	}
 	if cfg.KeywordWeight == 0 {
 		cfg.KeywordWeight = 1
 	}
 	if cfg.HeadingRankWeight == 0 {
 		cfg.HeadingRankWeight = 0.5
+	}
+	if cfg.PageRankWeight == 0 {
+		cfg.PageRankWeight = 1
 	}
 	if cfg.RRFK == 0 {
 		cfg.RRFK = 20
@@ -424,22 +434,45 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 		ranked = k
 	case corpus.ModeHybrid:
 		depth := max(q.K, x.cfg.Depth)
-		d, err := x.dense(ctx, q, depth)
-		if err != nil {
-			return nil, err
+		// the dense scan runs beside the keyword rankings
+		var d []scored
+		var derr error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			d, derr = x.dense(ctx, q, depth)
+		}()
+		pages := 0
+		if x.cfg.PageRankWeight > 0 {
+			pages = depth
 		}
-		k, err := x.keyword(ctx, q, depth, false)
-		if err != nil {
-			return nil, err
-		}
-		lists, weights := [][]scored{d, k}, []float64{x.cfg.DenseWeight, x.cfg.KeywordWeight}
-		if x.cfg.HeadingRankWeight > 0 {
-			h, err := x.keyword(ctx, q, depth, true)
+		lists, weights := [][]scored{nil}, []float64{x.cfg.DenseWeight}
+		err := func() error {
+			k, p, err := x.keywordPages(ctx, q, depth, false, pages)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			lists, weights = append(lists, h), append(weights, x.cfg.HeadingRankWeight)
+			lists, weights = append(lists, k), append(weights, x.cfg.KeywordWeight)
+			if pages > 0 {
+				lists, weights = append(lists, p), append(weights, x.cfg.PageRankWeight)
+			}
+			if x.cfg.HeadingRankWeight > 0 {
+				h, err := x.keyword(ctx, q, depth, true)
+				if err != nil {
+					return err
+				}
+				lists, weights = append(lists, h), append(weights, x.cfg.HeadingRankWeight)
+			}
+			return nil
+		}()
+		<-done // never leave the scan running past Search
+		if err != nil {
+			return nil, err
 		}
+		if derr != nil {
+			return nil, derr
+		}
+		lists[0] = d
 		ranked = RRF(x.cfg.RRFK, q.K, weights, lists...)
 	}
 	return x.load(ctx, ranked)

@@ -1,9 +1,12 @@
 package sqlite
 
 import (
+	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
+	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/corpustest"
 )
@@ -28,4 +31,63 @@ func TestConformanceMemory(t *testing.T) {
 		t.Cleanup(func() { x.Close() })
 		return x
 	})
+}
+
+// The page ranking scores whole pages: a page whose chunks together hold
+// every query term outranks pages that hold one of them, and it
+// is represented by its best chunk. Deleting the page removes it.
+func TestPageRanking(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	vec := []float32{1, 0}
+	put := func(url string, texts ...string) {
+		t.Helper()
+		var cs []kgagent.Chunk
+		var vs [][]float32
+		for i, s := range texts {
+			cs = append(cs, kgagent.Chunk{ID: corpus.ChunkID("c", url, i), Collection: "c", DocURL: url, URL: url, Title: "page", Ordinal: i, Text: s})
+			vs = append(vs, vec)
+		}
+		if err := x.ReplaceDocument(ctx, "c", url, cs, vs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("https://x/spread", "zebra grazing filler", "giraffe eating filler", "other words here")
+	put("https://x/zebra", "zebra here", "nothing")
+	put("https://x/giraffe", "giraffe here", "nothing")
+	for i := range 20 {
+		put(fmt.Sprintf("https://x/noise%d", i), "unrelated text", "more unrelated text")
+	}
+	q := corpus.Query{Collection: "c", Text: "zebra giraffe", K: 10, Mode: corpus.ModeKeyword}
+	_, pages, err := x.keywordPages(ctx, q, 10, false, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) != 3 {
+		t.Fatalf("got %d pages, want 3", len(pages))
+	}
+	hits, err := x.load(ctx, pages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits[0].DocURL != "https://x/spread" || hits[0].Ordinal != 0 {
+		t.Errorf("top page %s chunk %d, want the spread page's first chunk", hits[0].DocURL, hits[0].Ordinal)
+	}
+	if err := x.DeleteDocument(ctx, "c", "https://x/spread"); err != nil {
+		t.Fatal(err)
+	}
+	_, pages, _ = x.keywordPages(ctx, q, 10, false, 10)
+	hits, _ = x.load(ctx, pages)
+	for _, h := range hits {
+		if h.DocURL == "https://x/spread" {
+			t.Errorf("deleted page still ranked")
+		}
+	}
+	if len(hits) != 2 {
+		t.Errorf("got %d pages after the delete, want 2", len(hits))
+	}
 }
