@@ -65,7 +65,7 @@ type Config struct {
 	// PageRankWeight adds, in hybrid mode, a ranking of whole pages: BM25F
 	// over each page's summed chunk term frequencies, each page represented
 	// by its best chunk, so a page that covers the query as a whole rises
-	// even when no single chunk does (default 1; negative disables).
+	// even when no single chunk does (default 0.5; negative disables).
 	PageRankWeight float64
 	// PrefilterRows is the collection size from which a dense query with
 	// more non-zero dimensions than a third of the vector is first ranked by
@@ -125,7 +125,7 @@ func Open(cfg Config) (*Index, error) {
 		cfg.HeadingRankWeight = 0.5
 	}
 	if cfg.PageRankWeight == 0 {
-		cfg.PageRankWeight = 1
+		cfg.PageRankWeight = 0.5
 	}
 	if cfg.RRFK == 0 {
 		cfg.RRFK = 20
