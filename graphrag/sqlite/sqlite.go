@@ -8,9 +8,10 @@
 // iterative frontier walk over prepared statements rather than a recursive
 // CTE, so per-entity limits and cycle checks are exact.
 //
-// Each ReplaceDocument is one IMMEDIATE transaction: the document's old
-// triples are retracted, the entity table's reference counts adjusted and the
-// new triples inserted, or nothing changes. The store also implements
+// Each ReplaceDocument is atomic: the document's old triples are retracted,
+// the entity table's reference counts adjusted and the new triples inserted,
+// or nothing changes. Concurrent writes share IMMEDIATE transactions, each in
+// its own savepoint (see write.go), and insert with multi-row statements. The store also implements
 // graphrag.Cache (table extract_cache) so the LLM extractor's results survive
 // restarts.
 package sqlite
@@ -47,7 +48,12 @@ type Store struct {
 	wdb  *sql.DB // one connection, IMMEDIATE transactions: the single writer
 	rdb  *sql.DB // readers (WAL lets them run beside the writer)
 
-	wmu sync.Mutex // serialises writers inside this process
+	qmu   sync.Mutex  // guards queue and busy
+	queue []*writeJob // writes waiting for a transaction; the first leads next
+	busy  bool        // a leader is running a group
+
+	stmu    sync.Mutex
+	inserts map[string]string // multi-row INSERTs, by head, tail and rows
 
 	stNear *sql.Stmt // expansion: triples by subject, then by object
 }
@@ -119,7 +125,12 @@ func Open(path string) (*Store, error) {
 		return nil, kgagent.Errorf(kgagent.EINVALID, "graph store: empty path")
 	}
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
-	wdb, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+	// The writer keeps a larger page cache (64 MiB): inserts touch every
+	// index's B-tree, and with SQLite's default 2 MiB a large graph's
+	// pages are read back from the file over and over. Its statement
+	// journals (multi-row INSERTs, savepoints) stay in memory instead of
+	// spilling to temporary files.
+	wdb, err := sql.Open("sqlite", dsn+"&_txlock=immediate&_pragma=cache_size(-65536)&_pragma=temp_store(memory)")
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: open %s", path)
 	}
@@ -193,166 +204,9 @@ func (s *Store) ReplaceDocument(ctx context.Context, collection, docURL string, 
 			uniq = append(uniq, t)
 		}
 	}
-	return s.write(ctx, "replace document", func(tx *sql.Tx) error {
-		// One pass over the entity table for old and new references
-		// together, so re-indexing an unchanged page rewrites no entity.
-		refs, err := s.retract(ctx, tx, collection, docURL)
-		if err != nil {
-			return err
-		}
-		if len(uniq) == 0 {
-			return addRefs(ctx, tx, collection, refs, nil)
-		}
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO triples (collection, doc_url, s_id, s_name, s_type, s_norm, p, o_id, o_name, o_type, o_norm, literal, chunk_id, source_url)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
-		if err != nil {
-			return err
-		}
-		defer ins.Close()
-		ents := map[string]kgagent.Entity{}
-		for _, t := range uniq {
-			if _, err := ins.ExecContext(ctx, collection, docURL,
-				t.Subject.ID, t.Subject.Name, t.Subject.Type, graphrag.NormalizeName(t.Subject.Name),
-				t.Predicate,
-				t.Object.ID, t.Object.Name, t.Object.Type, graphrag.NormalizeName(t.Object.Name),
-				t.Literal, t.ChunkID, t.SourceURL); err != nil {
-				return err
-			}
-			refs[t.Subject.ID]++
-			if _, ok := ents[t.Subject.ID]; !ok {
-				ents[t.Subject.ID] = t.Subject
-			}
-			if t.Literal == "" {
-				refs[t.Object.ID]++
-				if _, ok := ents[t.Object.ID]; !ok {
-					ents[t.Object.ID] = t.Object
-				}
-			}
-		}
-		return addRefs(ctx, tx, collection, refs, ents)
+	return s.write(ctx, "replace document", func(x *wtx) error {
+		return x.replace(collection, docURL, uniq)
 	})
-}
-
-// write runs fn in one IMMEDIATE transaction, serialised with other writers.
-func (s *Store) write(ctx context.Context, what string, fn func(tx *sql.Tx) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	tx, err := s.wdb.BeginTx(ctx, nil)
-	if err != nil {
-		return dbErr(ctx, err, what)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return dbErr(ctx, err, what)
-	}
-	return dbErr(ctx, tx.Commit(), what)
-}
-
-// retract deletes a document's triples and returns the entity references
-// they held, as negative counts for addRefs.
-func (s *Store) retract(ctx context.Context, tx *sql.Tx, collection, docURL string) (map[string]int, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT s_id, o_id, literal FROM triples WHERE collection = ? AND doc_url = ?`, collection, docURL)
-	if err != nil {
-		return nil, err
-	}
-	refs := map[string]int{}
-	for rows.Next() {
-		var sid, oid, lit string
-		if err := rows.Scan(&sid, &oid, &lit); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		refs[sid]--
-		if lit == "" && oid != "" {
-			refs[oid]--
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(refs) > 0 {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM triples WHERE collection = ? AND doc_url = ?`, collection, docURL); err != nil {
-			return nil, err
-		}
-	}
-	return refs, nil
-}
-
-// addRefs applies reference-count deltas to the entity table, inserting new
-// entities (with their words) and dropping those no triple refers to.
-func addRefs(ctx context.Context, tx *sql.Tx, collection string, refs map[string]int, ents map[string]kgagent.Entity) error {
-	ids := make([]string, 0, len(refs))
-	for id, d := range refs {
-		if d != 0 {
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	sort.Strings(ids)
-	var st struct{ inc, ins, word, dec, del, delWords *sql.Stmt }
-	for _, p := range []struct {
-		dst **sql.Stmt
-		q   string
-	}{
-		{&st.inc, `UPDATE entities SET refs = refs + ? WHERE collection = ? AND id = ?`},
-		{&st.ins, `INSERT INTO entities (collection, id, name, type, norm, refs) VALUES (?,?,?,?,?,?)`},
-		{&st.word, `INSERT OR IGNORE INTO entity_words (collection, word, id) VALUES (?,?,?)`},
-		{&st.dec, `UPDATE entities SET refs = refs + ? WHERE collection = ? AND id = ? RETURNING refs`},
-		{&st.del, `DELETE FROM entities WHERE collection = ? AND id = ?`},
-		{&st.delWords, `DELETE FROM entity_words WHERE collection = ? AND id = ?`},
-	} {
-		stmt, err := tx.PrepareContext(ctx, p.q)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		*p.dst = stmt
-	}
-	for _, id := range ids {
-		d := refs[id]
-		if d > 0 {
-			res, err := st.inc.ExecContext(ctx, d, collection, id)
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n > 0 {
-				continue
-			}
-			e := ents[id]
-			norm := graphrag.NormalizeName(e.Name)
-			if _, err := st.ins.ExecContext(ctx, collection, id, e.Name, e.Type, norm, d); err != nil {
-				return err
-			}
-			for _, w := range Words(norm, id) {
-				if _, err := st.word.ExecContext(ctx, collection, w, id); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		var left int
-		if err := st.dec.QueryRowContext(ctx, d, collection, id).Scan(&left); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
-			}
-			return err
-		}
-		if left <= 0 {
-			if _, err := st.del.ExecContext(ctx, collection, id); err != nil {
-				return err
-			}
-			if _, err := st.delWords.ExecContext(ctx, collection, id); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // Words are the index words of an entity: each word of its normalised name,
@@ -389,12 +243,12 @@ func (s *Store) DeleteDocument(ctx context.Context, collection, docURL string) e
 	if err := graphrag.ValidateDocURL(docURL); err != nil {
 		return err
 	}
-	return s.write(ctx, "delete document", func(tx *sql.Tx) error {
-		refs, err := s.retract(ctx, tx, collection, docURL)
+	return s.write(ctx, "delete document", func(x *wtx) error {
+		refs, err := x.retract(collection, docURL)
 		if err != nil {
 			return err
 		}
-		return addRefs(ctx, tx, collection, refs, nil)
+		return x.addRefs(collection, refs, nil)
 	})
 }
 
@@ -403,13 +257,13 @@ func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
 	if err := graphrag.ValidateCollection(collection); err != nil {
 		return err
 	}
-	return s.write(ctx, "delete collection", func(tx *sql.Tx) error {
+	return s.write(ctx, "delete collection", func(x *wtx) error {
 		for _, q := range []string{
 			`DELETE FROM triples WHERE collection = ?`,
 			`DELETE FROM entities WHERE collection = ?`,
 			`DELETE FROM entity_words WHERE collection = ?`,
 		} {
-			if _, err := tx.ExecContext(ctx, q, collection); err != nil {
+			if _, err := x.tx.ExecContext(x.ectx, q, collection); err != nil {
 				return err
 			}
 		}
@@ -740,8 +594,8 @@ func (s *Store) Get(ctx context.Context, key string) (string, bool, error) {
 
 // Put implements graphrag.Cache.
 func (s *Store) Put(ctx context.Context, key, value string) error {
-	return s.write(ctx, "cache put", func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO extract_cache (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
+	return s.write(ctx, "cache put", func(x *wtx) error {
+		_, err := x.exec(`INSERT INTO extract_cache (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
 		return err
 	})
 }

@@ -1,0 +1,422 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/graphrag"
+)
+
+// The write path. Writers queue their work; whoever finds the queue idle
+// leads: it runs up to maxGroup queued writes in one transaction, each inside
+// its own SAVEPOINT (so a failed write is undone alone and reported to its
+// caller only), commits once, wakes the callers and hands the lead to the
+// next waiter. Concurrent ingestion workers thus share one commit (one WAL
+// sync) instead of paying one each, and each document stays atomic.
+//
+// Statements inside a transaction run on a context without cancellation:
+// modernc.org/sqlite starts a goroutine per statement to watch a context's
+// Done channel. Cancellation is checked between batches of rows instead.
+
+// maxGroup caps the writes that share one transaction.
+const maxGroup = 16
+
+// rowsPerInsert is how many rows one multi-row INSERT carries (SQLite
+// allows 32766 parameters; 64 triples x 14 columns is 896).
+const rowsPerInsert = 64
+
+// idsPerQuery is how many ids one IN (...) list carries.
+const idsPerQuery = 200
+
+// writeJob is one queued write.
+type writeJob struct {
+	ctx  context.Context
+	what string
+	fn   func(x *wtx) error
+	err  error
+	wake chan bool // true: lead the next group; false: done, err is set
+}
+
+// wtx is a write transaction: the caller's context (checked between
+// batches), a context without cancellation for the statements, and the
+// store's prepared statements.
+type wtx struct {
+	s     *Store
+	ctx   context.Context // the caller's: only for Err
+	ectx  context.Context // for statements: never canceled
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt // shared by the group's writes; closed with tx
+}
+
+// exec runs the prepared statement q with args.
+func (x *wtx) exec(q string, args ...any) (sql.Result, error) {
+	st, err := x.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(x.ectx, args...)
+}
+
+// query runs the prepared statement q with args.
+func (x *wtx) query(q string, args ...any) (*sql.Rows, error) {
+	st, err := x.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(x.ectx, args...)
+}
+
+// stmt returns the transaction's prepared statement for q, preparing it
+// once per transaction (the writer's only connection is the transaction's,
+// so statements cannot be prepared outside it while it runs).
+func (x *wtx) stmt(q string) (*sql.Stmt, error) {
+	if st, ok := x.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := x.tx.PrepareContext(x.ectx, q)
+	if err != nil {
+		return nil, err
+	}
+	x.stmts[q] = st
+	return st, nil
+}
+
+// write runs fn in a transaction shared with other queued writes, inside
+// its own savepoint: fn's changes are committed whole or not at all.
+func (s *Store) write(ctx context.Context, what string, fn func(x *wtx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	j := &writeJob{ctx: ctx, what: what, fn: fn, wake: make(chan bool, 1)}
+	s.qmu.Lock()
+	s.queue = append(s.queue, j)
+	lead := !s.busy
+	s.busy = true
+	s.qmu.Unlock()
+	if !lead && !<-j.wake {
+		return j.err
+	}
+	// Leading: j is first in the queue.
+	s.qmu.Lock()
+	n := min(len(s.queue), maxGroup)
+	group := append([]*writeJob(nil), s.queue[:n]...)
+	s.queue = append(s.queue[:0], s.queue[n:]...)
+	s.qmu.Unlock()
+
+	s.runGroup(group)
+
+	s.qmu.Lock()
+	if len(s.queue) > 0 {
+		s.queue[0].wake <- true
+	} else {
+		s.busy = false
+	}
+	s.qmu.Unlock()
+	for _, g := range group[1:] {
+		g.wake <- false
+	}
+	return j.err
+}
+
+// runGroup runs the jobs of one group in one transaction.
+func (s *Store) runGroup(group []*writeJob) {
+	bg := context.Background()
+	failAll := func(err error) {
+		for _, g := range group {
+			if g.err == nil {
+				g.err = dbErr(g.ctx, err, g.what)
+			}
+		}
+	}
+	tx, err := s.wdb.BeginTx(bg, nil)
+	if err != nil {
+		failAll(err)
+		return
+	}
+	ran := 0
+	stmts := map[string]*sql.Stmt{}
+	for _, g := range group {
+		if err := g.ctx.Err(); err != nil {
+			g.err = err
+			continue
+		}
+		x := &wtx{s: s, ctx: g.ctx, ectx: context.WithoutCancel(g.ctx), tx: tx, stmts: stmts}
+		if len(group) == 1 {
+			if err := g.fn(x); err != nil {
+				_ = tx.Rollback()
+				g.err = dbErr(g.ctx, err, g.what)
+				return
+			}
+			ran++
+			continue
+		}
+		if _, err := tx.ExecContext(bg, `SAVEPOINT w`); err != nil {
+			_ = tx.Rollback()
+			failAll(err)
+			return
+		}
+		if err := g.fn(x); err != nil {
+			g.err = dbErr(g.ctx, err, g.what)
+			if _, rerr := tx.ExecContext(bg, `ROLLBACK TO w; RELEASE w`); rerr != nil {
+				// The transaction is gone (SQLite rolls back whole
+				// transactions on some errors): nothing of the group stays.
+				_ = tx.Rollback()
+				failAll(rerr)
+				return
+			}
+			continue
+		}
+		if _, err := tx.ExecContext(bg, `RELEASE w`); err != nil {
+			_ = tx.Rollback()
+			failAll(err)
+			return
+		}
+		ran++
+	}
+	if ran == 0 {
+		_ = tx.Rollback()
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		failAll(err)
+	}
+}
+
+// insertSQL is a multi-row INSERT of rows rows of the given columns. The
+// parameters are anonymous ("?"): the driver looks each parameter's name up
+// when binding, a linear search per parameter for numbered ones ("?NNN").
+func insertSQL(head string, ncols, rows int) string {
+	var b strings.Builder
+	b.WriteString(head)
+	b.WriteString(" VALUES ")
+	row := "(?" + strings.Repeat(",?", ncols-1) + ")"
+	for r := range rows {
+		if r > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(row)
+	}
+	return b.String()
+}
+
+// insertRows inserts rows (each ncols values, flattened in vals) with
+// multi-row INSERTs of head (and tail, such as an ON CONFLICT clause),
+// checking for cancellation between statements.
+func (x *wtx) insertRows(head, tail string, ncols int, vals []any) error {
+	per := rowsPerInsert
+	for len(vals) > 0 {
+		if err := x.ctx.Err(); err != nil {
+			return err
+		}
+		n := min(per, len(vals)/ncols)
+		key := head + tail + "\x00" + strconv.Itoa(n)
+		x.s.stmu.Lock()
+		q, ok := x.s.inserts[key]
+		if !ok {
+			q = insertSQL(head, ncols, n) + tail
+			if x.s.inserts == nil {
+				x.s.inserts = map[string]string{}
+			}
+			x.s.inserts[key] = q
+		}
+		x.s.stmu.Unlock()
+		if _, err := x.exec(q, vals[:n*ncols]...); err != nil {
+			return err
+		}
+		vals = vals[n*ncols:]
+	}
+	return nil
+}
+
+const insertTriples = `INSERT INTO triples (collection, doc_url, s_id, s_name, s_type, s_norm, p, o_id, o_name, o_type, o_norm, literal, chunk_id, source_url)`
+
+// replace is ReplaceDocument's transaction: retract the document's
+// triples, insert the new ones and apply the entity reference deltas of
+// both in one pass, so re-indexing an unchanged page rewrites no entity.
+func (x *wtx) replace(collection, docURL string, uniq []kgagent.Triple) error {
+	refs, err := x.retract(collection, docURL)
+	if err != nil {
+		return err
+	}
+	if len(uniq) == 0 {
+		return x.addRefs(collection, refs, nil)
+	}
+	ents := map[string]kgagent.Entity{}
+	vals := make([]any, 0, 14*len(uniq))
+	norms := map[string]string{} // name -> NormalizeName(name), computed once
+	norm := func(name string) string {
+		if n, ok := norms[name]; ok {
+			return n
+		}
+		n := graphrag.NormalizeName(name)
+		norms[name] = n
+		return n
+	}
+	for _, t := range uniq {
+		vals = append(vals, collection, docURL,
+			t.Subject.ID, t.Subject.Name, t.Subject.Type, norm(t.Subject.Name),
+			t.Predicate,
+			t.Object.ID, t.Object.Name, t.Object.Type, norm(t.Object.Name),
+			t.Literal, t.ChunkID, t.SourceURL)
+		refs[t.Subject.ID]++
+		if _, ok := ents[t.Subject.ID]; !ok {
+			ents[t.Subject.ID] = t.Subject
+		}
+		if t.Literal == "" {
+			refs[t.Object.ID]++
+			if _, ok := ents[t.Object.ID]; !ok {
+				ents[t.Object.ID] = t.Object
+			}
+		}
+	}
+	if err := x.insertRows(insertTriples, "", 14, vals); err != nil {
+		return err
+	}
+	return x.addRefs(collection, refs, ents)
+}
+
+// retract deletes a document's triples and returns the entity references
+// they held, as negative counts for addRefs.
+func (x *wtx) retract(collection, docURL string) (map[string]int, error) {
+	rows, err := x.query(`SELECT s_id, o_id, literal FROM triples WHERE collection = ? AND doc_url = ?`, collection, docURL)
+	if err != nil {
+		return nil, err
+	}
+	refs := map[string]int{}
+	for rows.Next() {
+		var sid, oid, lit string
+		if err := rows.Scan(&sid, &oid, &lit); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		refs[sid]--
+		if lit == "" && oid != "" {
+			refs[oid]--
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(refs) > 0 {
+		if _, err := x.exec(`DELETE FROM triples WHERE collection = ? AND doc_url = ?`, collection, docURL); err != nil {
+			return nil, err
+		}
+	}
+	return refs, nil
+}
+
+// addRefs applies reference-count deltas to the entity table: existing
+// entities are updated, new ones inserted with their index words (one
+// multi-row upsert), and entities no triple refers to any more are dropped
+// with their words.
+func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]kgagent.Entity) error {
+	var up, down []string
+	for id, d := range refs {
+		switch {
+		case d > 0:
+			up = append(up, id)
+		case d < 0:
+			down = append(down, id)
+		}
+	}
+	sort.Strings(up)
+	sort.Strings(down)
+	if len(up) > 0 {
+		// Which of them exist already (their words are indexed)?
+		exists := make(map[string]bool, len(up))
+		for i := 0; i < len(up); i += idsPerQuery {
+			part := up[i:min(i+idsPerQuery, len(up))]
+			args := make([]any, 0, len(part)+1)
+			args = append(args, collection)
+			for _, id := range part {
+				args = append(args, id)
+			}
+			rows, err := x.query(`SELECT id FROM entities WHERE collection = ? AND id IN (`+placeholders(len(part))+`)`, args...)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				exists[id] = true
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		vals := make([]any, 0, 6*len(up))
+		var words []any
+		for _, id := range up {
+			e := ents[id]
+			norm := graphrag.NormalizeName(e.Name)
+			if exists[id] {
+				// The upsert only adds to refs; name and norm are unused.
+				vals = append(vals, collection, id, "", "", "", refs[id])
+				continue
+			}
+			vals = append(vals, collection, id, e.Name, e.Type, norm, refs[id])
+			for _, w := range Words(norm, id) {
+				words = append(words, collection, w, id)
+			}
+		}
+		if err := x.insertRows(`INSERT INTO entities (collection, id, name, type, norm, refs)`,
+			` ON CONFLICT (collection, id) DO UPDATE SET refs = refs + excluded.refs`, 6, vals); err != nil {
+			return err
+		}
+		if err := x.insertRows(`INSERT OR IGNORE INTO entity_words (collection, word, id)`, "", 3, words); err != nil {
+			return err
+		}
+	}
+	for i, id := range down {
+		if i%idsPerQuery == 0 {
+			if err := x.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var left int
+		var norm string
+		rows, err := x.query(`UPDATE entities SET refs = refs + ? WHERE collection = ? AND id = ? RETURNING refs, norm`, refs[id], collection, id)
+		if err != nil {
+			return err
+		}
+		found := rows.Next()
+		if found {
+			err = rows.Scan(&left, &norm)
+		}
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+		if err != nil {
+			return err
+		}
+		if !found || left > 0 {
+			continue
+		}
+		if _, err := x.exec(`DELETE FROM entities WHERE collection = ? AND id = ?`, collection, id); err != nil {
+			return err
+		}
+		// Exactly the words it was indexed under (see Words), so no scan
+		// of the collection's words.
+		for _, w := range Words(norm, id) {
+			if _, err := x.exec(`DELETE FROM entity_words WHERE collection = ? AND word = ? AND id = ?`, collection, w, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// placeholders is n anonymous parameters: "?,?,...".
+func placeholders(n int) string {
+	return "?" + strings.Repeat(",?", n-1)
+}
