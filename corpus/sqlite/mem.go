@@ -29,7 +29,8 @@ type memColl struct {
 	scales []float32 // per slot: vecs[i]*scale approximates the float vector
 	pos    map[int64]int32
 	// page ids: every slot's document as a small integer, so keyword
-	// search can rank whole pages from the chunk postings
+	// search can rank whole pages from the chunk postings; -1 marks a
+	// deleted slot
 	docID    []int32
 	docIdx   map[string]int32
 	docLen   []float32 // per page: summed BM25F length of its live chunks
@@ -165,10 +166,12 @@ func (m *memColl) remove(rids []int64) {
 		}
 		delete(m.pos, rid)
 		m.docs[slot] = ""
-		d := m.docID[slot]
-		m.docLen[d] -= m.all.lens[slot]
-		if m.docLive[d]--; m.docLive[d] == 0 {
-			m.livePage--
+		if d := m.docID[slot]; d >= 0 {
+			m.docLen[d] -= m.all.lens[slot]
+			if m.docLive[d]--; m.docLive[d] == 0 {
+				m.livePage--
+			}
+			m.docID[slot] = -1
 		}
 		m.all.totalLen -= float64(m.all.lens[slot])
 		m.head.totalLen -= float64(m.head.lens[slot])
@@ -542,17 +545,17 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		if x.cfg.IDFExponent != 1 {
 			idf = float32(math.Pow(float64(idf), x.cfg.IDFExponent))
 		}
+		w, c0, c1 := idf*(k1+1), k1*(1-b), k1*b/avg
 		for _, p := range ps {
-			if m.docs[p.slot] == "" {
+			d := m.docID[p.slot]
+			if d < 0 { // deleted
 				continue
 			}
-			norm := k1 * (1 - b + b*fi.lens[p.slot]/avg)
 			if acc[p.slot] == 0 {
 				touched = append(touched, p.slot)
 			}
-			acc[p.slot] += idf * p.tf * (k1 + 1) / (p.tf + norm)
+			acc[p.slot] += w * p.tf / (p.tf + c0 + c1*fi.lens[p.slot])
 			if pages > 0 {
-				d := m.docID[p.slot]
 				if ptf[d] == 0 {
 					pterm = append(pterm, d)
 				}
