@@ -527,14 +527,25 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 	NP := float64(max(m.livePage, 1))
 	pavg := float32(max(fi.totalLen/NP, 1e-3))
 	k1, b := float32(x.cfg.K1), float32(x.cfg.B)
+	// Terms found in more than half the chunks are dropped when the query
+	// has a rarer one: the classic Robertson-Sparck Jones IDF is <= 0 for
+	// them, and with the exponent their weight is a few percent of a
+	// telling word's while their posting lists are the longest.
 	seen := map[string]bool{}
+	lists := make([][]posting, 0, len(terms))
+	rare := false
 	for _, t := range terms {
 		if seen[t] {
 			continue
 		}
 		seen[t] = true
-		ps := fi.post[t]
-		if len(ps) == 0 {
+		if ps := fi.post[t]; len(ps) > 0 {
+			lists = append(lists, ps)
+			rare = rare || 2*len(ps) <= m.live
+		}
+	}
+	for _, ps := range lists {
+		if rare && 2*len(ps) > m.live {
 			continue
 		}
 		df := float64(len(ps))

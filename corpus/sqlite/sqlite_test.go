@@ -91,3 +91,44 @@ func TestPageRanking(t *testing.T) {
 		t.Errorf("got %d pages after the delete, want 2", len(hits))
 	}
 }
+
+// A term found in more than half the chunks does not count when the query
+// has a rarer one, and still finds chunks when it is all the query has.
+func TestCommonTerms(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	for i := range 10 {
+		url := fmt.Sprintf("https://x/%d", i)
+		text := "common words everywhere"
+		switch i {
+		case 3:
+			text = "common common common common words everywhere"
+		case 7:
+			text = "rare zebra and nothing else"
+		}
+		c := kgagent.Chunk{ID: corpus.ChunkID("c", url, 0), Collection: "c", DocURL: url, URL: url, Title: "t", Text: text}
+		if err := x.ReplaceDocument(ctx, "c", url, []kgagent.Chunk{c}, [][]float32{{1, 0}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		query string
+		top   string
+		hits  int
+	}{
+		{"common zebra", "https://x/7", 1},
+		{"common", "https://x/3", 9},
+	} {
+		hits, err := x.Search(ctx, corpus.Query{Collection: "c", Text: tt.query, K: 10, Mode: corpus.ModeKeyword})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != tt.hits || hits[0].DocURL != tt.top {
+			t.Errorf("%q: %d hits, top %v; want %d, top %s", tt.query, len(hits), hits, tt.hits, tt.top)
+		}
+	}
+}
