@@ -78,8 +78,10 @@ CREATE TABLE IF NOT EXISTS triples (
 CREATE INDEX IF NOT EXISTS triples_doc ON triples(collection, doc_url);
 CREATE INDEX IF NOT EXISTS triples_s ON triples(collection, s_id);
 CREATE INDEX IF NOT EXISTS triples_o ON triples(collection, o_id);
-CREATE INDEX IF NOT EXISTS triples_sn ON triples(collection, s_norm);
-CREATE INDEX IF NOT EXISTS triples_on ON triples(collection, o_norm);
+DROP INDEX IF EXISTS triples_sn;
+DROP INDEX IF EXISTS triples_on;
+CREATE INDEX IF NOT EXISTS triples_sn2 ON triples(collection, s_norm) WHERE s_norm != s_id;
+CREATE INDEX IF NOT EXISTS triples_on2 ON triples(collection, o_norm) WHERE o_norm != o_id;
 CREATE INDEX IF NOT EXISTS triples_p ON triples(collection, p);
 CREATE INDEX IF NOT EXISTS triples_lit ON triples(collection, substr(literal, 1, 64)) WHERE literal != '';
 CREATE TABLE IF NOT EXISTS entities (
@@ -129,8 +131,10 @@ func Open(path string) (*Store, error) {
 	// index's B-tree, and with SQLite's default 2 MiB a large graph's
 	// pages are read back from the file over and over. Its statement
 	// journals (multi-row INSERTs, savepoints) stay in memory instead of
-	// spilling to temporary files.
-	wdb, err := sql.Open("sqlite", dsn+"&_txlock=immediate&_pragma=cache_size(-65536)&_pragma=temp_store(memory)")
+	// spilling to temporary files. The WAL is checkpointed every 8192
+	// pages (32 MiB) rather than 1000: index pages that many commits touch
+	// are copied back to the database once per checkpoint, not per commit.
+	wdb, err := sql.Open("sqlite", dsn+"&_txlock=immediate&_pragma=cache_size(-65536)&_pragma=temp_store(memory)&_pragma=wal_autocheckpoint(8192)")
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: open %s", path)
 	}
@@ -295,14 +299,18 @@ func (s *Store) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple,
 	drive := ""
 	if p.S != "" {
 		s, n := arg(p.S), arg(graphrag.NormalizeName(p.S))
+		// A normalised name equal to the id is found by the id index;
+		// the name indexes hold only names that differ from their ids.
 		drive = `SELECT rowid AS r FROM triples WHERE collection = ?1 AND s_id = ` + s +
-			` UNION SELECT rowid FROM triples WHERE collection = ?1 AND s_norm = ` + n
+			` UNION SELECT rowid FROM triples WHERE collection = ?1 AND s_id = ` + n +
+			` UNION SELECT rowid FROM triples WHERE collection = ?1 AND s_norm = ` + n + ` AND s_norm != s_id`
 	}
 	if p.O != "" {
 		o, n, l := arg(p.O), arg(graphrag.NormalizeName(p.O)), arg(p.O)
 		if drive == "" {
 			drive = `SELECT rowid AS r FROM triples WHERE collection = ?1 AND o_id = ` + o +
-				` UNION SELECT rowid FROM triples WHERE collection = ?1 AND o_norm = ` + n +
+				` UNION SELECT rowid FROM triples WHERE collection = ?1 AND o_id = ` + n +
+				` UNION SELECT rowid FROM triples WHERE collection = ?1 AND o_norm = ` + n + ` AND o_norm != o_id` +
 				` UNION SELECT rowid FROM triples WHERE collection = ?1 AND literal != '' AND substr(literal, 1, 64) = substr(` + l + `, 1, 64) AND literal = ` + l
 		} else {
 			where += ` AND (t.o_id = ` + o + ` OR t.o_norm = ` + n + ` OR t.literal = ` + l + `)`
