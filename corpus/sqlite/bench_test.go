@@ -52,3 +52,24 @@ func BenchmarkScan20k(b *testing.B) {
 		m.topK(q, qs, 50, "", -1)
 	}
 }
+
+// BenchmarkColScan200k measures the exact column scan over 200k vectors of
+// 384 dimensions for a query with 64 non-zero dimensions (a short question).
+func BenchmarkColScan200k(b *testing.B) {
+	const n, dim = 200000, 384
+	m := newMemColl(dim, [3]float32{1, 1, 1})
+	vs := randVecs(4096, dim)
+	for i := range n {
+		m.appendVec(vs[(i%4096)*dim : (i%4096+1)*dim])
+		m.rids = append(m.rids, int64(i))
+		m.docs = append(m.docs, "d")
+	}
+	q := make([]float32, dim)
+	for j := 0; j < dim; j += 6 {
+		q[j] = vs[j]
+	}
+	qv, qs := quantize(nil, q)
+	for b.Loop() {
+		m.topK(qv, qs, 50, "", 10000)
+	}
+}
