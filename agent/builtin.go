@@ -107,17 +107,33 @@ func (b *Builtins) queryCorpus(ctx context.Context, call FuncCall) (FuncResult, 
 	if b.cfg.Searcher == nil {
 		return FuncResult{}, kgagent.Errorf(kgagent.EUNAVAILABLE, "no document corpus is configured")
 	}
-	hits, err := b.cfg.Searcher.Search(ctx, corpus.SearchRequest{Query: q, Collection: call.Collection, K: b.cfg.SearchK, Mode: corpus.ModeHybrid})
-	if err != nil {
-		return FuncResult{}, err
+	// The graph is asked while the corpus is searched: the answer waits for
+	// the slower of the two, not for both one after the other.
+	type graphResult struct {
+		facts []graphrag.Fact
+		err   error
 	}
-	var facts []graphrag.Fact
+	var graphDone chan graphResult
 	if b.cfg.Graph != nil {
-		facts, err = b.cfg.Graph.Retrieve(ctx, q, call.Collection)
-		if err != nil && ctx.Err() != nil {
-			return FuncResult{}, ctx.Err()
+		graphDone = make(chan graphResult, 1)
+		go func() {
+			facts, err := b.cfg.Graph.Retrieve(ctx, q, call.Collection)
+			graphDone <- graphResult{facts, err}
+		}()
+	}
+	hits, err := b.cfg.Searcher.Search(ctx, corpus.SearchRequest{Query: q, Collection: call.Collection, K: b.cfg.SearchK, Mode: corpus.ModeHybrid})
+	var facts []graphrag.Fact
+	if graphDone != nil {
+		g := <-graphDone
+		if g.err == nil {
+			facts = g.facts
+		} else if ctx.Err() != nil && err == nil {
+			err = ctx.Err()
 		}
 		// A failing graph must not hide the documents found; it is left out.
+	}
+	if err != nil {
+		return FuncResult{}, err
 	}
 	if len(hits) == 0 && len(facts) == 0 {
 		return text("No documents matched the query."), nil

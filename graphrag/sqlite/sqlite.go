@@ -56,6 +56,8 @@ type Store struct {
 	inserts map[string]string // multi-row INSERTs, by head, tail and rows
 
 	stNear *sql.Stmt // expansion: triples by subject, then by object
+
+	names nameCache // in-memory name indexes for Entities (read.go)
 }
 
 const schema = `
@@ -162,11 +164,13 @@ func Open(path string) (*Store, error) {
 
 // Close releases the database.
 func (s *Store) Close() error {
+	s.closeNames()
 	for _, st := range []*sql.Stmt{s.stNear} {
 		if st != nil {
 			st.Close()
 		}
 	}
+
 	err := s.rdb.Close()
 	// Let SQLite refresh its planner statistics where they went stale.
 	_, _ = s.wdb.Exec(`PRAGMA analysis_limit=1000; PRAGMA optimize;`)
@@ -446,145 +450,6 @@ func scanIDs(rows *sql.Rows, collection string) ([]kgagent.Triple, []int64, erro
 		ids = append(ids, id)
 	}
 	return out, ids, rows.Err()
-}
-
-// Entities implements graphrag.Store. A term matches an entity when it is one
-// of the entity's index words (see Words) or, for multi-word terms, when the
-// entity's normalised name contains it; when no entity matches a one-word
-// term of four or more bytes that way, entities with a word that starts with
-// the term are the fallback ("serializ" finds "serialization"), a range scan
-// of the word index rather than a scan of every name.
-// Entities named exactly like a term come first, then by how many triples
-// refer to them.
-func (s *Store) Entities(ctx context.Context, collection string, terms []string, limit int) ([]kgagent.Entity, error) {
-	if err := graphrag.ValidateCollection(collection); err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		limit = 50
-	}
-	cands := map[string]*cand{}
-	var forms []string
-	for _, raw := range terms {
-		// Both the term as given (lower-cased) and its normalised form, so
-		// "dumps" finds json.dumps although it normalises to "dump".
-		low := strings.Join(strings.Fields(strings.ToLower(raw)), " ")
-		forms = append(forms, low)
-		if n := graphrag.NormalizeName(raw); n != low {
-			forms = append(forms, n)
-		}
-	}
-	for _, term := range forms {
-		if term == "" {
-			continue
-		}
-		first := strings.Fields(term)[0]
-		if strings.Contains(term, " ") {
-			// Multi-word: look up by the rarest-looking (longest) word.
-			for _, w := range strings.Fields(term) {
-				if len(w) > len(first) {
-					first = w
-				}
-			}
-		}
-		rows, err := s.rdb.QueryContext(ctx, `SELECT e.id, e.name, e.type, e.norm, e.refs FROM entity_words w
-			JOIN entities e ON e.collection = w.collection AND e.id = w.id
-			WHERE w.collection = ? AND w.word = ? ORDER BY e.refs DESC LIMIT ?`, collection, first, limit*4)
-		if err != nil {
-			return nil, dbErr(ctx, err, "entities")
-		}
-		n, err := addCands(rows, cands, term, true)
-		if err != nil {
-			return nil, dbErr(ctx, err, "entities")
-		}
-		if n == 0 && len(term) >= 4 && !strings.Contains(term, " ") {
-			rows, err := s.rdb.QueryContext(ctx, `SELECT e.id, e.name, e.type, e.norm, e.refs FROM entity_words w
-				JOIN entities e ON e.collection = w.collection AND e.id = w.id
-				WHERE w.collection = ? AND w.word > ? AND w.word < ? ORDER BY e.refs DESC LIMIT ?`, collection, term, term+"\uffff", limit)
-			if err != nil {
-				return nil, dbErr(ctx, err, "entities")
-			}
-			if _, err := addCands(rows, cands, term, false); err != nil {
-				return nil, dbErr(ctx, err, "entities")
-			}
-		}
-	}
-	list := make([]*cand, 0, len(cands))
-	for _, c := range cands {
-		list = append(list, c)
-	}
-	sort.Slice(list, func(i, j int) bool {
-		a, b := list[i], list[j]
-		if a.exact != b.exact {
-			return a.exact
-		}
-		if a.refs != b.refs {
-			return a.refs > b.refs
-		}
-		return a.e.ID < b.e.ID
-	})
-	if len(list) > limit {
-		list = list[:limit]
-	}
-	out := make([]kgagent.Entity, len(list))
-	for i, c := range list {
-		out[i] = c.e
-	}
-	return out, nil
-}
-
-// containsWords reports whether term occurs in norm on word boundaries (or
-// on dot boundaries of code names).
-func containsWords(norm, term string) bool {
-	for i := 0; ; {
-		j := strings.Index(norm[i:], term)
-		if j < 0 {
-			return false
-		}
-		j += i
-		end := j + len(term)
-		before := j == 0 || norm[j-1] == ' ' || norm[j-1] == '.'
-		after := end == len(norm) || norm[end] == ' ' || norm[end] == '.'
-		if before && after {
-			return true
-		}
-		i = j + 1
-		if i >= len(norm) {
-			return false
-		}
-	}
-}
-
-// cand is an entity Entities may return, with what it is ranked by.
-type cand struct {
-	e     kgagent.Entity
-	exact bool
-	refs  int
-}
-
-// addCands adds the entity rows to m; with words set, only entities that
-// contain term on word boundaries count. It returns how many matched.
-func addCands(rows *sql.Rows, m map[string]*cand, term string, words bool) (int, error) {
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var c cand
-		var norm string
-		if err := rows.Scan(&c.e.ID, &c.e.Name, &c.e.Type, &norm, &c.refs); err != nil {
-			return n, err
-		}
-		if words && !containsWords(norm, term) && c.e.ID != term {
-			continue
-		}
-		n++
-		c.exact = norm == term || c.e.ID == term
-		if old, ok := m[c.e.ID]; ok {
-			old.exact = old.exact || c.exact
-			continue
-		}
-		m[c.e.ID] = &c
-	}
-	return n, rows.Err()
 }
 
 // Get implements graphrag.Cache.

@@ -1,0 +1,410 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/graphrag"
+)
+
+// The name index: Entities answers from an in-memory copy of a collection's
+// entity table (word -> entities, by reference count) instead of one or two
+// SQL queries per question term, which cost ~15 ms a question on the Python
+// docs graph (57k entities). The copy is tied to SQLite's data_version, read
+// on a reader connection of its own: any commit by another connection (this
+// store's writer or another process) changes it, so a stale copy is never
+// used. A stale or missing copy is rebuilt in the background, at most once
+// per max(1s, 5 × the last build's duration), while Entities falls back to
+// the SQL path, so a question never waits for a build and a long ingestion
+// does not spend its CPU rebuilding the copy for every page.
+
+// maxIndexedEntities bounds the entities of a collection kept in memory;
+// larger collections are always answered by SQL.
+const maxIndexedEntities = 2_000_000
+
+// nameEnt is one entity of the name index.
+type nameEnt struct {
+	e    kgagent.Entity
+	norm string
+	refs int
+}
+
+// nameIndex is a collection's entities at one data version.
+type nameIndex struct {
+	version int64
+	ents    []nameEnt
+	byWord  map[string][]int32 // word -> entities, most referenced first (then by id)
+	words   []string           // the keys of byWord, sorted (prefix fallback)
+}
+
+// nameCache holds the name indexes of the store's collections. Its zero value
+// is ready to use.
+type nameCache struct {
+	mu       sync.Mutex
+	conn     *sql.Conn // the reader connection data_version is read on
+	idx      map[string]*nameIndex
+	building map[string]bool
+	next     map[string]time.Time // no rebuild of a collection before this
+	ctx      context.Context      // cancelled by close
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	closed   bool
+}
+
+// version reads data_version on the cache's own connection. The caller holds
+// c.mu.
+func (c *nameCache) version(ctx context.Context, db *sql.DB) (int64, error) {
+	if c.conn == nil {
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return 0, err
+		}
+		c.conn = conn
+	}
+	var v int64
+	if err := c.conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
+		// A broken connection is replaced on the next call.
+		c.conn.Close()
+		c.conn = nil
+		return 0, err
+	}
+	return v, nil
+}
+
+// get returns the collection's name index when it is current, else nil
+// (after starting a rebuild when one is due).
+func (s *Store) currentNames(ctx context.Context, collection string) *nameIndex {
+	c := &s.names
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	v, err := c.version(ctx, s.rdb)
+	if err != nil {
+		return nil
+	}
+	if idx := c.idx[collection]; idx != nil && idx.version == v {
+		return idx
+	}
+	if c.building[collection] || time.Now().Before(c.next[collection]) {
+		return nil
+	}
+	if c.ctx == nil {
+		c.ctx, c.cancel = context.WithCancel(context.Background())
+		c.idx = map[string]*nameIndex{}
+		c.building = map[string]bool{}
+		c.next = map[string]time.Time{}
+	}
+	c.building[collection] = true
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		start := time.Now()
+		idx, err := loadNames(c.ctx, s.rdb, collection, v)
+		took := time.Since(start)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.building[collection] = false
+		c.next[collection] = time.Now().Add(max(time.Second, 5*took))
+		if err == nil && idx != nil {
+			c.idx[collection] = idx
+		} else {
+			delete(c.idx, collection)
+		}
+	}()
+	return nil
+}
+
+// closeNames stops the builds and releases the connection.
+func (s *Store) closeNames() {
+	c := &s.names
+	c.mu.Lock()
+	c.closed = true
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+	c.mu.Lock()
+	if c.conn != nil {
+		c.conn.Close()
+		c.conn = nil
+	}
+	c.idx = nil
+	c.mu.Unlock()
+}
+
+// loadNames reads a collection's entities into a name index labelled with
+// version, which was read before the load started: a commit in between makes
+// the index look stale later, never current when it is not. It returns nil
+// for collections above maxIndexedEntities.
+func loadNames(ctx context.Context, db *sql.DB, collection string, version int64) (*nameIndex, error) {
+	rows, err := db.QueryContext(ctx, `SELECT id, name, type, norm, refs FROM entities WHERE collection = ?`, collection)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	idx := &nameIndex{version: version, byWord: map[string][]int32{}}
+	for rows.Next() {
+		if len(idx.ents) >= maxIndexedEntities {
+			return nil, nil
+		}
+		var n nameEnt
+		if err := rows.Scan(&n.e.ID, &n.e.Name, &n.e.Type, &n.norm, &n.refs); err != nil {
+			return nil, err
+		}
+		i := int32(len(idx.ents))
+		idx.ents = append(idx.ents, n)
+		// The words the writer indexed it under (entity_words).
+		for _, w := range Words(n.norm, n.e.ID) {
+			idx.byWord[w] = append(idx.byWord[w], i)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	idx.words = make([]string, 0, len(idx.byWord))
+	for w, list := range idx.byWord {
+		idx.words = append(idx.words, w)
+		sort.Slice(list, func(a, b int) bool { return idx.before(list[a], list[b]) })
+	}
+	sort.Strings(idx.words)
+	return idx, nil
+}
+
+// before orders entities by reference count, most first, then by id.
+func (x *nameIndex) before(a, b int32) bool {
+	ea, eb := &x.ents[a], &x.ents[b]
+	if ea.refs != eb.refs {
+		return ea.refs > eb.refs
+	}
+	return ea.e.ID < eb.e.ID
+}
+
+// entities is Entities over the index, with the same rules as the SQL path.
+func (x *nameIndex) entities(forms []string, limit int) []kgagent.Entity {
+	cands := map[string]*cand{}
+	add := func(i int32, term string, words bool) bool {
+		n := &x.ents[i]
+		if words && !containsWords(n.norm, term) && n.e.ID != term {
+			return false
+		}
+		exact := n.norm == term || n.e.ID == term
+		if old, ok := cands[n.e.ID]; ok {
+			old.exact = old.exact || exact
+			return true
+		}
+		cands[n.e.ID] = &cand{e: n.e, exact: exact, refs: n.refs}
+		return true
+	}
+	for _, term := range forms {
+		if term == "" {
+			continue
+		}
+		list := x.byWord[lookupWord(term)]
+		matched := 0
+		for _, i := range list[:min(len(list), limit*4)] {
+			if add(i, term, true) {
+				matched++
+			}
+		}
+		if matched == 0 && len(term) >= 4 && !strings.Contains(term, " ") {
+			// Words that start with the term (and are not the term).
+			lo := sort.SearchStrings(x.words, term)
+			var pre []int32
+			seen := map[int32]bool{}
+			for _, w := range x.words[lo:] {
+				if !strings.HasPrefix(w, term) {
+					break
+				}
+				if w == term {
+					continue
+				}
+				for _, i := range x.byWord[w] {
+					if !seen[i] {
+						seen[i] = true
+						pre = append(pre, i)
+					}
+				}
+			}
+			sort.Slice(pre, func(a, b int) bool { return x.before(pre[a], pre[b]) })
+			for _, i := range pre[:min(len(pre), limit)] {
+				add(i, term, false)
+			}
+		}
+	}
+	return rankCands(cands, limit)
+}
+
+// lookupWord is the word a term is looked up by: its first word, or for
+// multi-word terms the rarest-looking (longest) one.
+func lookupWord(term string) string {
+	fs := strings.Fields(term)
+	first := fs[0]
+	for _, w := range fs[1:] {
+		if len(w) > len(first) {
+			first = w
+		}
+	}
+	return first
+}
+
+// termForms are the forms Entities looks terms up in: each term as given
+// (lower-cased, spaces collapsed) and its normalised form, so "dumps" finds
+// json.dumps although it normalises to "dump".
+func termForms(terms []string) []string {
+	var forms []string
+	for _, raw := range terms {
+		low := strings.Join(strings.Fields(strings.ToLower(raw)), " ")
+		forms = append(forms, low)
+		if n := graphrag.NormalizeName(raw); n != low {
+			forms = append(forms, n)
+		}
+	}
+	return forms
+}
+
+// rankCands orders candidates (named exactly like a term first, then by
+// reference count, then id) and keeps limit of them.
+func rankCands(cands map[string]*cand, limit int) []kgagent.Entity {
+	list := make([]*cand, 0, len(cands))
+	for _, c := range cands {
+		list = append(list, c)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i], list[j]
+		if a.exact != b.exact {
+			return a.exact
+		}
+		if a.refs != b.refs {
+			return a.refs > b.refs
+		}
+		return a.e.ID < b.e.ID
+	})
+	if len(list) > limit {
+		list = list[:limit]
+	}
+	out := make([]kgagent.Entity, len(list))
+	for i, c := range list {
+		out[i] = c.e
+	}
+	return out
+}
+
+// Entities implements graphrag.Store. A term matches an entity when it is one
+// of the entity's index words (see Words) or, for multi-word terms, when the
+// entity's normalised name contains it; when no entity matches a one-word
+// term of four or more bytes that way, entities with a word that starts with
+// the term are the fallback ("serializ" finds "serialization"), a range scan
+// of the word index rather than a scan of every name.
+// Entities named exactly like a term come first, then by how many triples
+// refer to them. It answers from the in-memory name index when that is
+// current, else with SQL.
+func (s *Store) Entities(ctx context.Context, collection string, terms []string, limit int) ([]kgagent.Entity, error) {
+	if err := graphrag.ValidateCollection(collection); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = 50
+	}
+	forms := termForms(terms)
+	if len(forms) == 0 {
+		return []kgagent.Entity{}, nil
+	}
+	if idx := s.currentNames(ctx, collection); idx != nil {
+		return idx.entities(forms, limit), nil
+	}
+	return s.entitiesSQL(ctx, collection, forms, limit)
+}
+
+// entitiesSQL is Entities answered by the entity_words and entities tables.
+func (s *Store) entitiesSQL(ctx context.Context, collection string, forms []string, limit int) ([]kgagent.Entity, error) {
+	cands := map[string]*cand{}
+	for _, term := range forms {
+		if term == "" {
+			continue
+		}
+		rows, err := s.rdb.QueryContext(ctx, `SELECT e.id, e.name, e.type, e.norm, e.refs FROM entity_words w
+			JOIN entities e ON e.collection = w.collection AND e.id = w.id
+			WHERE w.collection = ? AND w.word = ? ORDER BY e.refs DESC, e.id LIMIT ?`, collection, lookupWord(term), limit*4)
+		if err != nil {
+			return nil, dbErr(ctx, err, "entities")
+		}
+		n, err := addCands(rows, cands, term, true)
+		if err != nil {
+			return nil, dbErr(ctx, err, "entities")
+		}
+		if n == 0 && len(term) >= 4 && !strings.Contains(term, " ") {
+			rows, err := s.rdb.QueryContext(ctx, `SELECT e.id, e.name, e.type, e.norm, e.refs FROM entities e
+				WHERE e.collection = ?1 AND e.id IN (SELECT w.id FROM entity_words w WHERE w.collection = ?1 AND w.word > ?2 AND w.word < ?3)
+				ORDER BY e.refs DESC, e.id LIMIT ?4`, collection, term, term+"\uffff", limit)
+			if err != nil {
+				return nil, dbErr(ctx, err, "entities")
+			}
+			if _, err := addCands(rows, cands, term, false); err != nil {
+				return nil, dbErr(ctx, err, "entities")
+			}
+		}
+	}
+	return rankCands(cands, limit), nil
+}
+
+// containsWords reports whether term occurs in norm on word boundaries (or
+// on dot boundaries of code names).
+func containsWords(norm, term string) bool {
+	for i := 0; ; {
+		j := strings.Index(norm[i:], term)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(term)
+		before := j == 0 || norm[j-1] == ' ' || norm[j-1] == '.'
+		after := end == len(norm) || norm[end] == ' ' || norm[end] == '.'
+		if before && after {
+			return true
+		}
+		i = j + 1
+		if i >= len(norm) {
+			return false
+		}
+	}
+}
+
+// cand is an entity Entities may return, with what it is ranked by.
+type cand struct {
+	e     kgagent.Entity
+	exact bool
+	refs  int
+}
+
+// addCands adds the entity rows to m; with words set, only entities that
+// contain term on word boundaries count. It returns how many matched.
+func addCands(rows *sql.Rows, m map[string]*cand, term string, words bool) (int, error) {
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var c cand
+		var norm string
+		if err := rows.Scan(&c.e.ID, &c.e.Name, &c.e.Type, &norm, &c.refs); err != nil {
+			return n, err
+		}
+		if words && !containsWords(norm, term) && c.e.ID != term {
+			continue
+		}
+		n++
+		c.exact = norm == term || c.e.ID == term
+		if old, ok := m[c.e.ID]; ok {
+			old.exact = old.exact || c.exact
+			continue
+		}
+		m[c.e.ID] = &c
+	}
+	return n, rows.Err()
+}

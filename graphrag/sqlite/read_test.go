@@ -1,0 +1,124 @@
+package sqlite_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/graphrag/graphtest"
+	"github.com/kgagent/kgagent/graphrag/sqlite"
+)
+
+// TestNameIndexAgreesWithSQL checks that the in-memory name index answers
+// every kind of term (word, dotted name, phrase, prefix fallback, unknown)
+// exactly like the SQL path, limits included.
+func TestNameIndexAgreesWithSQL(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	r := rand.New(rand.NewPCG(1, 2))
+	words := []string{"json", "dumps", "loads", "lock", "global", "interpreter", "serialization", "serializer", "path", "join", "file", "files", "open", "socket", "thread", "threading"}
+	name := func() string {
+		n := 1 + r.IntN(3)
+		out := ""
+		for i := range n {
+			sep := " "
+			if r.IntN(4) == 0 {
+				sep = "."
+			}
+			if i > 0 {
+				out += sep
+			}
+			out += words[r.IntN(len(words))]
+		}
+		return out
+	}
+	for d := range 20 {
+		doc := fmt.Sprintf("https://x.test/%d.html", d)
+		var ts []kgagent.Triple
+		for range 40 {
+			ts = append(ts, graphtest.T("c", doc, name(), "links_to", name(), ""))
+		}
+		if err := s.ReplaceDocument(ctx, "c", doc, ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := [][]string{
+		{"json"}, {"JSON.dumps"}, {"dumps"}, {"files"}, {"global interpreter"}, {"lock global interpreter"},
+		{"serializ"}, {"thre"}, {"threadin"}, {"nothing"}, {"json", "lock", "path join"}, {"os.path.join"}, {""},
+	}
+	for _, terms := range tests {
+		for _, limit := range []int{1, 3, 50} {
+			viaSQL, viaIndex, err := sqlite.EntitiesBothWays(ctx, s, "c", terms, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(viaSQL, viaIndex) {
+				t.Errorf("Entities(%q, %d):\n SQL   %v\n index %v", terms, limit, viaSQL, viaIndex)
+			}
+			if len(viaSQL) > limit {
+				t.Errorf("Entities(%q, %d) returned %d", terms, limit, len(viaSQL))
+			}
+		}
+	}
+	if got, _, _ := sqlite.EntitiesBothWays(ctx, s, "c", []string{"serializ"}, 50); len(got) == 0 {
+		t.Error("the prefix fallback found nothing for serializ")
+	}
+}
+
+// TestNameIndexNeverStale checks that once the name index is built, a write
+// makes Entities see the new entity at once (the stale index is not used)
+// and that the index is rebuilt afterwards.
+func TestNameIndexNeverStale(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	a := "https://x.test/a.html"
+	if err := s.ReplaceDocument(ctx, "c", a, []kgagent.Triple{graphtest.T("c", a, "json", "defines", "json.dumps", "")}); err != nil {
+		t.Fatal(err)
+	}
+	waitCurrent := func() {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !sqlite.NamesCurrent(ctx, s, "c") {
+			if time.Now().After(deadline) {
+				t.Fatal("the name index was not built")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitCurrent()
+	ids := func(term string) []string {
+		t.Helper()
+		got, err := s.Entities(ctx, "c", []string{term}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range got {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+	if got := ids("json"); !reflect.DeepEqual(got, []string{"json", "json.dumps"}) {
+		t.Errorf("from the index: %v", got)
+	}
+	b := "https://x.test/b.html"
+	if err := s.ReplaceDocument(ctx, "c", b, []kgagent.Triple{graphtest.T("c", b, "json", "defines", "json.loads", "")}); err != nil {
+		t.Fatal(err)
+	}
+	if sqlite.NamesCurrent(ctx, s, "c") {
+		t.Fatal("the name index counts as current after a write")
+	}
+	if got := ids("loads"); !reflect.DeepEqual(got, []string{"json.loads"}) {
+		t.Errorf("right after a write: %v", got)
+	}
+	if err := s.DeleteDocument(ctx, "c", a); err != nil {
+		t.Fatal(err)
+	}
+	waitCurrent()
+	if got := ids("json"); !reflect.DeepEqual(got, []string{"json", "json.loads"}) {
+		t.Errorf("from the rebuilt index after a delete: %v", got)
+	}
+}
