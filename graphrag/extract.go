@@ -131,7 +131,8 @@ type extraction struct {
 	seen      map[string]bool
 	aliases   Aliases
 	byAnchor  map[string][]kgagent.Chunk
-	linkTexts []string // distinct link texts worth matching in sections
+	linkTexts []string         // distinct link texts worth matching in sections
+	anchors   map[string]found // anchorOf's answers, by text
 }
 
 // chunkFor picks the chunk of the section at anchor that holds evidence, or
@@ -349,6 +350,8 @@ func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 		seen[t.ID] = true
 		out = append(out, t)
 	}
+	// add ignores terms once out is full, so each pass below stops there.
+	full := func() bool { return len(out) >= e.x.MaxMentions }
 	tokens := map[string]bool{}
 	for _, class := range CodeTokens(text, tokens) {
 		for _, m := range class {
@@ -356,10 +359,16 @@ func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 		}
 	}
 	for _, lt := range e.linkTexts {
+		if full() {
+			return out
+		}
 		first, _, _ := strings.Cut(lt, " ")
 		if tokens[strings.TrimSuffix(first, "()")] && strings.Contains(text, lt) {
 			add(lt, TypeTerm)
 		}
+	}
+	if full() {
+		return out
 	}
 	for _, m := range reCapPhrase.FindAllString(text, -1) {
 		words := strings.Fields(m)
@@ -369,6 +378,9 @@ func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 		if len(words) > 1 {
 			add(strings.Join(words, " "), TypeConcept)
 		}
+	}
+	if full() {
+		return out
 	}
 	for _, m := range reAcronym.FindAllString(text, -1) {
 		add(m, TypeConcept)
@@ -673,18 +685,40 @@ func (e *extraction) anchorOf(s, fallback string) string {
 	if s == "" {
 		return fallback
 	}
+	f, ok := e.anchors[s]
+	if !ok {
+		f.anchor, f.ok = e.findAnchor(s)
+		if e.anchors == nil {
+			e.anchors = map[string]found{}
+		}
+		e.anchors[s] = f
+	}
+	if !f.ok {
+		return fallback
+	}
+	return f.anchor
+}
+
+// found is a remembered answer of findAnchor.
+type found struct {
+	anchor string
+	ok     bool
+}
+
+// findAnchor returns the anchor of the first section whose text holds s.
+func (e *extraction) findAnchor(s string) (string, bool) {
 	for i := range e.doc.Sections {
 		sec := &e.doc.Sections[i]
 		if strings.Contains(sec.Heading, s) {
-			return sec.Anchor
+			return sec.Anchor, true
 		}
 		for _, b := range sec.Blocks {
 			if strings.Contains(b.Text, s) {
-				return sec.Anchor
+				return sec.Anchor, true
 			}
 		}
 	}
-	return fallback
+	return "", false
 }
 
 // CodeTokens finds code identifiers in text in one pass, returned in four
