@@ -313,7 +313,7 @@ const colMin = 2048
 // best max(8n, 400) rows are kept and rescored exactly.
 func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilter int) []scored {
 	rows := len(m.rids)
-	if rows < colMin || len(m.cols) != m.dim || len(m.cols[0]) != rows {
+	if rows < colMin || m.dim == 0 || len(m.cols) != m.dim || len(m.cols[0]) != rows {
 		return m.scanTop(qv, qscale, n, prefix, m.dim)
 	}
 	dims := make([]int, 0, len(qv))
