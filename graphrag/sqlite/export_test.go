@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/graphrag"
 )
 
 // EntitiesBothWays answers Entities by SQL and by a freshly built name
@@ -25,4 +26,28 @@ func EntitiesBothWays(ctx context.Context, s *Store, collection string, terms []
 // current name index now (starting a build when one is due).
 func NamesCurrent(ctx context.Context, s *Store, collection string) bool {
 	return s.currentNames(ctx, collection) != nil
+}
+
+// ExpandBothWays runs Expand with SQL and from a freshly built snapshot.
+func ExpandBothWays(ctx context.Context, s *Store, collection string, seeds []string, lim graphrag.ExpandLimits) (viaSQL, viaIndex []kgagent.Triple, err error) {
+	viaSQL, err = s.expand(ctx, collection, seeds, lim, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	idx, err := loadNames(ctx, s.rdb, collection, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	viaIndex, err = s.expand(ctx, collection, seeds, lim, idx)
+	return viaSQL, viaIndex, err
+}
+
+// LoadSnapshot builds the in-memory snapshot of a collection and reports its
+// entity and triple counts; snap keeps it alive.
+func LoadSnapshot(ctx context.Context, s *Store, collection string) (snap any, entities, triples int, err error) {
+	idx, err := loadNames(ctx, s.rdb, collection, 0)
+	if err != nil || idx == nil {
+		return nil, 0, 0, err
+	}
+	return idx, len(idx.ents), len(idx.rows), nil
 }

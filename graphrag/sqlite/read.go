@@ -10,22 +10,30 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/graphrag"
+	"golang.org/x/sync/errgroup"
 )
 
-// The name index: Entities answers from an in-memory copy of a collection's
-// entity table (word -> entities, by reference count) instead of one or two
-// SQL queries per question term, which cost ~15 ms a question on the Python
-// docs graph (57k entities). The copy is tied to SQLite's data_version, read
-// on a reader connection of its own: any commit by another connection (this
-// store's writer or another process) changes it, so a stale copy is never
-// used. A stale or missing copy is rebuilt in the background, at most once
-// per max(1s, 5 × the last build's duration), while Entities falls back to
-// the SQL path, so a question never waits for a build and a long ingestion
-// does not spend its CPU rebuilding the copy for every page.
+// The in-memory snapshot: Entities and Expand answer from an in-memory copy
+// of a collection's entity table (word -> entities, by reference count) and
+// triples (adjacency by subject and object), instead of one or two SQL
+// queries per question term (~15 ms a question on the Python docs graph, 57k
+// entities) and one per expanded entity (~7 ms, 156k triples). The copy is
+// tied to SQLite's data_version, read on a reader connection of its own: any
+// commit by another connection (this store's writer or another process)
+// changes it, so a stale copy is never used. A stale or missing copy is
+// rebuilt in the background, at most once per max(1s, 5 × the last build's
+// duration), while Entities and Expand fall back to SQL, so a question never
+// waits for a build and a long ingestion does not spend its CPU rebuilding
+// the copy for every page. Strings are interned and a triple is eleven
+// int32s, so the Python docs graph (57k entities, 156k triples) takes about 43 MiB and
+// 0.9-1.6 s of CPU to build (BenchmarkSnapshot).
 
-// maxIndexedEntities bounds the entities of a collection kept in memory;
-// larger collections are always answered by SQL.
-const maxIndexedEntities = 2_000_000
+// maxIndexedEntities and maxIndexedTriples bound a collection kept in
+// memory; larger collections are always answered by SQL.
+const (
+	maxIndexedEntities = 2_000_000
+	maxIndexedTriples  = 4_000_000
+)
 
 // nameEnt is one entity of the name index.
 type nameEnt struct {
@@ -40,6 +48,51 @@ type nameIndex struct {
 	ents    []nameEnt
 	byWord  map[string][]int32 // word -> entities, most referenced first (then by id)
 	words   []string           // the keys of byWord, sorted (prefix fallback)
+
+	strs  []string          // interned strings of the triples
+	rows  []memTriple       // the collection's triples, by rowid
+	out   map[int32][]int32 // entity (string index) -> its rows as subject, by rowid
+	in    map[int32][]int32 // entity -> its rows as object (not as subject too), by rowid
+	strID map[string]int32  // string -> index in strs (entity ids only are looked up)
+}
+
+// memTriple is one triple row: its rowid and its columns as indexes into
+// nameIndex.strs.
+type memTriple struct {
+	rowid int64
+	col   [11]int32 // s_id, s_name, s_type, p, o_id, o_name, o_type, literal, chunk_id, doc_url, source_url
+}
+
+// triple materialises row i.
+func (x *nameIndex) triple(i int32, collection string) kgagent.Triple {
+	c := &x.rows[i].col
+	return kgagent.Triple{
+		Collection: collection,
+		Subject:    kgagent.Entity{ID: x.strs[c[0]], Name: x.strs[c[1]], Type: x.strs[c[2]]},
+		Predicate:  x.strs[c[3]],
+		Object:     kgagent.Entity{ID: x.strs[c[4]], Name: x.strs[c[5]], Type: x.strs[c[6]]},
+		Literal:    x.strs[c[7]],
+		ChunkID:    x.strs[c[8]],
+		DocURL:     x.strs[c[9]],
+		SourceURL:  x.strs[c[10]],
+	}
+}
+
+// near is what the SQL expansion statement returns for entity id: its rows
+// as subject, then as object (not as subject too), at most per, by rowid.
+func (x *nameIndex) near(id string, per int) []int32 {
+	k, ok := x.strID[id]
+	if !ok {
+		return nil
+	}
+	out := x.out[k]
+	if len(out) >= per {
+		return out[:per]
+	}
+	in := x.in[k]
+	res := make([]int32, 0, min(per, len(out)+len(in)))
+	res = append(res, out...)
+	return append(res, in[:min(len(in), per-len(out))]...)
 }
 
 // nameCache holds the name indexes of the store's collections. Its zero value
@@ -169,6 +222,10 @@ func loadNames(ctx context.Context, db *sql.DB, collection string, version int64
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	rows.Close()
+	if err := idx.loadTriples(ctx, db, collection); err != nil || idx.rows == nil {
+		return nil, err
+	}
 	idx.words = make([]string, 0, len(idx.byWord))
 	for w, list := range idx.byWord {
 		idx.words = append(idx.words, w)
@@ -176,6 +233,68 @@ func loadNames(ctx context.Context, db *sql.DB, collection string, version int64
 	}
 	sort.Strings(idx.words)
 	return idx, nil
+}
+
+// loadTriples reads the collection's triples into the adjacency lists. It
+// leaves x.rows nil for collections above maxIndexedTriples.
+func (x *nameIndex) loadTriples(ctx context.Context, db *sql.DB, collection string) error {
+	rows, err := db.QueryContext(ctx, `SELECT `+cols+` FROM triples WHERE collection = ?`, collection)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	x.strID = map[string]int32{"": 0}
+	x.strs = []string{""}
+	intern := func(b []byte) int32 {
+		if i, ok := x.strID[string(b)]; ok {
+			return i
+		}
+		i := int32(len(x.strs))
+		str := string(b)
+		x.strs = append(x.strs, str)
+		x.strID[str] = i
+		return i
+	}
+	var raw [11]sql.RawBytes
+	dest := make([]any, 12)
+	var rowid int64
+	dest[0] = &rowid
+	for i := range raw {
+		dest[i+1] = &raw[i]
+	}
+	list := make([]memTriple, 0, 1024)
+	for rows.Next() {
+		if len(list) >= maxIndexedTriples {
+			return nil
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		t := memTriple{rowid: rowid}
+		for i := range raw {
+			t.col[i] = intern(raw[i])
+		}
+		list = append(list, t)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	sort.Slice(list, func(a, b int) bool { return list[a].rowid < list[b].rowid })
+	x.out = map[int32][]int32{}
+	x.in = map[int32][]int32{}
+	// Only entity ids are looked up later.
+	x.strID = map[string]int32{}
+	for i := range list {
+		c := &list[i].col
+		x.strID[x.strs[c[0]]] = c[0]
+		x.strID[x.strs[c[4]]] = c[4]
+		x.out[c[0]] = append(x.out[c[0]], int32(i))
+		if c[4] != c[0] && c[4] != 0 {
+			x.in[c[4]] = append(x.in[c[4]], int32(i))
+		}
+	}
+	x.rows = list
+	return nil
 }
 
 // before orders entities by reference count, most first, then by id.
@@ -408,3 +527,110 @@ func addCands(rows *sql.Rows, m map[string]*cand, term string, words bool) (int,
 	}
 	return n, rows.Err()
 }
+
+// Expand implements graphrag.Store with a breadth-first frontier walk: each
+// hop fetches at most lim.TriplesPerEntity triples per frontier entity
+// (outgoing first, then incoming, each by rowid), and entities already
+// visited are never expanded again, so cycles terminate. It answers from the
+// in-memory snapshot when that is current, else with SQL.
+func (s *Store) Expand(ctx context.Context, collection string, seeds []string, lim graphrag.ExpandLimits) ([]kgagent.Triple, error) {
+	if err := graphrag.ValidateCollection(collection); err != nil {
+		return nil, err
+	}
+	return s.expand(ctx, collection, seeds, lim, s.currentNames(ctx, collection))
+}
+
+// expand is Expand from idx, or with SQL when idx is nil.
+func (s *Store) expand(ctx context.Context, collection string, seeds []string, lim graphrag.ExpandLimits, idx *nameIndex) ([]kgagent.Triple, error) {
+	hops, per := lim.Hops, lim.TriplesPerEntity
+	if hops <= 0 {
+		hops = 2
+	}
+	if per <= 0 {
+		per = 30
+	}
+	var lookup func(frontier []string) ([][]kgagent.Triple, [][]int64, error)
+	if idx != nil {
+		lookup = func(frontier []string) ([][]kgagent.Triple, [][]int64, error) {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			found := make([][]kgagent.Triple, len(frontier))
+			ids := make([][]int64, len(frontier))
+			for i, id := range frontier {
+				for _, r := range idx.near(id, per) {
+					found[i] = append(found[i], idx.triple(r, collection))
+					ids[i] = append(ids[i], idx.rows[r].rowid)
+				}
+			}
+			return found, ids, nil
+		}
+	} else {
+		lookup = func(frontier []string) ([][]kgagent.Triple, [][]int64, error) {
+			return s.nearSQL(ctx, collection, frontier, per)
+		}
+	}
+
+	visited := map[string]bool{}
+	var frontier []string
+	for _, id := range seeds {
+		if id != "" && !visited[id] {
+			visited[id] = true
+			frontier = append(frontier, id)
+		}
+	}
+	seen := map[int64]bool{}
+	var result []kgagent.Triple
+	for hop := 0; hop < hops && len(frontier) > 0; hop++ {
+		found, ids, err := lookup(frontier)
+		if err != nil {
+			return nil, dbErr(ctx, err, "expand")
+		}
+		var next []string
+		for i := range frontier {
+			for j, t := range found[i] {
+				if seen[ids[i][j]] {
+					continue
+				}
+				seen[ids[i][j]] = true
+				result = append(result, t)
+				for _, e := range []string{t.Subject.ID, t.Object.ID} {
+					if t.Literal == "" && e != "" && !visited[e] {
+						visited[e] = true
+						next = append(next, e)
+					}
+				}
+			}
+		}
+		frontier = next
+	}
+	return result, nil
+}
+
+// nearSQL runs the expansion statement for each frontier entity on several
+// reader connections; results come back in frontier order, so the outcome
+// does not depend on timing.
+func (s *Store) nearSQL(ctx context.Context, collection string, frontier []string, per int) ([][]kgagent.Triple, [][]int64, error) {
+	found := make([][]kgagent.Triple, len(frontier))
+	ids := make([][]int64, len(frontier))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(ExpandWorkers)
+	for i, id := range frontier {
+		g.Go(func() error {
+			rows, err := s.stNear.QueryContext(gctx, collection, id, per)
+			if err != nil {
+				return err
+			}
+			found[i], ids[i], err = scanIDs(rows, collection)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	return found, ids, nil
+}
+
+// ExpandWorkers is how many lookups of one expansion hop run at once on the
+// SQL path.
+const ExpandWorkers = 4

@@ -1,13 +1,17 @@
 package sqlite_test
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/graphrag"
 	"github.com/kgagent/kgagent/graphrag/graphtest"
 	"github.com/kgagent/kgagent/graphrag/sqlite"
 )
@@ -66,6 +70,30 @@ func TestNameIndexAgreesWithSQL(t *testing.T) {
 	if got, _, _ := sqlite.EntitiesBothWays(ctx, s, "c", []string{"serializ"}, 50); len(got) == 0 {
 		t.Error("the prefix fallback found nothing for serializ")
 	}
+	// A page with literals, a self loop and a cycle, for Expand.
+	d := "https://x.test/lit.html"
+	if err := s.ReplaceDocument(ctx, "c", d, []kgagent.Triple{
+		graphtest.L("c", d, "json", "is_defined_as", "a data format", ""),
+		graphtest.T("c", d, "json", "links_to", "json", ""),
+		graphtest.T("c", d, "json", "links_to", "lock", ""),
+		graphtest.T("c", d, "lock", "links_to", "json", ""),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, seeds := range [][]string{{"json"}, {"lock", "json", "nothing"}, {"file", "path.join"}, {""}, nil} {
+		for _, lim := range []graphrag.ExpandLimits{{}, {Hops: 1, TriplesPerEntity: 2}, {Hops: 3, TriplesPerEntity: 5}} {
+			viaSQL, viaIndex, err := sqlite.ExpandBothWays(ctx, s, "c", seeds, lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(viaSQL, viaIndex) {
+				t.Errorf("Expand(%q, %+v):\n SQL   %v\n index %v", seeds, lim, viaSQL, viaIndex)
+			}
+			if len(seeds) > 0 && seeds[0] == "json" && len(viaSQL) == 0 {
+				t.Errorf("Expand(%q) found nothing", seeds)
+			}
+		}
+	}
 }
 
 // TestNameIndexNeverStale checks that once the name index is built, a write
@@ -121,4 +149,35 @@ func TestNameIndexNeverStale(t *testing.T) {
 	if got := ids("json"); !reflect.DeepEqual(got, []string{"json", "json.loads"}) {
 		t.Errorf("from the rebuilt index after a delete: %v", got)
 	}
+}
+
+// BenchmarkSnapshot builds the in-memory snapshot of collection
+// KGAGENT_GRAPH_COLLECTION (default pydocs) of the graph store
+// KGAGENT_GRAPH_DB, reporting the heap it takes.
+func BenchmarkSnapshot(b *testing.B) {
+	path := os.Getenv("KGAGENT_GRAPH_DB")
+	if path == "" {
+		b.Skip("KGAGENT_GRAPH_DB not set")
+	}
+	coll := cmp.Or(os.Getenv("KGAGENT_GRAPH_COLLECTION"), "pydocs")
+	s, err := sqlite.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var before, after runtime.MemStats
+	for b.Loop() {
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		snap, e, n, err := sqlite.LoadSnapshot(b.Context(), s, coll)
+		if err != nil || n == 0 {
+			b.Fatal(e, n, err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(snap)
+		b.ReportMetric(float64(e), "entities")
+		b.ReportMetric(float64(n), "triples")
+	}
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB")
 }

@@ -29,7 +29,6 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/graphrag"
-	"golang.org/x/sync/errgroup"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 )
@@ -362,77 +361,6 @@ func scan(rows *sql.Rows, collection string, seen map[int64]bool) ([]kgagent.Tri
 	}
 	return out, n, rows.Err()
 }
-
-// Expand implements graphrag.Store with a breadth-first frontier walk: each
-// hop fetches at most lim.TriplesPerEntity triples per frontier entity
-// (outgoing first, then incoming), and entities already visited are never
-// expanded again, so cycles terminate.
-func (s *Store) Expand(ctx context.Context, collection string, seeds []string, lim graphrag.ExpandLimits) ([]kgagent.Triple, error) {
-	if err := graphrag.ValidateCollection(collection); err != nil {
-		return nil, err
-	}
-	hops, per := lim.Hops, lim.TriplesPerEntity
-	if hops <= 0 {
-		hops = 2
-	}
-	if per <= 0 {
-		per = 30
-	}
-
-	visited := map[string]bool{}
-	var frontier []string
-	for _, id := range seeds {
-		if id != "" && !visited[id] {
-			visited[id] = true
-			frontier = append(frontier, id)
-		}
-	}
-	seen := map[int64]bool{}
-	var result []kgagent.Triple
-	for hop := 0; hop < hops && len(frontier) > 0; hop++ {
-		// The frontier's lookups run on several reader connections; results
-		// are merged in frontier order, so the outcome does not depend on
-		// timing.
-		found := make([][]kgagent.Triple, len(frontier))
-		ids := make([][]int64, len(frontier))
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(ExpandWorkers)
-		for i, id := range frontier {
-			g.Go(func() error {
-				rows, err := s.stNear.QueryContext(gctx, collection, id, per)
-				if err != nil {
-					return err
-				}
-				found[i], ids[i], err = scanIDs(rows, collection)
-				return err
-			})
-		}
-		if err := g.Wait(); err != nil {
-			return nil, dbErr(ctx, err, "expand")
-		}
-		var next []string
-		for i := range frontier {
-			for j, t := range found[i] {
-				if seen[ids[i][j]] {
-					continue
-				}
-				seen[ids[i][j]] = true
-				result = append(result, t)
-				for _, e := range []string{t.Subject.ID, t.Object.ID} {
-					if t.Literal == "" && e != "" && !visited[e] {
-						visited[e] = true
-						next = append(next, e)
-					}
-				}
-			}
-		}
-		frontier = next
-	}
-	return result, nil
-}
-
-// ExpandWorkers is how many lookups of one expansion hop run at once.
-const ExpandWorkers = 4
 
 // scanIDs reads triple rows with their rowids.
 func scanIDs(rows *sql.Rows, collection string) ([]kgagent.Triple, []int64, error) {
