@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math/bits"
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
@@ -351,32 +353,110 @@ func predicatePrior(p string) float64 {
 	return 0.2 // relationships from the LLM
 }
 
-// overlap is the share of the question's words found in text's words.
-func overlap(q map[string]bool, text string) float64 {
+// wordSet is a question's words (termSet) numbered, so overlap can count
+// the distinct ones a text uses without allocating.
+type wordSet map[string]int
+
+func newWordSet(q map[string]bool) wordSet {
+	ws := make(wordSet, len(q))
+	for w := range q {
+		ws[w] = len(ws)
+	}
+	return ws
+}
+
+// hits are the distinct words of a wordSet found so far.
+type hits struct {
+	bits uint64       // words 0..63
+	more map[int]bool // words 64 and above
+}
+
+func (h *hits) add(i int) {
+	if i < 64 {
+		h.bits |= 1 << i
+		return
+	}
+	if h.more == nil {
+		h.more = map[int]bool{}
+	}
+	h.more[i] = true
+}
+
+func (h *hits) count() int { return bits.OnesCount64(h.bits) + len(h.more) }
+
+// overlap is the share of the question's words found in the words of texts.
+func overlap(q wordSet, texts ...string) float64 {
 	if len(q) == 0 {
 		return 0
 	}
-	hit := map[string]bool{}
-	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '.'
-	}) {
-		f = strings.Trim(f, ".")
-		if q[f] {
-			hit[f] = true
-		} else if len(f) > 4 && f[len(f)-1] == 's' {
-			if n := singular(f); q[n] {
-				hit[n] = true
+	var h hits
+	for _, text := range texts {
+		q.scan(text, &h)
+	}
+	return float64(h.count()) / float64(len(q))
+}
+
+// scan adds the question words text uses to h: text is split into runs of
+// letters, digits, '_' and '.', each lower-cased and trimmed of dots, found
+// as is, as its singular, or by its dotted parts.
+func (q wordSet) scan(text string, h *hits) {
+	start := -1
+	upper := false // the run has upper-case or non-ASCII bytes
+	for i := 0; i <= len(text); {
+		word := false
+		size := 1
+		if i < len(text) {
+			if c := text[i]; c < utf8.RuneSelf {
+				word = 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '.'
+				if 'A' <= c && c <= 'Z' {
+					word, upper = true, true
+				}
+			} else {
+				var r rune
+				r, size = utf8.DecodeRuneInString(text[i:])
+				word = unicode.IsLetter(r) || unicode.IsDigit(r)
+				upper = upper || word
 			}
 		}
-		if strings.Contains(f, ".") {
-			for _, p := range strings.Split(f, ".") {
-				if q[p] {
-					hit[p] = true
-				}
+		if word {
+			if start < 0 {
+				start = i
 			}
+			i += size
+			continue
+		}
+		if start >= 0 {
+			f := text[start:i]
+			if upper {
+				f = strings.ToLower(f)
+			}
+			q.word(strings.Trim(f, "."), h)
+			start, upper = -1, false
+		}
+		i += size
+	}
+}
+
+func (q wordSet) word(f string, h *hits) {
+	if i, ok := q[f]; ok {
+		h.add(i)
+	} else if len(f) > 4 && f[len(f)-1] == 's' {
+		if i, ok := q[singular(f)]; ok {
+			h.add(i)
 		}
 	}
-	return float64(len(hit)) / float64(len(q))
+	if strings.IndexByte(f, '.') >= 0 {
+		for rest := f; ; {
+			p, tail, more := strings.Cut(rest, ".")
+			if i, ok := q[p]; ok {
+				h.add(i)
+			}
+			if !more {
+				break
+			}
+			rest = tail
+		}
+	}
 }
 
 type scored struct {
@@ -536,7 +616,7 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 	if err != nil {
 		return nil, err
 	}
-	q := termSet(question)
+	q := newWordSet(termSet(question))
 	exact := map[string]bool{} // specific names the question uses outright
 	for _, t := range QuestionTerms(question) {
 		if strings.ContainsAny(t, " ._") {
@@ -600,12 +680,12 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 // how strongly its ends were seeds (the subject more: "what is X" is
 // answered by statements about X), whether the question names them
 // outright, and the kind of edge.
-func (s *Service) relevance(q, exact map[string]bool, seeds map[string]float64, t kgagent.Triple) float64 {
+func (s *Service) relevance(q wordSet, exact map[string]bool, seeds map[string]float64, t kgagent.Triple) float64 {
 	obj := t.Object.Name
 	if t.Literal != "" {
 		obj = clip(t.Literal, 400)
 	}
-	sc := overlap(q, t.Subject.Name+" "+t.Subject.ID+" "+obj)
+	sc := overlap(q, t.Subject.Name, t.Subject.ID, obj)
 	sc += 0.6*seeds[t.Subject.ID] + 0.2*seeds[t.Object.ID]
 	if exact[t.Subject.ID] {
 		sc += 0.3
