@@ -462,7 +462,12 @@ func (e *extraction) code(bl kgagent.Block, anchor string) {
 // sentences finds "X is a/an Y" and "X (Y)" definitions.
 func (e *extraction) sentences(text, anchor string) {
 	for _, sent := range splitSentences(text) {
-		e.isA("", sent, anchor)
+		if mayIsA(sent) {
+			e.isA("", sent, anchor)
+		}
+		if !hasSpaceParen(sent) {
+			continue // reParen needs whitespace before "("
+		}
 		for _, m := range reParen.FindAllStringSubmatch(sent, 8) {
 			e.paren(m[1], m[2], anchor, sent)
 		}
@@ -609,6 +614,57 @@ func subsequence(short, long string) bool {
 		}
 	}
 	return i == len(short) && long[0] == short[0]
+}
+
+// isSpace is the regexp package's \s.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+// hasSpaceParen reports whether s has a "(" right after whitespace, which
+// every match of reParen needs: a cheap test before the regexp.
+func hasSpaceParen(s string) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i] == '(' && isSpace(s[i-1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayIsA reports whether s holds whitespace, "is" or "are", whitespace, "a"
+// or "an", whitespace: what every match of reIsA needs, tested before the
+// regexp.
+func mayIsA(s string) bool {
+	for i := 1; i < len(s); i++ {
+		if !isSpace(s[i-1]) || isSpace(s[i]) {
+			continue
+		}
+		j := i
+		switch {
+		case strings.HasPrefix(s[j:], "is"):
+			j += 2
+		case strings.HasPrefix(s[j:], "are"):
+			j += 3
+		default:
+			continue
+		}
+		k := j
+		for k < len(s) && isSpace(s[k]) {
+			k++
+		}
+		if k == j || k >= len(s) || s[k] != 'a' {
+			continue
+		}
+		k++
+		if k < len(s) && s[k] == 'n' {
+			if k+1 < len(s) && isSpace(s[k+1]) {
+				return true
+			}
+		}
+		if k < len(s) && isSpace(s[k]) {
+			return true
+		}
+	}
+	return false
 }
 
 // splitSentences cuts text at ". ", "! ", "? " and newlines.
