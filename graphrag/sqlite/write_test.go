@@ -1,0 +1,143 @@
+package sqlite_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/graphrag/graphtest"
+	"github.com/kgagent/kgagent/graphrag/sqlite"
+)
+
+// TestGroupCommit queues several writes behind a blocked one so that they
+// share one transaction, and checks that each is atomic on its own: the
+// successful ones are all stored, a failing one is undone alone, and one
+// canceled while queued is skipped.
+func TestGroupCommit(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	release := make(chan struct{})
+	blockerDone := make(chan error, 1)
+	go func() {
+		blockerDone <- sqlite.WriteForTest(ctx, s, func(exec func(string, ...any) error) error {
+			<-release
+			return exec(`INSERT INTO extract_cache (key, value) VALUES ('blocker', 'v')`)
+		})
+	}()
+	waitQueue(t, s, 0) // the blocker leads alone and waits inside its transaction
+
+	const docs = 5
+	errs := make([]error, docs)
+	var wg sync.WaitGroup
+	for i := range docs {
+		wg.Go(func() {
+			doc := fmt.Sprintf("https://x.test/%d.html", i)
+			var ts []kgagent.Triple
+			for j := range 100 {
+				ts = append(ts, graphtest.T("c", doc, fmt.Sprintf("s%d", i), "links_to", fmt.Sprintf("o%d %d", i, j), ""))
+			}
+			errs[i] = s.ReplaceDocument(ctx, "c", doc, ts)
+		})
+	}
+	boom := errors.New("boom")
+	var failErr error
+	wg.Go(func() {
+		failErr = sqlite.WriteForTest(ctx, s, func(exec func(string, ...any) error) error {
+			if err := exec(`INSERT INTO extract_cache (key, value) VALUES ('failed', 'v')`); err != nil {
+				return err
+			}
+			return boom
+		})
+	})
+	cctx, cancel := context.WithCancel(ctx)
+	var canceledErr error
+	wg.Go(func() {
+		canceledErr = s.ReplaceDocument(cctx, "c", "https://x.test/canceled.html",
+			[]kgagent.Triple{graphtest.T("c", "https://x.test/canceled.html", "gone", "links_to", "x", "")})
+	})
+	waitQueue(t, s, docs+2)
+	cancel()
+	close(release)
+	wg.Wait()
+	if err := <-blockerDone; err != nil {
+		t.Fatalf("blocker: %v", err)
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("doc %d: %v", i, err)
+		}
+	}
+	if !errors.Is(failErr, boom) {
+		t.Errorf("failing write returned %v, want %v", failErr, boom)
+	}
+	if !errors.Is(canceledErr, context.Canceled) {
+		t.Errorf("canceled write returned %v, want context.Canceled", canceledErr)
+	}
+	for i := range docs {
+		got, err := s.Find(ctx, graphrag.Pattern{Collection: "c", S: fmt.Sprintf("s%d", i), Limit: 1000})
+		if err != nil || len(got) != 100 {
+			t.Errorf("doc %d: %d triples, %v; want 100", i, len(got), err)
+		}
+	}
+	if got, _ := s.Find(ctx, graphrag.Pattern{Collection: "c", S: "gone"}); len(got) != 0 {
+		t.Errorf("canceled write stored %d triples", len(got))
+	}
+	if _, ok, _ := s.Get(ctx, "blocker"); !ok {
+		t.Error("blocker's write is missing")
+	}
+	if _, ok, _ := s.Get(ctx, "failed"); ok {
+		t.Error("the failed write's row survived its rollback")
+	}
+	if n, e, err := s.Stats(ctx, "c"); err != nil || n != docs*100 || e != docs+docs*100 {
+		t.Errorf("stats %d triples, %d entities, %v; want %d, %d", n, e, err, docs*100, docs+docs*100)
+	}
+}
+
+// waitQueue polls until n writes are queued.
+func waitQueue(t *testing.T, s *sqlite.Store, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for sqlite.QueuedWrites(s) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes queued, want %d", sqlite.QueuedWrites(s), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestManyWriters replaces documents from many goroutines at once, several
+// times each, and checks the final counts (the group commit path under the
+// race detector).
+func TestManyWriters(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			doc := fmt.Sprintf("https://x.test/w%d.html", w)
+			for round := range 4 {
+				var ts []kgagent.Triple
+				for j := range 70 { // more than one multi-row INSERT
+					ts = append(ts, graphtest.T("c", doc, "shared subject", "links_to", fmt.Sprintf("w%d r%d n%d", w, round, j), ""))
+				}
+				if err := s.ReplaceDocument(ctx, "c", doc, ts); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n, e, err := s.Stats(ctx, "c"); err != nil || n != 8*70 || e != 1+8*70 {
+		t.Errorf("stats %d triples, %d entities, %v; want %d, %d", n, e, err, 8*70, 1+8*70)
+	}
+	ents, err := s.Entities(ctx, "c", []string{"shared subject"}, 5)
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("Entities(shared subject) = %v, %v", ents, err)
+	}
+}
