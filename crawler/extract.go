@@ -497,8 +497,10 @@ func (x *htmlExtractor) flushPara() {
 	}
 }
 
+// A section whose heading has no text under it is kept too: API references
+// often put a whole entry (e.g. "module.name — what it does") in a heading.
 func (x *htmlExtractor) closeSection() {
-	if x.cur != nil && len(x.cur.Blocks) > 0 {
+	if x.cur != nil && (len(x.cur.Blocks) > 0 || (x.cur.Level > 0 && x.cur.Heading != "")) {
 		x.sections = append(x.sections, *x.cur)
 	}
 }
