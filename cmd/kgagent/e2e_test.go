@@ -205,10 +205,14 @@ func buildBinary(t *testing.T) string {
 	if kgagentBin != "" {
 		return kgagentBin
 	}
-	bin := filepath.Join(os.TempDir(), "kgagent-test-"+strings.ReplaceAll(t.Name(), "/", "_"))
+	dir, err := os.MkdirTemp("", "kgagent-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "kgagent")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
+	if err = cmd.Run(); err != nil {
 		t.Fatalf("go build: %v", err)
 	}
 	kgagentBin = bin
@@ -220,7 +224,7 @@ func buildBinary(t *testing.T) string {
 // was acknowledged, and the next start opens the same stores.
 func TestSignalsAndKill9(t *testing.T) {
 	bin := buildBinary(t)
-	defer os.Remove(bin)
+	defer os.RemoveAll(filepath.Dir(bin))
 	dir := t.TempDir()
 	site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
 	defer site.Close()
