@@ -66,7 +66,19 @@ type IngesterConfig struct {
 	// graph, per page); 0 leaves it to the crawl's workers (Parallelism per
 	// host). Lower it when indexing is CPU-bound and the crawl is not.
 	IndexConcurrency int
+	// GraphQueue is how many pages may have their graph step (triple
+	// extraction and writes, then the page state) in flight while the crawl
+	// worker that fetched them goes on to the next page; 0 means
+	// DefaultGraphQueue, negative runs the graph step in the crawl worker.
+	// The corpus and graph stores each have a single writer: with the graph
+	// step off the crawl workers the two write at the same time, and more
+	// pages wait for the graph store together, so its writes share
+	// transactions (see graphrag/sqlite).
+	GraphQueue int
 }
+
+// DefaultGraphQueue is IngesterConfig.GraphQueue's default.
+const DefaultGraphQueue = 8
 
 // Ingester runs ingestion of Specs: crawl, index new and changed pages into
 // the corpus and the graph, skip unchanged ones, remove pages that are gone
@@ -77,6 +89,7 @@ type Ingester struct {
 	graph   GraphIndexer
 	states  PageStateStore
 	slots   chan struct{} // nil: no cap on concurrent indexing
+	gqueue  int           // pages whose graph step may be in flight; 0: inline
 }
 
 // NewIngester returns an Ingester for cfg.
@@ -93,6 +106,12 @@ func NewIngester(cfg IngesterConfig) *Ingester {
 	}
 	if cfg.IndexConcurrency > 0 {
 		in.slots = make(chan struct{}, cfg.IndexConcurrency)
+	}
+	switch {
+	case cfg.GraphQueue == 0:
+		in.gqueue = DefaultGraphQueue
+	case cfg.GraphQueue > 0:
+		in.gqueue = cfg.GraphQueue
 	}
 	return in
 }
@@ -138,6 +157,9 @@ type run struct {
 	skips []PageError
 	known map[string]PageState
 	seeds map[string]bool
+
+	gsem chan struct{}  // graph steps in flight (nil: inline)
+	gwg  sync.WaitGroup // graph steps not finished
 }
 
 // Run ingests spec and returns its report. progress, when not nil, gets the
@@ -154,6 +176,9 @@ func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters))
 		spec.Collection = DefaultCollection
 	}
 	r := &run{in: in, ctx: ctx, spec: spec, progress: progress, known: map[string]PageState{}, seeds: map[string]bool{}}
+	if in.gqueue > 0 {
+		r.gsem = make(chan struct{}, in.gqueue)
+	}
 	scope, seeds, _, err := NewScope(spec.URLs, spec.Exclude)
 	if err != nil {
 		return Report{}, err
@@ -189,6 +214,7 @@ func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters))
 		OnQueued: func(string) { r.update(func(c *Counters) { c.Queued++ }) },
 		OnPage:   r.page,
 	})
+	r.gwg.Wait() // every page's graph step and state are done
 	if crawlErr != nil && kgagent.ErrorCode(crawlErr) == kgagent.EINVALID {
 		return Report{}, crawlErr
 	}
@@ -253,12 +279,17 @@ func (r *run) knownState(u string) (PageState, bool) {
 
 // page handles the outcome of one URL (called concurrently by the crawl).
 func (r *run) page(p Page) {
-	defer r.update(func(c *Counters) { c.Done++ })
+	async := false // the graph step counts the page done when it ends
+	defer func() {
+		if !async {
+			r.update(func(c *Counters) { c.Done++ })
+		}
+	}()
 	ctx := r.ctx
 	switch p.Outcome {
 	case Fetched:
 		r.update(func(c *Counters) { c.Fetched++; c.Bytes += p.Bytes })
-		r.indexPage(ctx, p)
+		async = r.indexPage(ctx, p)
 	case NotModified:
 		r.update(func(c *Counters) { c.Unchanged++ })
 		if st, ok := r.knownState(p.URL); ok {
@@ -289,7 +320,10 @@ func (r *run) page(p Page) {
 	}
 }
 
-func (r *run) indexPage(ctx context.Context, p Page) {
+// indexPage indexes a fetched page into the corpus, then the graph, then
+// saves its state. It reports whether it left the graph step running in
+// the background (which then counts the page done).
+func (r *run) indexPage(ctx context.Context, p Page) bool {
 	doc := p.Doc
 	if p.From != "" {
 		if _, ok := r.knownState(p.From); ok {
@@ -304,28 +338,56 @@ func (r *run) indexPage(ctx context.Context, p Page) {
 		if err := r.in.states.PutPage(ctx, st); err != nil {
 			r.fail(PageError{URL: p.URL, Code: kgagent.EUNAVAILABLE, Reason: "saving page state: " + kgagent.ErrorMessage(err)})
 		}
-		return
+		return false
 	}
+	release := func() {}
 	if r.in.slots != nil {
 		select {
 		case r.in.slots <- struct{}{}:
-			defer func() { <-r.in.slots }()
+			release = func() { <-r.in.slots }
 		case <-ctx.Done():
 			r.fail(PageError{URL: p.URL, Code: kgagent.ECANCELED, Reason: "canceled before indexing"})
-			return
+			return false
 		}
 	}
 	chunks, err := r.in.docs.IndexDocument(ctx, doc)
 	if err != nil {
+		release()
 		r.fail(PageError{URL: p.URL, Code: kgagent.ErrorCode(err), Reason: "indexing: " + kgagent.ErrorMessage(err)})
-		return
+		return false
 	}
+	if r.gsem == nil {
+		defer release()
+		r.graphStep(ctx, p, chunks, now)
+		return false
+	}
+	select {
+	case r.gsem <- struct{}{}:
+	case <-ctx.Done():
+		release()
+		r.fail(PageError{URL: p.URL, Code: kgagent.ECANCELED, Reason: "canceled before extracting triples"})
+		return false
+	}
+	r.gwg.Add(1)
+	go func() {
+		defer r.gwg.Done()
+		defer func() { <-r.gsem }()
+		defer r.update(func(c *Counters) { c.Done++ })
+		defer release()
+		r.graphStep(ctx, p, chunks, now)
+	}()
+	return true
+}
+
+// graphStep indexes a page's triples and saves its state.
+func (r *run) graphStep(ctx context.Context, p Page, chunks []kgagent.Chunk, now time.Time) {
+	doc := p.Doc
 	n, err := r.in.graph.IndexDocument(ctx, doc, chunks)
 	if err != nil {
 		r.fail(PageError{URL: p.URL, Code: kgagent.ErrorCode(err), Reason: "extracting triples: " + kgagent.ErrorMessage(err)})
 		return
 	}
-	st = PageState{Collection: r.spec.Collection, URL: p.URL, ETag: doc.ETag, LastModified: doc.LastModified, ContentHash: doc.ContentHash, LastSeen: now, Links: p.Links}
+	st := PageState{Collection: r.spec.Collection, URL: p.URL, ETag: doc.ETag, LastModified: doc.LastModified, ContentHash: doc.ContentHash, LastSeen: now, Links: p.Links}
 	if err := r.in.states.PutPage(ctx, st); err != nil {
 		r.fail(PageError{URL: p.URL, Code: kgagent.EUNAVAILABLE, Reason: "saving page state: " + kgagent.ErrorMessage(err)})
 		return
