@@ -128,14 +128,14 @@ func Open(path string) (*Store, error) {
 		return nil, kgagent.Errorf(kgagent.EINVALID, "graph store: empty path")
 	}
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
-	// The writer keeps a larger page cache (64 MiB): inserts touch every
+	// The writer keeps a larger page cache (32 MiB): inserts touch every
 	// index's B-tree, and with SQLite's default 2 MiB a large graph's
 	// pages are read back from the file over and over. Its statement
 	// journals (multi-row INSERTs, savepoints) stay in memory instead of
 	// spilling to temporary files. The WAL is checkpointed every 8192
 	// pages (32 MiB) rather than 1000: index pages that many commits touch
 	// are copied back to the database once per checkpoint, not per commit.
-	wdb, err := sql.Open("sqlite", dsn+"&_txlock=immediate&_pragma=cache_size(-65536)&_pragma=temp_store(memory)&_pragma=wal_autocheckpoint(8192)")
+	wdb, err := sql.Open("sqlite", dsn+"&_txlock=immediate&_pragma=cache_size(-32768)&_pragma=temp_store(memory)&_pragma=wal_autocheckpoint(8192)")
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: open %s", path)
 	}
