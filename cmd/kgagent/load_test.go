@@ -47,7 +47,7 @@ func TestLoadRealStack(t *testing.T) {
 	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
 	sc := bufio.NewScanner(stdout)
 	var base, natsURL string
-	for sc.Scan() && (base == "" || natsURL == "") {
+	for (base == "" || natsURL == "") && sc.Scan() {
 		line := sc.Text()
 		if v, ok := strings.CutPrefix(line, "chat page: "); ok {
 			base = strings.TrimSuffix(v, "/")
