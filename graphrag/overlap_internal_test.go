@@ -42,6 +42,8 @@ func FuzzOverlap(f *testing.F) {
 		{"Straße Ärger naïve café", "STRASSE ärger NAÏVE Café..."},
 		{"classes dictionaries", "Classes and DICTIONARIES, queries"},
 		{"", "anything"},
+		{"os.path.join json.dumps", "OS.PATH.Join and Json.DUMPS, .Path. x.JOINS"},
+		{"İstanbul Ω omega", "İSTANBUL istanbul ΩMEGA Ω.OMEGA"},
 		{"a.b.c", "..a..b.c.. \xff\xfeA.B"},
 	} {
 		f.Add(c[0], c[1])

@@ -1,11 +1,13 @@
 package graphrag
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -354,13 +356,20 @@ func predicatePrior(p string) float64 {
 }
 
 // wordSet is a question's words (termSet) numbered, so overlap can count
-// the distinct ones a text uses without allocating.
-type wordSet map[string]int
+// the distinct ones a text uses without allocating, and the bytes they start
+// with, so most of a text's words need no lookup at all.
+type wordSet struct {
+	idx   map[string]int
+	first [256]bool
+}
 
-func newWordSet(q map[string]bool) wordSet {
-	ws := make(wordSet, len(q))
+func newWordSet(q map[string]bool) *wordSet {
+	ws := &wordSet{idx: make(map[string]int, len(q))}
 	for w := range q {
-		ws[w] = len(ws)
+		if w != "" {
+			ws.idx[w] = len(ws.idx)
+			ws.first[w[0]] = true
+		}
 	}
 	return ws
 }
@@ -385,21 +394,21 @@ func (h *hits) add(i int) {
 func (h *hits) count() int { return bits.OnesCount64(h.bits) + len(h.more) }
 
 // overlap is the share of the question's words found in the words of texts.
-func overlap(q wordSet, texts ...string) float64 {
-	if len(q) == 0 {
+func overlap(q *wordSet, texts ...string) float64 {
+	if len(q.idx) == 0 {
 		return 0
 	}
 	var h hits
 	for _, text := range texts {
 		q.scan(text, &h)
 	}
-	return float64(h.count()) / float64(len(q))
+	return float64(h.count()) / float64(len(q.idx))
 }
 
 // scan adds the question words text uses to h: text is split into runs of
 // letters, digits, '_' and '.', each lower-cased and trimmed of dots, found
 // as is, as its singular, or by its dotted parts.
-func (q wordSet) scan(text string, h *hits) {
+func (q *wordSet) scan(text string, h *hits) {
 	start := -1
 	upper := false // the run has upper-case or non-ASCII bytes
 	for i := 0; i <= len(text); {
@@ -426,29 +435,64 @@ func (q wordSet) scan(text string, h *hits) {
 			continue
 		}
 		if start >= 0 {
-			f := text[start:i]
-			if upper {
-				f = strings.ToLower(f)
+			if f := text[start:i]; q.mayHit(f, upper) {
+				if upper {
+					f = strings.ToLower(f)
+				}
+				q.word(strings.Trim(f, "."), h)
 			}
-			q.word(strings.Trim(f, "."), h)
 			start, upper = -1, false
 		}
 		i += size
 	}
 }
 
-func (q wordSet) word(f string, h *hits) {
-	if i, ok := q[f]; ok {
+// mayHit reports whether a run of text can contain a question word: whether
+// it or one of its dotted parts starts with a byte a question word starts
+// with. Runs with non-ASCII upper case are always looked at.
+func (q *wordSet) mayHit(f string, upper bool) bool {
+	at := true // at the start of the run or of a dotted part
+	for i := 0; i < len(f); i++ {
+		c := f[i]
+		if c == '.' {
+			at = true
+			continue
+		}
+		if at {
+			if c >= utf8.RuneSelf && upper {
+				return true
+			}
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if q.first[c] {
+				return true
+			}
+			at = false
+		}
+	}
+	return false
+}
+
+func (q *wordSet) word(f string, h *hits) {
+	if f == "" {
+		return
+	}
+	if !q.first[f[0]] {
+		// No question word starts like f (nor like its singular).
+	} else if i, ok := q.idx[f]; ok {
 		h.add(i)
 	} else if len(f) > 4 && f[len(f)-1] == 's' {
-		if i, ok := q[singular(f)]; ok {
+		if i, ok := q.idx[singular(f)]; ok {
 			h.add(i)
 		}
 	}
 	if strings.IndexByte(f, '.') >= 0 {
 		for rest := f; ; {
 			p, tail, more := strings.Cut(rest, ".")
-			if i, ok := q[p]; ok {
+			if p == "" || !q.first[p[0]] {
+				// not a question word
+			} else if i, ok := q.idx[p]; ok {
 				h.add(i)
 			}
 			if !more {
@@ -464,8 +508,11 @@ type scored struct {
 	score float64
 }
 
-func tripleKey(t kgagent.Triple) string {
-	return t.Subject.ID + "\x00" + t.Predicate + "\x00" + t.Object.ID + "\x00" + t.Literal + "\x00" + t.SourceURL
+// factKey is what makes a fact distinct in Retrieve.
+type factKey struct{ s, p, o, lit, src string }
+
+func tripleKey(t kgagent.Triple) factKey {
+	return factKey{t.Subject.ID, t.Predicate, t.Object.ID, t.Literal, t.SourceURL}
 }
 
 // nameBudget is how many of the SeedEntities slots name matches may take
@@ -625,7 +672,7 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 		}
 	}
 	expanded := map[string]bool{}
-	kept := map[string]bool{}
+	kept := map[factKey]bool{}
 	var facts []scored
 	decay := 1.0
 	for hop := 0; hop < s.cfg.Hops && len(frontier) > 0; hop++ {
@@ -648,12 +695,18 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 			kept[k] = true
 			cands = append(cands, scored{t, decay * s.relevance(q, exact, seeds, t)})
 		}
-		sort.SliceStable(cands, func(i, j int) bool { return cands[i].score > cands[j].score })
-		if len(cands) > s.cfg.EdgesPerHop {
-			cands = cands[:s.cfg.EdgesPerHop]
+		// Sort positions, not the candidates (large structs).
+		order := make([]int32, len(cands))
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(cands[b].score, cands[a].score) })
+		if len(order) > s.cfg.EdgesPerHop {
+			order = order[:s.cfg.EdgesPerHop]
 		}
 		var next []string
-		for _, c := range cands {
+		for _, i := range order {
+			c := cands[i]
 			facts = append(facts, c)
 			for _, e := range []string{c.t.Subject.ID, c.t.Object.ID} {
 				if e != "" && c.t.Literal == "" && !expanded[e] {
@@ -680,7 +733,7 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 // how strongly its ends were seeds (the subject more: "what is X" is
 // answered by statements about X), whether the question names them
 // outright, and the kind of edge.
-func (s *Service) relevance(q wordSet, exact map[string]bool, seeds map[string]float64, t kgagent.Triple) float64 {
+func (s *Service) relevance(q *wordSet, exact map[string]bool, seeds map[string]float64, t kgagent.Triple) float64 {
 	obj := t.Object.Name
 	if t.Literal != "" {
 		obj = clip(t.Literal, 400)
