@@ -1,9 +1,12 @@
 package graphrag
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/kgagent/kgagent"
 )
 
 // overlapRef is overlap as first written (lower-case, split, map of hits):
@@ -53,6 +56,36 @@ func FuzzOverlap(f *testing.F) {
 		want := overlapRef(q, text)
 		if got := overlap(newWordSet(q), text); got != want {
 			t.Errorf("overlap(%q, %q) = %v, want %v", question, text, got, want)
+		}
+	})
+}
+
+// FuzzRelevanceOverlap checks that relevance's cached word overlap of
+// subject and object is the overlap of "subject name, subject id, object
+// name or literal", also when the cache is reused for a second edge of the
+// same subject.
+func FuzzRelevanceOverlap(f *testing.F) {
+	f.Add("What does json.dumps return?", "json.dumps", "json.dumps", "a JSON string", "", "Serialize obj")
+	f.Add("threading locks", "Lock Objects", "lock objects", "", "threading.Lock", "Locks")
+	f.Add("os path join", "os.path", "os.path", "", "os.path.join", "JOIN")
+	f.Fuzz(func(t *testing.T, question, sname, sid, lit, oid, oname string) {
+		s := &Service{cfg: Config{}.withDefaults()}
+		q := termSet(question)
+		ws := newWordSet(q)
+		for _, tr := range []kgagent.Triple{
+			{Subject: kgagent.Entity{ID: sid, Name: sname}, Predicate: "x", Object: kgagent.Entity{ID: oid, Name: oname}, Literal: lit},
+			{Subject: kgagent.Entity{ID: sid, Name: sname}, Predicate: "x", Object: kgagent.Entity{ID: oid, Name: oname}},
+			{Subject: kgagent.Entity{ID: oid, Name: oname}, Predicate: "x", Object: kgagent.Entity{ID: sid, Name: sname}},
+		} {
+			obj := tr.Object.Name
+			if tr.Literal != "" {
+				obj = clip(tr.Literal, 400)
+			}
+			want := overlapRef(q, tr.Subject.Name+" "+tr.Subject.ID+" "+obj)
+			got := s.relevance(ws, nil, nil, tr) - predicatePrior("x")
+			if math.Abs(got-want) > 1e-9 {
+				t.Errorf("relevance overlap of %+v for %q = %v, want %v", tr, question, got, want)
+			}
 		}
 	})
 }

@@ -361,6 +361,7 @@ func predicatePrior(p string) float64 {
 type wordSet struct {
 	idx   map[string]int
 	first [256]bool
+	cache map[[2]string]uint64 // entityHits
 }
 
 func newWordSet(q map[string]bool) *wordSet {
@@ -372,6 +373,24 @@ func newWordSet(q map[string]bool) *wordSet {
 		}
 	}
 	return ws
+}
+
+// entityHits are the question words an entity's name and id (when not
+// empty) use, cached per entity (an entity is the subject or object of many
+// candidate edges). Only for questions of at most 64 words.
+func (q *wordSet) entityHits(id, name string) uint64 {
+	k := [2]string{id, name}
+	if b, ok := q.cache[k]; ok {
+		return b
+	}
+	var h hits
+	q.scan(name, &h)
+	q.scan(id, &h) // "" adds nothing
+	if q.cache == nil {
+		q.cache = map[[2]string]uint64{}
+	}
+	q.cache[k] = h.bits
+	return h.bits
 }
 
 // hits are the distinct words of a wordSet found so far.
@@ -738,7 +757,19 @@ func (s *Service) relevance(q *wordSet, exact map[string]bool, seeds map[string]
 	if t.Literal != "" {
 		obj = clip(t.Literal, 400)
 	}
-	sc := overlap(q, t.Subject.Name, t.Subject.ID, obj)
+	var sc float64
+	switch {
+	case len(q.idx) > 64:
+		sc = overlap(q, t.Subject.Name, t.Subject.ID, obj)
+	case len(q.idx) > 0:
+		h := hits{bits: q.entityHits(t.Subject.ID, t.Subject.Name)}
+		if t.Literal != "" {
+			q.scan(obj, &h)
+		} else {
+			h.bits |= q.entityHits("", obj) // the object's name only
+		}
+		sc = float64(h.count()) / float64(len(q.idx))
+	}
 	sc += 0.6*seeds[t.Subject.ID] + 0.2*seeds[t.Object.ID]
 	if exact[t.Subject.ID] {
 		sc += 0.3

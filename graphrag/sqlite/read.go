@@ -78,23 +78,6 @@ func (x *nameIndex) triple(i int32, collection string) kgagent.Triple {
 	}
 }
 
-// near is what the SQL expansion statement returns for entity id: its rows
-// as subject, then as object (not as subject too), at most per, by rowid.
-func (x *nameIndex) near(id string, per int) []int32 {
-	k, ok := x.strID[id]
-	if !ok {
-		return nil
-	}
-	out := x.out[k]
-	if len(out) >= per {
-		return out[:per]
-	}
-	in := x.in[k]
-	res := make([]int32, 0, min(per, len(out)+len(in)))
-	res = append(res, out...)
-	return append(res, in[:min(len(in), per-len(out))]...)
-}
-
 // nameCache holds the name indexes of the store's collections. Its zero value
 // is ready to use.
 type nameCache struct {
@@ -540,7 +523,9 @@ func (s *Store) Expand(ctx context.Context, collection string, seeds []string, l
 	return s.expand(ctx, collection, seeds, lim, s.currentNames(ctx, collection))
 }
 
-// expand is Expand from idx, or with SQL when idx is nil.
+// expand is Expand from idx, or with SQL when idx is nil: the SQL path runs
+// each hop's lookups on several reader connections and merges them in
+// frontier order, so the outcome does not depend on timing.
 func (s *Store) expand(ctx context.Context, collection string, seeds []string, lim graphrag.ExpandLimits, idx *nameIndex) ([]kgagent.Triple, error) {
 	hops, per := lim.Hops, lim.TriplesPerEntity
 	if hops <= 0 {
@@ -549,26 +534,14 @@ func (s *Store) expand(ctx context.Context, collection string, seeds []string, l
 	if per <= 0 {
 		per = 30
 	}
-	var lookup func(frontier []string) ([][]kgagent.Triple, [][]int64, error)
 	if idx != nil {
-		lookup = func(frontier []string) ([][]kgagent.Triple, [][]int64, error) {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, err
-			}
-			found := make([][]kgagent.Triple, len(frontier))
-			ids := make([][]int64, len(frontier))
-			for i, id := range frontier {
-				for _, r := range idx.near(id, per) {
-					found[i] = append(found[i], idx.triple(r, collection))
-					ids[i] = append(ids[i], idx.rows[r].rowid)
-				}
-			}
-			return found, ids, nil
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-	} else {
-		lookup = func(frontier []string) ([][]kgagent.Triple, [][]int64, error) {
-			return s.nearSQL(ctx, collection, frontier, per)
-		}
+		return idx.expand(collection, seeds, hops, per), nil
+	}
+	lookup := func(frontier []string) ([][]kgagent.Triple, [][]int64, error) {
+		return s.nearSQL(ctx, collection, frontier, per)
 	}
 
 	visited := map[string]bool{}
@@ -605,6 +578,59 @@ func (s *Store) expand(ctx context.Context, collection string, seeds []string, l
 		frontier = next
 	}
 	return result, nil
+}
+
+// expand is Expand over the snapshot: the same walk as the SQL path, on
+// string indexes and row positions, with no intermediate lists.
+func (x *nameIndex) expand(collection string, seeds []string, hops, per int) []kgagent.Triple {
+	visited := map[int32]bool{}
+	var frontier []int32
+	for _, id := range seeds {
+		if id == "" {
+			continue
+		}
+		k, ok := x.strID[id]
+		if ok && !visited[k] {
+			visited[k] = true
+			frontier = append(frontier, k)
+		}
+	}
+	seen := map[int32]bool{}
+	var result []kgagent.Triple
+	for hop := 0; hop < hops && len(frontier) > 0; hop++ {
+		var next []int32
+		take := func(r int32) {
+			if seen[r] {
+				return
+			}
+			seen[r] = true
+			result = append(result, x.triple(r, collection))
+			c := &x.rows[r].col
+			if c[7] != 0 { // a literal: its object is no entity
+				return
+			}
+			for _, e := range []int32{c[0], c[4]} {
+				if e != 0 && !visited[e] {
+					visited[e] = true
+					next = append(next, e)
+				}
+			}
+		}
+		for _, k := range frontier {
+			out := x.out[k]
+			for _, r := range out[:min(len(out), per)] {
+				take(r)
+			}
+			if len(out) < per {
+				in := x.in[k]
+				for _, r := range in[:min(len(in), per-len(out))] {
+					take(r)
+				}
+			}
+		}
+		frontier = next
+	}
+	return result
 }
 
 // nearSQL runs the expansion statement for each frontier entity on several
