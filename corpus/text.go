@@ -98,3 +98,38 @@ var stemSuffixes = []string{
 	"izing", "izers", "izer", "ized", "izes", "ings", "ing", "ers", "ies", "ied", "ize",
 	"er", "es", "ed", "ly", "s",
 }
+
+// maxStopWordLen is the length in bytes of the longest stop word.
+const maxStopWordLen = 10
+
+// stemBytes writes the stem of w (as Stem computes it) over dst[:0] and
+// returns it, without allocating when dst has room.
+func stemBytes(dst, w []byte) []byte {
+	dst = append(dst[:0], w...)
+	if len(w) <= 4 {
+		return dst
+	}
+	last := w[len(w)-1]
+	for _, suf := range stemSuffixes {
+		if suf[len(suf)-1] != last || len(w)-len(suf) < 3 || string(w[len(w)-len(suf):]) != suf {
+			continue
+		}
+		if suf == "s" {
+			if p := w[len(w)-2]; p == 's' || p == 'u' || p == 'i' {
+				break
+			}
+		}
+		dst = dst[:len(w)-len(suf)]
+		if suf == "ies" || suf == "ied" {
+			dst = append(dst, 'i')
+		}
+		break
+	}
+	if n := len(dst); n > 3 && dst[n-1] == 'e' {
+		dst = dst[:n-1]
+	}
+	if n := len(dst); n > 3 && dst[n-1] == 'y' {
+		dst[n-1] = 'i'
+	}
+	return dst
+}
