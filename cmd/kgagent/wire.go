@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -284,7 +285,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 		return nil, err
 	}
 	b := gateway.Backends{
-		Asker: a.svc.agents, Agents: a.svc.agents, Search: collections{a}, Graph: grapher{a.svc.graph},
+		Asker: newLimitedAsker(a.svc.agents, 2*runtime.GOMAXPROCS(0)), Agents: a.svc.agents, Search: collections{a}, Graph: grapher{a.svc.graph},
 		Jobs: a.svc.jobs, Sessions: a.svc.agentDB.Sessions(), Registry: registry{a.svc.agents},
 		Ready: []gateway.Check{
 			{Name: "nats", Check: func(context.Context) error { return a.readiness() }},
