@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // LexicalConfig configures the built-in lexical embedder. The zero value
@@ -99,7 +100,8 @@ func (l *Lexical) Vector(text string) []float32 {
 // kept in order of first occurrence, so that the buckets are summed in a
 // fixed order and a vector is reproducible to the bit.
 type lexScratch struct {
-	idx   map[uint64]int32 // feature hash -> index into keys/ws
+	slots []int32          // open-addressing table: 1 + index into keys/ws, 0 = empty
+	shift uint             // 64 - log2(len(slots))
 	keys  []uint64         // feature hashes in order of first occurrence
 	ws    []float64        // accumulated weight of each feature
 	v     []float64        // buckets
@@ -109,12 +111,38 @@ type lexScratch struct {
 	grams []byte           // "<" + token + ">"
 }
 
-var lexPool = sync.Pool{New: func() any { return &lexScratch{idx: make(map[uint64]int32, 256)} }}
+var lexPool = sync.Pool{New: func() any { return new(lexScratch) }}
+
+// reset empties sc for a text of n bytes: the table starts with room for
+// about n features, so clearing it costs no more than reading the text.
+func (sc *lexScratch) reset(n int) {
+	sc.keys, sc.ws = sc.keys[:0], sc.ws[:0]
+	bits := uint(6)
+	for 1<<bits < n && bits < 20 {
+		bits++
+	}
+	sc.setTable(bits)
+}
+
+// setTable makes the table 1<<bits slots, all empty.
+func (sc *lexScratch) setTable(bits uint) {
+	size := 1 << bits
+	if cap(sc.slots) < size {
+		sc.slots = make([]int32, size)
+	} else {
+		sc.slots = sc.slots[:size]
+		clear(sc.slots)
+	}
+	sc.shift = 64 - bits
+}
+
+// slot is where the probe for feature hash h starts (Fibonacci hashing: the
+// top bits of h times 2^64/phi, as FNV's low bits mix poorly).
+func (sc *lexScratch) slot(h uint64) uint64 { return (h * 0x9E3779B97F4A7C15) >> sc.shift }
 
 // vector embeds text into out (len Dim, all zero).
 func (l *Lexical) vector(sc *lexScratch, text string, out []float32) {
-	clear(sc.idx)
-	sc.keys, sc.ws = sc.keys[:0], sc.ws[:0]
+	sc.reset(len(text))
 	title, body := "", text
 	if i := strings.IndexByte(text, '\n'); i >= 0 {
 		title, body = text[:i], text[i+1:]
@@ -175,13 +203,36 @@ var (
 
 // add adds w to the feature with hash h.
 func (sc *lexScratch) add(h uint64, w float64) {
-	if i, ok := sc.idx[h]; ok {
-		sc.ws[i] += w
-		return
+	mask := uint64(len(sc.slots) - 1)
+	for i := sc.slot(h); ; i = (i + 1) & mask {
+		j := sc.slots[i]
+		if j == 0 {
+			sc.keys = append(sc.keys, h)
+			sc.ws = append(sc.ws, w)
+			sc.slots[i] = int32(len(sc.keys))
+			if 2*len(sc.keys) > len(sc.slots) {
+				sc.grow()
+			}
+			return
+		}
+		if sc.keys[j-1] == h {
+			sc.ws[j-1] += w
+			return
+		}
 	}
-	sc.idx[h] = int32(len(sc.keys))
-	sc.keys = append(sc.keys, h)
-	sc.ws = append(sc.ws, w)
+}
+
+// grow doubles the table and re-inserts the features.
+func (sc *lexScratch) grow() {
+	sc.setTable(64 - sc.shift + 1)
+	mask := uint64(len(sc.slots) - 1)
+	for k, h := range sc.keys {
+		i := sc.slot(h)
+		for sc.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		sc.slots[i] = int32(k + 1)
+	}
 }
 
 // features adds text's weighted feature counts to sc: occurrences times
@@ -192,48 +243,39 @@ func (l *Lexical) features(sc *lexScratch, text string, mult float64) {
 		return
 	}
 	sc.prev = sc.prev[:0]
-	if isASCII(text) {
-		start := -1
-		for i := 0; i <= len(text); i++ {
-			word := false
-			if i < len(text) {
-				c := text[i]
-				word = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+	// Like Terms(text), which lower-cases with strings.ToLower (that is
+	// unicode.ToLower rune by rune, invalid bytes becoming U+FFFD, which is
+	// no word character) and splits at non-word runes.
+	t := sc.tok[:0]
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			i++
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
 			}
-			if word && start < 0 {
-				start = i
-			} else if !word && start >= 0 {
-				t := sc.tok[:0]
-				for j := start; j < i; j++ {
-					c := text[j]
-					if c >= 'A' && c <= 'Z' {
-						c += 'a' - 'A'
-					}
-					t = append(t, c)
-				}
-				sc.tok = t
-				l.term(sc, t, mult)
-				start = -1
+			if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' {
+				t = append(t, c)
+				continue
+			}
+		} else {
+			r, size := utf8.DecodeRuneInString(text[i:])
+			i += size
+			r = unicode.ToLower(r)
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				t = utf8.AppendRune(t, r)
+				continue
 			}
 		}
-		return
-	}
-	lower := strings.ToLower(text)
-	start := -1
-	for i, r := range lower {
-		word := unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_'
-		if word && start < 0 {
-			start = i
-		} else if !word && start >= 0 {
-			sc.tok = append(sc.tok[:0], lower[start:i]...)
-			l.term(sc, sc.tok, mult)
-			start = -1
+		if len(t) > 0 {
+			l.term(sc, t, mult)
+			t = t[:0]
 		}
 	}
-	if start >= 0 {
-		sc.tok = append(sc.tok[:0], lower[start:]...)
-		l.term(sc, sc.tok, mult)
+	if len(t) > 0 {
+		l.term(sc, t, mult)
 	}
+	sc.tok = t
 }
 
 // term adds the features of one lower-case token t.
@@ -265,15 +307,6 @@ func (l *Lexical) term(sc *lexScratch, t []byte, mult float64) {
 		h = (h ^ uint64(g[i+2])) * fnvPrime
 		sc.add(h, per)
 	}
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }
 
 func fnv64(s string) uint64 {

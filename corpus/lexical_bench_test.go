@@ -159,7 +159,6 @@ func referenceVector(cfg LexicalConfig, text string, mapOrder bool) []float32 {
 	return out
 }
 
-
 func BenchmarkLexicalVector(b *testing.B) {
 	texts := goldenTexts(b)[:50]
 	var n int
