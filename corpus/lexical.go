@@ -100,15 +100,15 @@ func (l *Lexical) Vector(text string) []float32 {
 // kept in order of first occurrence, so that the buckets are summed in a
 // fixed order and a vector is reproducible to the bit.
 type lexScratch struct {
-	slots []int32          // open-addressing table: 1 + index into keys/ws, 0 = empty
-	shift uint             // 64 - log2(len(slots))
-	keys  []uint64         // feature hashes in order of first occurrence
-	ws    []float64        // accumulated weight of each feature
-	v     []float64        // buckets
-	tok   []byte           // current token, lower case
-	stem  []byte           // stem of the current token
-	prev  []byte           // stem of the previous token
-	grams []byte           // "<" + token + ">"
+	slots []int32   // open-addressing table: 1 + index into keys/ws, 0 = empty
+	shift uint      // 64 - log2(len(slots))
+	keys  []uint64  // feature hashes in order of first occurrence
+	ws    []float64 // accumulated weight of each feature
+	v     []float64 // buckets
+	tok   []byte    // current token, lower case
+	stem  []byte    // stem of the current token
+	prev  []byte    // stem of the previous token
+	grams []byte    // "<" + token + ">"
 }
 
 var lexPool = sync.Pool{New: func() any { return new(lexScratch) }}
