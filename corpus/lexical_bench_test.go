@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/crawler"
 )
 
@@ -227,4 +228,34 @@ func FuzzLexicalVector(f *testing.F) {
 			t.Fatalf("stemBytes(%q) = %q, Stem = %q", text, got, want)
 		}
 	})
+}
+
+func benchDocs(b *testing.B) []kgagent.Document {
+	b.Helper()
+	var docs []kgagent.Document
+	for _, p := range []string{"index.html", "faq.html", "glossary.html", "api/http/query.html", "configuration/storage.html",
+		"install/docker.html", "api/python/client.html", "about.html", "changelog.html", "configuration/security.html"} {
+		body, err := os.ReadFile(filepath.Join("..", "testdata", "site", filepath.FromSlash(p)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		doc, err := crawler.Extract("https://docs.example.org/"+p, "text/html; charset=utf-8", body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, doc)
+	}
+	return docs
+}
+
+func BenchmarkChunkDocument(b *testing.B) {
+	docs := benchDocs(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, d := range docs {
+			for _, c := range ChunkDocument(d, ChunkConfig{}) {
+				_ = IndexText(c)
+			}
+		}
+	}
 }
