@@ -359,9 +359,10 @@ func predicatePrior(p string) float64 {
 // the distinct ones a text uses without allocating, and the bytes they start
 // with, so most of a text's words need no lookup at all.
 type wordSet struct {
-	idx   map[string]int
-	first [256]bool
-	cache map[[2]string]uint64 // entityHits
+	idx      map[string]int
+	first    [256]bool
+	subjects map[string]hitEntry // entityHits of subjects (name and id), by id
+	names    map[string]hitEntry // entityHits of objects (name only), by id
 }
 
 func newWordSet(q map[string]bool) *wordSet {
@@ -375,22 +376,34 @@ func newWordSet(q map[string]bool) *wordSet {
 	return ws
 }
 
-// entityHits are the question words an entity's name and id (when not
-// empty) use, cached per entity (an entity is the subject or object of many
-// candidate edges). Only for questions of at most 64 words.
-func (q *wordSet) entityHits(id, name string) uint64 {
-	k := [2]string{id, name}
-	if b, ok := q.cache[k]; ok {
-		return b
+// entityHits are the question words an entity's name, and with withID its
+// id, use, cached per entity id (an entity is the subject or object of many
+// candidate edges; the name is compared, not hashed). Only for questions of
+// at most 64 words.
+func (q *wordSet) entityHits(id, name string, withID bool) uint64 {
+	cache := &q.names
+	if withID {
+		cache = &q.subjects
+	}
+	if e, ok := (*cache)[id]; ok && e.name == name {
+		return e.bits
 	}
 	var h hits
 	q.scan(name, &h)
-	q.scan(id, &h) // "" adds nothing
-	if q.cache == nil {
-		q.cache = map[[2]string]uint64{}
+	if withID {
+		q.scan(id, &h)
 	}
-	q.cache[k] = h.bits
+	if *cache == nil {
+		*cache = map[string]hitEntry{}
+	}
+	(*cache)[id] = hitEntry{name, h.bits}
 	return h.bits
+}
+
+// hitEntry is a cached entityHits result.
+type hitEntry struct {
+	name string
+	bits uint64
 }
 
 // hits are the distinct words of a wordSet found so far.
@@ -762,11 +775,11 @@ func (s *Service) relevance(q *wordSet, exact map[string]bool, seeds map[string]
 	case len(q.idx) > 64:
 		sc = overlap(q, t.Subject.Name, t.Subject.ID, obj)
 	case len(q.idx) > 0:
-		h := hits{bits: q.entityHits(t.Subject.ID, t.Subject.Name)}
+		h := hits{bits: q.entityHits(t.Subject.ID, t.Subject.Name, true)}
 		if t.Literal != "" {
 			q.scan(obj, &h)
 		} else {
-			h.bits |= q.entityHits("", obj) // the object's name only
+			h.bits |= q.entityHits(t.Object.ID, obj, false) // the object's name only
 		}
 		sc = float64(h.count()) / float64(len(q.idx))
 	}

@@ -90,6 +90,7 @@ type nameCache struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	closed   bool
+	gen      int // bumped when conn is replaced
 }
 
 // version reads data_version on the cache's own connection. The caller holds
@@ -104,9 +105,13 @@ func (c *nameCache) version(ctx context.Context, db *sql.DB) (int64, error) {
 	}
 	var v int64
 	if err := c.conn.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v); err != nil {
-		// A broken connection is replaced on the next call.
+		// A broken connection is replaced on the next call. Its
+		// successor counts data versions afresh, so no snapshot labelled
+		// with this one's counts (nor one being built) may be used.
 		c.conn.Close()
 		c.conn = nil
+		c.gen++
+		clear(c.idx)
 		return 0, err
 	}
 	return v, nil
@@ -128,6 +133,13 @@ func (s *Store) currentNames(ctx context.Context, collection string) *nameIndex 
 	if idx := c.idx[collection]; idx != nil && idx.version == v {
 		return idx
 	}
+	// A stale snapshot is never used again (data_version only moves on):
+	// free them all, also those of collections no longer asked about.
+	for coll, idx := range c.idx {
+		if idx.version != v {
+			delete(c.idx, coll)
+		}
+	}
 	if c.building[collection] || time.Now().Before(c.next[collection]) {
 		return nil
 	}
@@ -138,6 +150,7 @@ func (s *Store) currentNames(ctx context.Context, collection string) *nameIndex 
 		c.next = map[string]time.Time{}
 	}
 	c.building[collection] = true
+	gen := c.gen
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -148,7 +161,7 @@ func (s *Store) currentNames(ctx context.Context, collection string) *nameIndex 
 		defer c.mu.Unlock()
 		c.building[collection] = false
 		c.next[collection] = time.Now().Add(max(time.Second, 5*took))
-		if err == nil && idx != nil {
+		if err == nil && idx != nil && gen == c.gen {
 			c.idx[collection] = idx
 		} else {
 			delete(c.idx, collection)
