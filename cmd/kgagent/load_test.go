@@ -160,7 +160,6 @@ func TestLoadRealStack(t *testing.T) {
 		}(c)
 	}
 	time.Sleep(2 * time.Second) // let the dials finish before the questions start
-	startWS <- struct{}{}
 	close(startWS)
 	wg.Wait()
 	t.Logf("websocket: %d clients, %d completed, %d failed, %d frames, p50 %.0f ms, p99 %.0f ms",
