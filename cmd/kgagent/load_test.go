@@ -65,6 +65,15 @@ func TestLoadRealStack(t *testing.T) {
 		return string(b)
 	}
 
+	// Warm up: the first questions load the in-memory index and graph copy.
+	for i := 0; i < envInt("KGAGENT_BENCH_WARMUP", 200); i++ {
+		resp, err := http.Post(base+"/api/v1/agent", "application/json", strings.NewReader(question(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+
 	// REST at concurrency 16.
 	n := envInt("KGAGENT_BENCH_REST_N", 2000)
 	var lat []time.Duration
