@@ -16,6 +16,7 @@ import (
 	agentopenai "github.com/kgagent/kgagent/agent/openai"
 	agentsqlite "github.com/kgagent/kgagent/agent/sqlite"
 	"github.com/kgagent/kgagent/corpus"
+	corpusopenai "github.com/kgagent/kgagent/corpus/openai"
 	"github.com/kgagent/kgagent/corpus/qdrant"
 	corpussqlite "github.com/kgagent/kgagent/corpus/sqlite"
 	"github.com/kgagent/kgagent/crawler"
@@ -50,7 +51,11 @@ func (a *app) openServices(ctx context.Context) error {
 
 	switch cfg.Embedder {
 	case "openai":
-		return fmt.Errorf("config: key %q: the openai embedder is wired through corpus/openai, which is not built into this binary yet", "embedder")
+		e, err := corpusopenai.New(corpusopenai.Config{BaseURL: cfg.EmbedBaseURL, APIKey: cfg.EmbedAPIKey, Model: cfg.EmbedModel, Dimensions: cfg.EmbedDimension})
+		if err != nil {
+			return err
+		}
+		s.embedder = e
 	default:
 		s.embedder = corpus.NewLexical(corpus.LexicalConfig{})
 	}
