@@ -211,10 +211,12 @@ func (a *app) ingester(allowPrivate bool) *crawler.Ingester {
 // collections listed and deleted across every store.
 type collections struct{ a *app }
 
+// Search searches the corpus.
 func (c collections) Search(ctx context.Context, r corpus.SearchRequest) ([]corpus.Hit, error) {
 	return c.a.svc.corpus.Search(ctx, r)
 }
 
+// Collections lists the collections, without the graph's entity indexes.
 func (c collections) Collections(ctx context.Context) ([]corpus.CollectionInfo, error) {
 	all, err := c.a.svc.corpus.Collections(ctx)
 	if err != nil {
@@ -247,10 +249,12 @@ func (c collections) DeleteCollection(ctx context.Context, name string) error {
 // grapher adapts graphrag.Service to the gateway.
 type grapher struct{ g *graphrag.Service }
 
+// Find returns the triples matching p.
 func (g grapher) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple, error) {
 	return g.g.Find(ctx, p)
 }
 
+// Answer answers from the graph alone.
 func (g grapher) Answer(ctx context.Context, question, collection string) (any, error) {
 	return g.g.Answer(ctx, question, collection)
 }
@@ -258,6 +262,7 @@ func (g grapher) Answer(ctx context.Context, question, collection string) (any, 
 // registry adapts the agent manager to the gateway's agent registry.
 type registry struct{ m *agent.Manager }
 
+// ListAgents lists the registered agents.
 func (r registry) ListAgents(ctx context.Context) ([]gateway.AgentInfo, error) {
 	var out []gateway.AgentInfo
 	for _, ai := range r.m.Agents() {
@@ -266,6 +271,7 @@ func (r registry) ListAgents(ctx context.Context) ([]gateway.AgentInfo, error) {
 	return out, nil
 }
 
+// RegisterAgent registers a remote agent by its agent-protocol URL.
 func (r registry) RegisterAgent(ctx context.Context, name, url string) (gateway.AgentInfo, error) {
 	if err := r.m.RegisterRemote(ctx, name, url); err != nil {
 		return gateway.AgentInfo{}, err
