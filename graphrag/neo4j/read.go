@@ -2,7 +2,6 @@ package neo4j
 
 import (
 	"context"
-	"sort"
 	"strings"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -283,25 +282,11 @@ func (s *Store) Entities(ctx context.Context, collection string, terms []string,
 	if err != nil {
 		return nil, err
 	}
-	list := make([]*cand, 0, len(cands))
+	ms := make([]graphrag.EntityMatch, 0, len(cands))
 	for _, c := range cands {
-		list = append(list, c)
+		ms = append(ms, graphrag.EntityMatch{Entity: c.e, Exact: c.exact, Degree: c.deg})
 	}
-	sort.Slice(list, func(i, j int) bool {
-		a, b := list[i], list[j]
-		if a.exact != b.exact {
-			return a.exact
-		}
-		if a.deg != b.deg {
-			return a.deg > b.deg
-		}
-		return a.e.ID < b.e.ID
-	})
-	out := make([]kgagent.Entity, 0, min(len(list), limit))
-	for _, c := range list[:min(len(list), limit)] {
-		out = append(out, c.e)
-	}
-	return out, nil
+	return graphrag.RankEntities(ms, limit), nil
 }
 
 // containsWords reports whether term occurs in norm on word boundaries (or

@@ -385,31 +385,14 @@ func termForms(terms []string) []string {
 	return forms
 }
 
-// rankCands orders candidates (named exactly like a term first, then by
-// reference count, then id) and keeps limit of them.
+// rankCands orders candidates as every Store does (graphrag.RankEntities)
+// and keeps limit of them.
 func rankCands(cands map[string]*cand, limit int) []kgagent.Entity {
-	list := make([]*cand, 0, len(cands))
+	ms := make([]graphrag.EntityMatch, 0, len(cands))
 	for _, c := range cands {
-		list = append(list, c)
+		ms = append(ms, graphrag.EntityMatch{Entity: c.e, Exact: c.exact, Degree: int64(c.refs)})
 	}
-	sort.Slice(list, func(i, j int) bool {
-		a, b := list[i], list[j]
-		if a.exact != b.exact {
-			return a.exact
-		}
-		if a.refs != b.refs {
-			return a.refs > b.refs
-		}
-		return a.e.ID < b.e.ID
-	})
-	if len(list) > limit {
-		list = list[:limit]
-	}
-	out := make([]kgagent.Entity, len(list))
-	for i, c := range list {
-		out[i] = c.e
-	}
-	return out
+	return graphrag.RankEntities(ms, limit)
 }
 
 // Entities implements graphrag.Store. A term matches an entity when it is one
