@@ -28,7 +28,9 @@ cleanup() { bash deploy/neo4j/stop.sh "$NEO4J_DIR" >/dev/null 2>&1 || true; rm -
 trap cleanup EXIT
 
 log "starting Neo4j"
-eval "$(bash deploy/neo4j/start.sh "$NEO4J_DIR")"
+# Assigned first, so that a failed start stops the run here (set -e).
+neo4j_env=$(bash deploy/neo4j/start.sh "$NEO4J_DIR")
+eval "$neo4j_env"
 export NEO4J_URL NEO4J_USER NEO4J_PASSWORD
 export KGAGENT_REQUIRE_NEO4J=1 KGAGENT_REQUIRE_BROWSER=1
 
