@@ -2,6 +2,7 @@ package graphrag
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/kgagent/kgagent"
 )
@@ -35,4 +36,25 @@ func RankEntities(ms []EntityMatch, limit int) []kgagent.Entity {
 		out[i] = m.Entity
 	}
 	return out
+}
+
+// ContainsWords reports whether term occurs in the normalised name norm on
+// word boundaries (spaces) or on the dot boundaries of code names, the rule
+// every Store's Entities uses for a term inside a longer name.
+func ContainsWords(norm, term string) bool {
+	for i := 0; i < len(norm); {
+		j := strings.Index(norm[i:], term)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(term)
+		before := j == 0 || norm[j-1] == ' ' || norm[j-1] == '.'
+		after := end == len(norm) || norm[end] == ' ' || norm[end] == '.'
+		if before && after {
+			return true
+		}
+		i = j + 1
+	}
+	return false
 }

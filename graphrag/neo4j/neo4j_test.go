@@ -413,8 +413,8 @@ func TestContainsWords(t *testing.T) {
 		{"", "x", false},
 	}
 	for _, tc := range tests {
-		if got := containsWords(tc.norm, tc.term); got != tc.want {
-			t.Errorf("containsWords(%q, %q) = %v, want %v", tc.norm, tc.term, got, tc.want)
+		if got := graphrag.ContainsWords(tc.norm, tc.term); got != tc.want {
+			t.Errorf("ContainsWords(%q, %q) = %v, want %v", tc.norm, tc.term, got, tc.want)
 		}
 	}
 }

@@ -260,7 +260,7 @@ func (s *Store) Entities(ctx context.Context, collection string, terms []string,
 				norm := str(v[3])
 				c.deg, _ = v[4].(int64)
 				c.exact = norm == term || c.e.ID == term
-				if c.exact || containsWords(norm, term) {
+				if c.exact || graphrag.ContainsWords(norm, term) {
 					words = append(words, c)
 				} else {
 					subs = append(subs, c)
@@ -287,24 +287,4 @@ func (s *Store) Entities(ctx context.Context, collection string, terms []string,
 		ms = append(ms, graphrag.EntityMatch{Entity: c.e, Exact: c.exact, Degree: c.deg})
 	}
 	return graphrag.RankEntities(ms, limit), nil
-}
-
-// containsWords reports whether term occurs in norm on word boundaries (or
-// on the dot boundaries of code names).
-func containsWords(norm, term string) bool {
-	for i := 0; i < len(norm); {
-		j := strings.Index(norm[i:], term)
-		if j < 0 {
-			return false
-		}
-		j += i
-		end := j + len(term)
-		before := j == 0 || norm[j-1] == ' ' || norm[j-1] == '.'
-		after := end == len(norm) || norm[end] == ' ' || norm[end] == '.'
-		if before && after {
-			return true
-		}
-		i = j + 1
-	}
-	return false
 }

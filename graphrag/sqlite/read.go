@@ -307,7 +307,7 @@ func (x *nameIndex) entities(forms []string, limit int) []kgagent.Entity {
 	cands := map[string]*cand{}
 	add := func(i int32, term string, words bool) bool {
 		n := &x.ents[i]
-		if words && !containsWords(n.norm, term) && n.e.ID != term {
+		if words && !graphrag.ContainsWords(n.norm, term) && n.e.ID != term {
 			return false
 		}
 		exact := n.norm == term || n.e.ID == term
@@ -453,28 +453,6 @@ func (s *Store) entitiesSQL(ctx context.Context, collection string, forms []stri
 	return rankCands(cands, limit), nil
 }
 
-// containsWords reports whether term occurs in norm on word boundaries (or
-// on dot boundaries of code names).
-func containsWords(norm, term string) bool {
-	for i := 0; ; {
-		j := strings.Index(norm[i:], term)
-		if j < 0 {
-			return false
-		}
-		j += i
-		end := j + len(term)
-		before := j == 0 || norm[j-1] == ' ' || norm[j-1] == '.'
-		after := end == len(norm) || norm[end] == ' ' || norm[end] == '.'
-		if before && after {
-			return true
-		}
-		i = j + 1
-		if i >= len(norm) {
-			return false
-		}
-	}
-}
-
 // cand is an entity Entities may return, with what it is ranked by.
 type cand struct {
 	e     kgagent.Entity
@@ -493,7 +471,7 @@ func addCands(rows *sql.Rows, m map[string]*cand, term string, words bool) (int,
 		if err := rows.Scan(&c.e.ID, &c.e.Name, &c.e.Type, &norm, &c.refs); err != nil {
 			return n, err
 		}
-		if words && !containsWords(norm, term) && c.e.ID != term {
+		if words && !graphrag.ContainsWords(norm, term) && c.e.ID != term {
 			continue
 		}
 		n++
