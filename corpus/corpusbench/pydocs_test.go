@@ -11,7 +11,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,7 +24,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/sqlite"
-	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/crawler/crawlertest"
 )
 
 const pydocsBase = "https://docs.python.org/3.11/"
@@ -53,42 +52,6 @@ func loadQuestions(t *testing.T, path string) []question {
 		qs = append(qs, q)
 	}
 	return qs
-}
-
-// loadPages extracts every HTML page under root with the crawler's extractor.
-func loadPages(t *testing.T, root string) []kgagent.Document {
-	var docs []kgagent.Document
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() {
-			if strings.HasPrefix(d.Name(), "_") && rel != "." {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".html") {
-			return nil
-		}
-		body, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		doc, err := crawler.Extract(pydocsBase+filepath.ToSlash(rel), "text/html; charset=utf-8", body)
-		if err != nil {
-			t.Logf("skip %s: %v", rel, err)
-			return nil
-		}
-		doc.Collection = "pydocs"
-		docs = append(docs, doc)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return docs
 }
 
 func pageText(d kgagent.Document) string {
@@ -185,7 +148,7 @@ func TestPyDocs(t *testing.T) {
 	ctx := context.Background()
 
 	start := time.Now()
-	docs := loadPages(t, root)
+	docs := crawlertest.ExtractDir(t, root, pydocsBase, "pydocs")
 	t.Logf("extracted %d pages in %v", len(docs), time.Since(start).Round(time.Millisecond))
 
 	// Baseline: plain page-level BM25 over each page's whole text.

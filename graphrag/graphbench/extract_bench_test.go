@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/kgagent/kgagent/crawler/crawlertest"
 	"github.com/kgagent/kgagent/graphrag"
 )
 
@@ -14,8 +15,7 @@ func BenchmarkBuiltinExtract(b *testing.B) {
 	if root == "" {
 		b.Skip("set KGAGENT_PYDOCS")
 	}
-	t := &testing.T{}
-	docs := loadPages(t, root)
+	docs := crawlertest.ExtractDir(b, root, pydocsBase, "pydocs")
 	b.ResetTimer()
 	n := 0
 	for b.Loop() {

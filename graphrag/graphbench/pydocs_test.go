@@ -9,7 +9,6 @@ package graphbench
 
 import (
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,47 +20,12 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
 	corpussqlite "github.com/kgagent/kgagent/corpus/sqlite"
-	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/crawler/crawlertest"
 	"github.com/kgagent/kgagent/graphrag"
 	"github.com/kgagent/kgagent/graphrag/sqlite"
 )
 
 const pydocsBase = "https://docs.python.org/3.11/"
-
-func loadPages(t *testing.T, root string) []kgagent.Document {
-	var docs []kgagent.Document
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() {
-			if strings.HasPrefix(d.Name(), "_") && rel != "." {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".html") {
-			return nil
-		}
-		body, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		doc, err := crawler.Extract(pydocsBase+filepath.ToSlash(rel), "text/html; charset=utf-8", body)
-		if err != nil {
-			t.Logf("skip %s: %v", rel, err)
-			return nil
-		}
-		doc.Collection = "pydocs"
-		docs = append(docs, doc)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return docs
-}
 
 func percentile(ds []time.Duration, p float64) time.Duration {
 	s := append([]time.Duration(nil), ds...)
@@ -108,7 +72,7 @@ func TestPyDocsGraph(t *testing.T) {
 		reuse = true
 	}
 	start := time.Now()
-	docs := loadPages(t, root)
+	docs := crawlertest.ExtractDir(t, root, pydocsBase, "pydocs")
 	t.Logf("extracted %d pages in %v", len(docs), time.Since(start).Round(time.Millisecond))
 
 	store, err := sqlite.OpenDir(dir)
