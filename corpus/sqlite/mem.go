@@ -357,18 +357,10 @@ const colBlock = 2048
 // colScan scores every live row by the dot product of qv with its vector
 // over dims only, reading the columns, and keeps the best n.
 func (m *memColl) colScan(qv []int8, dims []int, qscale float32, n int, prefix string) []scored {
-	rows := len(m.rids)
-	workers := 1
-	if rows >= parallelMin {
-		workers = max(1, min(runtime.GOMAXPROCS(0), rows/(parallelMin/2)))
-	}
-	parts := make([]topHeap, workers)
-	per := (rows + workers - 1) / workers
-	scan := func(w int) {
-		h := topHeap{n: n}
+	return m.scanParallel(n, func(start, end int, h *topHeap) {
 		var acc [colBlock]int32
-		for lo := w * per; lo < min(rows, (w+1)*per); lo += colBlock {
-			hi := min(lo+colBlock, rows, (w+1)*per)
+		for lo := start; lo < end; lo += colBlock {
+			hi := min(lo+colBlock, end)
 			a := acc[:hi-lo]
 			clear(a)
 			k := 0
@@ -401,15 +393,46 @@ func (m *memColl) colScan(qv []int8, dims []int, qscale float32, n int, prefix s
 				h.push(scored{m.rids[slot], float64(v) * float64(qscale*m.scales[slot])})
 			}
 		}
-		parts[w] = h
+	})
+}
+
+// scanTop ranks every live row by the dot product of qv with the first pd
+// dimensions of its vector.
+func (m *memColl) scanTop(qv []int8, qscale float32, n int, prefix string, pd int) []scored {
+	d := m.dim
+	return best(m.scanParallel(n, func(lo, hi int, h *topHeap) {
+		for i := lo; i < hi; i++ {
+			doc := m.docs[i]
+			if doc == "" || (prefix != "" && !strings.HasPrefix(doc, prefix)) {
+				continue
+			}
+			h.push(scored{m.rids[i], float64(DotInt8(qv, m.vecs[i*d:i*d+pd])) * float64(qscale*m.scales[i])})
+		}
+	}), n)
+}
+
+// scanParallel splits the rows into contiguous ranges, one per worker once
+// the collection has parallelMin rows, runs scan on each range with a top-n
+// heap of its own, and returns the items of every heap, unsorted.
+func (m *memColl) scanParallel(n int, scan func(lo, hi int, h *topHeap)) []scored {
+	rows := len(m.rids)
+	workers := 1
+	if rows >= parallelMin {
+		workers = max(1, min(runtime.GOMAXPROCS(0), rows/(parallelMin/2)))
+	}
+	parts := make([]topHeap, workers)
+	per := (rows + workers - 1) / workers
+	run := func(w int) {
+		parts[w] = topHeap{n: n}
+		scan(min(rows, w*per), min(rows, (w+1)*per), &parts[w])
 	}
 	if workers == 1 {
-		scan(0)
+		run(0)
 	} else {
 		var wg sync.WaitGroup
 		for w := range workers {
 			wg.Add(1)
-			go func() { defer wg.Done(); scan(w) }()
+			go func() { defer wg.Done(); run(w) }()
 		}
 		wg.Wait()
 	}
@@ -418,46 +441,6 @@ func (m *memColl) colScan(qv []int8, dims []int, qscale float32, n int, prefix s
 		all = append(all, p.items...)
 	}
 	return all
-}
-
-// scanTop ranks every live row by the dot product of qv with the first pd
-// dimensions of its vector.
-func (m *memColl) scanTop(qv []int8, qscale float32, n int, prefix string, pd int) []scored {
-	rows := len(m.rids)
-	workers := 1
-	if rows >= parallelMin {
-		workers = max(1, min(runtime.GOMAXPROCS(0), rows/(parallelMin/2)))
-	}
-	parts := make([]topHeap, workers)
-	per := (rows + workers - 1) / workers
-	scan := func(w int) {
-		lo, hi := w*per, min(rows, (w+1)*per)
-		h := topHeap{n: n}
-		d := m.dim
-		for i := lo; i < hi; i++ {
-			doc := m.docs[i]
-			if doc == "" || (prefix != "" && !strings.HasPrefix(doc, prefix)) {
-				continue
-			}
-			h.push(scored{m.rids[i], float64(DotInt8(qv, m.vecs[i*d:i*d+pd])) * float64(qscale*m.scales[i])})
-		}
-		parts[w] = h
-	}
-	if workers == 1 {
-		scan(0)
-	} else {
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Add(1)
-			go func() { defer wg.Done(); scan(w) }()
-		}
-		wg.Wait()
-	}
-	var all []scored
-	for _, p := range parts {
-		all = append(all, p.items...)
-	}
-	return best(all, n)
 }
 
 // best sorts by score (ties by row id) and keeps n.

@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/kgagent/kgagent"
@@ -65,7 +67,15 @@ func TestTopKPrefilter(t *testing.T) {
 // the scores of the row scan, with and without a URL prefix, and keeps
 // working after rows are added and removed.
 func TestColumnScanExact(t *testing.T) {
-	const n, dim = 5000, 96
+	// Below and above parallelMin: the second size splits the scans over
+	// workers, which a plain one-pass scan (want) must agree with.
+	for _, n := range []int{5000, parallelMin + 1234} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { testColumnScanExact(t, n) })
+	}
+}
+
+func testColumnScanExact(t *testing.T, n int) {
+	const dim = 96
 	m := newMemColl(dim, [3]float32{1, 1, 1})
 	vs := randVecs(n, dim)
 	for i := range n {
@@ -92,12 +102,23 @@ func TestColumnScanExact(t *testing.T) {
 			qv, qs := quantize(nil, q)
 			cols := m.topK(qv, qs, 20, tt.prefix, -1)
 			rows := best(m.scanTop(qv, qs, 20, tt.prefix, dim), 20)
-			if len(cols) != 20 || len(rows) != 20 {
-				t.Fatalf("got %d and %d hits", len(cols), len(rows))
+			var all []scored
+			for i := range m.rids {
+				if doc := m.docs[i]; doc != "" && strings.HasPrefix(doc, tt.prefix) {
+					all = append(all, scored{m.rids[i], float64(DotInt8(qv, m.vecs[i*dim:(i+1)*dim])) * float64(qs*m.scales[i])})
+				}
+			}
+			// Every live row is scanned exactly once: ask for all of them.
+			if full := best(m.scanTop(qv, qs, len(m.rids), tt.prefix, dim), len(m.rids)); len(full) != len(all) {
+				t.Fatalf("row scan for every row found %d rows, want %d", len(full), len(all))
+			}
+			want := best(all, 20)
+			if len(cols) != 20 || len(rows) != 20 || len(want) != 20 {
+				t.Fatalf("got %d, %d and %d hits", len(cols), len(rows), len(want))
 			}
 			for i := range rows {
-				if cols[i] != rows[i] {
-					t.Fatalf("hit %d: column scan %+v, row scan %+v", i, cols[i], rows[i])
+				if cols[i] != rows[i] || rows[i] != want[i] {
+					t.Fatalf("hit %d: column scan %+v, row scan %+v, one pass %+v", i, cols[i], rows[i], want[i])
 				}
 				if cols[i].rid >= 5 && cols[i].rid <= 7 {
 					t.Fatalf("deleted row %d returned", cols[i].rid)
