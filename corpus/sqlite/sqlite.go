@@ -23,7 +23,6 @@ import (
 	"errors"
 	"math"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 
@@ -506,16 +505,7 @@ func RRF(k0 float64, n int, weights []float64, rankings ...[]scored) []scored {
 	for rid, s := range sum {
 		out = append(out, scored{rid, s})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].score != out[j].score {
-			return out[i].score > out[j].score
-		}
-		return out[i].rid < out[j].rid
-	})
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
+	return best(out, n)
 }
 
 // load fetches the chunks of ranked rows, keeping their order; rows deleted
