@@ -102,7 +102,7 @@ func (s *Service) IndexDocument(ctx context.Context, doc kgagent.Document, chunk
 	if err != nil {
 		return 0, err
 	}
-	ts = dedupe(ts)
+	ts = Dedupe(ts)
 	if err := s.cfg.Store.ReplaceDocument(ctx, doc.Collection, doc.URL, ts); err != nil {
 		return 0, err
 	}
@@ -114,7 +114,10 @@ func (s *Service) IndexDocument(ctx context.Context, doc kgagent.Document, chunk
 	return len(ts), nil
 }
 
-func dedupe(ts []kgagent.Triple) []kgagent.Triple {
+// Dedupe drops exact duplicates (same subject, predicate, object, literal
+// and source section), keeping the first of each: a triple stated twice on a
+// page is one fact. It returns a new slice.
+func Dedupe(ts []kgagent.Triple) []kgagent.Triple {
 	seen := make(map[string]bool, len(ts))
 	out := ts[:0:0]
 	for _, t := range ts {

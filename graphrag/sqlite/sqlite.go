@@ -201,16 +201,7 @@ func (s *Store) ReplaceDocument(ctx context.Context, collection, docURL string, 
 	if err := graphrag.ValidateTriples(collection, docURL, triples); err != nil {
 		return err
 	}
-	// Drop exact duplicates: a triple stated twice on a page is one fact.
-	seen := make(map[string]bool, len(triples))
-	uniq := triples[:0:0]
-	for _, t := range triples {
-		k := t.Subject.ID + "\x00" + t.Predicate + "\x00" + t.Object.ID + "\x00" + t.Literal + "\x00" + t.SourceURL
-		if !seen[k] {
-			seen[k] = true
-			uniq = append(uniq, t)
-		}
-	}
+	uniq := graphrag.Dedupe(triples)
 	return s.write(ctx, "replace document", func(x *wtx) error {
 		return x.replace(collection, docURL, uniq)
 	})
