@@ -15,7 +15,6 @@ type app struct {
 	lock    *dataLock
 	bus     *bus
 	closers []func() // run in reverse order by Close
-	serving atomic.Bool
 	ready   atomic.Bool
 	demo    *demoSite
 	svc     services
@@ -58,11 +57,11 @@ func (a *app) Close() {
 	_ = a.lock.Close()
 }
 
-func (a *app) setServing()      { a.serving.Store(true) }
 func (a *app) stopAccepting()   { a.ready.Store(false) }
 func (a *app) onClose(f func()) { a.closers = append(a.closers, f) }
 
-// readiness checks each store and the bus.
+// readiness reports whether the app still accepts work and its bus is
+// connected (the gateway adds a check of the index).
 func (a *app) readiness() error {
 	if !a.ready.Load() {
 		return fmt.Errorf("not ready")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,11 +26,7 @@ func startDemoSite(dir string) (*demoSite, error) {
 		return nil, err
 	}
 	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			_ = err
-		}
-	}()
+	go func() { _ = srv.Serve(ln) }() // ends with ErrServerClosed on Close
 	return &demoSite{srv: srv, URL: "http://" + ln.Addr().String()}, nil
 }
 

@@ -47,7 +47,6 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready chan
 	base := "http://" + ln.Addr().String()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-	a.setServing()
 
 	if err := a.startBackground(ctx); err != nil {
 		_ = srv.Close()
