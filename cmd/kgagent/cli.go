@@ -15,7 +15,6 @@ import (
 	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/crawler"
-	"github.com/kgagent/kgagent/gateway/natsapi"
 )
 
 // runWorker consumes ingestion jobs and answers NATS requests until ctx ends.
@@ -26,21 +25,18 @@ func runWorker(ctx context.Context, cfg Config, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer a.Close()
-	gw, err := a.gateway()
+	failed, err := a.startBackground(ctx)
 	if err != nil {
 		return err
 	}
-	ns := natsapi.New(a.bus.conn, gw, natsapi.Config{Logger: log})
-	if err := ns.Start(); err != nil {
-		return err
-	}
-	defer ns.Close()
 	fmt.Fprintf(stdout, "kgagent worker on NATS %s\n", a.bus.URL())
 	log.Info("worker running", "nats", a.bus.URL())
-	if err := a.svc.jobs.Run(ctx, meteredRunner{r: a.ingester(cfg.AllowPrivateIngest), m: gw.Metrics()}); err != nil && ctx.Err() == nil {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-failed:
 		return err
 	}
-	return nil
 }
 
 // runIngest crawls and indexes the given URLs in this process. The CLI may

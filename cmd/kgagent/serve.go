@@ -48,7 +48,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready chan
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
-	if err := a.startBackground(ctx); err != nil {
+	if _, err := a.startBackground(ctx); err != nil {
 		_ = srv.Close()
 		return err
 	}

@@ -329,30 +329,32 @@ func (a *app) httpHandler() (http.Handler, error) {
 	return gw.Handler(), nil
 }
 
-// startBackground starts the job queue worker and the NATS request server.
-func (a *app) startBackground(ctx context.Context) error {
-	q := a.svc.jobs
+// startBackground starts the ingestion job worker and the NATS request
+// server; serve and worker both run them. The channel receives the error
+// that stopped the job worker, if one did before shutdown.
+func (a *app) startBackground(ctx context.Context) (<-chan error, error) {
 	gw, err := a.gateway()
 	if err != nil {
-		return err
+		return nil, err
+	}
+	ns := natsapi.New(a.bus.conn, gw, natsapi.Config{Logger: a.log})
+	if err := ns.Start(); err != nil {
+		return nil, err
 	}
 	ing := meteredRunner{r: a.ingester(a.cfg.AllowPrivateIngest), m: gw.Metrics()}
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
+	failed := make(chan error, 1)
 	go func() {
 		defer close(done)
-		if err := q.Run(wctx, ing); err != nil && wctx.Err() == nil {
+		if err := a.svc.jobs.Run(wctx, ing); err != nil && wctx.Err() == nil {
 			a.log.Error("ingestion worker stopped", "err", err)
+			failed <- err
 		}
 	}()
 	a.onClose(func() { cancel(); <-done })
-
-	ns := natsapi.New(a.bus.conn, gw, natsapi.Config{Logger: a.log})
-	if err := ns.Start(); err != nil {
-		return err
-	}
 	a.onClose(func() { ns.Close() })
-	return nil
+	return failed, nil
 }
 
 // startDemo serves the sample docs site on loopback and ingests it.
