@@ -94,6 +94,7 @@ type Backends struct {
 	Jobs     Jobs
 	Sessions agent.SessionStore
 	Registry Registry
+	Embeds   EmbedStore // uploads and signed URLs of embeds (embeds.go)
 	Ready    []Check
 }
 

@@ -49,6 +49,7 @@ func (s *Server) routesSetup() {
 	s.handle("GET", "/api/v1/sessions/{id}/messages", ScopeAsk, s.listMessages)
 	s.handle("POST", "/api/v1/sessions/{id}/messages", ScopeAsk, s.postMessage)
 
+	s.embedRoutes()
 	s.fixieRoutes()
 	s.openAIRoutes()
 	s.graphQLRoutes()
