@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kgagent/kgagent/corpus/embeds"
 )
 
 // Config is every setting of kgagent. Precedence: flags > environment
@@ -74,6 +76,11 @@ type Config struct {
 	DailyQueryLimit int      `key:"daily_query_limit" usage:"queries per API key and per user per day"`
 	CORSOrigins     []string `key:"cors_origins" usage:"origins allowed to call the API from a browser (chat widget)"`
 	MaxBodyBytes    int64    `key:"max_body_bytes" usage:"largest accepted request body"`
+
+	PublicURL     string        `key:"public_url" usage:"URL clients reach serve at (e.g. https://kgagent.example), for signed embed URLs; empty: http:// and addr, or the listener's address when addr has port 0 or a wildcard host"`
+	EmbedMaxBytes int64         `key:"embed_max_bytes" usage:"largest embed uploaded, stored or read by an agent"`
+	EmbedURLTTL   time.Duration `key:"embed_url_ttl" usage:"lifetime of a signed embed URL"`
+	EmbedSecret   string        `key:"embed_secret" usage:"HMAC key of signed embed URLs (16 bytes or more); empty: a key generated once and kept in embeds/url.key in the data dir (mode 0600)"`
 }
 
 func defaultConfig() Config {
@@ -99,6 +106,8 @@ func defaultConfig() Config {
 		CrawlTimeout:     20 * time.Second,
 		DailyQueryLimit:  1000,
 		MaxBodyBytes:     1 << 20,
+		EmbedMaxBytes:    embeds.DefaultMaxBytes,
+		EmbedURLTTL:      embeds.DefaultTTL,
 	}
 }
 
@@ -359,6 +368,7 @@ func (c *Config) validate() error {
 	if c.Extractor == "llm" && c.LLM != "openai" {
 		add(fmt.Errorf("config: key %q: llm extraction needs llm=openai", "extractor"))
 	}
+	add(checkEmbedConfig(c))
 	if c.ShutdownTimeout < 0 || c.CrawlDelay < 0 || c.CrawlTimeout <= 0 {
 		add(fmt.Errorf("config: keys %q, %q, %q: durations must not be negative", "shutdown_timeout", "crawl_delay", "crawl_timeout"))
 	}

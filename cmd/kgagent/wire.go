@@ -16,6 +16,7 @@ import (
 	agentopenai "github.com/kgagent/kgagent/agent/openai"
 	agentsqlite "github.com/kgagent/kgagent/agent/sqlite"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/corpus/embeds"
 	corpusopenai "github.com/kgagent/kgagent/corpus/openai"
 	"github.com/kgagent/kgagent/corpus/qdrant"
 	corpussqlite "github.com/kgagent/kgagent/corpus/sqlite"
@@ -37,6 +38,7 @@ type services struct {
 	graph    *graphrag.Service
 	states   crawler.PageStateStore
 	agentDB  *agentsqlite.DB
+	embeds   *embeds.Store
 	llm      agent.LLM
 	agents   *agent.Manager
 	jobs     *natsjobs.Queue
@@ -147,11 +149,14 @@ func (a *app) openServices(ctx context.Context) error {
 	s.agentDB = db
 	a.onClose(func() { db.Close() })
 
+	if err := a.openEmbeds(); err != nil {
+		return err
+	}
 	m, err := agent.New(agent.Config{
 		LLM: s.llm, Model: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
 		Searcher: s.corpus, Graph: s.graph, Collection: cfg.Collection,
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
-		UserStorage: db.UserStorage(), Sessions: db.Sessions(),
+		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),
 	})
 	if err != nil {
 		return err
@@ -232,7 +237,8 @@ func (c collections) Collections(ctx context.Context) ([]corpus.CollectionInfo, 
 }
 
 // DeleteCollection removes the collection from the index, the graph (and
-// its entity index) and the crawl state, so a later crawl starts afresh.
+// its entity index), the crawl state and the embed store, so a later crawl
+// starts afresh.
 func (c collections) DeleteCollection(ctx context.Context, name string) error {
 	if name == "" {
 		return kgagent.Errorf(kgagent.EINVALID, "collection name is required")
@@ -243,7 +249,10 @@ func (c collections) DeleteCollection(ctx context.Context, name string) error {
 	if err := c.a.svc.graph.DeleteCollection(ctx, name); err != nil {
 		return err
 	}
-	return c.a.svc.states.DeleteCollection(ctx, name)
+	if err := c.a.svc.states.DeleteCollection(ctx, name); err != nil {
+		return err
+	}
+	return c.a.deleteEmbeds(ctx, name)
 }
 
 // grapher adapts graphrag.Service to the gateway.
@@ -297,7 +306,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	}
 	b := gateway.Backends{
 		Asker: newLimitedAsker(a.svc.agents, 2*runtime.GOMAXPROCS(0)), Agents: a.svc.agents, Search: collections{a}, Graph: grapher{a.svc.graph},
-		Jobs: a.svc.jobs, Sessions: a.svc.agentDB.Sessions(), Registry: registry{a.svc.agents},
+		Jobs: a.svc.jobs, Sessions: a.svc.agentDB.Sessions(), Registry: registry{a.svc.agents}, Embeds: a.svc.embeds,
 		Ready: []gateway.Check{
 			{Name: "nats", Check: func(context.Context) error { return a.readiness() }},
 			{Name: "index", Check: func(ctx context.Context) error { _, err := a.svc.corpus.Collections(ctx); return err }},
@@ -326,7 +335,7 @@ func (a *app) httpHandler() (http.Handler, error) {
 	if !gatewayAuthEnabled(a.cfg) {
 		a.log.Warn("no API keys configured: the API is open, so it binds to loopback only", "addr", a.cfg.Addr)
 	}
-	return gw.Handler(), nil
+	return a.learnEmbedBase(gw.Handler()), nil
 }
 
 // startBackground starts the ingestion job worker and the NATS request
