@@ -195,3 +195,29 @@ func TestLoadOrCreateSecret(t *testing.T) {
 		t.Errorf("short key: %v", err)
 	}
 }
+
+// FuzzLoadSecret reads arbitrary key files: a key of MinSecretLen bytes or
+// more, or INVALID_ARGUMENT; never a panic or a short key.
+func FuzzLoadSecret(f *testing.F) {
+	f.Add([]byte(strings.Repeat("ab", 32) + "\n"))
+	f.Add([]byte("abcd"))
+	f.Add([]byte(" " + strings.Repeat("0", 32) + " \r\n"))
+	f.Add([]byte{0xff, 0})
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "key")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		key, err := LoadOrCreateSecret(path)
+		if err != nil {
+			if kgagent.ErrorCode(err) != kgagent.EINVALID {
+				t.Fatalf("code %s", kgagent.ErrorCode(err))
+			}
+			return
+		}
+		if len(key) < MinSecretLen {
+			t.Fatalf("accepted a %d-byte key", len(key))
+		}
+	})
+}
