@@ -88,10 +88,10 @@ func (b *Builtins) Directives(ctx context.Context, run RunInfo) (Directives, err
 // Commands implements CommandProvider.
 func (b *Builtins) Commands() []Func {
 	return []Func{
-		{Name: "fixie_query_corpus", Description: "Searches the agent's document corpus for the query and returns numbered sources.", Handler: b.queryCorpus},
-		{Name: "fixie_query_graph", Description: "Returns knowledge-graph facts about the query, numbered with their sources.", Handler: b.queryGraph},
+		{Name: "fixie_query_corpus", Description: "Searches the agent's document corpus for the query and returns numbered sources.", Handler: b.queryCorpus, Cacheable: true},
+		{Name: "fixie_query_graph", Description: "Returns knowledge-graph facts about the query, numbered with their sources.", Handler: b.queryGraph, Cacheable: true},
 		{Name: "fixie_query_embed", Description: "Runs the query against the text of the embed it names as #key.", Handler: b.queryEmbed},
-		{Name: "fixie_base_prompt", Description: "Returns the agent's base prompt.", Handler: b.basePrompt},
+		{Name: "fixie_base_prompt", Description: "Returns the agent's base prompt.", Handler: b.basePrompt, Cacheable: true},
 		{Name: "fixie_local_datetime", Description: "Returns the current date and time in the user's time zone.", Handler: b.localDatetime},
 		{Name: "fixie_utc_datetime", Description: "Returns the current date and time in UTC.", Handler: b.utcDatetime},
 	}

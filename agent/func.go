@@ -19,6 +19,11 @@ type Func struct {
 	Description string      // shown to the LLM in the prompt
 	Parameters  *Schema     // optional JSON schema of the input object
 	Handler     FuncHandler // required
+	// Cacheable says the func's result depends only on its input and the
+	// stored knowledge (Config.Generation), not on the time, the caller or
+	// anything outside: an answer is kept in the answer cache only when
+	// every func it called is cacheable.
+	Cacheable bool
 }
 
 // FuncHandler runs a func. Return a *kgagent.Error to give the caller a

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -70,6 +72,18 @@ type Config struct {
 	// gateway's session endpoints) records them itself.
 	RecordSessions bool
 	HistoryTurns   int // question/answer pairs of session history in the prompt, default 10
+
+	// AnswerCacheSize is how many answers the answer cache keeps (0: no
+	// cache). A question asked again, without a session or embeds, is
+	// answered by replaying the events of the earlier answer while the
+	// entry is younger than AnswerCacheTTL and Generation has not changed;
+	// only answers whose funcs are all Cacheable are kept.
+	AnswerCacheSize int
+	AnswerCacheTTL  time.Duration // 0: entries live until evicted or the generation changes
+	// Generation returns a number that changes whenever the stored
+	// knowledge (corpus, graph) changes, so no cached answer outlives what
+	// it was drawn from; nil: only the TTL ends entries.
+	Generation func() uint64
 
 	HTTPClient *http.Client     // remote funcs and embeds; nil: http.DefaultClient
 	Now        func() time.Time // nil: time.Now
@@ -153,12 +167,15 @@ type Manager struct {
 
 	mu     sync.RWMutex
 	agents map[string]*entry
+
+	cache     *answerCache  // nil: off
+	agentsGen atomic.Uint64 // counts registrations, part of the cache key
 }
 
 // New returns a Manager with the built-in default docs agent registered.
 func New(cfg Config) (*Manager, error) {
 	cfg = cfg.withDefaults()
-	m := &Manager{cfg: cfg, agents: map[string]*entry{}}
+	m := &Manager{cfg: cfg, agents: map[string]*entry{}, cache: newAnswerCache(cfg.AnswerCacheSize, cfg.AnswerCacheTTL)}
 	m.builtins = &Builtins{cfg: &m.cfg, m: m}
 	if _, err := OrderComponents(append([]Component{m.builtins}, cfg.Components...)); err != nil {
 		return nil, err
@@ -228,6 +245,7 @@ func (m *Manager) Register(a *CodeShotAgent) error {
 		return kgagent.Errorf(kgagent.ECONFLICT, "agent %s is already registered", a.Name())
 	}
 	m.agents[a.Name()] = e
+	m.agentsGen.Add(1)
 	return nil
 }
 
@@ -339,8 +357,11 @@ type run struct {
 	embeds  map[string]kgagent.Embed
 	usage   kgagent.Usage
 	iters   int
-	record  bool
-	events  []kgagent.Event
+	record  bool // append the run to the request's session
+	// keep collects the events (for the session or the answer cache);
+	// cacheable stays true while every func the run called is Cacheable.
+	keep, cacheable bool
+	events          []kgagent.Event
 }
 
 func (r *run) emit(ev kgagent.Event) {
@@ -348,7 +369,7 @@ func (r *run) emit(ev kgagent.Event) {
 	ev.RequestID = r.req.ID
 	ev.Seq = r.seq
 	ev.Time = r.m.cfg.Now()
-	if r.record {
+	if r.record || r.keep {
 		r.events = append(r.events, ev)
 	}
 	if r.emitFn != nil {
@@ -387,7 +408,21 @@ func (m *Manager) Ask(ctx context.Context, req Request, emit Emit) (kgagent.Answ
 		r.embeds[k] = v
 	}
 	r.record = m.cfg.RecordSessions && m.cfg.Sessions != nil && req.SessionID != ""
+	key, cacheable := m.cacheKeyFor(req)
+	if cacheable {
+		if c, ok := m.cache.get(key, m.cfg.Now()); ok {
+			return r.replay(c), nil
+		}
+		r.keep, r.cacheable = true, true
+	}
 	ans, err := m.ask(ctx, r)
+	if err == nil && r.cacheable {
+		// The final answer event is the last kept; the stored answer
+		// shares nothing mutable with the one returned.
+		c := &cached{key: key, at: m.cfg.Now(), ans: ans, events: r.events}
+		c.ans.Sources = slices.Clone(ans.Sources)
+		m.cache.put(c)
+	}
 	if err != nil {
 		ke := asError(ctx, err)
 		r.emit(kgagent.Event{Kind: kgagent.EventError, Agent: ans.Agent, Text: ke.Message, Final: true, Error: ke})

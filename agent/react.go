@@ -205,6 +205,9 @@ func (m *Manager) runFunc(ctx context.Context, r *run, e *entry, step Step) (Fun
 	}
 	call := m.funcCall(e, step.Name, kgagent.Message{Text: step.Input, Embeds: embeds}, r.req.Caller, r.req.ID, coll, r.req.TimeZone)
 	call.cite = r.cite
+	if !f.Cacheable {
+		r.cacheable = false
+	}
 	return invoke(ctx, f, call, m.cfg.FuncTimeout)
 }
 

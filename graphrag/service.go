@@ -707,8 +707,9 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 		}
 	}
 	expanded := map[string]bool{}
-	kept := map[factKey]bool{}
-	var facts []scored
+	kept := make(map[factKey]struct{}, 2*len(hop1))
+	var facts, cands []scored
+	var order []int32
 	decay := 1.0
 	for hop := 0; hop < s.cfg.Hops && len(frontier) > 0; hop++ {
 		for _, id := range frontier {
@@ -721,17 +722,17 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 				return nil, err
 			}
 		}
-		var cands []scored
+		cands = slices.Grow(cands[:0], len(ts))
 		for _, t := range ts {
 			k := tripleKey(t)
-			if kept[k] {
+			if _, ok := kept[k]; ok {
 				continue
 			}
-			kept[k] = true
+			kept[k] = struct{}{}
 			cands = append(cands, scored{t, decay * s.relevance(q, exact, seeds, t)})
 		}
 		// Sort positions, not the candidates (large structs).
-		order := make([]int32, len(cands))
+		order = slices.Grow(order[:0], len(cands))[:len(cands)]
 		for i := range order {
 			order[i] = int32(i)
 		}

@@ -188,7 +188,8 @@ func TestPyDocs(t *testing.T) {
 		DenseWeight: envFloat("KGAGENT_BENCH_DW"), KeywordWeight: envFloat("KGAGENT_BENCH_KW"),
 		K1: envFloat("KGAGENT_BENCH_K1"), B: envFloat("KGAGENT_BENCH_B"), HeadingRankWeight: envFloat("KGAGENT_BENCH_HR"),
 		PageRankWeight: envFloat("KGAGENT_BENCH_PR"), IDFExponent: envFloat("KGAGENT_BENCH_IDFEXP"),
-		RRFK: envFloat("KGAGENT_BENCH_RRFK"), PrefilterRows: int(envFloat("KGAGENT_BENCH_PREFILTER"))})
+		RRFK: envFloat("KGAGENT_BENCH_RRFK"), PrefilterRows: int(envFloat("KGAGENT_BENCH_PREFILTER")),
+		PrefilterMass: envFloat("KGAGENT_BENCH_PREFMASS")})
 	if err != nil {
 		t.Fatal(err)
 	}

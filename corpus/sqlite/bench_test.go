@@ -49,7 +49,7 @@ func BenchmarkScan20k(b *testing.B) {
 	}
 	q, qs := quantize(nil, vs[:dim])
 	for b.Loop() {
-		m.topK(q, qs, 50, "", -1)
+		m.topK(q, qs, 50, "", -1, 1)
 	}
 }
 
@@ -70,6 +70,31 @@ func BenchmarkColScan200k(b *testing.B) {
 	}
 	qv, qs := quantize(nil, q)
 	for b.Loop() {
-		m.topK(qv, qs, 50, "", 10000)
+		m.topK(qv, qs, 50, "", 10000, 0.8)
+	}
+}
+
+// BenchmarkColScan30k measures the exact column scan over 30k vectors of 384
+// dimensions (the Python docs index) for a query with 56 non-zero
+// dimensions (a question of about ten words under the lexical embedder).
+// benchMass is the prefilter mass BenchmarkColScan30k uses.
+var benchMass = 0.8
+
+func BenchmarkColScan30k(b *testing.B) {
+	const n, dim = 30000, 384
+	m := newMemColl(dim, [3]float32{1, 1, 1})
+	vs := randVecs(4096, dim)
+	for i := range n {
+		m.appendVec(vs[(i%4096)*dim : (i%4096+1)*dim])
+		m.rids = append(m.rids, int64(i))
+		m.docs = append(m.docs, "d")
+	}
+	q := make([]float32, dim)
+	for j := 0; j < dim; j += 7 {
+		q[j] = vs[j]
+	}
+	qv, qs := quantize(nil, q)
+	for b.Loop() {
+		m.topK(qv, qs, 50, "", 10000, benchMass)
 	}
 }

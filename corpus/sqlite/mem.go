@@ -292,7 +292,7 @@ func (x *Index) dense(ctx context.Context, q corpus.Query, n int) ([]scored, err
 		return nil, invalid("query vector has length %d, collection %q holds %d", len(q.Vector), q.Collection, m.dim)
 	}
 	qv, qs := quantize(make([]int8, 0, len(q.Vector)), q.Vector)
-	return m.topK(qv, qs, n, q.URLPrefix, x.cfg.PrefilterRows), nil
+	return m.topK(qv, qs, n, q.URLPrefix, x.cfg.PrefilterRows, x.cfg.PrefilterMass), nil
 }
 
 // parallelMin is the slot count above which a scan is split across cores.
@@ -301,17 +301,24 @@ const parallelMin = 16384
 // colMin is the slot count from which dense search scans columns.
 const colMin = 2048
 
+// prefilterMinDims is the fewest query dimensions a prefilter scans.
+const prefilterMinDims = 16
+
 // topK returns the n slots most similar to qv.
 //
 // Small collections are scanned row by row. Larger ones are scanned column
 // by column over the query's non-zero dimensions only: a dimension where the
 // quantised query is 0 adds nothing to any dot product, so this is the exact
 // int8 score at a fraction of the memory traffic (a short question touches
-// 50-100 of 384 dimensions). When the query has more non-zero dimensions
-// than a third of the vector and the collection has at least prefilter rows
-// (prefilter > 0), only that many of its heaviest dimensions are scanned, the
-// best max(8n, 400) rows are kept and rescored exactly.
-func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilter int) []scored {
+// 50-100 of 384 dimensions). When the collection has at least prefilter rows
+// (prefilter > 0), only the query's heaviest dimensions that together hold
+// the share mass of its squared norm (at least prefilterMinDims of them)
+// are scanned, the best max(8n, 400) rows are kept and rescored exactly: a
+// question under the lexical embedder puts most of its weight on its words
+// and little on each character trigram, so a dozen or two dimensions find
+// the same candidates; a dense model's query spreads its weight and keeps
+// most of its dimensions.
+func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilter int, mass float64) []scored {
 	rows := len(m.rids)
 	if rows < colMin || m.dim == 0 || len(m.cols) != m.dim || len(m.cols[0]) != rows {
 		return m.scanTop(qv, qscale, n, prefix, m.dim)
@@ -322,9 +329,7 @@ func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilte
 			dims = append(dims, j)
 		}
 	}
-	limit := max(16, m.dim/3)
-	approx := prefilter > 0 && rows >= prefilter && len(dims) > limit
-	if !approx {
+	if prefilter <= 0 || rows < prefilter || len(dims) <= prefilterMinDims {
 		return best(m.colScan(qv, dims, qscale, n, prefix), n)
 	}
 	sort.Slice(dims, func(a, b int) bool {
@@ -334,11 +339,32 @@ func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilte
 		}
 		return dims[a] < dims[b]
 	})
+	var total, sum int64
+	for _, j := range dims {
+		total += int64(qv[j]) * int64(qv[j])
+	}
+	limit := len(dims)
+	for k, j := range dims {
+		sum += int64(qv[j]) * int64(qv[j])
+		if float64(sum) >= mass*float64(total) {
+			limit = max(k+1, prefilterMinDims)
+			break
+		}
+	}
+	if limit >= len(dims) {
+		return best(m.colScan(qv, dims, qscale, n, prefix), n)
+	}
 	cands := m.colScan(qv, dims[:limit], qscale, max(8*n, 400), prefix)
+	// Rescore over the query's non-zero dimensions only (the rest add 0).
 	d := m.dim
 	for i, c := range cands {
 		slot := int(m.pos[c.rid])
-		cands[i].score = float64(DotInt8(qv, m.vecs[slot*d:(slot+1)*d])) * float64(qscale*m.scales[slot])
+		row := m.vecs[slot*d : (slot+1)*d]
+		var dot int32
+		for _, j := range dims {
+			dot += int32(qv[j]) * int32(row[j])
+		}
+		cands[i].score = float64(dot) * float64(qscale*m.scales[slot])
 	}
 	return best(cands, n)
 }
@@ -384,13 +410,22 @@ func (m *memColl) colScan(qv []int8, dims []int, qscale float32, n int, prefix s
 					a[i] += wk * int32(c[i])
 				}
 			}
+			// The heap's floor is checked before the row's document: most
+			// rows lose to it, and the document strings are the scan's
+			// largest memory read after the columns.
+			scales := m.scales[lo:hi]
+			scales = scales[:len(a)]
 			for i, v := range a {
+				f := float64(v) * float64(qscale*scales[i])
+				if len(h.items) == h.n && f <= h.items[0].score {
+					continue
+				}
 				slot := lo + i
 				doc := m.docs[slot]
 				if doc == "" || (prefix != "" && !strings.HasPrefix(doc, prefix)) {
 					continue
 				}
-				h.push(scored{m.rids[slot], float64(v) * float64(qscale*m.scales[slot])})
+				h.push(scored{m.rids[slot], f})
 			}
 		}
 	})
@@ -459,6 +494,11 @@ func best(all []scored, n int) []scored {
 
 var scorePool = sync.Pool{New: func() any { return new([]float32) }}
 
+// slotPool holds the touched-slot lists of keywordPages (a common query
+// touches thousands of chunks: growing a fresh list each time was a third of
+// the bytes a search allocated).
+var slotPool = sync.Pool{New: func() any { return new([]int32) }}
+
 // keyword ranks by BM25F over all fields (headOnly false) or by BM25 over
 // title and headings alone (headOnly true).
 func (x *Index) keyword(ctx context.Context, q corpus.Query, n int, headOnly bool) ([]scored, error) {
@@ -504,7 +544,9 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		}
 		ptf, pacc = (*pbuf)[:nd], (*pbuf)[nd:2*nd]
 	}
-	var touched []int32
+	tp := slotPool.Get().(*[]int32)
+	touched := (*tp)[:0]
+	defer func() { *tp = touched[:0]; slotPool.Put(tp) }()
 	N := float64(m.live)
 	avg := float32(max(fi.totalLen/N, 1e-3))
 	NP := float64(max(m.livePage, 1))

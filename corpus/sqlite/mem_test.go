@@ -36,8 +36,8 @@ func TestTopKPrefilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		q, qs := quantize(nil, vs[tt.query*dim:(tt.query+1)*dim])
-		exact := m.topK(q, qs, 10, tt.prefix, -1)
-		fast := m.topK(q, qs, 10, tt.prefix, 1000)
+		exact := m.topK(q, qs, 10, tt.prefix, -1, 1)
+		fast := m.topK(q, qs, 10, tt.prefix, 1000, 0.8)
 		if len(fast) != 10 || len(exact) != 10 {
 			t.Fatalf("query %d: %d and %d hits", tt.query, len(fast), len(exact))
 		}
@@ -100,7 +100,7 @@ func testColumnScanExact(t *testing.T, n int) {
 			q := make([]float32, dim)
 			copy(q[:tt.nonzer], vs[4*dim:4*dim+tt.nonzer]) // row 4 (rid 5) is deleted
 			qv, qs := quantize(nil, q)
-			cols := m.topK(qv, qs, 20, tt.prefix, -1)
+			cols := m.topK(qv, qs, 20, tt.prefix, -1, 1)
 			rows := best(m.scanTop(qv, qs, 20, tt.prefix, dim), 20)
 			var all []scored
 			for i := range m.rids {

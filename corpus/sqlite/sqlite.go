@@ -66,12 +66,14 @@ type Config struct {
 	// by its best chunk, so a page that covers the query as a whole rises
 	// even when no single chunk does (default 0.5; negative disables).
 	PageRankWeight float64
-	// PrefilterRows is the collection size from which a dense query with
-	// more non-zero dimensions than a third of the vector is first ranked by
-	// that many of its heaviest dimensions, the best candidates rescored
-	// exactly (default 10000; -1 never). Queries with fewer non-zero
-	// dimensions are always exact (see memColl.topK).
+	// PrefilterRows is the collection size from which a dense query is
+	// first ranked by its heaviest dimensions alone (those holding
+	// PrefilterMass of its squared norm), the best candidates rescored
+	// exactly (default 10000; -1 never; see memColl.topK).
 	PrefilterRows int
+	// PrefilterMass is the share of a query's squared norm the prefilter's
+	// dimensions hold (default 0.8; 1 scans every non-zero dimension).
+	PrefilterMass float64
 	// Depth is how many candidates each side contributes to hybrid fusion at
 	// least (default 50; at least K).
 	Depth int
@@ -131,6 +133,9 @@ func Open(cfg Config) (*Index, error) {
 	}
 	if cfg.PrefilterRows == 0 {
 		cfg.PrefilterRows = 10000
+	}
+	if cfg.PrefilterMass <= 0 || cfg.PrefilterMass > 1 {
+		cfg.PrefilterMass = 0.8
 	}
 	if cfg.Depth <= 0 {
 		cfg.Depth = 50

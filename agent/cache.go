@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"container/list"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kgagent/kgagent"
+)
+
+// answerCache keeps recent answers with the events that streamed them, so a
+// question asked again is answered by replaying them: a docs chatbot is asked
+// the same questions over and over. An entry is used only while it is
+// younger than the TTL and the stores' generation (Config.Generation) and
+// the manager's agents are what they were when it was made; the least
+// recently used entries go first when it is full.
+type answerCache struct {
+	size int
+	ttl  time.Duration
+
+	mu      sync.Mutex
+	lru     *list.List // of *cached, most recent first
+	entries map[cacheKey]*list.Element
+
+	hits, misses atomic.Int64
+}
+
+// cacheKey is what an answer depends on: the agent asked for (empty when
+// routed), the collection, the question, and the generations of the stores
+// and of the registered agents.
+type cacheKey struct {
+	agent, collection, question string
+	gen, agents                 uint64
+}
+
+type cached struct {
+	key    cacheKey
+	at     time.Time
+	ans    kgagent.Answer
+	events []kgagent.Event
+}
+
+func newAnswerCache(size int, ttl time.Duration) *answerCache {
+	if size <= 0 {
+		return nil
+	}
+	return &answerCache{size: size, ttl: ttl, lru: list.New(), entries: map[cacheKey]*list.Element{}}
+}
+
+// normQuestion is the question as a cache key: spaces trimmed and runs of
+// white space made one space.
+func normQuestion(q string) string {
+	return strings.Join(strings.Fields(q), " ")
+}
+
+// get returns the entry for k made after now-ttl.
+func (c *answerCache) get(k cacheKey, now time.Time) (*cached, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.entries[k]
+	if !ok {
+		c.misses.Add(1)
+		return nil, false
+	}
+	e := el.Value.(*cached)
+	if c.ttl > 0 && now.Sub(e.at) > c.ttl {
+		c.lru.Remove(el)
+		delete(c.entries, k)
+		c.misses.Add(1)
+		return nil, false
+	}
+	c.lru.MoveToFront(el)
+	c.hits.Add(1)
+	return e, true
+}
+
+// put stores e, evicting the least recently used entries beyond the size.
+func (c *answerCache) put(e *cached) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[e.key]; ok {
+		el.Value = e
+		c.lru.MoveToFront(el)
+		return
+	}
+	c.entries[e.key] = c.lru.PushFront(e)
+	for c.lru.Len() > c.size {
+		last := c.lru.Back()
+		c.lru.Remove(last)
+		delete(c.entries, last.Value.(*cached).key)
+	}
+}
+
+// len is how many entries the cache holds.
+func (c *answerCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}
+
+// CacheStats counts answer cache lookups since the manager started.
+type CacheStats struct {
+	Hits, Misses int64
+	Entries      int
+}
+
+// CacheStats reports the answer cache's hits, misses and size (all zero
+// when the cache is off).
+func (m *Manager) CacheStats() CacheStats {
+	if m.cache == nil {
+		return CacheStats{}
+	}
+	return CacheStats{Hits: m.cache.hits.Load(), Misses: m.cache.misses.Load(), Entries: m.cache.len()}
+}
+
+// cacheKeyFor returns the request's cache key, or false when the request
+// may not be answered from the cache: one with a session (its history and
+// recording matter) or with embeds (their content is not part of the key).
+func (m *Manager) cacheKeyFor(req Request) (cacheKey, bool) {
+	if m.cache == nil || req.SessionID != "" || len(req.Embeds) > 0 {
+		return cacheKey{}, false
+	}
+	var gen uint64
+	if m.cfg.Generation != nil {
+		gen = m.cfg.Generation()
+	}
+	return cacheKey{agent: req.Agent, collection: req.Collection, question: normQuestion(req.Question), gen: gen, agents: m.agentsGen.Load()}, true
+}
+
+// replay answers r from a cached entry: its events are emitted again under
+// r's request id and sequence, and the answer is returned with no LLM usage
+// (none was spent).
+func (r *run) replay(c *cached) kgagent.Answer {
+	for _, ev := range c.events {
+		if ev.Usage != nil {
+			ev.Usage = &kgagent.Usage{}
+		}
+		r.emit(ev)
+	}
+	ans := c.ans
+	ans.RequestID = r.req.ID
+	ans.Usage = kgagent.Usage{}
+	ans.Iterations = 0
+	return ans
+}

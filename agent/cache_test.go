@@ -1,0 +1,210 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kgagent/kgagent"
+)
+
+// cacheRig is a manager with the answer cache on, a clock the test moves, a
+// generation it bumps, and an agent whose func counts its calls.
+type cacheRig struct {
+	m     *Manager
+	now   time.Time
+	gen   atomic.Uint64
+	calls atomic.Int64
+	mu    sync.Mutex
+}
+
+func newCacheRig(t *testing.T, size int, ttl time.Duration, cacheable bool) *cacheRig {
+	t.Helper()
+	rig := &cacheRig{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	lookup := Func{Name: "lookup", Description: "looks up", Cacheable: cacheable, Handler: func(ctx context.Context, c FuncCall) (FuncResult, error) {
+		rig.calls.Add(1)
+		n := c.Cite(kgagent.Source{URL: "http://docs/config#port", Title: "Config"})
+		return FuncResult{Message: kgagent.Message{Text: fmt.Sprintf("[%d] Config (http://docs/config#port)\nThe port is 8086.", n)}}, nil
+	}}
+	rig.m = newManager(t, Config{
+		LLM: &alternate{}, AnswerCacheSize: size, AnswerCacheTTL: ttl,
+		Generation: rig.gen.Load,
+		Now:        func() time.Time { rig.mu.Lock(); defer rig.mu.Unlock(); return rig.now },
+	}, AgentConfig{Name: "docs", BasePrompt: "You answer.", FewShots: SplitFewShots("Q: x\nAsk Func[lookup]: x\nFunc[lookup] says: y\nA: y\n"), Funcs: []Func{lookup}})
+	return rig
+}
+
+func (rig *cacheRig) advance(d time.Duration) {
+	rig.mu.Lock()
+	rig.now = rig.now.Add(d)
+	rig.mu.Unlock()
+}
+
+// alternate answers the first call of every run with the func call and the
+// second with the answer: a run is two LLM calls whatever came before.
+type alternate struct{ n atomic.Int64 }
+
+func (a *alternate) Complete(ctx context.Context, req CompletionRequest) (Stream, error) {
+	out := "Ask Func[lookup]: port"
+	if last := req.Messages[len(req.Messages)-1]; last.Role == "user" && len(last.Content) > 5 && last.Content[:5] == "Func[" {
+		out = "A: The port is 8086 [1]."
+	}
+	a.n.Add(1)
+	return &scriptStream{ctx: ctx, parts: []string{out}}, nil
+}
+
+func (rig *cacheRig) ask(t *testing.T, req Request) (kgagent.Answer, []kgagent.Event) {
+	t.Helper()
+	var evs events
+	if req.Agent == "" {
+		req.Agent = "docs"
+	}
+	ans, err := rig.m.Ask(context.Background(), req, evs.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ans, evs.all()
+}
+
+func TestAnswerCacheReplaysTheSameAnswer(t *testing.T) {
+	rig := newCacheRig(t, 8, time.Minute, true)
+	first, ev1 := rig.ask(t, Request{ID: "r1", Question: "Which port?"})
+	second, ev2 := rig.ask(t, Request{ID: "r2", Question: "  Which   port? "})
+	if got := rig.calls.Load(); got != 1 {
+		t.Fatalf("func called %d times, want 1 (second answer from the cache)", got)
+	}
+	if first.Answer != second.Answer || len(second.Sources) != 1 || second.Sources[0].URL != first.Sources[0].URL {
+		t.Fatalf("cached answer differs: %+v vs %+v", first, second)
+	}
+	if second.RequestID != "r2" || second.Usage != (kgagent.Usage{}) || second.Iterations != 0 {
+		t.Errorf("cached answer has request id %q, usage %+v, iterations %d", second.RequestID, second.Usage, second.Iterations)
+	}
+	if len(ev1) != len(ev2) {
+		t.Fatalf("replayed %d events, the answer streamed %d", len(ev2), len(ev1))
+	}
+	checkSeq(t, ev2, "r2")
+	for i := range ev1 {
+		if ev1[i].Kind != ev2[i].Kind || ev1[i].Text != ev2[i].Text {
+			t.Errorf("event %d: %s %q replayed as %s %q", i, ev1[i].Kind, ev1[i].Text, ev2[i].Kind, ev2[i].Text)
+		}
+	}
+	if st := rig.m.CacheStats(); st.Hits != 1 || st.Misses != 1 || st.Entries != 1 {
+		t.Errorf("stats %+v, want 1 hit, 1 miss, 1 entry", st)
+	}
+}
+
+func TestAnswerCacheMisses(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(rig *cacheRig) Request // what happens before the second ask
+	}{
+		{"generation changed", func(rig *cacheRig) Request { rig.gen.Add(1); return Request{Question: "Which port?"} }},
+		{"older than the TTL", func(rig *cacheRig) Request { rig.advance(2 * time.Minute); return Request{Question: "Which port?"} }},
+		{"other question", func(rig *cacheRig) Request { return Request{Question: "Which host?"} }},
+		{"other collection", func(rig *cacheRig) Request { return Request{Question: "Which port?", Collection: "other"} }},
+		{"with a session", func(rig *cacheRig) Request { return Request{Question: "Which port?", SessionID: "s1"} }},
+		{"with embeds", func(rig *cacheRig) Request {
+			return Request{Question: "Which port?", Embeds: map[string]kgagent.Embed{"a": {ContentType: "text/plain", URI: "data:,x"}}}
+		}},
+		{"agent registered", func(rig *cacheRig) Request {
+			a, err := NewCodeShotAgent(AgentConfig{Name: "other", BasePrompt: "Other."})
+			if err != nil {
+				panic(err)
+			}
+			if err := rig.m.Register(a); err != nil {
+				panic(err)
+			}
+			return Request{Question: "Which port?"}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rig := newCacheRig(t, 8, time.Minute, true)
+			rig.ask(t, Request{Question: "Which port?"})
+			rig.ask(t, tt.change(rig))
+			if got := rig.calls.Load(); got != 2 {
+				t.Fatalf("func called %d times, want 2 (no cache hit)", got)
+			}
+		})
+	}
+}
+
+func TestAnswerCacheKeepsOnlyCacheableRuns(t *testing.T) {
+	rig := newCacheRig(t, 8, time.Minute, false) // the func depends on more than the stores
+	rig.ask(t, Request{Question: "Which port?"})
+	rig.ask(t, Request{Question: "Which port?"})
+	if got := rig.calls.Load(); got != 2 {
+		t.Fatalf("func called %d times, want 2: a run that called an uncacheable func is not kept", got)
+	}
+	if st := rig.m.CacheStats(); st.Entries != 0 {
+		t.Errorf("cache holds %d entries", st.Entries)
+	}
+}
+
+func TestAnswerCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	rig := newCacheRig(t, 2, 0, true)
+	rig.ask(t, Request{Question: "q1"})
+	rig.ask(t, Request{Question: "q2"})
+	rig.ask(t, Request{Question: "q1"}) // hit: q1 is now the most recent
+	rig.ask(t, Request{Question: "q3"}) // evicts q2
+	if got := rig.calls.Load(); got != 3 {
+		t.Fatalf("func called %d times, want 3", got)
+	}
+	rig.ask(t, Request{Question: "q1"}) // still there
+	if got := rig.calls.Load(); got != 3 {
+		t.Fatalf("q1 was evicted (func called %d times)", got)
+	}
+	rig.ask(t, Request{Question: "q2"}) // was evicted
+	if got := rig.calls.Load(); got != 4 {
+		t.Fatalf("q2 was not evicted (func called %d times)", got)
+	}
+	if st := rig.m.CacheStats(); st.Entries != 2 {
+		t.Errorf("cache holds %d entries, want 2", st.Entries)
+	}
+}
+
+func TestAnswerCacheOffByDefault(t *testing.T) {
+	rig := newCacheRig(t, 0, time.Minute, true)
+	rig.ask(t, Request{Question: "Which port?"})
+	rig.ask(t, Request{Question: "Which port?"})
+	if got := rig.calls.Load(); got != 2 {
+		t.Fatalf("func called %d times, want 2 with the cache off", got)
+	}
+	if st := rig.m.CacheStats(); st != (CacheStats{}) {
+		t.Errorf("stats %+v with the cache off", st)
+	}
+}
+
+func TestAnswerCacheDoesNotKeepErrors(t *testing.T) {
+	rig := newCacheRig(t, 8, time.Minute, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := rig.m.Ask(ctx, Request{Agent: "docs", Question: "Which port?"}, nil); err == nil {
+		t.Fatal("a canceled ask succeeded")
+	}
+	if st := rig.m.CacheStats(); st.Entries != 0 {
+		t.Errorf("a failed run was cached (%d entries)", st.Entries)
+	}
+}
+
+func TestAnswerCacheConcurrent(t *testing.T) {
+	rig := newCacheRig(t, 4, time.Minute, true)
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ans, err := rig.m.Ask(context.Background(), Request{Agent: "docs", Question: fmt.Sprintf("q%d", i%6)}, nil)
+			if err != nil || ans.Answer == "" {
+				t.Errorf("ask: %v %q", err, ans.Answer)
+			}
+		}()
+	}
+	wg.Wait()
+	if st := rig.m.CacheStats(); st.Entries > 4 || st.Hits+st.Misses != 32 {
+		t.Errorf("stats %+v: at most 4 entries and 32 lookups", st)
+	}
+}
