@@ -643,8 +643,9 @@ func (rd *Reader) max() int64 {
 
 // Read returns an embed's bytes. Errors: EINVALID for a URI that is neither
 // a data URI nor http(s), or undecodable; ETOOLARGE over the limit;
-// EFORBIDDEN for a bad or expired signed URL of the store; ENOTFOUND when
-// the URL answers 404; EUNAVAILABLE when it cannot be fetched.
+// EFORBIDDEN for an expired signed URL of the store or a URL that answers
+// 401/403; ENOTFOUND when the URL answers 404; EUNAVAILABLE when it cannot
+// be fetched.
 func (rd *Reader) Read(ctx context.Context, e kgagent.Embed) ([]byte, error) {
 	limit := rd.max()
 	uri := strings.TrimSpace(e.URI)
