@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/kgagent/kgagent"
 )
@@ -53,7 +54,14 @@ type ServiceConfig struct {
 type Service struct {
 	cfg ServiceConfig
 	emb Embedder
+	gen atomic.Uint64 // see Generation
 }
+
+// Generation counts the writes this service has finished (index, delete
+// document or collection, failed or not): an answer drawn from the corpus
+// while it read G is current while it still reads G. Writes made by other
+// processes to a shared index are not counted.
+func (s *Service) Generation() uint64 { return s.gen.Load() }
 
 // NewService returns a Service for cfg; it fails with EINVALID without an
 // Index.
@@ -77,6 +85,7 @@ func (s *Service) Embedder() Embedder { return s.emb }
 // collection or URL; the embedder's and index's errors otherwise, in which
 // case what was indexed before is unchanged.
 func (s *Service) IndexDocument(ctx context.Context, doc kgagent.Document) ([]kgagent.Chunk, error) {
+	defer s.gen.Add(1)
 	if doc.Collection == "" || doc.URL == "" {
 		return nil, kgagent.Errorf(kgagent.EINVALID, "document needs a collection and a URL")
 	}
@@ -103,11 +112,13 @@ func (s *Service) IndexDocument(ctx context.Context, doc kgagent.Document) ([]kg
 
 // DeleteDocument removes the document's chunks.
 func (s *Service) DeleteDocument(ctx context.Context, collection, url string) error {
+	defer s.gen.Add(1)
 	return s.cfg.Index.DeleteDocument(ctx, collection, url)
 }
 
 // DeleteCollection removes every chunk of the collection.
 func (s *Service) DeleteCollection(ctx context.Context, collection string) error {
+	defer s.gen.Add(1)
 	return s.cfg.Index.DeleteCollection(ctx, collection)
 }
 

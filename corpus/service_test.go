@@ -182,3 +182,38 @@ func TestSearchText(t *testing.T) {
 		t.Errorf("empty text: %v %v", hits, err)
 	}
 }
+
+func TestServiceGenerationCountsWrites(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t, nil)
+	g0 := s.Generation()
+	if _, err := s.Search(ctx, corpus.SearchRequest{Query: "zip", Collection: "py", K: 5}); err == nil {
+		t.Fatal("search of a missing collection succeeded")
+	}
+	steps := []struct {
+		name  string
+		write func() error
+	}{
+		{"index", func() error {
+			_, err := s.IndexDocument(ctx, doc("py", "https://d/zipfile.html", "zipfile", "Read archives."))
+			return err
+		}},
+		{"search (no write)", nil},
+		{"delete document", func() error { return s.DeleteDocument(ctx, "py", "https://d/zipfile.html") }},
+		{"delete collection", func() error { return s.DeleteCollection(ctx, "py") }},
+	}
+	want := g0
+	for _, st := range steps {
+		if st.write == nil {
+			_, _ = s.Search(ctx, corpus.SearchRequest{Query: "zip", Collection: "py", K: 5})
+		} else {
+			if err := st.write(); err != nil {
+				t.Fatalf("%s: %v", st.name, err)
+			}
+			want++
+		}
+		if got := s.Generation(); got != want {
+			t.Errorf("after %s: generation %d, want %d", st.name, got, want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -68,7 +69,14 @@ func (c Config) withDefaults() Config {
 // graph. It is safe for concurrent use.
 type Service struct {
 	cfg Config
+	gen atomic.Uint64 // see Generation
 }
+
+// Generation counts the writes this service has finished (index, delete
+// document or collection, failed or not): facts retrieved while it read G
+// are current while it still reads G. Writes made by other processes to a
+// shared store are not counted.
+func (s *Service) Generation() uint64 { return s.gen.Load() }
 
 // GraphAnswer is what POST /api/v1/graph-rag returns: a deterministic answer
 // composed from the top facts, the facts, and their sections, deduplicated.
@@ -98,6 +106,7 @@ func (s *Service) Config() Config { return s.cfg }
 // number of triples stored. On any error nothing of doc was changed in the
 // store (the entity index may lag behind until the next successful index).
 func (s *Service) IndexDocument(ctx context.Context, doc kgagent.Document, chunks []kgagent.Chunk) (int, error) {
+	defer s.gen.Add(1)
 	ts, err := s.cfg.Extractor.Extract(ctx, doc, chunks)
 	if err != nil {
 		return 0, err
@@ -229,6 +238,7 @@ func (s *Service) indexEntities(ctx context.Context, doc kgagent.Document, ts []
 
 // DeleteDocument removes the triples and entity index entries of url.
 func (s *Service) DeleteDocument(ctx context.Context, collection, url string) error {
+	defer s.gen.Add(1)
 	if err := s.cfg.Store.DeleteDocument(ctx, collection, url); err != nil {
 		return err
 	}
@@ -240,6 +250,7 @@ func (s *Service) DeleteDocument(ctx context.Context, collection, url string) er
 
 // DeleteCollection removes a collection's graph and entity index.
 func (s *Service) DeleteCollection(ctx context.Context, collection string) error {
+	defer s.gen.Add(1)
 	if err := s.cfg.Store.DeleteCollection(ctx, collection); err != nil {
 		return err
 	}

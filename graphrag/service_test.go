@@ -71,9 +71,13 @@ func TestServiceIndexRetrieveAnswer(t *testing.T) {
 			svc := newService(t, cfg)
 			ctx := t.Context()
 			doc, chunks := sampleDoc()
+			g0 := svc.Generation()
 			n, err := svc.IndexDocument(ctx, doc, chunks)
 			if err != nil || n == 0 {
 				t.Fatalf("IndexDocument = %d, %v", n, err)
+			}
+			if g := svc.Generation(); g != g0+1 {
+				t.Errorf("generation %d after a write, want %d", g, g0+1)
 			}
 			facts, err := svc.Retrieve(ctx, "What does json.dumps() do?", "py")
 			if err != nil {

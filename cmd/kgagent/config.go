@@ -55,6 +55,9 @@ type Config struct {
 	LLMMaxTokens   int     `key:"llm_max_tokens" usage:"maximum completion tokens"`
 	MaxIterations  int     `key:"max_iterations" usage:"ReAct iteration limit per question"`
 
+	AnswerCacheSize int           `key:"answer_cache_size" usage:"answers kept for questions asked again without a session (0: no answer cache)"`
+	AnswerCacheTTL  time.Duration `key:"answer_cache_ttl" usage:"longest a cached answer is served; any write to the corpus or graph ends it sooner"`
+
 	Embedder       string `key:"embedder" usage:"embedder: lexical (built-in) or openai"`
 	EmbedBaseURL   string `key:"embed_base_url" usage:"OpenAI-compatible embeddings base URL"`
 	EmbedAPIKey    string `key:"embed_api_key" usage:"API key of the embeddings API"`
@@ -99,6 +102,8 @@ func defaultConfig() Config {
 		LLM:              "extractive",
 		LLMMaxTokens:     1000,
 		MaxIterations:    10,
+		AnswerCacheSize:  4096,
+		AnswerCacheTTL:   10 * time.Minute,
 		Embedder:         "lexical",
 		Extractor:        "builtin",
 		CrawlParallelism: 4,

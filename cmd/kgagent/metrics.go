@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/crawler"
 	"github.com/kgagent/kgagent/crawler/natsjobs"
 	"github.com/kgagent/kgagent/gateway"
@@ -41,4 +44,16 @@ func (mr meteredRunner) Run(ctx context.Context, spec crawler.Spec, progress fun
 			progress(c)
 		}
 	})
+}
+
+// registerCacheMetrics exports the answer cache's lookups and size.
+func registerCacheMetrics(reg *prometheus.Registry, m *agent.Manager) {
+	reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "kgagent_answer_cache_hits_total", Help: "Questions answered from the answer cache."},
+			func() float64 { return float64(m.CacheStats().Hits) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "kgagent_answer_cache_misses_total", Help: "Answer cache lookups that found no current answer."},
+			func() float64 { return float64(m.CacheStats().Misses) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kgagent_answer_cache_entries", Help: "Answers held by the answer cache."},
+			func() float64 { return float64(m.CacheStats().Entries) }),
+	)
 }

@@ -157,6 +157,8 @@ func (a *app) openServices(ctx context.Context) error {
 		Searcher: s.corpus, Graph: s.graph, Collection: cfg.Collection,
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
 		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),
+		AnswerCacheSize: cfg.AnswerCacheSize, AnswerCacheTTL: cfg.AnswerCacheTTL,
+		Generation: func() uint64 { return s.corpus.Generation() + s.graph.Generation() },
 	})
 	if err != nil {
 		return err
@@ -321,6 +323,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	}
 	a.svc.gw = gw
 	a.onClose(func() { gw.Close() })
+	registerCacheMetrics(gw.Metrics().Registry(), a.svc.agents)
 	return gw, nil
 }
 
