@@ -26,7 +26,8 @@ import (
 //
 // KGAGENT_BENCH_CONC sets the concurrency (default 4), KGAGENT_BENCH_N the
 // answers (default 3000), KGAGENT_BENCH_PROFILE a CPU profile path and
-// KGAGENT_BENCH_MEMPROFILE an allocation profile path.
+// KGAGENT_BENCH_MEMPROFILE an allocation profile path; the answer cache is
+// off unless KGAGENT_BENCH_CACHE gives its size.
 func TestAnswerCost(t *testing.T) {
 	data := os.Getenv("KGAGENT_BENCH_DATA")
 	if data == "" {
@@ -39,6 +40,8 @@ func TestAnswerCost(t *testing.T) {
 	}
 	cfg := defaultConfig()
 	cfg.DataDir = data
+	// Every answer is computed: the answer cache is off unless asked for.
+	cfg.AnswerCacheSize = envInt("KGAGENT_BENCH_CACHE", 0)
 	ctx := context.Background()
 	a, err := openApp(ctx, cfg, "eval", newLogger(cfg, io.Discard), false)
 	if err != nil {

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -42,6 +44,110 @@ type memColl struct {
 	live    int
 	dead    int
 	weights [3]float32 // title, headings, body
+
+	hits hitCache // chunks of recent hits, by slot
+}
+
+// hitCacheSize is how many loaded chunks a collection keeps in memory.
+const hitCacheSize = 16384
+
+// hitCache keeps the chunks recent searches returned, keyed by slot, so a
+// hit found again needs no database read (reading the rows of 50 hits cost
+// more than ranking them). Slots are never reused within a memColl: a
+// replaced or re-inserted row gets a new slot and the old one is a
+// tombstone no ranking returns, so an entry can never be stale; writes need
+// not touch it. When full, a random entry makes room.
+type hitCache struct {
+	mu sync.Mutex
+	m  map[int32]kgagent.Chunk
+}
+
+func (c *hitCache) get(slot int32) (kgagent.Chunk, bool) {
+	c.mu.Lock()
+	ch, ok := c.m[slot]
+	c.mu.Unlock()
+	return ch, ok
+}
+
+func (c *hitCache) put(slot int32, ch kgagent.Chunk) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[int32]kgagent.Chunk{}
+	}
+	if len(c.m) >= hitCacheSize {
+		for k := range c.m {
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[slot] = ch
+}
+
+// loadHits materialises ranked rows of collection as hits, from the hit
+// cache where it can and from the database (x.load) for the rest.
+func (x *Index) loadHits(ctx context.Context, collection string, ranked []scored) ([]corpus.Hit, error) {
+	if len(ranked) == 0 {
+		return nil, nil
+	}
+	x.cacheMu.RLock()
+	m := x.cache[collection]
+	slots := make([]int32, len(ranked))
+	for i, r := range ranked {
+		slots[i] = -1
+		if m != nil {
+			if s, ok := m.pos[r.rid]; ok {
+				slots[i] = s
+			}
+		}
+	}
+	x.cacheMu.RUnlock()
+	if m == nil {
+		return x.load(ctx, ranked)
+	}
+	out := make([]corpus.Hit, len(ranked))
+	found := make([]bool, len(ranked))
+	var miss []scored
+	for i, r := range ranked {
+		if slots[i] >= 0 {
+			if ch, ok := m.hits.get(slots[i]); ok {
+				ch.HeadingPath = slices.Clone(ch.HeadingPath) // the caller's to change
+				out[i], found[i] = corpus.Hit{Chunk: ch, Score: r.score}, true
+				continue
+			}
+		}
+		miss = append(miss, r)
+	}
+	if len(miss) > 0 {
+		rids := make([]int64, len(miss))
+		for i, r := range miss {
+			rids[i] = r.rid
+		}
+		byRid, err := x.loadRows(ctx, rids)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range ranked {
+			if found[i] {
+				continue
+			}
+			if ch, ok := byRid[r.rid]; ok {
+				out[i], found[i] = corpus.Hit{Chunk: ch, Score: r.score}, true
+				if slots[i] >= 0 {
+					cp := ch
+					cp.HeadingPath = slices.Clone(ch.HeadingPath)
+					m.hits.put(slots[i], cp)
+				}
+			}
+		}
+	}
+	hits := out[:0]
+	for i := range out {
+		if found[i] {
+			hits = append(hits, out[i])
+		}
+	}
+	return hits, nil
 }
 
 // fieldIndex is an inverted index over slots.
@@ -304,6 +410,10 @@ const colMin = 2048
 // prefilterMinDims is the fewest query dimensions a prefilter scans.
 const prefilterMinDims = 16
 
+// prefilterKeep is how many rows the prefilter keeps for exact rescoring
+// when n are asked for (each scan worker keeps that many).
+func prefilterKeep(n int) int { return max(2*n, 64) }
+
 // topK returns the n slots most similar to qv.
 //
 // Small collections are scanned row by row. Larger ones are scanned column
@@ -313,7 +423,7 @@ const prefilterMinDims = 16
 // 50-100 of 384 dimensions). When the collection has at least prefilter rows
 // (prefilter > 0), only the query's heaviest dimensions that together hold
 // the share mass of its squared norm (at least prefilterMinDims of them)
-// are scanned, the best max(8n, 400) rows are kept and rescored exactly: a
+// are scanned, the best prefilterKeep(n) rows are kept and rescored exactly: a
 // question under the lexical embedder puts most of its weight on its words
 // and little on each character trigram, so a dozen or two dimensions find
 // the same candidates; a dense model's query spreads its weight and keeps
@@ -354,7 +464,7 @@ func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilte
 	if limit >= len(dims) {
 		return best(m.colScan(qv, dims, qscale, n, prefix), n)
 	}
-	cands := m.colScan(qv, dims[:limit], qscale, max(8*n, 400), prefix)
+	cands := m.colScan(qv, dims[:limit], qscale, prefilterKeep(n), prefix)
 	// Rescore over the query's non-zero dimensions only (the rest add 0).
 	d := m.dim
 	for i, c := range cands {
@@ -480,11 +590,11 @@ func (m *memColl) scanParallel(n int, scan func(lo, hi int, h *topHeap)) []score
 
 // best sorts by score (ties by row id) and keeps n.
 func best(all []scored, n int) []scored {
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].score != all[j].score {
-			return all[i].score > all[j].score
+	slices.SortFunc(all, func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
 		}
-		return all[i].rid < all[j].rid
+		return cmp.Compare(a.rid, b.rid)
 	})
 	if len(all) > n {
 		all = all[:n]

@@ -487,7 +487,7 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 		lists[0] = d
 		ranked = RRF(x.cfg.RRFK, q.K, weights, lists...)
 	}
-	return x.load(ctx, ranked)
+	return x.loadHits(ctx, q.Collection, ranked)
 }
 
 // scored is a row id with a score.
@@ -519,10 +519,29 @@ func (x *Index) load(ctx context.Context, ranked []scored) ([]corpus.Hit, error)
 	if len(ranked) == 0 {
 		return nil, nil
 	}
-	args := make([]any, len(ranked))
-	marks := make([]string, len(ranked))
+	rids := make([]int64, len(ranked))
 	for i, r := range ranked {
-		args[i] = r.rid
+		rids[i] = r.rid
+	}
+	byRid, err := x.loadRows(ctx, rids)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]corpus.Hit, 0, len(ranked))
+	for _, r := range ranked {
+		if c, ok := byRid[r.rid]; ok {
+			hits = append(hits, corpus.Hit{Chunk: c, Score: r.score})
+		}
+	}
+	return hits, nil
+}
+
+// loadRows reads the chunks of rids (those that still exist) by rid.
+func (x *Index) loadRows(ctx context.Context, rids []int64) (map[int64]kgagent.Chunk, error) {
+	args := make([]any, len(rids))
+	marks := make([]string, len(rids))
+	for i, rid := range rids {
+		args[i] = rid
 		marks[i] = "?"
 	}
 	rows, err := x.db.QueryContext(ctx, `SELECT rid, id, collection, doc_url, url, title, headings, anchor, ordinal, body, hash
@@ -531,7 +550,7 @@ func (x *Index) load(ctx context.Context, ranked []scored) ([]corpus.Hit, error)
 		return nil, dbErr(err, "load chunks")
 	}
 	defer rows.Close()
-	byRid := map[int64]kgagent.Chunk{}
+	byRid := make(map[int64]kgagent.Chunk, len(rids))
 	for rows.Next() {
 		var rid int64
 		var c kgagent.Chunk
@@ -548,13 +567,7 @@ func (x *Index) load(ctx context.Context, ranked []scored) ([]corpus.Hit, error)
 	if err := rows.Err(); err != nil {
 		return nil, dbErr(err, "load chunks")
 	}
-	hits := make([]corpus.Hit, 0, len(ranked))
-	for _, r := range ranked {
-		if c, ok := byRid[r.rid]; ok {
-			hits = append(hits, corpus.Hit{Chunk: c, Score: r.score})
-		}
-	}
-	return hits, nil
+	return byRid, nil
 }
 
 func encodeVec(v []float32) []byte {

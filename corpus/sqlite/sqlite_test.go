@@ -132,3 +132,66 @@ func TestCommonTerms(t *testing.T) {
 		}
 	}
 }
+
+// Hits found again come from the hit cache, and a cached hit never outlives
+// its row: replacing a document, deleting the row with the highest rid (so
+// SQLite hands that rid to the next insert) and reinserting, each search
+// returns the text stored now.
+func TestHitCacheNeverStale(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(Config{Path: filepath.Join(t.TempDir(), "c.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	put := func(url, text string) {
+		t.Helper()
+		c := kgagent.Chunk{ID: corpus.ChunkID("c", url, 0), Collection: "c", DocURL: url, URL: url + "#a", Title: "t", HeadingPath: []string{"t", "a"}, Text: text}
+		if err := x.ReplaceDocument(ctx, "c", url, []kgagent.Chunk{c}, [][]float32{{1, 0}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	search := func(q string) []corpus.Hit {
+		t.Helper()
+		hits, err := x.Search(ctx, corpus.Query{Collection: "c", Text: q, K: 5, Mode: corpus.ModeKeyword})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	put("https://x/a", "zebra stripes")
+	put("https://x/b", "giraffe necks")
+	first := search("zebra")
+	if len(first) != 1 || first[0].Text != "zebra stripes" {
+		t.Fatalf("hits %+v", first)
+	}
+	x.cacheMu.RLock()
+	m := x.cache["c"]
+	x.cacheMu.RUnlock()
+	if n := len(m.hits.m); n != 1 {
+		t.Fatalf("hit cache holds %d chunks after one hit, want 1", n)
+	}
+	first[0].HeadingPath[0] = "changed by the caller"
+	if again := search("zebra"); again[0].Text != "zebra stripes" || again[0].HeadingPath[0] != "t" {
+		t.Fatalf("cached hit %+v", again[0])
+	}
+
+	put("https://x/a", "zebra herds") // replaced: new row, new slot
+	if h := search("zebra"); len(h) != 1 || h[0].Text != "zebra herds" {
+		t.Fatalf("after replace: %+v", h)
+	}
+	search("giraffe") // cache the row with the highest rid
+	if err := x.DeleteDocument(ctx, "c", "https://x/a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.DeleteDocument(ctx, "c", "https://x/b"); err != nil {
+		t.Fatal(err)
+	}
+	put("https://x/c", "giraffe spots") // may reuse b's rid
+	if h := search("giraffe"); len(h) != 1 || h[0].Text != "giraffe spots" || h[0].DocURL != "https://x/c" {
+		t.Fatalf("after delete and reinsert: %+v", h)
+	}
+	if h := search("zebra"); len(h) != 0 {
+		t.Fatalf("deleted document found: %+v", h)
+	}
+}
