@@ -2,9 +2,16 @@ package sqlite_test
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/crawler/crawlertest"
 	"github.com/kgagent/kgagent/graphrag"
 	"github.com/kgagent/kgagent/graphrag/graphtest"
 )
@@ -57,4 +64,75 @@ func BenchmarkFind(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkPyDocsLoad writes the built-in extractor's triples of every
+// Python docs page (KGAGENT_PYDOCS) into a fresh store the way an ingestion
+// does: crawler.DefaultGraphQueue (32) writers at once, so their writes
+// share transactions (KGAGENT_BENCH_WRITERS changes it).
+// It measures the store's write path alone (the single writer is the floor
+// of an ingestion's wall time):
+//
+//	KGAGENT_PYDOCS=/usr/share/doc/python3.11/html go test ./graphrag/sqlite -run '^$' -bench PyDocsLoad -benchtime 1x
+func BenchmarkPyDocsLoad(b *testing.B) {
+	root := os.Getenv("KGAGENT_PYDOCS")
+	if root == "" {
+		b.Skip("set KGAGENT_PYDOCS")
+	}
+	docs := crawlertest.ExtractDir(b, root, "https://docs.python.org/3.11/", "pydocs")
+	type page struct {
+		url string
+		ts  []kgagent.Triple
+	}
+	var pages []page
+	n := 0
+	for _, d := range docs {
+		ts, err := graphrag.BuiltinExtractor{}.Extract(b.Context(), d, corpus.ChunkDocument(d, corpus.ChunkConfig{}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages = append(pages, page{d.URL, graphrag.Dedupe(ts)})
+		n += len(ts)
+	}
+	b.ResetTimer()
+	var cpu time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		s := open(b)
+		c0 := cpuTime()
+		b.StartTimer()
+		work := make(chan page)
+		var wg sync.WaitGroup
+		writers := 32
+		if w, err := strconv.Atoi(os.Getenv("KGAGENT_BENCH_WRITERS")); err == nil {
+			writers = w
+		}
+		for range writers {
+			wg.Go(func() {
+				for p := range work {
+					if err := s.ReplaceDocument(b.Context(), "pydocs", p.url, p.ts); err != nil {
+						b.Error(err)
+					}
+				}
+			})
+		}
+		for _, p := range pages {
+			work <- p
+		}
+		close(work)
+		wg.Wait()
+		cpu += cpuTime() - c0
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "triples/s")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/load")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/load")
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
