@@ -82,10 +82,43 @@ func FuzzRelevanceOverlap(f *testing.F) {
 				obj = clip(tr.Literal, 400)
 			}
 			want := overlapRef(q, tr.Subject.Name+" "+tr.Subject.ID+" "+obj)
-			got := s.relevance(ws, nil, nil, tr) - predicatePrior("x")
+			got := s.relevance(ws, nil, nil, &tr) - predicatePrior("x")
 			if math.Abs(got-want) > 1e-9 {
 				t.Errorf("relevance overlap of %+v for %q = %v, want %v", tr, question, got, want)
 			}
 		}
 	})
+}
+
+// factSet tells facts apart exactly: literals that share their first 32
+// bytes and length, or differ only in the source, are distinct; the same
+// fact again is not.
+func TestFactSet(t *testing.T) {
+	long := strings.Repeat("a", 40)
+	base := kgagent.Triple{Subject: kgagent.Entity{ID: "json.dumps"}, Predicate: "is_defined_as", Literal: long + "x", SourceURL: "https://d/json#dumps"}
+	variants := []func(tr *kgagent.Triple){
+		func(tr *kgagent.Triple) { tr.Literal = long + "y" },
+		func(tr *kgagent.Triple) { tr.SourceURL += "2" },
+		func(tr *kgagent.Triple) { tr.Predicate = "is_a" },
+		func(tr *kgagent.Triple) { tr.Subject.ID = "json.dump" },
+		func(tr *kgagent.Triple) { tr.Object.ID = "json" },
+		func(tr *kgagent.Triple) { tr.Literal = "" },
+	}
+	f := newFactSet(0)
+	first := base
+	if !f.add(&first) {
+		t.Fatal("first fact not new")
+	}
+	again := base
+	again.DocURL, again.ChunkID = "other", "c2" // not part of a fact's identity
+	if f.add(&again) {
+		t.Error("the same fact counted twice")
+	}
+	for i, change := range variants {
+		tr := base
+		change(&tr)
+		if !f.add(&tr) {
+			t.Errorf("variant %d (%+v) taken for a seen fact", i, tr)
+		}
+	}
 }

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"hash/maphash"
 	"math/bits"
 	"slices"
 	"sort"
@@ -554,6 +556,43 @@ type scored struct {
 	score float64
 }
 
+// factSet is the facts Retrieve has seen, distinct by tripleKey. It keys
+// them by a hash of the short fields and the literal's length and compares
+// whole keys only on a hash match, so a candidate costs no map key of five
+// strings and no hashing of a long literal.
+type factSet struct {
+	seed maphash.Seed
+	m    map[uint64][]*kgagent.Triple
+}
+
+func newFactSet(n int) *factSet {
+	return &factSet{seed: maphash.MakeSeed(), m: make(map[uint64][]*kgagent.Triple, n)}
+}
+
+// add adds t and reports whether it was new.
+func (f *factSet) add(t *kgagent.Triple) bool {
+	var h maphash.Hash
+	h.SetSeed(f.seed)
+	for _, s := range [...]string{t.Subject.ID, t.Predicate, t.Object.ID, t.SourceURL} {
+		h.WriteString(s)
+		h.WriteByte(0)
+	}
+	n := len(t.Literal)
+	h.WriteString(t.Literal[:min(n, 32)])
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(n))
+	h.Write(b[:])
+	k := h.Sum64()
+	same := f.m[k]
+	for _, o := range same {
+		if tripleKey(*o) == tripleKey(*t) {
+			return false
+		}
+	}
+	f.m[k] = append(same, t)
+	return true
+}
+
 // factKey is what makes a fact distinct in Retrieve.
 type factKey struct{ s, p, o, lit, src string }
 
@@ -718,9 +757,15 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 		}
 	}
 	expanded := map[string]bool{}
-	kept := make(map[factKey]struct{}, 2*len(hop1))
-	var facts, cands []scored
-	var order []int32
+	seen := newFactSet(2 * len(hop1))
+	var facts []scored
+	// cand is a candidate edge by its position in the hop's triples: the
+	// triples are large and only EdgesPerHop of them are kept.
+	type cand struct {
+		i     int32
+		score float64
+	}
+	var cands []cand
 	decay := 1.0
 	for hop := 0; hop < s.cfg.Hops && len(frontier) > 0; hop++ {
 		for _, id := range frontier {
@@ -734,29 +779,21 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 			}
 		}
 		cands = slices.Grow(cands[:0], len(ts))
-		for _, t := range ts {
-			k := tripleKey(t)
-			if _, ok := kept[k]; ok {
-				continue
+		for i := range ts {
+			if seen.add(&ts[i]) {
+				cands = append(cands, cand{int32(i), decay * s.relevance(q, exact, seeds, &ts[i])})
 			}
-			kept[k] = struct{}{}
-			cands = append(cands, scored{t, decay * s.relevance(q, exact, seeds, t)})
 		}
-		// Sort positions, not the candidates (large structs).
-		order = slices.Grow(order[:0], len(cands))[:len(cands)]
-		for i := range order {
-			order[i] = int32(i)
-		}
-		slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(cands[b].score, cands[a].score) })
-		if len(order) > s.cfg.EdgesPerHop {
-			order = order[:s.cfg.EdgesPerHop]
+		slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(b.score, a.score) })
+		if len(cands) > s.cfg.EdgesPerHop {
+			cands = cands[:s.cfg.EdgesPerHop]
 		}
 		var next []string
-		for _, i := range order {
-			c := cands[i]
-			facts = append(facts, c)
-			for _, e := range []string{c.t.Subject.ID, c.t.Object.ID} {
-				if e != "" && c.t.Literal == "" && !expanded[e] {
+		for _, c := range cands {
+			t := &ts[c.i]
+			facts = append(facts, scored{*t, c.score})
+			for _, e := range []string{t.Subject.ID, t.Object.ID} {
+				if e != "" && t.Literal == "" && !expanded[e] {
 					expanded[e] = true
 					next = append(next, e)
 				}
@@ -780,7 +817,7 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 // how strongly its ends were seeds (the subject more: "what is X" is
 // answered by statements about X), whether the question names them
 // outright, and the kind of edge.
-func (s *Service) relevance(q *wordSet, exact map[string]bool, seeds map[string]float64, t kgagent.Triple) float64 {
+func (s *Service) relevance(q *wordSet, exact map[string]bool, seeds map[string]float64, t *kgagent.Triple) float64 {
 	obj := t.Object.Name
 	if t.Literal != "" {
 		obj = clip(t.Literal, 400)
