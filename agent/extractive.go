@@ -67,7 +67,21 @@ func (x *Extractive) Complete(ctx context.Context, req CompletionRequest) (Strea
 func promptWords(msgs []ChatMessage) int {
 	n := 0
 	for _, m := range msgs {
-		n += len(strings.Fields(m.Content))
+		n += countWords(m.Content)
+	}
+	return n
+}
+
+// countWords is len(strings.Fields(s)) without building the slice.
+func countWords(s string) int {
+	n, in := 0, false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			in = false
+		} else if !in {
+			in = true
+			n++
+		}
 	}
 	return n
 }
@@ -240,7 +254,7 @@ var sourceLineRe = regexp.MustCompile(`^\[(\d+)\] (.+) \((\S+)\)$`)
 func hasSources(obs []observation) bool {
 	for _, o := range obs {
 		for _, l := range strings.Split(o.text, "\n") {
-			if sourceLineRe.MatchString(strings.TrimSpace(l)) || strings.HasPrefix(l, "Facts:") {
+			if sourceLine(strings.TrimSpace(l)) != nil || strings.HasPrefix(l, "Facts:") {
 				return true
 			}
 		}
@@ -553,7 +567,7 @@ func parsePassages(obs []observation) []*passage {
 		inFacts := false
 		for _, raw := range strings.Split(o.text, "\n") {
 			l := strings.TrimSpace(raw)
-			if m := sourceLineRe.FindStringSubmatch(l); m != nil {
+			if m := sourceLine(l); m != nil {
 				n, _ := strconv.Atoi(m[1])
 				cur = &passage{n: n, title: m[2], url: m[3], rank: rank}
 				rank++
@@ -583,6 +597,15 @@ func parsePassages(obs []observation) []*passage {
 }
 
 var factRe = regexp.MustCompile(`^- (.+) \[(\d+)\]$`)
+
+// sourceLine matches l against sourceLineRe, skipping the regexp for the
+// lines (most) that cannot be source lines.
+func sourceLine(l string) []string {
+	if !strings.HasPrefix(l, "[") {
+		return nil
+	}
+	return sourceLineRe.FindStringSubmatch(l)
+}
 
 // commandLike reports whether s is a command line rather than a sentence:
 // no closing punctuation and a --flag.

@@ -97,6 +97,10 @@ func TestAnswerCost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	runtime.GC()
+	var live runtime.MemStats
+	runtime.ReadMemStats(&live)
+	t.Logf("live heap after the run %d MB", live.HeapAlloc>>20)
 	t.Logf("%d answers at concurrency %d in %.2fs = %.0f answers/s; %.2f CPU-ms/answer; %.0f KB allocated/answer; %d GCs",
 		n, conc, el.Seconds(), float64(n)/el.Seconds(), float64(cpu.Microseconds())/1000/float64(n),
 		float64(ms1.TotalAlloc-ms0.TotalAlloc)/1024/float64(n), ms1.NumGC-ms0.NumGC)

@@ -734,12 +734,15 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 	}
 	for _, s := range touched {
 		if q.URLPrefix == "" || strings.HasPrefix(m.docs[s], q.URLPrefix) {
-			h.push(scored{m.rids[s], float64(acc[s])})
 			if pages > 0 {
 				d := m.docID[s]
 				if b := bestSlot[d] - 1; b < 0 || acc[s] > acc[b] || (acc[s] == acc[b] && s < b) {
 					bestSlot[d] = s + 1
 				}
+			}
+			// most slots lose to the heap's floor: no call for them
+			if f := float64(acc[s]); len(h.items) < h.n || f > h.items[0].score {
+				h.push(scored{m.rids[s], f})
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -86,11 +87,17 @@ func TestPyDocsGraph(t *testing.T) {
 	}
 	defer ix.Close()
 	emb := corpus.NewLexical(corpus.LexicalConfig{})
-	withIdx, err := graphrag.New(graphrag.Config{Store: store, Embedder: emb, Index: ix})
+	// Retrieval knobs, to try settings without editing the defaults.
+	knobs := graphrag.Config{SeedEntities: envInt("KGAGENT_GRAPHBENCH_SEEDS"), Hops: envInt("KGAGENT_GRAPHBENCH_HOPS"),
+		TriplesPerEntity: envInt("KGAGENT_GRAPHBENCH_TPE"), EdgesPerHop: envInt("KGAGENT_GRAPHBENCH_EDGES")}
+	cfgIdx, cfgNames := knobs, knobs
+	cfgIdx.Store, cfgIdx.Embedder, cfgIdx.Index = store, emb, ix
+	cfgNames.Store = store
+	withIdx, err := graphrag.New(cfgIdx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	namesOnly, err := graphrag.New(graphrag.Config{Store: store})
+	namesOnly, err := graphrag.New(cfgNames)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,4 +239,10 @@ func TestPyDocsGraph(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("Answer(What does json.dumps do?):\n%s\nsources: %d, first %+v", ans.Answer, len(ans.Sources), ans.Sources[0])
+}
+
+// envInt reads a positive integer knob (0 when unset: the default).
+func envInt(k string) int {
+	n, _ := strconv.Atoi(os.Getenv(k))
+	return max(n, 0)
 }
