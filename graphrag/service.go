@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"hash/maphash"
@@ -571,18 +570,8 @@ func newFactSet(n int) *factSet {
 
 // add adds t and reports whether it was new.
 func (f *factSet) add(t *kgagent.Triple) bool {
-	var h maphash.Hash
-	h.SetSeed(f.seed)
-	for _, s := range [...]string{t.Subject.ID, t.Predicate, t.Object.ID, t.SourceURL} {
-		h.WriteString(s)
-		h.WriteByte(0)
-	}
 	n := len(t.Literal)
-	h.WriteString(t.Literal[:min(n, 32)])
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(n))
-	h.Write(b[:])
-	k := h.Sum64()
+	k := maphash.Comparable(f.seed, factHashKey{t.Subject.ID, t.Predicate, t.Object.ID, t.SourceURL, t.Literal[:min(n, 32)], n})
 	same := f.m[k]
 	for _, o := range same {
 		if tripleKey(*o) == tripleKey(*t) {
@@ -591,6 +580,13 @@ func (f *factSet) add(t *kgagent.Triple) bool {
 	}
 	f.m[k] = append(same, t)
 	return true
+}
+
+// factHashKey is what factSet hashes: a fact's short fields, the start of
+// its literal and the literal's length.
+type factHashKey struct {
+	s, p, o, src, lit string
+	n                 int
 }
 
 // factKey is what makes a fact distinct in Retrieve.
