@@ -201,9 +201,9 @@ func (s *Store) ReplaceDocument(ctx context.Context, collection, docURL string, 
 	if err := graphrag.ValidateTriples(collection, docURL, triples); err != nil {
 		return err
 	}
-	uniq := graphrag.Dedupe(triples)
+	plan := newDocPlan(collection, docURL, graphrag.Dedupe(triples))
 	return s.write(ctx, "replace document", func(x *wtx) error {
-		return x.replace(collection, docURL, uniq)
+		return x.replace(plan)
 	})
 }
 

@@ -148,10 +148,12 @@ func (s *Store) runOptimistic(group []*writeJob) bool {
 		return false
 	}
 	stmts := map[string]*sql.Stmt{}
+	skipped := make([]error, len(group)) // canceled before their turn
 	ran := 0
-	for _, g := range group {
-		if g.ctx.Err() != nil {
-			continue // runIsolated reports it, if it comes to that
+	for i, g := range group {
+		if err := g.ctx.Err(); err != nil {
+			skipped[i] = err
+			continue
 		}
 		x := &wtx{s: s, ctx: g.ctx, ectx: context.WithoutCancel(g.ctx), tx: tx, stmts: stmts}
 		if err := g.fn(x); err != nil {
@@ -164,15 +166,13 @@ func (s *Store) runOptimistic(group []*writeJob) bool {
 		_ = tx.Rollback()
 		return false
 	}
-	if err := tx.Commit(); err != nil {
-		for _, g := range group {
+	err = tx.Commit()
+	for i, g := range group {
+		switch {
+		case skipped[i] != nil:
+			g.err = skipped[i]
+		case err != nil:
 			g.err = dbErr(g.ctx, err, g.what)
-		}
-		return true
-	}
-	for _, g := range group {
-		if err := g.ctx.Err(); err != nil {
-			g.err = err // skipped above: canceled before its turn
 		}
 	}
 	return true
@@ -291,19 +291,29 @@ func (x *wtx) insertRows(head, tail string, ncols int, vals []any) error {
 
 const insertTriples = `INSERT INTO triples (collection, doc_url, s_id, s_name, s_type, s_norm, p, o_id, o_name, o_type, o_norm, literal, chunk_id, source_url)`
 
-// replace is ReplaceDocument's transaction: retract the document's
-// triples, insert the new ones and apply the entity reference deltas of
-// both in one pass, so re-indexing an unchanged page rewrites no entity.
-func (x *wtx) replace(collection, docURL string, uniq []kgagent.Triple) error {
-	refs, err := x.retract(collection, docURL)
-	if err != nil {
-		return err
-	}
-	if len(uniq) == 0 {
-		return x.addRefs(collection, refs, nil)
-	}
-	ents := map[string]kgagent.Entity{}
-	vals := make([]any, 0, 14*len(uniq))
+// docPlan is what ReplaceDocument writes, prepared in the caller's
+// goroutine before it queues for the single writer, so that the writer
+// only runs SQL: the triple rows and the entity reference counts and names
+// the new triples bring.
+type docPlan struct {
+	collection, docURL string
+	vals               []any             // triple rows, tripleCols values each
+	adds               map[string]int    // entity id -> references the new triples hold
+	ents               map[string]entRow // the new triples' entities
+}
+
+// entRow is an entity as the entities table stores it.
+type entRow struct{ name, typ, norm string }
+
+// tripleCols is the number of columns insertTriples fills.
+const tripleCols = 14
+
+// newDocPlan prepares the write of a document's deduplicated triples.
+func newDocPlan(collection, docURL string, uniq []kgagent.Triple) *docPlan {
+	p := &docPlan{collection: collection, docURL: docURL,
+		vals: make([]any, 0, tripleCols*len(uniq)),
+		adds: make(map[string]int, len(uniq)),
+		ents: make(map[string]entRow, len(uniq))}
 	norms := map[string]string{} // name -> NormalizeName(name), computed once
 	norm := func(name string) string {
 		if n, ok := norms[name]; ok {
@@ -313,27 +323,47 @@ func (x *wtx) replace(collection, docURL string, uniq []kgagent.Triple) error {
 		norms[name] = n
 		return n
 	}
+	// The collection and URL are boxed once, not once per row.
+	var coll, doc any = collection, docURL
 	for _, t := range uniq {
-		vals = append(vals, collection, docURL,
-			t.Subject.ID, t.Subject.Name, t.Subject.Type, norm(t.Subject.Name),
+		sn, on := norm(t.Subject.Name), norm(t.Object.Name)
+		p.vals = append(p.vals, coll, doc,
+			t.Subject.ID, t.Subject.Name, t.Subject.Type, sn,
 			t.Predicate,
-			t.Object.ID, t.Object.Name, t.Object.Type, norm(t.Object.Name),
+			t.Object.ID, t.Object.Name, t.Object.Type, on,
 			t.Literal, t.ChunkID, t.SourceURL)
-		refs[t.Subject.ID]++
-		if _, ok := ents[t.Subject.ID]; !ok {
-			ents[t.Subject.ID] = t.Subject
+		p.adds[t.Subject.ID]++
+		if _, ok := p.ents[t.Subject.ID]; !ok {
+			p.ents[t.Subject.ID] = entRow{t.Subject.Name, t.Subject.Type, sn}
 		}
 		if t.Literal == "" {
-			refs[t.Object.ID]++
-			if _, ok := ents[t.Object.ID]; !ok {
-				ents[t.Object.ID] = t.Object
+			p.adds[t.Object.ID]++
+			if _, ok := p.ents[t.Object.ID]; !ok {
+				p.ents[t.Object.ID] = entRow{t.Object.Name, t.Object.Type, on}
 			}
 		}
 	}
-	if err := x.insertRows(insertTriples, "", 14, vals); err != nil {
+	return p
+}
+
+// replace is ReplaceDocument's transaction: retract the document's
+// triples, insert the new ones and apply the entity reference deltas of
+// both in one pass, so re-indexing an unchanged page rewrites no entity.
+func (x *wtx) replace(p *docPlan) error {
+	refs, err := x.retract(p.collection, p.docURL)
+	if err != nil {
 		return err
 	}
-	return x.addRefs(collection, refs, ents)
+	if len(p.vals) == 0 {
+		return x.addRefs(p.collection, refs, nil)
+	}
+	for id, n := range p.adds {
+		refs[id] += n
+	}
+	if err := x.insertRows(insertTriples, "", tripleCols, p.vals); err != nil {
+		return err
+	}
+	return x.addRefs(p.collection, refs, p.ents)
 }
 
 // retract deletes a document's triples and returns the entity references
@@ -371,7 +401,7 @@ func (x *wtx) retract(collection, docURL string) (map[string]int, error) {
 // entities are updated, new ones inserted with their index words (one
 // multi-row upsert), and entities no triple refers to any more are dropped
 // with their words.
-func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]kgagent.Entity) error {
+func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]entRow) error {
 	var up, down []string
 	for id, d := range refs {
 		switch {
@@ -412,17 +442,17 @@ func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]kg
 		}
 		vals := make([]any, 0, 6*len(up))
 		var words []any
+		var coll, none any = collection, ""
 		for _, id := range up {
-			e := ents[id]
-			norm := graphrag.NormalizeName(e.Name)
 			if exists[id] {
 				// The upsert only adds to refs; name and norm are unused.
-				vals = append(vals, collection, id, "", "", "", refs[id])
+				vals = append(vals, coll, id, none, none, none, refs[id])
 				continue
 			}
-			vals = append(vals, collection, id, e.Name, e.Type, norm, refs[id])
-			for _, w := range Words(norm, id) {
-				words = append(words, collection, w, id)
+			e := ents[id]
+			vals = append(vals, coll, id, e.name, e.typ, e.norm, refs[id])
+			for _, w := range Words(e.norm, id) {
+				words = append(words, coll, w, id)
 			}
 		}
 		if err := x.insertRows(`INSERT INTO entities (collection, id, name, type, norm, refs)`,
