@@ -3,6 +3,7 @@ package graphrag
 import (
 	"context"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -45,17 +46,12 @@ type BuiltinExtractor struct {
 var _ Extractor = BuiltinExtractor{}
 
 var (
-	reSnake     = regexp.MustCompile(`^[a-z][a-z0-9]*_[a-z0-9_]+$`)
-	reCamel     = regexp.MustCompile(`^[A-Z][a-z0-9]+[A-Z]\w*$`)
-	reCapPhrase = regexp.MustCompile(`\b[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\b`)
-	reAcronym   = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,7}\b`)
 	reIsA       = regexp.MustCompile(`^(?:The\s+|An?\s+)?([A-Za-z_][\w.()\-]*(?:\s+[A-Za-z_][\w.()\-]*){0,3})\s+(?:is|are)\s+(?:a|an)\s+(.+)$`)
 	reParen     = regexp.MustCompile(`([A-Z][\w\-]*(?:\s+[A-Z][\w\-]*){0,5}|[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\))?)\s+\(([^()]{2,60})\)`)
 	reSigHead   = regexp.MustCompile(`^(?:(class|exception|async|abstractmethod|classmethod|staticmethod|method|function|attribute|property|data|coroutine|awaitable)\s+)*([A-Za-z_][\w.]*)\s*(\(.*)?$`)
 	reModHead   = regexp.MustCompile(`^([A-Za-z_][\w.]*)\s+[—–-]+\s+(.+)$`)
 	reDef       = regexp.MustCompile(`^\s*(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)`)
 	reCodeSig   = regexp.MustCompile(`^\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\(`)
-	reIdent     = regexp.MustCompile(`^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$`)
 )
 
 // stopStarts are words that make a poor subject of "X is a Y".
@@ -133,6 +129,8 @@ type extraction struct {
 	byAnchor  map[string][]kgagent.Chunk
 	linkTexts []string         // distinct link texts worth matching in sections
 	anchors   map[string]found // anchorOf's answers, by text
+	joined    string           // the sections' text for findAnchor, built on first use
+	secEnds   []int            // where each section ends in joined
 }
 
 // chunkFor picks the chunk of the section at anchor that holds evidence, or
@@ -203,7 +201,7 @@ func (e *extraction) linkAliases() {
 			continue
 		}
 		frag := l.URL[i+1:]
-		if !reIdent.MatchString(frag) || !strings.Contains(frag, ".") {
+		if !isIdent(frag) || !strings.Contains(frag, ".") {
 			continue
 		}
 		text := strings.TrimSpace(l.Text)
@@ -259,7 +257,7 @@ func (e *extraction) apiHeading(s *kgagent.Section, sec kgagent.Entity) kgagent.
 	h := strings.TrimSpace(s.Heading)
 	first := firstParagraph(s)
 	// Module heading: "json — JSON encoder and decoder", anchor "module-json".
-	if m := reModHead.FindStringSubmatch(h); m != nil && (strings.HasPrefix(s.Anchor, "module-") || s.Level <= 1) && reIdent.MatchString(m[1]) {
+	if m := reModHead.FindStringSubmatch(h); m != nil && (strings.HasPrefix(s.Anchor, "module-") || s.Level <= 1) && isIdent(m[1]) {
 		mod := NewEntity(m[1], TypeModule)
 		if s.Anchor == "module-"+m[1] || e.module.ID == "" {
 			e.module = mod
@@ -276,11 +274,11 @@ func (e *extraction) apiHeading(s *kgagent.Section, sec kgagent.Entity) kgagent.
 		return kgagent.Entity{}
 	}
 	kind, name, params := m[1], m[2], m[3]
-	if params == "" && kind == "" && (!reIdent.MatchString(s.Anchor) || !strings.Contains(s.Anchor, ".")) {
+	if params == "" && kind == "" && (!isIdent(s.Anchor) || !strings.Contains(s.Anchor, ".")) {
 		return kgagent.Entity{} // a one-word prose heading
 	}
 	qualified := name
-	if reIdent.MatchString(s.Anchor) && (s.Anchor == name || strings.HasSuffix(s.Anchor, "."+lastPart(name))) {
+	if isIdent(s.Anchor) && (s.Anchor == name || strings.HasSuffix(s.Anchor, "."+lastPart(name))) {
 		qualified = s.Anchor
 	}
 	typ := TypeFunction
@@ -370,7 +368,7 @@ func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 	if full() {
 		return out
 	}
-	for _, m := range reCapPhrase.FindAllString(text, -1) {
+	capPhrases(text, func(m string) bool {
 		words := strings.Fields(m)
 		for len(words) > 1 && stopStarts[strings.ToLower(words[0])] {
 			words = words[1:]
@@ -378,13 +376,15 @@ func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 		if len(words) > 1 {
 			add(strings.Join(words, " "), TypeConcept)
 		}
-	}
+		return !full()
+	})
 	if full() {
 		return out
 	}
-	for _, m := range reAcronym.FindAllString(text, -1) {
+	acronyms(text, func(m string) bool {
 		add(m, TypeConcept)
-	}
+		return !full()
+	})
 	return out
 }
 
@@ -397,7 +397,7 @@ func (e *extraction) definition(term, def, anchor string) {
 		return
 	}
 	name := term
-	if i := strings.IndexByte(term, '('); i > 0 && reIdent.MatchString(strings.TrimSpace(term[:i])) {
+	if i := strings.IndexByte(term, '('); i > 0 && isIdent(strings.TrimSpace(term[:i])) {
 		name = strings.TrimSpace(term[:i])
 	}
 	ent := e.term(name, TypeTerm)
@@ -712,7 +712,7 @@ func (e *extraction) links() {
 		}
 		if i := strings.IndexByte(l.URL, '#'); i >= 0 && text != "" {
 			frag := l.URL[i+1:]
-			if reIdent.MatchString(frag) && strings.Contains(frag, ".") {
+			if isIdent(frag) && strings.Contains(frag, ".") {
 				alias := NewEntity(text, TypeTerm)
 				api := NewEntity(frag, TypeFunction)
 				if target == self && e.hasAnchor(frag) {
@@ -761,8 +761,40 @@ type found struct {
 	ok     bool
 }
 
-// findAnchor returns the anchor of the first section whose text holds s.
+// findAnchor returns the anchor of the first section whose text holds s:
+// one search of the page's text (each section's heading and blocks, in
+// order, joined by NUL bytes) rather than one per block, which made link
+// anchors a fifth of the extractor's time on pages with many links.
 func (e *extraction) findAnchor(s string) (string, bool) {
+	if strings.IndexByte(s, 0) >= 0 {
+		// A match could span two blocks of the joined text.
+		return e.findAnchorSlow(s)
+	}
+	if e.joined == "" {
+		var b strings.Builder
+		e.secEnds = make([]int, len(e.doc.Sections))
+		for i := range e.doc.Sections {
+			sec := &e.doc.Sections[i]
+			b.WriteString(sec.Heading)
+			b.WriteByte(0)
+			for _, bl := range sec.Blocks {
+				b.WriteString(bl.Text)
+				b.WriteByte(0)
+			}
+			e.secEnds[i] = b.Len()
+		}
+		e.joined = b.String()
+	}
+	at := strings.Index(e.joined, s)
+	if at < 0 {
+		return "", false
+	}
+	i := sort.SearchInts(e.secEnds, at+1)
+	return e.doc.Sections[i].Anchor, true
+}
+
+// findAnchorSlow is findAnchor block by block.
+func (e *extraction) findAnchorSlow(s string) (string, bool) {
 	for i := range e.doc.Sections {
 		sec := &e.doc.Sections[i]
 		if strings.Contains(sec.Heading, s) {
@@ -828,11 +860,164 @@ func CodeTokens(text string, seen map[string]bool) [4][]string {
 			}
 		case call:
 			out[1] = append(out[1], tok+suffix)
-		case reSnake.MatchString(tok):
+		case isSnake(tok):
 			out[2] = append(out[2], tok)
-		case reCamel.MatchString(tok):
+		case isCamel(tok):
 			out[3] = append(out[3], tok)
 		}
 	}
 	return out
+}
+
+// The matchers below are hand-written forms of regular expressions that
+// were a third of the extractor's time (FuzzMatchers checks that they agree
+// with the expressions). \w and \b are ASCII, as in package regexp.
+
+// isWordByte reports whether c is a \w byte: [0-9A-Za-z_].
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func isLowerByte(c byte) bool { return c >= 'a' && c <= 'z' }
+func isUpperByte(c byte) bool { return c >= 'A' && c <= 'Z' }
+func isDigitByte(c byte) bool { return c >= '0' && c <= '9' }
+
+// isIdent matches ^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$: a dotted identifier.
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	start := true // at the first byte of a part
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '.':
+			if start {
+				return false
+			}
+			start = true
+		case start:
+			if !isUpperByte(c) && !isLowerByte(c) && c != '_' {
+				return false
+			}
+			start = false
+		case !isWordByte(c):
+			return false
+		}
+	}
+	return !start
+}
+
+// isSnake matches ^[a-z][a-z0-9]*_[a-z0-9_]+$: snake_case.
+func isSnake(s string) bool {
+	if len(s) < 3 || !isLowerByte(s[0]) {
+		return false
+	}
+	under := -1 // the first '_'
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '_':
+			if under < 0 {
+				under = i
+			}
+		case !isLowerByte(c) && !isDigitByte(c):
+			return false
+		}
+	}
+	return under > 0 && under < len(s)-1
+}
+
+// isCamel matches ^[A-Z][a-z0-9]+[A-Z]\w*$: CamelCase.
+func isCamel(s string) bool {
+	if len(s) < 3 || !isUpperByte(s[0]) {
+		return false
+	}
+	i := 1
+	for i < len(s) && (isLowerByte(s[i]) || isDigitByte(s[i])) {
+		i++
+	}
+	if i == 1 || i == len(s) || !isUpperByte(s[i]) {
+		return false
+	}
+	for i++; i < len(s); i++ {
+		if !isWordByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// capPhrases calls f with each match of \b[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\b
+// in text, leftmost first, as FindAllString finds them, until f returns
+// false: two to four capitalised words.
+func capPhrases(text string, f func(string) bool) {
+	for i := 0; i < len(text); i++ {
+		if !isUpperByte(text[i]) || i > 0 && isWordByte(text[i-1]) {
+			continue
+		}
+		// Ends of the capitalised words from i: "Foo", "Foo Bar", ...
+		var ends [4]int
+		n := 0
+		j := i
+		for n < 4 {
+			k := j + 1
+			for k < len(text) && isLowerByte(text[k]) {
+				k++
+			}
+			if k == j+1 {
+				break // no [a-z]+
+			}
+			ends[n] = k
+			n++
+			if k+1 >= len(text) || text[k] != ' ' || !isUpperByte(text[k+1]) {
+				break
+			}
+			j = k + 1
+		}
+		// The longest run of two or more words that ends at a word
+		// boundary (each word's [a-z]+ is maximal, or the next word
+		// could not follow it).
+		for m := n - 1; m >= 1; m-- {
+			if e := ends[m]; e == len(text) || !isWordByte(text[e]) {
+				if !f(text[i:e]) {
+					return
+				}
+				i = e - 1
+				break
+			}
+		}
+	}
+}
+
+// acronyms calls f with each match of \b[A-Z][A-Z0-9]{1,7}\b in text,
+// leftmost first, until f returns false: words of two to eight capitals and
+// digits that start with a capital.
+func acronyms(text string, f func(string) bool) {
+	for i := 0; i < len(text); {
+		if !isWordByte(text[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isWordByte(text[j]) {
+			j++
+		}
+		if w := text[i:j]; len(w) >= 2 && len(w) <= 8 && isUpperByte(w[0]) && isCapsDigits(w[1:]) {
+			if !f(w) {
+				return
+			}
+		}
+		i = j
+	}
+}
+
+// isCapsDigits reports whether s is made of [A-Z0-9].
+func isCapsDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isUpperByte(s[i]) && !isDigitByte(s[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,83 @@
+package graphrag
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The regular expressions the extractor's hand-written matchers replace
+// (extract.go): the matchers must agree with them on every input.
+var (
+	reSnake     = regexp.MustCompile(`^[a-z][a-z0-9]*_[a-z0-9_]+$`)
+	reCamel     = regexp.MustCompile(`^[A-Z][a-z0-9]+[A-Z]\w*$`)
+	reCapPhrase = regexp.MustCompile(`\b[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\b`)
+	reAcronym   = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,7}\b`)
+	reIdent     = regexp.MustCompile(`^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$`)
+)
+
+// all collects what a matcher finds.
+func all(find func(string, func(string) bool), s string) []string {
+	var out []string
+	find(s, func(m string) bool { out = append(out, m); return true })
+	return out
+}
+
+// checkMatchers compares every matcher with its regular expression on s.
+func checkMatchers(t *testing.T, s string) {
+	t.Helper()
+	for _, tc := range []struct {
+		name string
+		got  bool
+		re   *regexp.Regexp
+	}{
+		{"isSnake", isSnake(s), reSnake},
+		{"isCamel", isCamel(s), reCamel},
+		{"isIdent", isIdent(s), reIdent},
+	} {
+		if want := tc.re.MatchString(s); tc.got != want {
+			t.Errorf("%s(%q) = %v, want %v", tc.name, s, tc.got, want)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		find func(string, func(string) bool)
+		re   *regexp.Regexp
+	}{
+		{"capPhrases", capPhrases, reCapPhrase},
+		{"acronyms", acronyms, reAcronym},
+	} {
+		got, want := all(tc.find, s), tc.re.FindAllString(s, -1)
+		if strings.Join(got, "\x00") != strings.Join(want, "\x00") || len(got) != len(want) {
+			t.Errorf("%s(%q) = %q, want %q", tc.name, s, got, want)
+		}
+	}
+}
+
+var matcherSeeds = []string{
+	"", "a", "A", "get_item", "_x", "a_", "a__", "a1_b", "a_B", "ab_c_", "MyClass", "Ab", "AbC", "A1B", "ABc", "AbCd_9",
+	"Mc", "McDonald Farm", "os.path.join", "os..path", ".os", "os.", "_a.b_c", "a.1b", "x9.y",
+	"The Global Interpreter Lock (GIL) is held. See Python Software Foundation and JSON.",
+	"Foo Bar_x Baz Qux", "Foo Bar Baz Qux Quux Corge", "xFoo Bar", "Foo  Bar", "Foo Bar1", "Foo B", "Foo Ba",
+	"HTTP HTTPS ABCDEFGH ABCDEFGHI A1 1A AB_ ÄBC BCÄ X9Y", "Über Alles Für Sie", "End With Caps",
+	"Foo\tBar", "Foo Bar\n", "IDs are NOT OK", "Python 3.11 Documentation Index Page Next",
+}
+
+func TestMatchers(t *testing.T) {
+	for _, s := range matcherSeeds {
+		checkMatchers(t, s)
+	}
+	// A matcher stops when told to.
+	if got := all(func(s string, f func(string) bool) {
+		capPhrases(s, func(m string) bool { f(m); return false })
+	}, "Foo Bar and Baz Qux"); len(got) != 1 || got[0] != "Foo Bar" {
+		t.Errorf("capPhrases did not stop after the first match: %q", got)
+	}
+}
+
+func FuzzMatchers(f *testing.F) {
+	for _, s := range matcherSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(checkMatchers)
+}
