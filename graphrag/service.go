@@ -32,7 +32,7 @@ type Config struct {
 	Index        corpus.Index
 	EntitySuffix string // default "__entities"
 
-	SeedEntities     int // seed entities per question, by name and by similarity together; default 50
+	SeedEntities     int // seed entities per question, by name and by similarity together; default 30
 	SimilarSeeds     int // of those, at most this many from the entity index; default SeedEntities/3
 	Hops             int // expansion hops; default 2
 	TriplesPerEntity int // triples fetched per entity per hop; default 30
@@ -54,7 +54,7 @@ func (c Config) withDefaults() Config {
 			*v = d
 		}
 	}
-	def(&c.SeedEntities, 50)
+	def(&c.SeedEntities, 30)
 	def(&c.SimilarSeeds, max(1, c.SeedEntities/3))
 	def(&c.Hops, 2)
 	def(&c.TriplesPerEntity, 30)
