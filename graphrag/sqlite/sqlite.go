@@ -76,15 +76,34 @@ CREATE TABLE IF NOT EXISTS triples (
 	chunk_id   TEXT NOT NULL,
 	source_url TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS triples_doc ON triples(collection, doc_url);
-CREATE INDEX IF NOT EXISTS triples_s ON triples(collection, s_id);
-CREATE INDEX IF NOT EXISTS triples_o ON triples(collection, o_id);
+-- The id, name and literal indexes lead with the column a lookup names and
+-- end with the collection (lookups name both): B-tree searches then settle
+-- on the first, varied column instead of comparing the collection, the same
+-- in every row, at each step. A document's triples are found by the rowid
+-- range in docs, not by an index entry per triple.
+CREATE INDEX IF NOT EXISTS triples_sid ON triples(s_id, collection);
+CREATE INDEX IF NOT EXISTS triples_oid ON triples(o_id, collection);
+CREATE INDEX IF NOT EXISTS triples_sname ON triples(s_norm, collection) WHERE s_norm != s_id;
+CREATE INDEX IF NOT EXISTS triples_oname ON triples(o_norm, collection) WHERE o_norm != o_id;
+CREATE INDEX IF NOT EXISTS triples_p ON triples(collection, p);
+CREATE INDEX IF NOT EXISTS triples_literal ON triples(substr(literal, 1, 64), collection) WHERE literal != '';
+-- Indexes of earlier versions (triples_doc goes in migrateDocs).
+DROP INDEX IF EXISTS triples_s;
+DROP INDEX IF EXISTS triples_o;
 DROP INDEX IF EXISTS triples_sn;
 DROP INDEX IF EXISTS triples_on;
-CREATE INDEX IF NOT EXISTS triples_sn2 ON triples(collection, s_norm) WHERE s_norm != s_id;
-CREATE INDEX IF NOT EXISTS triples_on2 ON triples(collection, o_norm) WHERE o_norm != o_id;
-CREATE INDEX IF NOT EXISTS triples_p ON triples(collection, p);
-CREATE INDEX IF NOT EXISTS triples_lit ON triples(collection, substr(literal, 1, 64)) WHERE literal != '';
+DROP INDEX IF EXISTS triples_sn2;
+DROP INDEX IF EXISTS triples_on2;
+DROP INDEX IF EXISTS triples_lit;
+-- The rowids of a document's triples all lie in [lo, hi]: ReplaceDocument
+-- inserts them with consecutive rowids.
+CREATE TABLE IF NOT EXISTS docs (
+	collection TEXT NOT NULL,
+	doc_url    TEXT NOT NULL,
+	lo         INTEGER NOT NULL,
+	hi         INTEGER NOT NULL,
+	PRIMARY KEY (collection, doc_url)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS entities (
 	collection TEXT NOT NULL,
 	id         TEXT NOT NULL,
@@ -144,6 +163,10 @@ func Open(path string) (*Store, error) {
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: create schema in %s", path)
 	}
+	if err := migrateDocs(wdb); err != nil {
+		wdb.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: migrate %s", path)
+	}
 	rdb, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
 	if err != nil {
 		wdb.Close()
@@ -159,6 +182,34 @@ func Open(path string) (*Store, error) {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: prepare")
 	}
 	return s, nil
+}
+
+// migrateDocs moves a store written by an earlier version, which found a
+// document's triples by the index triples_doc, to the docs table: in one
+// transaction it records each document's rowid range and drops the index.
+// An earlier version that opens the file again recreates triples_doc (and
+// writes triples docs does not know of), so the ranges are rebuilt whenever
+// the index is there.
+func migrateDocs(db *sql.DB) error {
+	var legacy int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'triples_doc'`).Scan(&legacy); err != nil || legacy == 0 {
+		return err
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range []string{
+		`DELETE FROM docs`,
+		`INSERT INTO docs (collection, doc_url, lo, hi) SELECT collection, doc_url, min(rowid), max(rowid) FROM triples GROUP BY collection, doc_url`,
+		`DROP INDEX triples_doc`,
+	} {
+		if _, err := tx.Exec(q); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // Close releases the database.
@@ -258,6 +309,7 @@ func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
 	return s.write(ctx, "delete collection", func(x *wtx) error {
 		for _, q := range []string{
 			`DELETE FROM triples WHERE collection = ?`,
+			`DELETE FROM docs WHERE collection = ?`,
 			`DELETE FROM entities WHERE collection = ?`,
 			`DELETE FROM entity_words WHERE collection = ?`,
 		} {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -289,7 +290,7 @@ func (x *wtx) insertRows(head, tail string, ncols int, vals []any) error {
 	return nil
 }
 
-const insertTriples = `INSERT INTO triples (collection, doc_url, s_id, s_name, s_type, s_norm, p, o_id, o_name, o_type, o_norm, literal, chunk_id, source_url)`
+const insertTriples = `INSERT INTO triples (rowid, collection, doc_url, s_id, s_name, s_type, s_norm, p, o_id, o_name, o_type, o_norm, literal, chunk_id, source_url)`
 
 // docPlan is what ReplaceDocument writes, prepared in the caller's
 // goroutine before it queues for the single writer, so that the writer
@@ -297,7 +298,7 @@ const insertTriples = `INSERT INTO triples (collection, doc_url, s_id, s_name, s
 // the new triples bring.
 type docPlan struct {
 	collection, docURL string
-	vals               []any             // triple rows, tripleCols values each
+	vals               []any             // triple rows, tripleCols values each, rowid first (set by replace)
 	adds               map[string]int    // entity id -> references the new triples hold
 	ents               map[string]entRow // the new triples' entities
 }
@@ -306,7 +307,7 @@ type docPlan struct {
 type entRow struct{ name, typ, norm string }
 
 // tripleCols is the number of columns insertTriples fills.
-const tripleCols = 14
+const tripleCols = 15
 
 // newDocPlan prepares the write of a document's deduplicated triples.
 func newDocPlan(collection, docURL string, uniq []kgagent.Triple) *docPlan {
@@ -327,7 +328,7 @@ func newDocPlan(collection, docURL string, uniq []kgagent.Triple) *docPlan {
 	var coll, doc any = collection, docURL
 	for _, t := range uniq {
 		sn, on := norm(t.Subject.Name), norm(t.Object.Name)
-		p.vals = append(p.vals, coll, doc,
+		p.vals = append(p.vals, nil, coll, doc,
 			t.Subject.ID, t.Subject.Name, t.Subject.Type, sn,
 			t.Predicate,
 			t.Object.ID, t.Object.Name, t.Object.Type, on,
@@ -349,31 +350,72 @@ func newDocPlan(collection, docURL string, uniq []kgagent.Triple) *docPlan {
 // replace is ReplaceDocument's transaction: retract the document's
 // triples, insert the new ones and apply the entity reference deltas of
 // both in one pass, so re-indexing an unchanged page rewrites no entity.
+// The new triples get consecutive rowids after the table's last, and docs
+// records their range.
 func (x *wtx) replace(p *docPlan) error {
 	refs, err := x.retract(p.collection, p.docURL)
 	if err != nil {
 		return err
 	}
-	if len(p.vals) == 0 {
+	n := int64(len(p.vals) / tripleCols)
+	if n == 0 {
 		return x.addRefs(p.collection, refs, nil)
 	}
 	for id, n := range p.adds {
 		refs[id] += n
 	}
+	var last int64
+	rows, err := x.query(`SELECT coalesce(max(rowid), 0) FROM triples`)
+	if err != nil {
+		return err
+	}
+	if rows.Next() {
+		err = rows.Scan(&last)
+	}
+	rows.Close()
+	if err != nil {
+		return err
+	}
+	if last > math.MaxInt64-n {
+		return kgagent.Errorf(kgagent.EUNAVAILABLE, "graph store: triple rowids exhausted")
+	}
+	for i := range n {
+		p.vals[i*tripleCols] = last + 1 + i
+	}
 	if err := x.insertRows(insertTriples, "", tripleCols, p.vals); err != nil {
+		return err
+	}
+	if _, err := x.exec(`INSERT INTO docs (collection, doc_url, lo, hi) VALUES (?, ?, ?, ?)`, p.collection, p.docURL, last+1, last+n); err != nil {
 		return err
 	}
 	return x.addRefs(p.collection, refs, p.ents)
 }
 
-// retract deletes a document's triples and returns the entity references
-// they held, as negative counts for addRefs.
+// retract deletes a document's triples (found by its rowid range; the
+// collection and URL are checked all the same) and returns the entity
+// references they held, as negative counts for addRefs.
 func (x *wtx) retract(collection, docURL string) (map[string]int, error) {
-	rows, err := x.query(`SELECT s_id, o_id, literal FROM triples WHERE collection = ? AND doc_url = ?`, collection, docURL)
+	refs := map[string]int{}
+	var lo, hi int64
+	rows, err := x.query(`DELETE FROM docs WHERE collection = ? AND doc_url = ? RETURNING lo, hi`, collection, docURL)
 	if err != nil {
 		return nil, err
 	}
-	refs := map[string]int{}
+	found := rows.Next()
+	if found {
+		err = rows.Scan(&lo, &hi)
+	}
+	rows.Close()
+	if err == nil {
+		err = rows.Err()
+	}
+	if err != nil || !found {
+		return refs, err
+	}
+	rows, err = x.query(`DELETE FROM triples NOT INDEXED WHERE rowid BETWEEN ? AND ? AND collection = ? AND doc_url = ? RETURNING s_id, o_id, literal`, lo, hi, collection, docURL)
+	if err != nil {
+		return nil, err
+	}
 	for rows.Next() {
 		var sid, oid, lit string
 		if err := rows.Scan(&sid, &oid, &lit); err != nil {
@@ -386,15 +428,7 @@ func (x *wtx) retract(collection, docURL string) (map[string]int, error) {
 		}
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(refs) > 0 {
-		if _, err := x.exec(`DELETE FROM triples WHERE collection = ? AND doc_url = ?`, collection, docURL); err != nil {
-			return nil, err
-		}
-	}
-	return refs, nil
+	return refs, rows.Err()
 }
 
 // addRefs applies reference-count deltas to the entity table: existing
