@@ -249,12 +249,11 @@ func kindWord(k LineKind) string {
 	return "Func"
 }
 
-var sourceLineRe = regexp.MustCompile(`^\[(\d+)\] (.+) \((\S+)\)$`)
 
 func hasSources(obs []observation) bool {
 	for _, o := range obs {
 		for _, l := range strings.Split(o.text, "\n") {
-			if sourceLine(strings.TrimSpace(l)) != nil || strings.HasPrefix(l, "Facts:") {
+			if _, _, _, ok := sourceLine(strings.TrimSpace(l)); ok || strings.HasPrefix(l, "Facts:") {
 				return true
 			}
 		}
@@ -567,9 +566,8 @@ func parsePassages(obs []observation) []*passage {
 		inFacts := false
 		for _, raw := range strings.Split(o.text, "\n") {
 			l := strings.TrimSpace(raw)
-			if m := sourceLine(l); m != nil {
-				n, _ := strconv.Atoi(m[1])
-				cur = &passage{n: n, title: m[2], url: m[3], rank: rank}
+			if n, title, url, ok := sourceLine(l); ok {
+				cur = &passage{n: n, title: title, url: url, rank: rank}
 				rank++
 				out = append(out, cur)
 				inFacts = false
@@ -580,10 +578,8 @@ func parsePassages(obs []observation) []*passage {
 				continue
 			}
 			if inFacts && strings.HasPrefix(l, "- ") {
-				fm := factRe.FindStringSubmatch(l)
-				if fm != nil {
-					n, _ := strconv.Atoi(fm[2])
-					out = append(out, &passage{n: n, text: []string{fm[1]}, fact: true, rank: rank})
+				if text, n, ok := factLine(l); ok {
+					out = append(out, &passage{n: n, text: []string{text}, fact: true, rank: rank})
 					rank++
 				}
 				continue
@@ -596,15 +592,66 @@ func parsePassages(obs []observation) []*passage {
 	return out
 }
 
-var factRe = regexp.MustCompile(`^- (.+) \[(\d+)\]$`)
-
-// sourceLine matches l against sourceLineRe, skipping the regexp for the
-// lines (most) that cannot be source lines.
-func sourceLine(l string) []string {
-	if !strings.HasPrefix(l, "[") {
-		return nil
+// factLine parses an observation's fact line "- text [n]" into text and n
+// (the regexp `^- (.+) \[(\d+)\]$`, without its backtracking on long
+// facts); ok is false for other lines.
+func factLine(l string) (text string, n int, ok bool) {
+	if !strings.HasPrefix(l, "- ") || !strings.HasSuffix(l, "]") {
+		return "", 0, false
 	}
-	return sourceLineRe.FindStringSubmatch(l)
+	i := strings.LastIndex(l, " [")
+	if i < 2 {
+		return "", 0, false
+	}
+	n, ok = digits(l[i+2 : len(l)-1])
+	if !ok || i == 2 || strings.IndexByte(l[2:i], '\n') >= 0 { // . matches no newline
+		return "", 0, false
+	}
+	return l[2:i], n, true
+}
+
+// sourceLine parses a numbered source line "[n] title (url)" (the regexp
+// `^\[(\d+)\] (.+) \((\S+)\)$` by hand: observations have many lines and
+// most are not source lines); ok is false for other lines.
+func sourceLine(l string) (n int, title, url string, ok bool) {
+	if !strings.HasPrefix(l, "[") || !strings.HasSuffix(l, ")") {
+		return 0, "", "", false
+	}
+	end := strings.Index(l, "] ")
+	if end < 0 {
+		return 0, "", "", false
+	}
+	if n, ok = digits(l[1:end]); !ok {
+		return 0, "", "", false
+	}
+	rest := l[end+2:]
+	i := strings.LastIndex(rest, " (")
+	if i < 1 {
+		return 0, "", "", false
+	}
+	url = rest[i+2 : len(rest)-1]
+	if url == "" || strings.ContainsAny(url, " \t\n\f\r") { // \S in a Go regexp
+		return 0, "", "", false
+	}
+	if strings.IndexByte(rest[:i], '\n') >= 0 { // . matches no newline
+		return 0, "", "", false
+	}
+	return n, rest[:i], url, true
+}
+
+// digits parses a non-empty run of ASCII digits.
+func digits(s string) (int, bool) {
+	if s == "" {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
 }
 
 // commandLike reports whether s is a command line rather than a sentence:
