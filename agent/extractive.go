@@ -249,7 +249,6 @@ func kindWord(k LineKind) string {
 	return "Func"
 }
 
-
 func hasSources(obs []observation) bool {
 	for _, o := range obs {
 		for _, l := range strings.Split(o.text, "\n") {
