@@ -39,7 +39,11 @@ echo "== retrieval and answers"
 $K eval --collection pydocs --base-url "$SITE" --answers "$QUESTIONS"
 echo "== retrieval quality per mode, with the page-level BM25 baseline, measured in one run"
 KGAGENT_PYDOCS="$DOCS" go test -count=1 -run PyDocs -v ./corpus/corpusbench 2>&1 | grep -E 'recall@5|latency' || true
-echo "== load over REST, websocket and NATS (real binary, this collection)"
+echo "== load over REST, websocket and NATS (real binary, this collection), every answer computed (answer cache off)"
+KGAGENT_ANSWER_CACHE_SIZE=0 KGAGENT_BENCH_DATA="$WORK/data" KGAGENT_BENCH_QUESTIONS="$(readlink -f "$QUESTIONS")" go test -count=1 -run LoadRealStack -v ./cmd/kgagent 2>&1 | grep -E 'load_test|ok|FAIL'
+echo "== the same with the default configuration (answer cache on: the 331 questions repeat)"
 KGAGENT_BENCH_DATA="$WORK/data" KGAGENT_BENCH_QUESTIONS="$(readlink -f "$QUESTIONS")" go test -count=1 -run LoadRealStack -v ./cmd/kgagent 2>&1 | grep -E 'load_test|ok|FAIL'
+echo "== CPU per computed answer, in process"
+KGAGENT_BENCH_DATA="$WORK/data" KGAGENT_BENCH_QUESTIONS="$(readlink -f "$QUESTIONS")" go test -count=1 -run AnswerCost -v ./cmd/kgagent 2>&1 | grep -E 'answercost_test|ok|FAIL'
 echo "== latency benchmarks (in process)"
 KGAGENT_PYDOCS="$DOCS" go test -run XXX -bench . -benchtime 2s ./corpus/... ./graphrag/... ./agent/... 2>&1 | grep -E '^(Benchmark|ok|PASS|FAIL)' || true
