@@ -10,8 +10,10 @@
 //
 // Each ReplaceDocument is atomic: the document's old triples are retracted,
 // the entity table's reference counts adjusted and the new triples inserted,
-// or nothing changes. Concurrent writes share IMMEDIATE transactions, each in
-// its own savepoint (see write.go), and insert with multi-row statements. The store also implements
+// or nothing changes. Concurrent writes share IMMEDIATE transactions (a
+// failed one is undone alone, see write.go) and insert with multi-row
+// statements; a document's triples are found by their rowid range (table
+// docs). DECISIONS.md has the reasons. The store also implements
 // graphrag.Cache (table extract_cache) so the LLM extractor's results survive
 // restarts.
 package sqlite

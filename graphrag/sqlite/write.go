@@ -13,11 +13,11 @@ import (
 )
 
 // The write path. Writers queue their work; whoever finds the queue idle
-// leads: it runs up to maxGroup queued writes in one transaction, each inside
-// its own SAVEPOINT (so a failed write is undone alone and reported to its
-// caller only), commits once, wakes the callers and hands the lead to the
-// next waiter. Concurrent ingestion workers thus share one commit (one WAL
-// sync) instead of paying one each, and each document stays atomic.
+// leads: it runs up to maxGroup queued writes in one transaction (without
+// savepoints unless one of them fails, see runGroup), commits once, wakes
+// the callers and hands the lead to the next waiter. Concurrent ingestion
+// workers thus share one commit (one WAL sync) instead of paying one each,
+// and each document stays atomic.
 //
 // Statements inside a transaction run on a context without cancellation:
 // modernc.org/sqlite starts a goroutine per statement to watch a context's
@@ -27,7 +27,7 @@ import (
 const maxGroup = 64
 
 // rowsPerInsert is how many rows one multi-row INSERT carries (SQLite
-// allows 32766 parameters; 64 triples x 14 columns is 896).
+// allows 32766 parameters; 64 triples x 15 columns is 960).
 const rowsPerInsert = 64
 
 // idsPerQuery is how many ids one IN (...) list carries.
