@@ -745,6 +745,10 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 		return nil, err
 	}
 	q := newWordSet(termSet(question))
+	// sized for the first hop's distinct ends (about one per two edges), so
+	// the per-entity caches do not grow edge by edge
+	q.subjects = make(map[string]hitEntry, len(hop1)/2)
+	q.names = make(map[string]hitEntry, len(hop1)/2)
 	exact := map[string]bool{} // specific names the question uses outright
 	for _, t := range QuestionTerms(question) {
 		if strings.ContainsAny(t, " ._") {
