@@ -2,8 +2,10 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -152,5 +154,42 @@ func TestManyWriters(t *testing.T) {
 	ents, err := s.Entities(ctx, "c", []string{"shared subject"}, 5)
 	if err != nil || len(ents) != 1 {
 		t.Fatalf("Entities(shared subject) = %v, %v", ents, err)
+	}
+}
+
+// TestEntityRemovedByAnotherWriter checks that the writer does not take an
+// entity for existing that another connection removed: it is created again,
+// words and all, when a document refers to it.
+func TestEntityRemovedByAnotherWriter(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "graph.db")
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a, b := "https://x.test/a.html", "https://x.test/b.html"
+	if err := s.ReplaceDocument(ctx, "c", a, []kgagent.Triple{graphtest.T("c", a, "alpha", "links_to", "json encoder", "")}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for _, q := range []string{`DELETE FROM entities WHERE id = 'json encoder'`, `DELETE FROM entity_words WHERE id = 'json encoder'`} {
+		if _, err := other.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.ReplaceDocument(ctx, "c", b, []kgagent.Triple{graphtest.T("c", b, "beta", "links_to", "json encoder", "")}); err != nil {
+		t.Fatal(err)
+	}
+	viaSQL, viaIndex, err := sqlite.EntitiesBothWays(ctx, s, "c", []string{"encoder"}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(viaSQL) != 1 || viaSQL[0].ID != "json encoder" || len(viaIndex) != 1 {
+		t.Errorf("entity removed by another connection and referred to again: by words %v, by snapshot %v; want json encoder", viaSQL, viaIndex)
 	}
 }
