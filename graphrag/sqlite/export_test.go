@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"strings"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/graphrag"
@@ -50,4 +51,25 @@ func LoadSnapshot(ctx context.Context, s *Store, collection string) (snap any, e
 		return nil, 0, 0, err
 	}
 	return idx, len(idx.ents), len(idx.rows), nil
+}
+
+// FindPlan is SQLite's query plan for Find(p), one line per step.
+func FindPlan(ctx context.Context, s *Store, p graphrag.Pattern) (string, error) {
+	q, args := findQuery(p)
+	rows, err := s.rdb.QueryContext(ctx, `EXPLAIN QUERY PLAN `+q, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return "", err
+		}
+		b.WriteString(detail)
+		b.WriteByte('\n')
+	}
+	return b.String(), rows.Err()
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,4 +182,67 @@ func BenchmarkSnapshot(b *testing.B) {
 		b.ReportMetric(float64(n), "triples")
 	}
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB")
+}
+
+// TestFindUsesIndexes checks SQLite's plan for each kind of Find on a
+// store with statistics: a subject, object, name or literal is looked up in
+// its index, never by scanning the collection (triples_p on collection
+// alone), and nothing is scanned whole.
+func TestFindUsesIndexes(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "graph.db")
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := range 20 {
+		doc := fmt.Sprintf("https://x.test/%d.html", d)
+		var ts []kgagent.Triple
+		for i := range 50 {
+			ts = append(ts, graphtest.T("c", doc, fmt.Sprintf("Subject %d", d*50+i), "links_to", fmt.Sprintf("object %d", i), ""),
+				graphtest.L("c", doc, fmt.Sprintf("Subject %d", d*50+i), "is_defined_as", fmt.Sprintf("text %d %d", d, i), ""))
+		}
+		if err := s.ReplaceDocument(ctx, "c", doc, ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close() // Close runs PRAGMA optimize: the planner gets statistics
+	s, err = sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tc := range []struct {
+		name string
+		p    graphrag.Pattern
+		want []string // indexes the plan must use
+	}{
+		{"subject", graphrag.Pattern{Collection: "c", S: "subject 7"}, []string{"triples_sid", "triples_sname"}},
+		{"object", graphrag.Pattern{Collection: "c", O: "Object 7"}, []string{"triples_oid", "triples_oname", "triples_literal"}},
+		{"literal", graphrag.Pattern{Collection: "c", O: "text 3 4", P: "is_defined_as"}, []string{"triples_literal"}},
+		{"subject and object", graphrag.Pattern{Collection: "c", S: "subject 7", O: "object 7"}, []string{"triples_sid"}},
+		{"predicate", graphrag.Pattern{Collection: "c", P: "links_to"}, []string{"triples_p"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, err := sqlite.FindPlan(ctx, s, tc.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ix := range tc.want {
+				if !strings.Contains(plan, "INDEX "+ix+" (") {
+					t.Errorf("plan does not search %s:\n%s", ix, plan)
+				}
+			}
+			if tc.p.S != "" || tc.p.O != "" {
+				if strings.Contains(plan, "triples_p") {
+					t.Errorf("plan scans the collection:\n%s", plan)
+				}
+			}
+			for _, line := range strings.Split(plan, "\n") {
+				if strings.HasPrefix(line, "SCAN triples") && !strings.Contains(line, "INDEX") {
+					t.Errorf("plan scans the table: %s\n%s", line, plan)
+				}
+			}
+		})
+	}
 }

@@ -331,6 +331,17 @@ func (s *Store) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple,
 	if p.Limit < 0 {
 		return nil, kgagent.Errorf(kgagent.EINVALID, "limit must not be negative")
 	}
+	q, args := findQuery(p)
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, dbErr(ctx, err, "find")
+	}
+	out, _, err := scan(rows, p.Collection, nil)
+	return out, dbErr(ctx, err, "find")
+}
+
+// findQuery is Find's statement for p (validated) and its arguments.
+func findQuery(p graphrag.Pattern) (string, []any) {
 	limit := p.Limit
 	if limit == 0 {
 		limit = 100
@@ -374,12 +385,7 @@ func (s *Store) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple,
 		q = `SELECT ` + tcols + ` FROM (` + drive + `) AS m CROSS JOIN triples AS t ON t.rowid = m.r` + where + ` ORDER BY t.rowid`
 	}
 	q += ` LIMIT ` + arg(limit)
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, dbErr(ctx, err, "find")
-	}
-	out, _, err := scan(rows, p.Collection, nil)
-	return out, dbErr(ctx, err, "find")
+	return q, args
 }
 
 // scan reads triple rows, skipping rowids already in seen (and adding the
