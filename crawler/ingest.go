@@ -78,7 +78,7 @@ type IngesterConfig struct {
 }
 
 // DefaultGraphQueue is IngesterConfig.GraphQueue's default.
-const DefaultGraphQueue = 32
+const DefaultGraphQueue = 64
 
 // Ingester runs ingestion of Specs: crawl, index new and changed pages into
 // the corpus and the graph, skip unchanged ones, remove pages that are gone

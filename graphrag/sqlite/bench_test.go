@@ -68,8 +68,8 @@ func BenchmarkFind(b *testing.B) {
 
 // BenchmarkPyDocsLoad writes the built-in extractor's triples of every
 // Python docs page (KGAGENT_PYDOCS) into a fresh store the way an ingestion
-// does: crawler.DefaultGraphQueue (32) writers at once, so their writes
-// share transactions (KGAGENT_BENCH_WRITERS changes it).
+// does: many writers at once (32; KGAGENT_BENCH_WRITERS changes it), so
+// their writes share transactions.
 // It measures the store's write path alone (the single writer is the floor
 // of an ingestion's wall time):
 //
