@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -42,6 +43,12 @@ func runWorker(ctx context.Context, cfg Config, stdout, stderr io.Writer) error 
 // runIngest crawls and indexes the given URLs in this process. The CLI may
 // fetch loopback and private addresses: the user runs it on their machine.
 func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, stdout, stderr io.Writer) error {
+	// An ingest is a bounded job: the collector may run half as often
+	// (GOGC=200) unless the user set GOGC. Python docs: 64 -> 70 pages/s,
+	// peak RSS 250 -> 315 MB.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(200))
+	}
 	log := newLogger(cfg, stderr)
 	a, err := openApp(ctx, cfg, "ingest", log, false)
 	if err != nil {
