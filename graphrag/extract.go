@@ -46,12 +46,12 @@ type BuiltinExtractor struct {
 var _ Extractor = BuiltinExtractor{}
 
 var (
-	reIsA       = regexp.MustCompile(`^(?:The\s+|An?\s+)?([A-Za-z_][\w.()\-]*(?:\s+[A-Za-z_][\w.()\-]*){0,3})\s+(?:is|are)\s+(?:a|an)\s+(.+)$`)
-	reParen     = regexp.MustCompile(`([A-Z][\w\-]*(?:\s+[A-Z][\w\-]*){0,5}|[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\))?)\s+\(([^()]{2,60})\)`)
-	reSigHead   = regexp.MustCompile(`^(?:(class|exception|async|abstractmethod|classmethod|staticmethod|method|function|attribute|property|data|coroutine|awaitable)\s+)*([A-Za-z_][\w.]*)\s*(\(.*)?$`)
-	reModHead   = regexp.MustCompile(`^([A-Za-z_][\w.]*)\s+[—–-]+\s+(.+)$`)
-	reDef       = regexp.MustCompile(`^\s*(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)`)
-	reCodeSig   = regexp.MustCompile(`^\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\(`)
+	reIsA     = regexp.MustCompile(`^(?:The\s+|An?\s+)?([A-Za-z_][\w.()\-]*(?:\s+[A-Za-z_][\w.()\-]*){0,3})\s+(?:is|are)\s+(?:a|an)\s+(.+)$`)
+	reParen   = regexp.MustCompile(`([A-Z][\w\-]*(?:\s+[A-Z][\w\-]*){0,5}|[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*(?:\(\))?)\s+\(([^()]{2,60})\)`)
+	reSigHead = regexp.MustCompile(`^(?:(class|exception|async|abstractmethod|classmethod|staticmethod|method|function|attribute|property|data|coroutine|awaitable)\s+)*([A-Za-z_][\w.]*)\s*(\(.*)?$`)
+	reModHead = regexp.MustCompile(`^([A-Za-z_][\w.]*)\s+[—–-]+\s+(.+)$`)
+	reDef     = regexp.MustCompile(`^\s*(?:async\s+)?(def|class)\s+([A-Za-z_]\w*)`)
+	reCodeSig = regexp.MustCompile(`^\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\(`)
 )
 
 // stopStarts are words that make a poor subject of "X is a Y".

@@ -91,11 +91,30 @@ type nameCache struct {
 	wg       sync.WaitGroup
 	closed   bool
 	gen      int // bumped when conn is replaced
+
+	// the last data_version read, the writer's count of ended
+	// transactions before it was read, and when
+	v       int64
+	vWrites uint64
+	vAt     time.Time
 }
 
-// version reads data_version on the cache's own connection. The caller holds
-// c.mu.
-func (c *nameCache) version(ctx context.Context, db *sql.DB) (int64, error) {
+// versionRecheck is how long a data_version read stays trusted while this
+// process's writer has ended no transaction. Every write of this process
+// goes through that writer, and the data dir lock keeps other processes
+// out, so the bound only matters for a foreign connection writing the file
+// (an older version, a repair tool): its writes show within this time.
+const versionRecheck = 100 * time.Millisecond
+
+// version reads data_version on the cache's own connection, or returns the
+// last one read when the writer has ended no transaction since (writes is
+// its count) and that read is younger than versionRecheck: a question asks
+// for the version several times, and each read is a query under c.mu that
+// every concurrent reader waits for. The caller holds c.mu.
+func (c *nameCache) version(ctx context.Context, db *sql.DB, writes uint64) (int64, error) {
+	if c.conn != nil && !c.vAt.IsZero() && writes == c.vWrites && time.Since(c.vAt) < versionRecheck {
+		return c.v, nil
+	}
 	if c.conn == nil {
 		conn, err := db.Conn(ctx)
 		if err != nil {
@@ -112,8 +131,10 @@ func (c *nameCache) version(ctx context.Context, db *sql.DB) (int64, error) {
 		c.conn = nil
 		c.gen++
 		clear(c.idx)
+		c.vAt = time.Time{}
 		return 0, err
 	}
+	c.v, c.vWrites, c.vAt = v, writes, time.Now()
 	return v, nil
 }
 
@@ -126,7 +147,7 @@ func (s *Store) currentNames(ctx context.Context, collection string) *nameIndex 
 	if c.closed {
 		return nil
 	}
-	v, err := c.version(ctx, s.rdb)
+	v, err := c.version(ctx, s.rdb, s.writes.Load())
 	if err != nil {
 		return nil
 	}

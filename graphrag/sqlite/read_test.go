@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"cmp"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -150,6 +151,45 @@ func TestNameIndexNeverStale(t *testing.T) {
 	waitCurrent()
 	if got := ids("json"); !reflect.DeepEqual(got, []string{"json", "json.loads"}) {
 		t.Errorf("from the rebuilt index after a delete: %v", got)
+	}
+}
+
+// TestNameIndexSeesForeignWrites: a write this process's writer did not
+// make (another connection on the file) still retires the name index, within
+// the time a data_version read is trusted.
+func TestNameIndexSeesForeignWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "graph.db")
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	a := "https://x.test/a.html"
+	if err := s.ReplaceDocument(ctx, "c", a, []kgagent.Triple{graphtest.T("c", a, "json", "defines", "json.dumps", "")}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !sqlite.NamesCurrent(ctx, s, "c") {
+		if time.Now().After(deadline) {
+			t.Fatal("the name index was not built")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	other, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Exec(`DELETE FROM entity_words WHERE id = 'json.dumps'`); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(2 * time.Second)
+	for sqlite.NamesCurrent(ctx, s, "c") {
+		if time.Now().After(deadline) {
+			t.Fatal("a write by another connection never retired the name index")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

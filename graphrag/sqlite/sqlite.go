@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/graphrag"
@@ -59,6 +60,9 @@ type Store struct {
 	stNear *sql.Stmt // expansion: triples by subject, then by object
 
 	names nameCache // in-memory name indexes for Entities (read.go)
+	// writes counts the writer's transactions that ended: while it stands
+	// still, readers may trust the data_version they read last (read.go).
+	writes atomic.Uint64
 }
 
 const schema = `

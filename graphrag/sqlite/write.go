@@ -148,6 +148,7 @@ func (s *Store) runOptimistic(group []*writeJob) bool {
 	if err != nil {
 		return false
 	}
+	defer s.writes.Add(1) // after the commit or rollback: readers recheck data_version
 	stmts := map[string]*sql.Stmt{}
 	skipped := make([]error, len(group)) // canceled before their turn
 	ran := 0
@@ -195,6 +196,7 @@ func (s *Store) runIsolated(group []*writeJob) {
 		failAll(err)
 		return
 	}
+	defer s.writes.Add(1) // after the commit or rollback: readers recheck data_version
 	ran := 0
 	stmts := map[string]*sql.Stmt{}
 	for _, g := range group {
