@@ -9,14 +9,20 @@ import (
 	"time"
 )
 
-// metricValue reads one unlabelled sample from /metrics.
-func metricValue(t *testing.T, base, name string) float64 {
+// scrape returns the server's /metrics page.
+func scrape(t *testing.T, base string) string {
 	t.Helper()
 	code, body := get(t, base+"/metrics")
 	if code != 200 {
 		t.Fatalf("/metrics: %d", code)
 	}
-	m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindStringSubmatch(body)
+	return body
+}
+
+// metricValue reads one unlabelled sample from /metrics.
+func metricValue(t *testing.T, base, name string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindStringSubmatch(scrape(t, base))
 	if m == nil {
 		t.Fatalf("/metrics has no %s", name)
 	}
