@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -82,72 +81,6 @@ func (c *hitCache) put(slot int32, ch kgagent.Chunk) {
 		}
 	}
 	c.m[slot] = ch
-}
-
-// loadHits materialises ranked rows of collection as hits, from the hit
-// cache where it can and from the database (x.load) for the rest.
-func (x *Index) loadHits(ctx context.Context, collection string, ranked []scored) ([]corpus.Hit, error) {
-	if len(ranked) == 0 {
-		return nil, nil
-	}
-	x.cacheMu.RLock()
-	m := x.cache[collection]
-	slots := make([]int32, len(ranked))
-	for i, r := range ranked {
-		slots[i] = -1
-		if m != nil {
-			if s, ok := m.pos[r.rid]; ok {
-				slots[i] = s
-			}
-		}
-	}
-	x.cacheMu.RUnlock()
-	if m == nil {
-		return x.load(ctx, ranked)
-	}
-	out := make([]corpus.Hit, len(ranked))
-	found := make([]bool, len(ranked))
-	var miss []scored
-	for i, r := range ranked {
-		if slots[i] >= 0 {
-			if ch, ok := m.hits.get(slots[i]); ok {
-				ch.HeadingPath = slices.Clone(ch.HeadingPath) // the caller's to change
-				out[i], found[i] = corpus.Hit{Chunk: ch, Score: r.score}, true
-				continue
-			}
-		}
-		miss = append(miss, r)
-	}
-	if len(miss) > 0 {
-		rids := make([]int64, len(miss))
-		for i, r := range miss {
-			rids[i] = r.rid
-		}
-		byRid, err := x.loadRows(ctx, rids)
-		if err != nil {
-			return nil, err
-		}
-		for i, r := range ranked {
-			if found[i] {
-				continue
-			}
-			if ch, ok := byRid[r.rid]; ok {
-				out[i], found[i] = corpus.Hit{Chunk: ch, Score: r.score}, true
-				if slots[i] >= 0 {
-					cp := ch
-					cp.HeadingPath = slices.Clone(ch.HeadingPath)
-					m.hits.put(slots[i], cp)
-				}
-			}
-		}
-	}
-	hits := out[:0]
-	for i := range out {
-		if found[i] {
-			hits = append(hits, out[i])
-		}
-	}
-	return hits, nil
 }
 
 // fieldIndex is an inverted index over slots.
@@ -439,27 +372,9 @@ func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilte
 			dims = append(dims, j)
 		}
 	}
-	if prefilter <= 0 || rows < prefilter || len(dims) <= prefilterMinDims {
-		return best(m.colScan(qv, dims, qscale, n, prefix), n)
-	}
-	sort.Slice(dims, func(a, b int) bool {
-		x, y := absInt8(qv[dims[a]]), absInt8(qv[dims[b]])
-		if x != y {
-			return x > y
-		}
-		return dims[a] < dims[b]
-	})
-	var total, sum int64
-	for _, j := range dims {
-		total += int64(qv[j]) * int64(qv[j])
-	}
 	limit := len(dims)
-	for k, j := range dims {
-		sum += int64(qv[j]) * int64(qv[j])
-		if float64(sum) >= mass*float64(total) {
-			limit = max(k+1, prefilterMinDims)
-			break
-		}
+	if prefilter > 0 && rows >= prefilter && len(dims) > prefilterMinDims {
+		limit = heaviest(qv, dims, mass)
 	}
 	if limit >= len(dims) {
 		return best(m.colScan(qv, dims, qscale, n, prefix), n)
@@ -477,6 +392,29 @@ func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilte
 		cands[i].score = float64(dot) * float64(qscale*m.scales[slot])
 	}
 	return best(cands, n)
+}
+
+// heaviest orders dims by the query's weight on them, heaviest first, and
+// returns how many of them hold the share mass of its squared norm (at least
+// prefilterMinDims).
+func heaviest(qv []int8, dims []int, mass float64) int {
+	slices.SortFunc(dims, func(a, b int) int {
+		if c := cmp.Compare(absInt8(qv[b]), absInt8(qv[a])); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	var total, sum int64
+	for _, j := range dims {
+		total += int64(qv[j]) * int64(qv[j])
+	}
+	for k, j := range dims {
+		sum += int64(qv[j]) * int64(qv[j])
+		if float64(sum) >= mass*float64(total) {
+			return max(k+1, prefilterMinDims)
+		}
+	}
+	return len(dims)
 }
 
 func absInt8(x int8) int32 {
@@ -527,7 +465,7 @@ func (m *memColl) colScan(qv []int8, dims []int, qscale float32, n int, prefix s
 			scales = scales[:len(a)]
 			for i, v := range a {
 				f := float64(v) * float64(qscale*scales[i])
-				if len(h.items) == h.n && f <= h.items[0].score {
+				if !h.admits(f) {
 					continue
 				}
 				slot := lo + i
@@ -740,8 +678,7 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 					bestSlot[d] = s + 1
 				}
 			}
-			// most slots lose to the heap's floor: no call for them
-			if f := float64(acc[s]); len(h.items) < h.n || f > h.items[0].score {
+			if f := float64(acc[s]); h.admits(f) {
 				h.push(scored{m.rids[s], f})
 			}
 		}
@@ -769,8 +706,15 @@ type topHeap struct {
 	items []scored
 }
 
+// admits reports whether a score would enter the heap. It is small enough
+// to inline, so scans test it before building an item or calling push: most
+// candidates fail it.
+func (h *topHeap) admits(score float64) bool {
+	return h.n > 0 && (len(h.items) < h.n || score > h.items[0].score)
+}
+
 func (h *topHeap) push(s scored) {
-	if h.n <= 0 {
+	if !h.admits(s.score) {
 		return
 	}
 	if len(h.items) < h.n {
@@ -783,9 +727,6 @@ func (h *topHeap) push(s scored) {
 			h.items[p], h.items[i] = h.items[i], h.items[p]
 			i = p
 		}
-		return
-	}
-	if s.score <= h.items[0].score {
 		return
 	}
 	h.items[0] = s

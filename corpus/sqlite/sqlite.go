@@ -23,6 +23,7 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -487,7 +488,7 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 		lists[0] = d
 		ranked = RRF(x.cfg.RRFK, q.K, weights, lists...)
 	}
-	return x.loadHits(ctx, q.Collection, ranked)
+	return x.load(ctx, q.Collection, ranked)
 }
 
 // scored is a row id with a score.
@@ -513,23 +514,55 @@ func RRF(k0 float64, n int, weights []float64, rankings ...[]scored) []scored {
 	return best(out, n)
 }
 
-// load fetches the chunks of ranked rows, keeping their order; rows deleted
-// since they were ranked are skipped.
-func (x *Index) load(ctx context.Context, ranked []scored) ([]corpus.Hit, error) {
+// load fetches the chunks of ranked rows of collection, keeping their order;
+// rows deleted since they were ranked are skipped. Chunks the collection's
+// hit cache holds are not read again; those read are put there.
+func (x *Index) load(ctx context.Context, collection string, ranked []scored) ([]corpus.Hit, error) {
 	if len(ranked) == 0 {
 		return nil, nil
 	}
-	rids := make([]int64, len(ranked))
+	// The slot of each row, -1 when the search copy does not hold it.
+	x.cacheMu.RLock()
+	m := x.cache[collection]
+	slots := make([]int32, len(ranked))
 	for i, r := range ranked {
-		rids[i] = r.rid
+		slots[i] = -1
+		if m != nil {
+			if s, ok := m.pos[r.rid]; ok {
+				slots[i] = s
+			}
+		}
 	}
-	byRid, err := x.loadRows(ctx, rids)
-	if err != nil {
-		return nil, err
+	x.cacheMu.RUnlock()
+	byRid := make(map[int64]kgagent.Chunk, len(ranked))
+	var miss []int64
+	for i, r := range ranked {
+		if slots[i] >= 0 {
+			if ch, ok := m.hits.get(slots[i]); ok {
+				byRid[r.rid] = ch
+				continue
+			}
+		}
+		miss = append(miss, r.rid)
+	}
+	if len(miss) > 0 {
+		read, err := x.loadRows(ctx, miss)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range ranked {
+			if ch, ok := read[r.rid]; ok {
+				byRid[r.rid] = ch
+				if slots[i] >= 0 {
+					m.hits.put(slots[i], ch)
+				}
+			}
+		}
 	}
 	hits := make([]corpus.Hit, 0, len(ranked))
 	for _, r := range ranked {
 		if c, ok := byRid[r.rid]; ok {
+			c.HeadingPath = slices.Clone(c.HeadingPath) // the caller's to change, not the cache's
 			hits = append(hits, corpus.Hit{Chunk: c, Score: r.score})
 		}
 	}
