@@ -358,10 +358,10 @@ type run struct {
 	usage   kgagent.Usage
 	iters   int
 	record  bool // append the run to the request's session
-	// keep collects the events (for the session or the answer cache);
-	// cacheable stays true while every func the run called is Cacheable.
-	keep, cacheable bool
-	events          []kgagent.Event
+	// cacheable: the answer may go into the answer cache; it stays true
+	// while every func the run called is Cacheable.
+	cacheable bool
+	events    []kgagent.Event // kept for the session or the answer cache
 }
 
 func (r *run) emit(ev kgagent.Event) {
@@ -369,7 +369,7 @@ func (r *run) emit(ev kgagent.Event) {
 	ev.RequestID = r.req.ID
 	ev.Seq = r.seq
 	ev.Time = r.m.cfg.Now()
-	if r.record || r.keep {
+	if r.record || r.cacheable {
 		r.events = append(r.events, ev)
 	}
 	if r.emitFn != nil {
@@ -413,7 +413,7 @@ func (m *Manager) Ask(ctx context.Context, req Request, emit Emit) (kgagent.Answ
 		if c, ok := m.cache.get(key, m.cfg.Now()); ok {
 			return r.replay(c), nil
 		}
-		r.keep, r.cacheable = true, true
+		r.cacheable = true
 	}
 	ans, err := m.ask(ctx, r)
 	if err == nil && r.cacheable {
