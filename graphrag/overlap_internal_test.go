@@ -54,7 +54,7 @@ func FuzzOverlap(f *testing.F) {
 	f.Fuzz(func(t *testing.T, question, text string) {
 		q := termSet(question)
 		want := overlapRef(q, text)
-		if got := overlap(newWordSet(q), text); got != want {
+		if got := overlap(newWordSet(q, 0), text); got != want {
 			t.Errorf("overlap(%q, %q) = %v, want %v", question, text, got, want)
 		}
 	})
@@ -71,7 +71,7 @@ func FuzzRelevanceOverlap(f *testing.F) {
 	f.Fuzz(func(t *testing.T, question, sname, sid, lit, oid, oname string) {
 		s := &Service{cfg: Config{}.withDefaults()}
 		q := termSet(question)
-		ws := newWordSet(q)
+		ws := newWordSet(q, 0)
 		for _, tr := range []kgagent.Triple{
 			{Subject: kgagent.Entity{ID: sid, Name: sname}, Predicate: "x", Object: kgagent.Entity{ID: oid, Name: oname}, Literal: lit},
 			{Subject: kgagent.Entity{ID: sid, Name: sname}, Predicate: "x", Object: kgagent.Entity{ID: oid, Name: oname}},

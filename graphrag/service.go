@@ -380,8 +380,11 @@ type wordSet struct {
 	names    map[string]hitEntry // entityHits of objects (name only), by id
 }
 
-func newWordSet(q map[string]bool) *wordSet {
-	ws := &wordSet{idx: make(map[string]int, len(q))}
+// newWordSet numbers the words of q; entities is how many distinct
+// entities entityHits will likely see (its caches are sized for them).
+func newWordSet(q map[string]bool, entities int) *wordSet {
+	ws := &wordSet{idx: make(map[string]int, len(q)),
+		subjects: make(map[string]hitEntry, entities), names: make(map[string]hitEntry, entities)}
 	for w := range q {
 		if w != "" {
 			ws.idx[w] = len(ws.idx)
@@ -396,11 +399,11 @@ func newWordSet(q map[string]bool) *wordSet {
 // candidate edges; the name is compared, not hashed). Only for questions of
 // at most 64 words.
 func (q *wordSet) entityHits(id, name string, withID bool) uint64 {
-	cache := &q.names
+	cache := q.names
 	if withID {
-		cache = &q.subjects
+		cache = q.subjects
 	}
-	if e, ok := (*cache)[id]; ok && e.name == name {
+	if e, ok := cache[id]; ok && e.name == name {
 		return e.bits
 	}
 	var h hits
@@ -408,10 +411,7 @@ func (q *wordSet) entityHits(id, name string, withID bool) uint64 {
 	if withID {
 		q.scan(id, &h)
 	}
-	if *cache == nil {
-		*cache = map[string]hitEntry{}
-	}
-	(*cache)[id] = hitEntry{name, h.bits}
+	cache[id] = hitEntry{name, h.bits}
 	return h.bits
 }
 
@@ -744,11 +744,8 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 	if err != nil {
 		return nil, err
 	}
-	q := newWordSet(termSet(question))
-	// sized for the first hop's distinct ends (about one per two edges), so
-	// the per-entity caches do not grow edge by edge
-	q.subjects = make(map[string]hitEntry, len(hop1)/2)
-	q.names = make(map[string]hitEntry, len(hop1)/2)
+	// sized for the first hop's distinct ends (about one per two edges)
+	q := newWordSet(termSet(question), len(hop1)/2)
 	exact := map[string]bool{} // specific names the question uses outright
 	for _, t := range QuestionTerms(question) {
 		if strings.ContainsAny(t, " ._") {
