@@ -29,15 +29,7 @@ import (
 // KGAGENT_BENCH_MEMPROFILE an allocation profile path; the answer cache is
 // off unless KGAGENT_BENCH_CACHE gives its size.
 func TestAnswerCost(t *testing.T) {
-	data := os.Getenv("KGAGENT_BENCH_DATA")
-	if data == "" {
-		t.Skip("benchmark: set KGAGENT_BENCH_DATA to a data dir with an ingested collection")
-	}
-	coll := envOr("KGAGENT_BENCH_COLLECTION", "pydocs")
-	qs, err := readQuestions(envOr("KGAGENT_BENCH_QUESTIONS", "../../../shared/bench/pydocs_questions.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, coll, qs := benchInputs(t)
 	cfg := defaultConfig()
 	cfg.DataDir = data
 	// Every answer is computed: the answer cache is off unless asked for.

@@ -28,15 +28,7 @@ import (
 //
 //	KGAGENT_BENCH_DATA=/tmp/pydocs-data go test ./cmd/kgagent -run LoadRealStack -v -timeout 20m
 func TestLoadRealStack(t *testing.T) {
-	data := os.Getenv("KGAGENT_BENCH_DATA")
-	if data == "" {
-		t.Skip("benchmark: set KGAGENT_BENCH_DATA to a data dir with an ingested collection")
-	}
-	coll := envOr("KGAGENT_BENCH_COLLECTION", "pydocs")
-	qs, err := readQuestions(envOr("KGAGENT_BENCH_QUESTIONS", "../../../shared/bench/pydocs_questions.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, coll, qs := benchInputs(t)
 	bin := buildBinary(t)
 	defer os.RemoveAll(filepath.Dir(bin))
 	cmd := exec.Command(bin, "serve", "--data-dir", data, "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:-1", "--log-level", "error", "--collection", coll, "--daily-query-limit", "100000000")
@@ -258,4 +250,20 @@ func peakRSSMB(pid int) int {
 		}
 	}
 	return -1
+}
+
+// benchInputs returns the data dir, collection and questions of a benchmark
+// over an ingested collection (KGAGENT_BENCH_DATA, KGAGENT_BENCH_COLLECTION,
+// KGAGENT_BENCH_QUESTIONS), skipping it when no data dir is set.
+func benchInputs(t *testing.T) (data, collection string, qs []evalQuestion) {
+	t.Helper()
+	data = os.Getenv("KGAGENT_BENCH_DATA")
+	if data == "" {
+		t.Skip("benchmark: set KGAGENT_BENCH_DATA to a data dir with an ingested collection")
+	}
+	qs, err := readQuestions(envOr("KGAGENT_BENCH_QUESTIONS", "../../../shared/bench/pydocs_questions.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, envOr("KGAGENT_BENCH_COLLECTION", "pydocs"), qs
 }
