@@ -39,13 +39,7 @@ func metricValue(t *testing.T, base, name string) float64 {
 // answered from the cache: it finds nothing to cite.
 func TestAnswerCacheOverREST(t *testing.T) {
 	base, logs := startServe(t, "--demo", "--demo-site-dir", siteDir)
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(logs.String(), "demo site ingested") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the demo site was not ingested: %s", logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitDemoIngested(t, logs)
 	q := `{"question":"What is the default HTTP port of the Lumen server?"}`
 	code, first := postJSON(t, base+"/api/v1/agent", q)
 	if srcs, _ := first["sources"].([]any); code != 200 || len(srcs) == 0 {
@@ -76,5 +70,18 @@ func TestAnswerCacheOverREST(t *testing.T) {
 	}
 	if srcs, _ := after["sources"].([]any); code == 200 && len(srcs) > 0 && strings.Contains(after["answer"].(string), "8086") {
 		t.Errorf("answer still cites the deleted collection: %v", after)
+	}
+}
+
+// waitDemoIngested waits (15 s at most) until serve --demo logged that the
+// sample site is ingested.
+func waitDemoIngested(t *testing.T, logs *syncBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(logs.String(), "demo site ingested") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the demo site was not ingested: %s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -34,13 +34,7 @@ func TestNATSCLIAsInReadme(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	_, logs := startServe(t, "--demo", "--demo-site-dir", siteDir, "--nats-listen", "127.0.0.1:"+strconv.Itoa(port))
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(logs.String(), "demo site ingested") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the demo site was not ingested: %s", logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitDemoIngested(t, logs)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	args := readmeNATSCommand(t)
