@@ -534,12 +534,16 @@ func (x *Index) load(ctx context.Context, collection string, ranked []scored) ([
 		}
 	}
 	x.cacheMu.RUnlock()
-	byRid := make(map[int64]kgagent.Chunk, len(ranked))
+	// hits[i] is ranked[i]'s chunk once found; a cached chunk is shared
+	// with the cache, so its heading path is copied for the caller.
+	hits := make([]corpus.Hit, len(ranked))
+	found := make([]bool, len(ranked))
 	var miss []int64
 	for i, r := range ranked {
 		if slots[i] >= 0 {
 			if ch, ok := m.hits.get(slots[i]); ok {
-				byRid[r.rid] = ch
+				ch.HeadingPath = slices.Clone(ch.HeadingPath)
+				hits[i], found[i] = corpus.Hit{Chunk: ch, Score: r.score}, true
 				continue
 			}
 		}
@@ -551,22 +555,24 @@ func (x *Index) load(ctx context.Context, collection string, ranked []scored) ([
 			return nil, err
 		}
 		for i, r := range ranked {
-			if ch, ok := read[r.rid]; ok {
-				byRid[r.rid] = ch
-				if slots[i] >= 0 {
-					m.hits.put(slots[i], ch)
-				}
+			ch, ok := read[r.rid]
+			if found[i] || !ok {
+				continue
+			}
+			hits[i], found[i] = corpus.Hit{Chunk: ch, Score: r.score}, true
+			if slots[i] >= 0 {
+				ch.HeadingPath = slices.Clone(ch.HeadingPath)
+				m.hits.put(slots[i], ch)
 			}
 		}
 	}
-	hits := make([]corpus.Hit, 0, len(ranked))
-	for _, r := range ranked {
-		if c, ok := byRid[r.rid]; ok {
-			c.HeadingPath = slices.Clone(c.HeadingPath) // the caller's to change, not the cache's
-			hits = append(hits, corpus.Hit{Chunk: c, Score: r.score})
+	out := hits[:0]
+	for i := range hits {
+		if found[i] {
+			out = append(out, hits[i])
 		}
 	}
-	return hits, nil
+	return out, nil
 }
 
 // loadRows reads the chunks of rids (those that still exist) by rid.
