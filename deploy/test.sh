@@ -1,43 +1,38 @@
 #!/usr/bin/env bash
-# The README's test command (make test): installs what the tests need
-# (Debian's chromium for the browser test, Neo4j Community from Maven
-# Central, the nats CLI from the Go module proxy), starts a real Neo4j on loopback, runs vet, staticcheck and every
-# Go test (with -race), and stops Neo4j again. Suites that need a real
-# dependency are required here, so they fail instead of skipping.
+# The README's test command (make test): installs what the tests need, starts
+# the real servers they talk to on loopback, runs vet, staticcheck and every Go
+# test (with -race), and stops the servers again.
+#
+# Each file in deploy/testenv/ installs or starts one dependency and exports
+# what the tests need (and sets the KGAGENT_REQUIRE_* switch that turns its
+# suite's skip into a failure). They are sourced in name order; a file
+# registers its cleanup with on_exit. Tools go to $KGAGENT_TOOLS (default
+# ~/.cache/kgagent), never to GOPATH/bin or /tmp; logs go to .test-output/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+export KGAGENT_TOOLS="${KGAGENT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/kgagent}"
+export KGAGENT_TEST_OUT="$PWD/.test-output"
+mkdir -p "$KGAGENT_TOOLS/bin" "$KGAGENT_TEST_OUT"
+
 log() { printf '\n== %s\n' "$*" >&2; }
 
-log "installing test dependencies"
-if ! command -v chromium >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -q >/dev/null
-    apt-get install -y -q chromium >/dev/null
-  else
-    sudo apt-get update -q >/dev/null && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null
-  fi
-fi
-command -v java >/dev/null || { echo "java 17 is required for Neo4j" >&2; exit 1; }
-command -v mvn >/dev/null || { echo "maven is required to resolve Neo4j" >&2; exit 1; }
+_cleanups=()
+on_exit() { _cleanups+=("$*"); }
+_run_cleanups() {
+  local i
+  for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[i]}" >/dev/null 2>&1 || true; done
+}
+trap _run_cleanups EXIT
+
+log "go mod download"
 go mod download
-# The nats CLI, to run the README's `nats req` line (TestNATSCLIAsInReadme);
-# installed from the Go module proxy, outside this module's go.mod.
-NATS_CLI_VERSION=v0.5.1
-GOBIN="$(go env GOPATH)/bin" go install "github.com/nats-io/natscli/nats@$NATS_CLI_VERSION"
-export KGAGENT_TEST_NATS_CLI="$(go env GOPATH)/bin/nats"
 
-NEO4J_DIR=$(mktemp -d)
-cleanup() { bash deploy/neo4j/stop.sh "$NEO4J_DIR" >/dev/null 2>&1 || true; rm -rf "$NEO4J_DIR"; }
-trap cleanup EXIT
-
-log "starting Neo4j"
-# Assigned first, so that a failed start stops the run here (set -e).
-neo4j_env=$(bash deploy/neo4j/start.sh "$NEO4J_DIR")
-eval "$neo4j_env"
-export NEO4J_URL NEO4J_USER NEO4J_PASSWORD
-export KGAGENT_REQUIRE_NEO4J=1 KGAGENT_REQUIRE_BROWSER=1 KGAGENT_REQUIRE_NATSCLI=1
+for f in deploy/testenv/*.sh; do
+  log "test dependency: $(basename "$f" .sh)"
+  # shellcheck source=/dev/null
+  source "$f"
+done
 
 log "go vet"
 go vet ./...
@@ -45,4 +40,4 @@ log "staticcheck"
 go tool staticcheck ./...
 
 log "go test -race"
-go test -race -count=1 -timeout 25m ./... 2>&1 | tee /tmp/kgagent-test.log
+go test -race -count=1 -timeout 25m ./... 2>&1 | tee "$KGAGENT_TEST_OUT/test.log"
