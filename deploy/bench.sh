@@ -2,14 +2,14 @@
 # The benchmarks of the README (make bench). Needs Debian's python3.11-doc
 # (installed here when missing). Serves the Python 3.11 HTML docs on
 # loopback, ingests them end to end twice (the second run unchanged), scores
-# retrieval and answers on ../shared/bench/pydocs_questions.jsonl, and runs
+# retrieval and answers on bench/pydocs_questions.jsonl, and runs
 # the Go latency benchmarks. Prints every figure; changes nothing outside a
 # temp dir.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DOCS=${KGAGENT_PYDOCS:-/usr/share/doc/python3.11/html}
-QUESTIONS=${KGAGENT_BENCH_QUESTIONS:-../shared/bench/pydocs_questions.jsonl}
+QUESTIONS=${KGAGENT_BENCH_QUESTIONS:-bench/pydocs_questions.jsonl}
 if [ ! -f "$DOCS/py-modindex.html" ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3.11-doc >/dev/null
 fi

@@ -119,7 +119,7 @@ func oneLine(s string) string {
 	return s
 }
 
-// evalQuestion is one line of a question set (../shared/bench format).
+// evalQuestion is one line of a question set (bench/pydocs_questions.jsonl format).
 type evalQuestion struct {
 	ID          string `json:"id"`
 	Question    string `json:"question"`

@@ -261,7 +261,7 @@ func benchInputs(t *testing.T) (data, collection string, qs []evalQuestion) {
 	if data == "" {
 		t.Skip("benchmark: set KGAGENT_BENCH_DATA to a data dir with an ingested collection")
 	}
-	qs, err := readQuestions(envOr("KGAGENT_BENCH_QUESTIONS", "../../../shared/bench/pydocs_questions.jsonl"))
+	qs, err := readQuestions(envOr("KGAGENT_BENCH_QUESTIONS", "../../bench/pydocs_questions.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

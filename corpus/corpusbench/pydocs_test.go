@@ -142,7 +142,7 @@ func TestPyDocs(t *testing.T) {
 	}
 	qpath := os.Getenv("KGAGENT_PYDOCS_QUESTIONS")
 	if qpath == "" {
-		qpath = "/work/shared/bench/pydocs_questions.jsonl"
+		qpath = "../../bench/pydocs_questions.jsonl"
 	}
 	qs := loadQuestions(t, qpath)
 	ctx := context.Background()
