@@ -40,9 +40,11 @@ type services struct {
 	agentDB  *agentsqlite.DB
 	embeds   *embeds.Store
 	llm      agent.LLM
-	agents   *agent.Manager
-	jobs     *natsjobs.Queue
-	gw       *gateway.Server
+	// llmMetrics are registered on the gateway's registry when it is built.
+	llmMetrics *llmMetrics
+	agents     *agent.Manager
+	jobs       *natsjobs.Queue
+	gw         *gateway.Server
 }
 
 // openServices opens every store named by the config and builds the
@@ -53,7 +55,13 @@ func (a *app) openServices(ctx context.Context) error {
 
 	switch cfg.Embedder {
 	case "openai":
-		e, err := corpusopenai.New(corpusopenai.Config{BaseURL: cfg.EmbedBaseURL, APIKey: cfg.EmbedAPIKey, Model: cfg.EmbedModel, Dimensions: cfg.EmbedDimension})
+		e, err := corpusopenai.New(corpusopenai.Config{
+			BaseURL: cfg.EmbedBaseURL, APIKey: cfg.EmbedAPIKey, Model: cfg.EmbedModel, Dimensions: cfg.EmbedDimension,
+			BatchSize: cfg.EmbedBatchSize, Concurrency: cfg.EmbedConcurrency, Timeout: cfg.EmbedTimeout,
+			QueryPrefix: cfg.EmbedQueryPrefix, DocumentPrefix: cfg.EmbedDocumentPrefix,
+			QueryInputType: cfg.EmbedQueryInputType, DocumentInputType: cfg.EmbedDocumentInputType,
+			Progress: embedProgressLog(a.log, 10*time.Second),
+		})
 		if err != nil {
 			return err
 		}
@@ -152,8 +160,14 @@ func (a *app) openServices(ctx context.Context) error {
 	if err := a.openEmbeds(); err != nil {
 		return err
 	}
+	s.llmMetrics = newLLMMetrics()
+	obsTokens := cfg.LLMObservationTokens
+	if cfg.LLM != "openai" {
+		obsTokens = 0 // the built-in model reads whole observations
+	}
 	m, err := agent.New(agent.Config{
 		LLM: s.llm, Model: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
+		LLMTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Logger: a.log, Observer: s.llmMetrics,
 		Searcher: s.corpus, Graph: s.graph, Collection: cfg.Collection,
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
 		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),
@@ -324,6 +338,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	a.svc.gw = gw
 	a.onClose(func() { gw.Close() })
 	registerCacheMetrics(gw.Metrics().Registry(), a.svc.agents)
+	a.svc.llmMetrics.register(gw.Metrics().Registry())
 	return gw, nil
 }
 
