@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -42,16 +41,6 @@ func (a *app) openEmbeds() error {
 func (a *app) embedFetch() agent.EmbedFetchFunc {
 	rd := &embeds.Reader{Store: a.svc.embeds}
 	return rd.Read
-}
-
-// deleteEmbeds removes the embeds uploaded into a collection; embeds with
-// no collection stay.
-func (a *app) deleteEmbeds(ctx context.Context, collection string) error {
-	n, err := a.svc.embeds.DeleteCollection(ctx, collection)
-	if n > 0 {
-		a.log.Info("embeds of collection deleted", "collection", collection, "embeds", n)
-	}
-	return err
 }
 
 // embedBaseURL is where signed embed URLs point: public_url plus the embed
