@@ -101,7 +101,7 @@ func TestQueryCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fs.reqs) != 1 || fs.reqs[0].Collection != "lumen" || fs.reqs[0].K != 3 || fs.reqs[0].Mode != corpus.ModeHybrid {
+	if len(fs.reqs) != 1 || fs.reqs[0].Collection != "lumen" || fs.reqs[0].K < 3 || fs.reqs[0].Mode != corpus.ModeHybrid {
 		t.Errorf("search requests = %+v", fs.reqs)
 	}
 	var obs kgagent.Event

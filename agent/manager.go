@@ -44,7 +44,10 @@ type Config struct {
 	MaxTokens   int     // default max tokens (0: provider default)
 	LLMTimeout  time.Duration
 
-	Searcher    Searcher       // fixie_query_corpus; nil: not configured
+	// Knowledge answers fixie_query_corpus with evidence (the knowledge
+	// service); nil: a knowledge.Retriever over Searcher and Graph.
+	Knowledge   Retriever
+	Searcher    Searcher       // fixie_query_corpus when Knowledge is nil; nil: not configured
 	Graph       GraphRetriever // graph facts for fixie_query_corpus and fixie_query_graph
 	EmbedSearch EmbedSearchFunc
 	EmbedFetch  EmbedFetchFunc // nil: data URIs, and http(s) through netguard

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -64,16 +63,6 @@ func checkGuardConfig(cfg Config) error {
 		return fmt.Errorf("config: key %q: %s", "allowed_private_hosts", kgagent.ErrorMessage(err))
 	}
 	return nil
-}
-
-// deleteEmbeds removes the embeds uploaded into a collection; embeds with
-// no collection stay.
-func (a *app) deleteEmbeds(ctx context.Context, collection string) error {
-	n, err := a.svc.embeds.DeleteCollection(ctx, collection)
-	if n > 0 {
-		a.log.Info("embeds of collection deleted", "collection", collection, "embeds", n)
-	}
-	return err
 }
 
 // embedBaseURL is where signed embed URLs point: public_url plus the embed

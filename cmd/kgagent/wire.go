@@ -27,6 +27,7 @@ import (
 	"github.com/kgagent/kgagent/gateway"
 	"github.com/kgagent/kgagent/gateway/natsapi"
 	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/graphrag/knowledge"
 	"github.com/kgagent/kgagent/graphrag/neo4j"
 	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
 	"github.com/kgagent/kgagent/netguard"
@@ -39,12 +40,15 @@ type services struct {
 	corpus   *corpus.Service
 	graph    *graphrag.Service
 	states   crawler.PageStateStore
-	agentDB  *agentsqlite.DB
-	embeds   *embeds.Store
-	llm      agent.LLM
-	agents   *agent.Manager
-	jobs     *natsjobs.Queue
-	gw       *gateway.Server
+	// knowledge keeps index, graph, page state and embeds in step; the
+	// crawler writes and the gateway and agents read through it.
+	knowledge *knowledge.Service
+	agentDB   *agentsqlite.DB
+	embeds    *embeds.Store
+	llm       agent.LLM
+	agents    *agent.Manager
+	jobs      *natsjobs.Queue
+	gw        *gateway.Server
 }
 
 // openServices opens every store named by the config and builds the
@@ -154,13 +158,18 @@ func (a *app) openServices(ctx context.Context) error {
 	if err := a.openEmbeds(); err != nil {
 		return err
 	}
+	k, err := knowledge.New(knowledge.Config{Corpus: s.corpus, Graph: s.graph, States: s.states, Blobs: s.embeds})
+	if err != nil {
+		return err
+	}
+	s.knowledge = k
 	m, err := agent.New(agent.Config{
 		LLM: s.llm, Model: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
-		Searcher: s.corpus, Graph: s.graph, Collection: cfg.Collection,
+		Knowledge: k, Graph: s.graph, Collection: cfg.Collection,
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
 		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),
 		AnswerCacheSize: cfg.AnswerCacheSize, AnswerCacheTTL: cfg.AnswerCacheTTL,
-		Generation: func() uint64 { return s.corpus.Generation() + s.graph.Generation() },
+		Generation: k.Generation,
 	})
 	if err != nil {
 		return err
@@ -213,50 +222,8 @@ func (a *app) ingester(allowPrivate bool) *crawler.Ingester {
 		Parallelism: a.cfg.CrawlParallelism, Delay: a.cfg.CrawlDelay, MaxPages: a.cfg.CrawlMaxPages,
 		RequestTimeout: a.cfg.CrawlTimeout, AllowPrivate: allowPrivate, AllowedPrivateHosts: a.cfg.AllowedPrivateHosts,
 	}
-	return crawler.NewIngester(crawler.IngesterConfig{Crawler: cc, Docs: a.svc.corpus, Graph: a.svc.graph, States: a.svc.states})
-}
-
-// collections is the gateway's view of the corpus: searches, and
-// collections listed and deleted across every store.
-type collections struct{ a *app }
-
-// Search searches the corpus.
-func (c collections) Search(ctx context.Context, r corpus.SearchRequest) ([]corpus.Hit, error) {
-	return c.a.svc.corpus.Search(ctx, r)
-}
-
-// Collections lists the collections, without the graph's entity indexes.
-func (c collections) Collections(ctx context.Context) ([]corpus.CollectionInfo, error) {
-	all, err := c.a.svc.corpus.Collections(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := all[:0]
-	for _, ci := range all {
-		if !strings.HasSuffix(ci.Name, c.a.svc.graph.Config().EntitySuffix) {
-			out = append(out, ci)
-		}
-	}
-	return out, nil
-}
-
-// DeleteCollection removes the collection from the index, the graph (and
-// its entity index), the crawl state and the embed store, so a later crawl
-// starts afresh.
-func (c collections) DeleteCollection(ctx context.Context, name string) error {
-	if err := kgagent.ValidateCollection(name); err != nil {
-		return err
-	}
-	if err := c.a.svc.corpus.DeleteCollection(ctx, name); err != nil {
-		return err
-	}
-	if err := c.a.svc.graph.DeleteCollection(ctx, name); err != nil {
-		return err
-	}
-	if err := c.a.svc.states.DeleteCollection(ctx, name); err != nil {
-		return err
-	}
-	return c.a.deleteEmbeds(ctx, name)
+	k := a.svc.knowledge
+	return crawler.NewIngester(crawler.IngesterConfig{Crawler: cc, Docs: k.Documents(), Graph: k.Graph(), States: a.svc.states})
 }
 
 // grapher adapts graphrag.Service to the gateway.
@@ -323,7 +290,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 		return nil, err
 	}
 	b := gateway.Backends{
-		Asker: newLimitedAsker(a.svc.agents, 2*runtime.GOMAXPROCS(0)), Agents: a.svc.agents, Search: collections{a}, Graph: grapher{a.svc.graph},
+		Asker: newLimitedAsker(a.svc.agents, 2*runtime.GOMAXPROCS(0)), Agents: a.svc.agents, Search: a.svc.knowledge, Graph: grapher{a.svc.graph},
 		Jobs: a.svc.jobs, Sessions: a.svc.agentDB.Sessions(), Registry: registry{a.svc.agents, a.guardedClient()}, Embeds: a.svc.embeds,
 		Ready: []gateway.Check{
 			{Name: "nats", Check: func(context.Context) error { return a.readiness() }},
