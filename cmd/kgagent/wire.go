@@ -226,16 +226,26 @@ func (a *app) ingester(allowPrivate bool) *crawler.Ingester {
 	return crawler.NewIngester(crawler.IngesterConfig{Crawler: cc, Docs: k.Documents(), Graph: k.Graph(), States: a.svc.states})
 }
 
-// grapher adapts graphrag.Service to the gateway.
-type grapher struct{ g *graphrag.Service }
+// grapher adapts graphrag.Service to the gateway. A request that names no
+// collection gets the configured default one, as searches and questions do.
+type grapher struct {
+	g          *graphrag.Service
+	collection string
+}
 
 // Find returns the triples matching p.
 func (g grapher) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple, error) {
+	if p.Collection == "" {
+		p.Collection = g.collection
+	}
 	return g.g.Find(ctx, p)
 }
 
 // Answer answers from the graph alone.
 func (g grapher) Answer(ctx context.Context, question, collection string) (any, error) {
+	if collection == "" {
+		collection = g.collection
+	}
 	return g.g.Answer(ctx, question, collection)
 }
 
@@ -290,7 +300,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 		return nil, err
 	}
 	b := gateway.Backends{
-		Asker: newLimitedAsker(a.svc.agents, 2*runtime.GOMAXPROCS(0)), Agents: a.svc.agents, Search: a.svc.knowledge, Graph: grapher{a.svc.graph},
+		Asker: newLimitedAsker(a.svc.agents, 2*runtime.GOMAXPROCS(0)), Agents: a.svc.agents, Search: a.svc.knowledge, Graph: grapher{a.svc.graph, a.cfg.Collection},
 		Jobs: a.svc.jobs, Sessions: a.svc.agentDB.Sessions(), Registry: registry{a.svc.agents, a.guardedClient()}, Embeds: a.svc.embeds,
 		Ready: []gateway.Check{
 			{Name: "nats", Check: func(context.Context) error { return a.readiness() }},
