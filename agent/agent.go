@@ -71,6 +71,10 @@ type CompletionRequest struct {
 type ChatMessage struct {
 	Role    string `json:"role"` // system, user, assistant
 	Content string `json:"content"`
+	// Evidence is the structured form of an observation (what a built-in
+	// search func found, numbered as the text numbers it); the built-in
+	// answerer reads it instead of the text. It is never sent to an LLM API.
+	Evidence *kgagent.Evidence `json:"-"`
 }
 
 // Stream yields a completion piece by piece: Recv until io.EOF, Close once.

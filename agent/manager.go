@@ -44,10 +44,13 @@ type Config struct {
 	MaxTokens   int     // default max tokens (0: provider default)
 	LLMTimeout  time.Duration
 
-	Searcher    Searcher       // fixie_query_corpus; nil: not configured
+	// Knowledge answers fixie_query_corpus with evidence (the knowledge
+	// service); nil: a knowledge.Retriever over Searcher and Graph.
+	Knowledge   Retriever
+	Searcher    Searcher       // fixie_query_corpus when Knowledge is nil; nil: not configured
 	Graph       GraphRetriever // graph facts for fixie_query_corpus and fixie_query_graph
 	EmbedSearch EmbedSearchFunc
-	EmbedFetch  EmbedFetchFunc // nil: data URIs, and http(s) with HTTPClient
+	EmbedFetch  EmbedFetchFunc // nil: data URIs, and http(s) through netguard
 	SearchK     int            // hits per corpus search, default 5
 	Collection  string         // collection when neither request nor agent names one, default "default"
 
@@ -85,7 +88,7 @@ type Config struct {
 	// it was drawn from; nil: only the TTL ends entries.
 	Generation func() uint64
 
-	HTTPClient *http.Client     // remote funcs and embeds; nil: http.DefaultClient
+	HTTPClient *http.Client     // remote funcs and agents an operator configured (may be private); nil: http.DefaultClient
 	Now        func() time.Time // nil: time.Now
 	Location   *time.Location   // the server's time zone; nil: time.Local
 	NewID      func() string    // request ids; nil: random UUIDs

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 func stockAgent(calls *[]string, mu *sync.Mutex) AgentConfig {
@@ -326,13 +327,7 @@ func TestAskCancellation(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	poll.True(t, 5*time.Second, "the condition holds", cond)
 }
 
 func TestAskFuncErrors(t *testing.T) {

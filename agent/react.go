@@ -143,7 +143,11 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		if step.Thought != "" {
 			action = step.Thought + "\n" + action
 		}
-		msgs = append(msgs, ChatMessage{Role: "assistant", Content: action}, ChatMessage{Role: "user", Content: obsPrefix + said})
+		var ev *kgagent.Evidence
+		if cerr == nil {
+			ev = res.Evidence
+		}
+		msgs = append(msgs, ChatMessage{Role: "assistant", Content: action}, ChatMessage{Role: "user", Content: obsPrefix + said, Evidence: ev})
 	}
 	return "", &kgagent.Error{Code: kgagent.EUNAVAILABLE, Message: fmt.Sprintf("agent %s reached its iteration limit (%d) without an answer", name, m.cfg.MaxIterations),
 		Details: map[string]any{"iterations": m.cfg.MaxIterations}}

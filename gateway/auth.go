@@ -56,9 +56,16 @@ func (p *principal) has(s Scope) bool {
 	return p.open || s == scopePublic || slices.Contains(p.scopes, ScopeAdmin) || slices.Contains(p.scopes, s)
 }
 
-// collection checks that p may use collection c and returns the collection
-// to use: a restricted key with no collection given gets its first one.
+// collection checks that c is a collection name a user may give
+// (kgagent.ValidateCollection: internal names are refused) and that p may
+// use it, and returns the collection to use: a restricted key with no
+// collection given gets its first one.
 func (p *principal) collection(c string) (string, error) {
+	if c != "" {
+		if err := kgagent.ValidateCollection(c); err != nil {
+			return "", err
+		}
+	}
 	if p.key == nil || len(p.key.Collections) == 0 {
 		return c, nil
 	}

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 func collect(st *stream, lastSeq int64) ([]int64, error) {
@@ -63,13 +65,7 @@ func TestStreamRetentionWindow(t *testing.T) {
 	defer s.close()
 	st, _ := s.start("x")
 	st.append(Frame{ID: "x", Complete: true})
-	deadline := time.Now().Add(5 * time.Second)
-	for s.get("x") != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("finished stream kept past its retention window")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.True(t, 5*time.Second, "the finished stream is dropped after its retention window", func() bool { return s.get("x") == nil })
 }
 
 func TestSocketResumeIsPerCaller(t *testing.T) {

@@ -217,6 +217,12 @@ func EntityChunks(doc kgagent.Document, ts []kgagent.Triple, max int) []kgagent.
 
 func (s *Service) entityCollection(collection string) string { return collection + s.cfg.EntitySuffix }
 
+// InternalCollection reports whether an index collection is one of the
+// graph's entity indexes ("<collection>" + EntitySuffix), not a user's.
+func (s *Service) InternalCollection(name string) bool {
+	return s.cfg.Index != nil && strings.HasSuffix(name, s.cfg.EntitySuffix) && len(name) > len(s.cfg.EntitySuffix)
+}
+
 func (s *Service) indexEntities(ctx context.Context, doc kgagent.Document, ts []kgagent.Triple) error {
 	coll := s.entityCollection(doc.Collection)
 	chunks := EntityChunks(doc, ts, s.cfg.EntitiesPerDoc)

@@ -66,11 +66,12 @@ type Config struct {
 
 	Extractor string `key:"extractor" usage:"triple extractor: builtin or llm"`
 
-	AllowPrivateIngest bool          `key:"allow_private_ingest" usage:"let API-requested ingestion fetch private, loopback and link-local addresses"`
-	CrawlParallelism   int           `key:"crawl_parallelism" usage:"parallel requests per host"`
-	CrawlDelay         time.Duration `key:"crawl_delay" usage:"delay between requests to one host"`
-	CrawlMaxPages      int           `key:"crawl_max_pages" usage:"default page limit of a crawl"`
-	CrawlTimeout       time.Duration `key:"crawl_timeout" usage:"per-request timeout of the crawler"`
+	AllowPrivateIngest  bool          `key:"allow_private_ingest" usage:"let API-requested ingestion fetch private, loopback and link-local addresses"`
+	AllowedPrivateHosts []string      `key:"allowed_private_hosts" usage:"host names, IP addresses or CIDR prefixes that API-requested fetches (crawls, embeds, registered agents) may reach although private"`
+	CrawlParallelism    int           `key:"crawl_parallelism" usage:"parallel requests per host"`
+	CrawlDelay          time.Duration `key:"crawl_delay" usage:"delay between requests to one host"`
+	CrawlMaxPages       int           `key:"crawl_max_pages" usage:"default page limit of a crawl"`
+	CrawlTimeout        time.Duration `key:"crawl_timeout" usage:"per-request timeout of the crawler"`
 
 	APIKeysFile     string   `key:"api_keys_file" usage:"YAML file of API keys (hashed) with scopes and collections"`
 	JWKSFile        string   `key:"jwks_file" usage:"JWKS file for agent-protocol JWT verification"`
@@ -78,6 +79,7 @@ type Config struct {
 	JWTAudience     []string `key:"jwt_audience" usage:"accepted JWT audiences"`
 	DailyQueryLimit int      `key:"daily_query_limit" usage:"queries per API key and per user per day"`
 	CORSOrigins     []string `key:"cors_origins" usage:"origins allowed to call the API from a browser (chat widget)"`
+	AllowedHosts    []string `key:"allowed_hosts" usage:"Host names served besides loopback ones (* for any); empty: loopback only without credentials, any with them"`
 	MaxBodyBytes    int64    `key:"max_body_bytes" usage:"largest accepted request body"`
 
 	PublicURL     string        `key:"public_url" usage:"URL clients reach serve at (e.g. https://kgagent.example), for signed embed URLs; empty: http:// and addr, or the listener's address when addr has port 0 or a wildcard host"`
@@ -374,6 +376,7 @@ func (c *Config) validate() error {
 		add(fmt.Errorf("config: key %q: llm extraction needs llm=openai", "extractor"))
 	}
 	add(checkEmbedConfig(c))
+	add(checkGuardConfig(*c))
 	if c.ShutdownTimeout < 0 || c.CrawlDelay < 0 || c.CrawlTimeout <= 0 {
 		add(fmt.Errorf("config: keys %q, %q, %q: durations must not be negative", "shutdown_timeout", "crawl_delay", "crawl_timeout"))
 	}

@@ -36,6 +36,9 @@ type Config struct {
 	MaxDeliver     int           // attempts per job before it is marked failed; 5
 	StatusInterval time.Duration // how often a running job's status is written; 1s
 	StatusTTL      time.Duration // how long statuses are kept; 7 days
+	// Replicas of the stream and the bucket; 0 picks Replicas(nc): 3 on a
+	// NATS cluster of three or more servers, else 1.
+	Replicas int
 }
 
 func (c Config) withDefaults() Config {
@@ -91,6 +94,9 @@ type job struct {
 // reachable.
 func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	cfg = cfg.withDefaults()
+	if cfg.Replicas <= 0 {
+		cfg.Replicas = Replicas(nc)
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")
@@ -100,6 +106,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 		Subjects:  []string{cfg.Subject},
 		Retention: jetstream.WorkQueuePolicy,
 		Storage:   jetstream.FileStorage,
+		Replicas:  cfg.Replicas,
 	}); err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the job stream")
 	}
@@ -114,14 +121,30 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the job consumer")
 	}
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:  cfg.Bucket,
-		TTL:     cfg.StatusTTL,
-		Storage: jetstream.FileStorage,
+		Bucket:   cfg.Bucket,
+		TTL:      cfg.StatusTTL,
+		Storage:  jetstream.FileStorage,
+		Replicas: cfg.Replicas,
 	})
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the job status bucket")
 	}
 	return &Queue{cfg: cfg, js: js, kv: kv, cons: cons}, nil
+}
+
+// Replicas is how many copies JetStream should keep of what kgagent stores
+// on the server nc is connected to: 3 when it is one of a cluster of three or
+// more servers (so a stream or bucket survives the loss of any one node), 1
+// for a single server. The servers are the ones the connection knows: those
+// configured plus those the cluster announced.
+func Replicas(nc *nats.Conn) int {
+	if nc.ConnectedClusterName() == "" {
+		return 1
+	}
+	if len(nc.Servers()) >= 3 {
+		return 3
+	}
+	return 1
 }
 
 // Submit validates spec, stores its status as queued and publishes the job.
