@@ -67,6 +67,22 @@ type Embedder interface {
 	Name() string
 }
 
+// QueryEmbedder is an Embedder for an asymmetric model, which embeds search
+// queries differently from documents (E5's "query: " prefix, an input_type).
+type QueryEmbedder interface {
+	// EmbedQuery returns one vector per search query, in order.
+	EmbedQuery(ctx context.Context, queries []string) ([][]float32, error)
+}
+
+// EmbedQueries embeds search queries with emb's EmbedQuery when it has one,
+// else with Embed.
+func EmbedQueries(ctx context.Context, emb Embedder, queries []string) ([][]float32, error) {
+	if q, ok := emb.(QueryEmbedder); ok {
+		return q.EmbedQuery(ctx, queries)
+	}
+	return emb.Embed(ctx, queries)
+}
+
 // SearchRequest is a search as the API and the agent ask for it.
 type SearchRequest struct {
 	Query      string  `json:"query"`

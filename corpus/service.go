@@ -189,7 +189,7 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) ([]Hit, error) {
 	q := Query{Collection: r.Collection, Text: r.Query, K: r.K, Mode: r.Mode, URLPrefix: r.URLPrefix}
 	var qv []float32
 	if r.Mode != ModeKeyword || r.MMR > 0 {
-		vs, err := s.emb.Embed(ctx, []string{r.Query})
+		vs, err := EmbedQueries(ctx, s.emb, []string{r.Query})
 		if err != nil {
 			return nil, err
 		}
@@ -351,6 +351,13 @@ func SearchText(ctx context.Context, emb Embedder, title, text, query string, k 
 		return nil, err
 	}
 	qv := vecs[len(chunks)]
+	if _, ok := emb.(QueryEmbedder); ok {
+		qvs, err := EmbedQueries(ctx, emb, []string{query})
+		if err != nil {
+			return nil, err
+		}
+		qv = qvs[0]
+	}
 	dense := make([]int, len(chunks))
 	dscore := make([]float64, len(chunks))
 	for i := range chunks {
