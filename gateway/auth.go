@@ -56,9 +56,16 @@ func (p *principal) has(s Scope) bool {
 	return p.open || s == scopePublic || slices.Contains(p.scopes, ScopeAdmin) || slices.Contains(p.scopes, s)
 }
 
-// collection checks that p may use collection c and returns the collection
-// to use: a restricted key with no collection given gets its first one.
+// collection checks that c is a collection name a user may give
+// (kgagent.ValidateCollection: internal names are refused) and that p may
+// use it, and returns the collection to use: a restricted key with no
+// collection given gets its first one.
 func (p *principal) collection(c string) (string, error) {
+	if c != "" {
+		if err := kgagent.ValidateCollection(c); err != nil {
+			return "", err
+		}
+	}
 	if p.key == nil || len(p.key.Collections) == 0 {
 		return c, nil
 	}
@@ -136,16 +143,25 @@ func newAuthenticator(cfg Config) (*authenticator, error) {
 // X-API-Key, or the api_key query parameter (browsers cannot set headers on a
 // websocket).
 func credential(r *http.Request) string {
-	if h := r.Header.Get("Authorization"); h != "" {
-		if t, ok := strings.CutPrefix(h, "Bearer "); ok {
-			return strings.TrimSpace(t)
-		}
-		return ""
-	}
-	if k := r.Header.Get("X-API-Key"); k != "" {
-		return k
+	if t, ok := headerCredential(r.Header); ok {
+		return t
 	}
 	return r.URL.Query().Get("api_key")
+}
+
+// headerCredential returns the token of an Authorization: Bearer or
+// X-API-Key header, and whether either header was present.
+func headerCredential(h http.Header) (string, bool) {
+	if a := h.Get("Authorization"); a != "" {
+		if t, ok := strings.CutPrefix(a, "Bearer "); ok {
+			return strings.TrimSpace(t), true
+		}
+		return "", true
+	}
+	if k := h.Get("X-API-Key"); k != "" {
+		return k, true
+	}
+	return "", false
 }
 
 // authenticate returns the principal of token. Errors: EUNAUTH.

@@ -182,7 +182,7 @@ func (s *Server) fixieCall(w http.ResponseWriter, r *http.Request) {
 		s.writeFixieError(w, r, 0, unavailable("agent"))
 		return
 	}
-	data, err := s.readBody(w, r)
+	data, err := s.readJSONBody(w, r)
 	if err != nil {
 		s.writeFixieError(w, r, 0, err)
 		return

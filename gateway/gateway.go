@@ -94,7 +94,8 @@ type Backends struct {
 	Jobs     Jobs
 	Sessions agent.SessionStore
 	Registry Registry
-	Embeds   EmbedStore // uploads and signed URLs of embeds (embeds.go)
+	Embeds   EmbedStore     // uploads and signed URLs of embeds (embeds.go)
+	Docs     DocumentReader // documents and their stored text (MCP resources)
 	Ready    []Check
 }
 
@@ -109,6 +110,9 @@ type Config struct {
 	DailyLimit int // queries per key and per user per UTC day; default 1000; <0 disables
 
 	CORSOrigins []string // allowed Origins for browsers ("*" for any); default none
+	// AllowedHosts are the Host names served besides loopback ones ("*":
+	// any). Empty: loopback only when auth is off, any when it is on.
+	AllowedHosts []string
 
 	PrivateMetrics bool // /metrics needs the admin scope; default public (scrapers on a private network)
 

@@ -132,7 +132,7 @@ func citations(src []kgagent.Source) string {
 }
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	data, err := s.readBody(w, r)
+	data, err := s.readJSONBody(w, r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -269,6 +269,10 @@ func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getCollection(w http.ResponseWriter, r *http.Request) {
+	if err := kgagent.ValidateCollection(r.PathValue("name")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	cs, err := s.collections(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 	"regexp"
 	"slices"
 	"sync"
@@ -102,17 +101,7 @@ func (s *Server) upgrader() *websocket.Upgrader {
 		ReadBufferSize:  4096,
 		WriteBufferSize: 4096,
 		WriteBufferPool: writeBuffers,
-		CheckOrigin: func(r *http.Request) bool {
-			origin := r.Header.Get("Origin")
-			if origin == "" {
-				return true
-			}
-			u, err := url.Parse(origin)
-			if err == nil && u.Host == r.Host {
-				return true
-			}
-			return slices.Contains(s.cfg.CORSOrigins, "*") || slices.Contains(s.cfg.CORSOrigins, origin)
-		},
+		CheckOrigin:     s.originAllowed,
 	}
 }
 

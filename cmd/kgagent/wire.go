@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -29,6 +30,7 @@ import (
 	"github.com/kgagent/kgagent/graphrag/knowledge"
 	"github.com/kgagent/kgagent/graphrag/neo4j"
 	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
+	"github.com/kgagent/kgagent/netguard"
 )
 
 // services are the wired implementations behind the transports.
@@ -44,9 +46,11 @@ type services struct {
 	agentDB   *agentsqlite.DB
 	embeds    *embeds.Store
 	llm       agent.LLM
-	agents    *agent.Manager
-	jobs      *natsjobs.Queue
-	gw        *gateway.Server
+	// llmMetrics are registered on the gateway's registry when it is built.
+	llmMetrics *llmMetrics
+	agents     *agent.Manager
+	jobs       *natsjobs.Queue
+	gw         *gateway.Server
 }
 
 // openServices opens every store named by the config and builds the
@@ -57,7 +61,13 @@ func (a *app) openServices(ctx context.Context) error {
 
 	switch cfg.Embedder {
 	case "openai":
-		e, err := corpusopenai.New(corpusopenai.Config{BaseURL: cfg.EmbedBaseURL, APIKey: cfg.EmbedAPIKey, Model: cfg.EmbedModel, Dimensions: cfg.EmbedDimension})
+		e, err := corpusopenai.New(corpusopenai.Config{
+			BaseURL: cfg.EmbedBaseURL, APIKey: cfg.EmbedAPIKey, Model: cfg.EmbedModel, Dimensions: cfg.EmbedDimension,
+			BatchSize: cfg.EmbedBatchSize, Concurrency: cfg.EmbedConcurrency, Timeout: cfg.EmbedTimeout,
+			QueryPrefix: cfg.EmbedQueryPrefix, DocumentPrefix: cfg.EmbedDocumentPrefix,
+			QueryInputType: cfg.EmbedQueryInputType, DocumentInputType: cfg.EmbedDocumentInputType,
+			Progress: embedProgressLog(a.log, 10*time.Second),
+		})
 		if err != nil {
 			return err
 		}
@@ -161,8 +171,14 @@ func (a *app) openServices(ctx context.Context) error {
 		return err
 	}
 	s.knowledge = k
+	s.llmMetrics = newLLMMetrics()
+	obsTokens := cfg.LLMObservationTokens
+	if cfg.LLM != "openai" {
+		obsTokens = 0 // the built-in model reads whole observations
+	}
 	m, err := agent.New(agent.Config{
 		LLM: s.llm, Model: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
+		LLMTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Logger: a.log, Observer: s.llmMetrics,
 		Knowledge: k, Graph: s.graph, Collection: cfg.Collection,
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
 		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),
@@ -218,7 +234,7 @@ func llmCompleter(llm agent.LLM, model string) func(ctx context.Context, prompt 
 func (a *app) ingester(allowPrivate bool) *crawler.Ingester {
 	cc := crawler.Config{
 		Parallelism: a.cfg.CrawlParallelism, Delay: a.cfg.CrawlDelay, MaxPages: a.cfg.CrawlMaxPages,
-		RequestTimeout: a.cfg.CrawlTimeout, AllowPrivate: allowPrivate,
+		RequestTimeout: a.cfg.CrawlTimeout, AllowPrivate: allowPrivate, AllowedPrivateHosts: a.cfg.AllowedPrivateHosts,
 	}
 	k := a.svc.knowledge
 	return crawler.NewIngester(crawler.IngesterConfig{Crawler: cc, Docs: k.Documents(), Graph: k.Graph(), States: a.svc.states})
@@ -248,7 +264,10 @@ func (g grapher) Answer(ctx context.Context, question, collection string) (any, 
 }
 
 // registry adapts the agent manager to the gateway's agent registry.
-type registry struct{ m *agent.Manager }
+type registry struct {
+	m  *agent.Manager
+	hc *http.Client // guarded: the URL comes from an API caller
+}
 
 // ListAgents lists the registered agents.
 func (r registry) ListAgents(ctx context.Context) ([]gateway.AgentInfo, error) {
@@ -259,9 +278,19 @@ func (r registry) ListAgents(ctx context.Context) ([]gateway.AgentInfo, error) {
 	return out, nil
 }
 
-// RegisterAgent registers a remote agent by its agent-protocol URL.
+// RegisterAgent registers a remote agent by its agent-protocol URL, given
+// by an API caller: the handshake and every later call go through the
+// guarded client (netguard), so it cannot reach private addresses other
+// than allowed_private_hosts. Agents in agent files (an operator's) may.
 func (r registry) RegisterAgent(ctx context.Context, name, url string) (gateway.AgentInfo, error) {
-	if err := r.m.RegisterRemote(ctx, name, url); err != nil {
+	ra, err := agent.NewRemoteAgent(ctx, name, url, r.hc)
+	if errors.Is(err, netguard.ErrBlocked) {
+		return gateway.AgentInfo{}, kgagent.WrapError(kgagent.EFORBIDDEN, err, "agent URL %s is a private, loopback or link-local address (see allowed_private_hosts)", url)
+	}
+	if err != nil {
+		return gateway.AgentInfo{}, err
+	}
+	if err := r.m.Register(ra); err != nil {
 		return gateway.AgentInfo{}, err
 	}
 	ai, err := r.m.Agent(name)
@@ -279,13 +308,14 @@ func (a *app) gateway() (*gateway.Server, error) {
 	cfg := a.cfg
 	gc := gateway.Config{
 		Logger: a.log, DailyLimit: cfg.DailyQueryLimit, CORSOrigins: cfg.CORSOrigins, MaxBodyBytes: cfg.MaxBodyBytes,
+		AllowedHosts: cfg.AllowedHosts,
 	}
 	if err := loadAuth(cfg, &gc); err != nil {
 		return nil, err
 	}
 	b := gateway.Backends{
 		Asker: newLimitedAsker(a.svc.agents, 2*runtime.GOMAXPROCS(0)), Agents: a.svc.agents, Search: a.svc.knowledge, Graph: grapher{a.svc.graph, a.cfg.Collection},
-		Jobs: a.svc.jobs, Sessions: a.svc.agentDB.Sessions(), Registry: registry{a.svc.agents}, Embeds: a.svc.embeds,
+		Jobs: a.svc.jobs, Sessions: a.svc.agentDB.Sessions(), Registry: registry{a.svc.agents, a.guardedClient()}, Embeds: a.svc.embeds,
 		Ready: []gateway.Check{
 			{Name: "nats", Check: func(context.Context) error { return a.readiness() }},
 			{Name: "index", Check: func(ctx context.Context) error { _, err := a.svc.corpus.Collections(ctx); return err }},
@@ -294,6 +324,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	if a.svc.jobs == nil {
 		b.Jobs = nil
 	}
+	b.Docs = a.svc.corpus
 	gw, err := gateway.New(gc, b)
 	if err != nil {
 		return nil, err
@@ -301,6 +332,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	a.svc.gw = gw
 	a.onClose(func() { gw.Close() })
 	registerCacheMetrics(gw.Metrics().Registry(), a.svc.agents)
+	a.svc.llmMetrics.register(gw.Metrics().Registry())
 	return gw, nil
 }
 
@@ -312,6 +344,7 @@ func (a *app) httpHandler() (http.Handler, error) {
 	if !gatewayAuthEnabled(a.cfg) && !isLoopbackAddr(a.cfg.Addr) {
 		return nil, fmt.Errorf("config: key %q: %s is not a loopback address and no API keys or JWKS are configured; refusing to serve an open API beyond this machine (set api_keys_file)", "addr", a.cfg.Addr)
 	}
+	a.mountMCP(gw)
 	if !gatewayAuthEnabled(a.cfg) {
 		a.log.Warn("no API keys configured: the API is open, so it binds to loopback only", "addr", a.cfg.Addr)
 	}
