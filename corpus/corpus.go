@@ -99,3 +99,22 @@ type CollectionInfo struct {
 	Documents int    `json:"documents"`
 	Chunks    int    `json:"chunks"`
 }
+
+// DocumentInfo describes one indexed document (page) of a collection.
+type DocumentInfo struct {
+	URL    string `json:"url"`
+	Title  string `json:"title"`
+	Chunks int    `json:"chunks"`
+}
+
+// DocumentReader is implemented by indexes that can list a collection's
+// documents and return a document's stored chunks (the embedded index); the
+// MCP resources read through it.
+type DocumentReader interface {
+	// Documents lists the documents of collection ordered by URL, those
+	// after the URL after (empty: from the start), at most limit of them.
+	Documents(ctx context.Context, collection, after string, limit int) ([]DocumentInfo, error)
+	// DocumentChunks returns every chunk of docURL in collection in
+	// document order; none when the document is not indexed.
+	DocumentChunks(ctx context.Context, collection, docURL string) ([]kgagent.Chunk, error)
+}

@@ -324,6 +324,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	if a.svc.jobs == nil {
 		b.Jobs = nil
 	}
+	b.Docs = a.svc.corpus
 	gw, err := gateway.New(gc, b)
 	if err != nil {
 		return nil, err
@@ -343,6 +344,7 @@ func (a *app) httpHandler() (http.Handler, error) {
 	if !gatewayAuthEnabled(a.cfg) && !isLoopbackAddr(a.cfg.Addr) {
 		return nil, fmt.Errorf("config: key %q: %s is not a loopback address and no API keys or JWKS are configured; refusing to serve an open API beyond this machine (set api_keys_file)", "addr", a.cfg.Addr)
 	}
+	a.mountMCP(gw)
 	if !gatewayAuthEnabled(a.cfg) {
 		a.log.Warn("no API keys configured: the API is open, so it binds to loopback only", "addr", a.cfg.Addr)
 	}
