@@ -294,7 +294,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	cfg := a.cfg
 	gc := gateway.Config{
 		Logger: a.log, DailyLimit: cfg.DailyQueryLimit, CORSOrigins: cfg.CORSOrigins, MaxBodyBytes: cfg.MaxBodyBytes,
-		AllowedHosts: cfg.AllowedHosts,
+		AllowedHosts: cfg.AllowedHosts, MaxStreamBytes: cfg.MaxStreamBytes, ForwardCallerToken: cfg.ForwardJWT,
 	}
 	if err := loadAuth(cfg, &gc); err != nil {
 		return nil, err
