@@ -308,6 +308,19 @@ func (m *Manager) Handshake(name string) (Handshake, error) {
 	return e.a.Handshake(), nil
 }
 
+// Builtin returns the fixie_ built-in func of that name (fixie_query_corpus,
+// fixie_query_graph, fixie_query_embed, fixie_base_prompt,
+// fixie_local_datetime, fixie_utc_datetime), for agents that expose one
+// under a name of their own.
+func (m *Manager) Builtin(name string) (Func, bool) {
+	for _, f := range m.builtins.Commands() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Func{}, false
+}
+
 // CallFunc runs func funcName of agent agentName for the agent-protocol
 // endpoint POST /agents/{name}/{func}. Errors: ENOTFOUND for an unknown
 // agent, EFuncNotDefined (with details func_name and available_funcs) for an
@@ -322,7 +335,12 @@ func (m *Manager) CallFunc(ctx context.Context, agentName, funcName string, msg 
 	if !ok {
 		return kgagent.Message{}, NotDefined(funcName, e.a.FuncNames())
 	}
-	call := m.funcCall(e, funcName, msg, caller, "", "", "")
+	// As in a run without a collection: the agent's, else the default one.
+	coll := e.a.Config().Collection
+	if coll == "" {
+		coll = m.cfg.Collection
+	}
+	call := m.funcCall(e, funcName, msg, caller, "", coll, "")
 	res, err := invoke(ctx, f, call, m.cfg.FuncTimeout)
 	if res.Message.Embeds == nil {
 		res.Message.Embeds = map[string]kgagent.Embed{}
