@@ -170,16 +170,25 @@ func newAuthenticator(cfg Config) (*authenticator, error) {
 // Bearer, X-API-Key, or the api_key query parameter (browsers cannot set
 // headers on a websocket).
 func Credential(r *http.Request) string {
-	if h := r.Header.Get("Authorization"); h != "" {
-		if t, ok := strings.CutPrefix(h, "Bearer "); ok {
-			return strings.TrimSpace(t)
-		}
-		return ""
-	}
-	if k := r.Header.Get("X-API-Key"); k != "" {
-		return k
+	if t, ok := headerCredential(r.Header); ok {
+		return t
 	}
 	return r.URL.Query().Get("api_key")
+}
+
+// headerCredential returns the token of an Authorization: Bearer or
+// X-API-Key header, and whether either header was present.
+func headerCredential(h http.Header) (string, bool) {
+	if a := h.Get("Authorization"); a != "" {
+		if t, ok := strings.CutPrefix(a, "Bearer "); ok {
+			return strings.TrimSpace(t), true
+		}
+		return "", true
+	}
+	if k := h.Get("X-API-Key"); k != "" {
+		return k, true
+	}
+	return "", false
 }
 
 // authenticate returns the Principal of token. Errors: EUNAUTH.

@@ -94,7 +94,8 @@ type Backends struct {
 	Jobs     Jobs
 	Sessions agent.SessionStore
 	Registry Registry
-	Embeds   EmbedStore // uploads and signed URLs of embeds (embeds.go)
+	Embeds   EmbedStore     // uploads and signed URLs of embeds (embeds.go)
+	Docs     DocumentReader // documents and their stored text (MCP resources)
 	Ready    []Check
 }
 

@@ -205,9 +205,8 @@ func (s *Server) ask(ctx context.Context, c Call, emit agent.Emit) (kgagent.Answ
 		ID: c.ID, Question: r.Question, Agent: r.Agent, Collection: r.Collection,
 		SessionID: r.SessionID, TimeZone: r.TimeZone, Embeds: r.Embeds, Caller: c.Caller,
 	}, emit)
-	if err == nil {
-		s.metrics.observeAnswer(ans)
-	}
+	// Failed runs count too: their iterations and tokens were spent.
+	s.metrics.observeAnswer(ans)
 	return ans, err
 }
 

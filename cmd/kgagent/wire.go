@@ -46,9 +46,11 @@ type services struct {
 	agentDB   *agentsqlite.DB
 	embeds    *embeds.Store
 	llm       agent.LLM
-	agents    *agent.Manager
-	jobs      *natsjobs.Queue
-	gw        *gateway.Server
+	// llmMetrics are registered on the gateway's registry when it is built.
+	llmMetrics *llmMetrics
+	agents     *agent.Manager
+	jobs       *natsjobs.Queue
+	gw         *gateway.Server
 }
 
 // openServices opens every store named by the config and builds the
@@ -59,7 +61,13 @@ func (a *app) openServices(ctx context.Context) error {
 
 	switch cfg.Embedder {
 	case "openai":
-		e, err := corpusopenai.New(corpusopenai.Config{BaseURL: cfg.EmbedBaseURL, APIKey: cfg.EmbedAPIKey, Model: cfg.EmbedModel, Dimensions: cfg.EmbedDimension})
+		e, err := corpusopenai.New(corpusopenai.Config{
+			BaseURL: cfg.EmbedBaseURL, APIKey: cfg.EmbedAPIKey, Model: cfg.EmbedModel, Dimensions: cfg.EmbedDimension,
+			BatchSize: cfg.EmbedBatchSize, Concurrency: cfg.EmbedConcurrency, Timeout: cfg.EmbedTimeout,
+			QueryPrefix: cfg.EmbedQueryPrefix, DocumentPrefix: cfg.EmbedDocumentPrefix,
+			QueryInputType: cfg.EmbedQueryInputType, DocumentInputType: cfg.EmbedDocumentInputType,
+			Progress: embedProgressLog(a.log, 10*time.Second),
+		})
 		if err != nil {
 			return err
 		}
@@ -163,8 +171,14 @@ func (a *app) openServices(ctx context.Context) error {
 		return err
 	}
 	s.knowledge = k
+	s.llmMetrics = newLLMMetrics()
+	obsTokens := cfg.LLMObservationTokens
+	if cfg.LLM != "openai" {
+		obsTokens = 0 // the built-in model reads whole observations
+	}
 	m, err := agent.New(agent.Config{
 		LLM: s.llm, Model: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
+		LLMTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Logger: a.log, Observer: s.llmMetrics,
 		Knowledge: k, Graph: s.graph, Collection: cfg.Collection,
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
 		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),
@@ -175,7 +189,7 @@ func (a *app) openServices(ctx context.Context) error {
 		return err
 	}
 	if cfg.AgentsDir != "" {
-		names, err := agentfile.Register(ctx, m, cfg.AgentsDir, agentfile.Options{})
+		names, err := agentfile.Register(ctx, m, cfg.AgentsDir, agentfile.Options{Funcs: agentFileFuncs(m)})
 		if err != nil {
 			return err
 		}
@@ -305,11 +319,16 @@ func (a *app) gateway() (*gateway.Server, error) {
 		Ready: []gateway.Check{
 			{Name: "nats", Check: func(context.Context) error { return a.readiness() }},
 			{Name: "index", Check: func(ctx context.Context) error { _, err := a.svc.corpus.Collections(ctx); return err }},
+			{Name: "graph", Check: func(ctx context.Context) error {
+				_, err := a.svc.graph.Find(ctx, graphrag.Pattern{Collection: cfg.Collection, Limit: 1})
+				return err
+			}},
 		},
 	}
 	if a.svc.jobs == nil {
 		b.Jobs = nil
 	}
+	b.Docs = a.svc.corpus
 	gw, err := gateway.New(gc, b)
 	if err != nil {
 		return nil, err
@@ -317,6 +336,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	a.svc.gw = gw
 	a.onClose(func() { gw.Close() })
 	registerCacheMetrics(gw.Metrics().Registry(), a.svc.agents)
+	a.svc.llmMetrics.register(gw.Metrics().Registry())
 	return gw, nil
 }
 
@@ -328,6 +348,7 @@ func (a *app) httpHandler() (http.Handler, error) {
 	if !gatewayAuthEnabled(a.cfg) && !isLoopbackAddr(a.cfg.Addr) {
 		return nil, fmt.Errorf("config: key %q: %s is not a loopback address and no API keys or JWKS are configured; refusing to serve an open API beyond this machine (set api_keys_file)", "addr", a.cfg.Addr)
 	}
+	a.mountMCP(gw)
 	if !gatewayAuthEnabled(a.cfg) {
 		a.log.Warn("no API keys configured: the API is open, so it binds to loopback only", "addr", a.cfg.Addr)
 	}
@@ -382,4 +403,20 @@ func (a *app) startDemo(ctx context.Context, base string) error {
 		a.log.Info("demo site ingested", "site", d.URL, "pages", s.Pages, "chunks", s.Chunks, "triples", s.Triples, "failed", s.Failed, "took", time.Since(start).Round(time.Millisecond))
 	}()
 	return nil
+}
+
+// agentFileFuncs are the Go funcs an agent file may name with the value
+// `builtin` (funcs: {search_docs: builtin}), so that an agent without Go
+// code can expose a func over the agent protocol: search_docs searches the
+// agent's collection (fixie_query_corpus), utc_time tells the time in UTC
+// (fixie_utc_datetime).
+func agentFileFuncs(m *agent.Manager) map[string]agent.Func {
+	out := map[string]agent.Func{}
+	for name, builtin := range map[string]string{"search_docs": "fixie_query_corpus", "utc_time": "fixie_utc_datetime"} {
+		if f, ok := m.Builtin(builtin); ok {
+			f.Name = name
+			out[name] = f
+		}
+	}
+	return out
 }

@@ -10,7 +10,9 @@
 //	nats req kgagent.request.search '{"query":"asyncio","collection":"python","k":3}'
 //
 // The message is the websocket's "request" object, plus an optional "id" (the
-// request id, generated when absent) and "flow" (default "default").
+// request id, generated when absent) and "flow" (default "default"), or the
+// websocket's whole frame {"id","service","flow","request"} (its service, if
+// given, must be the subject's).
 //
 // Requests carry the caller's credential in a header, as over HTTP
 // ("Authorization: Bearer <api key or JWT>" or "X-API-Key"), and run
@@ -26,6 +28,7 @@ package natsapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -135,13 +138,39 @@ func (s *Server) Close() error {
 // flow fields are used here.
 type Message = gateway.Request
 
-// DecodeMessage decodes a request for service. Errors are those of
-// gateway.DecodeRequest, and TOO_LARGE over max bytes.
+// envelope is the websocket's request frame, which NATS accepts too.
+type envelope struct {
+	ID      string          `json:"id"`
+	Service string          `json:"service"`
+	Flow    string          `json:"flow"`
+	Request json.RawMessage `json:"request"`
+}
+
+// DecodeMessage decodes a request for service: the bare request object or
+// the websocket's envelope around it. Errors are those of
+// gateway.DecodeRequest, TOO_LARGE over max bytes, and INVALID_ARGUMENT for
+// an envelope naming another service than the subject.
 func DecodeMessage(service string, data []byte, max int) (gateway.Request, error) {
 	if len(data) > max {
 		return gateway.Request{}, kgagent.Errorf(kgagent.ETOOLARGE, "request is over %d bytes", max)
 	}
-	return gateway.DecodeRequest(service, data)
+	var env envelope
+	if json.Unmarshal(data, &env) != nil || len(env.Request) == 0 || string(env.Request) == "null" {
+		return gateway.DecodeRequest(service, data)
+	}
+	if env.Service != "" && env.Service != service {
+		return gateway.Request{}, &kgagent.Error{Code: kgagent.EINVALID,
+			Message: fmt.Sprintf("the envelope names service %q but was sent to the subject of service %q", env.Service, service),
+			Details: map[string]any{"reason": gateway.ReasonUnknownValue, "field": "service"}}
+	}
+	req, err := gateway.DecodeRequest(service, env.Request)
+	if req.ID == "" {
+		req.ID = env.ID
+	}
+	if req.Flow == "" {
+		req.Flow = env.Flow
+	}
+	return req, err
 }
 
 func (s *Server) handle(m *nats.Msg) {

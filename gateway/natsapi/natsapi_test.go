@@ -123,6 +123,29 @@ func TestNATSStreams(t *testing.T) {
 	}
 }
 
+// TestNATSAcceptsTheWebsocketEnvelope: a websocket client's frame, sent as
+// is, is answered like the bare request, under the envelope's id.
+func TestNATSAcceptsTheWebsocketEnvelope(t *testing.T) {
+	ns := startNATS(t)
+	startWorker(t, ns, &asker{})
+	nc := connect(t, ns)
+	frames := request(t, nc, "kgagent.request.agent", `{"id":"w1","service":"agent","flow":"default","request":{"question":"What is NATS?"}}`)
+	last := frames[len(frames)-1]
+	if len(frames) != 3 || last.ID != "w1" || last.Response["answer"] != "A: What is NATS?" {
+		t.Fatalf("frames = %+v", frames)
+	}
+	for _, tt := range []struct{ data, typ string }{
+		{`{"id":"w2","service":"search","request":{"question":"q"}}`, "INVALID_ARGUMENT"}, // sent to the agent subject
+		{`{"id":"w3","service":"agent","request":{}}`, "INVALID_ARGUMENT"},
+		{`{"id":"w4","service":"agent","flow":"nope","request":{"question":"q"}}`, "NOT_FOUND"},
+	} {
+		frames := request(t, nc, "kgagent.request.agent", tt.data)
+		if len(frames) != 1 || frames[0].Error == nil || frames[0].Error.Type != tt.typ {
+			t.Errorf("%s: got %+v, want one %s error", tt.data, frames, tt.typ)
+		}
+	}
+}
+
 func TestNATSValidationErrors(t *testing.T) {
 	ns := startNATS(t)
 	startWorker(t, ns, &asker{})
