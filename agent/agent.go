@@ -84,8 +84,10 @@ type Stream interface {
 }
 
 // Delta is a piece of a completion; Usage is set on the last piece when the
-// provider reports it.
+// provider reports it, FinishReason when it says why the output ended
+// ("stop", "length", ...).
 type Delta struct {
-	Text  string
-	Usage *kgagent.Usage
+	Text         string
+	Usage        *kgagent.Usage
+	FinishReason string
 }

@@ -3,8 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"sort"
 	"strings"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/corpus/embeds"
 	"github.com/kgagent/kgagent/graphrag"
 	"github.com/kgagent/kgagent/graphrag/knowledge"
 )
@@ -38,8 +37,9 @@ type Embedder interface {
 // corpus.SearchText with the service's embedder to use that one.
 type EmbedSearchFunc func(ctx context.Context, title, text, query string, k int) ([]corpus.Hit, error)
 
-// EmbedFetchFunc reads the content of an embed. Nil: data URIs are decoded
-// and http(s) URLs fetched with Config.HTTPClient.
+// EmbedFetchFunc reads the content of an embed. Nil: corpus/embeds.Reader's
+// zero value, which decodes data URIs and fetches http(s) URLs through
+// netguard (never a loopback, private or link-local address).
 type EmbedFetchFunc func(ctx context.Context, e kgagent.Embed) ([]byte, error)
 
 // maxListedAgents bounds the agents named in a prompt.
@@ -272,35 +272,9 @@ func (b *Builtins) fetchEmbed(ctx context.Context, e kgagent.Embed) ([]byte, err
 	if b.cfg.EmbedFetch != nil {
 		return b.cfg.EmbedFetch(ctx, e)
 	}
-	if strings.HasPrefix(e.URI, "data:") {
-		return kgagent.DecodeDataURI(e.URI)
-	}
-	if !strings.HasPrefix(e.URI, "http://") && !strings.HasPrefix(e.URI, "https://") {
-		return nil, kgagent.Errorf(kgagent.EINVALID, "embed uri must be a data URI or an http(s) URL")
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.URI, nil)
-	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EINVALID, err, "bad embed uri")
-	}
-	resp, err := b.cfg.HTTPClient.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "fetching the embed failed")
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "fetching the embed answered HTTP %d", resp.StatusCode)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxEmbedBytes+1))
-	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading the embed failed")
-	}
-	if len(body) > maxEmbedBytes {
-		return nil, kgagent.Errorf(kgagent.ETOOLARGE, "the embed is larger than %d bytes", maxEmbedBytes)
-	}
-	return body, nil
+	// embeds.Reader's default client is netguard's: an embed URL comes from
+	// the caller and must not reach loopback, private or metadata addresses.
+	return (&embeds.Reader{MaxBytes: maxEmbedBytes}).Read(ctx, e)
 }
 
 func (b *Builtins) basePrompt(ctx context.Context, call FuncCall) (FuncResult, error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent/internal/words"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/corpus/embeds"
 	"github.com/kgagent/kgagent/graphrag"
 )
 
@@ -187,7 +188,8 @@ func TestQueryEmbed(t *testing.T) {
 		fmt.Fprint(w, doc)
 	}))
 	defer web.Close()
-	m := newManager(t, Config{HTTPClient: web.Client()})
+	// the test's server is on loopback, which the default embed reader refuses
+	m := newManager(t, Config{EmbedFetch: (&embeds.Reader{HTTPClient: web.Client()}).Read})
 	tests := []struct {
 		name   string
 		text   string

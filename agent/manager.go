@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sort"
@@ -41,8 +42,18 @@ type Config struct {
 	LLM         LLM     // nil: the built-in extractive model
 	Model       string  // default model name sent to the LLM
 	Temperature float64 // default temperature
-	MaxTokens   int     // default max tokens (0: provider default)
-	LLMTimeout  time.Duration
+	MaxTokens   int     // default max tokens of one step (0: provider default)
+	// LLMTimeout bounds one LLM call (0: none). Whatever it is, when the
+	// question has a deadline a call gets at most an equal share of the time
+	// left among the iterations left, so the iteration limit fits in the
+	// deadline. A call cut by its timeout is judged on what it wrote so far.
+	LLMTimeout time.Duration
+	// ObservationTokens bounds each observation fed back to the model, in
+	// estimated tokens (4 bytes each), keeping every source's header line
+	// and giving the best-ranked passages their share first; the events
+	// keep the whole observation. 0: only the 16,000-byte cap (the built-in
+	// model reads whole observations).
+	ObservationTokens int
 
 	// Knowledge answers fixie_query_corpus with evidence (the knowledge
 	// service); nil: a knowledge.Retriever over Searcher and Graph.
@@ -50,7 +61,7 @@ type Config struct {
 	Searcher    Searcher       // fixie_query_corpus when Knowledge is nil; nil: not configured
 	Graph       GraphRetriever // graph facts for fixie_query_corpus and fixie_query_graph
 	EmbedSearch EmbedSearchFunc
-	EmbedFetch  EmbedFetchFunc // nil: data URIs, and http(s) with HTTPClient
+	EmbedFetch  EmbedFetchFunc // nil: data URIs, and http(s) through netguard
 	SearchK     int            // hits per corpus search, default 5
 	Collection  string         // collection when neither request nor agent names one, default "default"
 
@@ -88,7 +99,14 @@ type Config struct {
 	// it was drawn from; nil: only the TTL ends entries.
 	Generation func() uint64
 
-	HTTPClient *http.Client     // remote funcs and embeds; nil: http.DefaultClient
+	// Logger receives a debug line per LLM call (model, tokens in and out,
+	// time, stop reason) and a warning per malformed output; nil: none.
+	Logger *slog.Logger
+	// Observer receives the measurements of every LLM call and run (for
+	// metrics); nil: none.
+	Observer Observer
+
+	HTTPClient *http.Client     // remote funcs and agents an operator configured (may be private); nil: http.DefaultClient
 	Now        func() time.Time // nil: time.Now
 	Location   *time.Location   // the server's time zone; nil: time.Local
 	NewID      func() string    // request ids; nil: random UUIDs
@@ -126,6 +144,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.HistoryTurns <= 0 {
 		c.HistoryTurns = DefaultHistoryTurns
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = http.DefaultClient
@@ -308,6 +329,19 @@ func (m *Manager) Handshake(name string) (Handshake, error) {
 	return e.a.Handshake(), nil
 }
 
+// Builtin returns the fixie_ built-in func of that name (fixie_query_corpus,
+// fixie_query_graph, fixie_query_embed, fixie_base_prompt,
+// fixie_local_datetime, fixie_utc_datetime), for agents that expose one
+// under a name of their own.
+func (m *Manager) Builtin(name string) (Func, bool) {
+	for _, f := range m.builtins.Commands() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Func{}, false
+}
+
 // CallFunc runs func funcName of agent agentName for the agent-protocol
 // endpoint POST /agents/{name}/{func}. Errors: ENOTFOUND for an unknown
 // agent, EFuncNotDefined (with details func_name and available_funcs) for an
@@ -322,7 +356,12 @@ func (m *Manager) CallFunc(ctx context.Context, agentName, funcName string, msg 
 	if !ok {
 		return kgagent.Message{}, NotDefined(funcName, e.a.FuncNames())
 	}
-	call := m.funcCall(e, funcName, msg, caller, "", "", "")
+	// As in a run without a collection: the agent's, else the default one.
+	coll := e.a.Config().Collection
+	if coll == "" {
+		coll = m.cfg.Collection
+	}
+	call := m.funcCall(e, funcName, msg, caller, "", coll, "")
 	res, err := invoke(ctx, f, call, m.cfg.FuncTimeout)
 	if res.Message.Embeds == nil {
 		res.Message.Embeds = map[string]kgagent.Embed{}
@@ -419,7 +458,15 @@ func (m *Manager) Ask(ctx context.Context, req Request, emit Emit) (kgagent.Answ
 		}
 		r.cacheable = true
 	}
+	start := time.Now()
 	ans, err := m.ask(ctx, r)
+	if m.cfg.Observer != nil {
+		code := ""
+		if err != nil {
+			code = asError(ctx, err).Code
+		}
+		m.cfg.Observer.RunEnded(RunStats{Agent: ans.Agent, Iterations: r.iters, Code: code, Duration: time.Since(start)})
+	}
 	if err == nil && r.cacheable {
 		// The final answer event is the last kept; the stored answer
 		// shares nothing mutable with the one returned.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 func stockAgent(calls *[]string, mu *sync.Mutex) AgentConfig {
@@ -251,9 +252,16 @@ func TestAskIterationLimit(t *testing.T) {
 	if !errors.As(err, &ke) || ke.Code != kgagent.EUNAVAILABLE || !strings.Contains(ke.Message, "iteration limit (3)") {
 		t.Fatalf("err = %v", err)
 	}
-	if len(llm.Calls()) != 3 || len(calls) != 3 || ans.Iterations != 3 {
+	// The same action with the same input is run once; the model is told so
+	// and asked to answer, and on the last call to answer now.
+	if len(llm.Calls()) != 3 || len(calls) != 1 || ans.Iterations != 3 {
 		t.Errorf("llm calls %d, func calls %d, iterations %d", len(llm.Calls()), len(calls), ans.Iterations)
 	}
+	last := llm.Calls()[2].Messages
+	if fed := last[len(last)-1].Content; !strings.Contains(fed, "not fetched again") || !strings.Contains(fed, answerNow) {
+		t.Errorf("repeated action fed back as %q", fed)
+	}
+
 	evs := ev.all()
 	checkSeq(t, evs, evs[0].RequestID)
 	if last := evs[len(evs)-1]; last.Kind != kgagent.EventError || last.Error == nil || last.Error.Code != kgagent.EUNAVAILABLE {
@@ -331,13 +339,7 @@ func TestAskCancellation(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	poll.True(t, 5*time.Second, "the condition holds", cond)
 }
 
 func TestAskFuncErrors(t *testing.T) {

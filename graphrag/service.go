@@ -642,7 +642,7 @@ func (s *Service) similarSeeds(ctx context.Context, question, collection string,
 	if s.cfg.Index == nil || n <= 0 {
 		return nil, out, nil
 	}
-	vecs, err := s.cfg.Embedder.Embed(ctx, []string{question})
+	vecs, err := corpus.EmbedQueries(ctx, s.cfg.Embedder, []string{question})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -300,9 +300,9 @@ func (c *Client) openStream(parent, ctx context.Context, cancel context.CancelFu
 		}
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "LLM server sent a malformed completion")
 	}
-	text := ""
+	text, reason := "", ""
 	if len(cc.Choices) > 0 {
-		text = cc.Choices[0].Message.Content
+		text, reason = cc.Choices[0].Message.Content, cc.Choices[0].FinishReason
 	}
 	out, _ := s.feed(text)
 	if !s.stopped {
@@ -311,7 +311,10 @@ func (c *Client) openStream(parent, ctx context.Context, cancel context.CancelFu
 	s.pending = ""
 	s.done = true
 	s.usage = toUsage(cc.Usage)
-	s.queued = &agent.Delta{Text: out, Usage: s.usage}
+	if s.stopped {
+		reason = "stop"
+	}
+	s.queued = &agent.Delta{Text: out, Usage: s.usage, FinishReason: reason}
 	return s, nil
 }
 

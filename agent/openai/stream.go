@@ -23,6 +23,7 @@ type stream struct {
 	stopped bool           // a stop sequence was seen
 	done    bool           // no more input will be read
 	usage   *kgagent.Usage // the latest usage the server reported
+	reason  string         // the finish reason the server reported
 	queued  *agent.Delta   // the last piece, waiting to be returned
 	err     error          // sticky error
 	once    sync.Once
@@ -38,7 +39,7 @@ func (s *stream) Recv() (agent.Delta, error) {
 		if s.queued != nil {
 			d := *s.queued
 			s.queued = nil
-			if d.Text != "" || d.Usage != nil {
+			if d.Text != "" || d.Usage != nil || d.FinishReason != "" {
 				return d, nil
 			}
 		}
@@ -60,7 +61,7 @@ func (s *stream) Recv() (agent.Delta, error) {
 			}
 			return s.fail(kgagent.WrapError(kgagent.EUNAVAILABLE, err, "LLM stream interrupted"))
 		}
-		text, err := parseChunk(ev.Data, &s.usage)
+		text, err := parseChunk(ev.Data, &s.usage, &s.reason)
 		if err != nil {
 			return s.fail(err)
 		}
@@ -81,8 +82,8 @@ func (s *stream) Recv() (agent.Delta, error) {
 }
 
 // parseChunk decodes one event's data and returns the text of its first
-// choice, updating *usage when the chunk reports one.
-func parseChunk(data string, usage **kgagent.Usage) (string, error) {
+// choice, updating *usage and *reason when the chunk reports them.
+func parseChunk(data string, usage **kgagent.Usage, reason *string) (string, error) {
 	var ch ChatChunk
 	if err := json.Unmarshal([]byte(data), &ch); err != nil {
 		return "", kgagent.WrapError(kgagent.EUNAVAILABLE, err, "LLM server sent a malformed stream chunk")
@@ -97,6 +98,9 @@ func parseChunk(data string, usage **kgagent.Usage) (string, error) {
 	for _, c := range ch.Choices {
 		if c.Index != 0 {
 			continue
+		}
+		if c.FinishReason != nil && *c.FinishReason != "" {
+			*reason = *c.FinishReason
 		}
 		b.WriteString(c.Delta.Content)
 		b.WriteString(c.Text)
@@ -119,7 +123,11 @@ func (s *stream) finish() {
 		text = s.pending
 	}
 	s.pending = ""
-	s.queued = &agent.Delta{Text: text, Usage: s.usage}
+	reason := s.reason
+	if s.stopped {
+		reason = "stop"
+	}
+	s.queued = &agent.Delta{Text: text, Usage: s.usage, FinishReason: reason}
 }
 
 // feed adds text and returns what can be passed on: everything before the

@@ -80,6 +80,8 @@ func newRootCommand(stdout, stderr io.Writer, environ []string) *cobra.Command {
 		newIngestCommand(&cfg, stdout, stderr),
 		newAskCommand(&cfg, stdout, stderr),
 		newEvalCommand(&cfg, stdout, stderr),
+		newMCPCommand(&cfg, stdout, stderr),
+		newProbeCommand(&cfg, stdout, stderr),
 		&cobra.Command{
 			Use:    "config-reference",
 			Short:  "Print the configuration reference table (Markdown) the README holds",

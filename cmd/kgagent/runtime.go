@@ -60,13 +60,18 @@ func lockDataDir(dir, command string) (*dataLock, error) {
 		if h == "" {
 			h = "another process"
 		}
-		return nil, fmt.Errorf("data dir %s is in use by %s; stop it or use another --data-dir", dir, h)
+		return nil, &lockedError{fmt.Sprintf("data dir %s is in use by %s; stop it or use another --data-dir", dir, h)}
 	}
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d (kgagent %s, started %s)\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))), 0)
 	_ = f.Sync()
 	return &dataLock{f: f}, nil
 }
+
+// lockedError is the error of a data dir held by another process.
+type lockedError struct{ msg string }
+
+func (e *lockedError) Error() string { return e.msg }
 
 // Close releases the lock.
 func (l *dataLock) Close() error {

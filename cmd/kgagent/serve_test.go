@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's goroutines.
@@ -50,23 +53,35 @@ func startServe(t *testing.T, extra ...string) (string, *syncBuffer) {
 			t.Errorf("serve did not shut down")
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		s := out.String()
-		if i := strings.Index(s, "chat page: "); i >= 0 {
-			line := s[i+len("chat page: "):]
-			if j := strings.IndexByte(line, '\n'); j >= 0 {
-				return strings.TrimSuffix(line[:j], "/"), &errb
-			}
-		}
+	var base string
+	poll.Until(t, 30*time.Second, func() error {
 		select {
 		case code := <-done:
 			t.Fatalf("serve exited %d: %s", code, errb.String())
-		case <-time.After(20 * time.Millisecond):
+		default:
 		}
+		var ok bool
+		base, ok = chatPageURL(out.String())
+		if !ok {
+			return fmt.Errorf("serve printed no chat page URL: %s %s", out.String(), errb.String())
+		}
+		return nil
+	})
+	return base, &errb
+}
+
+// chatPageURL finds the base URL in serve's "chat page: URL" line.
+func chatPageURL(stdout string) (string, bool) {
+	i := strings.Index(stdout, "chat page: ")
+	if i < 0 {
+		return "", false
 	}
-	t.Fatalf("serve printed no chat page URL: %s %s", out.String(), errb.String())
-	return "", nil
+	line := stdout[i+len("chat page: "):]
+	j := strings.IndexByte(line, '\n')
+	if j < 0 {
+		return "", false
+	}
+	return strings.TrimSuffix(strings.TrimSpace(line[:j]), "/"), true
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -85,8 +100,15 @@ func TestServeHealthAndReady(t *testing.T) {
 	if code, _ := get(t, base+"/healthz"); code != 200 {
 		t.Fatalf("healthz: %d", code)
 	}
-	if code, body := get(t, base+"/readyz"); code != 200 {
+	code, body := get(t, base+"/readyz")
+	if code != 200 {
 		t.Fatalf("readyz: %d %s", code, body)
+	}
+	// Every store a question needs is checked, the graph included.
+	for _, check := range []string{`"nats":"ok"`, `"index":"ok"`, `"graph":"ok"`} {
+		if !strings.Contains(body, check) {
+			t.Errorf("readyz does not report %s: %s", check, body)
+		}
 	}
 }
 

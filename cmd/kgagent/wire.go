@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -29,6 +30,7 @@ import (
 	"github.com/kgagent/kgagent/graphrag/knowledge"
 	"github.com/kgagent/kgagent/graphrag/neo4j"
 	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
+	"github.com/kgagent/kgagent/netguard"
 )
 
 // services are the wired implementations behind the transports.
@@ -44,9 +46,11 @@ type services struct {
 	agentDB   *agentsqlite.DB
 	embeds    *embeds.Store
 	llm       agent.LLM
-	agents    *agent.Manager
-	jobs      *natsjobs.Queue
-	gw        *gateway.Server
+	// llmMetrics are registered on the gateway's registry when it is built.
+	llmMetrics *llmMetrics
+	agents     *agent.Manager
+	jobs       *natsjobs.Queue
+	gw         *gateway.Server
 }
 
 // openServices opens every store named by the config and builds the
@@ -57,7 +61,13 @@ func (a *app) openServices(ctx context.Context) error {
 
 	switch cfg.Embedder {
 	case "openai":
-		e, err := corpusopenai.New(corpusopenai.Config{BaseURL: cfg.EmbedBaseURL, APIKey: cfg.EmbedAPIKey, Model: cfg.EmbedModel, Dimensions: cfg.EmbedDimension})
+		e, err := corpusopenai.New(corpusopenai.Config{
+			BaseURL: cfg.EmbedBaseURL, APIKey: cfg.EmbedAPIKey, Model: cfg.EmbedModel, Dimensions: cfg.EmbedDimension,
+			BatchSize: cfg.EmbedBatchSize, Concurrency: cfg.EmbedConcurrency, Timeout: cfg.EmbedTimeout,
+			QueryPrefix: cfg.EmbedQueryPrefix, DocumentPrefix: cfg.EmbedDocumentPrefix,
+			QueryInputType: cfg.EmbedQueryInputType, DocumentInputType: cfg.EmbedDocumentInputType,
+			Progress: embedProgressLog(a.log, 10*time.Second),
+		})
 		if err != nil {
 			return err
 		}
@@ -161,8 +171,14 @@ func (a *app) openServices(ctx context.Context) error {
 		return err
 	}
 	s.knowledge = k
+	s.llmMetrics = newLLMMetrics()
+	obsTokens := cfg.LLMObservationTokens
+	if cfg.LLM != "openai" {
+		obsTokens = 0 // the built-in model reads whole observations
+	}
 	m, err := agent.New(agent.Config{
 		LLM: s.llm, Model: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
+		LLMTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Logger: a.log, Observer: s.llmMetrics,
 		Knowledge: k, Graph: s.graph, Collection: cfg.Collection,
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
 		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),
@@ -173,7 +189,7 @@ func (a *app) openServices(ctx context.Context) error {
 		return err
 	}
 	if cfg.AgentsDir != "" {
-		names, err := agentfile.Register(ctx, m, cfg.AgentsDir, agentfile.Options{})
+		names, err := agentfile.Register(ctx, m, cfg.AgentsDir, agentfile.Options{Funcs: agentFileFuncs(m)})
 		if err != nil {
 			return err
 		}
@@ -218,27 +234,40 @@ func llmCompleter(llm agent.LLM, model string) func(ctx context.Context, prompt 
 func (a *app) ingester(allowPrivate bool) *crawler.Ingester {
 	cc := crawler.Config{
 		Parallelism: a.cfg.CrawlParallelism, Delay: a.cfg.CrawlDelay, MaxPages: a.cfg.CrawlMaxPages,
-		RequestTimeout: a.cfg.CrawlTimeout, AllowPrivate: allowPrivate,
+		RequestTimeout: a.cfg.CrawlTimeout, AllowPrivate: allowPrivate, AllowedPrivateHosts: a.cfg.AllowedPrivateHosts,
 	}
 	k := a.svc.knowledge
 	return crawler.NewIngester(crawler.IngesterConfig{Crawler: cc, Docs: k.Documents(), Graph: k.Graph(), States: a.svc.states})
 }
 
-// grapher adapts graphrag.Service to the gateway.
-type grapher struct{ g *graphrag.Service }
+// grapher adapts graphrag.Service to the gateway. A request that names no
+// collection gets the configured default one, as searches and questions do.
+type grapher struct {
+	g          *graphrag.Service
+	collection string
+}
 
 // Find returns the triples matching p.
 func (g grapher) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple, error) {
+	if p.Collection == "" {
+		p.Collection = g.collection
+	}
 	return g.g.Find(ctx, p)
 }
 
 // Answer answers from the graph alone.
 func (g grapher) Answer(ctx context.Context, question, collection string) (any, error) {
+	if collection == "" {
+		collection = g.collection
+	}
 	return g.g.Answer(ctx, question, collection)
 }
 
 // registry adapts the agent manager to the gateway's agent registry.
-type registry struct{ m *agent.Manager }
+type registry struct {
+	m  *agent.Manager
+	hc *http.Client // guarded: the URL comes from an API caller
+}
 
 // ListAgents lists the registered agents.
 func (r registry) ListAgents(ctx context.Context) ([]gateway.AgentInfo, error) {
@@ -249,9 +278,19 @@ func (r registry) ListAgents(ctx context.Context) ([]gateway.AgentInfo, error) {
 	return out, nil
 }
 
-// RegisterAgent registers a remote agent by its agent-protocol URL.
+// RegisterAgent registers a remote agent by its agent-protocol URL, given
+// by an API caller: the handshake and every later call go through the
+// guarded client (netguard), so it cannot reach private addresses other
+// than allowed_private_hosts. Agents in agent files (an operator's) may.
 func (r registry) RegisterAgent(ctx context.Context, name, url string) (gateway.AgentInfo, error) {
-	if err := r.m.RegisterRemote(ctx, name, url); err != nil {
+	ra, err := agent.NewRemoteAgent(ctx, name, url, r.hc)
+	if errors.Is(err, netguard.ErrBlocked) {
+		return gateway.AgentInfo{}, kgagent.WrapError(kgagent.EFORBIDDEN, err, "agent URL %s is a private, loopback or link-local address (see allowed_private_hosts)", url)
+	}
+	if err != nil {
+		return gateway.AgentInfo{}, err
+	}
+	if err := r.m.Register(ra); err != nil {
 		return gateway.AgentInfo{}, err
 	}
 	ai, err := r.m.Agent(name)
@@ -269,21 +308,27 @@ func (a *app) gateway() (*gateway.Server, error) {
 	cfg := a.cfg
 	gc := gateway.Config{
 		Logger: a.log, DailyLimit: cfg.DailyQueryLimit, CORSOrigins: cfg.CORSOrigins, MaxBodyBytes: cfg.MaxBodyBytes,
+		AllowedHosts: cfg.AllowedHosts, MaxStreamBytes: cfg.MaxStreamBytes, ForwardCallerToken: cfg.ForwardJWT,
 	}
 	if err := loadAuth(cfg, &gc); err != nil {
 		return nil, err
 	}
 	b := gateway.Backends{
-		Asker: newLimitedAsker(a.svc.agents, 2*runtime.GOMAXPROCS(0)), Agents: a.svc.agents, Search: a.svc.knowledge, Graph: grapher{a.svc.graph},
-		Jobs: a.svc.jobs, Sessions: a.svc.agentDB.Sessions(), Registry: registry{a.svc.agents}, Embeds: a.svc.embeds,
+		Asker: newLimitedAsker(a.svc.agents, 2*runtime.GOMAXPROCS(0)), Agents: a.svc.agents, Search: a.svc.knowledge, Graph: grapher{a.svc.graph, a.cfg.Collection},
+		Jobs: a.svc.jobs, Sessions: a.svc.agentDB.Sessions(), Registry: registry{a.svc.agents, a.guardedClient()}, Embeds: a.svc.embeds,
 		Ready: []gateway.Check{
 			{Name: "nats", Check: func(context.Context) error { return a.readiness() }},
 			{Name: "index", Check: func(ctx context.Context) error { _, err := a.svc.corpus.Collections(ctx); return err }},
+			{Name: "graph", Check: func(ctx context.Context) error {
+				_, err := a.svc.graph.Find(ctx, graphrag.Pattern{Collection: cfg.Collection, Limit: 1})
+				return err
+			}},
 		},
 	}
 	if a.svc.jobs == nil {
 		b.Jobs = nil
 	}
+	b.Docs = a.svc.corpus
 	gw, err := gateway.New(gc, b)
 	if err != nil {
 		return nil, err
@@ -291,6 +336,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	a.svc.gw = gw
 	a.onClose(func() { gw.Close() })
 	registerCacheMetrics(gw.Metrics().Registry(), a.svc.agents)
+	a.svc.llmMetrics.register(gw.Metrics().Registry())
 	return gw, nil
 }
 
@@ -302,6 +348,7 @@ func (a *app) httpHandler() (http.Handler, error) {
 	if !gatewayAuthEnabled(a.cfg) && !isLoopbackAddr(a.cfg.Addr) {
 		return nil, fmt.Errorf("config: key %q: %s is not a loopback address and no API keys or JWKS are configured; refusing to serve an open API beyond this machine (set api_keys_file)", "addr", a.cfg.Addr)
 	}
+	a.mountMCP(gw)
 	if !gatewayAuthEnabled(a.cfg) {
 		a.log.Warn("no API keys configured: the API is open, so it binds to loopback only", "addr", a.cfg.Addr)
 	}
@@ -356,4 +403,20 @@ func (a *app) startDemo(ctx context.Context, base string) error {
 		a.log.Info("demo site ingested", "site", d.URL, "pages", s.Pages, "chunks", s.Chunks, "triples", s.Triples, "failed", s.Failed, "took", time.Since(start).Round(time.Millisecond))
 	}()
 	return nil
+}
+
+// agentFileFuncs are the Go funcs an agent file may name with the value
+// `builtin` (funcs: {search_docs: builtin}), so that an agent without Go
+// code can expose a func over the agent protocol: search_docs searches the
+// agent's collection (fixie_query_corpus), utc_time tells the time in UTC
+// (fixie_utc_datetime).
+func agentFileFuncs(m *agent.Manager) map[string]agent.Func {
+	out := map[string]agent.Func{}
+	for name, builtin := range map[string]string{"search_docs": "fixie_query_corpus", "utc_time": "fixie_utc_datetime"} {
+		if f, ok := m.Builtin(builtin); ok {
+			f.Name = name
+			out[name] = f
+		}
+	}
+	return out
 }
