@@ -213,7 +213,9 @@ var kgagentBin string
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if kgagentBin != "" {
-		return kgagentBin
+		if _, err := os.Stat(kgagentBin); err == nil {
+			return kgagentBin // (a test may have removed it)
+		}
 	}
 	dir, err := os.MkdirTemp("", "kgagent-test-")
 	if err != nil {
