@@ -463,6 +463,30 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	if code := post("", "", "ask-key"); code != http.StatusOK {
 		t.Fatalf("plain initialize: %d", code)
 	}
+	// A session belongs to the key that opened it.
+	hijack := func(key string) int {
+		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"collections","arguments":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if cs.ID() == "" {
+		t.Fatal("no session id over Streamable HTTP")
+	}
+	if code := hijack("tiny-key"); code != http.StatusForbidden {
+		t.Fatalf("another key on the session: %d", code)
+	}
+	if code := hijack("ask-key"); code != http.StatusOK {
+		t.Fatalf("the session's own key: %d", code)
+	}
 }
 
 // TestMCPHostCheckOpen: an open (no keys) serve answers /mcp only for
