@@ -99,6 +99,7 @@ type Config struct {
 	EmbedMaxBytes int64         `key:"embed_max_bytes" usage:"largest embed uploaded, stored or read by an agent"`
 	EmbedURLTTL   time.Duration `key:"embed_url_ttl" usage:"lifetime of a signed embed URL"`
 	EmbedSecret   string        `key:"embed_secret" usage:"HMAC key of signed embed URLs (16 bytes or more); empty: a key generated once and kept in embeds/url.key in the data dir (mode 0600)"`
+	JobSecret     string        `key:"job_secret" usage:"key sealing the bearer tokens of queued ingestion jobs (the same on every process sharing a NATS server); empty: a key generated once and kept in jobs.key in the data dir (mode 0600)"`
 }
 
 func defaultConfig() Config {
