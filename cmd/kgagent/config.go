@@ -286,9 +286,10 @@ func (c *Config) loadEnv(environ []string) error {
 	return nil
 }
 
-// testEnvPrefixes are KGAGENT_ variables that belong to the test suites, not
+// testEnvPrefixes are KGAGENT_ variables that belong to the test and
+// benchmark scripts (KGAGENT_TOOLS is where they install their tools), not
 // to the configuration.
-var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_"}
+var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_", "KGAGENT_TOOLS"}
 
 func isConfigEnv(k string) bool {
 	for _, p := range testEnvPrefixes {
