@@ -99,6 +99,7 @@ type Config struct {
 	EmbedMaxBytes int64         `key:"embed_max_bytes" usage:"largest embed uploaded, stored or read by an agent"`
 	EmbedURLTTL   time.Duration `key:"embed_url_ttl" usage:"lifetime of a signed embed URL"`
 	EmbedSecret   string        `key:"embed_secret" usage:"HMAC key of signed embed URLs (16 bytes or more); empty: a key generated once and kept in embeds/url.key in the data dir (mode 0600)"`
+	JobSecret     string        `key:"job_secret" usage:"key sealing the bearer tokens of queued ingestion jobs (the same on every process sharing a NATS server); empty: a key generated once and kept in jobs.key in the data dir (mode 0600)"`
 }
 
 func defaultConfig() Config {
@@ -285,9 +286,10 @@ func (c *Config) loadEnv(environ []string) error {
 	return nil
 }
 
-// testEnvPrefixes are KGAGENT_ variables that belong to the test suites, not
+// testEnvPrefixes are KGAGENT_ variables that belong to the test and
+// benchmark scripts (KGAGENT_TOOLS is where they install their tools), not
 // to the configuration.
-var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_"}
+var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_", "KGAGENT_TOOLS"}
 
 func isConfigEnv(k string) bool {
 	for _, p := range testEnvPrefixes {

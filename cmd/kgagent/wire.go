@@ -198,7 +198,15 @@ func (a *app) openServices(ctx context.Context) error {
 	s.agents = m
 
 	if a.bus != nil {
-		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{})
+		key := []byte(cfg.JobSecret)
+		if len(key) == 0 {
+			k, err := loadOrCreateSecretFile(filepath.Join(cfg.DataDir, "jobs.key"))
+			if err != nil {
+				return err
+			}
+			key = []byte(k)
+		}
+		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{SecretKey: key})
 		if err != nil {
 			return err
 		}
