@@ -100,8 +100,15 @@ func TestServeHealthAndReady(t *testing.T) {
 	if code, _ := get(t, base+"/healthz"); code != 200 {
 		t.Fatalf("healthz: %d", code)
 	}
-	if code, body := get(t, base+"/readyz"); code != 200 {
+	code, body := get(t, base+"/readyz")
+	if code != 200 {
 		t.Fatalf("readyz: %d %s", code, body)
+	}
+	// Every store a question needs is checked, the graph included.
+	for _, check := range []string{`"nats":"ok"`, `"index":"ok"`, `"graph":"ok"`} {
+		if !strings.Contains(body, check) {
+			t.Errorf("readyz does not report %s: %s", check, body)
+		}
 	}
 }
 
