@@ -82,7 +82,7 @@ func TestRunawayOutputIsCutAfterTheAction(t *testing.T) {
 	runaway := strings.Repeat("and then some more words ", 200)
 	llm := &scripted{outputs: [][]string{
 		{"I need the quote.\nAsk Func[quote]: GO", "OG\nAsk Func[quote]: MSFT\n", runaway},
-		{"A: The price is $105.22 [1].\nThe price is quoted by the func.\n", "The price is quoted by the func.\n", runaway},
+		{"A: The price is $105.22.\nThe price is quoted by the func.\n", "The price is quoted by the func.\n", runaway},
 	}}
 	obs := &recorder{}
 	m := newManager(t, Config{LLM: llm, Observer: obs}, stockAgent(&calls, &mu))
@@ -94,7 +94,7 @@ func TestRunawayOutputIsCutAfterTheAction(t *testing.T) {
 	if len(calls) != 1 || calls[0] != "GOOG" {
 		t.Errorf("func inputs %q", calls)
 	}
-	if want := "The price is $105.22 [1].\nThe price is quoted by the func."; ans.Answer != want {
+	if want := "The price is $105.22.\nThe price is quoted by the func."; ans.Answer != want {
 		t.Errorf("answer %q", ans.Answer)
 	}
 	var deltas strings.Builder
