@@ -209,7 +209,18 @@ func TestWorkerAnswersOverExternalNATS(t *testing.T) {
 
 var kgagentBin string
 
-// buildBinary builds the real kgagent binary once for the process tests.
+// TestMain removes the binary buildBinary built, after every test that
+// shares it has run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if kgagentBin != "" {
+		os.RemoveAll(filepath.Dir(kgagentBin))
+	}
+	os.Exit(code)
+}
+
+// buildBinary builds the real kgagent binary once for the process tests
+// (TestMain removes it).
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if kgagentBin != "" {
@@ -234,7 +245,6 @@ func buildBinary(t *testing.T) string {
 // was acknowledged, and the next start opens the same stores.
 func TestSignalsAndKill9(t *testing.T) {
 	bin := buildBinary(t)
-	defer os.RemoveAll(filepath.Dir(bin))
 	dir := t.TempDir()
 	site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
 	defer site.Close()
