@@ -404,6 +404,7 @@ type run struct {
 	// while every func the run called is Cacheable.
 	cacheable bool
 	events    []kgagent.Event // kept for the session or the answer cache
+	cites     *citeMap        // the answer's citation numbering (cite.go)
 }
 
 func (r *run) emit(ev kgagent.Event) {
@@ -530,8 +531,8 @@ func (m *Manager) ask(ctx context.Context, r *run) (kgagent.Answer, error) {
 	if err != nil {
 		return ans, err
 	}
-	ans.Answer = text
-	ans.Sources = usedSources(text, r.sources)
+	ans.Answer = r.citer().rewrite(text)
+	ans.Sources = r.citer().answerSources(r.sources)
 	r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: ans.Agent, Text: text, Final: true, Sources: ans.Sources, Usage: &ans.Usage})
 	if r.record {
 		_, err := m.cfg.Sessions.AppendMessage(context.WithoutCancel(ctx), SessionMessage{
@@ -573,53 +574,19 @@ func (m *Manager) history(ctx context.Context, e *entry, sessionID, question str
 	return out, nil
 }
 
-// usedSources returns the sources cited as [n] in text, in citation order;
-// when text cites none, every source the run gathered.
-func usedSources(text string, all []kgagent.Source) []kgagent.Source {
-	out := []kgagent.Source{}
-	seen := map[int]bool{}
-	for _, n := range Citations(text) {
-		if n >= 1 && n <= len(all) && !seen[n] {
-			seen[n] = true
-			out = append(out, all[n-1])
-		}
-	}
-	if len(seen) == 0 {
-		out = append(out, all...)
-	}
-	return out
-}
-
-// Citations returns the numbers cited as [n] (or [n, m]) in text, in order.
+// Citations returns the numbers cited as [n] (or [n, m]) in text, in
+// order; brackets inside code (``` fences and `inline code`) are code, not
+// citations.
 func Citations(text string) []int {
 	var out []int
+	var code codeState
 	for i := 0; i < len(text); i++ {
-		if text[i] != '[' {
+		if code.step(text, &i) {
 			continue
 		}
-		j := i + 1
-		var nums []int
-		n, digits := 0, 0
-		for ; j < len(text); j++ {
-			c := text[j]
-			if c >= '0' && c <= '9' && digits < 4 {
-				n = n*10 + int(c-'0')
-				digits++
-				continue
-			}
-			if (c == ',' || c == ' ') && digits > 0 {
-				nums = append(nums, n)
-				n, digits = 0, 0
-				continue
-			}
-			if c == ' ' {
-				continue
-			}
-			break
-		}
-		if j < len(text) && text[j] == ']' && digits > 0 {
-			out = append(out, append(nums, n)...)
-			i = j
+		if nums, end, ok := citationAt(text, i); ok {
+			out = append(out, nums...)
+			i = end - 1
 		}
 	}
 	return out

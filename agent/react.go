@@ -72,7 +72,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 			// Chat models often answer without "A:"; taken as the answer.
 			ans := strings.TrimSpace(out)
 			if depth == 0 {
-				r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: name, Delta: true, Text: ans})
+				r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: name, Delta: true, Text: r.citer().rewrite(ans)})
 			}
 			return ans, nil
 		}
@@ -374,8 +374,15 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 		for safe > emitted && safe < len(text) && !utf8.RuneStart(text[safe]) {
 			safe--
 		}
+		if !final && safe > emitted {
+			// A citation still streaming ("[1") waits for its "]", so it
+			// is renumbered whole (cite.go).
+			if oc := openCitation(text[:safe]); oc >= emitted {
+				safe = oc
+			}
+		}
 		if safe > emitted {
-			r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: agentName, Delta: true, Text: text[emitted:safe]})
+			r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: agentName, Delta: true, Text: r.citer().rewriteStream(text[emitted:safe])})
 			emitted = safe
 		}
 	}

@@ -92,11 +92,14 @@ type Config struct {
 	CORSOrigins     []string `key:"cors_origins" usage:"origins allowed to call the API from a browser (chat widget)"`
 	AllowedHosts    []string `key:"allowed_hosts" usage:"Host names served besides loopback ones (* for any); empty: loopback only without credentials, any with them"`
 	MaxBodyBytes    int64    `key:"max_body_bytes" usage:"largest accepted request body"`
+	MaxStreamBytes  int64    `key:"max_stream_bytes" usage:"bytes of websocket stream events kept for resuming, across all streams (oldest dropped first)"`
+	ForwardJWT      bool     `key:"forward_jwt" usage:"forward the caller's JWT to remote agents and funcs (they could replay it)"`
 
 	PublicURL     string        `key:"public_url" usage:"URL clients reach serve at (e.g. https://kgagent.example), for signed embed URLs; empty: http:// and addr, or the listener's address when addr has port 0 or a wildcard host"`
 	EmbedMaxBytes int64         `key:"embed_max_bytes" usage:"largest embed uploaded, stored or read by an agent"`
 	EmbedURLTTL   time.Duration `key:"embed_url_ttl" usage:"lifetime of a signed embed URL"`
 	EmbedSecret   string        `key:"embed_secret" usage:"HMAC key of signed embed URLs (16 bytes or more); empty: a key generated once and kept in embeds/url.key in the data dir (mode 0600)"`
+	JobSecret     string        `key:"job_secret" usage:"key sealing the bearer tokens of queued ingestion jobs (the same on every process sharing a NATS server); empty: a key generated once and kept in jobs.key in the data dir (mode 0600)"`
 }
 
 func defaultConfig() Config {
@@ -129,6 +132,7 @@ func defaultConfig() Config {
 		CrawlTimeout:         20 * time.Second,
 		DailyQueryLimit:      1000,
 		MaxBodyBytes:         1 << 20,
+		MaxStreamBytes:       64 << 20,
 		EmbedMaxBytes:        embeds.DefaultMaxBytes,
 		EmbedURLTTL:          embeds.DefaultTTL,
 	}

@@ -224,7 +224,9 @@ func TestMain(m *testing.M) {
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if kgagentBin != "" {
-		return kgagentBin
+		if _, err := os.Stat(kgagentBin); err == nil {
+			return kgagentBin // (a test may have removed it)
+		}
 	}
 	dir, err := os.MkdirTemp("", "kgagent-test-")
 	if err != nil {

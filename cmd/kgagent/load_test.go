@@ -166,6 +166,9 @@ func TestLoadRealStack(t *testing.T) {
 		clients, completed.Load(), wsFailed.Load(), frames.Load(), percentileMs(lat, 0.5), percentileMs(lat, 0.99))
 
 	// NATS: requests on kgagent.request.agent, responses streamed to inboxes.
+	if u, err := natsURLOf(data); err == nil {
+		natsURL = u // the printed URL has no credentials
+	}
 	nc, err := nats.Connect(natsURL)
 	if err != nil {
 		t.Fatal(err)

@@ -204,7 +204,15 @@ func (a *app) openServices(ctx context.Context) error {
 	s.agents = m
 
 	if a.bus != nil {
-		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{})
+		key := []byte(cfg.JobSecret)
+		if len(key) == 0 {
+			k, err := loadOrCreateSecretFile(filepath.Join(cfg.DataDir, "jobs.key"))
+			if err != nil {
+				return err
+			}
+			key = []byte(k)
+		}
+		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{SecretKey: key})
 		if err != nil {
 			return err
 		}
@@ -314,7 +322,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	cfg := a.cfg
 	gc := gateway.Config{
 		Logger: a.log, DailyLimit: cfg.DailyQueryLimit, CORSOrigins: cfg.CORSOrigins, MaxBodyBytes: cfg.MaxBodyBytes,
-		AllowedHosts: cfg.AllowedHosts,
+		AllowedHosts: cfg.AllowedHosts, MaxStreamBytes: cfg.MaxStreamBytes, ForwardCallerToken: cfg.ForwardJWT,
 	}
 	if err := loadAuth(cfg, &gc); err != nil {
 		return nil, err

@@ -116,6 +116,10 @@ func (s *Server) HTTPHandler() http.Handler {
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
 		MaxRequestBodyBytes: s.opts.MaxBodyBytes,
 		SessionTimeout:      30 * time.Minute,
+		// The gateway checks Host (loopback, or allowed_hosts) and Origin
+		// for every route, /mcp included; the SDK's own loopback-only Host
+		// rule would refuse the allowed_hosts a proxy forwards.
+		DisableLocalhostProtection: true,
 	})
 }
 
