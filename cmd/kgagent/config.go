@@ -55,6 +55,7 @@ type Config struct {
 	LLMMaxTokens   int     `key:"llm_max_tokens" usage:"maximum completion tokens of one ReAct step (the output is also cut after its first complete action line)"`
 	MaxIterations  int     `key:"max_iterations" usage:"ReAct iteration limit per question"`
 
+	LLMProtocol          string        `key:"llm_protocol" usage:"how an openai LLM gives its steps: auto (tools, else a JSON-schema step, else text, as the server accepts), tools (native tool calls), json (response_format json_schema) or text (Ask/A: lines)"`
 	LLMCallTimeout       time.Duration `key:"llm_call_timeout" usage:"longest one LLM call may take; a call also gets at most an equal share of the question's time left among the iterations left, and one cut short is judged on what it wrote"`
 	LLMObservationTokens int           `key:"llm_observation_tokens" usage:"estimated tokens of one observation fed back to an openai LLM (every source keeps its line; the best passages are cut least; events keep it whole); 0: unbounded"`
 
@@ -119,6 +120,7 @@ func defaultConfig() Config {
 		LLMMaxTokens:         256,
 		MaxIterations:        10,
 		LLMCallTimeout:       time.Minute,
+		LLMProtocol:          "auto",
 		LLMObservationTokens: 600,
 		EmbedBatchSize:       32,
 		EmbedConcurrency:     2,
@@ -286,9 +288,10 @@ func (c *Config) loadEnv(environ []string) error {
 	return nil
 }
 
-// testEnvPrefixes are KGAGENT_ variables that belong to the test suites, not
+// testEnvPrefixes are KGAGENT_ variables that belong to the test and
+// benchmark scripts (KGAGENT_TOOLS is where they install their tools), not
 // to the configuration.
-var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_"}
+var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_", "KGAGENT_TOOLS"}
 
 func isConfigEnv(k string) bool {
 	for _, p := range testEnvPrefixes {
@@ -366,6 +369,7 @@ func (c *Config) validate() error {
 	add(oneOf("graph", c.Graph, "sqlite", "neo4j"))
 	add(oneOf("llm", c.LLM, "extractive", "openai"))
 	add(oneOf("embedder", c.Embedder, "lexical", "openai"))
+	add(oneOf("llm_protocol", c.LLMProtocol, "auto", "tools", "json", "text"))
 	add(oneOf("extractor", c.Extractor, "builtin", "llm"))
 	pos := func(key string, n int) {
 		if n <= 0 {

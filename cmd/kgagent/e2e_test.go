@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -209,8 +210,8 @@ func TestWorkerAnswersOverExternalNATS(t *testing.T) {
 
 var kgagentBin string
 
-// TestMain removes the binary buildBinary built, after every test that
-// shares it has run.
+// TestMain removes the binary that buildBinary built once the package's
+// tests are done (the tests share it, so none of them may remove it).
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if kgagentBin != "" {
@@ -219,8 +220,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildBinary builds the real kgagent binary once for the process tests
-// (TestMain removes it).
+// stderrOf returns what a failed command printed on stderr, for test messages.
+func stderrOf(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
+// buildBinary builds the real kgagent binary once for the process tests.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if kgagentBin != "" {
@@ -253,7 +262,7 @@ func TestSignalsAndKill9(t *testing.T) {
 
 	out, err := exec.Command(bin, "ingest", "--data-dir", dir, "--json", site.URL+"/*").Output()
 	if err != nil {
-		t.Fatalf("ingest: %v", err)
+		t.Fatalf("ingest: %v: %s", err, stderrOf(err))
 	}
 	var sum map[string]float64
 	if err := json.Unmarshal(out, &sum); err != nil || sum["pages"] == 0 {

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -463,6 +465,30 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	if code := post("", "", "ask-key"); code != http.StatusOK {
 		t.Fatalf("plain initialize: %d", code)
 	}
+	// A session belongs to the key that opened it.
+	hijack := func(key string) int {
+		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"collections","arguments":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if cs.ID() == "" {
+		t.Fatal("no session id over Streamable HTTP")
+	}
+	if code := hijack("tiny-key"); code != http.StatusForbidden {
+		t.Fatalf("another key on the session: %d", code)
+	}
+	if code := hijack("ask-key"); code != http.StatusOK {
+		t.Fatalf("the session's own key: %d", code)
+	}
 }
 
 // TestMCPHostCheckOpen: an open (no keys) serve answers /mcp only for
@@ -613,4 +639,78 @@ func TestMCPPythonClient(t *testing.T) {
 		check(t, r)
 		t.Logf("http: protocol %s, %d progress notifications", r.Protocol, len(r.Progress))
 	})
+}
+
+// TestMCPReadmeConfig reads the README's MCP client configuration and uses
+// it as a client would: the stdio entry's command and arguments (with this
+// test's binary and data dir) and the HTTP entry's URL path and header.
+func TestMCPReadmeConfig(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(b), "```json\n{\n  \"mcpServers\"")
+	if i < 0 {
+		t.Fatal("README has no mcpServers configuration")
+	}
+	block := string(b)[i+len("```json\n"):]
+	block = block[:strings.Index(block, "```")]
+	var conf struct {
+		MCPServers map[string]struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Type    string            `json:"type"`
+			URL     string            `json:"url"`
+			Headers map[string]string `json:"headers"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(block), &conf); err != nil {
+		t.Fatalf("README mcpServers JSON: %v\n%s", err, block)
+	}
+	stdio, web := conf.MCPServers["kgagent"], conf.MCPServers["kgagent-http"]
+	if stdio.Command != "kgagent" || len(stdio.Args) == 0 || stdio.Args[0] != "mcp" || web.Type != "http" || !strings.HasPrefix(web.Headers["Authorization"], "Bearer ") {
+		t.Fatalf("README configuration: %+v", conf)
+	}
+
+	bin := buildBinary(t)
+	dir, _ := ingestSite(t, bin)
+	args := slices.Clone(stdio.Args)
+	for j := range args {
+		if j > 0 && args[j-1] == "--data-dir" {
+			args[j] = dir
+		}
+		if j > 0 && args[j-1] == "--collection" {
+			args[j] = "docs" // the collection ingestSite filled
+		}
+	}
+	cs, err := newMCPClient(&progressLog{}).Connect(context.Background(), &sdk.CommandTransport{Command: exec.Command(bin, args...)}, nil)
+	if err != nil {
+		t.Fatalf("stdio as configured (%v): %v", args, err)
+	}
+	var found struct {
+		Hits []struct{ URL string } `json:"hits"`
+	}
+	structured(t, callTool(t, cs, "search", map[string]any{"query": "port"}, nil), &found)
+	cs.Close()
+	if len(found.Hits) == 0 {
+		t.Fatal("stdio as configured found nothing")
+	}
+
+	keys := filepath.Join(t.TempDir(), "keys.yaml")
+	key := strings.TrimPrefix(web.Headers["Authorization"], "Bearer ")
+	if err := os.WriteFile(keys, []byte("keys:\n  - name: readme\n    hash: "+gateway.HashKey(key)+"\n    scopes: [ask]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, _ := startServe(t, "--api-keys-file", keys)
+	u, err := url.Parse(web.URL)
+	if err != nil || u.Host != "127.0.0.1:8080" {
+		t.Fatalf("README url %q: %v", web.URL, err)
+	}
+	hc := &http.Client{Transport: bearer{key, http.DefaultTransport}}
+	cs, err = newMCPClient(&progressLog{}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: base + u.Path, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("HTTP as configured: %v", err)
+	}
+	defer cs.Close()
+	structured(t, callTool(t, cs, "collections", map[string]any{}, nil), &struct{}{})
 }

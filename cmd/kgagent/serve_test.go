@@ -40,6 +40,21 @@ func (s *syncBuffer) String() string {
 // and returns its base URL; the server stops when the test ends.
 func startServe(t *testing.T, extra ...string) (string, *syncBuffer) {
 	t.Helper()
+	s := startServeFull(t, extra...)
+	return s.base, s.stderr
+}
+
+// served is a `kgagent serve` started by startServeFull: its base URL, the
+// URL of its in-process NATS server and its output.
+type served struct {
+	base, natsURL  string
+	stdout, stderr *syncBuffer
+}
+
+// startServeFull starts `kgagent serve` in process and waits for its chat
+// page and NATS lines.
+func startServeFull(t *testing.T, extra ...string) served {
+	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
@@ -71,7 +86,13 @@ func startServe(t *testing.T, extra ...string) (string, *syncBuffer) {
 		}
 		return nil
 	})
-	return base, &errb
+	s := served{base: base, stdout: &out, stderr: &errb}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if v, ok := strings.CutPrefix(l, "NATS: "); ok {
+			s.natsURL = strings.TrimSpace(v)
+		}
+	}
+	return s
 }
 
 // chatPageURL finds the base URL in serve's "chat page: URL" line.

@@ -178,13 +178,14 @@ func (a *app) openServices(ctx context.Context) error {
 	}
 	s.knowledge = k
 	s.llmMetrics = newLLMMetrics()
-	obsTokens := cfg.LLMObservationTokens
+	obsTokens, protocol := cfg.LLMObservationTokens, cfg.LLMProtocol
 	if cfg.LLM != "openai" {
-		obsTokens = 0 // the built-in model reads whole observations
+		// The built-in model reads whole observations, in the text protocol.
+		obsTokens, protocol = 0, agent.ProtocolText
 	}
 	m, err := agent.New(agent.Config{
 		LLM: s.llm, Model: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
-		LLMTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Logger: a.log, Observer: s.llmMetrics,
+		LLMTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Protocol: protocol, Logger: a.log, Observer: s.llmMetrics,
 		Knowledge: k, Graph: s.graph, Collection: cfg.Collection,
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
 		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),
