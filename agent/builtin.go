@@ -3,16 +3,17 @@ package agent
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/corpus/embeds"
 	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/graphrag/knowledge"
 )
 
 // Searcher searches a document corpus; the corpus service implements it.
@@ -36,8 +37,9 @@ type Embedder interface {
 // corpus.SearchText with the service's embedder to use that one.
 type EmbedSearchFunc func(ctx context.Context, title, text, query string, k int) ([]corpus.Hit, error)
 
-// EmbedFetchFunc reads the content of an embed. Nil: data URIs are decoded
-// and http(s) URLs fetched with Config.HTTPClient.
+// EmbedFetchFunc reads the content of an embed. Nil: corpus/embeds.Reader's
+// zero value, which decodes data URIs and fetches http(s) URLs through
+// netguard (never a loopback, private or link-local address).
 type EmbedFetchFunc func(ctx context.Context, e kgagent.Embed) ([]byte, error)
 
 // maxListedAgents bounds the agents named in a prompt.
@@ -52,6 +54,9 @@ const maxEmbedBytes = 8 << 20
 type Builtins struct {
 	cfg *Config
 	m   *Manager
+
+	once     sync.Once
+	fallback *knowledge.Retriever
 }
 
 // ComponentName implements Component.
@@ -60,7 +65,7 @@ func (b *Builtins) ComponentName() string { return "builtins" }
 // Directives implements DirectiveProvider.
 func (b *Builtins) Directives(ctx context.Context, run RunInfo) (Directives, error) {
 	var d Directives
-	if b.cfg.Searcher != nil {
+	if b.cfg.Searcher != nil || b.cfg.Knowledge != nil {
 		d.Resources = append(d.Resources, "An indexed documentation corpus, searched with Func[fixie_query_corpus].")
 		d.BestPractices = append(d.BestPractices, "Answer only from what the funcs say, and cite the numbered sources you use.")
 	}
@@ -99,70 +104,70 @@ func (b *Builtins) Commands() []Func {
 
 func text(s string) FuncResult { return FuncResult{Message: kgagent.Message{Text: s}} }
 
+// Retriever answers a question with evidence from a collection: the
+// knowledge service (graphrag/knowledge) implements it.
+type Retriever interface {
+	Retrieve(ctx context.Context, question, collection string, k int) (kgagent.Evidence, error)
+}
+
+// retriever returns the configured knowledge retriever, or one over the
+// configured searcher and graph; nil when there is no corpus.
+func (b *Builtins) retriever() Retriever {
+	if b.cfg.Knowledge != nil {
+		return b.cfg.Knowledge
+	}
+	if b.cfg.Searcher == nil {
+		return nil
+	}
+	b.once.Do(func() {
+		var facts knowledge.Facts
+		if b.cfg.Graph != nil {
+			facts = b.cfg.Graph
+		}
+		b.fallback = knowledge.NewRetriever(b.cfg.Searcher, facts, knowledge.RetrieveConfig{K: b.cfg.SearchK})
+	})
+	return b.fallback
+}
+
 func (b *Builtins) queryCorpus(ctx context.Context, call FuncCall) (FuncResult, error) {
 	q := strings.TrimSpace(call.Query.Text)
 	if q == "" {
 		return FuncResult{}, kgagent.Errorf(kgagent.EINVALID, "fixie_query_corpus needs a query")
 	}
-	if b.cfg.Searcher == nil {
+	r := b.retriever()
+	if r == nil {
 		return FuncResult{}, kgagent.Errorf(kgagent.EUNAVAILABLE, "no document corpus is configured")
 	}
-	// The graph is asked while the corpus is searched: the answer waits for
-	// the slower of the two, not for both one after the other.
-	type graphResult struct {
-		facts []graphrag.Fact
-		err   error
-	}
-	var graphDone chan graphResult
-	if b.cfg.Graph != nil {
-		graphDone = make(chan graphResult, 1)
-		go func() {
-			facts, err := b.cfg.Graph.Retrieve(ctx, q, call.Collection)
-			graphDone <- graphResult{facts, err}
-		}()
-	}
-	hits, err := b.cfg.Searcher.Search(ctx, corpus.SearchRequest{Query: q, Collection: call.Collection, K: b.cfg.SearchK, Mode: corpus.ModeHybrid})
-	var facts []graphrag.Fact
-	if graphDone != nil {
-		g := <-graphDone
-		if g.err == nil {
-			facts = g.facts
-		} else if ctx.Err() != nil && err == nil {
-			err = ctx.Err()
-		}
-		// A failing graph must not hide the documents found; it is left out.
-	}
+	ev, err := r.Retrieve(ctx, q, call.Collection, b.cfg.SearchK)
 	if err != nil {
 		return FuncResult{}, err
 	}
-	if len(hits) == 0 && len(facts) == 0 {
-		return text("No documents matched the query."), nil
+	if len(ev.Passages) == 0 && len(ev.Facts) == 0 {
+		return FuncResult{Message: kgagent.Message{Text: "No documents matched the query."}, Evidence: &ev}, nil
 	}
-	var res FuncResult
-	var sb strings.Builder
-	cite := call.Citer()
-	for _, h := range hits {
-		src := kgagent.Source{URL: h.URL, Title: h.Title, Score: h.Score, HeadingPath: h.HeadingPath, Snippet: snippet(h.Text, 200)}
-		n := cite(src)
-		res.Sources = append(res.Sources, src)
-		fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(n, h.Title, h.HeadingPath, h.URL), strings.TrimSpace(h.Text))
-	}
-	writeFacts(&sb, cite, facts, &res)
-	res.Message.Text = strings.TrimSpace(sb.String())
-	return res, nil
+	return evidenceResult(&ev, call.Citer()), nil
 }
 
-func writeFacts(sb *strings.Builder, cite func(kgagent.Source) int, facts []graphrag.Fact, res *FuncResult) {
-	if len(facts) == 0 {
-		return
+// evidenceResult numbers ev's sources with the run's citation numbering
+// and renders the observation text from it: each passage under its source
+// line, then the facts, each with its number.
+func evidenceResult(ev *kgagent.Evidence, cite func(kgagent.Source) int) FuncResult {
+	knowledge.Number(ev, cite)
+	res := FuncResult{Evidence: ev}
+	var sb strings.Builder
+	for _, p := range ev.Passages {
+		res.Sources = append(res.Sources, p.Source())
+		fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(p.N, p.Title, p.HeadingPath, p.URL), strings.TrimSpace(p.Text))
 	}
-	sb.WriteString("Facts:\n")
-	for _, f := range facts {
-		src := kgagent.Source{URL: f.SourceURL, Title: f.Triple.Subject.Name, Score: f.Score, Snippet: f.Text}
-		n := cite(src)
-		res.Sources = append(res.Sources, src)
-		fmt.Fprintf(sb, "- %s [%d]\n", f.Text, n)
+	if len(ev.Facts) > 0 {
+		sb.WriteString("Facts:\n")
+		for _, f := range ev.Facts {
+			res.Sources = append(res.Sources, f.Source())
+			fmt.Fprintf(&sb, "- %s [%d]\n", f.Text, f.N)
+		}
 	}
+	res.Message.Text = strings.TrimSpace(sb.String())
+	return res
 }
 
 // SourceLine is the header line of a numbered source in observations:
@@ -173,21 +178,6 @@ func SourceLine(n int, title string, headings []string, url string) string {
 		t += " › " + headings[len(headings)-1]
 	}
 	return fmt.Sprintf("[%d] %s (%s)", n, t, url)
-}
-
-func snippet(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	cut := strings.LastIndexByte(s[:n], ' ')
-	if cut < n/2 {
-		cut = n
-	}
-	for cut > 0 && cut < len(s) && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 func (b *Builtins) queryGraph(ctx context.Context, call FuncCall) (FuncResult, error) {
@@ -205,11 +195,11 @@ func (b *Builtins) queryGraph(ctx context.Context, call FuncCall) (FuncResult, e
 	if len(facts) == 0 {
 		return text("No facts matched the query."), nil
 	}
-	var res FuncResult
-	var sb strings.Builder
-	writeFacts(&sb, call.Citer(), facts, &res)
-	res.Message.Text = strings.TrimSpace(sb.String())
-	return res, nil
+	ev := kgagent.Evidence{Query: q, Passages: []kgagent.EvidencePassage{}}
+	for _, f := range facts {
+		ev.Facts = append(ev.Facts, kgagent.EvidenceFact{Triple: f.Triple, Text: f.Text, SourceURL: f.SourceURL, Score: f.Score})
+	}
+	return evidenceResult(&ev, call.Citer()), nil
 }
 
 var embedRefRe = regexp.MustCompile(`#([\w.\-]+)`)
@@ -263,59 +253,28 @@ func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, e
 	if len(hits) == 0 {
 		return text(fmt.Sprintf("Nothing in embed #%s matched the query.", key)), nil
 	}
-	var res FuncResult
-	var sb strings.Builder
-	cite := call.Citer()
+	ev := kgagent.Evidence{Query: query}
 	for _, h := range hits {
 		u := title
 		if strings.HasPrefix(emb.URI, "http://") || strings.HasPrefix(emb.URI, "https://") {
 			u = emb.URI
 		}
+		doc := u
 		if h.Anchor != "" {
 			u += "#" + h.Anchor
 		}
-		src := kgagent.Source{URL: u, Title: title, Score: h.Score, Snippet: snippet(h.Text, 200)}
-		n := cite(src)
-		res.Sources = append(res.Sources, src)
-		fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(n, title, nil, u), strings.TrimSpace(h.Text))
+		ev.Passages = append(ev.Passages, kgagent.EvidencePassage{URL: u, DocURL: doc, Title: title, Text: h.Text, Score: h.Score})
 	}
-	res.Message.Text = strings.TrimSpace(sb.String())
-	return res, nil
+	return evidenceResult(&ev, call.Citer()), nil
 }
 
 func (b *Builtins) fetchEmbed(ctx context.Context, e kgagent.Embed) ([]byte, error) {
 	if b.cfg.EmbedFetch != nil {
 		return b.cfg.EmbedFetch(ctx, e)
 	}
-	if strings.HasPrefix(e.URI, "data:") {
-		return kgagent.DecodeDataURI(e.URI)
-	}
-	if !strings.HasPrefix(e.URI, "http://") && !strings.HasPrefix(e.URI, "https://") {
-		return nil, kgagent.Errorf(kgagent.EINVALID, "embed uri must be a data URI or an http(s) URL")
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.URI, nil)
-	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EINVALID, err, "bad embed uri")
-	}
-	resp, err := b.cfg.HTTPClient.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "fetching the embed failed")
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "fetching the embed answered HTTP %d", resp.StatusCode)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxEmbedBytes+1))
-	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading the embed failed")
-	}
-	if len(body) > maxEmbedBytes {
-		return nil, kgagent.Errorf(kgagent.ETOOLARGE, "the embed is larger than %d bytes", maxEmbedBytes)
-	}
-	return body, nil
+	// embeds.Reader's default client is netguard's: an embed URL comes from
+	// the caller and must not reach loopback, private or metadata addresses.
+	return (&embeds.Reader{MaxBytes: maxEmbedBytes}).Read(ctx, e)
 }
 
 func (b *Builtins) basePrompt(ctx context.Context, call FuncCall) (FuncResult, error) {

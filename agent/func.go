@@ -35,6 +35,9 @@ type FuncHandler func(ctx context.Context, call FuncCall) (FuncResult, error)
 type FuncResult struct {
 	Message kgagent.Message
 	Sources []kgagent.Source
+	// Evidence is what a search func found, structured, with the same
+	// citation numbers as Message's text; nil for other funcs.
+	Evidence *kgagent.Evidence
 }
 
 // FuncCall is one invocation of a func.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 func stockAgent(calls *[]string, mu *sync.Mutex) AgentConfig {
@@ -132,14 +133,16 @@ func TestAskSourcesAreThoseCited(t *testing.T) {
 		res.Message.Text = b.String()
 		return res, nil
 	}}
+	// Sources are the cited ones, numbered by first use (the answer's
+	// numbers are rewritten to match), then the others retrieval found.
 	tests := []struct {
-		answer string
-		want   []string
+		answer, text string
+		want         []string
 	}{
-		{"A: See [3] and [1].", []string{"P3", "P1"}},
-		{"A: See [2, 3].", []string{"P2", "P3"}},
-		{"A: No citation.", []string{"P1", "P2", "P3"}},
-		{"A: Out of range [9].", []string{"P1", "P2", "P3"}},
+		{"A: See [3] and [1].", "See [1] and [2].", []string{"P3", "P1", "P2"}},
+		{"A: See [2, 3].", "See [1, 2].", []string{"P2", "P3", "P1"}},
+		{"A: No citation.", "No citation.", []string{"P1", "P2", "P3"}},
+		{"A: Out of range [9].", "Out of range.", []string{"P1", "P2", "P3"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.answer, func(t *testing.T) {
@@ -156,6 +159,18 @@ func TestAskSourcesAreThoseCited(t *testing.T) {
 			}
 			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
 				t.Errorf("sources = %v, want %v", got, tt.want)
+			}
+			if ans.Answer != tt.text {
+				t.Errorf("answer = %q, want %q", ans.Answer, tt.text)
+			}
+			var deltas strings.Builder
+			for _, e := range ev.all() {
+				if e.Kind == kgagent.EventAnswer && e.Delta {
+					deltas.WriteString(e.Text)
+				}
+			}
+			if strings.TrimSpace(deltas.String()) != ans.Answer {
+				t.Errorf("deltas %q differ from the answer %q", deltas.String(), ans.Answer)
 			}
 			evs := ev.all()
 			final := evs[len(evs)-1]
@@ -246,9 +261,16 @@ func TestAskIterationLimit(t *testing.T) {
 	if !errors.As(err, &ke) || ke.Code != kgagent.EUNAVAILABLE || !strings.Contains(ke.Message, "iteration limit (3)") {
 		t.Fatalf("err = %v", err)
 	}
-	if len(llm.Calls()) != 3 || len(calls) != 3 || ans.Iterations != 3 {
+	// The same action with the same input is run once; the model is told so
+	// and asked to answer, and on the last call to answer now.
+	if len(llm.Calls()) != 3 || len(calls) != 1 || ans.Iterations != 3 {
 		t.Errorf("llm calls %d, func calls %d, iterations %d", len(llm.Calls()), len(calls), ans.Iterations)
 	}
+	last := llm.Calls()[2].Messages
+	if fed := last[len(last)-1].Content; !strings.Contains(fed, "not fetched again") || !strings.Contains(fed, answerNow) {
+		t.Errorf("repeated action fed back as %q", fed)
+	}
+
 	evs := ev.all()
 	checkSeq(t, evs, evs[0].RequestID)
 	if last := evs[len(evs)-1]; last.Kind != kgagent.EventError || last.Error == nil || last.Error.Code != kgagent.EUNAVAILABLE {
@@ -326,13 +348,7 @@ func TestAskCancellation(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	poll.True(t, 5*time.Second, "the condition holds", cond)
 }
 
 func TestAskFuncErrors(t *testing.T) {

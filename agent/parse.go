@@ -1,37 +1,55 @@
 package agent
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/kgagent/kgagent"
 )
 
 // ParseOutput reads one LLM output: free-text thought lines, then exactly one
-// of `Ask Func[name]: input`, `Ask Agent[name]: input` or `A: answer`. The
-// input runs to the end of the output or the next patterned line; the answer
-// runs to the end or the next Q: line. Anything else is an EINVALID error
-// whose message is fed back to the model.
+// of `Ask Func[name]: input`, `Ask Agent[name]: input` or `A: answer`, each at
+// the start of a line and outside code fences (a line inside ``` or ~~~ is
+// thought, whatever it says). The input is the rest of its line, or, when it
+// opens a JSON object or array, the lines up to where that JSON value is
+// complete; whatever follows the action is dropped. The answer runs to the
+// end, the next Q: line, or the first long line it repeats (a looping model).
+// Anything else is an EINVALID error whose message is fed back to the model.
 func ParseOutput(out string) (Step, error) {
-	out = strings.TrimSpace(strings.ReplaceAll(out, "\r\n", "\n"))
+	out = strings.ReplaceAll(out, "\r\n", "\n")
+	if sc := scanOutput(out, true); sc.end >= 0 {
+		out = out[:sc.end]
+	}
+	out = strings.TrimSpace(out)
 	if out == "" {
 		return Step{}, kgagent.Errorf(kgagent.EINVALID, "the output was empty")
 	}
 	lines := strings.Split(out, "\n")
 	var thought []string
+	inFence := false
 	for i, raw := range lines {
 		line := strings.TrimSpace(raw)
+		if isFence(line) {
+			inFence = !inFence
+			thought = append(thought, line)
+			continue
+		}
+		if inFence {
+			thought = append(thought, line)
+			continue
+		}
 		l := ClassifyLine(line)
 		switch l.Kind {
 		case LineThought:
 			if strings.HasPrefix(line, "Ask Func") || strings.HasPrefix(line, "Ask Agent") {
-				return Step{}, kgagent.Errorf(kgagent.EINVALID, "malformed action %q: write Ask Func[name]: input", line)
+				return Step{}, kgagent.Errorf(kgagent.EINVALID, "malformed action %q: write Ask Func[name]: input", truncateText(line, 120))
 			}
 			thought = append(thought, line)
 			continue
 		case LineQuery:
 			return Step{}, kgagent.Errorf(kgagent.EINVALID, "the output asks a new question (Q:) instead of acting or answering")
 		case LineFuncSays, LineAgentSays:
-			return Step{}, kgagent.Errorf(kgagent.EINVALID, "the output invents %q: ask the func and wait for its reply", line)
+			return Step{}, kgagent.Errorf(kgagent.EINVALID, "the output invents %q: ask the func and wait for its reply", truncateText(line, 120))
 		}
 		st := Step{Thought: strings.TrimSpace(strings.Join(thought, "\n"))}
 		rest := lines[i+1:]
@@ -55,18 +73,126 @@ func ParseOutput(out string) (Step, error) {
 				st.Kind = StepAgent
 			}
 			if !ValidName(l.Name) {
-				return Step{}, kgagent.Errorf(kgagent.EINVALID, "name %q in %q must match ^\\w+$", l.Name, line)
+				return Step{}, kgagent.Errorf(kgagent.EINVALID, "name %q in %q must match ^\\w+$", truncateText(l.Name, 60), truncateText(line, 120))
 			}
-			body := []string{l.Text}
-			for _, r := range rest {
-				if ClassifyLine(strings.TrimSpace(r)).Kind != LineThought {
-					break
-				}
-				body = append(body, r)
-			}
-			st.Input = strings.TrimSpace(strings.Join(body, "\n"))
+			// scanOutput cut the output where the action ends: what is left
+			// after the Ask line is the rest of a multi-line JSON input.
+			st.Input = strings.TrimSpace(strings.Join(append([]string{l.Text}, rest...), "\n"))
 		}
 		return st, nil
 	}
 	return Step{}, kgagent.Errorf(kgagent.EINVALID, "the output has no Ask Func[name]:, Ask Agent[name]: or A: line")
+}
+
+// outputScan is what scanOutput found in a (possibly partial) output.
+type outputScan struct {
+	// answerAt is the offset of the answer text (after "A:" and one space
+	// or tab) when an answer line came before any action; -1 otherwise.
+	answerAt int
+	// action is set when an action line came first (the output is then not
+	// an answer, whatever follows).
+	action bool
+	// end is where the output should be cut: just after the first complete
+	// action, or where an answer starts repeating a long line; -1 when the
+	// output may go on.
+	end int
+	// reason says why end was set: "action" or "repeat".
+	reason string
+}
+
+// repeatMinLen is the shortest answer line whose repetition cuts an answer:
+// short lines (a closing fence, "- yes") legitimately repeat.
+const repeatMinLen = 16
+
+// scanOutput walks the lines of an output outside code fences. It is run on
+// the stream as it grows (final false: the last line may be incomplete and
+// is not yet judged, except that an `A:` at its start is an answer) and on
+// the whole output (final true).
+func scanOutput(s string, final bool) outputScan {
+	sc := outputScan{answerAt: -1, end: -1}
+	inFence := false
+	var seen map[string]bool
+	jsonFrom := -1 // offset of a JSON action input that is not yet complete
+	for pos := 0; pos < len(s); {
+		lineEnd, next, complete := len(s), len(s), final
+		if nl := strings.IndexByte(s[pos:], '\n'); nl >= 0 {
+			lineEnd, next, complete = pos+nl, pos+nl+1, true
+		}
+		raw := s[pos:lineEnd]
+		if jsonFrom >= 0 {
+			if json.Valid([]byte(s[jsonFrom:lineEnd])) {
+				sc.end, sc.reason = lineEnd, "action"
+				return sc
+			}
+			pos = next
+			continue
+		}
+		line := strings.TrimSpace(raw)
+		if isFence(line) {
+			inFence = !inFence
+			pos = next
+			continue
+		}
+		if inFence {
+			pos = next
+			continue
+		}
+		if sc.answerAt >= 0 {
+			if complete && len(line) >= repeatMinLen {
+				if seen[line] {
+					sc.end, sc.reason = pos, "repeat"
+					return sc
+				}
+				seen[line] = true
+			}
+			pos = next
+			continue
+		}
+		l := ClassifyLine(line)
+		switch l.Kind {
+		case LineAnswer:
+			at := pos + strings.Index(raw, "A:") + 2
+			if at < len(s) && (s[at] == ' ' || s[at] == '\t') {
+				at++
+			}
+			sc.answerAt = at
+			seen = map[string]bool{}
+			if complete && len(line) >= repeatMinLen {
+				seen[line] = true
+			}
+		case LineAskFunc, LineAskAgent:
+			if !complete {
+				return sc
+			}
+			sc.action = true
+			in := strings.TrimSpace(l.Text)
+			if (strings.HasPrefix(in, "{") || strings.HasPrefix(in, "[")) && !json.Valid([]byte(in)) {
+				jsonFrom = pos + strings.Index(raw, in)
+				pos = next
+				continue
+			}
+			sc.end, sc.reason = lineEnd, "action"
+			return sc
+		case LineQuery, LineFuncSays, LineAgentSays:
+			return sc
+		}
+		pos = next
+	}
+	return sc
+}
+
+// isFence reports whether a trimmed line opens or closes a code fence.
+func isFence(line string) bool {
+	return strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~")
+}
+
+// truncateText cuts s to at most n bytes on a rune boundary, marking the cut.
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && (s[n]&0xC0) == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
 }

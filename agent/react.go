@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
@@ -20,6 +20,39 @@ const ExamplesHeader = "Examples:"
 
 // formatInstructions tell the model the ReAct format of the few-shots.
 const formatInstructions = `Follow the format of the examples. To use a func, write "Ask Func[name]: input" on its own line and stop; its reply comes back as "Func[name] says: ...". To ask another agent, write "Ask Agent[name]: question". When you know the answer, write "A: " and the answer, citing sources by their numbers like [1].`
+
+// Texts fed back to the model.
+const (
+	// answerNow is added to the last observation when the iteration limit
+	// or the deadline is near.
+	answerNow = "You must answer now: write A: and the answer, citing sources by their numbers like [1]."
+	// repeatedAction replaces the observation of an action the model
+	// already took with the same input.
+	repeatedAction = "(You already asked this with the same input; the reply is above and was not fetched again.) " + answerNow
+	// malformedShown is how much of a malformed output goes into its error
+	// event, the log and the correction fed back.
+	malformedShown   = 300
+	malformedFedBack = 160
+)
+
+// structuredInstructions follow formatInstructions when steps may come as
+// tool calls or JSON.
+const structuredInstructions = `If you can call tools or must reply in JSON, do that instead of writing these lines: call a func as a tool (or set "action" to its name and "input" to its input), and give the answer as plain text (or "action": "answer" with the answer as "input").`
+
+// tools lists the funcs of e (its own, remote and component commands) with
+// their JSON schemas, for structured steps.
+func (m *Manager) tools(e *entry) []Tool {
+	var out []Tool
+	for _, n := range m.availableFuncs(e) {
+		f, _ := m.lookupFunc(e, n)
+		t := Tool{Name: n, Description: f.Description}
+		if f.Parameters != nil {
+			t.Parameters = f.Parameters
+		}
+		out = append(out, t)
+	}
+	return out
+}
 
 // runAgent drives one agent's ReAct loop and returns its answer text.
 func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question string, history []ChatMessage, depth int, chain []string) (string, error) {
@@ -37,7 +70,11 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 	if cfg.LLM.MaxTokens != 0 {
 		creq.MaxTokens = cfg.LLM.MaxTokens
 	}
-	malformed := 0
+	if p := m.cfg.Protocol; p != "" && p != ProtocolText {
+		creq.Protocol, creq.Tools = p, m.tools(e)
+	}
+	malformed, timeouts := 0, 0
+	done := map[string]int{} // action -> the iteration that ran it
 	for iter := 1; iter <= m.cfg.MaxIterations; iter++ {
 		if err := ctx.Err(); err != nil {
 			return "", err
@@ -45,108 +82,187 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		r.iters++
 		info.Iteration = iter
 		creq.Messages = msgs
-		out, err := m.complete(ctx, r, creq, name, depth == 0)
+		out, structured, stop, err := m.complete(ctx, r, creq, name, depth == 0, m.cfg.MaxIterations-iter+1)
 		if err != nil {
 			return "", err
 		}
-		step, perr := ParseOutput(out)
+		steps := structured
+		var perr error
+		if len(steps) == 0 {
+			var step Step
+			step, perr = ParseOutput(out)
+			steps = []Step{step}
+		}
+		if stop == "timeout" && perr != nil {
+			timeouts++
+		}
 		if perr != nil && m.cfg.PlainTextAnswers && plainText(out) {
 			// Chat models often answer without "A:"; taken as the answer.
 			ans := strings.TrimSpace(out)
 			if depth == 0 {
-				r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: name, Delta: true, Text: ans})
+				r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: name, Delta: true, Text: r.citer().rewrite(ans)})
 			}
 			return ans, nil
 		}
 		if perr != nil {
 			malformed++
 			ke := asError(ctx, perr)
-			r.emit(kgagent.Event{Kind: kgagent.EventError, Agent: name, Text: "malformed model output: " + ke.Message, Error: ke})
+			shown := truncateText(strings.TrimSpace(out), malformedShown)
+			r.emit(kgagent.Event{Kind: kgagent.EventError, Agent: name, Text: fmt.Sprintf("malformed model output: %s; the output was %q", ke.Message, shown), Error: ke})
+			m.cfg.Logger.Warn("malformed model output", "request_id", r.req.ID, "agent", name, "iteration", iter, "error", ke.Message, "stop", stop, "output", shown)
 			if malformed > m.cfg.MaxMalformed {
+				if timeouts == malformed {
+					return "", kgagent.Errorf(kgagent.ETIMEOUT, "the LLM call timed out %d times without a usable step", timeouts)
+				}
 				return "", kgagent.Errorf(kgagent.EUNAVAILABLE, "the model's output was malformed %d times: %s", malformed, ke.Message)
 			}
-			msgs = append(msgs,
-				ChatMessage{Role: "assistant", Content: strings.TrimSpace(out)},
-				ChatMessage{Role: "user", Content: "Error: " + ke.Message + ". Reply with Ask Func[name]: input, Ask Agent[name]: question, or A: answer."})
+			fed := truncateText(strings.TrimSpace(out), malformedFedBack)
+			if fed == "" {
+				fed = "(nothing)"
+			}
+			correction := "Error: " + ke.Message + ". Reply with one line: Ask Func[name]: input, Ask Agent[name]: question, or A: answer."
+			if stop == "timeout" {
+				correction = "Error: no complete step before the time limit. Reply at once with one line: Ask Func[name]: input, or A: answer."
+			}
+			msgs = append(msgs, ChatMessage{Role: "assistant", Content: fed}, ChatMessage{Role: "user", Content: correction})
 			continue
 		}
+		for _, step := range steps {
+			more, answer, ok, err := m.act(ctx, r, e, info, step, depth, chain, done)
+			if err != nil {
+				return "", err
+			}
+			if ok {
+				return answer, nil
+			}
+			msgs = append(msgs, more...)
+		}
+	}
+	return "", &kgagent.Error{Code: kgagent.EUNAVAILABLE, Message: fmt.Sprintf("agent %s reached its iteration limit (%d) without an answer", name, m.cfg.MaxIterations),
+		Details: map[string]any{"iterations": m.cfg.MaxIterations}}
+}
+
+// act takes one parsed step: an answer is returned as such; an action is run
+// (or, when done already holds it, not run again) with its events, and the
+// chat messages that feed it back are returned.
+func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step Step, depth int, chain []string, done map[string]int) (msgs []ChatMessage, answer string, isAnswer bool, err error) {
+	name, iter := info.Agent, info.Iteration
+	for _, c := range e.comps {
+		if h, ok := c.(AfterParse); ok {
+			if err := h.AfterParse(ctx, info, &step); err != nil {
+				m.componentFailed(r, name, c, err)
+			}
+		}
+	}
+	if step.Thought != "" {
+		r.emit(kgagent.Event{Kind: kgagent.EventThought, Agent: name, Text: step.Thought})
+	}
+	var said, obsPrefix string
+	var res FuncResult
+	var cerr error
+	action := fmt.Sprintf("Ask Func[%s]: %s", step.Name, step.Input)
+	if step.Kind == StepAgent {
+		action = fmt.Sprintf("Ask Agent[%s]: %s", step.Name, step.Input)
+	}
+	key := fmt.Sprintf("%d\x00%s\x00%s", step.Kind, step.Name, strings.Join(strings.Fields(step.Input), " "))
+	_, repeated := done[key]
+	switch {
+	case step.Kind == StepAnswer:
+		return nil, step.Answer, true, nil
+	case repeated:
+		r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
+		obsPrefix = fmt.Sprintf("Func[%s] says: ", step.Name)
+		if step.Kind == StepAgent {
+			obsPrefix = fmt.Sprintf("Agent[%s] says: ", step.Name)
+		}
+		said = repeatedAction
+		r.emit(kgagent.Event{Kind: kgagent.EventObservation, Agent: name, Func: step.Name, Text: fmt.Sprintf("not run again: the same action as in iteration %d", done[key])})
+		return []ChatMessage{{Role: "assistant", Content: action}, {Role: "user", Content: obsPrefix + said}}, "", false, nil
+	case step.Kind == StepFunc:
+		r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
+		res, cerr = m.runFunc(ctx, r, e, step)
+		obsPrefix = fmt.Sprintf("Func[%s] says: ", step.Name)
+	case step.Kind == StepAgent:
+		r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
+		res, cerr = m.delegate(ctx, r, step, depth, chain)
+		obsPrefix = fmt.Sprintf("Agent[%s] says: ", step.Name)
+	}
+	done[key] = iter
+	if err := ctx.Err(); err != nil {
+		return nil, "", false, err
+	}
+	obs := kgagent.Event{Kind: kgagent.EventObservation, Agent: name, Func: step.Name}
+	if cerr != nil {
+		ke := asError(ctx, cerr)
+		said = "Error (" + ke.Code + "): " + ke.Message
+		obs.Error = ke
 		for _, c := range e.comps {
-			if h, ok := c.(AfterParse); ok {
-				if err := h.AfterParse(ctx, info, &step); err != nil {
+			if h, ok := c.(ExecutionFailure); ok {
+				if err := h.ExecutionFailure(ctx, info, step, cerr); err != nil {
 					m.componentFailed(r, name, c, err)
 				}
 			}
 		}
-		if step.Thought != "" {
-			r.emit(kgagent.Event{Kind: kgagent.EventThought, Agent: name, Text: step.Thought})
-		}
-		var said, obsPrefix string
-		var res FuncResult
-		var cerr error
-		switch step.Kind {
-		case StepAnswer:
-			return step.Answer, nil
-		case StepFunc:
-			r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: fmt.Sprintf("Ask Func[%s]: %s", step.Name, step.Input)})
-			res, cerr = m.runFunc(ctx, r, e, step)
-			obsPrefix = fmt.Sprintf("Func[%s] says: ", step.Name)
-		case StepAgent:
-			r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: fmt.Sprintf("Ask Agent[%s]: %s", step.Name, step.Input)})
-			res, cerr = m.delegate(ctx, r, step, depth, chain)
-			obsPrefix = fmt.Sprintf("Agent[%s] says: ", step.Name)
-		}
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		obs := kgagent.Event{Kind: kgagent.EventObservation, Agent: name, Func: step.Name}
-		if cerr != nil {
-			ke := asError(ctx, cerr)
-			said = "Error (" + ke.Code + "): " + ke.Message
-			obs.Error = ke
-			for _, c := range e.comps {
-				if h, ok := c.(ExecutionFailure); ok {
-					if err := h.ExecutionFailure(ctx, info, step, cerr); err != nil {
-						m.componentFailed(r, name, c, err)
-					}
+	} else {
+		for _, c := range e.comps {
+			if h, ok := c.(AfterExecute); ok {
+				if err := h.AfterExecute(ctx, info, step, &res); err != nil {
+					m.componentFailed(r, name, c, err)
 				}
 			}
-		} else {
-			for _, c := range e.comps {
-				if h, ok := c.(AfterExecute); ok {
-					if err := h.AfterExecute(ctx, info, step, &res); err != nil {
-						m.componentFailed(r, name, c, err)
-					}
-				}
-			}
-			for _, s := range res.Sources {
-				r.cite(s)
-			}
-			for k, v := range res.Message.Embeds {
-				r.embeds[k] = v
-			}
-			said = res.Message.Text
-			obs.Sources = res.Sources
 		}
-		if len(said) > maxObservationChars {
-			cut := maxObservationChars
-			for cut > 0 && !utf8.RuneStart(said[cut]) {
-				cut--
-			}
-			said = said[:cut] + " …"
+		for _, s := range res.Sources {
+			r.cite(s)
 		}
-		obs.Text = said
-		r.emit(obs)
-		action := fmt.Sprintf("Ask Func[%s]: %s", step.Name, step.Input)
-		if step.Kind == StepAgent {
-			action = fmt.Sprintf("Ask Agent[%s]: %s", step.Name, step.Input)
+		for k, v := range res.Message.Embeds {
+			r.embeds[k] = v
 		}
-		if step.Thought != "" {
-			action = step.Thought + "\n" + action
-		}
-		msgs = append(msgs, ChatMessage{Role: "assistant", Content: action}, ChatMessage{Role: "user", Content: obsPrefix + said})
+		said = res.Message.Text
+		obs.Sources = res.Sources
 	}
-	return "", &kgagent.Error{Code: kgagent.EUNAVAILABLE, Message: fmt.Sprintf("agent %s reached its iteration limit (%d) without an answer", name, m.cfg.MaxIterations),
-		Details: map[string]any{"iterations": m.cfg.MaxIterations}}
+	if len(said) > maxObservationChars {
+		said = cutRunes(said, maxObservationChars) + " …"
+	}
+	obs.Text = said
+	r.emit(obs)
+	fed := boundObservation(said, m.cfg.ObservationTokens)
+	if iter+1 == m.cfg.MaxIterations || m.nearDeadline(ctx, m.cfg.MaxIterations-iter) {
+		fed += "\n\n" + answerNow
+	}
+	if step.Thought != "" {
+		action = step.Thought + "\n" + action
+	}
+	var ev *kgagent.Evidence
+	if cerr == nil {
+		ev = res.Evidence
+	}
+	return []ChatMessage{{Role: "assistant", Content: action}, {Role: "user", Content: obsPrefix + fed, Evidence: ev}}, "", false, nil
+}
+
+// nearDeadline reports whether ctx's deadline leaves less than two calls'
+// time, a call's time being its share of what is left (see callTimeout).
+func (m *Manager) nearDeadline(ctx context.Context, itersLeft int) bool {
+	dl, ok := ctx.Deadline()
+	if !ok || itersLeft <= 1 {
+		return false
+	}
+	left := time.Until(dl)
+	share := m.callTimeout(ctx, itersLeft)
+	return share > 0 && left < 2*share
+}
+
+// callTimeout is the time one LLM call gets: LLMTimeout, and at most an
+// equal share of what is left of ctx's deadline among the iterations left;
+// 0 means no limit beyond ctx.
+func (m *Manager) callTimeout(ctx context.Context, itersLeft int) time.Duration {
+	t := m.cfg.LLMTimeout
+	if dl, ok := ctx.Deadline(); ok && itersLeft > 0 {
+		share := time.Until(dl) / time.Duration(itersLeft)
+		if t <= 0 || share < t {
+			t = max(share, time.Millisecond)
+		}
+	}
+	return t
 }
 
 // plainText reports whether out is prose with no ReAct line at all.
@@ -231,22 +347,54 @@ func (m *Manager) delegate(ctx context.Context, r *run, step Step, depth int, ch
 	return FuncResult{Message: kgagent.Message{Text: text}}, nil
 }
 
-// complete runs one LLM call, cutting the output at the first stop sequence
-// (providers that ignore stop sequences are handled here) and, when stream is
-// set, emitting the text after an `A:` line as answer deltas.
-func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, agentName string, stream bool) (string, error) {
-	if m.cfg.LLMTimeout > 0 {
+// complete runs one LLM call and returns its output and how it stopped
+// (see LLMCallStats.Stop). The output is cut at the first stop sequence
+// (providers that ignore stop sequences are handled here), after the first
+// complete action line, and where an answer starts repeating itself; when
+// stream is set, the text after an `A:` line is emitted as answer deltas. A
+// call that runs past its own timeout (not the question's) returns what it
+// wrote so far with stop "timeout".
+func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, agentName string, stream bool, itersLeft int) (out string, steps []Step, stop string, err error) {
+	start := time.Now()
+	var usage kgagent.Usage
+	parent := ctx
+	if t := m.callTimeout(ctx, itersLeft); t > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, m.cfg.LLMTimeout)
+		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
+	}
+	defer func() {
+		r.usage.PromptTokens += usage.PromptTokens
+		r.usage.CompletionTokens += usage.CompletionTokens
+		st := LLMCallStats{Agent: agentName, Model: creq.Model, Duration: time.Since(start), PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens, Stop: stop}
+		if err != nil {
+			st.Stop = "error"
+		} else if _, perr := ParseOutput(out); perr != nil && len(steps) == 0 {
+			st.Malformed = true
+		}
+		m.cfg.Logger.Debug("llm call", "request_id", r.req.ID, "agent", agentName, "model", creq.Model,
+			"prompt_tokens", usage.PromptTokens, "completion_tokens", usage.CompletionTokens,
+			"duration", st.Duration.Round(time.Millisecond), "stop", st.Stop, "malformed", st.Malformed, "error", err)
+		if m.cfg.Observer != nil {
+			m.cfg.Observer.LLMCall(st)
+		}
+	}()
+	// timedOut tells whether the call's own timeout, not the question's
+	// context, ended it.
+	timedOut := func(err error) bool {
+		return parent.Err() == nil && ctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || kgagent.ErrorCode(err) == kgagent.ETIMEOUT)
 	}
 	s, err := m.cfg.LLM.Complete(ctx, creq)
 	if err != nil {
-		return "", llmError(ctx, err)
+		if timedOut(err) {
+			return "", nil, "timeout", nil
+		}
+		return "", nil, "", llmError(parent, err)
 	}
 	defer s.Close()
 	var buf strings.Builder
-	answerAt, emitted := -1, 0
+	emitted := -1
+	finishReason := "stop"
 	hold := 0
 	for _, st := range creq.Stop {
 		hold = max(hold, len(st)-1)
@@ -256,19 +404,12 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 			return
 		}
 		text := buf.String()
-		if answerAt < 0 {
-			if answerAt == -2 {
-				return
-			}
-			loc := answerLineRe.FindStringIndex(text)
-			if loc == nil {
-				return
-			}
-			if strings.Contains(text[:loc[0]], "Ask Func[") || strings.Contains(text[:loc[0]], "Ask Agent[") {
-				answerAt = -2 // an action comes first: this output is not an answer
-				return
-			}
-			answerAt, emitted = loc[1], loc[1]
+		sc := scanOutput(text, final)
+		if sc.answerAt < 0 {
+			return
+		}
+		if emitted < 0 {
+			emitted = sc.answerAt
 		}
 		safe := len(text)
 		if !final {
@@ -277,42 +418,72 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 		for safe > emitted && safe < len(text) && !utf8.RuneStart(text[safe]) {
 			safe--
 		}
+		if !final && safe > emitted {
+			// A citation still streaming ("[1") waits for its "]", so it
+			// is renumbered whole (cite.go).
+			if oc := openCitation(text[:safe]); oc >= emitted {
+				safe = oc
+			}
+		}
 		if safe > emitted {
-			r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: agentName, Delta: true, Text: text[emitted:safe]})
+			r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: agentName, Delta: true, Text: r.citer().rewriteStream(text[emitted:safe])})
 			emitted = safe
 		}
+	}
+	cut := func(i int) {
+		t := buf.String()[:i]
+		buf.Reset()
+		buf.WriteString(t)
+	}
+	finish := func(reason string) (string, []Step, string, error) {
+		if sc := scanOutput(buf.String(), true); sc.end >= 0 {
+			cut(sc.end)
+			reason = sc.reason
+		}
+		flush(true)
+		return buf.String(), steps, reason, nil
 	}
 	for {
 		d, err := s.Recv()
 		if d.Usage != nil {
-			r.usage.PromptTokens += d.Usage.PromptTokens
-			r.usage.CompletionTokens += d.Usage.CompletionTokens
+			usage = *d.Usage
+		}
+		if len(d.Steps) > 0 {
+			steps = d.Steps
 		}
 		if d.Text != "" {
 			buf.WriteString(d.Text)
 			if i := indexStop(buf.String(), creq.Stop); i >= 0 {
-				t := buf.String()[:i]
-				buf.Reset()
-				buf.WriteString(t)
+				cut(i)
+				return finish("stop")
+			}
+			if sc := scanOutput(buf.String(), false); sc.end >= 0 {
+				cut(sc.end)
 				flush(true)
-				return buf.String(), nil
+				return buf.String(), steps, sc.reason, nil
 			}
 			flush(false)
 		}
+		if d.FinishReason != "" {
+			finishReason = d.FinishReason
+		}
 		if errors.Is(err, io.EOF) {
-			flush(true)
-			return buf.String(), nil
+			return finish(finishReason)
 		}
 		if err != nil {
-			return "", llmError(ctx, err)
+			if timedOut(err) {
+				return finish("timeout")
+			}
+			return "", nil, "", llmError(parent, err)
 		}
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			if timedOut(ctx.Err()) {
+				return finish("timeout")
+			}
+			return "", nil, "", parent.Err()
 		}
 	}
 }
-
-var answerLineRe = regexp.MustCompile(`(?:^|\n)[ \t]*A:[ \t]?`)
 
 func indexStop(s string, stops []string) int {
 	best := -1
@@ -387,6 +558,9 @@ func (m *Manager) prompt(ctx context.Context, r *run, e *entry, info RunInfo, hi
 		b.WriteString("\n")
 	}
 	b.WriteString("\n" + formatInstructions + "\n")
+	if p := m.cfg.Protocol; p != "" && p != ProtocolText {
+		b.WriteString(structuredInstructions + "\n")
+	}
 	if st := e.a.Stanzas(); len(st) > 0 {
 		b.WriteString("\n" + ExamplesHeader + "\n")
 		for _, s := range st {

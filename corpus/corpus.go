@@ -67,6 +67,22 @@ type Embedder interface {
 	Name() string
 }
 
+// QueryEmbedder is an Embedder for an asymmetric model, which embeds search
+// queries differently from documents (E5's "query: " prefix, an input_type).
+type QueryEmbedder interface {
+	// EmbedQuery returns one vector per search query, in order.
+	EmbedQuery(ctx context.Context, queries []string) ([][]float32, error)
+}
+
+// EmbedQueries embeds search queries with emb's EmbedQuery when it has one,
+// else with Embed.
+func EmbedQueries(ctx context.Context, emb Embedder, queries []string) ([][]float32, error) {
+	if q, ok := emb.(QueryEmbedder); ok {
+		return q.EmbedQuery(ctx, queries)
+	}
+	return emb.Embed(ctx, queries)
+}
+
 // SearchRequest is a search as the API and the agent ask for it.
 type SearchRequest struct {
 	Query      string  `json:"query"`
@@ -82,4 +98,23 @@ type CollectionInfo struct {
 	Name      string `json:"name"`
 	Documents int    `json:"documents"`
 	Chunks    int    `json:"chunks"`
+}
+
+// DocumentInfo describes one indexed document (page) of a collection.
+type DocumentInfo struct {
+	URL    string `json:"url"`
+	Title  string `json:"title"`
+	Chunks int    `json:"chunks"`
+}
+
+// DocumentReader is implemented by indexes that can list a collection's
+// documents and return a document's stored chunks (the embedded index); the
+// MCP resources read through it.
+type DocumentReader interface {
+	// Documents lists the documents of collection ordered by URL, those
+	// after the URL after (empty: from the start), at most limit of them.
+	Documents(ctx context.Context, collection, after string, limit int) ([]DocumentInfo, error)
+	// DocumentChunks returns every chunk of docURL in collection in
+	// document order; none when the document is not indexed.
+	DocumentChunks(ctx context.Context, collection, docURL string) ([]kgagent.Chunk, error)
 }

@@ -189,7 +189,7 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) ([]Hit, error) {
 	q := Query{Collection: r.Collection, Text: r.Query, K: r.K, Mode: r.Mode, URLPrefix: r.URLPrefix}
 	var qv []float32
 	if r.Mode != ModeKeyword || r.MMR > 0 {
-		vs, err := s.emb.Embed(ctx, []string{r.Query})
+		vs, err := EmbedQueries(ctx, s.emb, []string{r.Query})
 		if err != nil {
 			return nil, err
 		}
@@ -351,6 +351,13 @@ func SearchText(ctx context.Context, emb Embedder, title, text, query string, k 
 		return nil, err
 	}
 	qv := vecs[len(chunks)]
+	if _, ok := emb.(QueryEmbedder); ok {
+		qvs, err := EmbedQueries(ctx, emb, []string{query})
+		if err != nil {
+			return nil, err
+		}
+		qv = qvs[0]
+	}
 	dense := make([]int, len(chunks))
 	dscore := make([]float64, len(chunks))
 	for i := range chunks {
@@ -391,4 +398,51 @@ func SearchText(ctx context.Context, emb Embedder, title, text, query string, k 
 		hits[j] = Hit{Chunk: chunks[i], Score: fused[i]}
 	}
 	return hits, nil
+}
+
+// Documents lists up to limit (1..1000) documents of collection after the
+// URL after. Errors: EINVALID for a bad limit or no collection, EUNAVAILABLE
+// when the index cannot list documents (corpus.DocumentReader).
+func (s *Service) Documents(ctx context.Context, collection, after string, limit int) ([]DocumentInfo, error) {
+	r, err := s.reader(collection)
+	if err != nil {
+		return nil, err
+	}
+	if limit < 1 || limit > 1000 {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "limit must be 1..1000")
+	}
+	ds, err := r.Documents(ctx, collection, after, limit)
+	if ds == nil && err == nil {
+		ds = []DocumentInfo{}
+	}
+	return ds, err
+}
+
+// DocumentChunks returns the stored chunks of docURL in collection in
+// document order. Errors: ENOTFOUND when the document is not indexed,
+// EUNAVAILABLE when the index cannot read documents.
+func (s *Service) DocumentChunks(ctx context.Context, collection, docURL string) ([]kgagent.Chunk, error) {
+	r, err := s.reader(collection)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := r.DocumentChunks(ctx, collection, docURL)
+	if err != nil {
+		return nil, err
+	}
+	if len(cs) == 0 {
+		return nil, kgagent.Errorf(kgagent.ENOTFOUND, "no document %q in collection %q", docURL, collection)
+	}
+	return cs, nil
+}
+
+func (s *Service) reader(collection string) (DocumentReader, error) {
+	if collection == "" {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "collection is required")
+	}
+	r, ok := s.cfg.Index.(DocumentReader)
+	if !ok {
+		return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "this index cannot list or read documents")
+	}
+	return r, nil
 }

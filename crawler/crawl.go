@@ -39,6 +39,9 @@ type Config struct {
 	// CLI sets it (the user crawls from their own machine); server-side
 	// ingestion requested over the API leaves it off.
 	AllowPrivate bool
+	// AllowedPrivateHosts may be fetched although private (host names, IP
+	// addresses or CIDR prefixes; see netguard).
+	AllowedPrivateHosts []string
 }
 
 func (c Config) withDefaults() Config {
@@ -259,7 +262,7 @@ func (cr *crawl) setup() error {
 		colly.StdlibContext(cr.ctx),
 	)
 	col.IgnoreRobotsTxt = false // colly ignores robots.txt by default
-	cr.transport = newTransport(cfg.AllowPrivate, cfg.RequestTimeout, cfg.Parallelism)
+	cr.transport = newTransport(cfg, cfg.Parallelism)
 	col.WithTransport(cr.transport)
 	col.SetRequestTimeout(cfg.RequestTimeout)
 	var rules []*colly.LimitRule

@@ -77,11 +77,17 @@ type JobStatus struct {
 	Message    string      `json:"message,omitempty"`
 }
 
-// Validate checks that a Spec can run: at least one URL, well-formed
+// Validate checks that a Spec can run: a collection name users may give
+// (kgagent.ValidateCollection; empty means the default), at least one URL, well-formed
 // exclude patterns, no negative limits. It fails with EINVALID. Malformed
 // URLs among good ones are not an error here: a job reports them per page
 // and goes on with the rest.
 func (s Spec) Validate() error {
+	if s.Collection != "" {
+		if err := kgagent.ValidateCollection(s.Collection); err != nil {
+			return err
+		}
+	}
 	if _, _, _, err := NewScope(s.URLs, s.Exclude); err != nil {
 		return err
 	}

@@ -148,7 +148,7 @@ func (cr *crawl) robotsDownFor(u string) (PageError, bool) {
 
 func (cr *crawl) httpClient() *http.Client {
 	return &http.Client{
-		Transport: newTransport(cr.cfg.AllowPrivate, cr.cfg.RequestTimeout, 2),
+		Transport: newTransport(cr.cfg, 2),
 		Timeout:   cr.cfg.RequestTimeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 5 || !cr.scope.hostAllowed(req.URL.Host) {

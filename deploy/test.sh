@@ -40,4 +40,9 @@ log "staticcheck"
 go tool staticcheck ./...
 
 log "go test -race"
-go test -race -count=1 -timeout 25m ./... 2>&1 | tee "$KGAGENT_TEST_OUT/test.log"
+# The raw event stream is kept in test.json; deploy/testsum prints a line per
+# package, failed tests' output, and at the end passed/failed/skipped per
+# package with every skipped test named (also in test.log).
+go build -o "$KGAGENT_TOOLS/bin/testsum" ./deploy/testsum
+go test -race -count=1 -timeout 25m -json ./... 2>&1 | tee "$KGAGENT_TEST_OUT/test.json" |
+  "$KGAGENT_TOOLS/bin/testsum" | tee "$KGAGENT_TEST_OUT/test.log"

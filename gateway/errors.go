@@ -111,12 +111,13 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	return data, nil
 }
 
-// checkJSONType fails with EUNSUPPORTED when the request says its body is
-// not JSON (no Content-Type is taken as JSON, as curl -d users expect).
+// checkJSONType fails with EUNSUPPORTED unless the request says its body is
+// JSON (application/json or a +json type). A body without a Content-Type is
+// refused too: browsers send one cross-site without a CORS preflight.
 func checkJSONType(r *http.Request) error {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
-		return nil
+		return kgagent.Errorf(kgagent.EUNSUPPORTED, "Content-Type must be application/json")
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
@@ -125,12 +126,18 @@ func checkJSONType(r *http.Request) error {
 	return kgagent.Errorf(kgagent.EUNSUPPORTED, "Content-Type must be application/json, not %q", ct)
 }
 
+// readJSONBody reads a JSON body within the configured limit; EUNSUPPORTED
+// when the Content-Type is not JSON.
+func (s *Server) readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if err := checkJSONType(r); err != nil {
+		return nil, err
+	}
+	return s.readBody(w, r)
+}
+
 // decodeBody reads and decodes a REST JSON body into v.
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
-	if err := checkJSONType(r); err != nil {
-		return err
-	}
-	data, err := s.readBody(w, r)
+	data, err := s.readJSONBody(w, r)
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,8 @@ func (w *statusWriter) Flush() {
 }
 
 // middleware wraps every route: request id (X-Request-Id, taken from the
-// client when well-formed), CORS, panic recovery and a log line per request.
+// client when well-formed), Host and Origin checks (CheckRequest), CORS,
+// panic recovery and a log line per request.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -74,6 +75,11 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		r = r.WithContext(context.WithValue(r.Context(), ctxRequestID, id))
+		if err := s.CheckRequest(r); err != nil {
+			s.writeError(w, r, err)
+			s.log.InfoContext(r.Context(), "http refused", "request_id", id, "method", r.Method, "path", r.URL.Path, "host", r.Host, "origin", r.Header.Get("Origin"), "err", err)
+			return
+		}
 		if s.cors(w, r) {
 			return
 		}

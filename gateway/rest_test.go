@@ -277,6 +277,7 @@ func TestRequestIDPropagates(t *testing.T) {
 	f := newFixture(t, Config{})
 	req, _ := http.NewRequest("POST", f.ts.URL+"/api/v1/agent", strings.NewReader(`{"question":"q"}`))
 	req.Header.Set("X-Request-Id", "abc-123")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

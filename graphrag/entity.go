@@ -277,12 +277,11 @@ func ValidateTriples(collection, docURL string, triples []kgagent.Triple) error 
 	return nil
 }
 
-// ValidateCollection checks a collection name: 1..256 bytes of UTF-8.
+// ValidateCollection checks a collection name a store is given: a user's
+// collection or an internal one such as its entity index
+// (kgagent.ValidateStoredCollection).
 func ValidateCollection(c string) error {
-	if c == "" || len(c) > 256 || !utf8.ValidString(c) {
-		return kgagent.Errorf(kgagent.EINVALID, "collection must be 1..256 bytes of UTF-8")
-	}
-	return nil
+	return kgagent.ValidateStoredCollection(c)
 }
 
 // ValidateDocURL checks a document URL: 1..MaxURLBytes bytes of UTF-8.

@@ -217,6 +217,12 @@ func EntityChunks(doc kgagent.Document, ts []kgagent.Triple, max int) []kgagent.
 
 func (s *Service) entityCollection(collection string) string { return collection + s.cfg.EntitySuffix }
 
+// InternalCollection reports whether an index collection is one of the
+// graph's entity indexes ("<collection>" + EntitySuffix), not a user's.
+func (s *Service) InternalCollection(name string) bool {
+	return s.cfg.Index != nil && strings.HasSuffix(name, s.cfg.EntitySuffix) && len(name) > len(s.cfg.EntitySuffix)
+}
+
 func (s *Service) indexEntities(ctx context.Context, doc kgagent.Document, ts []kgagent.Triple) error {
 	coll := s.entityCollection(doc.Collection)
 	chunks := EntityChunks(doc, ts, s.cfg.EntitiesPerDoc)
@@ -636,7 +642,7 @@ func (s *Service) similarSeeds(ctx context.Context, question, collection string,
 	if s.cfg.Index == nil || n <= 0 {
 		return nil, out, nil
 	}
-	vecs, err := s.cfg.Embedder.Embed(ctx, []string{question})
+	vecs, err := corpus.EmbedQueries(ctx, s.cfg.Embedder, []string{question})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -337,9 +337,17 @@ func TestManagerCancelMidStream(t *testing.T) {
 }
 
 func TestManagerLLMTimeout(t *testing.T) {
-	srv := openaitest.New(t, openaitest.Hang("Thinking"))
+	// A call cut by its timeout is judged on what it wrote: a complete
+	// action is taken; an unfinished step is fed back as a correction, and
+	// calls that keep timing out end the run with TIMEOUT.
+	srv := openaitest.New(t, openaitest.Hang("Thinking"), openaitest.Hang("Ask Func[weather]: Paris\n", "more"), openaitest.Hang("A: sunny"),
+		openaitest.Hang("Thinking"), openaitest.Hang("Still"), openaitest.Hang("Thinking"))
 	m, _ := weatherManager(t, srv, func(c *agent.Config) { c.LLMTimeout = 100 * time.Millisecond })
-	_, err := m.Ask(context.Background(), agent.Request{Agent: "weather", Question: "Weather?"}, nil)
+	ans, err := m.Ask(context.Background(), agent.Request{Agent: "weather", Question: "Weather?"}, nil)
+	if err != nil || ans.Answer != "sunny" || ans.Iterations != 3 {
+		t.Fatalf("answer %+v, %v", ans, err)
+	}
+	_, err = m.Ask(context.Background(), agent.Request{Agent: "weather", Question: "Weather tomorrow?"}, nil)
 	if c := kgagent.ErrorCode(err); c != kgagent.ETIMEOUT {
 		t.Fatalf("err = %v, want %s", err, kgagent.ETIMEOUT)
 	}

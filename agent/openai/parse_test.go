@@ -31,7 +31,8 @@ func TestParseChunk(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var u *kgagent.Usage
-		text, err := parseChunk(tt.data, &u)
+		var reason string
+		text, err := parseChunk(tt.data, &u, &reason, nil)
 		if kgagent.ErrorCode(err) != tt.code || text != tt.text {
 			t.Errorf("parseChunk(%s) = %q, %v; want %q, code %q", tt.data, text, err, tt.text, tt.code)
 		}
@@ -47,7 +48,8 @@ func FuzzParseChunk(f *testing.F) {
 	f.Add(`{"error":{"code":[1]}}`)
 	f.Fuzz(func(t *testing.T, data string) {
 		var u *kgagent.Usage
-		_, err := parseChunk(data, &u)
+		var reason string
+		_, err := parseChunk(data, &u, &reason, nil)
 		if err != nil {
 			var ke *kgagent.Error
 			if c := kgagent.ErrorCode(err); c == kgagent.EINTERNAL || c == "" || !errors.As(err, &ke) || ke.Message == "" {

@@ -18,11 +18,13 @@ type stream struct {
 	body        io.ReadCloser
 	sse         *SSEReader // nil for a non-streamed answer
 	stops       []string
+	st          *structured // nil for the text protocol
 
 	pending string         // text held back: it may begin a stop sequence
 	stopped bool           // a stop sequence was seen
 	done    bool           // no more input will be read
 	usage   *kgagent.Usage // the latest usage the server reported
+	reason  string         // the finish reason the server reported
 	queued  *agent.Delta   // the last piece, waiting to be returned
 	err     error          // sticky error
 	once    sync.Once
@@ -38,7 +40,7 @@ func (s *stream) Recv() (agent.Delta, error) {
 		if s.queued != nil {
 			d := *s.queued
 			s.queued = nil
-			if d.Text != "" || d.Usage != nil {
+			if d.Text != "" || d.Usage != nil || d.FinishReason != "" {
 				return d, nil
 			}
 		}
@@ -60,11 +62,19 @@ func (s *stream) Recv() (agent.Delta, error) {
 			}
 			return s.fail(kgagent.WrapError(kgagent.EUNAVAILABLE, err, "LLM stream interrupted"))
 		}
-		text, err := parseChunk(ev.Data, &s.usage)
+		var calls *[]ToolCall
+		if s.st != nil {
+			calls = &s.st.calls
+		}
+		text, err := parseChunk(ev.Data, &s.usage, &s.reason, calls)
 		if err != nil {
 			return s.fail(err)
 		}
 		if text == "" {
+			continue
+		}
+		if s.st != nil {
+			s.st.content.WriteString(text) // judged whole at the end
 			continue
 		}
 		out, stopped := s.feed(text)
@@ -81,8 +91,8 @@ func (s *stream) Recv() (agent.Delta, error) {
 }
 
 // parseChunk decodes one event's data and returns the text of its first
-// choice, updating *usage when the chunk reports one.
-func parseChunk(data string, usage **kgagent.Usage) (string, error) {
+// choice, updating *usage and *reason when the chunk reports them.
+func parseChunk(data string, usage **kgagent.Usage, reason *string, calls *[]ToolCall) (string, error) {
 	var ch ChatChunk
 	if err := json.Unmarshal([]byte(data), &ch); err != nil {
 		return "", kgagent.WrapError(kgagent.EUNAVAILABLE, err, "LLM server sent a malformed stream chunk")
@@ -97,6 +107,19 @@ func parseChunk(data string, usage **kgagent.Usage) (string, error) {
 	for _, c := range ch.Choices {
 		if c.Index != 0 {
 			continue
+		}
+		if c.FinishReason != nil && *c.FinishReason != "" {
+			*reason = *c.FinishReason
+		}
+		if calls != nil {
+			for _, tc := range c.Delta.ToolCalls {
+				*calls = mergeToolCall(*calls, tc)
+			}
+			if c.Message != nil {
+				for _, tc := range c.Message.ToolCalls {
+					*calls = mergeToolCall(*calls, tc)
+				}
+			}
 		}
 		b.WriteString(c.Delta.Content)
 		b.WriteString(c.Text)
@@ -119,7 +142,15 @@ func (s *stream) finish() {
 		text = s.pending
 	}
 	s.pending = ""
-	s.queued = &agent.Delta{Text: text, Usage: s.usage}
+	reason := s.reason
+	if s.stopped {
+		reason = "stop"
+	}
+	d := &agent.Delta{Text: text, Usage: s.usage, FinishReason: reason}
+	if s.st != nil {
+		d.Text, d.Steps = s.st.result()
+	}
+	s.queued = d
 }
 
 // feed adds text and returns what can be passed on: everything before the

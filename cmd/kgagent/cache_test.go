@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 // scrape returns the server's /metrics page.
@@ -77,11 +80,10 @@ func TestAnswerCacheOverREST(t *testing.T) {
 // sample site is ingested.
 func waitDemoIngested(t *testing.T, logs *syncBuffer) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(logs.String(), "demo site ingested") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the demo site was not ingested: %s", logs.String())
+	poll.Until(t, 15*time.Second, func() error {
+		if !strings.Contains(logs.String(), "demo site ingested") {
+			return fmt.Errorf("the demo site is not ingested yet; serve logged: %s", logs.String())
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -52,8 +52,12 @@ type Config struct {
 	LLMAPIKey      string  `key:"llm_api_key" usage:"API key of the LLM"`
 	LLMModel       string  `key:"llm_model" usage:"model name for the LLM"`
 	LLMTemperature float64 `key:"llm_temperature" usage:"sampling temperature"`
-	LLMMaxTokens   int     `key:"llm_max_tokens" usage:"maximum completion tokens"`
+	LLMMaxTokens   int     `key:"llm_max_tokens" usage:"maximum completion tokens of one ReAct step (the output is also cut after its first complete action line)"`
 	MaxIterations  int     `key:"max_iterations" usage:"ReAct iteration limit per question"`
+
+	LLMProtocol          string        `key:"llm_protocol" usage:"how an openai LLM gives its steps: auto (tools, else a JSON-schema step, else text, as the server accepts), tools (native tool calls), json (response_format json_schema) or text (Ask/A: lines)"`
+	LLMCallTimeout       time.Duration `key:"llm_call_timeout" usage:"longest one LLM call may take; a call also gets at most an equal share of the question's time left among the iterations left, and one cut short is judged on what it wrote"`
+	LLMObservationTokens int           `key:"llm_observation_tokens" usage:"estimated tokens of one observation fed back to an openai LLM (every source keeps its line; the best passages are cut least; events keep it whole); 0: unbounded"`
 
 	AnswerCacheSize int           `key:"answer_cache_size" usage:"answers kept for questions asked again without a session (0: no answer cache)"`
 	AnswerCacheTTL  time.Duration `key:"answer_cache_ttl" usage:"longest a cached answer is served; any write to the corpus or graph ends it sooner"`
@@ -64,13 +68,22 @@ type Config struct {
 	EmbedModel     string `key:"embed_model" usage:"embedding model name"`
 	EmbedDimension int    `key:"embed_dimension" usage:"embedding dimension (checked against the API)"`
 
+	EmbedBatchSize         int           `key:"embed_batch_size" usage:"texts per embeddings request"`
+	EmbedConcurrency       int           `key:"embed_concurrency" usage:"most embeddings requests in flight; halved while the server times out or answers 429/503, raised again as requests succeed"`
+	EmbedTimeout           time.Duration `key:"embed_timeout" usage:"timeout of one embeddings request (a batch that times out is split for its retry)"`
+	EmbedQueryPrefix       string        `key:"embed_query_prefix" usage:"text put before search queries, for asymmetric models (E5: \"query: \")"`
+	EmbedDocumentPrefix    string        `key:"embed_document_prefix" usage:"text put before documents, for asymmetric models (E5: \"passage: \")"`
+	EmbedQueryInputType    string        `key:"embed_query_input_type" usage:"input_type sent with search queries (e.g. search_query); empty: none"`
+	EmbedDocumentInputType string        `key:"embed_document_input_type" usage:"input_type sent with documents (e.g. search_document); empty: none"`
+
 	Extractor string `key:"extractor" usage:"triple extractor: builtin or llm"`
 
-	AllowPrivateIngest bool          `key:"allow_private_ingest" usage:"let API-requested ingestion fetch private, loopback and link-local addresses"`
-	CrawlParallelism   int           `key:"crawl_parallelism" usage:"parallel requests per host"`
-	CrawlDelay         time.Duration `key:"crawl_delay" usage:"delay between requests to one host"`
-	CrawlMaxPages      int           `key:"crawl_max_pages" usage:"default page limit of a crawl"`
-	CrawlTimeout       time.Duration `key:"crawl_timeout" usage:"per-request timeout of the crawler"`
+	AllowPrivateIngest  bool          `key:"allow_private_ingest" usage:"let API-requested ingestion fetch private, loopback and link-local addresses"`
+	AllowedPrivateHosts []string      `key:"allowed_private_hosts" usage:"host names, IP addresses or CIDR prefixes that API-requested fetches (crawls, embeds, registered agents) may reach although private"`
+	CrawlParallelism    int           `key:"crawl_parallelism" usage:"parallel requests per host"`
+	CrawlDelay          time.Duration `key:"crawl_delay" usage:"delay between requests to one host"`
+	CrawlMaxPages       int           `key:"crawl_max_pages" usage:"default page limit of a crawl"`
+	CrawlTimeout        time.Duration `key:"crawl_timeout" usage:"per-request timeout of the crawler"`
 
 	APIKeysFile     string   `key:"api_keys_file" usage:"YAML file of API keys (hashed) with scopes and collections"`
 	JWKSFile        string   `key:"jwks_file" usage:"JWKS file for agent-protocol JWT verification"`
@@ -78,41 +91,52 @@ type Config struct {
 	JWTAudience     []string `key:"jwt_audience" usage:"accepted JWT audiences"`
 	DailyQueryLimit int      `key:"daily_query_limit" usage:"queries per API key and per user per day"`
 	CORSOrigins     []string `key:"cors_origins" usage:"origins allowed to call the API from a browser (chat widget)"`
+	AllowedHosts    []string `key:"allowed_hosts" usage:"Host names served besides loopback ones (* for any); empty: loopback only without credentials, any with them"`
 	MaxBodyBytes    int64    `key:"max_body_bytes" usage:"largest accepted request body"`
+	MaxStreamBytes  int64    `key:"max_stream_bytes" usage:"bytes of websocket stream events kept for resuming, across all streams (oldest dropped first)"`
+	ForwardJWT      bool     `key:"forward_jwt" usage:"forward the caller's JWT to remote agents and funcs (they could replay it)"`
 
 	PublicURL     string        `key:"public_url" usage:"URL clients reach serve at (e.g. https://kgagent.example), for signed embed URLs; empty: http:// and addr, or the listener's address when addr has port 0 or a wildcard host"`
 	EmbedMaxBytes int64         `key:"embed_max_bytes" usage:"largest embed uploaded, stored or read by an agent"`
 	EmbedURLTTL   time.Duration `key:"embed_url_ttl" usage:"lifetime of a signed embed URL"`
 	EmbedSecret   string        `key:"embed_secret" usage:"HMAC key of signed embed URLs (16 bytes or more); empty: a key generated once and kept in embeds/url.key in the data dir (mode 0600)"`
+	JobSecret     string        `key:"job_secret" usage:"key sealing the bearer tokens of queued ingestion jobs (the same on every process sharing a NATS server); empty: a key generated once and kept in jobs.key in the data dir (mode 0600)"`
 }
 
 func defaultConfig() Config {
 	return Config{
-		DataDir:          "./kgagent-data",
-		Addr:             "127.0.0.1:8080",
-		LogFormat:        "text",
-		LogLevel:         "info",
-		NATSListen:       "127.0.0.1:4222",
-		ShutdownTimeout:  15 * time.Second,
-		DemoSiteDir:      "testdata/site",
-		Collection:       "default",
-		Index:            "sqlite",
-		Graph:            "sqlite",
-		Neo4jUser:        "neo4j",
-		LLM:              "extractive",
-		LLMMaxTokens:     1000,
-		MaxIterations:    10,
-		AnswerCacheSize:  4096,
-		AnswerCacheTTL:   10 * time.Minute,
-		Embedder:         "lexical",
-		Extractor:        "builtin",
-		CrawlParallelism: 4,
-		CrawlMaxPages:    10000,
-		CrawlTimeout:     20 * time.Second,
-		DailyQueryLimit:  1000,
-		MaxBodyBytes:     1 << 20,
-		EmbedMaxBytes:    embeds.DefaultMaxBytes,
-		EmbedURLTTL:      embeds.DefaultTTL,
+		DataDir:              "./kgagent-data",
+		Addr:                 "127.0.0.1:8080",
+		LogFormat:            "text",
+		LogLevel:             "info",
+		NATSListen:           "127.0.0.1:4222",
+		ShutdownTimeout:      15 * time.Second,
+		DemoSiteDir:          "testdata/site",
+		Collection:           "default",
+		Index:                "sqlite",
+		Graph:                "sqlite",
+		Neo4jUser:            "neo4j",
+		LLM:                  "extractive",
+		LLMMaxTokens:         256,
+		MaxIterations:        10,
+		LLMCallTimeout:       time.Minute,
+		LLMProtocol:          "auto",
+		LLMObservationTokens: 600,
+		EmbedBatchSize:       32,
+		EmbedConcurrency:     2,
+		EmbedTimeout:         time.Minute,
+		AnswerCacheSize:      4096,
+		AnswerCacheTTL:       10 * time.Minute,
+		Embedder:             "lexical",
+		Extractor:            "builtin",
+		CrawlParallelism:     4,
+		CrawlMaxPages:        10000,
+		CrawlTimeout:         20 * time.Second,
+		DailyQueryLimit:      1000,
+		MaxBodyBytes:         1 << 20,
+		MaxStreamBytes:       64 << 20,
+		EmbedMaxBytes:        embeds.DefaultMaxBytes,
+		EmbedURLTTL:          embeds.DefaultTTL,
 	}
 }
 
@@ -264,9 +288,10 @@ func (c *Config) loadEnv(environ []string) error {
 	return nil
 }
 
-// testEnvPrefixes are KGAGENT_ variables that belong to the test suites, not
+// testEnvPrefixes are KGAGENT_ variables that belong to the test and
+// benchmark scripts (KGAGENT_TOOLS is where they install their tools), not
 // to the configuration.
-var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_"}
+var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_", "KGAGENT_TOOLS"}
 
 func isConfigEnv(k string) bool {
 	for _, p := range testEnvPrefixes {
@@ -344,6 +369,7 @@ func (c *Config) validate() error {
 	add(oneOf("graph", c.Graph, "sqlite", "neo4j"))
 	add(oneOf("llm", c.LLM, "extractive", "openai"))
 	add(oneOf("embedder", c.Embedder, "lexical", "openai"))
+	add(oneOf("llm_protocol", c.LLMProtocol, "auto", "tools", "json", "text"))
 	add(oneOf("extractor", c.Extractor, "builtin", "llm"))
 	pos := func(key string, n int) {
 		if n <= 0 {
@@ -355,6 +381,11 @@ func (c *Config) validate() error {
 	pos("crawl_max_pages", c.CrawlMaxPages)
 	pos("daily_query_limit", c.DailyQueryLimit)
 	pos("llm_max_tokens", c.LLMMaxTokens)
+	pos("embed_batch_size", c.EmbedBatchSize)
+	pos("embed_concurrency", c.EmbedConcurrency)
+	if c.LLMCallTimeout < 0 || c.EmbedTimeout <= 0 || c.LLMObservationTokens < 0 {
+		add(fmt.Errorf("config: keys %q, %q and %q: must not be negative (embed_timeout positive)", "llm_call_timeout", "embed_timeout", "llm_observation_tokens"))
+	}
 	if c.DataDir == "" {
 		add(fmt.Errorf("config: key %q: must not be empty", "data_dir"))
 	}
@@ -374,6 +405,7 @@ func (c *Config) validate() error {
 		add(fmt.Errorf("config: key %q: llm extraction needs llm=openai", "extractor"))
 	}
 	add(checkEmbedConfig(c))
+	add(checkGuardConfig(*c))
 	if c.ShutdownTimeout < 0 || c.CrawlDelay < 0 || c.CrawlTimeout <= 0 {
 		add(fmt.Errorf("config: keys %q, %q, %q: durations must not be negative", "shutdown_timeout", "crawl_delay", "crawl_timeout"))
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +17,8 @@ import (
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 const siteDir = "../../testdata/site"
@@ -35,27 +39,36 @@ func postJSON(t *testing.T, url, body string) (int, map[string]any) {
 // serve --demo, then ask over REST about the sample site.
 func TestDemoAnswersWithSources(t *testing.T) {
 	start := time.Now()
-	base, _ := startServe(t, "--demo", "--demo-site-dir", siteDir)
-	q := `{"question":"What is the default HTTP port of the Lumen server?"}`
-	for {
-		code, m := postJSON(t, base+"/api/v1/agent", q)
-		srcs, _ := m["sources"].([]any)
-		if code == 200 && len(srcs) > 0 {
-			ans, _ := m["answer"].(string)
-			if !strings.Contains(ans, "8086") {
-				t.Fatalf("answer does not name the port 8086: %q", ans)
-			}
-			first, _ := srcs[0].(map[string]any)
-			if u, _ := first["url"].(string); !strings.HasPrefix(u, "http://127.0.0.1:") || !strings.Contains(u, "#") {
-				t.Fatalf("source is not a section URL of the demo site: %v", first)
-			}
-			t.Logf("answered with %d sources %.1fs after start", len(srcs), time.Since(start).Seconds())
-			return
-		}
-		if time.Since(start) > 15*time.Second {
-			t.Fatalf("no answer with sources within 15s: %d %v", code, m)
-		}
-		time.Sleep(200 * time.Millisecond)
+	base, logs := startServe(t, "--demo", "--demo-site-dir", siteDir)
+	// Ask only once the whole demo site is in: an answer found while the
+	// ingest is half done would pass on whichever pages happened to be in.
+	waitDemoIngested(t, logs)
+	code, m := postJSON(t, base+"/api/v1/agent", `{"question":"What is the default HTTP port of the Lumen server?"}`)
+	srcs, _ := m["sources"].([]any)
+	if code != 200 || len(srcs) == 0 {
+		t.Fatalf("no answer with sources after the demo ingest: %d %v", code, m)
+	}
+	ans, _ := m["answer"].(string)
+	if !strings.Contains(ans, "8086") {
+		t.Fatalf("answer does not name the port 8086: %q", ans)
+	}
+	first, _ := srcs[0].(map[string]any)
+	if u, _ := first["url"].(string); !strings.HasPrefix(u, "http://127.0.0.1:") || !strings.Contains(u, "#") {
+		t.Fatalf("source is not a section URL of the demo site: %v", first)
+	}
+	t.Logf("answered with %d sources %.1fs after start", len(srcs), time.Since(start).Seconds())
+
+	// GET /api/v1/triples without collection reads the default collection,
+	// as every other endpoint does.
+	code, body := get(t, base+"/api/v1/triples?limit=5")
+	var tr struct {
+		Triples []map[string]any `json:"triples"`
+	}
+	if err := json.Unmarshal([]byte(body), &tr); code != 200 || err != nil || len(tr.Triples) == 0 {
+		t.Fatalf("GET /api/v1/triples without collection: %d %s", code, body)
+	}
+	if c, _ := tr.Triples[0]["collection"].(string); c != "default" {
+		t.Errorf("triple of collection %q, want default: %v", c, tr.Triples[0])
 	}
 }
 
@@ -155,55 +168,74 @@ func TestWorkerAnswersOverExternalNATS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		// The worker subscribes shortly after start: retry until it answers.
+	// The worker subscribes shortly after start: ask again until it answers.
+	var msg *nats.Msg
+	poll.Until(t, 20*time.Second, func() error {
 		if err := nc.PublishRequest("kgagent.request.agent", inbox, []byte(`{"question":"What is the default HTTP port of the Lumen server?"}`)); err != nil {
 			t.Fatal(err)
 		}
-		msg, err := sub.NextMsg(time.Second)
-		if err == nil {
-			var kinds []string
-			for {
-				var f struct {
-					Response map[string]any `json:"response"`
-					Complete bool           `json:"complete"`
-					Error    any            `json:"error"`
-				}
-				if err := json.Unmarshal(msg.Data, &f); err != nil {
-					t.Fatalf("frame %q: %v", msg.Data, err)
-				}
-				if f.Error != nil {
-					t.Fatalf("error frame: %s", msg.Data)
-				}
-				for k := range f.Response {
-					kinds = append(kinds, k)
-				}
-				if f.Complete {
-					ans, _ := f.Response["answer"].(string)
-					if !strings.Contains(ans, "8086") {
-						t.Fatalf("final answer %q (frames %v)", ans, kinds)
-					}
-					return
-				}
-				if msg, err = sub.NextMsg(10 * time.Second); err != nil {
-					t.Fatalf("stream ended without complete after %v: %v", kinds, err)
-				}
-			}
+		if msg, err = sub.NextMsg(time.Second); err != nil {
+			return fmt.Errorf("worker never answered (%v): %s", err, werr.String())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("worker never answered: %s", werr.String())
+		return nil
+	})
+	var kinds []string
+	for {
+		var f struct {
+			Response map[string]any `json:"response"`
+			Complete bool           `json:"complete"`
+			Error    any            `json:"error"`
+		}
+		if err := json.Unmarshal(msg.Data, &f); err != nil {
+			t.Fatalf("frame %q: %v", msg.Data, err)
+		}
+		if f.Error != nil {
+			t.Fatalf("error frame: %s", msg.Data)
+		}
+		for k := range f.Response {
+			kinds = append(kinds, k)
+		}
+		if f.Complete {
+			ans, _ := f.Response["answer"].(string)
+			if !strings.Contains(ans, "8086") {
+				t.Fatalf("final answer %q (frames %v)", ans, kinds)
+			}
+			return
+		}
+		if msg, err = sub.NextMsg(10 * time.Second); err != nil {
+			t.Fatalf("stream ended without complete after %v: %v", kinds, err)
 		}
 	}
 }
 
 var kgagentBin string
 
+// TestMain removes the binary that buildBinary built once the package's
+// tests are done (the tests share it, so none of them may remove it).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if kgagentBin != "" {
+		os.RemoveAll(filepath.Dir(kgagentBin))
+	}
+	os.Exit(code)
+}
+
+// stderrOf returns what a failed command printed on stderr, for test messages.
+func stderrOf(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
 // buildBinary builds the real kgagent binary once for the process tests.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if kgagentBin != "" {
-		return kgagentBin
+		if _, err := os.Stat(kgagentBin); err == nil {
+			return kgagentBin // (a test may have removed it)
+		}
 	}
 	dir, err := os.MkdirTemp("", "kgagent-test-")
 	if err != nil {
@@ -224,14 +256,13 @@ func buildBinary(t *testing.T) string {
 // was acknowledged, and the next start opens the same stores.
 func TestSignalsAndKill9(t *testing.T) {
 	bin := buildBinary(t)
-	defer os.RemoveAll(filepath.Dir(bin))
 	dir := t.TempDir()
 	site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
 	defer site.Close()
 
 	out, err := exec.Command(bin, "ingest", "--data-dir", dir, "--json", site.URL+"/*").Output()
 	if err != nil {
-		t.Fatalf("ingest: %v", err)
+		t.Fatalf("ingest: %v: %s", err, stderrOf(err))
 	}
 	var sum map[string]float64
 	if err := json.Unmarshal(out, &sum); err != nil || sum["pages"] == 0 {
@@ -240,27 +271,20 @@ func TestSignalsAndKill9(t *testing.T) {
 
 	start := func() (*exec.Cmd, string) {
 		cmd := exec.Command(bin, "serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:-1")
-		stdout, _ := cmd.StdoutPipe()
+		var stdout syncBuffer
+		cmd.Stdout = &stdout
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		buf := make([]byte, 4096)
-		var got string
-		deadline := time.Now().Add(20 * time.Second)
-		for !strings.Contains(got, "chat page: ") && time.Now().Before(deadline) {
-			n, err := stdout.Read(buf)
-			got += string(buf[:n])
-			if err != nil {
-				break
+		var base string
+		poll.Until(t, 20*time.Second, func() error {
+			var ok bool
+			if base, ok = chatPageURL(stdout.String()); !ok {
+				return fmt.Errorf("serve printed %q", stdout.String())
 			}
-		}
-		i := strings.Index(got, "chat page: ")
-		if i < 0 {
-			cmd.Process.Kill()
-			t.Fatalf("serve printed %q", got)
-		}
-		line := got[i+len("chat page: "):]
-		return cmd, strings.TrimSuffix(strings.Fields(line)[0], "/")
+			return nil
+		})
+		return cmd, base
 	}
 	collections := func(base string) float64 {
 		resp, err := http.Get(base + "/api/v1/collections")

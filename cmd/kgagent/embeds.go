@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,9 +9,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/corpus/embeds"
 	"github.com/kgagent/kgagent/gateway"
+	"github.com/kgagent/kgagent/netguard"
 )
 
 // openEmbeds opens the embed store in <data_dir>/embeds. Its URL key is
@@ -38,20 +39,30 @@ func (a *app) openEmbeds() error {
 }
 
 // embedFetch is the agents' embed reader: data URIs, the store's own signed
-// URLs straight from disk, other http(s) URLs over HTTP.
+// URLs straight from disk, other http(s) URLs through the guarded client.
 func (a *app) embedFetch() agent.EmbedFetchFunc {
-	rd := &embeds.Reader{Store: a.svc.embeds}
+	rd := &embeds.Reader{Store: a.svc.embeds, HTTPClient: a.guardedClient()}
 	return rd.Read
 }
 
-// deleteEmbeds removes the embeds uploaded into a collection; embeds with
-// no collection stay.
-func (a *app) deleteEmbeds(ctx context.Context, collection string) error {
-	n, err := a.svc.embeds.DeleteCollection(ctx, collection)
-	if n > 0 {
-		a.log.Info("embeds of collection deleted", "collection", collection, "embeds", n)
+// guardedClient is the client of every fetch of a URL an API caller gave
+// (embeds, registered agents): netguard's, letting through only
+// allowed_private_hosts among private addresses. The hosts were checked by
+// checkGuardConfig at start.
+func (a *app) guardedClient() *http.Client {
+	hc, err := netguard.NewClient(netguard.Config{AllowedPrivateHosts: a.cfg.AllowedPrivateHosts})
+	if err != nil {
+		return netguard.DefaultClient()
 	}
-	return err
+	return hc
+}
+
+// checkGuardConfig refuses a malformed allowed_private_hosts.
+func checkGuardConfig(cfg Config) error {
+	if _, err := netguard.New(netguard.Config{AllowedPrivateHosts: cfg.AllowedPrivateHosts}); err != nil {
+		return fmt.Errorf("config: key %q: %s", "allowed_private_hosts", kgagent.ErrorMessage(err))
+	}
+	return nil
 }
 
 // embedBaseURL is where signed embed URLs point: public_url plus the embed

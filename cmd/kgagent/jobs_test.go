@@ -2,23 +2,26 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 // waitJob polls GET /api/v1/jobs/{id} until the job is finished.
 func waitJob(t *testing.T, base, id string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	var st map[string]any
+	poll.Until(t, 60*time.Second, func() error {
 		resp, err := http.Get(base + "/api/v1/jobs/" + id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var st map[string]any
+		st = nil
 		_ = json.NewDecoder(resp.Body).Decode(&st)
 		resp.Body.Close()
 		if j, ok := st["job"].(map[string]any); ok {
@@ -26,12 +29,11 @@ func waitJob(t *testing.T, base, id string) map[string]any {
 		}
 		switch st["state"] {
 		case "succeeded", "failed", "canceled":
-			return st
+			return nil
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("job %s did not finish", id)
-	return nil
+		return fmt.Errorf("job %s is not finished: %v", id, st)
+	})
+	return st
 }
 
 func submit(t *testing.T, base, body string) string {

@@ -48,10 +48,10 @@ func TestLimitedAskerBoundsConcurrency(t *testing.T) {
 }
 
 func TestLimitedAskerHonoursContext(t *testing.T) {
-	block := make(chan struct{})
-	l := newLimitedAsker(askerFunc(func(ctx context.Context) { <-block }), 1)
+	block, holding := make(chan struct{}), make(chan struct{})
+	l := newLimitedAsker(askerFunc(func(ctx context.Context) { close(holding); <-block }), 1)
 	go l.Ask(context.Background(), agent.Request{}, nil)
-	time.Sleep(10 * time.Millisecond)
+	<-holding // the one slot is taken: the next Ask can only wait for it
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	_, err := l.Ask(ctx, agent.Request{}, nil)

@@ -3,12 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's goroutines.
@@ -33,6 +40,21 @@ func (s *syncBuffer) String() string {
 // and returns its base URL; the server stops when the test ends.
 func startServe(t *testing.T, extra ...string) (string, *syncBuffer) {
 	t.Helper()
+	s := startServeFull(t, extra...)
+	return s.base, s.stderr
+}
+
+// served is a `kgagent serve` started by startServeFull: its base URL, the
+// URL of its in-process NATS server and its output.
+type served struct {
+	base, natsURL  string
+	stdout, stderr *syncBuffer
+}
+
+// startServeFull starts `kgagent serve` in process and waits for its chat
+// page and NATS lines.
+func startServeFull(t *testing.T, extra ...string) served {
+	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
@@ -50,23 +72,41 @@ func startServe(t *testing.T, extra ...string) (string, *syncBuffer) {
 			t.Errorf("serve did not shut down")
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		s := out.String()
-		if i := strings.Index(s, "chat page: "); i >= 0 {
-			line := s[i+len("chat page: "):]
-			if j := strings.IndexByte(line, '\n'); j >= 0 {
-				return strings.TrimSuffix(line[:j], "/"), &errb
-			}
-		}
+	var base string
+	poll.Until(t, 30*time.Second, func() error {
 		select {
 		case code := <-done:
 			t.Fatalf("serve exited %d: %s", code, errb.String())
-		case <-time.After(20 * time.Millisecond):
+		default:
+		}
+		var ok bool
+		base, ok = chatPageURL(out.String())
+		if !ok {
+			return fmt.Errorf("serve printed no chat page URL: %s %s", out.String(), errb.String())
+		}
+		return nil
+	})
+	s := served{base: base, stdout: &out, stderr: &errb}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if v, ok := strings.CutPrefix(l, "NATS: "); ok {
+			s.natsURL = strings.TrimSpace(v)
 		}
 	}
-	t.Fatalf("serve printed no chat page URL: %s %s", out.String(), errb.String())
-	return "", nil
+	return s
+}
+
+// chatPageURL finds the base URL in serve's "chat page: URL" line.
+func chatPageURL(stdout string) (string, bool) {
+	i := strings.Index(stdout, "chat page: ")
+	if i < 0 {
+		return "", false
+	}
+	line := stdout[i+len("chat page: "):]
+	j := strings.IndexByte(line, '\n')
+	if j < 0 {
+		return "", false
+	}
+	return strings.TrimSuffix(strings.TrimSpace(line[:j]), "/"), true
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -85,8 +125,20 @@ func TestServeHealthAndReady(t *testing.T) {
 	if code, _ := get(t, base+"/healthz"); code != 200 {
 		t.Fatalf("healthz: %d", code)
 	}
-	if code, body := get(t, base+"/readyz"); code != 200 {
-		t.Fatalf("readyz: %d %s", code, body)
+	var body string
+	poll.Until(t, 20*time.Second, func() error {
+		var code int
+		if code, body = get(t, base+"/readyz"); code != 200 {
+			return fmt.Errorf("readyz: %d %s", code, body)
+		}
+		return nil
+	})
+	// Every store a question needs is checked, the graph included, and
+	// the search indexes are loaded.
+	for _, check := range []string{`"nats":"ok"`, `"index":"ok"`, `"graph":"ok"`, `"warm":"ok"`} {
+		if !strings.Contains(body, check) {
+			t.Errorf("readyz does not report %s: %s", check, body)
+		}
 	}
 }
 
@@ -115,5 +167,47 @@ func TestHelpListsEveryFlag(t *testing.T) {
 				t.Errorf("%s --help does not list --%s", sub, f.flag)
 			}
 		}
+	}
+}
+
+// TestServeWarmsBeforeReady: serve on an ingested data dir loads the search
+// copies before /readyz says ready, and snapshots them, so the next process
+// on the data dir (serve or ask) reads them instead of rebuilding.
+func TestServeWarmsBeforeReady(t *testing.T) {
+	site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
+	defer site.Close()
+	dir := t.TempDir()
+	var out, errb syncBuffer
+	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, nil); code != 0 {
+		t.Fatalf("ingest: %s", errb.String())
+	}
+	snap := filepath.Join(dir, "index.db-snap", hex.EncodeToString([]byte("default")))
+	if _, err := os.Stat(snap); !os.IsNotExist(err) {
+		t.Fatalf("snapshot before serve: %v", err)
+	}
+	base, logs := startServe(t, "--data-dir", dir)
+	poll.Until(t, 30*time.Second, func() error {
+		if code, body := get(t, base+"/readyz"); code != 200 {
+			return fmt.Errorf("readyz: %d %s", code, body)
+		}
+		return nil
+	})
+	if !strings.Contains(logs.String(), "msg=warm") {
+		t.Errorf("ready before the warm-up ended: %s", logs.String())
+	}
+	poll.Until(t, 10*time.Second, func() error {
+		_, err := os.Stat(snap)
+		return err
+	})
+}
+
+func TestWarmthGatesReadiness(t *testing.T) {
+	a := &app{}
+	if a.warmth() == nil {
+		t.Fatal("warm before warmUp ran")
+	}
+	a.warm.Store(true)
+	if err := a.warmth(); err != nil {
+		t.Fatal(err)
 	}
 }

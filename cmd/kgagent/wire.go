@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,23 +27,33 @@ import (
 	"github.com/kgagent/kgagent/gateway"
 	"github.com/kgagent/kgagent/gateway/natsapi"
 	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/graphrag/knowledge"
 	"github.com/kgagent/kgagent/graphrag/neo4j"
 	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
+	"github.com/kgagent/kgagent/netguard"
 )
 
 // services are the wired implementations behind the transports.
 type services struct {
 	embedder corpus.Embedder
 	index    corpus.Index
-	corpus   *corpus.Service
-	graph    *graphrag.Service
-	states   crawler.PageStateStore
-	agentDB  *agentsqlite.DB
-	embeds   *embeds.Store
-	llm      agent.LLM
-	agents   *agent.Manager
-	jobs     *natsjobs.Queue
-	gw       *gateway.Server
+	// graphWarm builds the graph's in-memory indexes (the embedded store);
+	// nil when the store has none.
+	graphWarm warmer
+	corpus    *corpus.Service
+	graph     *graphrag.Service
+	states    crawler.PageStateStore
+	// knowledge keeps index, graph, page state and embeds in step; the
+	// crawler writes and the gateway and agents read through it.
+	knowledge *knowledge.Service
+	agentDB   *agentsqlite.DB
+	embeds    *embeds.Store
+	llm       agent.LLM
+	// llmMetrics are registered on the gateway's registry when it is built.
+	llmMetrics *llmMetrics
+	agents     *agent.Manager
+	jobs       *natsjobs.Queue
+	gw         *gateway.Server
 }
 
 // openServices opens every store named by the config and builds the
@@ -53,7 +64,13 @@ func (a *app) openServices(ctx context.Context) error {
 
 	switch cfg.Embedder {
 	case "openai":
-		e, err := corpusopenai.New(corpusopenai.Config{BaseURL: cfg.EmbedBaseURL, APIKey: cfg.EmbedAPIKey, Model: cfg.EmbedModel, Dimensions: cfg.EmbedDimension})
+		e, err := corpusopenai.New(corpusopenai.Config{
+			BaseURL: cfg.EmbedBaseURL, APIKey: cfg.EmbedAPIKey, Model: cfg.EmbedModel, Dimensions: cfg.EmbedDimension,
+			BatchSize: cfg.EmbedBatchSize, Concurrency: cfg.EmbedConcurrency, Timeout: cfg.EmbedTimeout,
+			QueryPrefix: cfg.EmbedQueryPrefix, DocumentPrefix: cfg.EmbedDocumentPrefix,
+			QueryInputType: cfg.EmbedQueryInputType, DocumentInputType: cfg.EmbedDocumentInputType,
+			Progress: embedProgressLog(a.log, 10*time.Second),
+		})
 		if err != nil {
 			return err
 		}
@@ -134,6 +151,9 @@ func (a *app) openServices(ctx context.Context) error {
 		return err
 	}
 	s.graph = g
+	if w, ok := store.(warmer); ok {
+		s.graphWarm = w
+	}
 
 	states, err := crawlersqlite.Open(filepath.Join(cfg.DataDir, "crawl.db"))
 	if err != nil {
@@ -152,19 +172,31 @@ func (a *app) openServices(ctx context.Context) error {
 	if err := a.openEmbeds(); err != nil {
 		return err
 	}
+	k, err := knowledge.New(knowledge.Config{Corpus: s.corpus, Graph: s.graph, States: s.states, Blobs: s.embeds})
+	if err != nil {
+		return err
+	}
+	s.knowledge = k
+	s.llmMetrics = newLLMMetrics()
+	obsTokens, protocol := cfg.LLMObservationTokens, cfg.LLMProtocol
+	if cfg.LLM != "openai" {
+		// The built-in model reads whole observations, in the text protocol.
+		obsTokens, protocol = 0, agent.ProtocolText
+	}
 	m, err := agent.New(agent.Config{
 		LLM: s.llm, Model: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
-		Searcher: s.corpus, Graph: s.graph, Collection: cfg.Collection,
+		LLMTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Protocol: protocol, Logger: a.log, Observer: s.llmMetrics,
+		Knowledge: k, Graph: s.graph, Collection: cfg.Collection,
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
 		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),
 		AnswerCacheSize: cfg.AnswerCacheSize, AnswerCacheTTL: cfg.AnswerCacheTTL,
-		Generation: func() uint64 { return s.corpus.Generation() + s.graph.Generation() },
+		Generation: k.Generation,
 	})
 	if err != nil {
 		return err
 	}
 	if cfg.AgentsDir != "" {
-		names, err := agentfile.Register(ctx, m, cfg.AgentsDir, agentfile.Options{})
+		names, err := agentfile.Register(ctx, m, cfg.AgentsDir, agentfile.Options{Funcs: agentFileFuncs(m)})
 		if err != nil {
 			return err
 		}
@@ -173,7 +205,15 @@ func (a *app) openServices(ctx context.Context) error {
 	s.agents = m
 
 	if a.bus != nil {
-		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{})
+		key := []byte(cfg.JobSecret)
+		if len(key) == 0 {
+			k, err := loadOrCreateSecretFile(filepath.Join(cfg.DataDir, "jobs.key"))
+			if err != nil {
+				return err
+			}
+			key = []byte(k)
+		}
+		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{SecretKey: key})
 		if err != nil {
 			return err
 		}
@@ -209,69 +249,40 @@ func llmCompleter(llm agent.LLM, model string) func(ctx context.Context, prompt 
 func (a *app) ingester(allowPrivate bool) *crawler.Ingester {
 	cc := crawler.Config{
 		Parallelism: a.cfg.CrawlParallelism, Delay: a.cfg.CrawlDelay, MaxPages: a.cfg.CrawlMaxPages,
-		RequestTimeout: a.cfg.CrawlTimeout, AllowPrivate: allowPrivate,
+		RequestTimeout: a.cfg.CrawlTimeout, AllowPrivate: allowPrivate, AllowedPrivateHosts: a.cfg.AllowedPrivateHosts,
 	}
-	return crawler.NewIngester(crawler.IngesterConfig{Crawler: cc, Docs: a.svc.corpus, Graph: a.svc.graph, States: a.svc.states})
+	k := a.svc.knowledge
+	return crawler.NewIngester(crawler.IngesterConfig{Crawler: cc, Docs: k.Documents(), Graph: k.Graph(), States: a.svc.states})
 }
 
-// collections is the gateway's view of the corpus: searches, and
-// collections listed and deleted across every store.
-type collections struct{ a *app }
-
-// Search searches the corpus.
-func (c collections) Search(ctx context.Context, r corpus.SearchRequest) ([]corpus.Hit, error) {
-	return c.a.svc.corpus.Search(ctx, r)
+// grapher adapts graphrag.Service to the gateway. A request that names no
+// collection gets the configured default one, as searches and questions do.
+type grapher struct {
+	g          *graphrag.Service
+	collection string
 }
-
-// Collections lists the collections, without the graph's entity indexes.
-func (c collections) Collections(ctx context.Context) ([]corpus.CollectionInfo, error) {
-	all, err := c.a.svc.corpus.Collections(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := all[:0]
-	for _, ci := range all {
-		if !strings.HasSuffix(ci.Name, c.a.svc.graph.Config().EntitySuffix) {
-			out = append(out, ci)
-		}
-	}
-	return out, nil
-}
-
-// DeleteCollection removes the collection from the index, the graph (and
-// its entity index), the crawl state and the embed store, so a later crawl
-// starts afresh.
-func (c collections) DeleteCollection(ctx context.Context, name string) error {
-	if name == "" {
-		return kgagent.Errorf(kgagent.EINVALID, "collection name is required")
-	}
-	if err := c.a.svc.corpus.DeleteCollection(ctx, name); err != nil {
-		return err
-	}
-	if err := c.a.svc.graph.DeleteCollection(ctx, name); err != nil {
-		return err
-	}
-	if err := c.a.svc.states.DeleteCollection(ctx, name); err != nil {
-		return err
-	}
-	return c.a.deleteEmbeds(ctx, name)
-}
-
-// grapher adapts graphrag.Service to the gateway.
-type grapher struct{ g *graphrag.Service }
 
 // Find returns the triples matching p.
 func (g grapher) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple, error) {
+	if p.Collection == "" {
+		p.Collection = g.collection
+	}
 	return g.g.Find(ctx, p)
 }
 
 // Answer answers from the graph alone.
 func (g grapher) Answer(ctx context.Context, question, collection string) (any, error) {
+	if collection == "" {
+		collection = g.collection
+	}
 	return g.g.Answer(ctx, question, collection)
 }
 
 // registry adapts the agent manager to the gateway's agent registry.
-type registry struct{ m *agent.Manager }
+type registry struct {
+	m  *agent.Manager
+	hc *http.Client // guarded: the URL comes from an API caller
+}
 
 // ListAgents lists the registered agents.
 func (r registry) ListAgents(ctx context.Context) ([]gateway.AgentInfo, error) {
@@ -282,9 +293,19 @@ func (r registry) ListAgents(ctx context.Context) ([]gateway.AgentInfo, error) {
 	return out, nil
 }
 
-// RegisterAgent registers a remote agent by its agent-protocol URL.
+// RegisterAgent registers a remote agent by its agent-protocol URL, given
+// by an API caller: the handshake and every later call go through the
+// guarded client (netguard), so it cannot reach private addresses other
+// than allowed_private_hosts. Agents in agent files (an operator's) may.
 func (r registry) RegisterAgent(ctx context.Context, name, url string) (gateway.AgentInfo, error) {
-	if err := r.m.RegisterRemote(ctx, name, url); err != nil {
+	ra, err := agent.NewRemoteAgent(ctx, name, url, r.hc)
+	if errors.Is(err, netguard.ErrBlocked) {
+		return gateway.AgentInfo{}, kgagent.WrapError(kgagent.EFORBIDDEN, err, "agent URL %s is a private, loopback or link-local address (see allowed_private_hosts)", url)
+	}
+	if err != nil {
+		return gateway.AgentInfo{}, err
+	}
+	if err := r.m.Register(ra); err != nil {
 		return gateway.AgentInfo{}, err
 	}
 	ai, err := r.m.Agent(name)
@@ -302,21 +323,28 @@ func (a *app) gateway() (*gateway.Server, error) {
 	cfg := a.cfg
 	gc := gateway.Config{
 		Logger: a.log, DailyLimit: cfg.DailyQueryLimit, CORSOrigins: cfg.CORSOrigins, MaxBodyBytes: cfg.MaxBodyBytes,
+		AllowedHosts: cfg.AllowedHosts, MaxStreamBytes: cfg.MaxStreamBytes, ForwardCallerToken: cfg.ForwardJWT,
 	}
 	if err := loadAuth(cfg, &gc); err != nil {
 		return nil, err
 	}
 	b := gateway.Backends{
-		Asker: newLimitedAsker(a.svc.agents, 2*runtime.GOMAXPROCS(0)), Agents: a.svc.agents, Search: collections{a}, Graph: grapher{a.svc.graph},
-		Jobs: a.svc.jobs, Sessions: a.svc.agentDB.Sessions(), Registry: registry{a.svc.agents}, Embeds: a.svc.embeds,
+		Asker: newLimitedAsker(a.svc.agents, 2*runtime.GOMAXPROCS(0)), Agents: a.svc.agents, Search: a.svc.knowledge, Graph: grapher{a.svc.graph, a.cfg.Collection},
+		Jobs: a.svc.jobs, Sessions: a.svc.agentDB.Sessions(), Registry: registry{a.svc.agents, a.guardedClient()}, Embeds: a.svc.embeds,
 		Ready: []gateway.Check{
 			{Name: "nats", Check: func(context.Context) error { return a.readiness() }},
 			{Name: "index", Check: func(ctx context.Context) error { _, err := a.svc.corpus.Collections(ctx); return err }},
+			{Name: "warm", Check: func(context.Context) error { return a.warmth() }},
+			{Name: "graph", Check: func(ctx context.Context) error {
+				_, err := a.svc.graph.Find(ctx, graphrag.Pattern{Collection: cfg.Collection, Limit: 1})
+				return err
+			}},
 		},
 	}
 	if a.svc.jobs == nil {
 		b.Jobs = nil
 	}
+	b.Docs = a.svc.corpus
 	gw, err := gateway.New(gc, b)
 	if err != nil {
 		return nil, err
@@ -324,6 +352,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	a.svc.gw = gw
 	a.onClose(func() { gw.Close() })
 	registerCacheMetrics(gw.Metrics().Registry(), a.svc.agents)
+	a.svc.llmMetrics.register(gw.Metrics().Registry())
 	return gw, nil
 }
 
@@ -335,6 +364,7 @@ func (a *app) httpHandler() (http.Handler, error) {
 	if !gatewayAuthEnabled(a.cfg) && !isLoopbackAddr(a.cfg.Addr) {
 		return nil, fmt.Errorf("config: key %q: %s is not a loopback address and no API keys or JWKS are configured; refusing to serve an open API beyond this machine (set api_keys_file)", "addr", a.cfg.Addr)
 	}
+	a.mountMCP(gw)
 	if !gatewayAuthEnabled(a.cfg) {
 		a.log.Warn("no API keys configured: the API is open, so it binds to loopback only", "addr", a.cfg.Addr)
 	}
@@ -389,4 +419,20 @@ func (a *app) startDemo(ctx context.Context, base string) error {
 		a.log.Info("demo site ingested", "site", d.URL, "pages", s.Pages, "chunks", s.Chunks, "triples", s.Triples, "failed", s.Failed, "took", time.Since(start).Round(time.Millisecond))
 	}()
 	return nil
+}
+
+// agentFileFuncs are the Go funcs an agent file may name with the value
+// `builtin` (funcs: {search_docs: builtin}), so that an agent without Go
+// code can expose a func over the agent protocol: search_docs searches the
+// agent's collection (fixie_query_corpus), utc_time tells the time in UTC
+// (fixie_utc_datetime).
+func agentFileFuncs(m *agent.Manager) map[string]agent.Func {
+	out := map[string]agent.Func{}
+	for name, builtin := range map[string]string{"search_docs": "fixie_query_corpus", "utc_time": "fixie_utc_datetime"} {
+		if f, ok := m.Builtin(builtin); ok {
+			f.Name = name
+			out[name] = f
+		}
+	}
+	return out
 }

@@ -208,6 +208,24 @@ func Run(t *testing.T, newIndex func(t *testing.T) corpus.Index) {
 		}
 	})
 
+	// Keyword search weights the page title above the body (BM25F) on
+	// every backend: a page titled with the query word outranks a short
+	// note that mentions it once in passing, which plain BM25 over the
+	// concatenated text ranks first (the note is much shorter).
+	t.Run("FieldWeights", func(t *testing.T) {
+		idx := newIndex(t)
+		titled := fixtureDoc{"https://ex.org/docs/deque", "deque — double-ended queues",
+			"Fast appends and pops from either end, with memory use that stays the same in both directions. " +
+				"Indexed access is slower in the middle; use a list when random access dominates and " +
+				"appends happen mostly at the right end of the sequence."}
+		note := fixtureDoc{"https://ex.org/blog/note", "Note", "A deque, in passing."}
+		load(t, idx, "docs", append([]fixtureDoc{titled, note}, fixture...)...)
+		hits := search(t, idx, corpus.Query{Collection: "docs", Text: "deque", K: 3, Mode: corpus.ModeKeyword})
+		if len(hits) == 0 || hits[0].DocURL != titled.url {
+			t.Errorf("keyword deque: top docs %v, want %s (deque in its title) first", docURLs(hits), titled.url)
+		}
+	})
+
 	t.Run("KLimits", func(t *testing.T) {
 		idx := newIndex(t)
 		stored := load(t, idx, "docs", fixture...)

@@ -145,7 +145,7 @@ func TestReaderReadsOwnURLsFromDisk(t *testing.T) {
 	}
 	ctx := context.Background()
 	b, _ := s.PutIn(ctx, "c", "text/plain", strings.NewReader("local bytes"))
-	rd := &Reader{Store: s}
+	rd := &Reader{Store: s, HTTPClient: http.DefaultClient} // the test's server is on loopback
 	uri, exp := s.Sign(b.ID)
 	if !exp.Equal(now.Add(time.Minute)) || !strings.HasPrefix(uri, srv.URL+"/api/v1/embeds/"+b.ID+"?") {
 		t.Fatalf("Sign = %q, %v", uri, exp)

@@ -43,6 +43,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/netguard"
 )
 
 // Defaults.
@@ -618,7 +619,8 @@ func IsText(contentType string) bool {
 }
 
 // Reader reads the content of embeds. The zero value reads data URIs and
-// http(s) URLs with http.DefaultClient up to DefaultMaxBytes.
+// http(s) URLs with netguard's client (no loopback, private or link-local
+// address is ever dialled) up to DefaultMaxBytes.
 //
 // With a Store, a URL under the store's BaseURL whose signature verifies is
 // read from disk, never over the network; an expired one is EFORBIDDEN. A
@@ -627,7 +629,7 @@ func IsText(contentType string) bool {
 // fetched over HTTP like any other URL and that server decides.
 type Reader struct {
 	Store      *Store       // when set, its signed URLs are read from disk
-	HTTPClient *http.Client // for other http(s) URLs; give it an SSRF guard in production
+	HTTPClient *http.Client // for other http(s) URLs; nil: netguard.DefaultClient()
 	MaxBytes   int64        // default: Store's limit, else DefaultMaxBytes
 }
 
@@ -684,12 +686,16 @@ func (rd *Reader) Read(ctx context.Context, e kgagent.Embed) ([]byte, error) {
 	}
 	hc := rd.HTTPClient
 	if hc == nil {
-		hc = http.DefaultClient
+		hc = netguard.DefaultClient()
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		var ke *kgagent.Error
+		if errors.Is(err, netguard.ErrBlocked) && errors.As(err, &ke) {
+			return nil, kgagent.WrapError(ke.Code, err, "embed URL refused: %s", ke.Message)
 		}
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "fetch embed")
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,7 +135,9 @@ func TestReader(t *testing.T) {
 	s, _, srv := newStore(t, 64)
 	ctx := context.Background()
 	stored, _ := s.Put(ctx, "text/plain", strings.NewReader("from the store"))
+	var extHits atomic.Int64
 	ext := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		extHits.Add(1)
 		switch r.URL.Path {
 		case "/big":
 			w.Write(bytes.Repeat([]byte("y"), 100))
@@ -147,7 +150,7 @@ func TestReader(t *testing.T) {
 		}
 	}))
 	defer ext.Close()
-	rd := &Reader{Store: s}
+	rd := &Reader{Store: s, HTTPClient: http.DefaultClient} // the test's server is on loopback
 	tests := []struct {
 		name  string
 		embed kgagent.Embed
@@ -174,6 +177,12 @@ func TestReader(t *testing.T) {
 		if kgagent.ErrorCode(err) != tt.code || got != tt.text {
 			t.Errorf("%s: %q, %v; want %q, code %q", tt.name, got, err, tt.text, tt.code)
 		}
+	}
+	// The zero Reader goes through netguard: the loopback server is never
+	// reached (issue 11, finding 1).
+	before := extHits.Load()
+	if _, err := (&Reader{}).Read(ctx, kgagent.Embed{URI: ext.URL + "/doc"}); kgagent.ErrorCode(err) != kgagent.EFORBIDDEN || extHits.Load() != before {
+		t.Errorf("default reader fetched a loopback URL: %v", err)
 	}
 	// binary content is readable as bytes
 	if b, err := rd.Read(ctx, kgagent.Embed{ContentType: "image/png", URI: kgagent.DataURI([]byte{1, 2})}); err != nil || len(b) != 2 {

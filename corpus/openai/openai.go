@@ -3,9 +3,15 @@
 // vLLM, llama.cpp server, LM Studio, TEI's OpenAI route) and a Reranker over
 // a Cohere/Jina-style or TEI-style POST /rerank.
 //
-// Requests are batched, run with bounded concurrency and retried with
-// exponential backoff (honouring Retry-After) on 429 and 5xx; 401, 403 and
-// insufficient_quota fail at once, since retrying cannot help.
+// Embedding requests are batched and share one adaptive limit on requests
+// in flight across every Embed call of an Embedder (the crawler embeds
+// several pages at once): a timeout, 429 or 503 halves the limit (down to
+// one), a run of successes raises it again up to Concurrency, and retries
+// wait for a slot like any request, so a slow server that does one
+// inference at a time is never sent more than it can take. A batch that
+// timed out is split in two for its retry. Failures are retried with
+// exponential backoff (honouring Retry-After) on 429, 5xx and timeouts;
+// 401, 403 and insufficient_quota fail at once, since retrying cannot help.
 package openai
 
 import (
@@ -14,11 +20,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kgagent/kgagent"
@@ -37,13 +46,30 @@ type Config struct {
 	// SendDimensions asks the server to shorten vectors to Dimensions (the
 	// "dimensions" parameter of text-embedding-3 models).
 	SendDimensions bool
-	BatchSize      int           // texts per request (default 64)
-	Concurrency    int           // requests in flight (default 4)
-	MaxRetries     int           // retries of a 429/5xx/network failure (default 5; -1 for none)
+	BatchSize      int           // texts per request (default 32)
+	Concurrency    int           // most requests in flight, across Embed calls (default 2); lowered while the server is overloaded
+	MaxRetries     int           // retries of a 429/5xx/timeout/network failure (default 5; -1 for none)
 	MinBackoff     time.Duration // first retry delay (default 250ms), doubled each time with jitter
 	MaxBackoff     time.Duration // cap of a retry delay, Retry-After included (default 20s)
 	Timeout        time.Duration // per request (default 60s)
 	HTTPClient     *http.Client  // default: a client with no overall timeout (Timeout applies per request)
+	// QueryPrefix and DocumentPrefix are put before search queries and
+	// documents (E5 models want "query: " and "passage: ").
+	QueryPrefix, DocumentPrefix string
+	// QueryInputType and DocumentInputType are sent as "input_type" with
+	// queries and documents when set (e.g. search_query/search_document,
+	// query/document, as Cohere, Voyage and Nomic servers take).
+	QueryInputType, DocumentInputType string
+	// Progress, when set, is called after every request that succeeded.
+	Progress func(Progress)
+}
+
+// Progress is a running count of an Embedder's work, for progress reports.
+type Progress struct {
+	Texts    int64 // texts embedded so far
+	Requests int64 // requests that succeeded
+	Retries  int64 // requests retried (timeouts, 429, 5xx, network)
+	Limit    int   // requests allowed in flight now
 }
 
 var knownDims = map[string]int{
@@ -56,6 +82,9 @@ var knownDims = map[string]int{
 type Embedder struct {
 	cfg Config
 	c   client
+	lim *limiter
+
+	texts, requests, retries atomic.Int64
 }
 
 var _ corpus.Embedder = (*Embedder)(nil)
@@ -73,29 +102,47 @@ func New(cfg Config) (*Embedder, error) {
 		return nil, kgagent.Errorf(kgagent.EINVALID, "embedding model %q: set the vector dimension", cfg.Model)
 	}
 	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = 64
+		cfg.BatchSize = DefaultBatchSize
 	}
 	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 4
+		cfg.Concurrency = DefaultConcurrency
 	}
 	c, err := newClient(cfg.BaseURL, cfg.APIKey, cfg.MaxRetries, cfg.MinBackoff, cfg.MaxBackoff, cfg.Timeout, cfg.HTTPClient)
 	if err != nil {
 		return nil, err
 	}
-	return &Embedder{cfg: cfg, c: c}, nil
+	return &Embedder{cfg: cfg, c: c, lim: newLimiter(cfg.Concurrency)}, nil
 }
+
+// Defaults of Config.
+const (
+	DefaultBatchSize   = 32
+	DefaultConcurrency = 2
+	DefaultTimeout     = 60 * time.Second
+)
 
 // Dimension is the vector length.
 func (e *Embedder) Dimension() int { return e.cfg.Dimensions }
 
-// Name identifies model and dimension, e.g. "openai:text-embedding-3-small-1536".
-func (e *Embedder) Name() string { return fmt.Sprintf("openai:%s-%d", e.cfg.Model, e.cfg.Dimensions) }
+// Name identifies model and dimension, e.g. "openai:text-embedding-3-small-1536",
+// and the query/document prefixes and input types when any is set (they
+// change the vectors).
+func (e *Embedder) Name() string {
+	n := fmt.Sprintf("openai:%s-%d", e.cfg.Model, e.cfg.Dimensions)
+	if e.cfg.QueryPrefix != "" || e.cfg.DocumentPrefix != "" || e.cfg.QueryInputType != "" || e.cfg.DocumentInputType != "" {
+		h := fnv.New32a()
+		fmt.Fprintf(h, "%q %q %q %q", e.cfg.QueryPrefix, e.cfg.DocumentPrefix, e.cfg.QueryInputType, e.cfg.DocumentInputType)
+		n += fmt.Sprintf("-asym%08x", h.Sum32())
+	}
+	return n
+}
 
 type embedRequest struct {
 	Model          string   `json:"model"`
 	Input          []string `json:"input"`
 	EncodingFormat string   `json:"encoding_format"`
 	Dimensions     int      `json:"dimensions,omitempty"`
+	InputType      string   `json:"input_type,omitempty"`
 }
 
 type embedResponse struct {
@@ -105,48 +152,34 @@ type embedResponse struct {
 	} `json:"data"`
 }
 
-// Embed returns one vector per text, in order. Errors: EUNAUTH or EFORBIDDEN
-// for rejected credentials, ERATELIMIT when the quota is spent or retries of
-// 429 ran out, EUNAVAILABLE when the server kept failing, EINVALID when the
+// Embed embeds documents: one vector per text, in order, with the document
+// prefix and input type. Errors: EUNAUTH or EFORBIDDEN for rejected
+// credentials, ERATELIMIT when the quota is spent or retries of 429 ran out,
+// EUNAVAILABLE when the server kept failing or timing out, EINVALID when the
 // server rejects the request or returns vectors of the wrong length.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.embed(ctx, texts, e.cfg.DocumentPrefix, e.cfg.DocumentInputType)
+}
+
+// EmbedQuery embeds search queries, with the query prefix and input type
+// (corpus.QueryEmbedder). Errors as for Embed.
+func (e *Embedder) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.embed(ctx, texts, e.cfg.QueryPrefix, e.cfg.QueryInputType)
+}
+
+func (e *Embedder) embed(ctx context.Context, texts []string, prefix, inputType string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(e.cfg.Concurrency)
 	for lo := 0; lo < len(texts); lo += e.cfg.BatchSize {
 		hi := min(len(texts), lo+e.cfg.BatchSize)
-		g.Go(func() error {
-			batch := make([]string, hi-lo)
-			for i, t := range texts[lo:hi] {
-				if strings.TrimSpace(t) == "" {
-					t = " " // the API rejects empty strings
-				}
-				batch[i] = t
+		batch := make([]string, hi-lo)
+		for i, t := range texts[lo:hi] {
+			if strings.TrimSpace(t) == "" {
+				t = " " // the API rejects empty strings
 			}
-			req := embedRequest{Model: e.cfg.Model, Input: batch, EncodingFormat: "float"}
-			if e.cfg.SendDimensions {
-				req.Dimensions = e.cfg.Dimensions
-			}
-			var resp embedResponse
-			if err := e.c.post(ctx, "/embeddings", req, &resp); err != nil {
-				return err
-			}
-			if len(resp.Data) != len(batch) {
-				return kgagent.Errorf(kgagent.EUNAVAILABLE, "embeddings API returned %d vectors for %d texts", len(resp.Data), len(batch))
-			}
-			for i, d := range resp.Data {
-				idx := d.Index
-				if idx < 0 || idx >= len(batch) {
-					idx = i
-				}
-				if len(d.Embedding) != e.cfg.Dimensions {
-					return &kgagent.Error{Code: kgagent.EINVALID, Message: fmt.Sprintf("embedding model %q returned %d-dimensional vectors, configured %d", e.cfg.Model, len(d.Embedding), e.cfg.Dimensions),
-						Details: map[string]any{"want": e.cfg.Dimensions, "got": len(d.Embedding)}}
-				}
-				out[lo+idx] = d.Embedding
-			}
-			return nil
-		})
+			batch[i] = prefix + t
+		}
+		g.Go(func() error { return e.batch(ctx, batch, out[lo:hi], inputType, 0) })
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -157,6 +190,127 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 		}
 	}
 	return out, nil
+}
+
+// batch embeds texts into out, each request holding a slot of the shared
+// limiter; attempt counts the tries so far (a split batch inherits it).
+func (e *Embedder) batch(ctx context.Context, texts []string, out [][]float32, inputType string, attempt int) error {
+	req := embedRequest{Model: e.cfg.Model, Input: texts, EncodingFormat: "float", InputType: inputType}
+	if e.cfg.SendDimensions {
+		req.Dimensions = e.cfg.Dimensions
+	}
+	payload, err := json.Marshal(req)
+	if err != nil {
+		return kgagent.WrapError(kgagent.EINTERNAL, err, "encode request")
+	}
+	for ; ; attempt++ {
+		if err := e.lim.acquire(ctx); err != nil {
+			return err
+		}
+		var resp embedResponse
+		wait, err := e.c.once(ctx, "/embeddings", payload, &resp)
+		var re *retryable
+		isRetry := errors.As(err, &re)
+		e.lim.release(isRetry && re.overload)
+		if err == nil {
+			return e.store(resp, texts, out)
+		}
+		if !isRetry {
+			return err
+		}
+		if attempt >= e.c.retries {
+			return re.err
+		}
+		e.retries.Add(1)
+		if re.timeout && len(texts) > 1 {
+			// Smaller requests finish within the timeout.
+			half := len(texts) / 2
+			g, gctx := errgroup.WithContext(ctx)
+			g.Go(func() error { return e.batch(gctx, texts[:half], out[:half], inputType, attempt+1) })
+			g.Go(func() error { return e.batch(gctx, texts[half:], out[half:], inputType, attempt+1) })
+			return g.Wait()
+		}
+		if err := e.c.sleep(ctx, attempt, wait); err != nil {
+			return err
+		}
+	}
+}
+
+// store checks a response and puts its vectors into out.
+func (e *Embedder) store(resp embedResponse, texts []string, out [][]float32) error {
+	if len(resp.Data) != len(texts) {
+		return kgagent.Errorf(kgagent.EUNAVAILABLE, "embeddings API returned %d vectors for %d texts", len(resp.Data), len(texts))
+	}
+	for i, d := range resp.Data {
+		idx := d.Index
+		if idx < 0 || idx >= len(texts) {
+			idx = i
+		}
+		if len(d.Embedding) != e.cfg.Dimensions {
+			return &kgagent.Error{Code: kgagent.EINVALID, Message: fmt.Sprintf("embedding model %q returned %d-dimensional vectors, configured %d", e.cfg.Model, len(d.Embedding), e.cfg.Dimensions),
+				Details: map[string]any{"want": e.cfg.Dimensions, "got": len(d.Embedding)}}
+		}
+		out[idx] = d.Embedding
+	}
+	n := e.texts.Add(int64(len(texts)))
+	r := e.requests.Add(1)
+	if e.cfg.Progress != nil {
+		e.cfg.Progress(Progress{Texts: n, Requests: r, Retries: e.retries.Load(), Limit: e.lim.current()})
+	}
+	return nil
+}
+
+// limiter bounds requests in flight with a limit that adapts to the server:
+// halved on overload (timeouts, 429, 503), raised by one after a run of
+// successes as long as the limit, up to max.
+type limiter struct {
+	mu               sync.Mutex
+	limit, max       int
+	inflight, streak int
+	wake             chan struct{}
+}
+
+func newLimiter(n int) *limiter {
+	return &limiter{limit: n, max: n, wake: make(chan struct{})}
+}
+
+func (l *limiter) acquire(ctx context.Context) error {
+	for {
+		l.mu.Lock()
+		if l.inflight < l.limit {
+			l.inflight++
+			l.mu.Unlock()
+			return nil
+		}
+		wake := l.wake
+		l.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-wake:
+		}
+	}
+}
+
+func (l *limiter) release(overload bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.inflight--
+	if overload {
+		l.limit = max(1, l.limit/2)
+		l.streak = 0
+	} else if l.streak++; l.streak >= l.limit && l.limit < l.max {
+		l.limit++
+		l.streak = 0
+	}
+	close(l.wake)
+	l.wake = make(chan struct{})
+}
+
+func (l *limiter) current() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.limit
 }
 
 // client posts JSON with retries.
@@ -190,7 +344,7 @@ func newClient(base, key string, retries int, minB, maxB, timeout time.Duration,
 		maxB = 20 * time.Second
 	}
 	if timeout <= 0 {
-		timeout = 60 * time.Second
+		timeout = DefaultTimeout
 	}
 	if hc == nil {
 		hc = &http.Client{}
@@ -226,24 +380,39 @@ func (c client) post(ctx context.Context, path string, body, out any) error {
 		if attempt >= c.retries {
 			return last
 		}
-		d := c.minBackoff << attempt
-		d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1)) // jitter
-		if retryAfter > 0 {
-			d = retryAfter
-		}
-		d = min(d, c.maxBackoff)
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := c.sleep(ctx, attempt, retryAfter); err != nil {
+			return err
 		}
 	}
 }
 
-// retryable marks a failure worth retrying.
-type retryable struct{ err error }
+// sleep waits before retry attempt+1: exponential backoff with jitter, or
+// the server's Retry-After, capped at maxBackoff.
+func (c client) sleep(ctx context.Context, attempt int, retryAfter time.Duration) error {
+	d := c.minBackoff << min(attempt, 20)
+	d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1)) // jitter
+	if retryAfter > 0 {
+		d = retryAfter
+	}
+	d = min(d, c.maxBackoff)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// retryable marks a failure worth retrying; overload marks one that says
+// the server has more than it can take (a timeout, 429, 503), timeout one
+// where the request ran out of time.
+type retryable struct {
+	err      error
+	overload bool
+	timeout  bool
+}
 
 func (r *retryable) Error() string { return r.err.Error() }
 
@@ -263,12 +432,18 @@ func (c client) once(parent context.Context, path string, payload []byte, out an
 		if parent.Err() != nil {
 			return 0, parent.Err() // the caller gave up; a request timeout is retried
 		}
-		return 0, &retryable{kgagent.WrapError(kgagent.EUNAVAILABLE, err, "API %s unreachable", path)}
+		if ctx.Err() != nil {
+			return 0, &retryable{err: kgagent.Errorf(kgagent.EUNAVAILABLE, "API %s timed out after %s", path, c.timeout), overload: true, timeout: true}
+		}
+		return 0, &retryable{err: kgagent.WrapError(kgagent.EUNAVAILABLE, err, "API %s unreachable", path)}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
 	if err != nil {
-		return 0, &retryable{kgagent.WrapError(kgagent.EUNAVAILABLE, err, "read API response")}
+		if parent.Err() != nil {
+			return 0, parent.Err()
+		}
+		return 0, &retryable{err: kgagent.WrapError(kgagent.EUNAVAILABLE, err, "read API response"), overload: ctx.Err() != nil, timeout: ctx.Err() != nil}
 	}
 	if resp.StatusCode/100 == 2 {
 		if err := json.Unmarshal(data, out); err != nil {
@@ -291,9 +466,9 @@ func (c client) once(parent context.Context, path string, payload []byte, out an
 	case code == "insufficient_quota" || ae.Error.Type == "insufficient_quota":
 		return 0, kgagent.Errorf(kgagent.ERATELIMIT, "API quota exhausted: %s", msg)
 	case resp.StatusCode == http.StatusTooManyRequests:
-		return retryAfter(resp.Header), &retryable{kgagent.Errorf(kgagent.ERATELIMIT, "API rate limit: %s", msg)}
+		return retryAfter(resp.Header), &retryable{err: kgagent.Errorf(kgagent.ERATELIMIT, "API rate limit: %s", msg), overload: true}
 	case resp.StatusCode >= 500:
-		return retryAfter(resp.Header), &retryable{kgagent.Errorf(kgagent.EUNAVAILABLE, "API error %d: %s", resp.StatusCode, msg)}
+		return retryAfter(resp.Header), &retryable{err: kgagent.Errorf(kgagent.EUNAVAILABLE, "API error %d: %s", resp.StatusCode, msg), overload: resp.StatusCode == http.StatusServiceUnavailable}
 	}
 	return 0, kgagent.Errorf(kgagent.EINVALID, "API rejected the request (%d): %s", resp.StatusCode, msg)
 }

@@ -6,26 +6,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/qdrant"
 )
 
-func TestTokenize(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-	}{
-		{"", nil},
-		{"The cat and the hat", []string{"cat", "hat"}},
-		{"os.path.join(a, b)", []string{"os", "path", "join", "b"}},
-		{"Queries QUERY queries", []string{"query", "query", "query"}},
-		{"classes boxes goes glass bus", []string{"classe", "boxe", "goe", "glass", "bus"}},
-		{"__init__ x86_64 IPv6", []string{"init", "x86", "64", "ipv6"}},
-		{"Größe übermäßig 東京", []string{"größe", "übermäßig", "東京"}},
-		{strings.Repeat("a", 65) + " ok", []string{"ok"}},
-	}
-	for _, tt := range tests {
-		if got := qdrant.Tokenize(tt.in); !slices.Equal(got, tt.want) {
-			t.Errorf("Tokenize(%q) = %q, want %q", tt.in, got, tt.want)
+// TestTokenizeIsTheEmbeddedIndexs: the sparse vectors analyse text exactly
+// as the embedded index's keyword search does, so both backends match the
+// same terms.
+func TestTokenizeIsTheEmbeddedIndexs(t *testing.T) {
+	for _, in := range []string{"", "The cat and the hat", "os.path.join(a, b)", "Queries QUERY queries",
+		"difference between a deque and a list", "__init__ x86_64 IPv6", "Größe übermäßig 東京", strings.Repeat("a", 65) + " ok"} {
+		if got, want := qdrant.Tokenize(in), corpus.KeywordTerms(in); !slices.Equal(got, want) {
+			t.Errorf("Tokenize(%q) = %q, corpus.KeywordTerms = %q", in, got, want)
 		}
 	}
 }
@@ -35,20 +27,25 @@ func TestBM25Weights(t *testing.T) {
 	weight := func(tf, dl, avg float64) float32 {
 		return float32(tf * (k1 + 1) / (tf + k1*(1-b+b*dl/avg)))
 	}
+	term := func(s string) string { return corpus.KeywordTerms(s)[0] }
 	tests := []struct {
-		name string
-		p    qdrant.BM25
-		text string
-		want map[string]float32
+		name                 string
+		p                    qdrant.BM25
+		title, heading, body string
+		want                 map[string]float32
 	}{
-		{"one term at the average length", qdrant.BM25{AvgLen: 1}, "zebra", map[string]float32{"zebra": 1}},
-		{"repeats saturate", qdrant.BM25{AvgLen: 4}, "zebra zebra zebra okapi", map[string]float32{"zebra": weight(3, 4, 4), "okapi": weight(1, 4, 4)}},
-		{"long texts weigh less", qdrant.BM25{}, "zebra " + strings.Repeat("filler ", 255), map[string]float32{"zebra": weight(1, 256, 128), "filler": weight(255, 256, 128)}},
-		{"no length normalisation", qdrant.BM25{B: -1}, "zebra " + strings.Repeat("filler ", 9), map[string]float32{"zebra": 1, "filler": float32(9 * (k1 + 1) / (9 + k1))}},
-		{"stop words only", qdrant.BM25{}, "the and of", map[string]float32{}},
+		{"one term at the average length", qdrant.BM25{AvgLen: 1}, "", "", "zebra", map[string]float32{"zebra": 1}},
+		{"repeats saturate", qdrant.BM25{AvgLen: 4}, "", "", "zebra zebra zebra okapi", map[string]float32{"zebra": weight(3, 4, 4), "okapi": weight(1, 4, 4)}},
+		{"long texts weigh less", qdrant.BM25{}, "", "", "zebra " + strings.Repeat("filler ", 255), map[string]float32{"zebra": weight(1, 256, 72), term("filler"): weight(255, 256, 72)}},
+		{"no length normalisation", qdrant.BM25{B: -1}, "", "", "zebra " + strings.Repeat("filler ", 9), map[string]float32{"zebra": 1, term("filler"): float32(9 * (k1 + 1) / (9 + k1))}},
+		{"stop words only", qdrant.BM25{}, "", "", "the and of", map[string]float32{}},
+		// BM25F: a title term counts six times, a heading term twice, and
+		// the weighted length is 6·1 + 2·2 + 3 = 13.
+		{"fields are weighted", qdrant.BM25{}, "zebra", "okapi zebra", "okapi gnu gnu",
+			map[string]float32{"zebra": weight(6+2, 13, 72), "okapi": weight(2+1, 13, 72), "gnu": weight(2, 13, 72)}},
 	}
 	for _, tt := range tests {
-		idx, val := tt.p.Document(tt.text)
+		idx, val := tt.p.Fields(tt.title, tt.heading, tt.body)
 		if len(idx) != len(tt.want) {
 			t.Errorf("%s: %d dimensions, want %d", tt.name, len(idx), len(tt.want))
 			continue

@@ -2,12 +2,15 @@ package qdrant_test
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/corpustest"
 	"github.com/kgagent/kgagent/corpus/qdrant"
 	"github.com/kgagent/kgagent/corpus/qdrant/qdranttest"
+	"github.com/kgagent/kgagent/graphrag/knowledge/knowledgetest"
+	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
 )
 
 // startStandIn serves a fresh stand-in for the test and stops it afterwards.
@@ -38,5 +41,20 @@ func TestConformanceStandIn(t *testing.T) {
 	corpustest.Run(t, func(t *testing.T) corpus.Index {
 		srv := startStandIn(t, qdranttest.Options{})
 		return open(t, qdrant.Config{Addr: srv.Addr(), BatchSize: 3})
+	})
+}
+
+// TestKnowledgeConformanceStandIn deletes a collection through the
+// knowledge service with its index in the Qdrant stand-in and checks that
+// no row is left in any store.
+func TestKnowledgeConformanceStandIn(t *testing.T) {
+	knowledgetest.Run(t, func(t *testing.T) knowledgetest.Stores {
+		srv := startStandIn(t, qdranttest.Options{})
+		g, err := graphsqlite.Open(filepath.Join(t.TempDir(), "graph.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		return knowledgetest.Stores{Index: open(t, qdrant.Config{Addr: srv.Addr()}), Graph: g}
 	})
 }

@@ -4,12 +4,16 @@
 // Layout: one Qdrant collection per kgagent collection and embedder, named
 // by (*Index).CollectionName and created on first write with two named
 // vectors, "dense" (cosine, the embedder's dimension; optional HNSW settings
-// and int8 scalar quantisation) and "bm25" (sparse, IDF modifier), and
+// and int8 scalar quantisation) and "bm25f" (sparse, IDF modifier), and
 // keyword payload indexes on collection, doc_url, url_prefixes and gen. Each
 // chunk is one point whose id is a UUIDv5 of collection and chunk id; its
 // payload holds collection, doc_url, url, title, heading_path, anchor,
 // ordinal, text, hash, chunk_id, url_prefixes and gen. The sparse vector is
-// computed client-side (see BM25), so Qdrant needs no inference model. The
+// computed client-side (see BM25: BM25F over title, headings and body with
+// the embedded index's analyser and weights), so Qdrant needs no inference
+// model and both backends rank keyword searches alike. A collection made by
+// an older kgagent, with the unweighted "bm25" vector, is a CONFLICT:
+// delete it and ingest again. The
 // collection's metadata names the kgagent collection and the embedder, which
 // is how (*Index).Collections lists them; (*Index).HasCollection lets the
 // corpus service answer NOT_FOUND for unknown collections.
@@ -26,6 +30,13 @@
 // URL prefix filtering.
 //
 // # What was verified, and against what
+//
+// A real server: the real-server suite (TestReal*, 12 of 12) passed by hand
+// against Qdrant 1.17.1 built from source, with and without an API key,
+// with the adapter as it was before the BM25F sparse vectors (which send the
+// same kinds of requests: a sparse vector named in the collection schema
+// with the IDF modifier, sparse upserts and sparse queries). That run was
+// not repeated after the change, and no Qdrant can run in CI.
 //
 // Qdrant cannot run on the machines this was built on. The adapter is
 // therefore checked against the stand-in in package qdranttest, an

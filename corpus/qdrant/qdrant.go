@@ -26,7 +26,7 @@ import (
 // Names of the two vectors every collection holds, and of the payload fields.
 const (
 	DenseVector  = "dense"
-	SparseVector = "bm25"
+	SparseVector = "bm25f"
 
 	fieldCollection = "collection"
 	fieldDocURL     = "doc_url"

@@ -494,9 +494,22 @@ func checkHybridScores(t *testing.T, ix *qdrant.Index) {
 		t.Fatal(err)
 	}
 	q.Mode = corpus.ModeDense
-	dense, _ := ix.Search(context.Background(), q)
+	dense, err := ix.Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
 	q.Mode = corpus.ModeKeyword
-	keyword, _ := ix.Search(context.Background(), q)
+	keyword, err := ix.Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An empty result would make the loop below check nothing.
+	if len(hits) == 0 || len(dense) == 0 || len(keyword) == 0 {
+		t.Fatalf("search found nothing: %d hybrid, %d dense, %d keyword hits", len(hits), len(dense), len(keyword))
+	}
+	if hits[0].DocURL != "https://ex.org/a" {
+		t.Errorf("best hybrid hit for alpacas is %s (%s)", hits[0].ID, hits[0].DocURL)
+	}
 	rank := func(list []corpus.Hit, id string) int {
 		for i, h := range list {
 			if h.ID == id {
@@ -505,6 +518,7 @@ func checkHybridScores(t *testing.T, ix *qdrant.Index) {
 		}
 		return 0
 	}
+	inBoth := 0
 	for _, h := range hits {
 		want := 0.0
 		for _, list := range [][]corpus.Hit{dense, keyword} {
@@ -515,6 +529,12 @@ func checkHybridScores(t *testing.T, ix *qdrant.Index) {
 		if d := h.Score - want; d > 1e-6 || d < -1e-6 {
 			t.Errorf("hit %s: score %v, want Σ 1/(60+rank) = %v", h.ID, h.Score, want)
 		}
+		if rank(dense, h.ID) > 0 && rank(keyword, h.ID) > 0 {
+			inBoth++
+		}
+	}
+	if inBoth == 0 {
+		t.Errorf("no hybrid hit is in both the dense and the keyword ranking: the sum of two terms was never checked")
 	}
 }
 

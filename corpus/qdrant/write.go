@@ -13,7 +13,6 @@ import (
 	qc "github.com/qdrant/go-client/qdrant"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/corpus"
 )
 
 // Limits on names, checked before anything is sent.
@@ -211,7 +210,7 @@ func (ix *Index) points(collection, docURL, gen string, chunks []kgagent.Chunk, 
 		vecs := map[string]*qc.Vector{DenseVector: qc.NewVectorDense(vectors[i])}
 		// A text without any indexable term has no sparse vector at all;
 		// Qdrant allows a point to lack a named sparse vector.
-		if idx, val := ix.cfg.BM25.Document(corpus.IndexText(c)); len(idx) > 0 {
+		if idx, val := ix.cfg.BM25.Chunk(c); len(idx) > 0 {
 			vecs[SparseVector] = qc.NewVectorSparse(idx, val)
 		}
 		out[i] = &qc.PointStruct{

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 // crashChild keeps rewriting documents until it is killed: version v of a
@@ -64,17 +65,11 @@ func TestKillDuringWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		// poll until the child has committed some writes, then kill it mid-stream
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > int64(256<<10*(round+1)) {
-				break
-			}
-			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				t.Fatal("child wrote nothing")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		t.Cleanup(func() { cmd.Process.Kill() })
+		poll.True(t, 20*time.Second, "the child committed writes", func() bool {
+			fi, err := os.Stat(path + "-wal")
+			return err == nil && fi.Size() > int64(256<<10*(round+1))
+		})
 		if err := cmd.Process.Kill(); err != nil { // SIGKILL
 			t.Fatal(err)
 		}

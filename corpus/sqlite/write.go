@@ -33,7 +33,8 @@ type writeJob struct {
 	vectors            [][]float32
 	dim                int
 
-	removed, added []int64 // rowids, set by run
+	removed, added []int64 // rowids, set by writeDoc
+	version        int64   // the collection's write version after it
 	err            error
 	wake           chan bool // true: lead the next group; false: done, err is set
 }
@@ -98,6 +99,7 @@ func (x *Index) runGroup(group []*writeJob) {
 		if m == nil {
 			continue
 		}
+		m.version = g.version
 		m.remove(g.removed)
 		for i, rid := range g.added {
 			m.add(rid, g.docURL, g.chunks[i], g.vectors[i])
@@ -192,6 +194,10 @@ func writeDoc(tx *sql.Tx, ins *sql.Stmt, g *writeJob) error {
 		}
 		added[i] = rid
 	}
-	g.removed, g.added = removed, added
+	version, err := bumpVersion(ctx, tx, g.collection)
+	if err != nil {
+		return err
+	}
+	g.removed, g.added, g.version = removed, added, version
 	return nil
 }

@@ -2,6 +2,7 @@ package natsjobs
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -9,10 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/crawler"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 func startNATS(t *testing.T, dir string) *server.Server {
@@ -44,17 +47,16 @@ func connect(t *testing.T, s *server.Server, cfg Config) (*nats.Conn, *Queue) {
 
 func waitState(t *testing.T, q *Queue, id string, want crawler.JobState) crawler.JobStatus {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st, err := q.Get(context.Background(), id)
-		if err == nil && st.State == want {
-			return st
+	var st crawler.JobStatus
+	poll.Until(t, 20*time.Second, func() error {
+		var err error
+		st, err = q.Get(context.Background(), id)
+		if err == nil && st.State != want {
+			err = fmt.Errorf("job %s: state %q, want %q", id, st.State, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s: state %q (err %v), want %q", id, st.State, err, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
+	return st
 }
 
 func site(t *testing.T) string {
@@ -200,15 +202,13 @@ func TestCancel(t *testing.T) {
 	}
 	<-started
 	// Progress reaches the status while the job runs.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	poll.Until(t, 10*time.Second, func() error {
 		cur, err := q.Get(ctx, st.ID)
-		if err == nil && cur.State == crawler.JobRunning && cur.Counters.Queued == 1 {
-			break
+		if err == nil && (cur.State != crawler.JobRunning || cur.Counters.Queued != 1) {
+			err = fmt.Errorf("running status without progress: %+v", cur)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("running status without progress: %+v %v", cur, err)
-		}
-	}
+		return err
+	})
 	if _, err := q.Cancel(ctx, st.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/kgagent/kgagent/graphrag"
 	"github.com/kgagent/kgagent/graphrag/graphtest"
 	"github.com/kgagent/kgagent/graphrag/sqlite"
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 // TestNameIndexAgreesWithSQL checks that the in-memory name index answers
@@ -111,13 +112,7 @@ func TestNameIndexNeverStale(t *testing.T) {
 	}
 	waitCurrent := func() {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !sqlite.NamesCurrent(ctx, s, "c") {
-			if time.Now().After(deadline) {
-				t.Fatal("the name index was not built")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		poll.True(t, 10*time.Second, "the name index is built", func() bool { return sqlite.NamesCurrent(ctx, s, "c") })
 	}
 	waitCurrent()
 	ids := func(term string) []string {
@@ -169,13 +164,7 @@ func TestNameIndexSeesForeignWrites(t *testing.T) {
 	if err := s.ReplaceDocument(ctx, "c", a, []kgagent.Triple{graphtest.T("c", a, "json", "defines", "json.dumps", "")}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !sqlite.NamesCurrent(ctx, s, "c") {
-		if time.Now().After(deadline) {
-			t.Fatal("the name index was not built")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.True(t, 10*time.Second, "the name index is built", func() bool { return sqlite.NamesCurrent(ctx, s, "c") })
 	other, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
@@ -184,13 +173,7 @@ func TestNameIndexSeesForeignWrites(t *testing.T) {
 	if _, err := other.Exec(`DELETE FROM entity_words WHERE id = 'json.dumps'`); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(2 * time.Second)
-	for sqlite.NamesCurrent(ctx, s, "c") {
-		if time.Now().After(deadline) {
-			t.Fatal("a write by another connection never retired the name index")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.True(t, 2*time.Second, "a write by another connection retires the name index", func() bool { return !sqlite.NamesCurrent(ctx, s, "c") })
 }
 
 // BenchmarkSnapshot builds the in-memory snapshot of collection
@@ -284,5 +267,25 @@ func TestFindUsesIndexes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWarmBuildsTheNameIndex: Warm returns once the name index is built,
+// where a question would only have started a build in the background.
+func TestWarmBuildsTheNameIndex(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	a := "https://x.test/a.html"
+	if err := s.ReplaceDocument(ctx, "c", a, []kgagent.Triple{graphtest.T("c", a, "json", "defines", "json.dumps", "")}); err != nil {
+		t.Fatal(err)
+	}
+	if sqlite.NamesCurrent(ctx, s, "c") {
+		t.Fatal("name index current before any question or warm-up")
+	}
+	if err := s.Warm(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if !sqlite.NamesCurrent(ctx, s, "c") {
+		t.Fatal("Warm returned before the name index was built")
 	}
 }

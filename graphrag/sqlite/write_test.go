@@ -14,6 +14,7 @@ import (
 	"github.com/kgagent/kgagent/graphrag"
 	"github.com/kgagent/kgagent/graphrag/graphtest"
 	"github.com/kgagent/kgagent/graphrag/sqlite"
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 // TestGroupCommit queues several writes behind a blocked one so that they
@@ -116,13 +117,12 @@ func testGroupCommit(t *testing.T, failing bool) {
 // waitQueue polls until n writes are queued.
 func waitQueue(t *testing.T, s *sqlite.Store, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for sqlite.QueuedWrites(s) != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d writes queued, want %d", sqlite.QueuedWrites(s), n)
+	poll.Until(t, 10*time.Second, func() error {
+		if q := sqlite.QueuedWrites(s); q != n {
+			return fmt.Errorf("%d writes queued, want %d", q, n)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestManyWriters replaces documents from many goroutines at once, several

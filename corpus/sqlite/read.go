@@ -1,0 +1,69 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+)
+
+var _ corpus.DocumentReader = (*Index)(nil)
+
+// Documents lists the documents of collection ordered by URL, after the URL
+// after, at most limit; the title is that of the document's first chunk.
+func (x *Index) Documents(ctx context.Context, collection, after string, limit int) ([]corpus.DocumentInfo, error) {
+	rows, err := x.db.QueryContext(ctx, `SELECT doc_url, MIN(ordinal), COUNT(*) FROM chunks
+		WHERE collection = ? AND doc_url > ? GROUP BY doc_url ORDER BY doc_url LIMIT ?`, collection, after, limit)
+	if err != nil {
+		return nil, dbErr(err, "list documents")
+	}
+	var out []corpus.DocumentInfo
+	var firsts []int
+	for rows.Next() {
+		var d corpus.DocumentInfo
+		var first int
+		if err := rows.Scan(&d.URL, &first, &d.Chunks); err != nil {
+			rows.Close()
+			return nil, dbErr(err, "list documents")
+		}
+		out = append(out, d)
+		firsts = append(firsts, first)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, dbErr(err, "list documents")
+	}
+	for i := range out {
+		err := x.db.QueryRowContext(ctx, `SELECT title FROM chunks WHERE collection = ? AND doc_url = ? AND ordinal = ? LIMIT 1`,
+			collection, out[i].URL, firsts[i]).Scan(&out[i].Title)
+		if err != nil {
+			return nil, dbErr(err, "read document title")
+		}
+	}
+	return out, nil
+}
+
+// DocumentChunks returns the chunks of docURL in collection by ordinal.
+func (x *Index) DocumentChunks(ctx context.Context, collection, docURL string) ([]kgagent.Chunk, error) {
+	rows, err := x.db.QueryContext(ctx, `SELECT id, collection, doc_url, url, title, headings, anchor, ordinal, body, hash
+		FROM chunks WHERE collection = ? AND doc_url = ? ORDER BY ordinal`, collection, docURL)
+	if err != nil {
+		return nil, dbErr(err, "read document")
+	}
+	defer rows.Close()
+	var out []kgagent.Chunk
+	for rows.Next() {
+		var c kgagent.Chunk
+		var hp string
+		if err := rows.Scan(&c.ID, &c.Collection, &c.DocURL, &c.URL, &c.Title, &hp, &c.Anchor, &c.Ordinal, &c.Text, &c.Hash); err != nil {
+			return nil, dbErr(err, "read document")
+		}
+		_ = json.Unmarshal([]byte(hp), &c.HeadingPath)
+		if len(c.HeadingPath) == 0 {
+			c.HeadingPath = nil
+		}
+		out = append(out, c)
+	}
+	return out, dbErr(rows.Err(), "read document")
+}

@@ -1,0 +1,212 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/graphrag"
+)
+
+// DocumentReader lists a collection's documents and reads a document's
+// stored chunks (corpus.Service implements it over the embedded index).
+// Errors: ENOTFOUND for a document that is not indexed, EUNAVAILABLE when
+// the index cannot read documents.
+type DocumentReader interface {
+	Documents(ctx context.Context, collection, after string, limit int) ([]corpus.DocumentInfo, error)
+	DocumentChunks(ctx context.Context, collection, docURL string) ([]kgagent.Chunk, error)
+}
+
+// Calls runs the gateway's services for transports that are not plain
+// HTTP routes (gateway/mcp), through the same checks as REST: the caller's
+// scope and collections, the request rules, the daily limit (charged per
+// question, search and triples call, as REST charges them) and the request
+// timeout. The caller is the principal of ctx: set by a route Mounted on the
+// gateway, or by Authenticate; a ctx without one is an open caller (the
+// local CLI and `kgagent mcp` on stdio).
+type Calls struct{ s *Server }
+
+// Calls returns the gateway's service calls.
+func (s *Server) Calls() Calls { return Calls{s} }
+
+// Mount serves h at path (every method, and the subtree when path ends in
+// "/") behind the gateway's request id, CORS, panic recovery, logging,
+// metrics and the credentials check for scope, exactly like a REST route.
+// It must be called before the handler serves requests.
+func (s *Server) Mount(path string, scope Scope, h http.Handler) {
+	s.handle("", path, scope, h.ServeHTTP)
+}
+
+// Authenticate returns ctx carrying the principal that header's credentials
+// (Authorization: Bearer, or X-API-Key) name, checked for scope. On an open
+// server every caller is open. Errors: EUNAUTH, EFORBIDDEN.
+func (c Calls) Authenticate(ctx context.Context, header http.Header, scope Scope) (context.Context, error) {
+	token, _ := headerCredential(header)
+	p, err := c.s.auth.authenticate(ctx, token, "mcp")
+	if err != nil {
+		return ctx, err
+	}
+	if !p.has(scope) {
+		return ctx, kgagent.Errorf(kgagent.EFORBIDDEN, "this key lacks the %q scope", scope)
+	}
+	return context.WithValue(ctx, ctxPrincipal, p), nil
+}
+
+// prepare runs the request pipeline (admit: scope, request rules,
+// collection, daily limit, timeout) for the caller of ctx; it returns the
+// context to run in (cancel it when done) and the request with the
+// collection to use.
+func (c Calls) prepare(ctx context.Context, service string, req Request) (context.Context, context.CancelFunc, Request, *Principal, error) {
+	p := principalFrom(ctx)
+	ctx, cancel, err := c.s.admit(ctx, p, admission{scope: ScopeAsk, service: service, req: &req, charge: true})
+	return ctx, cancel, req, p, err
+}
+
+// Ask answers a question with the agent, streaming its events to emit.
+// Errors: as POST /api/v1/agent.
+func (c Calls) Ask(ctx context.Context, question, collection, agentName string, emit agent.Emit) (kgagent.Answer, error) {
+	ctx, cancel, req, p, err := c.prepare(ctx, ServiceAgent, Request{Question: question, Collection: collection, Agent: agentName})
+	defer cancel()
+	if err != nil {
+		return kgagent.Answer{}, err
+	}
+	start := time.Now()
+	ans, err := c.s.ask(ctx, Call{ID: newID(), Service: ServiceAgent, Request: req, Caller: c.s.callerOf(p)}, emit)
+	c.s.metrics.observeCall(ServiceAgent, kgagent.ErrorCode(err), time.Since(start))
+	return ans, err
+}
+
+// Search runs a search (k 0 means 10, mode empty means hybrid). Errors: as
+// POST /api/v1/search.
+func (c Calls) Search(ctx context.Context, query, collection string, k int, mode corpus.Mode) ([]corpus.Hit, error) {
+	ctx, cancel, req, _, err := c.prepare(ctx, ServiceSearch, Request{Question: query, Collection: collection, K: k, Mode: mode})
+	defer cancel()
+	if err != nil {
+		return nil, err
+	}
+	if c.s.b.Search == nil {
+		return nil, unavailable("search")
+	}
+	if req.K == 0 {
+		req.K = 10
+	}
+	start := time.Now()
+	hits, err := c.s.b.Search.Search(ctx, corpus.SearchRequest{Query: req.Question, Collection: req.Collection, K: req.K, Mode: req.Mode})
+	c.s.metrics.observeCall(ServiceSearch, kgagent.ErrorCode(err), time.Since(start))
+	if hits == nil && err == nil {
+		hits = []corpus.Hit{}
+	}
+	return hits, err
+}
+
+// Triples returns the triples matching the pattern (limit 0: the store's
+// default). Errors: as GET /api/v1/triples.
+func (c Calls) Triples(ctx context.Context, pat graphrag.Pattern) ([]kgagent.Triple, error) {
+	ctx, cancel, req, _, err := c.prepare(ctx, ServiceTriples, Request{Collection: pat.Collection, S: pat.S, P: pat.P, O: pat.O, Limit: pat.Limit})
+	defer cancel()
+	if err != nil {
+		return nil, err
+	}
+	if c.s.b.Graph == nil {
+		return nil, unavailable("graph")
+	}
+	pat.Collection = req.Collection
+	start := time.Now()
+	ts, err := c.s.b.Graph.Find(ctx, pat)
+	c.s.metrics.observeCall(ServiceTriples, kgagent.ErrorCode(err), time.Since(start))
+	if ts == nil && err == nil {
+		ts = []kgagent.Triple{}
+	}
+	return ts, err
+}
+
+// Ingest submits an ingestion job; it needs the ingest scope. Errors: as
+// POST /api/v1/corpora.
+func (c Calls) Ingest(ctx context.Context, spec crawler.Spec) (crawler.JobStatus, error) {
+	p := principalFrom(ctx)
+	if !p.has(ScopeIngest) {
+		return crawler.JobStatus{}, kgagent.Errorf(kgagent.EFORBIDDEN, "this key lacks the %q scope", ScopeIngest)
+	}
+	if c.s.b.Jobs == nil {
+		return crawler.JobStatus{}, unavailable("jobs")
+	}
+	if spec.Collection == "" || len(spec.URLs) == 0 {
+		return crawler.JobStatus{}, invalid(ReasonMissingField, "urls", "collection and urls are required")
+	}
+	if _, err := p.collection(spec.Collection); err != nil {
+		return crawler.JobStatus{}, err
+	}
+	return c.s.b.Jobs.Submit(ctx, spec)
+}
+
+// Job returns an ingestion job's status; it needs the ingest scope.
+// Errors: ENOTFOUND for an unknown id.
+func (c Calls) Job(ctx context.Context, id string) (crawler.JobStatus, error) {
+	if !principalFrom(ctx).has(ScopeIngest) {
+		return crawler.JobStatus{}, kgagent.Errorf(kgagent.EFORBIDDEN, "this key lacks the %q scope", ScopeIngest)
+	}
+	if c.s.b.Jobs == nil {
+		return crawler.JobStatus{}, unavailable("jobs")
+	}
+	return c.s.b.Jobs.Get(ctx, id)
+}
+
+// Collections lists the collections the caller may use.
+func (c Calls) Collections(ctx context.Context) ([]corpus.CollectionInfo, error) {
+	if !principalFrom(ctx).has(ScopeAsk) {
+		return nil, kgagent.Errorf(kgagent.EFORBIDDEN, "this key lacks the %q scope", ScopeAsk)
+	}
+	return c.s.collections(ctx)
+}
+
+// Owner names the caller of ctx (its user, API key or agent id; "" for an
+// open server's callers), for transports that bind sessions to a caller.
+func (c Calls) Owner(ctx context.Context) string { return principalFrom(ctx).owner() }
+
+// Collection returns the collection to use for name ("" is the caller's
+// default: the first of a restricted key's collections, else "").
+// Errors: EFORBIDDEN for a collection the caller may not use.
+func (c Calls) Collection(ctx context.Context, name string) (string, error) {
+	return principalFrom(ctx).collection(name)
+}
+
+// Documents lists up to limit documents of a collection the caller may use,
+// after the URL after.
+func (c Calls) Documents(ctx context.Context, collection, after string, limit int) ([]corpus.DocumentInfo, error) {
+	r, err := c.reader(ctx, collection)
+	if err != nil {
+		return nil, err
+	}
+	return r.Documents(ctx, collection, after, limit)
+}
+
+// DocumentChunks returns the stored chunks of a document of a collection
+// the caller may use. Errors: ENOTFOUND when it is not indexed.
+func (c Calls) DocumentChunks(ctx context.Context, collection, docURL string) ([]kgagent.Chunk, error) {
+	r, err := c.reader(ctx, collection)
+	if err != nil {
+		return nil, err
+	}
+	return r.DocumentChunks(ctx, collection, docURL)
+}
+
+func (c Calls) reader(ctx context.Context, collection string) (DocumentReader, error) {
+	p := principalFrom(ctx)
+	if !p.has(ScopeAsk) {
+		return nil, kgagent.Errorf(kgagent.EFORBIDDEN, "this key lacks the %q scope", ScopeAsk)
+	}
+	if collection == "" {
+		return nil, invalid(ReasonMissingField, "collection", "collection is required")
+	}
+	if _, err := p.collection(collection); err != nil {
+		return nil, err
+	}
+	if c.s.b.Docs == nil {
+		return nil, unavailable("documents")
+	}
+	return c.s.b.Docs, nil
+}

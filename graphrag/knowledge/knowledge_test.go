@@ -1,0 +1,107 @@
+package knowledge_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/graphrag/knowledge"
+)
+
+const moduleIndex = `| _ |
+ | __future__ | Future statement definitions
+ | abc | Abstract base classes according to :pep:` + "`3119`" + `.
+ | argparse | Command-line option and argument parsing library.
+ | array | Space efficient arrays of uniformly typed numeric values.
+ | ast | Abstract Syntax Tree classes and manipulation.
+ | bdb | Debugger framework.
+ | binascii | Tools for converting between binary and various ASCII-encoded binary representations.
+ | bisect | Array bisection algorithms for binary searching.
+ | json | Encode and decode the JSON format.`
+
+const toc = `- csv — CSV File Reading and Writing Module Contents reader() writer() register_dialect() unregister_dialect() get_dialect() list_dialects() field_size_limit() DictReader DictWriter Dialect excel excel_tab unix_dialect Sniffer Sniffer.sniff() Sniffer.has_header() Dialects and Formatting Parameters Reader Objects Writer Objects Examples configparser — Configuration file parser Quick Start Supported Datatypes Fallback Values`
+
+const prose = `JSON (JavaScript Object Notation), specified by RFC 7159, is a lightweight data interchange format inspired by JavaScript object literal syntax. The json module exposes an API familiar to users of the standard library marshal and pickle modules. Use json.dumps to encode an object and json.loads to decode a string.`
+
+const code = `>>> import json
+>>> json.dumps(['foo', {'bar': ('baz', None, 1.0, 2)}])
+'["foo", {"bar": ["baz", null, 1.0, 2]}]'
+>>> print(json.dumps("\"foo\bar"))
+"\"foo\bar"
+>>> print(json.dumps('\u1234'))
+"\u1234"
+>>> print(json.dumps('\\'))
+"\\"
+>>> print(json.dumps({"c": 0, "b": 0, "a": 0}, sort_keys=True))
+{"a": 0, "b": 0, "c": 0}`
+
+func TestLinkHeavy(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		want       bool
+	}{
+		{"module index table", moduleIndex, true},
+		{"flattened table of contents", toc, true},
+		{"prose", prose, false},
+		{"code", code, false},
+		{"short", "json | JSON", false},
+	} {
+		if got := knowledge.LinkHeavy(c.text); got != c.want {
+			t.Errorf("%s: LinkHeavy = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+type fakeSearch []corpus.Hit
+
+func (f fakeSearch) Search(ctx context.Context, r corpus.SearchRequest) ([]corpus.Hit, error) {
+	return []corpus.Hit(f), nil
+}
+
+type fakeFacts []graphrag.Fact
+
+func (f fakeFacts) Retrieve(ctx context.Context, q, c string) ([]graphrag.Fact, error) {
+	return []graphrag.Fact(f), nil
+}
+
+func hit(url, title, text string, score float64) corpus.Hit {
+	doc, _, _ := strings.Cut(url, "#")
+	return corpus.Hit{Chunk: kgagent.Chunk{URL: url, DocURL: doc, Title: title, Text: text}, Score: score}
+}
+
+func TestRetrieveRanksDownLinkListsAndNumbersOnce(t *testing.T) {
+	s := fakeSearch{
+		hit("https://d/py-modindex.html", "Python Module Index", moduleIndex, 0.9),
+		hit("https://d/json.html#module-json", "json — JSON encoder and decoder", prose, 0.8),
+		hit("https://d/json.html#module-json", "json — JSON encoder and decoder", code, 0.5),
+		hit("https://d/pickle.html", "pickle", "The pickle module serialises objects. It is not secure.", 0.3),
+	}
+	f := fakeFacts{
+		{Text: "json.dumps is a function.", SourceURL: "https://d/json.html#module-json", Score: 1},
+		{Text: "marshal is a module.", SourceURL: "https://d/marshal.html", Score: 0.5},
+	}
+	r := knowledge.NewRetriever(s, f, knowledge.RetrieveConfig{})
+	ev, err := r.Retrieve(t.Context(), "json", "c", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, p := range ev.Passages {
+		urls = append(urls, p.URL)
+	}
+	if len(ev.Passages) != 3 || ev.Passages[0].URL != "https://d/json.html#module-json" || ev.Passages[2].URL != "https://d/py-modindex.html" {
+		t.Fatalf("passages %v: want the json sections first, the index ranked down to last", urls)
+	}
+	if !ev.Passages[2].LinkHeavy || ev.Passages[0].LinkHeavy {
+		t.Errorf("LinkHeavy marks wrong: %+v", ev.Passages)
+	}
+	if ev.Passages[0].N != 1 || ev.Passages[1].N != 1 || ev.Passages[2].N != 2 {
+		t.Errorf("numbers %d %d %d, want 1 1 2 (equal URLs share a number)", ev.Passages[0].N, ev.Passages[1].N, ev.Passages[2].N)
+	}
+	if len(ev.Facts) != 2 || ev.Facts[0].N != 1 || ev.Facts[1].N != 3 {
+		t.Errorf("facts %+v: want numbers 1 (the json section) and 3 (a new section)", ev.Facts)
+	}
+}

@@ -1,0 +1,250 @@
+package knowledge
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/graphrag"
+)
+
+// Searcher searches the corpus: the corpus service implements it.
+type Searcher interface {
+	Search(ctx context.Context, r corpus.SearchRequest) ([]corpus.Hit, error)
+}
+
+// Facts finds graph facts for a question: the graphrag service implements it.
+type Facts interface {
+	Retrieve(ctx context.Context, question, collection string) ([]graphrag.Fact, error)
+}
+
+// RetrieveConfig tunes Retrieve. Zero values are the defaults.
+type RetrieveConfig struct {
+	// K is how many passages Retrieve returns when the caller asks for
+	// none (default 5).
+	K int
+	// LinkHeavyWeight multiplies the score of passages shaped like an
+	// index or a table of contents (default 0.5; 1 turns it off).
+	LinkHeavyWeight float64
+	// MaxFacts bounds the graph facts in the evidence (default 8).
+	MaxFacts int
+}
+
+// Retriever answers a question with Evidence from a corpus and, optionally,
+// a graph. Service embeds one; agents given only a searcher build one.
+type Retriever struct {
+	search Searcher
+	facts  Facts
+	cfg    RetrieveConfig
+}
+
+// NewRetriever returns a Retriever over search and facts (which may be nil).
+func NewRetriever(search Searcher, facts Facts, cfg RetrieveConfig) *Retriever {
+	if cfg.K <= 0 {
+		cfg.K = 5
+	}
+	if cfg.LinkHeavyWeight <= 0 {
+		cfg.LinkHeavyWeight = 0.5
+	}
+	if cfg.MaxFacts <= 0 {
+		cfg.MaxFacts = 8
+	}
+	return &Retriever{search: search, facts: facts, cfg: cfg}
+}
+
+// Retrieve searches the collection for question (hybrid search) while the
+// graph is asked for facts, ranks down passages shaped like link lists, and
+// returns at most k passages (0: the configured K) best first, with the
+// facts. Passages are numbered 1.. by first appearance of their URL; a fact
+// from a passage's section shares its number, other facts' sections follow.
+// A failing graph leaves the facts out; a failing search is an error.
+func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k int) (kgagent.Evidence, error) {
+	ev := kgagent.Evidence{Query: question, Passages: []kgagent.EvidencePassage{}}
+	if k <= 0 {
+		k = r.cfg.K
+	}
+	type graphResult struct {
+		facts []graphrag.Fact
+		err   error
+	}
+	var graphDone chan graphResult
+	if r.facts != nil {
+		graphDone = make(chan graphResult, 1)
+		go func() {
+			facts, err := r.facts.Retrieve(ctx, question, collection)
+			graphDone <- graphResult{facts, err}
+		}()
+	}
+	// More candidates than asked for, so that passages ranked down for
+	// their shape make room for the next ones.
+	fetch := min(corpus.MaxK, 2*k+5)
+	hits, err := r.search.Search(ctx, corpus.SearchRequest{Query: question, Collection: collection, K: fetch, Mode: corpus.ModeHybrid})
+	var facts []graphrag.Fact
+	if graphDone != nil {
+		g := <-graphDone
+		if g.err == nil {
+			facts = g.facts
+		}
+	}
+	if err != nil {
+		return ev, err
+	}
+	seen := map[string]bool{}
+	for _, h := range hits {
+		// A section chunked into several pieces may come back as several
+		// copies of its bare heading: one is kept.
+		if headingOnly(h) {
+			if seen[h.URL+"\x00"+h.Text] {
+				continue
+			}
+			seen[h.URL+"\x00"+h.Text] = true
+		}
+		p := kgagent.EvidencePassage{URL: h.URL, DocURL: h.DocURL, Title: h.Title, HeadingPath: h.HeadingPath, Text: h.Text, Score: h.Score}
+		if p.URL == "" {
+			p.URL = h.DocURL
+		}
+		if LinkHeavy(h.Text) {
+			p.LinkHeavy = true
+			p.Score *= r.cfg.LinkHeavyWeight
+		}
+		ev.Passages = append(ev.Passages, p)
+	}
+	sort.SliceStable(ev.Passages, func(i, j int) bool { return ev.Passages[i].Score > ev.Passages[j].Score })
+	if len(ev.Passages) > k {
+		ev.Passages = ev.Passages[:k]
+	}
+	Number(&ev, nil)
+	if len(facts) > r.cfg.MaxFacts {
+		facts = facts[:r.cfg.MaxFacts]
+	}
+	for _, f := range facts {
+		ev.Facts = append(ev.Facts, kgagent.EvidenceFact{Triple: f.Triple, Text: f.Text, SourceURL: f.SourceURL, Score: f.Score})
+	}
+	Number(&ev, nil)
+	return ev, nil
+}
+
+// Number numbers ev's passages and facts by first appearance of their URL
+// (passages first, then facts), equal URLs sharing a number. With cite set
+// (an agent run's citation numbering) the numbers are cite's instead.
+func Number(ev *kgagent.Evidence, cite func(kgagent.Source) int) {
+	local := map[string]int{}
+	num := func(url string, src kgagent.Source) int {
+		if cite != nil {
+			return cite(src)
+		}
+		if n, ok := local[url]; ok {
+			return n
+		}
+		local[url] = len(local) + 1
+		return len(local)
+	}
+	for i := range ev.Passages {
+		p := &ev.Passages[i]
+		p.N = num(p.URL, p.Source())
+	}
+	for i := range ev.Facts {
+		f := &ev.Facts[i]
+		f.N = num(f.SourceURL, f.Source())
+	}
+}
+
+// headingOnly reports whether a hit's text is no more than its title or
+// one of its headings (a section whose content was chunked elsewhere).
+func headingOnly(h corpus.Hit) bool {
+	t := strings.TrimSpace(h.Text)
+	if t == "" {
+		return true
+	}
+	if len(t) > 200 {
+		return false
+	}
+	if t == strings.TrimSpace(h.Title) {
+		return true
+	}
+	for _, hp := range h.HeadingPath {
+		if t == strings.TrimSpace(hp) {
+			return true
+		}
+	}
+	return false
+}
+
+// LinkHeavy reports whether a passage is shaped like an index, a table of
+// contents or a list of links rather than prose: most of its words are in
+// run-on lists of names (a flattened table of contents or index has many
+// words and almost no sentence ends), or most of its lines are table rows
+// whose first cell is a single name (a module or symbol index). It judges
+// by shape only, never by page names.
+func LinkHeavy(text string) bool {
+	lines := strings.Split(text, "\n")
+	words, runOn := 0, 0
+	rows, nameRows, nonEmpty := 0, 0, 0
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		nonEmpty++
+		w := strings.Fields(l)
+		words += len(w)
+		if len(w) >= 30 && sentenceEnds(l)*40 < len(w) {
+			runOn += len(w)
+		}
+		if cells := tableCells(l); len(cells) >= 2 {
+			rows++
+			if first := strings.Fields(cells[0]); len(first) == 1 && nameLike(first[0]) {
+				nameRows++
+			}
+		}
+	}
+	if words < 30 {
+		return false
+	}
+	if 2*runOn >= words {
+		return true
+	}
+	return rows >= 8 && 10*rows >= 7*nonEmpty && 10*nameRows >= 8*rows
+}
+
+// sentenceEnds counts ". ", "! ", "? " (and a final one) in l: the ends of
+// sentences, not the dots of dotted names.
+func sentenceEnds(l string) int {
+	n := 0
+	for i := 0; i < len(l); i++ {
+		if c := l[i]; c == '.' || c == '!' || c == '?' {
+			if i == len(l)-1 || l[i+1] == ' ' {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// tableCells splits a table row line ("a | b | c", "| a | b") into cells.
+func tableCells(l string) []string {
+	if !strings.Contains(l, " | ") && !strings.HasPrefix(l, "| ") {
+		return nil
+	}
+	var out []string
+	for _, c := range strings.Split(l, "|") {
+		if c = strings.TrimSpace(c); c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// nameLike reports whether w looks like a name (an identifier, a dotted
+// name) rather than an expression.
+func nameLike(w string) bool {
+	for _, r := range w {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '.' && r != '-' {
+			return false
+		}
+	}
+	return true
+}

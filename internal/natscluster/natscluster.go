@@ -1,0 +1,220 @@
+// Package natscluster starts clusters of real nats-server processes for
+// tests: each node is a separate process on loopback ports, so a test can
+// kill one with SIGKILL and start it again on the same ports and data.
+//
+// The nats-server binary is the one deploy/natscluster/start.sh builds from
+// the Go module proxy (make test exports its path as
+// KGAGENT_TEST_NATS_SERVER). Without it, Start skips the test, or fails it
+// when KGAGENT_REQUIRE_NATS_CLUSTER=1.
+package natscluster
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Cluster is a running cluster of nats-server processes.
+type Cluster struct {
+	t     testing.TB
+	bin   string
+	dir   string
+	nodes []*node
+}
+
+type node struct {
+	name                  string
+	client, route, health int
+	conf                  string
+	cmd                   *exec.Cmd
+	exited                chan struct{}
+}
+
+// Binary returns the nats-server binary named by KGAGENT_TEST_NATS_SERVER,
+// skipping t (or failing it when KGAGENT_REQUIRE_NATS_CLUSTER=1) when there
+// is none.
+func Binary(t testing.TB) string {
+	t.Helper()
+	bin := os.Getenv("KGAGENT_TEST_NATS_SERVER")
+	if bin == "" {
+		if os.Getenv("KGAGENT_REQUIRE_NATS_CLUSTER") == "1" {
+			t.Fatal("KGAGENT_TEST_NATS_SERVER is not set but KGAGENT_REQUIRE_NATS_CLUSTER=1 (run make test, or deploy/testenv/40-natscluster.sh)")
+		}
+		t.Skip("KGAGENT_TEST_NATS_SERVER not set: no nats-server binary (make test builds one)")
+	}
+	return bin
+}
+
+// Shared returns the client URLs of the cluster make test started
+// (KGAGENT_TEST_NATS_CLUSTER), skipping or failing like Binary when unset.
+func Shared(t testing.TB) []string {
+	t.Helper()
+	urls := os.Getenv("KGAGENT_TEST_NATS_CLUSTER")
+	if urls == "" {
+		if os.Getenv("KGAGENT_REQUIRE_NATS_CLUSTER") == "1" {
+			t.Fatal("KGAGENT_TEST_NATS_CLUSTER is not set but KGAGENT_REQUIRE_NATS_CLUSTER=1")
+		}
+		t.Skip("KGAGENT_TEST_NATS_CLUSTER not set: no NATS cluster (make test starts one)")
+	}
+	return strings.Split(urls, ",")
+}
+
+// Start starts an n-node JetStream cluster under t.TempDir() and waits until
+// every node is healthy. The nodes are stopped when t ends.
+func Start(t testing.TB, n int) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, bin: Binary(t), dir: t.TempDir()}
+	var routes []string
+	for i := 0; i < n; i++ {
+		nd := &node{name: fmt.Sprintf("n%d", i+1), client: freePort(t), route: freePort(t), health: freePort(t)}
+		c.nodes = append(c.nodes, nd)
+		routes = append(routes, fmt.Sprintf("%q", fmt.Sprintf("nats-route://127.0.0.1:%d", nd.route)))
+	}
+	for _, nd := range c.nodes {
+		d := filepath.Join(c.dir, nd.name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		nd.conf = filepath.Join(d, "nats.conf")
+		conf := fmt.Sprintf(`server_name: %s
+listen: 127.0.0.1:%d
+http: 127.0.0.1:%d
+max_payload: 8MB
+jetstream { store_dir: %q }
+cluster {
+  name: kgagent-fault
+  listen: 127.0.0.1:%d
+  routes: [ %s ]
+}
+`, nd.name, nd.client, nd.health, filepath.Join(d, "js"), nd.route, strings.Join(routes, ", "))
+		if err := os.WriteFile(nd.conf, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c.start(nd)
+	}
+	t.Cleanup(c.stop)
+	for i := range c.nodes {
+		c.WaitHealthy(i)
+	}
+	return c
+}
+
+func (c *Cluster) start(nd *node) {
+	c.t.Helper()
+	log, err := os.OpenFile(filepath.Join(filepath.Dir(nd.conf), "nats.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cmd := exec.Command(c.bin, "-c", nd.conf)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		c.t.Fatal(err)
+	}
+	nd.cmd, nd.exited = cmd, make(chan struct{})
+	go func(exited chan struct{}) { _ = cmd.Wait(); log.Close(); close(exited) }(nd.exited)
+}
+
+// URLs returns the client URLs of all nodes, comma-separated, as
+// --nats-url takes them.
+func (c *Cluster) URLs() string {
+	var u []string
+	for i := range c.nodes {
+		u = append(u, c.URL(i))
+	}
+	return strings.Join(u, ",")
+}
+
+// URL returns the client URL of node i.
+func (c *Cluster) URL(i int) string {
+	return fmt.Sprintf("nats://127.0.0.1:%d", c.nodes[i].client)
+}
+
+// Kill kills node i with SIGKILL and waits until it is gone.
+func (c *Cluster) Kill(i int) {
+	c.t.Helper()
+	nd := c.nodes[i]
+	if nd.cmd == nil {
+		return
+	}
+	_ = nd.cmd.Process.Signal(syscall.SIGKILL)
+	<-nd.exited
+	nd.cmd = nil
+}
+
+// Restart starts node i again (after Kill) on its ports and data and waits
+// until it is healthy.
+func (c *Cluster) Restart(i int) {
+	c.t.Helper()
+	c.start(c.nodes[i])
+	c.WaitHealthy(i)
+}
+
+// WaitHealthy waits up to 60 s until node i's /healthz reports JetStream
+// current with its cluster.
+func (c *Cluster) WaitHealthy(i int) {
+	c.t.Helper()
+	nd := c.nodes[i]
+	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", nd.health)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-nd.exited:
+			b, _ := os.ReadFile(filepath.Join(filepath.Dir(nd.conf), "nats.log"))
+			c.t.Fatalf("nats-server %s exited: %s", nd.name, tail(b))
+		default:
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(filepath.Dir(nd.conf), "nats.log"))
+			c.t.Fatalf("nats-server %s not healthy after 60s: %s", nd.name, tail(b))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (c *Cluster) stop() {
+	for _, nd := range c.nodes {
+		if nd.cmd == nil {
+			continue
+		}
+		_ = nd.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-nd.exited:
+		case <-time.After(10 * time.Second):
+			_ = nd.cmd.Process.Kill()
+			<-nd.exited
+		}
+	}
+}
+
+func tail(b []byte) string {
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
