@@ -212,7 +212,7 @@ var kgagentBin string
 // buildBinary builds the real kgagent binary once for the process tests.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	if kgagentBin != "" {
+	if _, err := os.Stat(kgagentBin); kgagentBin != "" && err == nil {
 		return kgagentBin
 	}
 	dir, err := os.MkdirTemp("", "kgagent-test-")
