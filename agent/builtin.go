@@ -253,24 +253,19 @@ func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, e
 	if len(hits) == 0 {
 		return text(fmt.Sprintf("Nothing in embed #%s matched the query.", key)), nil
 	}
-	var res FuncResult
-	var sb strings.Builder
-	cite := call.Citer()
+	ev := kgagent.Evidence{Query: query}
 	for _, h := range hits {
 		u := title
 		if strings.HasPrefix(emb.URI, "http://") || strings.HasPrefix(emb.URI, "https://") {
 			u = emb.URI
 		}
+		doc := u
 		if h.Anchor != "" {
 			u += "#" + h.Anchor
 		}
-		src := kgagent.Source{URL: u, Title: title, Score: h.Score, Snippet: kgagent.Snippet(h.Text, 200)}
-		n := cite(src)
-		res.Sources = append(res.Sources, src)
-		fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(n, title, nil, u), strings.TrimSpace(h.Text))
+		ev.Passages = append(ev.Passages, kgagent.EvidencePassage{URL: u, DocURL: doc, Title: title, Text: h.Text, Score: h.Score})
 	}
-	res.Message.Text = strings.TrimSpace(sb.String())
-	return res, nil
+	return evidenceResult(&ev, call.Citer()), nil
 }
 
 func (b *Builtins) fetchEmbed(ctx context.Context, e kgagent.Embed) ([]byte, error) {

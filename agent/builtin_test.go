@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent/internal/words"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/embeds"
 	"github.com/kgagent/kgagent/graphrag"
@@ -32,7 +33,7 @@ func (f *fakeSearch) Search(ctx context.Context, r corpus.SearchRequest) ([]corp
 	f.reqs = append(f.reqs, r)
 	if f.terms == nil {
 		for _, d := range f.docs {
-			f.terms = append(f.terms, terms(corpus.IndexText(d.Chunk)))
+			f.terms = append(f.terms, words.Terms(corpus.IndexText(d.Chunk)))
 		}
 	}
 	dterms := f.terms
@@ -42,7 +43,7 @@ func (f *fakeSearch) Search(ctx context.Context, r corpus.SearchRequest) ([]corp
 	}
 	var out []corpus.Hit
 	q := map[string]bool{}
-	for _, t := range contentTerms(r.Query) {
+	for _, t := range words.ContentTerms(r.Query) {
 		q[t] = true
 	}
 	for i, d := range f.docs {
@@ -117,7 +118,7 @@ func TestQueryCorpus(t *testing.T) {
 	if !strings.Contains(ans.Answer, "Rust") || !strings.Contains(ans.Answer, "[1]") {
 		t.Errorf("answer = %q", ans.Answer)
 	}
-	if len(ans.Sources) != 1 || ans.Sources[0].URL != "http://lumen/faq.html#written-in" {
+	if len(ans.Sources) == 0 || ans.Sources[0].URL != "http://lumen/faq.html#written-in" {
 		t.Errorf("sources = %+v", ans.Sources)
 	}
 }
@@ -130,7 +131,7 @@ func TestQueryCorpusErrors(t *testing.T) {
 	}{
 		{"no corpus", Config{}, "no document corpus is configured"},
 		{"search down", Config{Searcher: &fakeSearch{err: kgagent.Errorf(kgagent.EUNAVAILABLE, "index offline")}}, "index offline"},
-		{"nothing found", Config{Searcher: &fakeSearch{}}, "No documents matched the query."},
+		{"nothing found", Config{Searcher: &fakeSearch{}}, "The docs don't say: nothing in them matched the question."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,32 +4,30 @@ import (
 	"context"
 	"io"
 	"regexp"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent/extractive"
+	"github.com/kgagent/kgagent/agent/internal/words"
 )
 
 // ExtractiveConfig tunes the built-in extractive model. Zero values work.
 type ExtractiveConfig struct {
-	MaxSentences int     // sentences in an answer, default 3
-	MaxChars     int     // answer length bound, default 700
-	MinMatch     float64 // few-shot match score needed to follow a stanza, default 0.75
-	Deltas       int     // pieces the output is streamed in, default 4
+	Answer   extractive.Config // how answers are written from evidence
+	MinMatch float64           // few-shot match score needed to follow a stanza, default 0.75
+	Deltas   int               // pieces the output is streamed in, default 4
 }
 
 // Extractive is the built-in LLM: deterministic and offline. It reads the
 // ReAct transcript the manager builds. When the question closely matches a
 // few-shot's query pattern it follows that stanza (same funcs, arguments
 // taken from the question); otherwise it asks Func[fixie_query_corpus] with
-// the question. With numbered sources observed it answers with the sentences
-// that best answer the question (IDF-weighted term overlap, proximity and
-// title match), names the entity for which/what questions, and cites every
-// source it used as [n].
+// the question. Once a search has returned evidence (ChatMessage.Evidence,
+// never the observation's text) the answer is written by the built-in
+// answerer, agent/extractive.
 type Extractive struct {
 	cfg ExtractiveConfig
 }
@@ -38,12 +36,6 @@ var _ LLM = (*Extractive)(nil)
 
 // NewExtractive returns the extractive model.
 func NewExtractive(cfg ExtractiveConfig) *Extractive {
-	if cfg.MaxSentences <= 0 {
-		cfg.MaxSentences = 3
-	}
-	if cfg.MaxChars <= 0 {
-		cfg.MaxChars = 700
-	}
 	if cfg.MinMatch <= 0 {
 		cfg.MinMatch = 0.75
 	}
@@ -136,9 +128,10 @@ func (s *sliceStream) Close() error { return nil }
 
 // observation is one `Func[x] says:` or `Agent[x] says:` reply.
 type observation struct {
-	kind LineKind
-	name string
-	text string
+	kind     LineKind
+	name     string
+	text     string
+	evidence *kgagent.Evidence
 }
 
 // transcript is what the extractive model reads from the prompt.
@@ -182,7 +175,7 @@ func readTranscript(msgs []ChatMessage) transcript {
 			l := ClassifyLine(strings.SplitN(m.Content, "\n", 2)[0])
 			if l.Kind == LineFuncSays || l.Kind == LineAgentSays {
 				body := strings.TrimPrefix(m.Content, l.Raw)
-				t.obs = append(t.obs, observation{kind: l.Kind, name: l.Name, text: strings.TrimSpace(l.Text + body)})
+				t.obs = append(t.obs, observation{kind: l.Kind, name: l.Name, text: strings.TrimSpace(l.Text + body), evidence: m.Evidence})
 			}
 		}
 	}
@@ -219,7 +212,7 @@ func (x *Extractive) respond(msgs []ChatMessage) string {
 			}
 			return "Ask " + kindWord(a.Kind) + "[" + a.Name + "]: " + arg
 		}
-		if len(t.obs) > 0 && !hasSources(t.obs) {
+		if len(t.obs) > 0 && len(evidence(t.obs)) == 0 {
 			return "A: " + m.answer(t.obs)
 		}
 	}
@@ -229,8 +222,8 @@ func (x *Extractive) respond(msgs []ChatMessage) string {
 		}
 		return "Ask Func[fixie_query_corpus]: " + t.question
 	}
-	if hasSources(t.obs) {
-		return "A: " + x.extract(t.question, t.obs)
+	if ev := evidence(t.obs); len(ev) > 0 {
+		return "A: " + extractive.Compose(t.question, ev, x.cfg.Answer)
 	}
 	return "A: " + t.obs[len(t.obs)-1].text
 }
@@ -249,15 +242,15 @@ func kindWord(k LineKind) string {
 	return "Func"
 }
 
-func hasSources(obs []observation) bool {
+// evidence returns the evidence the observations carry, in order.
+func evidence(obs []observation) []kgagent.Evidence {
+	var out []kgagent.Evidence
 	for _, o := range obs {
-		for _, l := range strings.Split(o.text, "\n") {
-			if _, _, _, ok := sourceLine(strings.TrimSpace(l)); ok || strings.HasPrefix(l, "Facts:") {
-				return true
-			}
+		if o.evidence != nil {
+			out = append(out, *o.evidence)
 		}
 	}
-	return false
+	return out
 }
 
 // stanzaMatch is a stanza matched to the question with its variables bound.
@@ -400,22 +393,22 @@ func matchOne(st Stanza, question string) (stanzaMatch, bool) {
 	arg := asks[0].Text
 	if normalize(arg) == normalize(q) {
 		// The stanza passes the question through: match on content words.
-		s := bagCosine(q, question)
+		s := words.BagCosine(q, question)
 		m.vars[arg] = question
 		m.score = s
 		m.passthrough = true
 		return m, true
 	}
-	qs := wordSpans(q)
+	qs := words.Spans(q)
 	argWords := map[string]bool{}
-	for _, sp := range wordSpans(arg) {
+	for _, sp := range words.Spans(arg) {
 		argWords[arg[sp[0]:sp[1]]] = true
 	}
 	isVar := make([]bool, len(qs))
 	nvars := 0
 	for i, sp := range qs {
 		w := q[sp[0]:sp[1]]
-		if argWords[w] && !stopwords[strings.ToLower(w)] {
+		if argWords[w] && !words.Stopwords[strings.ToLower(w)] {
 			isVar[i] = true
 			nvars++
 		}
@@ -459,14 +452,14 @@ func matchOne(st Stanza, question string) (stanzaMatch, bool) {
 			varWord = q[sp[0]:sp[1]]
 			continue
 		}
-		if _, dup := lit[stem(w)]; dup {
+		if _, dup := lit[words.Stem(w)]; dup {
 			continue
 		}
 		wt := 1.0
-		if stopwords[w] {
+		if words.Stopwords[w] {
 			wt = 0.5
 		}
-		lit[stem(w)] = wt
+		lit[words.Stem(w)] = wt
 		total += wt
 	}
 	if total == 0 {
@@ -475,10 +468,10 @@ func matchOne(st Stanza, question string) (stanzaMatch, bool) {
 	matched := 0.0
 	var left []string
 	seen := map[string]bool{}
-	for _, sp := range wordSpans(question) {
+	for _, sp := range words.Spans(question) {
 		w := question[sp[0]:sp[1]]
 		lw := strings.ToLower(w)
-		t := stem(lw)
+		t := words.Stem(lw)
 		if wt, ok := lit[t]; ok {
 			if !seen[t] {
 				matched += wt
@@ -486,7 +479,7 @@ func matchOne(st Stanza, question string) (stanzaMatch, bool) {
 			}
 			continue
 		}
-		if !stopwords[lw] {
+		if !words.Stopwords[lw] {
 			left = append(left, w)
 		}
 	}
@@ -504,7 +497,7 @@ func matchOne(st Stanza, question string) (stanzaMatch, bool) {
 	return m, true
 }
 
-func normalize(s string) string { return strings.Join(terms(s), " ") }
+func normalize(s string) string { return strings.Join(words.Terms(s), " ") }
 
 // shape classifies a word: all caps, number, capitalised or lower case.
 func shape(w string) int {
@@ -544,458 +537,4 @@ func sameShape(words []string, example string) []string {
 		return words
 	}
 	return out
-}
-
-// passage is one numbered source parsed from an observation.
-type passage struct {
-	n        int
-	title    string // "Title › Heading"
-	url      string
-	text     []string
-	fact     bool
-	rank     int
-	titleSet map[string]bool
-}
-
-func parsePassages(obs []observation) []*passage {
-	var out []*passage
-	var cur *passage
-	rank := 0
-	for _, o := range obs {
-		inFacts := false
-		for _, raw := range strings.Split(o.text, "\n") {
-			l := strings.TrimSpace(raw)
-			if n, title, url, ok := sourceLine(l); ok {
-				cur = &passage{n: n, title: title, url: url, rank: rank}
-				rank++
-				out = append(out, cur)
-				inFacts = false
-				continue
-			}
-			if l == "Facts:" {
-				inFacts, cur = true, nil
-				continue
-			}
-			if inFacts && strings.HasPrefix(l, "- ") {
-				if text, n, ok := factLine(l); ok {
-					out = append(out, &passage{n: n, text: []string{text}, fact: true, rank: rank})
-					rank++
-				}
-				continue
-			}
-			if cur != nil && l != "" {
-				cur.text = append(cur.text, l)
-			}
-		}
-	}
-	return out
-}
-
-// factLine parses an observation's fact line "- text [n]" into text and n
-// (the regexp `^- (.+) \[(\d+)\]$`, without its backtracking on long
-// facts); ok is false for other lines.
-func factLine(l string) (text string, n int, ok bool) {
-	if !strings.HasPrefix(l, "- ") || !strings.HasSuffix(l, "]") {
-		return "", 0, false
-	}
-	i := strings.LastIndex(l, " [")
-	if i < 2 {
-		return "", 0, false
-	}
-	n, ok = digits(l[i+2 : len(l)-1])
-	if !ok || i == 2 || strings.IndexByte(l[2:i], '\n') >= 0 { // . matches no newline
-		return "", 0, false
-	}
-	return l[2:i], n, true
-}
-
-// sourceLine parses a numbered source line "[n] title (url)" (the regexp
-// `^\[(\d+)\] (.+) \((\S+)\)$` by hand: observations have many lines and
-// most are not source lines); ok is false for other lines.
-func sourceLine(l string) (n int, title, url string, ok bool) {
-	if !strings.HasPrefix(l, "[") || !strings.HasSuffix(l, ")") {
-		return 0, "", "", false
-	}
-	end := strings.Index(l, "] ")
-	if end < 0 {
-		return 0, "", "", false
-	}
-	if n, ok = digits(l[1:end]); !ok {
-		return 0, "", "", false
-	}
-	rest := l[end+2:]
-	i := strings.LastIndex(rest, " (")
-	if i < 1 {
-		return 0, "", "", false
-	}
-	url = rest[i+2 : len(rest)-1]
-	if url == "" || strings.ContainsAny(url, " \t\n\f\r") { // \S in a Go regexp
-		return 0, "", "", false
-	}
-	if strings.IndexByte(rest[:i], '\n') >= 0 { // . matches no newline
-		return 0, "", "", false
-	}
-	return n, rest[:i], url, true
-}
-
-// digits parses a non-empty run of ASCII digits.
-func digits(s string) (int, bool) {
-	if s == "" {
-		return 0, false
-	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int(s[i]-'0')
-	}
-	return n, true
-}
-
-// commandLike reports whether s is a command line rather than a sentence:
-// no closing punctuation and a --flag.
-func commandLike(s string) bool {
-	t := strings.TrimSpace(s)
-	return t != "" && !strings.ContainsRune(".!?:)", rune(t[len(t)-1])) && strings.Contains(t, " --")
-}
-
-type sentence struct {
-	code  bool
-	p     *passage
-	pos   int
-	text  string
-	terms []string
-	score float64
-}
-
-// splitSentences cuts a line at sentence ends: ". ", "! ", "? " before an
-// upper-case letter, digit, quote or bracket.
-func splitSentences(line string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(line)-2; i++ {
-		c := line[i]
-		if (c == '.' || c == '!' || c == '?') && line[i+1] == ' ' {
-			j := i + 2
-			for j < len(line) && line[j] == ' ' {
-				j++
-			}
-			if j < len(line) {
-				r := rune(line[j])
-				if unicode.IsUpper(r) || unicode.IsDigit(r) || strings.ContainsRune("\"'`([", r) {
-					// Skip common abbreviations.
-					w := line[start : i+1]
-					if k := strings.LastIndexByte(w, ' '); k >= 0 {
-						w = w[k+1:]
-					}
-					if w == "e.g." || w == "i.e." || w == "etc." || w == "vs." || len(w) == 2 && unicode.IsUpper(rune(w[0])) {
-						continue
-					}
-					out = append(out, strings.TrimSpace(line[start:i+1]))
-					start = j
-				}
-			}
-		}
-	}
-	if s := strings.TrimSpace(line[start:]); s != "" {
-		out = append(out, s)
-	}
-	return out
-}
-
-var auxAfterWh = map[string]bool{"is": true, "are": true, "was": true, "were": true, "does": true, "do": true, "did": true,
-	"can": true, "could": true, "should": true, "will": true, "would": true, "s": true, "happens": true, "happen": true, "if": true}
-
-// entityType returns the noun of a which/what question asking for one
-// thing ("module" in "Which module parses JSON?"), or "".
-func entityType(q string) string {
-	f := strings.Fields(strings.ToLower(q))
-	if len(f) < 2 || (f[0] != "which" && f[0] != "what" && f[0] != "what's") {
-		return ""
-	}
-	w := strings.Trim(f[1], "?,.!'\"")
-	if f[0] == "what's" || auxAfterWh[w] || w == "" {
-		return ""
-	}
-	return w
-}
-
-// extract answers the question from the numbered sources in obs.
-func (x *Extractive) extract(question string, obs []observation) string {
-	ps := parsePassages(obs)
-	qterms := contentTerms(question)
-	if len(qterms) == 0 {
-		qterms = terms(question)
-	}
-	var sents []*sentence
-	df := map[string]int{}
-	for _, p := range ps {
-		p.titleSet = map[string]bool{}
-		for _, t := range terms(p.title) {
-			p.titleSet[t] = true
-		}
-		pos := 0
-		for _, l := range p.text {
-			for _, s := range splitSentences(l) {
-				st := &sentence{p: p, pos: pos, text: s, terms: terms(s), code: commandLike(s)}
-				pos++
-				seen := map[string]bool{}
-				for _, t := range st.terms {
-					if !seen[t] {
-						seen[t] = true
-						df[t]++
-					}
-				}
-				sents = append(sents, st)
-			}
-		}
-	}
-	if len(sents) == 0 {
-		return "I could not find that in the documents."
-	}
-	n := len(sents)
-	qset := map[string]float64{}
-	for _, t := range qterms {
-		qset[t] = idf(n, df[t])
-	}
-	cue := questionCue(question)
-	for _, s := range sents {
-		s.score = scoreSentence(s, qset, cue)
-	}
-	order := make([]*sentence, len(sents))
-	copy(order, sents)
-	sort.SliceStable(order, func(i, j int) bool { return order[i].score > order[j].score })
-	best := order[0]
-	if best.score <= 0 {
-		return "I could not find that in the documents."
-	}
-	chosen := []*sentence{best}
-	size := len(best.text)
-	for _, s := range order[1:] {
-		if len(chosen) >= x.cfg.MaxSentences || s.score < 0.7*best.score {
-			break
-		}
-		if s.code || size+len(s.text) > x.cfg.MaxChars || nearDuplicate(s, chosen) {
-			continue
-		}
-		chosen = append(chosen, s)
-		size += len(s.text)
-	}
-	// A short lead sentence of the best one's section ("No.", "One million
-	// by default.") carries the answer the next sentence explains.
-	if best.pos == 1 {
-		for _, s := range sents {
-			if s.p == best.p && s.pos == 0 && len(s.terms) <= 8 && !slices.Contains(chosen, s) {
-				chosen = append(chosen, s)
-				break
-			}
-		}
-	}
-	sort.SliceStable(chosen, func(i, j int) bool {
-		if chosen[i].p.rank != chosen[j].p.rank {
-			return chosen[i].p.rank < chosen[j].p.rank
-		}
-		return chosen[i].pos < chosen[j].pos
-	})
-	var b strings.Builder
-	if et := entityType(question); et != "" {
-		if ent := entityName(best.p, best.text, et); ent != "" && !startsWithEntity(chosen, ent) {
-			b.WriteString(ent + ": ")
-		}
-	}
-	for i, s := range chosen {
-		t := strings.TrimRight(s.text, " ")
-		last := i == len(chosen)-1 || chosen[i+1].p.n != s.p.n
-		if last {
-			end := ""
-			if k := len(t); k > 0 && strings.ContainsRune(".!?", rune(t[k-1])) {
-				end, t = t[k-1:], t[:k-1]
-			}
-			t += " [" + strconv.Itoa(s.p.n) + "]" + end
-		}
-		if i > 0 {
-			b.WriteString(" ")
-		}
-		b.WriteString(t)
-	}
-	return b.String()
-}
-
-// startsWithEntity reports whether the answer already opens with the entity
-// as a whole word (so "lumen.connect ..." does not count for "lumen").
-func startsWithEntity(ss []*sentence, ent string) bool {
-	if len(ss) == 0 {
-		return false
-	}
-	t := strings.ToLower(strings.TrimLeft(ss[0].text, "`*\"'"))
-	e := strings.ToLower(ent)
-	if !strings.HasPrefix(t, e) {
-		return false
-	}
-	rest := t[len(e):]
-	return rest == "" || strings.ContainsRune(" :,`*'\"(", rune(rest[0]))
-}
-
-// Question cues: what kind of text answers the question.
-const (
-	cueNone   = iota
-	cueNumber // how many / how long / default / port / size ...: a number
-	cuePlace  // where: a path or URL
-)
-
-var numberWords = map[string]bool{"many": true, "much": true, "long": true, "default": true, "port": true, "size": true,
-	"limit": true, "maximum": true, "minimum": true, "max": true, "min": true, "timeout": true, "version": true,
-	"release": true, "when": true, "number": true, "often": true, "big": true, "large": true, "old": true, "expire": true}
-
-func questionCue(q string) int {
-	f := strings.Fields(strings.ToLower(q))
-	if len(f) > 0 && f[0] == "where" {
-		return cuePlace
-	}
-	for _, w := range f {
-		if numberWords[strings.Trim(w, "?,.!")] {
-			return cueNumber
-		}
-	}
-	return cueNone
-}
-
-func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
-
-func scoreSentence(s *sentence, qset map[string]float64, cue int) float64 {
-	if len(s.terms) == 0 {
-		return 0
-	}
-	score := 0.0
-	matched := map[string]bool{}
-	first, last := -1, -1
-	for i, t := range s.terms {
-		if w, ok := qset[t]; ok {
-			if !matched[t] {
-				score += w
-				matched[t] = true
-			}
-			if first < 0 {
-				first = i
-			}
-			last = i
-		}
-	}
-	titleHits := 0.0
-	for t, w := range qset {
-		if s.p.titleSet[t] && !matched[t] {
-			titleHits += w
-		}
-	}
-	if len(matched) == 0 && titleHits == 0 {
-		return 0
-	}
-	if len(matched) >= 2 {
-		span := float64(last - first + 1)
-		score *= 1 + 0.5*float64(len(matched))/span
-	}
-	score += 0.5 * titleHits
-	if words := len(s.terms); words > 40 {
-		score /= 1 + float64(words-40)/40
-	} else if words < 4 && titleHits == 0 {
-		score *= 0.6
-	}
-	if s.p.fact {
-		score *= 0.9
-	}
-	switch {
-	case cue == cueNumber && hasDigit(s.text):
-		score *= 1.25
-	case cue == cuePlace && (strings.Contains(s.text, "/") || strings.Contains(s.text, "\\")):
-		score *= 1.25
-	}
-	if s.code {
-		score *= 0.6 // a command line, not a sentence
-	}
-	if s.pos == 0 && titleHits > 0 {
-		// The section's title matches the question (FAQ style): its first
-		// sentence usually answers it.
-		score *= 1.2
-	}
-	return score / (1 + 0.05*float64(s.p.rank)) / (1 + 0.02*float64(s.pos))
-}
-
-// nearDuplicate reports whether most of s's terms are already in a chosen
-// sentence (or the other way round), so one fact is not said twice.
-func nearDuplicate(s *sentence, chosen []*sentence) bool {
-	a := map[string]bool{}
-	for _, t := range s.terms {
-		a[t] = true
-	}
-	for _, c := range chosen {
-		b := map[string]bool{}
-		common := 0
-		for _, t := range c.terms {
-			if !b[t] {
-				b[t] = true
-				if a[t] {
-					common++
-				}
-			}
-		}
-		if small := min(len(a), len(b)); small > 0 && float64(common)/float64(small) > 0.8 {
-			return true
-		}
-	}
-	return false
-}
-
-// entityKinds are the nouns of which/what questions answered by naming a
-// page or section (other nouns, like "language", are not prefixed).
-var entityKinds = map[string]bool{"module": true, "package": true, "library": true, "page": true, "section": true, "guide": true,
-	"tool": true, "file": true, "api": true, "type": true, "object": true, "protocol": true, "plugin": true, "extension": true,
-	"component": true, "service": true, "client": true, "driver": true, "format": true, "decorator": true, "keyword": true,
-	"statement": true, "builtin": true, "constant": true, "property": true, "interface": true, "struct": true, "operator": true}
-
-// identRe matches code identifiers: dotted names (json.dumps), calls
-// (open()), snake_case names and --flags.
-var identRe = regexp.MustCompile(`(?:--[a-z][\w-]+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\)|[a-z]+_[a-z_]+)`)
-
-var identKinds = map[string]bool{"function": true, "method": true, "class": true, "attribute": true, "exception": true, "option": true,
-	"parameter": true, "setting": true, "flag": true, "command": true, "variable": true, "field": true, "endpoint": true, "argument": true}
-
-// entityName names what a source is about: the heading for identifier-like
-// questions (functions, options...), else the page title up to its dash.
-func entityName(p *passage, best string, kind string) string {
-	title, heading := p.title, ""
-	if i := strings.Index(p.title, " › "); i >= 0 {
-		title, heading = p.title[:i], p.title[i+len(" › "):]
-	}
-	if p.fact {
-		return ""
-	}
-	kind = strings.TrimSuffix(kind, "s")
-	if !identKinds[kind] && !entityKinds[kind] {
-		return ""
-	}
-	if identKinds[kind] {
-		// A heading that is an identifier names it; else the first
-		// identifier-looking token of the best sentence does.
-		if h := strings.TrimSpace(heading); h != "" && identRe.MatchString(h) {
-			return identRe.FindString(h)
-		}
-		if id := identRe.FindString(best); id != "" {
-			return id
-		}
-		if heading != "" {
-			return strings.TrimSpace(heading)
-		}
-	}
-	for _, sep := range []string{" — ", " – ", " - ", ": ", " | "} {
-		if i := strings.Index(title, sep); i > 0 {
-			title = title[:i]
-			break
-		}
-	}
-	title = strings.TrimSpace(title)
-	if title == "" || len(title) > 80 {
-		return ""
-	}
-	return title
 }

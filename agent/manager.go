@@ -43,6 +43,10 @@ type Config struct {
 	Model       string  // default model name sent to the LLM
 	Temperature float64 // default temperature
 	MaxTokens   int     // default max tokens of one step (0: provider default)
+	// Protocol is how steps are asked for: ProtocolText (default), ProtocolTools,
+	// ProtocolJSON or ProtocolAuto (see CompletionRequest.Protocol). The
+	// events are the same whichever ran.
+	Protocol string
 	// LLMTimeout bounds one LLM call (0: none). Whatever it is, when the
 	// question has a deadline a call gets at most an equal share of the time
 	// left among the iterations left, so the iteration limit fits in the
@@ -329,6 +333,19 @@ func (m *Manager) Handshake(name string) (Handshake, error) {
 	return e.a.Handshake(), nil
 }
 
+// Builtin returns the fixie_ built-in func of that name (fixie_query_corpus,
+// fixie_query_graph, fixie_query_embed, fixie_base_prompt,
+// fixie_local_datetime, fixie_utc_datetime), for agents that expose one
+// under a name of their own.
+func (m *Manager) Builtin(name string) (Func, bool) {
+	for _, f := range m.builtins.Commands() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Func{}, false
+}
+
 // CallFunc runs func funcName of agent agentName for the agent-protocol
 // endpoint POST /agents/{name}/{func}. Errors: ENOTFOUND for an unknown
 // agent, EFuncNotDefined (with details func_name and available_funcs) for an
@@ -343,7 +360,12 @@ func (m *Manager) CallFunc(ctx context.Context, agentName, funcName string, msg 
 	if !ok {
 		return kgagent.Message{}, NotDefined(funcName, e.a.FuncNames())
 	}
-	call := m.funcCall(e, funcName, msg, caller, "", "", "")
+	// As in a run without a collection: the agent's, else the default one.
+	coll := e.a.Config().Collection
+	if coll == "" {
+		coll = m.cfg.Collection
+	}
+	call := m.funcCall(e, funcName, msg, caller, "", coll, "")
 	res, err := invoke(ctx, f, call, m.cfg.FuncTimeout)
 	if res.Message.Embeds == nil {
 		res.Message.Embeds = map[string]kgagent.Embed{}
@@ -386,6 +408,7 @@ type run struct {
 	// while every func the run called is Cacheable.
 	cacheable bool
 	events    []kgagent.Event // kept for the session or the answer cache
+	cites     *citeMap        // the answer's citation numbering (cite.go)
 }
 
 func (r *run) emit(ev kgagent.Event) {
@@ -512,8 +535,8 @@ func (m *Manager) ask(ctx context.Context, r *run) (kgagent.Answer, error) {
 	if err != nil {
 		return ans, err
 	}
-	ans.Answer = text
-	ans.Sources = usedSources(text, r.sources)
+	ans.Answer = r.citer().rewrite(text)
+	ans.Sources = r.citer().answerSources(r.sources)
 	r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: ans.Agent, Text: text, Final: true, Sources: ans.Sources, Usage: &ans.Usage})
 	if r.record {
 		_, err := m.cfg.Sessions.AppendMessage(context.WithoutCancel(ctx), SessionMessage{
@@ -555,53 +578,19 @@ func (m *Manager) history(ctx context.Context, e *entry, sessionID, question str
 	return out, nil
 }
 
-// usedSources returns the sources cited as [n] in text, in citation order;
-// when text cites none, every source the run gathered.
-func usedSources(text string, all []kgagent.Source) []kgagent.Source {
-	out := []kgagent.Source{}
-	seen := map[int]bool{}
-	for _, n := range Citations(text) {
-		if n >= 1 && n <= len(all) && !seen[n] {
-			seen[n] = true
-			out = append(out, all[n-1])
-		}
-	}
-	if len(seen) == 0 {
-		out = append(out, all...)
-	}
-	return out
-}
-
-// Citations returns the numbers cited as [n] (or [n, m]) in text, in order.
+// Citations returns the numbers cited as [n] (or [n, m]) in text, in
+// order; brackets inside code (``` fences and `inline code`) are code, not
+// citations.
 func Citations(text string) []int {
 	var out []int
+	var code codeState
 	for i := 0; i < len(text); i++ {
-		if text[i] != '[' {
+		if code.step(text, &i) {
 			continue
 		}
-		j := i + 1
-		var nums []int
-		n, digits := 0, 0
-		for ; j < len(text); j++ {
-			c := text[j]
-			if c >= '0' && c <= '9' && digits < 4 {
-				n = n*10 + int(c-'0')
-				digits++
-				continue
-			}
-			if (c == ',' || c == ' ') && digits > 0 {
-				nums = append(nums, n)
-				n, digits = 0, 0
-				continue
-			}
-			if c == ' ' {
-				continue
-			}
-			break
-		}
-		if j < len(text) && text[j] == ']' && digits > 0 {
-			out = append(out, append(nums, n)...)
-			i = j
+		if nums, end, ok := citationAt(text, i); ok {
+			out = append(out, nums...)
+			i = end - 1
 		}
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent/internal/words"
 )
 
 // Route picks the agent for a question posted without one (the Router of
@@ -48,9 +49,9 @@ func (m *Manager) Route(ctx context.Context, question string) (string, float64, 
 		for j, q := range e.queries {
 			var s float64
 			if qv != nil && j < len(e.vecs) {
-				s = cosine(qv, e.vecs[j])
+				s = words.Cosine(qv, e.vecs[j])
 			} else {
-				s = bagCosine(question, q)
+				s = words.BagCosine(question, q)
 			}
 			if s > bestScore {
 				best, bestScore = names[i], s

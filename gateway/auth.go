@@ -6,11 +6,10 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"errors"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
@@ -44,15 +43,18 @@ func HashKey(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// principal is who a request authenticated as.
-type principal struct {
+// Principal is who a request authenticated as: an API key, a JWT caller,
+// or the anonymous caller of an open server. Transports get one from
+// Server.Authenticate (or AuthenticateRequest) and pass it in Call.
+type Principal struct {
 	key    *APIKey // nil for JWT callers and open servers
 	caller agent.Caller
 	scopes []Scope
-	open   bool // auth is off
+	open   bool   // auth is off
+	remote string // the caller's address (host), for anonymous JWT limits
 }
 
-func (p *principal) has(s Scope) bool {
+func (p *Principal) has(s Scope) bool {
 	return p.open || s == scopePublic || slices.Contains(p.scopes, ScopeAdmin) || slices.Contains(p.scopes, s)
 }
 
@@ -60,7 +62,7 @@ func (p *principal) has(s Scope) bool {
 // (kgagent.ValidateCollection: internal names are refused) and that p may
 // use it, and returns the collection to use: a restricted key with no
 // collection given gets its first one.
-func (p *principal) collection(c string) (string, error) {
+func (p *Principal) collection(c string) (string, error) {
 	if c != "" {
 		if err := kgagent.ValidateCollection(c); err != nil {
 			return "", err
@@ -78,41 +80,66 @@ func (p *principal) collection(c string) (string, error) {
 	return c, nil
 }
 
-// owner is whose sessions p sees: the user id, else the key ("key:<name>"),
-// else "" (anonymous).
-func (p *principal) owner() string {
-	if p.caller.UserID != "" {
+// owner is whose sessions and streams p sees: the user id, else the key
+// ("key:<name>"), else the calling agent of an anonymous JWT
+// ("agent:<aid>"), else "" (the anonymous caller of an open server).
+func (p *Principal) owner() string {
+	switch {
+	case p.caller.UserID != "":
 		return p.caller.UserID
-	}
-	if p.key != nil {
+	case p.key != nil:
 		return "key:" + p.key.Name
+	case p.caller.AgentID != "":
+		return "agent:" + p.caller.AgentID
 	}
 	return ""
 }
 
-func principalFrom(ctx context.Context) *principal {
-	p, _ := ctx.Value(ctxPrincipal).(*principal)
+// buckets are the daily-limit counters a query of p is charged to: its
+// key, its user, and for a JWT without sub its agent id and address.
+func (p *Principal) buckets(limit int) []Bucket {
+	if p.open || limit < 0 {
+		return nil
+	}
+	var bs []Bucket
+	if p.key != nil {
+		lim := limit
+		if p.key.DailyLimit > 0 {
+			lim = p.key.DailyLimit
+		}
+		bs = append(bs, Bucket{Key: "key:" + p.key.Name, Limit: lim})
+	}
+	if p.caller.UserID != "" {
+		bs = append(bs, Bucket{Key: "user:" + p.caller.UserID, Limit: limit})
+	}
+	if p.key == nil && p.caller.UserID == "" {
+		bs = append(bs, Bucket{Key: "anon:" + p.caller.AgentID + "@" + p.remote, Limit: limit})
+	}
+	return bs
+}
+
+func principalFrom(ctx context.Context) *Principal {
+	p, _ := ctx.Value(ctxPrincipal).(*Principal)
 	if p == nil {
-		return &principal{open: true, caller: agent.Caller{Anonymous: true}}
+		return &Principal{open: true, caller: agent.Caller{Anonymous: true}}
 	}
 	return p
 }
 
-// authenticator checks API keys and JWTs and counts daily queries.
+// withPrincipal returns ctx carrying p.
+func withPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, ctxPrincipal, p)
+}
+
+// authenticator checks API keys and JWTs.
 type authenticator struct {
 	keys    map[string]*APIKey // by hash
 	enabled bool
 	jwt     *jwtVerifier
-	limit   int
-
-	mu     sync.Mutex
-	day    string
-	counts map[string]int
-	now    func() time.Time
 }
 
 func newAuthenticator(cfg Config) (*authenticator, error) {
-	a := &authenticator{keys: map[string]*APIKey{}, enabled: cfg.AuthEnabled(), limit: cfg.DailyLimit, counts: map[string]int{}, now: time.Now}
+	a := &authenticator{keys: map[string]*APIKey{}, enabled: cfg.AuthEnabled()}
 	for i := range cfg.APIKeys {
 		k := cfg.APIKeys[i]
 		h := strings.ToLower(k.Hash)
@@ -139,10 +166,10 @@ func newAuthenticator(cfg Config) (*authenticator, error) {
 	return a, nil
 }
 
-// credential returns the token a request carries: Authorization: Bearer,
-// X-API-Key, or the api_key query parameter (browsers cannot set headers on a
-// websocket).
-func credential(r *http.Request) string {
+// Credential returns the token an HTTP request carries: Authorization:
+// Bearer, X-API-Key, or the api_key query parameter (browsers cannot set
+// headers on a websocket).
+func Credential(r *http.Request) string {
 	if t, ok := headerCredential(r.Header); ok {
 		return t
 	}
@@ -164,10 +191,10 @@ func headerCredential(h http.Header) (string, bool) {
 	return "", false
 }
 
-// authenticate returns the principal of token. Errors: EUNAUTH.
-func (a *authenticator) authenticate(ctx context.Context, token string) (*principal, error) {
+// authenticate returns the Principal of token. Errors: EUNAUTH.
+func (a *authenticator) authenticate(ctx context.Context, token, remote string) (*Principal, error) {
 	if !a.enabled {
-		return &principal{open: true, caller: agent.Caller{Anonymous: true}}, nil
+		return &Principal{open: true, caller: agent.Caller{Anonymous: true}, remote: remote}, nil
 	}
 	if token == "" {
 		return nil, kgagent.Errorf(kgagent.EUNAUTH, "credentials required: Authorization: Bearer <api key or token>")
@@ -177,57 +204,35 @@ func (a *authenticator) authenticate(ctx context.Context, token string) (*princi
 		if err != nil {
 			return nil, err
 		}
-		return &principal{caller: c, scopes: []Scope{ScopeAsk}}, nil
+		return &Principal{caller: c, scopes: []Scope{ScopeAsk}, remote: remote}, nil
 	}
 	h := HashKey(token)
 	for kh, k := range a.keys {
 		if subtle.ConstantTimeCompare([]byte(kh), []byte(h)) == 1 {
-			return &principal{key: k, scopes: k.Scopes, caller: agent.Caller{UserID: k.UserID, Anonymous: k.UserID == ""}}, nil
+			return &Principal{key: k, scopes: k.Scopes, caller: agent.Caller{UserID: k.UserID, Anonymous: k.UserID == ""}, remote: remote}, nil
 		}
 	}
 	return nil, kgagent.Errorf(kgagent.EUNAUTH, "unknown API key or token")
 }
 
-// charge counts one query for p's key and user; over a daily limit it fails
-// with ERATELIMIT and a retry_after_s detail (seconds to the next UTC day).
-func (a *authenticator) charge(p *principal) error {
-	if p.open || a.limit < 0 {
-		return nil
+// Authenticate returns the principal of a credential (an API key or a
+// JWT) presented from remote (an address, or a transport's name): the
+// anonymous open principal when auth is off. Errors: EUNAUTH.
+func (s *Server) Authenticate(ctx context.Context, token, remote string) (*Principal, error) {
+	return s.auth.authenticate(ctx, token, remote)
+}
+
+// AuthenticateRequest is Authenticate with an HTTP request's credential
+// and remote address.
+func (s *Server) AuthenticateRequest(r *http.Request) (*Principal, error) {
+	return s.Authenticate(r.Context(), Credential(r), remoteHost(r))
+}
+
+func remoteHost(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
 	}
-	now := a.now().UTC()
-	day := now.Format("2006-01-02")
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if day != a.day {
-		a.day, a.counts = day, map[string]int{}
-	}
-	type bucket struct {
-		name  string
-		limit int
-	}
-	var bs []bucket
-	if p.key != nil {
-		lim := a.limit
-		if p.key.DailyLimit > 0 {
-			lim = p.key.DailyLimit
-		}
-		bs = append(bs, bucket{"key:" + p.key.Name, lim})
-	}
-	if p.caller.UserID != "" {
-		bs = append(bs, bucket{"user:" + p.caller.UserID, a.limit})
-	}
-	for _, b := range bs {
-		if a.counts[b.name] >= b.limit {
-			next := time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
-			e := kgagent.Errorf(kgagent.ERATELIMIT, "daily query limit of %d reached", b.limit)
-			e.Details = map[string]any{"retry_after_s": int(next.Sub(now).Seconds()) + 1, "limit": b.limit}
-			return e
-		}
-	}
-	for _, b := range bs {
-		a.counts[b.name]++
-	}
-	return nil
+	return r.RemoteAddr
 }
 
 // require wraps h so it runs only for requests holding scope.
@@ -237,7 +242,7 @@ func (s *Server) require(scope Scope, h http.HandlerFunc) http.HandlerFunc {
 			h(w, r)
 			return
 		}
-		p, err := s.auth.authenticate(r.Context(), credential(r))
+		p, err := s.AuthenticateRequest(r)
 		if err != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="kgagent"`)
 			s.writeError(w, r, err)
@@ -247,13 +252,8 @@ func (s *Server) require(scope Scope, h http.HandlerFunc) http.HandlerFunc {
 			s.writeError(w, r, kgagent.Errorf(kgagent.EFORBIDDEN, "this key lacks the %q scope", scope))
 			return
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), ctxPrincipal, p)))
+		h(w, r.WithContext(withPrincipal(r.Context(), p)))
 	}
-}
-
-// charge counts one query for the request's principal.
-func (s *Server) charge(ctx context.Context) error {
-	return s.auth.charge(principalFrom(ctx))
 }
 
 var errInternalPanic = errors.New("handler panicked")

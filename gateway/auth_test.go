@@ -99,7 +99,7 @@ func TestAuthScopes(t *testing.T) {
 func TestDailyLimits(t *testing.T) {
 	f := newFixture(t, authConfig())
 	now := time.Date(2026, 3, 1, 23, 0, 0, 0, time.UTC)
-	f.srv.auth.now = func() time.Time { return now }
+	f.srv.now = func() time.Time { return now }
 	ask := func(token string) (int, http.Header, map[string]any) {
 		status, m, h := do(t, "POST", f.ts.URL+"/api/v1/agent", token, `{"question":"q","collection":"python"}`)
 		return status, h, m

@@ -46,7 +46,7 @@ func (s *Server) Mount(path string, scope Scope, h http.Handler) {
 // server every caller is open. Errors: EUNAUTH, EFORBIDDEN.
 func (c Calls) Authenticate(ctx context.Context, header http.Header, scope Scope) (context.Context, error) {
 	token, _ := headerCredential(header)
-	p, err := c.s.auth.authenticate(ctx, token)
+	p, err := c.s.auth.authenticate(ctx, token, "mcp")
 	if err != nil {
 		return ctx, err
 	}
@@ -56,36 +56,26 @@ func (c Calls) Authenticate(ctx context.Context, header http.Header, scope Scope
 	return context.WithValue(ctx, ctxPrincipal, p), nil
 }
 
-// prepare checks the caller's collection and the request, and charges the
-// daily limit; it returns the request with the collection to use.
-func (c Calls) prepare(ctx context.Context, service string, req Request) (Request, *principal, error) {
+// prepare runs the request pipeline (admit: scope, request rules,
+// collection, daily limit, timeout) for the caller of ctx; it returns the
+// context to run in (cancel it when done) and the request with the
+// collection to use.
+func (c Calls) prepare(ctx context.Context, service string, req Request) (context.Context, context.CancelFunc, Request, *Principal, error) {
 	p := principalFrom(ctx)
-	if !p.has(ScopeAsk) {
-		return req, p, kgagent.Errorf(kgagent.EFORBIDDEN, "this key lacks the %q scope", ScopeAsk)
-	}
-	if err := req.validate(service); err != nil {
-		return req, p, err
-	}
-	col, err := p.collection(req.Collection)
-	if err != nil {
-		return req, p, err
-	}
-	req.Collection = col
-	if err := c.s.auth.charge(p); err != nil {
-		return req, p, err
-	}
-	return req, p, nil
+	ctx, cancel, err := c.s.admit(ctx, p, admission{scope: ScopeAsk, service: service, req: &req, charge: true})
+	return ctx, cancel, req, p, err
 }
 
 // Ask answers a question with the agent, streaming its events to emit.
 // Errors: as POST /api/v1/agent.
 func (c Calls) Ask(ctx context.Context, question, collection, agentName string, emit agent.Emit) (kgagent.Answer, error) {
-	req, p, err := c.prepare(ctx, ServiceAgent, Request{Question: question, Collection: collection, Agent: agentName})
+	ctx, cancel, req, p, err := c.prepare(ctx, ServiceAgent, Request{Question: question, Collection: collection, Agent: agentName})
+	defer cancel()
 	if err != nil {
 		return kgagent.Answer{}, err
 	}
 	start := time.Now()
-	ans, err := c.s.ask(ctx, Call{ID: newID(), Service: ServiceAgent, Request: req, Caller: p.caller}, emit)
+	ans, err := c.s.ask(ctx, Call{ID: newID(), Service: ServiceAgent, Request: req, Caller: c.s.callerOf(p)}, emit)
 	c.s.metrics.observeCall(ServiceAgent, kgagent.ErrorCode(err), time.Since(start))
 	return ans, err
 }
@@ -93,7 +83,8 @@ func (c Calls) Ask(ctx context.Context, question, collection, agentName string, 
 // Search runs a search (k 0 means 10, mode empty means hybrid). Errors: as
 // POST /api/v1/search.
 func (c Calls) Search(ctx context.Context, query, collection string, k int, mode corpus.Mode) ([]corpus.Hit, error) {
-	req, _, err := c.prepare(ctx, ServiceSearch, Request{Question: query, Collection: collection, K: k, Mode: mode})
+	ctx, cancel, req, _, err := c.prepare(ctx, ServiceSearch, Request{Question: query, Collection: collection, K: k, Mode: mode})
+	defer cancel()
 	if err != nil {
 		return nil, err
 	}
@@ -103,8 +94,6 @@ func (c Calls) Search(ctx context.Context, query, collection string, k int, mode
 	if req.K == 0 {
 		req.K = 10
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.s.cfg.RequestTimeout)
-	defer cancel()
 	start := time.Now()
 	hits, err := c.s.b.Search.Search(ctx, corpus.SearchRequest{Query: req.Question, Collection: req.Collection, K: req.K, Mode: req.Mode})
 	c.s.metrics.observeCall(ServiceSearch, kgagent.ErrorCode(err), time.Since(start))
@@ -117,15 +106,14 @@ func (c Calls) Search(ctx context.Context, query, collection string, k int, mode
 // Triples returns the triples matching the pattern (limit 0: the store's
 // default). Errors: as GET /api/v1/triples.
 func (c Calls) Triples(ctx context.Context, pat graphrag.Pattern) ([]kgagent.Triple, error) {
-	req, _, err := c.prepare(ctx, ServiceTriples, Request{Collection: pat.Collection, S: pat.S, P: pat.P, O: pat.O, Limit: pat.Limit})
+	ctx, cancel, req, _, err := c.prepare(ctx, ServiceTriples, Request{Collection: pat.Collection, S: pat.S, P: pat.P, O: pat.O, Limit: pat.Limit})
+	defer cancel()
 	if err != nil {
 		return nil, err
 	}
 	if c.s.b.Graph == nil {
 		return nil, unavailable("graph")
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.s.cfg.RequestTimeout)
-	defer cancel()
 	pat.Collection = req.Collection
 	start := time.Now()
 	ts, err := c.s.b.Graph.Find(ctx, pat)
@@ -174,6 +162,10 @@ func (c Calls) Collections(ctx context.Context) ([]corpus.CollectionInfo, error)
 	}
 	return c.s.collections(ctx)
 }
+
+// Owner names the caller of ctx (its user, API key or agent id; "" for an
+// open server's callers), for transports that bind sessions to a caller.
+func (c Calls) Owner(ctx context.Context) string { return principalFrom(ctx).owner() }
 
 // Collection returns the collection to use for name ("" is the caller's
 // default: the first of a restricted key's collections, else "").

@@ -78,38 +78,41 @@ func (s *Server) fixieRoutes() {
 	s.handle("POST", "/agents/{name}/{func}", scopePublic, s.fixieCall)
 }
 
-// fixieCaller authenticates a protocol request: 403 (EFORBIDDEN) on a
-// missing or bad token when auth is on.
-func (s *Server) fixieCaller(r *http.Request) (agent.Caller, error) {
+// fixiePrincipal authenticates a protocol request: 403 (EFORBIDDEN) on a
+// missing or bad token when auth is on (JWTs when JWT is configured, API
+// keys with the ask scope otherwise).
+func (s *Server) fixiePrincipal(r *http.Request) (*Principal, error) {
 	tok := ""
 	if h := r.Header.Get("Authorization"); h != "" {
 		t, ok := strings.CutPrefix(h, "Bearer ")
 		if !ok {
-			return agent.Caller{}, kgagent.Errorf(kgagent.EFORBIDDEN, "Authorization must be a Bearer token")
+			return nil, kgagent.Errorf(kgagent.EFORBIDDEN, "Authorization must be a Bearer token")
 		}
 		tok = strings.TrimSpace(t)
 	}
+	remote := remoteHost(r)
 	if !s.auth.enabled {
+		p := &Principal{open: true, caller: agent.Caller{Anonymous: true}, remote: remote}
 		if tok != "" && s.auth.jwt == nil {
-			return agent.Caller{Anonymous: true, Token: tok}, nil
+			p.caller.Token = tok
 		}
-		return agent.Caller{Anonymous: true}, nil
+		return p, nil
 	}
 	if tok == "" {
-		return agent.Caller{}, kgagent.Errorf(kgagent.EFORBIDDEN, "a bearer token is required")
+		return nil, kgagent.Errorf(kgagent.EFORBIDDEN, "a bearer token is required")
 	}
 	if s.auth.jwt != nil {
 		c, err := s.auth.jwt.verify(r.Context(), tok)
 		if err != nil {
-			return agent.Caller{}, &kgagent.Error{Code: kgagent.EFORBIDDEN, Message: "invalid token", Err: err}
+			return nil, &kgagent.Error{Code: kgagent.EFORBIDDEN, Message: "invalid token", Err: err}
 		}
-		return c, nil
+		return &Principal{caller: c, scopes: []Scope{ScopeAsk}, remote: remote}, nil
 	}
-	p, err := s.auth.authenticate(r.Context(), tok)
+	p, err := s.auth.authenticate(r.Context(), tok, remote)
 	if err != nil || !p.has(ScopeAsk) {
-		return agent.Caller{}, kgagent.Errorf(kgagent.EFORBIDDEN, "invalid API key")
+		return nil, kgagent.Errorf(kgagent.EFORBIDDEN, "invalid API key")
 	}
-	return p.caller, nil // API keys are never forwarded to remote agents
+	return p, nil // API keys are never forwarded to remote agents
 }
 
 func wantsJSON(r *http.Request) bool {
@@ -119,7 +122,7 @@ func wantsJSON(r *http.Request) bool {
 
 func (s *Server) fixieHandshake(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if _, err := s.fixieCaller(r); err != nil {
+	if _, err := s.fixiePrincipal(r); err != nil {
 		s.writeFixieError(w, r, http.StatusForbidden, err)
 		return
 	}
@@ -173,7 +176,7 @@ func (s *Server) writeFixieError(w http.ResponseWriter, r *http.Request, status 
 
 func (s *Server) fixieCall(w http.ResponseWriter, r *http.Request) {
 	name, fn := r.PathValue("name"), r.PathValue("func")
-	caller, err := s.fixieCaller(r)
+	p, err := s.fixiePrincipal(r)
 	if err != nil {
 		s.writeFixieError(w, r, http.StatusForbidden, err)
 		return
@@ -202,11 +205,13 @@ func (s *Server) fixieCall(w http.ResponseWriter, r *http.Request) {
 		s.writeFixieError(w, r, 0, e)
 		return
 	}
-	if err := s.auth.charge(&principal{caller: caller, open: !s.auth.enabled}); err != nil {
+	ctx, cancel, err := s.admit(r.Context(), p, admission{scope: ScopeAsk, charge: true})
+	defer cancel()
+	if err != nil {
 		s.writeFixieError(w, r, 0, err)
 		return
 	}
-	out, err := s.callFunc(r.Context(), name, fn, msg, caller)
+	out, err := s.callFunc(ctx, name, fn, msg, s.callerOf(p))
 	if err != nil {
 		switch kgagent.ErrorCode(err) {
 		case kgagent.EFuncNotDefined:
@@ -235,14 +240,13 @@ func (s *Server) fixieCall(w http.ResponseWriter, r *http.Request) {
 
 var errFuncPanic = errors.New("agent func panicked")
 
-// callFunc calls the func, turning a panic into an unhandled-exception error.
+// callFunc calls the func of an admitted request, turning a panic into an
+// unhandled-exception error.
 func (s *Server) callFunc(ctx context.Context, name, fn string, msg kgagent.Message, caller agent.Caller) (out kgagent.Message, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = &kgagent.Error{Code: kgagent.EAgentUnhandled, Message: "The agent failed to handle the request.", Err: fmt.Errorf("%w: %v", errFuncPanic, p)}
 		}
 	}()
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
-	defer cancel()
 	return s.b.Agents.CallFunc(ctx, name, fn, msg, caller)
 }

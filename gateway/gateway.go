@@ -107,7 +107,11 @@ type Config struct {
 	// Auth. With no APIKeys and no JWT, the API is open.
 	APIKeys    []APIKey
 	JWT        JWTConfig
-	DailyLimit int // queries per key and per user per UTC day; default 1000; <0 disables
+	DailyLimit int     // queries per key and per user per UTC day; default 1000; <0 disables
+	Limiter    Limiter // counts daily queries; default NewMemLimiter() (per process)
+	// ForwardCallerToken passes the caller's JWT on to remote agents and
+	// funcs; off, they never see it (they could replay it).
+	ForwardCallerToken bool
 
 	CORSOrigins []string // allowed Origins for browsers ("*" for any); default none
 	// AllowedHosts are the Host names served besides loopback ones ("*":
@@ -128,6 +132,8 @@ type Config struct {
 	RetainStreams   time.Duration // how long finished streams stay resumable; default 2m
 	MaxStreams      int           // resumable streams kept at once; default 10000
 	MaxStreamEvents int           // events kept per stream; default 2048
+	MaxStreamBytes  int64         // bytes of events kept across all streams, oldest dropped first; default 64 MiB
+	Streams         StreamStore   // where resumable streams are kept; default NewMemStreams(RetainStreams, MaxStreams, MaxStreamEvents, MaxStreamBytes)
 
 	Metrics *Metrics // default: NewMetrics(nil), a fresh registry
 }
@@ -178,6 +184,15 @@ func (c *Config) fill() {
 	if c.MaxStreamEvents <= 0 {
 		c.MaxStreamEvents = 2048
 	}
+	if c.MaxStreamBytes <= 0 {
+		c.MaxStreamBytes = 64 << 20
+	}
+	if c.Limiter == nil {
+		c.Limiter = NewMemLimiter()
+	}
+	if c.Streams == nil {
+		c.Streams = NewMemStreams(c.RetainStreams, c.MaxStreams, c.MaxStreamEvents, c.MaxStreamBytes)
+	}
 }
 
 // Server is the gateway: one http.Handler for every HTTP transport, and Run
@@ -190,7 +205,9 @@ type Server struct {
 	handler http.Handler
 	routes  []Route
 	auth    *authenticator
-	streams *streamStore
+	limiter Limiter
+	now     func() time.Time
+	streams StreamStore
 	metrics *Metrics
 	flows   map[string]bool
 	ctx     context.Context // canceled by Close: stops detached websocket runs
@@ -219,7 +236,7 @@ func New(cfg Config, b Backends) (*Server, error) {
 	if s.metrics == nil {
 		s.metrics = NewMetrics(nil)
 	}
-	s.streams = newStreamStore(cfg.RetainStreams, cfg.MaxStreams, cfg.MaxStreamEvents)
+	s.limiter, s.now, s.streams = cfg.Limiter, time.Now, cfg.Streams
 	s.routesSetup()
 	s.handler = s.middleware(s.mux)
 	return s, nil
@@ -239,8 +256,7 @@ func (s *Server) Metrics() *Metrics { return s.metrics }
 // still running detached from their sockets.
 func (s *Server) Close() error {
 	s.cancel()
-	s.streams.close()
-	return nil
+	return s.streams.Close()
 }
 
 func (s *Server) handle(method, path string, scope Scope, h http.HandlerFunc) {

@@ -121,12 +121,13 @@ func citations(src []kgagent.Source) string {
 	}
 	var b strings.Builder
 	b.WriteString("\n\nSources:\n")
-	for _, s := range src {
+	for i, s := range src {
 		title := s.Title
 		if title == "" {
 			title = s.URL
 		}
-		fmt.Fprintf(&b, "- [%s](%s)\n", title, s.URL)
+		// Numbered as the answer cites them: [n] is the n-th source.
+		fmt.Fprintf(&b, "%d. [%s](%s)\n", i+1, title, s.URL)
 	}
 	return b.String()
 }
@@ -151,18 +152,17 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		agentName = ""
 	}
 	p := principalFrom(r.Context())
-	col, err := p.collection(req.Collection)
+	areq := Request{Question: question, Agent: agentName, Collection: req.Collection}
+	ctx, cancel, err := s.admit(r.Context(), p, admission{scope: ScopeAsk, service: ServiceAgent, req: &areq, charge: true})
+	defer cancel()
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.charge(r.Context()); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
+	r = r.WithContext(ctx)
 	id := "chatcmpl-" + requestID(r.Context())
 	created := time.Now().Unix()
-	call := Call{ID: requestID(r.Context()), Service: ServiceAgent, Request: Request{Question: question, Agent: agentName, Collection: col}, Caller: p.caller}
+	call := Call{ID: requestID(r.Context()), Service: ServiceAgent, Request: areq, Caller: s.callerOf(p)}
 	if !req.Stream {
 		ans, err := s.ask(r.Context(), call, func(kgagent.Event) {})
 		if err != nil {

@@ -103,43 +103,22 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, map[string]any{"status": status, "checks": checks})
 }
 
-// callREST runs one service call for a REST request and writes its final
-// response object.
+// callREST runs one service call for a REST request through the pipeline
+// (Run) and writes its final response object, or its error.
 func (s *Server) callREST(w http.ResponseWriter, r *http.Request, service, flow string, req Request) {
-	p := principalFrom(r.Context())
-	if err := s.checkFlow(flow); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if err := req.validate(service); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	col, err := p.collection(req.Collection)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	req.Collection = col
-	if err := s.checkSession(r.Context(), req.SessionID); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if err := s.charge(r.Context()); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
 	var final map[string]any
-	call := Call{ID: requestID(r.Context()), Service: service, Flow: flow, Request: req, Caller: p.caller}
-	start := time.Now()
-	err = s.dispatch(r.Context(), call, func(resp map[string]any, complete bool) {
-		if complete {
-			final = resp
+	var ferr *FrameError
+	call := Call{ID: requestID(r.Context()), Service: service, Flow: flow, Request: req, Principal: principalFrom(r.Context())}
+	s.Run(r.Context(), call, func(f Frame) {
+		switch {
+		case f.Error != nil:
+			ferr = f.Error
+		case f.Complete:
+			final = f.Response
 		}
 	})
-	s.metrics.observeCall(service, kgagent.ErrorCode(err), time.Since(start))
-	if err != nil {
-		s.writeError(w, r, err)
+	if ferr != nil {
+		s.writeError(w, r, &kgagent.Error{Code: ferr.Type, Message: ferr.Message, Details: ferr.Details})
 		return
 	}
 	writeJSON(w, http.StatusOK, final)
@@ -240,7 +219,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"jobs": jobs})
 }
 
-// collections returns the collections the principal may see.
+// collections returns the collections the Principal may see.
 func (s *Server) collections(ctx context.Context) ([]corpus.CollectionInfo, error) {
 	if s.b.Search == nil {
 		return nil, unavailable("search")
@@ -314,7 +293,7 @@ func (s *Server) sessionStore() (agent.SessionStore, error) {
 	return s.b.Sessions, nil
 }
 
-// ownSession returns session id when the principal owns it or is an admin
+// ownSession returns session id when the Principal owns it or is an admin
 // (ENOTFOUND otherwise, so ids of others' sessions are not revealed).
 func (s *Server) ownSession(ctx context.Context, id string) (agent.Session, error) {
 	st, err := s.sessionStore()
@@ -332,7 +311,7 @@ func (s *Server) ownSession(ctx context.Context, id string) (agent.Session, erro
 }
 
 // checkSession fails with ENOTFOUND when a request names a session the
-// principal does not own, so no one continues another's conversation.
+// Principal does not own, so no one continues another's conversation.
 func (s *Server) checkSession(ctx context.Context, id string) error {
 	if id == "" || s.b.Sessions == nil {
 		return nil
@@ -447,18 +426,17 @@ func (s *Server) postToSession(ctx context.Context, id string, in MessageInput) 
 		return agent.SessionMessage{}, invalid(ReasonMissingField, "text", "text is required")
 	}
 	p := principalFrom(ctx)
-	col, err := p.collection(in.Collection)
+	req := Request{Question: in.Text, Agent: sess.Agent, Collection: in.Collection, SessionID: id}
+	ctx, cancel, err := s.admit(ctx, p, admission{scope: ScopeAsk, service: ServiceAgent, req: &req, charge: true})
+	defer cancel()
 	if err != nil {
-		return agent.SessionMessage{}, err
-	}
-	if err := s.auth.charge(p); err != nil {
 		return agent.SessionMessage{}, err
 	}
 	if _, err := s.b.Sessions.AppendMessage(ctx, agent.SessionMessage{ID: newID(), SessionID: id, Role: "user", Text: in.Text, CreatedAt: time.Now().UTC()}); err != nil {
 		return agent.SessionMessage{}, err
 	}
 	var events []kgagent.Event
-	ans, err := s.ask(ctx, Call{ID: newID(), Service: ServiceAgent, Request: Request{Question: in.Text, Agent: sess.Agent, Collection: col, SessionID: id}, Caller: p.caller},
+	ans, err := s.ask(ctx, Call{ID: newID(), Service: ServiceAgent, Request: req, Caller: s.callerOf(p)},
 		func(ev kgagent.Event) {
 			if !ev.Delta && len(events) < 200 {
 				events = append(events, ev)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
@@ -95,6 +94,9 @@ type Frame struct {
 	Response map[string]any `json:"response,omitempty"`
 	Error    *FrameError    `json:"error,omitempty"`
 	Complete bool           `json:"complete"`
+	// ResumeToken is on the first frame of a websocket stream: an anonymous
+	// caller resumes the stream with it (resume.token).
+	ResumeToken string `json:"resume_token,omitempty"`
 }
 
 // FrameError is the error of a stream frame: seed 004's message and type,
@@ -111,40 +113,15 @@ func errorFrame(id string, err error) Frame {
 }
 
 // Call is one stream request: which service of which flow, the request, and
-// who asks.
+// who asks. Principal nil is the anonymous caller (refused when auth is
+// on); Caller is set by the pipeline from the principal.
 type Call struct {
-	ID      string
-	Service string
-	Flow    string
-	Request Request
-	Caller  agent.Caller
-}
-
-// Run executes c, sending its response frames in order to send (seq is left
-// for the caller to set); the last frame has Complete set. send must not block
-// for long. Run returns when the call is done.
-func (s *Server) Run(ctx context.Context, c Call, send func(Frame)) {
-	start := time.Now()
-	out := func(resp map[string]any, complete bool) {
-		send(Frame{ID: c.ID, Response: resp, Complete: complete})
-	}
-	err := s.safeDispatch(ctx, c, out)
-	if err != nil {
-		send(errorFrame(c.ID, err))
-	}
-	s.metrics.observeCall(c.Service, kgagent.ErrorCode(err), time.Since(start))
-}
-
-// safeDispatch is dispatch with a panic in a backend turned into an
-// internal error, so one bad request never takes the server down.
-func (s *Server) safeDispatch(ctx context.Context, c Call, out func(map[string]any, bool)) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.ErrorContext(ctx, "panic in service call", "panic", p, "service", c.Service, "request_id", c.ID)
-			err = kgagent.WrapError(kgagent.EINTERNAL, fmt.Errorf("panic: %v", p), "internal error")
-		}
-	}()
-	return s.dispatch(ctx, c, out)
+	ID        string
+	Service   string
+	Flow      string
+	Request   Request
+	Principal *Principal
+	Caller    agent.Caller
 }
 
 func (s *Server) checkFlow(flow string) error {
@@ -157,17 +134,10 @@ func (s *Server) checkFlow(flow string) error {
 	return nil
 }
 
-// dispatch runs one call. out receives the response objects; the last call
-// of out has complete set, unless an error is returned.
+// dispatch runs one admitted call (see admit). out receives the response
+// objects; the last call of out has complete set, unless an error is
+// returned.
 func (s *Server) dispatch(ctx context.Context, c Call, out func(map[string]any, bool)) error {
-	if err := s.checkFlow(c.Flow); err != nil {
-		return err
-	}
-	if err := c.Request.validate(c.Service); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
-	defer cancel()
 	req := c.Request
 	switch c.Service {
 	case ServiceAgent:
@@ -225,13 +195,11 @@ func (s *Server) dispatch(ctx context.Context, c Call, out func(map[string]any, 
 	return nil
 }
 
-// ask runs the agent with the request of c, recording metrics.
+// ask runs the agent with the admitted request of c, recording metrics.
 func (s *Server) ask(ctx context.Context, c Call, emit agent.Emit) (kgagent.Answer, error) {
 	if s.b.Asker == nil {
 		return kgagent.Answer{}, unavailable("agent")
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
-	defer cancel()
 	r := c.Request
 	ans, err := s.b.Asker.Ask(ctx, agent.Request{
 		ID: c.ID, Question: r.Question, Agent: r.Agent, Collection: r.Collection,

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -19,14 +18,22 @@ import (
 // (seed 004) or a resume.
 //
 //	{"id":"q1","service":"agent","flow":"default","request":{"question":"..."}}
-//	{"id":"q1","resume":{"last_seq":3}}
+//	{"id":"q1","resume":{"last_seq":3,"token":"<resume_token of seq 1>"}}
 //
-// Every response frame carries "seq" (1, 2, ... per id). A client that loses
-// its socket reconnects and sends a resume with the id and the last seq it
-// saw; it gets the frames after it, then the rest as they come. Frames are
-// kept for Config.RetainStreams after the last one, and requests keep running
-// when their socket goes away (up to Config.RequestTimeout), so they can be
-// resumed. Ids must be unique per client (per API key when auth is on).
+// Every response frame carries "seq" (1, 2, ... per id), and the first one
+// a "resume_token". A client that loses its socket reconnects and sends a
+// resume with the id and the last seq it saw; it gets the frames after it,
+// then the rest as they come. Streams belong to their caller: an API key,
+// user or calling agent resumes its own streams by id; an anonymous caller
+// (an open server) must give the resume token, so no one else can read
+// them. Frames are kept for Config.RetainStreams after the last one (within
+// Config.MaxStreamBytes in all), and requests keep running when their
+// socket goes away (up to Config.RequestTimeout), so they can be resumed.
+// Ids must be unique per client while they run.
+//
+// A socket runs at most Config.MaxInFlight requests at once; further
+// requests wait (the socket is not read meanwhile: back-pressure). A client
+// that does not read its frames is closed with 1013 (try again later).
 type SocketRequest struct {
 	ID      string          `json:"id"`
 	Service string          `json:"service,omitempty"`
@@ -37,7 +44,8 @@ type SocketRequest struct {
 
 // Resume asks for the frames of a request after LastSeq.
 type Resume struct {
-	LastSeq int64 `json:"last_seq"`
+	LastSeq int64  `json:"last_seq"`
+	Token   string `json:"token,omitempty"` // the stream's resume_token; required for anonymous callers
 }
 
 // DecodeSocketRequest decodes one websocket frame. Errors are EINVALID with
@@ -82,14 +90,16 @@ var subIDs atomic.Uint64
 type wsConn struct {
 	s        *Server
 	c        *websocket.Conn
-	p        *principal
+	p        *Principal
 	send     chan []byte
 	done     chan struct{}
 	once     sync.Once
 	subID    uint64
+	slots    chan struct{} // one per request in flight
+	drained  chan struct{} // signalled by the writer after each frame
 	mu       sync.Mutex
-	running  int
-	attached []*stream
+	attached []Stream
+	ids      map[string]bool // ids running on this socket
 }
 
 // writeBuffers is shared by every socket: an idle socket holds no write
@@ -113,19 +123,24 @@ func (s *Server) socket(w http.ResponseWriter, r *http.Request) {
 	}
 	s.metrics.sockets.Inc()
 	defer s.metrics.sockets.Dec()
-	wc := &wsConn{s: s, c: c, p: principalFrom(r.Context()), send: make(chan []byte, s.cfg.SendBuffer), done: make(chan struct{}), subID: subIDs.Add(1)}
+	wc := &wsConn{s: s, c: c, p: principalFrom(r.Context()), send: make(chan []byte, s.cfg.SendBuffer), done: make(chan struct{}), subID: subIDs.Add(1),
+		slots: make(chan struct{}, s.cfg.MaxInFlight), drained: make(chan struct{}, 1), ids: map[string]bool{}}
 	go wc.writer()
 	wc.reader()
 }
 
-// close cuts the connection off once; requests keep running detached.
-func (wc *wsConn) close() {
+// close cuts the connection off once, with a close frame of code and
+// reason (none when code is 0); requests keep running detached.
+func (wc *wsConn) close(code int, reason string) {
 	wc.once.Do(func() {
 		close(wc.done)
+		if code != 0 {
+			_ = wc.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(wc.s.cfg.WriteTimeout))
+		}
 		_ = wc.c.Close()
 		wc.mu.Lock()
 		for _, st := range wc.attached {
-			st.detach(wc.subID)
+			st.Detach(wc.subID)
 		}
 		wc.attached = nil
 		wc.mu.Unlock()
@@ -145,20 +160,26 @@ func (wc *wsConn) enqueue(data []byte) bool {
 		return true
 	default:
 		wc.s.log.Warn("websocket send buffer full; closing", "buffer", cap(wc.send))
-		go wc.close()
+		go wc.close(websocket.CloseTryAgainLater, "client does not read its frames")
 		return false
 	}
 }
 
+// sendFrame queues a frame of the reader (an error for a request that did
+// not start), waiting while the queue is full: the reader slows down
+// instead of the socket being cut off.
 func (wc *wsConn) sendFrame(f Frame) {
 	data, _ := json.Marshal(f)
-	wc.enqueue(data)
+	select {
+	case wc.send <- data:
+	case <-wc.done:
+	}
 }
 
 func (wc *wsConn) writer() {
 	ping := time.NewTicker(wc.s.cfg.PingInterval)
 	defer ping.Stop()
-	defer wc.close()
+	defer wc.close(0, "")
 	for {
 		select {
 		case <-wc.done:
@@ -167,6 +188,10 @@ func (wc *wsConn) writer() {
 			_ = wc.c.SetWriteDeadline(time.Now().Add(wc.s.cfg.WriteTimeout))
 			if err := wc.c.WriteMessage(websocket.TextMessage, data); err != nil {
 				return
+			}
+			select {
+			case wc.drained <- struct{}{}:
+			default:
 			}
 		case <-ping.C:
 			if err := wc.c.WriteControl(websocket.PingMessage, nil, time.Now().Add(wc.s.cfg.WriteTimeout)); err != nil {
@@ -180,7 +205,7 @@ func (wc *wsConn) writer() {
 var frameIDRe = regexp.MustCompile(`^\s*\{\s*"id"\s*:\s*"([^"\\]{1,256})"`)
 
 func (wc *wsConn) reader() {
-	defer wc.close()
+	defer wc.close(0, "")
 	wait := 2 * wc.s.cfg.PingInterval
 	max := wc.s.cfg.MaxFrameBytes
 	// Frames up to max are decoded; larger ones, up to 16x, are read and
@@ -190,6 +215,25 @@ func (wc *wsConn) reader() {
 	_ = wc.c.SetReadDeadline(time.Now().Add(wait))
 	wc.c.SetPongHandler(func(string) error { return wc.c.SetReadDeadline(time.Now().Add(wait)) })
 	for {
+		// Wait for a free slot before reading the next frame, so a burst
+		// is served MaxInFlight requests at a time; the client's frames
+		// wait in the connection meanwhile (back-pressure)...
+		select {
+		case wc.slots <- struct{}{}:
+		case <-wc.done:
+			return
+		}
+		<-wc.slots
+		// and for the send queue to be mostly empty, so the running
+		// requests' frames fit in it while the client reads.
+		for len(wc.send) > cap(wc.send)/4 {
+			select {
+			case <-wc.drained:
+			case <-wc.done:
+				return
+			}
+		}
+		_ = wc.c.SetReadDeadline(time.Now().Add(wait))
 		typ, rd, err := wc.c.NextReader()
 		if err != nil {
 			return
@@ -218,21 +262,20 @@ func (wc *wsConn) reader() {
 	}
 }
 
-func (wc *wsConn) streamKey(id string) string {
-	owner := ""
-	if wc.p.key != nil {
-		owner = "k:" + wc.p.key.Name
-	} else if wc.p.caller.UserID != "" {
-		owner = "u:" + wc.p.caller.UserID
+// streamKey is the key of stream id of this socket's caller: its owner and
+// the id, or for an anonymous caller the stream's resume token and the id.
+func (wc *wsConn) streamKey(id, token string) string {
+	if o := wc.p.owner(); o != "" {
+		return "o:" + o + "\x00" + id
 	}
-	return owner + "\x00" + id
+	return "t:" + token + "\x00" + id
 }
 
-func (wc *wsConn) attach(st *stream) {
+func (wc *wsConn) attach(st Stream) {
 	wc.mu.Lock()
 	wc.attached = append(wc.attached, st)
 	if len(wc.attached) > 4*wc.s.cfg.MaxInFlight {
-		wc.attached = slices.DeleteFunc(wc.attached, func(x *stream) bool { x.mu.Lock(); defer x.mu.Unlock(); return x.done })
+		wc.attached = slices.DeleteFunc(wc.attached, func(x Stream) bool { return x.Done() })
 	}
 	wc.mu.Unlock()
 }
@@ -245,61 +288,46 @@ func (wc *wsConn) handle(data []byte) {
 		wc.sendFrame(errorFrame(f.ID, err))
 		return
 	}
-	key := wc.streamKey(f.ID)
 	if f.Resume != nil {
-		st := s.streams.get(key)
-		if st == nil {
-			wc.sendFrame(errorFrame(f.ID, kgagent.Errorf(kgagent.ENOTFOUND, "no stream %q to resume (finished streams are kept for %s)", f.ID, s.cfg.RetainStreams)))
+		st, err := s.streams.Get(s.ctx, wc.streamKey(f.ID, f.Resume.Token))
+		if err != nil {
+			wc.sendFrame(errorFrame(f.ID, kgagent.Errorf(kgagent.ENOTFOUND, "no stream %q to resume (finished streams are kept for %s; anonymous callers give its resume_token)", f.ID, s.cfg.RetainStreams)))
 			return
 		}
-		if err := st.attach(wc.subID, f.Resume.LastSeq, wc.enqueue); err != nil {
+		if err := st.Attach(wc.subID, f.Resume.LastSeq, wc.enqueue); err != nil {
 			wc.sendFrame(errorFrame(f.ID, err))
 			return
 		}
 		wc.attach(st)
 		return
 	}
-	req, err := DecodeRequest(f.Service, f.Request)
-	if err == nil {
-		err = s.checkFlow(f.Flow)
-	}
-	if err == nil {
-		req.Collection, err = wc.p.collection(req.Collection)
-	}
-	if err == nil {
-		err = s.checkSession(context.WithValue(context.Background(), ctxPrincipal, wc.p), req.SessionID)
-	}
-	if err != nil {
+	var req Request
+	if err := decodeJSON(f.Request, &req); err != nil {
 		wc.sendFrame(errorFrame(f.ID, err))
 		return
 	}
 	wc.mu.Lock()
-	over := wc.running >= s.cfg.MaxInFlight
-	if !over {
-		wc.running++
-	}
+	dup := wc.ids[f.ID]
+	wc.ids[f.ID] = true
 	wc.mu.Unlock()
-	if over {
-		wc.sendFrame(errorFrame(f.ID, kgagent.Errorf(kgagent.ERATELIMIT, "more than %d requests in flight on this socket", s.cfg.MaxInFlight)))
+	if dup {
+		wc.sendFrame(errorFrame(f.ID, kgagent.Errorf(kgagent.ECONFLICT, "a request with this id is already running")))
 		return
 	}
-	release := func() { wc.mu.Lock(); wc.running--; wc.mu.Unlock() }
-	if err := s.auth.charge(wc.p); err != nil {
-		release()
-		wc.sendFrame(errorFrame(f.ID, err))
-		return
-	}
-	st, err := s.streams.start(key)
+	release := func() { wc.mu.Lock(); delete(wc.ids, f.ID); wc.mu.Unlock() }
+	token := newToken()
+	st, err := s.streams.Start(s.ctx, wc.streamKey(f.ID, token), token)
 	if err != nil {
 		release()
 		wc.sendFrame(errorFrame(f.ID, err))
 		return
 	}
-	_ = st.attach(wc.subID, 0, wc.enqueue)
+	wc.slots <- struct{}{} // the reader waited for a free slot
+	_ = st.Attach(wc.subID, 0, wc.enqueue)
 	wc.attach(st)
-	call := Call{ID: f.ID, Service: f.Service, Flow: f.Flow, Request: req, Caller: wc.p.caller}
+	call := Call{ID: f.ID, Service: f.Service, Flow: f.Flow, Request: req, Principal: wc.p}
 	go func() {
-		defer release()
-		s.Run(s.ctx, call, st.append)
+		defer func() { release(); <-wc.slots }()
+		s.Run(s.ctx, call, st.Append)
 	}()
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 	"time"
@@ -8,96 +9,91 @@ import (
 	"github.com/kgagent/kgagent"
 )
 
-// stream is the frames of one request id, kept so a client that reconnects
-// can resume it. Frames are stored encoded; at most max are kept (the oldest
-// are dropped first).
-type stream struct {
-	key string
-
-	mu       sync.Mutex
-	frames   [][]byte
-	first    int64 // seq of frames[0]
-	next     int64 // seq the next frame gets
-	max      int
-	done     bool
-	finished time.Time
-	sub      func([]byte) bool // the attached socket's enqueue, or nil
-	subID    uint64
+// StreamStore keeps the frames of websocket requests so a client that
+// reconnects can resume them. NewMemStreams (the default) keeps them in
+// this process; a deployment with several replicas can plug in a shared
+// one. Keys are built by the gateway from the stream's owner and request id
+// (or, for anonymous callers, the stream's resume token), so a store never
+// decides who may read a stream.
+type StreamStore interface {
+	// Start creates the stream key with its resume token. Errors:
+	// ECONFLICT when a stream with that key is still running, EUNAVAILABLE
+	// when the store is full of running streams.
+	Start(ctx context.Context, key, token string) (Stream, error)
+	// Get returns the stream key. Errors: ENOTFOUND.
+	Get(ctx context.Context, key string) (Stream, error)
+	// Close stops background work.
+	Close() error
 }
 
-// append numbers f, keeps it and passes it to the attached subscriber.
-func (st *stream) append(f Frame) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	f.Seq = st.next
-	st.next++
-	data, err := json.Marshal(f)
-	if err != nil {
-		data, _ = json.Marshal(errorFrame(f.ID, kgagent.WrapError(kgagent.EINTERNAL, err, "cannot encode response")))
-	}
-	if len(st.frames) >= st.max {
-		st.frames[0] = nil
-		st.frames = st.frames[1:]
-		st.first++
-	}
-	st.frames = append(st.frames, data)
-	if f.Complete {
-		st.done = true
-		st.finished = time.Now()
-	}
-	if st.sub != nil && !st.sub(data) {
-		st.sub = nil
-	}
+// Stream is the frames of one request, numbered from 1.
+type Stream interface {
+	// Token is the stream's resume token.
+	Token() string
+	// Append numbers f (its Seq is set; the first frame also carries the
+	// resume token), keeps it, and passes it to the attached subscriber.
+	Append(f Frame)
+	// Attach sends the kept frames after lastSeq to send and subscribes it
+	// (as subID) to the rest; send returns false when it cannot take more.
+	// Errors: ENOTFOUND when frames after lastSeq are no longer kept.
+	Attach(subID uint64, lastSeq int64, send func([]byte) bool) error
+	// Detach removes subscriber subID if it is still the attached one.
+	Detach(subID uint64)
+	// Done reports whether the last frame was appended.
+	Done() bool
 }
 
-// attach sends the kept frames after lastSeq to sub and subscribes it to the
-// rest. It fails with ENOTFOUND when frames after lastSeq were dropped.
-func (st *stream) attach(subID uint64, lastSeq int64, sub func([]byte) bool) error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if lastSeq+1 < st.first {
-		return kgagent.Errorf(kgagent.ENOTFOUND, "events after seq %d are no longer kept (oldest is %d)", lastSeq, st.first)
-	}
-	for i, data := range st.frames {
-		if st.first+int64(i) > lastSeq && !sub(data) {
-			return nil
-		}
-	}
-	if !st.done {
-		st.sub, st.subID = sub, subID
-	}
-	return nil
-}
-
-// detach removes the subscriber subID, if it is still the attached one.
-func (st *stream) detach(subID uint64) {
-	st.mu.Lock()
-	if st.subID == subID {
-		st.sub = nil
-	}
-	st.mu.Unlock()
-}
-
-// streamStore keeps streams by key for a retention window after they finish,
-// at most max at once.
-type streamStore struct {
-	retain    time.Duration
-	max       int
-	maxEvents int
+// memStreams is the in-memory StreamStore. One mutex guards every stream:
+// appends are short, and the byte budget spans all of them. Frames are
+// dropped oldest first — across streams — when the kept bytes pass
+// maxBytes, and per stream past maxEvents; finished streams go after the
+// retention window, or oldest first when maxStreams are kept.
+type memStreams struct {
+	retain     time.Duration
+	maxStreams int
+	maxEvents  int
+	maxBytes   int64
 
 	mu      sync.Mutex
-	streams map[string]*stream
+	streams map[string]*memStream
+	bytes   int64      // bytes of frames kept
+	order   []frameRef // frames in append order, for oldest-first eviction (entries of dropped frames are skipped)
+	live    int        // frames kept
 	stop    chan struct{}
 	once    sync.Once
 }
 
-func newStreamStore(retain time.Duration, max, maxEvents int) *streamStore {
-	s := &streamStore{retain: retain, max: max, maxEvents: maxEvents, streams: map[string]*stream{}, stop: make(chan struct{})}
+type frameRef struct {
+	st  *memStream
+	seq int64
+}
+
+// NewMemStreams returns the in-memory StreamStore: finished streams kept
+// for retain, at most maxStreams streams, maxEvents frames per stream and
+// maxBytes bytes of frames in all.
+func NewMemStreams(retain time.Duration, maxStreams, maxEvents int, maxBytes int64) StreamStore {
+	s := &memStreams{retain: retain, maxStreams: maxStreams, maxEvents: maxEvents, maxBytes: maxBytes, streams: map[string]*memStream{}, stop: make(chan struct{})}
 	go s.janitor()
 	return s
 }
 
-func (s *streamStore) janitor() {
+// memStream is one stream of a memStreams; its fields are guarded by the
+// store's mutex.
+type memStream struct {
+	s        *memStreams
+	key      string
+	token    string
+	frames   [][]byte
+	first    int64 // seq of frames[0]
+	next     int64 // seq the next frame gets
+	done     bool
+	gone     bool // removed from the store
+	finished time.Time
+	sub      func([]byte) bool
+	subID    uint64
+}
+
+func (s *memStreams) janitor() {
 	t := time.NewTicker(max(s.retain/4, 10*time.Millisecond))
 	defer t.Stop()
 	for {
@@ -111,57 +107,167 @@ func (s *streamStore) janitor() {
 }
 
 // sweep drops streams finished more than the retention window before now.
-func (s *streamStore) sweep(now time.Time) {
+func (s *memStreams) sweep(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, st := range s.streams {
-		st.mu.Lock()
-		old := st.done && now.Sub(st.finished) > s.retain
-		st.mu.Unlock()
-		if old {
-			delete(s.streams, k)
+	for _, st := range s.streams {
+		if st.done && now.Sub(st.finished) > s.retain {
+			s.remove(st)
 		}
 	}
 }
 
-func (s *streamStore) close() { s.once.Do(func() { close(s.stop) }) }
+// remove drops st and its frames. s.mu is held.
+func (s *memStreams) remove(st *memStream) {
+	if s.streams[st.key] == st {
+		delete(s.streams, st.key)
+	}
+	for _, f := range st.frames {
+		s.bytes -= int64(len(f))
+	}
+	s.live -= len(st.frames)
+	st.frames, st.gone, st.sub = nil, true, nil
+}
 
-// start creates the stream for key. Errors: ECONFLICT when a stream with
-// that key is still running, EUNAVAILABLE when the store is full of running
-// streams.
-func (s *streamStore) start(key string) (*stream, error) {
+// dropFirst drops the oldest frame of st. s.mu is held.
+func (s *memStreams) dropFirst(st *memStream) {
+	s.bytes -= int64(len(st.frames[0]))
+	s.live--
+	st.frames[0] = nil
+	st.frames = st.frames[1:]
+	st.first++
+}
+
+// evict drops frames oldest first until the kept bytes fit the budget,
+// and compacts the order list. s.mu is held.
+func (s *memStreams) evict() {
+	for s.bytes > s.maxBytes && len(s.order) > 0 {
+		ref := s.order[0]
+		s.order[0] = frameRef{}
+		s.order = s.order[1:]
+		st := ref.st
+		if st.gone || len(st.frames) == 0 || ref.seq != st.first {
+			continue // already dropped
+		}
+		s.dropFirst(st)
+		if len(st.frames) == 0 && st.done {
+			s.remove(st)
+		}
+	}
+	if len(s.order) > 2*s.live+1024 {
+		kept := make([]frameRef, 0, s.live+64)
+		for _, ref := range s.order {
+			if !ref.st.gone && len(ref.st.frames) > 0 && ref.seq >= ref.st.first {
+				kept = append(kept, ref)
+			}
+		}
+		s.order = kept
+	}
+}
+
+func (s *memStreams) Close() error {
+	s.once.Do(func() { close(s.stop) })
+	return nil
+}
+
+func (s *memStreams) Start(_ context.Context, key, token string) (Stream, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old, ok := s.streams[key]; ok {
-		old.mu.Lock()
-		running := !old.done
-		old.mu.Unlock()
-		if running {
+		if !old.done {
 			return nil, kgagent.Errorf(kgagent.ECONFLICT, "a request with this id is already running")
 		}
-		delete(s.streams, key)
+		s.remove(old)
 	}
-	if len(s.streams) >= s.max {
-		var oldest *stream
+	if len(s.streams) >= s.maxStreams {
+		var oldest *memStream
 		for _, st := range s.streams {
-			st.mu.Lock()
 			if st.done && (oldest == nil || st.finished.Before(oldest.finished)) {
 				oldest = st
 			}
-			st.mu.Unlock()
 		}
 		if oldest == nil {
 			return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "too many requests running; try again later")
 		}
-		delete(s.streams, oldest.key)
+		s.remove(oldest)
 	}
-	st := &stream{key: key, first: 1, next: 1, max: s.maxEvents}
+	st := &memStream{s: s, key: key, token: token, first: 1, next: 1}
 	s.streams[key] = st
 	return st, nil
 }
 
-func (s *streamStore) get(key string) *stream {
+func (s *memStreams) Get(_ context.Context, key string) (Stream, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.streams[key]
+	st, ok := s.streams[key]
+	if !ok {
+		return nil, kgagent.Errorf(kgagent.ENOTFOUND, "no such stream")
+	}
+	return st, nil
+}
+
+func (st *memStream) Token() string { return st.token }
+
+func (st *memStream) Done() bool {
+	st.s.mu.Lock()
+	defer st.s.mu.Unlock()
+	return st.done
+}
+
+func (st *memStream) Append(f Frame) {
+	s := st.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f.Seq = st.next
+	st.next++
+	if f.Seq == 1 {
+		f.ResumeToken = st.token
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		data, _ = json.Marshal(errorFrame(f.ID, kgagent.WrapError(kgagent.EINTERNAL, err, "cannot encode response")))
+	}
+	if f.Complete {
+		st.done = true
+		st.finished = time.Now()
+	}
+	if st.sub != nil && !st.sub(data) {
+		st.sub = nil
+	}
+	if st.gone {
+		return // evicted while running: frames still reach the subscriber
+	}
+	if len(st.frames) >= s.maxEvents {
+		s.dropFirst(st)
+	}
+	st.frames = append(st.frames, data)
+	s.bytes += int64(len(data))
+	s.live++
+	s.order = append(s.order, frameRef{st: st, seq: f.Seq})
+	s.evict()
+}
+
+func (st *memStream) Attach(subID uint64, lastSeq int64, sub func([]byte) bool) error {
+	st.s.mu.Lock()
+	defer st.s.mu.Unlock()
+	if lastSeq+1 < st.first || (st.gone && lastSeq+1 < st.next) {
+		return kgagent.Errorf(kgagent.ENOTFOUND, "events after seq %d are no longer kept (oldest is %d)", lastSeq, st.first)
+	}
+	for i, data := range st.frames {
+		if st.first+int64(i) > lastSeq && !sub(data) {
+			return nil
+		}
+	}
+	if !st.done {
+		st.sub, st.subID = sub, subID
+	}
+	return nil
+}
+
+func (st *memStream) Detach(subID uint64) {
+	st.s.mu.Lock()
+	if st.subID == subID {
+		st.sub = nil
+	}
+	st.s.mu.Unlock()
 }

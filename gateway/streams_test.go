@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,9 +14,9 @@ import (
 	"github.com/kgagent/kgagent/internal/poll"
 )
 
-func collect(st *stream, lastSeq int64) ([]int64, error) {
+func collect(st Stream, lastSeq int64) ([]int64, error) {
 	var seqs []int64
-	err := st.attach(1, lastSeq, func(data []byte) bool {
+	err := st.Attach(1, lastSeq, func(data []byte) bool {
 		var f Frame
 		_ = json.Unmarshal(data, &f)
 		seqs = append(seqs, f.Seq)
@@ -22,15 +25,21 @@ func collect(st *stream, lastSeq int64) ([]int64, error) {
 	return seqs, err
 }
 
+func gone(s StreamStore, key string) bool {
+	_, err := s.Get(context.Background(), key)
+	return kgagent.ErrorCode(err) == kgagent.ENOTFOUND
+}
+
 func TestStreamStoreBounds(t *testing.T) {
-	s := newStreamStore(time.Hour, 2, 3)
-	defer s.close()
-	a, err := s.start("a")
+	ctx := context.Background()
+	s := NewMemStreams(time.Hour, 2, 3, 1<<20)
+	defer s.Close()
+	a, err := s.Start(ctx, "a", "tok")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 5; i++ {
-		a.append(Frame{ID: "a", Response: map[string]any{"thought": i}})
+		a.Append(Frame{ID: "a", Response: map[string]any{"thought": i}})
 	}
 	// Only the last 3 frames are kept.
 	if seqs, err := collect(a, 2); err != nil || len(seqs) != 3 || seqs[0] != 3 {
@@ -40,32 +49,75 @@ func TestStreamStoreBounds(t *testing.T) {
 		t.Errorf("resume from a dropped seq: %v", err)
 	}
 	// A running id cannot be started twice.
-	if _, err := s.start("a"); kgagent.ErrorCode(err) != kgagent.ECONFLICT {
+	if _, err := s.Start(ctx, "a", "t2"); kgagent.ErrorCode(err) != kgagent.ECONFLICT {
 		t.Errorf("duplicate running id: %v", err)
 	}
-	if _, err := s.start("b"); err != nil {
+	if _, err := s.Start(ctx, "b", "t3"); err != nil {
 		t.Fatal(err)
 	}
 	// Full of running streams: refused.
-	if _, err := s.start("c"); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
+	if _, err := s.Start(ctx, "c", "t4"); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
 		t.Errorf("store full of running streams: %v", err)
 	}
 	// A finished stream is evicted to make room.
-	a.append(Frame{ID: "a", Complete: true})
-	if _, err := s.start("c"); err != nil {
+	a.Append(Frame{ID: "a", Complete: true})
+	if _, err := s.Start(ctx, "c", "t5"); err != nil {
 		t.Errorf("after a finished: %v", err)
 	}
-	if s.get("a") != nil {
+	if !gone(s, "a") {
 		t.Error("finished stream a not evicted")
 	}
 }
 
 func TestStreamRetentionWindow(t *testing.T) {
-	s := newStreamStore(20*time.Millisecond, 10, 10)
-	defer s.close()
-	st, _ := s.start("x")
-	st.append(Frame{ID: "x", Complete: true})
-	poll.True(t, 5*time.Second, "the finished stream is dropped after its retention window", func() bool { return s.get("x") == nil })
+	s := NewMemStreams(20*time.Millisecond, 10, 10, 1<<20)
+	defer s.Close()
+	st, _ := s.Start(context.Background(), "x", "tok")
+	st.Append(Frame{ID: "x", Complete: true})
+	poll.True(t, 5*time.Second, "the finished stream is dropped after its retention window", func() bool { return gone(s, "x") })
+}
+
+// TestStreamByteBudget is part of finding 6 of issue 11: the kept frames
+// never pass the byte budget; the oldest go first, across streams.
+func TestStreamByteBudget(t *testing.T) {
+	ctx := context.Background()
+	const budget = 64 << 10
+	s := NewMemStreams(time.Hour, 100000, 2048, budget).(*memStreams)
+	defer s.Close()
+	big := strings.Repeat("x", 1000)
+	var first Stream
+	for i := 0; i < 1000; i++ {
+		st, err := s.Start(ctx, fmt.Sprint("s", i), "tok")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = st
+		}
+		st.Append(Frame{ID: "s", Response: map[string]any{"hits": big}})
+		st.Append(Frame{ID: "s", Response: map[string]any{"hits": big}, Complete: true})
+		s.mu.Lock()
+		b := s.bytes
+		s.mu.Unlock()
+		if b > budget {
+			t.Fatalf("after %d streams %d bytes kept, over the %d budget", i+1, b, budget)
+		}
+	}
+	if _, err := collect(first, 0); kgagent.ErrorCode(err) != kgagent.ENOTFOUND && !gone(s, "s0") {
+		t.Errorf("the oldest stream survived the budget: %v", err)
+	}
+	last, err := s.Get(ctx, "s999")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seqs, err := collect(last, 0); err != nil || len(seqs) != 2 {
+		t.Errorf("newest stream: %v %v", seqs, err)
+	}
+	s.mu.Lock()
+	if len(s.order) > 2*s.live+1024 {
+		t.Errorf("order list not compacted: %d refs for %d frames", len(s.order), s.live)
+	}
+	s.mu.Unlock()
 }
 
 func TestSocketResumeIsPerCaller(t *testing.T) {

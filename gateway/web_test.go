@@ -91,8 +91,13 @@ func TestChatPageInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(options) != 3 {
-		t.Errorf("collection picker has %d options, want 3", len(options))
+	if len(options) != 2 {
+		t.Errorf("collection picker has %d options, want the 2 collections (no \"(default)\" beside them)", len(options))
+	}
+	for _, o := range options {
+		if o.AttributeValue("value") == "" {
+			t.Errorf("collection picker still offers the placeholder %v beside the collections", o)
+		}
 	}
 	if strings.TrimSpace(answer) != "Answer to: "+q {
 		t.Errorf("answer = %q", answer)

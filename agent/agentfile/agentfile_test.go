@@ -17,7 +17,15 @@ import (
 )
 
 func TestLoadSampleAgents(t *testing.T) {
-	as, err := LoadDir(context.Background(), "../../testdata/agents", Options{})
+	// The sample agents expose funcs kgagent provides (`builtin`); without
+	// them the files do not load.
+	if _, err := LoadDir(context.Background(), "../../testdata/agents", Options{}); kgagent.ErrorCode(err) != kgagent.EINVALID || !strings.Contains(err.Error(), "is marked builtin") {
+		t.Fatalf("sample agents loaded without their builtin funcs: %v", err)
+	}
+	goFunc := func(name string) agent.Func {
+		return agent.Func{Name: name, Handler: func(ctx context.Context, c agent.FuncCall) (agent.FuncResult, error) { return agent.FuncResult{}, nil }}
+	}
+	as, err := LoadDir(context.Background(), "../../testdata/agents", Options{Funcs: map[string]agent.Func{"search_docs": goFunc("search_docs"), "utc_time": goFunc("utc_time")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +43,12 @@ func TestLoadSampleAgents(t *testing.T) {
 	}
 	if n := len(as[0].Stanzas()); n != 2 {
 		t.Errorf("clock has %d stanzas", n)
+	}
+	if f := strings.Join(as[0].FuncNames(), ","); f != "utc_time" {
+		t.Errorf("clock funcs %q, want utc_time", f)
+	}
+	if f := strings.Join(as[1].FuncNames(), ","); f != "search_docs" {
+		t.Errorf("lumen funcs %q, want search_docs", f)
 	}
 }
 

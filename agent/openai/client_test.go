@@ -365,7 +365,7 @@ func TestServerIgnoresStream(t *testing.T) {
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		_ = json.NewEncoder(w).Encode(openai.ChatCompletion{
-			Choices: []openai.ChatChoice{{Message: agent.ChatMessage{Role: "assistant", Content: "Ask Func[x]: y\nFunc[x] says: z"}}},
+			Choices: []openai.ChatChoice{{Message: openai.ResponseMessage{Role: "assistant", Content: "Ask Func[x]: y\nFunc[x] says: z"}}},
 			Usage:   &openai.Usage{PromptTokens: 3, CompletionTokens: 4},
 		})
 	}))

@@ -41,6 +41,7 @@ func openApp(ctx context.Context, cfg Config, command string, log *slog.Logger, 
 		a.Close()
 		return nil, err
 	}
+	privateDataFiles(cfg.DataDir)
 	a.ready.Store(true)
 	return a, nil
 }

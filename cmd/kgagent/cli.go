@@ -14,6 +14,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/agent/extractive"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/crawler"
 )
@@ -119,7 +120,9 @@ func oneLine(s string) string {
 	return s
 }
 
-// evalQuestion is one line of a question set (bench/pydocs_questions.jsonl format).
+// evalQuestion is one line of a question set (bench/pydocs_questions.jsonl
+// format). A question without gold_page is one the docs cannot answer: the
+// agent should abstain.
 type evalQuestion struct {
 	ID          string `json:"id"`
 	Question    string `json:"question"`
@@ -127,26 +130,74 @@ type evalQuestion struct {
 	MustContain string `json:"must_contain"`
 }
 
-// evalSummary is what eval prints.
+// evalSummary is what eval prints for one question set.
 type evalSummary struct {
-	Questions       int     `json:"questions"`
-	K               int     `json:"k"`
-	RecallAtK       float64 `json:"recall_at_k"`
-	MRR             float64 `json:"mrr"`
-	SearchP50Ms     float64 `json:"search_p50_ms"`
-	SearchP99Ms     float64 `json:"search_p99_ms"`
-	AnswerContains  float64 `json:"answer_contains,omitempty"`
-	AnswerCitesGold float64 `json:"answer_cites_gold,omitempty"`
-	AnswerP50Ms     float64 `json:"answer_p50_ms,omitempty"`
-	AnswerP99Ms     float64 `json:"answer_p99_ms,omitempty"`
+	File         string  `json:"file"`
+	Questions    int     `json:"questions"`
+	Answerable   int     `json:"answerable"`
+	Unanswerable int     `json:"unanswerable"`
+	K            int     `json:"k"`
+	RecallAtK    float64 `json:"recall_at_k"` // /api/v1/search (hybrid): gold page among the top k distinct pages
+	MRR          float64 `json:"mrr"`
+	SearchP50Ms  float64 `json:"search_p50_ms"`
+	SearchP99Ms  float64 `json:"search_p99_ms"`
+	// With --answers: the agent's answers (/api/v1/agent).
+	AgentRecallAtK      float64 `json:"agent_recall_at_k,omitempty"` // gold page among the answer's first k distinct source pages
+	AgentMRR            float64 `json:"agent_mrr,omitempty"`
+	AnswerContains      float64 `json:"answer_contains,omitempty"` // must_contain in the answer (names the module)
+	CitationsValid      float64 `json:"citations_valid,omitempty"` // every [n] names a listed source
+	AbstainAnswerable   float64 `json:"abstain_answerable"`        // answerable questions the agent abstained on
+	AbstainUnanswerable float64 `json:"abstain_unanswerable"`      // unanswerable questions it abstained on
+	AnswerP50Ms         float64 `json:"answer_p50_ms,omitempty"`
+	AnswerP99Ms         float64 `json:"answer_p99_ms,omitempty"`
+}
+
+// pageRank is the 1-based rank of the gold page among the distinct pages
+// of urls (0: absent).
+func pageRank(urls []string, gold, goldPage string) int {
+	seen := map[string]bool{}
+	for _, u := range urls {
+		if i := strings.IndexByte(u, '#'); i >= 0 {
+			u = u[:i]
+		}
+		if seen[u] {
+			continue
+		}
+		seen[u] = true
+		if u == gold || strings.HasSuffix(u, "/"+goldPage) {
+			return len(seen)
+		}
+	}
+	return 0
+}
+
+// citationsValid reports whether every [n] of the answer names one of its
+// n sources.
+func citationsValid(ans kgagent.Answer) bool {
+	for _, n := range agent.Citations(ans.Answer) {
+		if n < 1 || n > len(ans.Sources) {
+			return false
+		}
+	}
+	return true
 }
 
 // runEval scores retrieval (gold page among the top k distinct pages, MRR)
-// and, with --answers, the agent's answers on a question set.
-func runEval(ctx context.Context, cfg Config, o evalOptions, file string, stdout, stderr io.Writer) error {
-	qs, err := readQuestions(file)
-	if err != nil {
-		return err
+// and, with --answers, the agent's answers on each question set: the same
+// figures for its sources, whether the answer names what must_contain
+// says, whether its citations are valid, and how often it abstains on
+// answerable and on unanswerable questions.
+func runEval(ctx context.Context, cfg Config, o evalOptions, files []string, stdout, stderr io.Writer) error {
+	if o.K <= 0 {
+		return fmt.Errorf("--k must be positive")
+	}
+	sets := make([][]evalQuestion, len(files))
+	for i, f := range files {
+		qs, err := readQuestions(f)
+		if err != nil {
+			return err
+		}
+		sets[i] = qs
 	}
 	log := newLogger(cfg, stderr)
 	a, err := openApp(ctx, cfg, "eval", log, false)
@@ -158,75 +209,143 @@ func runEval(ctx context.Context, cfg Config, o evalOptions, file string, stdout
 	if coll == "" {
 		coll = cfg.Collection
 	}
-	if o.K <= 0 {
-		return fmt.Errorf("--k must be positive")
-	}
-	sum := evalSummary{Questions: len(qs), K: o.K}
-	var searchLat, answerLat []time.Duration
-	var contains, cites int
-	for _, q := range qs {
-		gold := o.BaseURL + q.GoldPage
-		t0 := time.Now()
-		hits, err := a.svc.corpus.Search(ctx, corpus.SearchRequest{Query: q.Question, Collection: coll, K: 50, Mode: corpus.ModeHybrid})
-		searchLat = append(searchLat, time.Since(t0))
+	for i, qs := range sets {
+		sum, err := evalSet(ctx, a, o, coll, qs)
 		if err != nil {
-			return fmt.Errorf("search %q: %w", q.ID, err)
+			return err
 		}
-		rank := 0
-		seen := map[string]bool{}
-		for _, h := range hits {
-			if seen[h.DocURL] {
-				continue
+		sum.File = files[i]
+		if o.JSON {
+			if err := json.NewEncoder(stdout).Encode(sum); err != nil {
+				return err
 			}
-			seen[h.DocURL] = true
-			if h.DocURL == gold || strings.HasSuffix(h.DocURL, "/"+q.GoldPage) {
-				rank = len(seen)
-				break
-			}
+			continue
 		}
-		if rank > 0 && rank <= o.K {
-			sum.RecallAtK++
-		}
-		if rank > 0 {
-			sum.MRR += 1 / float64(rank)
-		}
-		if o.Answers {
-			t0 := time.Now()
-			ans, err := a.svc.agents.Ask(ctx, agent.Request{Question: q.Question, Collection: coll}, func(kgagent.Event) {})
-			answerLat = append(answerLat, time.Since(t0))
-			if err != nil {
-				return fmt.Errorf("ask %q: %w", q.ID, err)
-			}
-			if q.MustContain != "" && strings.Contains(ans.Answer, q.MustContain) {
-				contains++
-			}
-			for _, s := range ans.Sources {
-				if strings.HasPrefix(s.URL, gold) {
-					cites++
-					break
-				}
-			}
-		}
-	}
-	n := float64(len(qs))
-	sum.RecallAtK /= n
-	sum.MRR /= n
-	sum.SearchP50Ms, sum.SearchP99Ms = percentileMs(searchLat, 0.50), percentileMs(searchLat, 0.99)
-	if o.Answers {
-		sum.AnswerContains = float64(contains) / n
-		sum.AnswerCitesGold = float64(cites) / n
-		sum.AnswerP50Ms, sum.AnswerP99Ms = percentileMs(answerLat, 0.50), percentileMs(answerLat, 0.99)
-	}
-	if o.JSON {
-		return json.NewEncoder(stdout).Encode(sum)
-	}
-	fmt.Fprintf(stdout, "questions %d  recall@%d %.3f  MRR %.3f  search p50 %.2f ms p99 %.2f ms\n",
-		sum.Questions, sum.K, sum.RecallAtK, sum.MRR, sum.SearchP50Ms, sum.SearchP99Ms)
-	if o.Answers {
-		fmt.Fprintf(stdout, "answers: contain the expected name %.3f, cite the gold page %.3f, p50 %.2f ms p99 %.2f ms\n",
-			sum.AnswerContains, sum.AnswerCitesGold, sum.AnswerP50Ms, sum.AnswerP99Ms)
+		printEval(stdout, sum, o.Answers)
 	}
 	return nil
+}
+
+// miss prints a question the agent did not answer well (--misses).
+func (o evalOptions) miss(q evalQuestion, ans kgagent.Answer, ok bool, why string) {
+	if ok || o.Misses == nil {
+		return
+	}
+	fmt.Fprintf(o.Misses, "--- %s (%s): %s\n%s\n", q.ID, why, q.Question, ans.Answer)
+	for i, s := range ans.Sources {
+		fmt.Fprintf(o.Misses, "  [%d] %s\n", i+1, s.URL)
+	}
+}
+
+func printEval(w io.Writer, sum evalSummary, answers bool) {
+	fmt.Fprintf(w, "%s: %d questions (%d answerable, %d unanswerable)\n", sum.File, sum.Questions, sum.Answerable, sum.Unanswerable)
+	if sum.Answerable > 0 {
+		fmt.Fprintf(w, "  /api/v1/search  recall@%d %.3f  MRR %.3f  p50 %.2f ms p99 %.2f ms\n",
+			sum.K, sum.RecallAtK, sum.MRR, sum.SearchP50Ms, sum.SearchP99Ms)
+	}
+	if !answers {
+		return
+	}
+	if sum.Answerable > 0 {
+		fmt.Fprintf(w, "  /api/v1/agent   recall@%d %.3f  MRR %.3f  names the answer %.3f  abstains %.3f  p50 %.2f ms p99 %.2f ms\n",
+			sum.K, sum.AgentRecallAtK, sum.AgentMRR, sum.AnswerContains, sum.AbstainAnswerable, sum.AnswerP50Ms, sum.AnswerP99Ms)
+	}
+	if sum.Unanswerable > 0 {
+		fmt.Fprintf(w, "  /api/v1/agent   unanswerable: abstains %.3f\n", sum.AbstainUnanswerable)
+	}
+	fmt.Fprintf(w, "  citations valid %.3f\n", sum.CitationsValid)
+}
+
+func evalSet(ctx context.Context, a *app, o evalOptions, coll string, qs []evalQuestion) (evalSummary, error) {
+	sum := evalSummary{Questions: len(qs), K: o.K}
+	var searchLat, answerLat []time.Duration
+	var contains, valid, abstainA, abstainU int
+	for _, q := range qs {
+		answerable := q.GoldPage != ""
+		gold := o.BaseURL + q.GoldPage
+		if answerable {
+			sum.Answerable++
+			t0 := time.Now()
+			hits, err := a.svc.knowledge.Search(ctx, corpus.SearchRequest{Query: q.Question, Collection: coll, K: 50, Mode: corpus.ModeHybrid})
+			searchLat = append(searchLat, time.Since(t0))
+			if err != nil {
+				return sum, fmt.Errorf("search %q: %w", q.ID, err)
+			}
+			urls := make([]string, len(hits))
+			for i, h := range hits {
+				urls[i] = h.DocURL
+			}
+			if rank := pageRank(urls, gold, q.GoldPage); rank > 0 {
+				if rank <= o.K {
+					sum.RecallAtK++
+				}
+				sum.MRR += 1 / float64(rank)
+			}
+		} else {
+			sum.Unanswerable++
+		}
+		if !o.Answers {
+			continue
+		}
+		t0 := time.Now()
+		ans, err := a.svc.agents.Ask(ctx, agent.Request{Question: q.Question, Collection: coll}, func(kgagent.Event) {})
+		answerLat = append(answerLat, time.Since(t0))
+		if err != nil {
+			return sum, fmt.Errorf("ask %q: %w", q.ID, err)
+		}
+		ok := citationsValid(ans)
+		if ok {
+			valid++
+		}
+		abstained := extractive.Abstained(ans.Answer)
+		if !answerable {
+			if abstained {
+				abstainU++
+			} else {
+				ok = false
+			}
+			o.miss(q, ans, ok, "answered an unanswerable question")
+			continue
+		}
+		if abstained {
+			abstainA++
+			ok = false
+		}
+		if q.MustContain != "" && strings.Contains(ans.Answer, q.MustContain) {
+			contains++
+		} else if q.MustContain != "" {
+			ok = false
+		}
+		urls := make([]string, len(ans.Sources))
+		for i, s := range ans.Sources {
+			urls[i] = s.URL
+		}
+		rank := pageRank(urls, gold, q.GoldPage)
+		if rank > 0 {
+			if rank <= o.K {
+				sum.AgentRecallAtK++
+			}
+			sum.AgentMRR += 1 / float64(rank)
+		}
+		o.miss(q, ans, ok && rank == 1, fmt.Sprintf("gold page at rank %d", rank))
+	}
+	if n := float64(sum.Answerable); n > 0 {
+		sum.RecallAtK /= n
+		sum.MRR /= n
+		sum.AgentRecallAtK /= n
+		sum.AgentMRR /= n
+		sum.AnswerContains = float64(contains) / n
+		sum.AbstainAnswerable = float64(abstainA) / n
+	}
+	if n := float64(sum.Unanswerable); n > 0 {
+		sum.AbstainUnanswerable = float64(abstainU) / n
+	}
+	sum.SearchP50Ms, sum.SearchP99Ms = percentileMs(searchLat, 0.50), percentileMs(searchLat, 0.99)
+	if o.Answers {
+		sum.CitationsValid = float64(valid) / float64(len(qs))
+		sum.AnswerP50Ms, sum.AnswerP99Ms = percentileMs(answerLat, 0.50), percentileMs(answerLat, 0.99)
+	}
+	return sum, nil
 }
 
 func readQuestions(file string) ([]evalQuestion, error) {
@@ -246,8 +365,8 @@ func readQuestions(file string) ([]evalQuestion, error) {
 		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", file, line, err)
 		}
-		if q.Question == "" || q.GoldPage == "" {
-			return nil, fmt.Errorf("%s:%d: question and gold_page are required", file, line)
+		if q.Question == "" {
+			return nil, fmt.Errorf("%s:%d: question is required", file, line)
 		}
 		qs = append(qs, q)
 	}

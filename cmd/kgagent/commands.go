@@ -73,18 +73,24 @@ type askOptions struct {
 func newEvalCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	var o evalOptions
 	c := &cobra.Command{
-		Use:   "eval [flags] QUESTIONS.jsonl",
-		Short: "Score retrieval and answers on a question set (JSON lines with question, gold_page, must_contain)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "eval [flags] QUESTIONS.jsonl...",
+		Short: "Score search and answers on question sets (JSON lines with question, gold_page, must_contain; no gold_page: the docs cannot answer it)",
+		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runEval(cmd.Context(), *cfg, o, args[0], stdout, stderr)
+			return runEval(cmd.Context(), *cfg, o, args, stdout, stderr)
 		},
 	}
 	c.Flags().StringVar(&o.Collection, "collection", "", "collection to search (default: the configured collection)")
 	c.Flags().StringVar(&o.BaseURL, "base-url", "", "prefix that turns gold_page into a URL (default: the collection's common prefix)")
 	c.Flags().IntVar(&o.K, "k", 5, "how many distinct pages count as retrieved")
-	c.Flags().BoolVar(&o.Answers, "answers", false, "also run the agent and check must_contain in the answer")
+	c.Flags().BoolVar(&o.Answers, "answers", false, "also run the agent: its sources' recall and MRR, must_contain in the answer, valid citations, abstentions")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print the summary as JSON")
+	c.Flags().BoolVar(&o.ShowMisses, "misses", false, "print each question answered badly (with its answer and sources) on stderr")
+	c.PreRun = func(*cobra.Command, []string) {
+		if o.ShowMisses {
+			o.Misses = stderr
+		}
+	}
 	return c
 }
 
@@ -95,4 +101,6 @@ type evalOptions struct {
 	K          int
 	Answers    bool
 	JSON       bool
+	ShowMisses bool
+	Misses     io.Writer // where misses are printed; nil: not printed
 }

@@ -57,6 +57,7 @@ type Config struct {
 	LLMMaxTokens   int     `key:"llm_max_tokens" usage:"maximum completion tokens of one ReAct step (the output is also cut after its first complete action line)"`
 	MaxIterations  int     `key:"max_iterations" usage:"ReAct iteration limit per question"`
 
+	LLMProtocol          string        `key:"llm_protocol" usage:"how an openai LLM gives its steps: auto (tools, else a JSON-schema step, else text, as the server accepts), tools (native tool calls), json (response_format json_schema) or text (Ask/A: lines)"`
 	LLMCallTimeout       time.Duration `key:"llm_call_timeout" usage:"longest one LLM call may take; a call also gets at most an equal share of the question's time left among the iterations left, and one cut short is judged on what it wrote"`
 	LLMObservationTokens int           `key:"llm_observation_tokens" usage:"estimated tokens of one observation fed back to an openai LLM (every source keeps its line; the best passages are cut least; events keep it whole); 0: unbounded"`
 
@@ -94,11 +95,14 @@ type Config struct {
 	CORSOrigins     []string `key:"cors_origins" usage:"origins allowed to call the API from a browser (chat widget)"`
 	AllowedHosts    []string `key:"allowed_hosts" usage:"Host names served besides loopback ones (* for any); empty: loopback only without credentials, any with them"`
 	MaxBodyBytes    int64    `key:"max_body_bytes" usage:"largest accepted request body"`
+	MaxStreamBytes  int64    `key:"max_stream_bytes" usage:"bytes of websocket stream events kept for resuming, across all streams (oldest dropped first)"`
+	ForwardJWT      bool     `key:"forward_jwt" usage:"forward the caller's JWT to remote agents and funcs (they could replay it)"`
 
 	PublicURL     string        `key:"public_url" usage:"URL clients reach serve at (e.g. https://kgagent.example), for signed embed URLs; empty: http:// and addr, or the listener's address when addr has port 0 or a wildcard host"`
 	EmbedMaxBytes int64         `key:"embed_max_bytes" usage:"largest embed uploaded, stored or read by an agent"`
 	EmbedURLTTL   time.Duration `key:"embed_url_ttl" usage:"lifetime of a signed embed URL"`
 	EmbedSecret   string        `key:"embed_secret" usage:"HMAC key of signed embed URLs (16 bytes or more); empty: a key generated once and kept in embeds/url.key in the data dir (mode 0600)"`
+	JobSecret     string        `key:"job_secret" usage:"key sealing the bearer tokens of queued ingestion jobs (the same on every process sharing a NATS server); empty: a key generated once and kept in jobs.key in the data dir (mode 0600)"`
 }
 
 func defaultConfig() Config {
@@ -119,6 +123,7 @@ func defaultConfig() Config {
 		LLMMaxTokens:         256,
 		MaxIterations:        10,
 		LLMCallTimeout:       time.Minute,
+		LLMProtocol:          "auto",
 		LLMObservationTokens: 600,
 		EmbedBatchSize:       32,
 		EmbedConcurrency:     2,
@@ -132,6 +137,7 @@ func defaultConfig() Config {
 		CrawlTimeout:         20 * time.Second,
 		DailyQueryLimit:      1000,
 		MaxBodyBytes:         1 << 20,
+		MaxStreamBytes:       64 << 20,
 		EmbedMaxBytes:        embeds.DefaultMaxBytes,
 		EmbedURLTTL:          embeds.DefaultTTL,
 	}
@@ -285,9 +291,10 @@ func (c *Config) loadEnv(environ []string) error {
 	return nil
 }
 
-// testEnvPrefixes are KGAGENT_ variables that belong to the test suites, not
+// testEnvPrefixes are KGAGENT_ variables that belong to the test and
+// benchmark scripts (KGAGENT_TOOLS is where they install their tools), not
 // to the configuration.
-var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_"}
+var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_", "KGAGENT_TOOLS"}
 
 func isConfigEnv(k string) bool {
 	for _, p := range testEnvPrefixes {
@@ -365,6 +372,7 @@ func (c *Config) validate() error {
 	add(oneOf("graph", c.Graph, "sqlite", "neo4j"))
 	add(oneOf("llm", c.LLM, "extractive", "openai"))
 	add(oneOf("embedder", c.Embedder, "lexical", "openai"))
+	add(oneOf("llm_protocol", c.LLMProtocol, "auto", "tools", "json", "text"))
 	add(oneOf("extractor", c.Extractor, "builtin", "llm"))
 	pos := func(key string, n int) {
 		if n <= 0 {

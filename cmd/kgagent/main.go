@@ -83,6 +83,20 @@ func newRootCommand(stdout, stderr io.Writer, environ []string) *cobra.Command {
 		newMCPCommand(&cfg, stdout, stderr),
 		newProbeCommand(&cfg, stdout, stderr),
 		&cobra.Command{
+			Use:   "nats-url",
+			Short: "Print the URL, with credentials, of the in-process NATS server of the data dir",
+			Long:  "nats-url prints the URL (nats://kgagent:<password>@host:port) that local clients such as the nats CLI\nuse to reach the in-process NATS server of a running serve or worker; it is kept in <data_dir>/nats.url (0600).",
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				u, err := natsURLOf(cfg.DataDir)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(stdout, u)
+				return nil
+			},
+		},
+		&cobra.Command{
 			Use:    "config-reference",
 			Short:  "Print the configuration reference table (Markdown) the README holds",
 			Hidden: true,

@@ -6,7 +6,11 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kgagent/kgagent/gateway"
 )
 
 // progressLog collects the progress notifications a client receives.
@@ -145,6 +151,7 @@ func TestMCPStdio(t *testing.T) {
 		}
 	}()
 	checkMCPSession(t, cs, prog, "docs", siteURL)
+	wantToolError(t, callTool(t, cs, "ingest_status", map[string]any{"job_id": "nope"}, nil), "NOT_FOUND")
 
 	// The data dir is held: a second `kgagent mcp` says where to go instead.
 	out, err := exec.Command(bin, "mcp", "--data-dir", dir).CombinedOutput()
@@ -262,10 +269,10 @@ func checkMCPSession(t *testing.T, cs *sdk.ClientSession, prog *progressLog, col
 	wantToolError(t, callTool(t, cs, "search", map[string]any{}, nil), "INVALID_ARGUMENT")
 	wantToolError(t, callTool(t, cs, "search", map[string]any{"query": "port", "collection": "no-such"}, nil), "NOT_FOUND")
 	wantToolError(t, callTool(t, cs, "graph", map[string]any{}, nil), "INVALID_ARGUMENT")
-	wantToolError(t, callTool(t, cs, "ingest_status", map[string]any{"job_id": "nope"}, nil), "NOT_FOUND")
-	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}}); err == nil {
-		t.Fatal("an unknown tool is not a protocol error")
+	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}}); !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("an unknown tool: %v", err)
 	}
+	t.Logf("protocol %s", cs.InitializeResult().ProtocolVersion)
 
 	// ask: the answer, its sources as resource links, progress on the way.
 	prog.reset()
@@ -368,4 +375,342 @@ func TestMCPStdioIngest(t *testing.T) {
 	wantToolError(t, callTool(t, cs, "ingest", map[string]any{"urls": []string{}}, nil), "INVALID_ARGUMENT")
 	wantToolError(t, callTool(t, cs, "ingest", map[string]any{"urls": []string{site.URL + "/*"}, "max_pages": -1}, nil), "INVALID_ARGUMENT")
 	wantToolError(t, callTool(t, cs, "ingest", map[string]any{"urls": nil}, nil), "INVALID_ARGUMENT")
+}
+
+// bearer adds an API key to every request.
+type bearer struct {
+	key  string
+	base http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return b.base.RoundTrip(r)
+}
+
+// TestMCPStreamableHTTP connects the Go SDK's client to serve's /mcp on a
+// real loopback server with API keys: the same session checks as stdio, the
+// key's scope (no ingest with an ask key), its daily limit, and the
+// gateway's Host and Origin checks on /mcp.
+func TestMCPStreamableHTTP(t *testing.T) {
+	keys := filepath.Join(t.TempDir(), "keys.yaml")
+	yaml := "keys:\n" +
+		"  - name: asker\n    hash: " + gateway.HashKey("ask-key") + "\n    scopes: [ask]\n    daily_limit: 1000\n" +
+		"  - name: tiny\n    hash: " + gateway.HashKey("tiny-key") + "\n    scopes: [ask]\n    daily_limit: 2\n"
+	if err := os.WriteFile(keys, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, logs := startServe(t, "--demo", "--demo-site-dir", siteDir, "--api-keys-file", keys)
+	waitDemoIngested(t, logs)
+	connect := func(key string, prog *progressLog) (*sdk.ClientSession, error) {
+		hc := &http.Client{Transport: bearer{key, http.DefaultTransport}}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		return newMCPClient(prog).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+	}
+
+	if cs, err := connect("wrong-key", &progressLog{}); err == nil {
+		cs.Close()
+		t.Fatal("connected with a wrong key")
+	}
+	prog := &progressLog{}
+	cs, err := connect("ask-key", prog)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, logs.String())
+	}
+	defer cs.Close()
+	checkMCPSession(t, cs, prog, "default", "http://127.0.0.1:")
+	wantToolError(t, callTool(t, cs, "ingest", map[string]any{"urls": []string{"https://example.com/*"}}, nil), "FORBIDDEN")
+
+	tiny, err := connect("tiny-key", &progressLog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tiny.Close()
+	for i := 0; i < 2; i++ {
+		if res := callTool(t, tiny, "search", map[string]any{"query": "port"}, nil); res.IsError {
+			t.Fatalf("search %d: %s", i, resultText(res))
+		}
+	}
+	wantToolError(t, callTool(t, tiny, "search", map[string]any{"query": "port"}, nil), "RATE_LIMITED")
+
+	// The gateway's request checks hold on /mcp as on REST.
+	post := func(host, origin, key string) int {
+		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post("", "", ""); code != http.StatusUnauthorized {
+		t.Fatalf("no key: %d", code)
+	}
+	if code := post("", "https://evil.example", "ask-key"); code != http.StatusForbidden {
+		t.Fatalf("foreign Origin: %d", code)
+	}
+	if code := post("", "", "ask-key"); code != http.StatusOK {
+		t.Fatalf("plain initialize: %d", code)
+	}
+	// A session belongs to the key that opened it.
+	hijack := func(key string) int {
+		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"collections","arguments":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if cs.ID() == "" {
+		t.Fatal("no session id over Streamable HTTP")
+	}
+	if code := hijack("tiny-key"); code != http.StatusForbidden {
+		t.Fatalf("another key on the session: %d", code)
+	}
+	if code := hijack("ask-key"); code != http.StatusOK {
+		t.Fatalf("the session's own key: %d", code)
+	}
+}
+
+// TestMCPHostCheckOpen: an open (no keys) serve answers /mcp only for
+// loopback Host names, so a DNS-rebound page cannot drive it.
+func TestMCPHostCheckOpen(t *testing.T) {
+	base, _ := startServe(t)
+	req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Host = "evil.example"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("Host evil.example: %d", resp.StatusCode)
+	}
+	cs, err := newMCPClient(&progressLog{}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	if err != nil {
+		t.Fatalf("loopback connect: %v", err)
+	}
+	defer cs.Close()
+	var colls struct {
+		Collections []any `json:"collections"`
+	}
+	structured(t, callTool(t, cs, "collections", map[string]any{}, nil), &colls)
+}
+
+// pythonReport is what testdata/mcp_client.py prints.
+type pythonReport struct {
+	Server     string         `json:"server"`
+	Protocol   string         `json:"protocol"`
+	Tools      []string       `json:"tools"`
+	Schemas    map[string]any `json:"schemas"`
+	SearchErr  bool           `json:"search_error"`
+	SearchHits []struct {
+		URL      string `json:"url"`
+		Resource string `json:"resource"`
+	} `json:"search_hits"`
+	Progress []struct {
+		Progress float64 `json:"progress"`
+		Message  string  `json:"message"`
+	} `json:"progress"`
+	AskErr       bool     `json:"ask_error"`
+	Answer       string   `json:"answer"`
+	Links        []string `json:"links"`
+	ResourceText string   `json:"resource_text"`
+	BadErr       bool     `json:"bad_error"`
+	BadText      string   `json:"bad_text"`
+	AfterBad     []string `json:"after_bad"`
+}
+
+// TestMCPPythonClient drives kgagent with a real MCP client of another
+// implementation, the Python `mcp` package (PyPI), over stdio (`kgagent
+// mcp` on the demo site's data) and over Streamable HTTP (`serve --demo`'s
+// /mcp with an API key): it lists the tools, calls search and ask, sees the
+// ask's thought and observation progress notifications, reads a cited
+// section, and gets INVALID_ARGUMENT for a bad call with the session alive.
+// The client is the python of KGAGENT_TEST_MCP_PYTHON (make test installs
+// it: deploy/testenv/50-mcp.sh); with KGAGENT_REQUIRE_MCP_PYTHON=1 a
+// missing client fails the test instead of skipping it.
+func TestMCPPythonClient(t *testing.T) {
+	python := os.Getenv("KGAGENT_TEST_MCP_PYTHON")
+	if python == "" || exec.Command(python, "-c", "import mcp").Run() != nil {
+		if os.Getenv("KGAGENT_REQUIRE_MCP_PYTHON") == "1" {
+			t.Fatalf("the Python mcp client is not installed (KGAGENT_TEST_MCP_PYTHON=%q) and KGAGENT_REQUIRE_MCP_PYTHON=1", python)
+		}
+		t.Skip("set KGAGENT_TEST_MCP_PYTHON to a python with the mcp package (deploy/testenv/50-mcp.sh installs one)")
+	}
+	bin := buildBinary(t)
+	script, err := filepath.Abs("testdata/mcp_client.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runClient := func(t *testing.T, args ...string) pythonReport {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		var stderr syncBuffer
+		cmd := exec.CommandContext(ctx, python, append([]string{script}, args...)...)
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("python client %v: %v\nstdout: %s\nstderr: %s", args, err, out, stderr.String())
+		}
+		var r pythonReport
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("python client printed %q: %v", out, err)
+		}
+		return r
+	}
+	check := func(t *testing.T, r pythonReport) {
+		t.Helper()
+		if r.Server != "kgagent" || strings.Join(r.Tools, ",") != "ask,collections,graph,ingest,ingest_status,search" {
+			t.Fatalf("server %q tools %v", r.Server, r.Tools)
+		}
+		if s, _ := json.Marshal(r.Schemas["ask"]); !strings.Contains(string(s), `"question"`) {
+			t.Fatalf("ask schema as the client sees it: %s", s)
+		}
+		if r.SearchErr || len(r.SearchHits) == 0 || len(r.SearchHits) > 3 || !strings.HasPrefix(r.SearchHits[0].Resource, "kgagent://collections/default/documents/") {
+			t.Fatalf("search: error %v hits %+v", r.SearchErr, r.SearchHits)
+		}
+		if r.AskErr || !strings.Contains(r.Answer, "8086") || len(r.Links) == 0 || !strings.Contains(r.ResourceText, "8086") {
+			t.Fatalf("ask: error %v answer %q links %v resource %q", r.AskErr, r.Answer, r.Links, r.ResourceText)
+		}
+		var thoughts, observations int
+		last := 0.0
+		for _, p := range r.Progress {
+			if p.Progress <= last {
+				t.Fatalf("progress does not increase: %+v", r.Progress)
+			}
+			last = p.Progress
+			switch {
+			case strings.HasPrefix(p.Message, "thought: "):
+				thoughts++
+			case strings.HasPrefix(p.Message, "observation: "):
+				observations++
+			}
+		}
+		if thoughts == 0 || observations == 0 {
+			t.Fatalf("the client saw %d thought and %d observation progress notifications: %+v", thoughts, observations, r.Progress)
+		}
+		if !r.BadErr || !strings.HasPrefix(r.BadText, "INVALID_ARGUMENT: ") || len(r.AfterBad) != 1 {
+			t.Fatalf("bad call: error %v %q, then collections %v", r.BadErr, r.BadText, r.AfterBad)
+		}
+	}
+
+	t.Run("stdio", func(t *testing.T) {
+		// The demo's data: the sample site ingested into the default collection.
+		site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
+		defer site.Close()
+		dir := t.TempDir()
+		if out, err := exec.Command(bin, "ingest", "--data-dir", dir, "--json", site.URL+"/*").CombinedOutput(); err != nil {
+			t.Fatalf("ingest: %v\n%s", err, out)
+		}
+		r := runClient(t, "stdio", bin, "mcp", "--data-dir", dir)
+		check(t, r)
+		t.Logf("stdio: protocol %s, %d progress notifications", r.Protocol, len(r.Progress))
+	})
+	t.Run("http", func(t *testing.T) {
+		keys := filepath.Join(t.TempDir(), "keys.yaml")
+		if err := os.WriteFile(keys, []byte("keys:\n  - name: py\n    hash: "+gateway.HashKey("py-key")+"\n    scopes: [ask]\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		base, logs := startServe(t, "--demo", "--demo-site-dir", siteDir, "--api-keys-file", keys)
+		waitDemoIngested(t, logs)
+		r := runClient(t, "http", base+"/mcp", "py-key")
+		check(t, r)
+		t.Logf("http: protocol %s, %d progress notifications", r.Protocol, len(r.Progress))
+	})
+}
+
+// TestMCPReadmeConfig reads the README's MCP client configuration and uses
+// it as a client would: the stdio entry's command and arguments (with this
+// test's binary and data dir) and the HTTP entry's URL path and header.
+func TestMCPReadmeConfig(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(b), "```json\n{\n  \"mcpServers\"")
+	if i < 0 {
+		t.Fatal("README has no mcpServers configuration")
+	}
+	block := string(b)[i+len("```json\n"):]
+	block = block[:strings.Index(block, "```")]
+	var conf struct {
+		MCPServers map[string]struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Type    string            `json:"type"`
+			URL     string            `json:"url"`
+			Headers map[string]string `json:"headers"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(block), &conf); err != nil {
+		t.Fatalf("README mcpServers JSON: %v\n%s", err, block)
+	}
+	stdio, web := conf.MCPServers["kgagent"], conf.MCPServers["kgagent-http"]
+	if stdio.Command != "kgagent" || len(stdio.Args) == 0 || stdio.Args[0] != "mcp" || web.Type != "http" || !strings.HasPrefix(web.Headers["Authorization"], "Bearer ") {
+		t.Fatalf("README configuration: %+v", conf)
+	}
+
+	bin := buildBinary(t)
+	dir, _ := ingestSite(t, bin)
+	args := slices.Clone(stdio.Args)
+	for j := range args {
+		if j > 0 && args[j-1] == "--data-dir" {
+			args[j] = dir
+		}
+		if j > 0 && args[j-1] == "--collection" {
+			args[j] = "docs" // the collection ingestSite filled
+		}
+	}
+	cs, err := newMCPClient(&progressLog{}).Connect(context.Background(), &sdk.CommandTransport{Command: exec.Command(bin, args...)}, nil)
+	if err != nil {
+		t.Fatalf("stdio as configured (%v): %v", args, err)
+	}
+	var found struct {
+		Hits []struct{ URL string } `json:"hits"`
+	}
+	structured(t, callTool(t, cs, "search", map[string]any{"query": "port"}, nil), &found)
+	cs.Close()
+	if len(found.Hits) == 0 {
+		t.Fatal("stdio as configured found nothing")
+	}
+
+	keys := filepath.Join(t.TempDir(), "keys.yaml")
+	key := strings.TrimPrefix(web.Headers["Authorization"], "Bearer ")
+	if err := os.WriteFile(keys, []byte("keys:\n  - name: readme\n    hash: "+gateway.HashKey(key)+"\n    scopes: [ask]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, _ := startServe(t, "--api-keys-file", keys)
+	u, err := url.Parse(web.URL)
+	if err != nil || u.Host != "127.0.0.1:8080" {
+		t.Fatalf("README url %q: %v", web.URL, err)
+	}
+	hc := &http.Client{Transport: bearer{key, http.DefaultTransport}}
+	cs, err = newMCPClient(&progressLog{}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: base + u.Path, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("HTTP as configured: %v", err)
+	}
+	defer cs.Close()
+	structured(t, callTool(t, cs, "collections", map[string]any{}, nil), &struct{}{})
 }

@@ -33,14 +33,21 @@ func TestNATSCLIAsInReadme(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	_, logs := startServe(t, "--demo", "--demo-site-dir", siteDir, "--nats-listen", "127.0.0.1:"+strconv.Itoa(port))
+	dir := t.TempDir()
+	_, logs := startServe(t, "--demo", "--demo-site-dir", siteDir, "--nats-listen", "127.0.0.1:"+strconv.Itoa(port), "--data-dir", dir)
 	waitDemoIngested(t, logs)
+	// `kgagent nats-url`, as the README runs it.
+	var urlOut, urlErr syncBuffer
+	if code := run(context.Background(), []string{"nats-url", "--data-dir", dir}, &urlOut, &urlErr, nil); code != 0 {
+		t.Fatalf("nats-url: %s", urlErr.String())
+	}
+	natsURL := strings.TrimSpace(urlOut.String())
+	if !strings.HasPrefix(natsURL, "nats://kgagent:") || !strings.HasSuffix(natsURL, "@127.0.0.1:"+strconv.Itoa(port)) {
+		t.Fatalf("nats-url printed %q", natsURL)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	args := readmeNATSCommand(t)
-	for i, a := range args {
-		args[i] = strings.Replace(a, "127.0.0.1:4222", "127.0.0.1:"+strconv.Itoa(port), 1)
-	}
+	args := readmeNATSCommand(t, natsURL)
 	out, err := exec.CommandContext(ctx, cli, args[1:]...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
@@ -52,8 +59,9 @@ func TestNATSCLIAsInReadme(t *testing.T) {
 }
 
 // readmeNATSCommand returns the README's `nats ... req` line split into
-// arguments (single-quoted ones kept whole).
-func readmeNATSCommand(t *testing.T) []string {
+// arguments (single-quoted ones kept whole), with natsURL for the output
+// of "$(kgagent nats-url)".
+func readmeNATSCommand(t *testing.T, natsURL string) []string {
 	t.Helper()
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -63,6 +71,7 @@ func readmeNATSCommand(t *testing.T) []string {
 		if !strings.HasPrefix(line, "nats --server ") || !strings.Contains(line, " req kgagent.request.agent ") {
 			continue
 		}
+		line = strings.Replace(line, `"$(kgagent nats-url)"`, natsURL, 1)
 		var args []string
 		for rest := strings.TrimSpace(line); rest != ""; rest = strings.TrimSpace(rest) {
 			if rest[0] == '\'' {

@@ -45,7 +45,7 @@ type dataLock struct {
 // lockDataDir creates dir if needed and takes its lock. The lock dies with
 // the process, so a kill -9 never leaves a stale lock behind.
 func lockDataDir(dir, command string) (*dataLock, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := ensurePrivateDir(dir); err != nil {
 		return nil, fmt.Errorf("data dir %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, "LOCK")
@@ -90,7 +90,13 @@ type bus struct {
 }
 
 // openBus connects to cfg.NATSURL, or starts an in-process NATS server with
-// JetStream storing its files in the data dir and listening on cfg.NATSListen.
+// JetStream storing its files in the data dir and listening on
+// cfg.NATSListen. The in-process server requires credentials: user
+// natsUser and the password kept in <data_dir>/nats.password (generated on
+// first start, mode 0600); the URL with them is written to
+// <data_dir>/nats.url (0600) for `kgagent nats-url`. A listen address
+// beyond loopback is refused when no API keys are configured (NATS
+// requests would be open to the network).
 func openBus(cfg Config, log *slog.Logger) (*bus, error) {
 	if cfg.NATSURL != "" {
 		nc, err := nats.Connect(cfg.NATSURL, nats.Name("kgagent"), nats.MaxReconnects(-1))
@@ -107,10 +113,19 @@ func openBus(cfg Config, log *slog.Logger) (*bus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: key %q: bad port %q", "nats_listen", portStr)
 	}
+	if !gatewayAuthEnabled(cfg) && !isLoopbackAddr(cfg.NATSListen) {
+		return nil, fmt.Errorf("config: key %q: %s is not a loopback address and no API keys or JWKS are configured; refusing to open the bus beyond this machine (set api_keys_file)", "nats_listen", cfg.NATSListen)
+	}
+	password, err := loadOrCreateSecretFile(filepath.Join(cfg.DataDir, natsPasswordFile))
+	if err != nil {
+		return nil, err
+	}
 	opts := &natsserver.Options{
 		ServerName: "kgagent",
 		Host:       host,
 		Port:       port,
+		Username:   natsUser,
+		Password:   password,
 		JetStream:  true,
 		StoreDir:   filepath.Join(cfg.DataDir, "nats"),
 		NoSigs:     true,
@@ -126,10 +141,15 @@ func openBus(cfg Config, log *slog.Logger) (*bus, error) {
 		ns.Shutdown()
 		return nil, fmt.Errorf("in-process NATS could not listen on %s (is the port taken? set --nats-listen)", cfg.NATSListen)
 	}
-	nc, err := nats.Connect(ns.ClientURL(), nats.Name("kgagent"), nats.InProcessServer(ns))
+	nc, err := nats.Connect(ns.ClientURL(), nats.Name("kgagent"), nats.InProcessServer(ns), nats.UserInfo(natsUser, password))
 	if err != nil {
 		ns.Shutdown()
 		return nil, fmt.Errorf("nats: %w", err)
+	}
+	if err := writePrivateFile(filepath.Join(cfg.DataDir, natsURLFile), []byte(credentialURL(ns.ClientURL(), password)+"\n")); err != nil {
+		nc.Close()
+		ns.Shutdown()
+		return nil, err
 	}
 	log.Info("in-process NATS started", "url", ns.ClientURL(), "jetstream", opts.StoreDir)
 	return &bus{server: ns, conn: nc}, nil

@@ -36,6 +36,21 @@ func (s *syncBuffer) String() string {
 // and returns its base URL; the server stops when the test ends.
 func startServe(t *testing.T, extra ...string) (string, *syncBuffer) {
 	t.Helper()
+	s := startServeFull(t, extra...)
+	return s.base, s.stderr
+}
+
+// served is a `kgagent serve` started by startServeFull: its base URL, the
+// URL of its in-process NATS server and its output.
+type served struct {
+	base, natsURL  string
+	stdout, stderr *syncBuffer
+}
+
+// startServeFull starts `kgagent serve` in process and waits for its chat
+// page and NATS lines.
+func startServeFull(t *testing.T, extra ...string) served {
+	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
@@ -67,7 +82,13 @@ func startServe(t *testing.T, extra ...string) (string, *syncBuffer) {
 		}
 		return nil
 	})
-	return base, &errb
+	s := served{base: base, stdout: &out, stderr: &errb}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if v, ok := strings.CutPrefix(l, "NATS: "); ok {
+			s.natsURL = strings.TrimSpace(v)
+		}
+	}
+	return s
 }
 
 // chatPageURL finds the base URL in serve's "chat page: URL" line.
@@ -100,8 +121,15 @@ func TestServeHealthAndReady(t *testing.T) {
 	if code, _ := get(t, base+"/healthz"); code != 200 {
 		t.Fatalf("healthz: %d", code)
 	}
-	if code, body := get(t, base+"/readyz"); code != 200 {
+	code, body := get(t, base+"/readyz")
+	if code != 200 {
 		t.Fatalf("readyz: %d %s", code, body)
+	}
+	// Every store a question needs is checked, the graph included.
+	for _, check := range []string{`"nats":"ok"`, `"index":"ok"`, `"graph":"ok"`} {
+		if !strings.Contains(body, check) {
+			t.Errorf("readyz does not report %s: %s", check, body)
+		}
 	}
 }
 

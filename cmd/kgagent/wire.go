@@ -184,13 +184,14 @@ func (a *app) openServices(ctx context.Context) error {
 		generation = g.Value
 	}
 	s.llmMetrics = newLLMMetrics()
-	obsTokens := cfg.LLMObservationTokens
+	obsTokens, protocol := cfg.LLMObservationTokens, cfg.LLMProtocol
 	if cfg.LLM != "openai" {
-		obsTokens = 0 // the built-in model reads whole observations
+		// The built-in model reads whole observations, in the text protocol.
+		obsTokens, protocol = 0, agent.ProtocolText
 	}
 	m, err := agent.New(agent.Config{
 		LLM: s.llm, Model: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
-		LLMTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Logger: a.log, Observer: s.llmMetrics,
+		LLMTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Protocol: protocol, Logger: a.log, Observer: s.llmMetrics,
 		Knowledge: k, Graph: s.graph, Collection: cfg.Collection,
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
 		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),
@@ -201,7 +202,7 @@ func (a *app) openServices(ctx context.Context) error {
 		return err
 	}
 	if cfg.AgentsDir != "" {
-		names, err := agentfile.Register(ctx, m, cfg.AgentsDir, agentfile.Options{})
+		names, err := agentfile.Register(ctx, m, cfg.AgentsDir, agentfile.Options{Funcs: agentFileFuncs(m)})
 		if err != nil {
 			return err
 		}
@@ -210,7 +211,15 @@ func (a *app) openServices(ctx context.Context) error {
 	s.agents = m
 
 	if a.bus != nil {
-		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{AckWait: a.cfg.JobAckWait})
+		key := []byte(cfg.JobSecret)
+		if len(key) == 0 {
+			k, err := loadOrCreateSecretFile(filepath.Join(cfg.DataDir, "jobs.key"))
+			if err != nil {
+				return err
+			}
+			key = []byte(k)
+		}
+		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{SecretKey: key, AckWait: a.cfg.JobAckWait})
 		if err != nil {
 			return err
 		}
@@ -320,7 +329,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	cfg := a.cfg
 	gc := gateway.Config{
 		Logger: a.log, DailyLimit: cfg.DailyQueryLimit, CORSOrigins: cfg.CORSOrigins, MaxBodyBytes: cfg.MaxBodyBytes,
-		AllowedHosts: cfg.AllowedHosts,
+		AllowedHosts: cfg.AllowedHosts, MaxStreamBytes: cfg.MaxStreamBytes, ForwardCallerToken: cfg.ForwardJWT,
 	}
 	if err := loadAuth(cfg, &gc); err != nil {
 		return nil, err
@@ -331,6 +340,10 @@ func (a *app) gateway() (*gateway.Server, error) {
 		Ready: []gateway.Check{
 			{Name: "nats", Check: func(context.Context) error { return a.readiness() }},
 			{Name: "index", Check: func(ctx context.Context) error { _, err := a.svc.corpus.Collections(ctx); return err }},
+			{Name: "graph", Check: func(ctx context.Context) error {
+				_, err := a.svc.graph.Find(ctx, graphrag.Pattern{Collection: cfg.Collection, Limit: 1})
+				return err
+			}},
 		},
 	}
 	if a.svc.jobs == nil {
@@ -411,4 +424,20 @@ func (a *app) startDemo(ctx context.Context, base string) error {
 		a.log.Info("demo site ingested", "site", d.URL, "pages", s.Pages, "chunks", s.Chunks, "triples", s.Triples, "failed", s.Failed, "took", time.Since(start).Round(time.Millisecond))
 	}()
 	return nil
+}
+
+// agentFileFuncs are the Go funcs an agent file may name with the value
+// `builtin` (funcs: {search_docs: builtin}), so that an agent without Go
+// code can expose a func over the agent protocol: search_docs searches the
+// agent's collection (fixie_query_corpus), utc_time tells the time in UTC
+// (fixie_utc_datetime).
+func agentFileFuncs(m *agent.Manager) map[string]agent.Func {
+	out := map[string]agent.Func{}
+	for name, builtin := range map[string]string{"search_docs": "fixie_query_corpus", "utc_time": "fixie_utc_datetime"} {
+		if f, ok := m.Builtin(builtin); ok {
+			f.Name = name
+			out[name] = f
+		}
+	}
+	return out
 }

@@ -36,6 +36,12 @@ type Config struct {
 	MaxDeliver     int           // attempts per job before it is marked failed; 5
 	StatusInterval time.Duration // how often a running job's status is written; 1s
 	StatusTTL      time.Duration // how long statuses are kept; 7 days
+	// SecretKey seals the bearer tokens of job specs (AES-256-GCM under its
+	// sha256): job records on the bus and in JetStream's files never hold
+	// them in plain text. Every process of a deployment needs the same key;
+	// empty: a random key of this Queue, so a token queued before a restart
+	// cannot be read after it (the job fails, saying so).
+	SecretKey []byte
 	// Replicas of the stream and the bucket; 0 picks Replicas(nc): 3 on a
 	// NATS cluster of three or more servers, else 1.
 	Replicas int
@@ -79,6 +85,7 @@ var _ Runner = (*crawler.Ingester)(nil)
 // Queue submits jobs and reads their status; Run makes it a worker too.
 type Queue struct {
 	cfg  Config
+	seal *sealer
 	js   jetstream.JetStream
 	kv   jetstream.KeyValue
 	cons jetstream.Consumer
@@ -129,7 +136,11 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the job status bucket")
 	}
-	return &Queue{cfg: cfg, js: js, kv: kv, cons: cons}, nil
+	seal, err := newSealer(cfg.SecretKey)
+	if err != nil {
+		return nil, err
+	}
+	return &Queue{cfg: cfg, seal: seal, js: js, kv: kv, cons: cons}, nil
 }
 
 // Replicas is how many copies JetStream should keep of what kgagent stores
@@ -158,6 +169,7 @@ func (q *Queue) Submit(ctx context.Context, spec crawler.Spec) (crawler.JobStatu
 	if spec.Collection == "" {
 		spec.Collection = crawler.DefaultCollection
 	}
+	spec.BearerToken = q.seal.seal(spec.BearerToken)
 	st := crawler.JobStatus{ID: uuid.NewString(), Spec: spec, State: crawler.JobQueued, CreatedAt: time.Now().UTC()}
 	if err := q.put(ctx, st); err != nil {
 		return crawler.JobStatus{}, err
@@ -387,11 +399,17 @@ func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 			}
 		}
 	}()
-	rep, runErr := r.Run(runCtx, st.Spec, func(c crawler.Counters) {
-		mu.Lock()
-		latest = c
-		mu.Unlock()
-	})
+	spec := st.Spec
+	var rep crawler.Report
+	tok, runErr := q.seal.open(spec.BearerToken)
+	if runErr == nil {
+		spec.BearerToken = tok
+		rep, runErr = r.Run(runCtx, spec, func(c crawler.Counters) {
+			mu.Lock()
+			latest = c
+			mu.Unlock()
+		})
+	}
 	close(done)
 	<-writerDone
 
@@ -406,6 +424,8 @@ func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 	st.Counters, st.Errors, st.Skipped, st.FinishedAt = rep.Counters, rep.Errors, rep.Skips, &fin
 	st.PagesPerS = rate(rep.Counters, time.Since(started))
 	switch {
+	case runErr == nil && rep.Counters.Failed > 0 && rep.Counters.Indexed+rep.Counters.Unchanged == 0:
+		st.State, st.Message = crawler.JobFailed, "every page failed"
 	case runErr == nil:
 		st.State = crawler.JobSucceeded
 		if rep.Truncated {

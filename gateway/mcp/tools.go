@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math"
 	"strings"
 	"sync"
 	"time"
@@ -266,11 +265,7 @@ type progress struct {
 }
 
 func (s *Server) newProgress(req *sdk.CallToolRequest) *progress {
-	tok := req.Params.GetProgressToken()
-	if f, ok := tok.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-		tok = int64(f) // a JSON number token goes back as the integer it was
-	}
-	return &progress{req: req, token: tok, log: s.opts.Logger}
+	return &progress{req: req, token: req.Params.GetProgressToken(), log: s.opts.Logger}
 }
 
 // send reports progress p (it must grow; p <= 0 means "one more step") of

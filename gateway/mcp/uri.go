@@ -36,17 +36,20 @@ func parseURI(uri string) (collection, docURL, anchor string, isDoc bool, err er
 		return "", "", "", false, kgagent.Errorf(kgagent.EINVALID, "not a kgagent collection URI: %q", uri)
 	}
 	col, doc, isDoc := strings.Cut(rest, documentsPathMarker)
-	if collection, err = url.PathUnescape(col); err != nil || collection == "" || strings.Contains(col, "/") {
+	if collection, err = url.PathUnescape(col); err != nil || collection == "" || strings.ContainsAny(col, "/#?") {
 		return "", "", "", false, kgagent.Errorf(kgagent.EINVALID, "bad collection in %q", uri)
 	}
 	if !isDoc {
 		return collection, "", "", false, nil
 	}
 	page, err := url.PathUnescape(doc)
-	if err != nil || page == "" || strings.Contains(doc, "/") {
+	if err != nil || strings.ContainsAny(doc, "/#?") {
 		return "", "", "", false, kgagent.Errorf(kgagent.EINVALID, "bad document URL in %q", uri)
 	}
 	docURL, anchor, _ = strings.Cut(page, "#")
+	if docURL == "" {
+		return "", "", "", false, kgagent.Errorf(kgagent.EINVALID, "no document URL in %q", uri)
+	}
 	return collection, docURL, anchor, true, nil
 }
 

@@ -10,7 +10,7 @@ import (
 // FuzzDecodeMessage: the NATS message decoder never panics, keeps the size
 // limit and fails only with client-error codes.
 func FuzzDecodeMessage(f *testing.F) {
-	for _, s := range []string{`{"question":"q"}`, `{"id":"x","flow":"default","question":"q"}`, `{"question":1}`, `{}`, "\xff", `{"query":"q","k":5}`} {
+	for _, s := range []string{`{"question":"q"}`, `{"id":"x","flow":"default","question":"q"}`, `{"question":1}`, `{}`, "\xff", `{"query":"q","k":5}`, `{"id":"w","service":"agent","flow":"default","request":{"question":"q"}}`, `{"request":{"question":1}}`} {
 		f.Add("agent", []byte(s))
 		f.Add("search", []byte(s))
 	}

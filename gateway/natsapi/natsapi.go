@@ -10,29 +10,60 @@
 //	nats req kgagent.request.search '{"query":"asyncio","collection":"python","k":3}'
 //
 // The message is the websocket's "request" object, plus an optional "id" (the
-// request id, generated when absent) and "flow" (default "default"). The bus
-// is trusted: callers are anonymous to the agent; secure it with NATS's own
-// accounts.
+// request id, generated when absent) and "flow" (default "default"), or the
+// websocket's whole frame {"id","service","flow","request"} (its service, if
+// given, must be the subject's).
+//
+// Requests carry the caller's credential in a header, as over HTTP
+// ("Authorization: Bearer <api key or JWT>" or "X-API-Key"), and run
+// through the gateway's pipeline: checked for scope and collection and
+// charged to the daily limit exactly like HTTP. A server without keys
+// treats NATS callers as it treats HTTP ones (open). The bus itself must
+// still require credentials (the embedded server does): whoever reaches it
+// can read the job records.
+//
+//	nats req kgagent.request.agent '{"question":"What is the GIL?"}' -H 'Authorization:Bearer <key>'
 package natsapi
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/gateway"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
 )
 
-// Runner runs one call, sending its frames in order; *gateway.Server
-// implements it.
+// Runner authenticates callers and runs calls through the gateway's request
+// pipeline (scope, collection, daily limit, timeout), sending the frames
+// in order; *gateway.Server implements it.
 type Runner interface {
+	Authenticate(ctx context.Context, token, remote string) (*gateway.Principal, error)
 	Run(ctx context.Context, c gateway.Call, send func(gateway.Frame))
+}
+
+// Headers a request carries its credential in, as over HTTP: an API key or
+// JWT, as "Authorization: Bearer <token>" or "X-API-Key: <key>".
+const (
+	HeaderAuthorization = "Authorization"
+	HeaderAPIKey        = "X-API-Key"
+)
+
+// credential returns the token of m's headers.
+func credential(m *nats.Msg) string {
+	if m.Header == nil {
+		return ""
+	}
+	if h := m.Header.Get(HeaderAuthorization); h != "" {
+		t, _ := strings.CutPrefix(h, "Bearer ")
+		return strings.TrimSpace(t)
+	}
+	return m.Header.Get(HeaderAPIKey)
 }
 
 var _ Runner = (*gateway.Server)(nil)
@@ -107,13 +138,39 @@ func (s *Server) Close() error {
 // flow fields are used here.
 type Message = gateway.Request
 
-// DecodeMessage decodes a request for service. Errors are those of
-// gateway.DecodeRequest, and TOO_LARGE over max bytes.
+// envelope is the websocket's request frame, which NATS accepts too.
+type envelope struct {
+	ID      string          `json:"id"`
+	Service string          `json:"service"`
+	Flow    string          `json:"flow"`
+	Request json.RawMessage `json:"request"`
+}
+
+// DecodeMessage decodes a request for service: the bare request object or
+// the websocket's envelope around it. Errors are those of
+// gateway.DecodeRequest, TOO_LARGE over max bytes, and INVALID_ARGUMENT for
+// an envelope naming another service than the subject.
 func DecodeMessage(service string, data []byte, max int) (gateway.Request, error) {
 	if len(data) > max {
 		return gateway.Request{}, kgagent.Errorf(kgagent.ETOOLARGE, "request is over %d bytes", max)
 	}
-	return gateway.DecodeRequest(service, data)
+	var env envelope
+	if json.Unmarshal(data, &env) != nil || len(env.Request) == 0 || string(env.Request) == "null" {
+		return gateway.DecodeRequest(service, data)
+	}
+	if env.Service != "" && env.Service != service {
+		return gateway.Request{}, &kgagent.Error{Code: kgagent.EINVALID,
+			Message: fmt.Sprintf("the envelope names service %q but was sent to the subject of service %q", env.Service, service),
+			Details: map[string]any{"reason": gateway.ReasonUnknownValue, "field": "service"}}
+	}
+	req, err := gateway.DecodeRequest(service, env.Request)
+	if req.ID == "" {
+		req.ID = env.ID
+	}
+	if req.Flow == "" {
+		req.Flow = env.Flow
+	}
+	return req, err
 }
 
 func (s *Server) handle(m *nats.Msg) {
@@ -141,11 +198,18 @@ func (s *Server) handle(m *nats.Msg) {
 	go func() {
 		defer func() { <-s.sem; s.wg.Done() }()
 		var seq int64
-		s.run.Run(s.ctx, gateway.Call{ID: id, Service: service, Flow: req.Flow, Request: req, Caller: agent.Caller{Anonymous: true}}, func(f gateway.Frame) {
+		send := func(f gateway.Frame) {
 			seq++
 			f.Seq = seq
 			s.publish(m.Reply, f)
-		})
+		}
+		p, err := s.run.Authenticate(s.ctx, credential(m), "nats")
+		if err != nil {
+			e := kgagent.Error{Code: kgagent.ErrorCode(err), Message: kgagent.ErrorMessage(err), Details: kgagent.ErrorDetails(err)}
+			send(gateway.Frame{ID: id, Error: &gateway.FrameError{Message: e.Message, Type: e.Code, Details: e.Details}, Complete: true})
+			return
+		}
+		s.run.Run(s.ctx, gateway.Call{ID: id, Service: service, Flow: req.Flow, Request: req, Principal: p}, send)
 	}()
 }
 

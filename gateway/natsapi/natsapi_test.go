@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -121,6 +123,29 @@ func TestNATSStreams(t *testing.T) {
 	}
 }
 
+// TestNATSAcceptsTheWebsocketEnvelope: a websocket client's frame, sent as
+// is, is answered like the bare request, under the envelope's id.
+func TestNATSAcceptsTheWebsocketEnvelope(t *testing.T) {
+	ns := startNATS(t)
+	startWorker(t, ns, &asker{})
+	nc := connect(t, ns)
+	frames := request(t, nc, "kgagent.request.agent", `{"id":"w1","service":"agent","flow":"default","request":{"question":"What is NATS?"}}`)
+	last := frames[len(frames)-1]
+	if len(frames) != 3 || last.ID != "w1" || last.Response["answer"] != "A: What is NATS?" {
+		t.Fatalf("frames = %+v", frames)
+	}
+	for _, tt := range []struct{ data, typ string }{
+		{`{"id":"w2","service":"search","request":{"question":"q"}}`, "INVALID_ARGUMENT"}, // sent to the agent subject
+		{`{"id":"w3","service":"agent","request":{}}`, "INVALID_ARGUMENT"},
+		{`{"id":"w4","service":"agent","flow":"nope","request":{"question":"q"}}`, "NOT_FOUND"},
+	} {
+		frames := request(t, nc, "kgagent.request.agent", tt.data)
+		if len(frames) != 1 || frames[0].Error == nil || frames[0].Error.Type != tt.typ {
+			t.Errorf("%s: got %+v, want one %s error", tt.data, frames, tt.typ)
+		}
+	}
+}
+
 func TestNATSValidationErrors(t *testing.T) {
 	ns := startNATS(t)
 	startWorker(t, ns, &asker{})
@@ -166,5 +191,100 @@ func TestNATSQueueGroupSharesWork(t *testing.T) {
 	}
 	if a1.calls.Load() == 0 || a2.calls.Load() == 0 {
 		t.Errorf("queue group did not share work: %d / %d", a1.calls.Load(), a2.calls.Load())
+	}
+}
+
+// requestWith is request with headers.
+func requestWith(t testing.TB, nc *nats.Conn, subject, data string, hdr nats.Header) []gateway.Frame {
+	t.Helper()
+	inbox := nats.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.PublishMsg(&nats.Msg{Subject: subject, Reply: inbox, Data: []byte(data), Header: hdr}); err != nil {
+		t.Fatal(err)
+	}
+	var frames []gateway.Frame
+	for {
+		m, err := sub.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatalf("%s %s: %v after %d frames", subject, data, err, len(frames))
+		}
+		var f gateway.Frame
+		if err := json.Unmarshal(m.Data, &f); err != nil {
+			t.Fatalf("frame %q: %v", m.Data, err)
+		}
+		frames = append(frames, f)
+		if f.Complete {
+			return frames
+		}
+	}
+}
+
+// TestNATSChecksAndChargesLikeHTTP is part of finding 2 of issue 11, on a
+// real NATS server: with API keys configured, a request without a key is
+// refused, one with a key runs with its scope and collections, and is
+// charged to the same daily limit as HTTP.
+func TestNATSChecksAndChargesLikeHTTP(t *testing.T) {
+	ns := startNATS(t)
+	a := &asker{}
+	gw, err := gateway.New(gateway.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), APIKeys: []gateway.APIKey{
+		{Name: "two", Hash: gateway.HashKey("two-key"), Scopes: []gateway.Scope{gateway.ScopeAsk}, DailyLimit: 2, Collections: []string{"py"}},
+		{Name: "ingest", Hash: gateway.HashKey("ingest-key"), Scopes: []gateway.Scope{gateway.ScopeIngest}},
+	}}, gateway.Backends{Asker: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	s := New(connect(t, ns), gw, Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	nc := connect(t, ns)
+	errType := func(fr []gateway.Frame) string {
+		if last := fr[len(fr)-1]; last.Error != nil {
+			return last.Error.Type
+		}
+		return ""
+	}
+	if got := errType(requestWith(t, nc, "kgagent.request.agent", `{"question":"q"}`, nil)); got != kgagent.EUNAUTH {
+		t.Errorf("no key: %q", got)
+	}
+	if got := errType(requestWith(t, nc, "kgagent.request.agent", `{"question":"q"}`, nats.Header{"Authorization": {"Bearer wrong"}})); got != kgagent.EUNAUTH {
+		t.Errorf("wrong key: %q", got)
+	}
+	if got := errType(requestWith(t, nc, "kgagent.request.agent", `{"question":"q"}`, nats.Header{"X-API-Key": {"ingest-key"}})); got != kgagent.EFORBIDDEN {
+		t.Errorf("key without ask scope: %q", got)
+	}
+	if got := errType(requestWith(t, nc, "kgagent.request.agent", `{"question":"q","collection":"go"}`, nats.Header{"X-API-Key": {"two-key"}})); got != kgagent.EFORBIDDEN {
+		t.Errorf("collection outside the key's: %q", got)
+	}
+	if a.calls.Load() != 0 {
+		t.Fatalf("refused requests reached the agent: %d", a.calls.Load())
+	}
+	for i := 0; i < 2; i++ {
+		if got := errType(requestWith(t, nc, "kgagent.request.agent", `{"question":"q"}`, nats.Header{"Authorization": {"Bearer two-key"}})); got != "" {
+			t.Fatalf("query %d: %q", i, got)
+		}
+	}
+	if got := errType(requestWith(t, nc, "kgagent.request.agent", `{"question":"q"}`, nats.Header{"X-API-Key": {"two-key"}})); got != kgagent.ERATELIMIT {
+		t.Errorf("third query of a two-a-day key: %q", got)
+	}
+	// and HTTP shares the count
+	srv := httptest.NewServer(gw.Handler())
+	defer srv.Close()
+	req, _ := http.NewRequest("POST", srv.URL+"/api/v1/agent", strings.NewReader(`{"question":"q"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", "two-key")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 {
+		t.Errorf("HTTP after the NATS queries: %d", resp.StatusCode)
 	}
 }

@@ -46,12 +46,17 @@
       return r.ok ? r.json() : { collections: [] };
     })
     .then(function (body) {
-      (body.collections || []).forEach(function (c) {
+      var cols = body.collections || [];
+      // The collections replace the "(default)" placeholder: listing both
+      // showed the default collection twice, once under each name.
+      if (cols.length) picker.textContent = "";
+      cols.forEach(function (c) {
         var o = el("option", "", c.name);
         o.value = c.name;
         picker.appendChild(o);
       });
       if (defaultCollection) picker.value = defaultCollection;
+      else if (cols.some(function (c) { return c.name === "default"; })) picker.value = "default";
     })
     .catch(function () {});
 

@@ -92,7 +92,16 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 	if err != nil {
 		return ev, err
 	}
+	seen := map[string]bool{}
 	for _, h := range hits {
+		// A section chunked into several pieces may come back as several
+		// copies of its bare heading: one is kept.
+		if headingOnly(h) {
+			if seen[h.URL+"\x00"+h.Text] {
+				continue
+			}
+			seen[h.URL+"\x00"+h.Text] = true
+		}
 		p := kgagent.EvidencePassage{URL: h.URL, DocURL: h.DocURL, Title: h.Title, HeadingPath: h.HeadingPath, Text: h.Text, Score: h.Score}
 		if p.URL == "" {
 			p.URL = h.DocURL
@@ -141,6 +150,27 @@ func Number(ev *kgagent.Evidence, cite func(kgagent.Source) int) {
 		f := &ev.Facts[i]
 		f.N = num(f.SourceURL, f.Source())
 	}
+}
+
+// headingOnly reports whether a hit's text is no more than its title or
+// one of its headings (a section whose content was chunked elsewhere).
+func headingOnly(h corpus.Hit) bool {
+	t := strings.TrimSpace(h.Text)
+	if t == "" {
+		return true
+	}
+	if len(t) > 200 {
+		return false
+	}
+	if t == strings.TrimSpace(h.Title) {
+		return true
+	}
+	for _, hp := range h.HeadingPath {
+		if t == strings.TrimSpace(hp) {
+			return true
+		}
+	}
+	return false
 }
 
 // LinkHeavy reports whether a passage is shaped like an index, a table of

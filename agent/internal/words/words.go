@@ -1,4 +1,7 @@
-package agent
+// Package words holds the word handling the agent's router, its few-shot
+// matching and the built-in answerer share: word spans, light stemming,
+// stop words and bag-of-words similarity.
+package words
 
 import (
 	"math"
@@ -6,8 +9,8 @@ import (
 	"unicode"
 )
 
-// stopwords are left out of content terms.
-var stopwords = map[string]bool{}
+// Stopwords are left out of content terms.
+var Stopwords = map[string]bool{}
 
 func init() {
 	for _, w := range strings.Fields(`a an the and or but if then else of to in on at by for with from into onto about as is are was were be been being
@@ -15,13 +18,13 @@ func init() {
 	this that these those there here what which who whom whose when where why how s t not no yes so than too very just also any all some each
 	up down out over under again further once only own same other such more most both few between through during before after above below
 	get gets use using used tell show explain please want need like give make per via within without whether`) {
-		stopwords[w] = true
+		Stopwords[w] = true
 	}
 }
 
-// wordSpans returns the words of s (letters, digits, underscores) with
+// Spans returns the words of s (letters, digits, underscores) with
 // their byte offsets.
-func wordSpans(s string) [][2]int {
+func Spans(s string) [][2]int {
 	var out [][2]int
 	start := -1
 	for i, r := range s {
@@ -39,9 +42,9 @@ func wordSpans(s string) [][2]int {
 	return out
 }
 
-// stem folds a lower-cased word to a crude stem so that plural and verb
+// Stem folds a lower-cased word to a crude stem so that plural and verb
 // forms meet.
-func stem(w string) string {
+func Stem(w string) string {
 	switch {
 	case len(w) > 5 && strings.HasSuffix(w, "ing"):
 		return w[:len(w)-3]
@@ -62,30 +65,30 @@ var synonyms = map[string]string{"maximum": "max", "minimum": "min", "configurat
 	"directory": "dir", "folder": "dir", "database": "db", "parameter": "param", "documentation": "doc", "docs": "doc",
 	"authentication": "auth", "authorization": "auth", "milliseconds": "ms", "millisecond": "ms", "seconds": "second"}
 
-// term folds one lower-cased word to its stem or synonym.
-func term(w string) string {
+// Term folds one lower-cased word to its stem or synonym.
+func Term(w string) string {
 	if t, ok := synonyms[w]; ok {
 		return t
 	}
-	t := stem(w)
+	t := Stem(w)
 	if x, ok := synonyms[t]; ok {
 		return x
 	}
 	return t
 }
 
-// terms returns the stemmed lower-case words of s, in order; snake_case
+// Terms returns the stemmed lower-case words of s, in order; snake_case
 // identifiers also yield their parts (max_body_size: max, body, size).
-func terms(s string) []string {
-	sp := wordSpans(s)
+func Terms(s string) []string {
+	sp := Spans(s)
 	out := make([]string, 0, len(sp))
 	for _, x := range sp {
 		w := strings.ToLower(s[x[0]:x[1]])
-		out = append(out, term(w))
+		out = append(out, Term(w))
 		if strings.IndexByte(w, '_') > 0 {
 			for _, p := range strings.Split(w, "_") {
 				if p != "" {
-					out = append(out, term(p))
+					out = append(out, Term(p))
 				}
 			}
 		}
@@ -93,16 +96,16 @@ func terms(s string) []string {
 	return out
 }
 
-// contentTerms returns the distinct terms of s that are not stopwords.
-func contentTerms(s string) []string {
+// ContentTerms returns the distinct terms of s that are not stopwords.
+func ContentTerms(s string) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, x := range wordSpans(s) {
+	for _, x := range Spans(s) {
 		w := strings.ToLower(s[x[0]:x[1]])
-		if stopwords[w] {
+		if Stopwords[w] {
 			continue
 		}
-		t := term(w)
+		t := Term(w)
 		if !seen[t] {
 			seen[t] = true
 			out = append(out, t)
@@ -111,13 +114,14 @@ func contentTerms(s string) []string {
 	return out
 }
 
-func idf(n, df int) float64 {
+// IDF is the inverse document frequency weight of a term found in df of n texts.
+func IDF(n, df int) float64 {
 	return math.Log(1 + (float64(n)+1)/(float64(df)+0.5))
 }
 
-// bagCosine is the cosine similarity of the content-term bags of a and b.
-func bagCosine(a, b string) float64 {
-	ta, tb := contentTerms(a), contentTerms(b)
+// BagCosine is the cosine similarity of the content-term bags of a and b.
+func BagCosine(a, b string) float64 {
+	ta, tb := ContentTerms(a), ContentTerms(b)
 	if len(ta) == 0 || len(tb) == 0 {
 		return 0
 	}
@@ -134,7 +138,8 @@ func bagCosine(a, b string) float64 {
 	return float64(common) / math.Sqrt(float64(len(ta))*float64(len(tb)))
 }
 
-func cosine(a, b []float32) float64 {
+// Cosine is the cosine similarity of two vectors (0 when either is zero).
+func Cosine(a, b []float32) float64 {
 	var dot, na, nb float64
 	for i := range a {
 		if i >= len(b) {

@@ -1,0 +1,213 @@
+package agent
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/kgagent/kgagent"
+)
+
+// MaxAnswerSources bounds the sources an answer lists beyond the ones it
+// cites: after the cited sections come the best other sections retrieval
+// found, up to this many sources in all.
+const MaxAnswerSources = 5
+
+// citeMap renumbers an answer's citations by first use. Numbers are the
+// run's citation numbers (1..n, n sources gathered); the first one the
+// answer cites becomes [1], the next new one [2], and so on. Numbers that
+// name no source are dropped. It is applied to the answer's deltas as they
+// stream and to the final text with the same result, so every transport
+// shows the same numbers.
+type citeMap struct {
+	n      int         // sources the run gathered
+	next   map[int]int // run number -> answer number
+	ord    []int       // run numbers in first-use order
+	stream codeState   // where the streamed answer is: in code or not
+}
+
+// codeState follows ``` fences and `inline code` through a text, so that
+// brackets in code (arr[0]) are never taken for citations.
+type codeState struct {
+	fence, inline bool
+}
+
+// step advances over text[*i] when it opens, closes or lies in code,
+// reporting true; *i may move past a whole fence marker.
+func (c *codeState) step(text string, i *int) bool {
+	if strings.HasPrefix(text[*i:], "```") {
+		c.fence = !c.fence
+		c.inline = false
+		*i += 2
+		return true
+	}
+	if c.fence {
+		return true
+	}
+	if text[*i] == '`' {
+		c.inline = !c.inline
+		return true
+	}
+	return c.inline
+}
+
+func newCiteMap(n int) *citeMap { return &citeMap{n: n, next: map[int]int{}} }
+
+// number returns the answer number of run number k, 0 when k names no source.
+func (c *citeMap) number(k int) int {
+	if k < 1 || k > c.n {
+		return 0
+	}
+	if v, ok := c.next[k]; ok {
+		return v
+	}
+	c.ord = append(c.ord, k)
+	c.next[k] = len(c.ord)
+	return len(c.ord)
+}
+
+// citationAt parses a citation group "[1]", "[1, 2]" at text[i] and
+// returns its numbers and the index after "]"; ok is false when there is
+// none (Citations' grammar).
+func citationAt(text string, i int) (nums []int, end int, ok bool) {
+	if i >= len(text) || text[i] != '[' {
+		return nil, 0, false
+	}
+	j := i + 1
+	n, digits := 0, 0
+	for ; j < len(text); j++ {
+		c := text[j]
+		if c >= '0' && c <= '9' && digits < 4 {
+			n = n*10 + int(c-'0')
+			digits++
+			continue
+		}
+		if (c == ',' || c == ' ') && digits > 0 {
+			nums = append(nums, n)
+			n, digits = 0, 0
+			continue
+		}
+		if c == ' ' {
+			continue
+		}
+		break
+	}
+	if j < len(text) && text[j] == ']' && digits > 0 {
+		return append(nums, n), j + 1, true
+	}
+	return nil, 0, false
+}
+
+// openCitation returns the index of a citation group or fence marker that
+// text ends inside ("… [1" or "“" still streaming), or -1.
+func openCitation(text string) int {
+	if strings.HasSuffix(text, "`") {
+		return len(strings.TrimRight(text, "`"))
+	}
+	if i := strings.LastIndexByte(text, '['); i >= 0 && len(text)-i <= 24 {
+		open := true
+		for _, c := range text[i+1:] {
+			if (c < '0' || c > '9') && c != ',' && c != ' ' {
+				open = false
+				break
+			}
+		}
+		if open {
+			return len(strings.TrimRight(text[:i], " ")) // with the spaces before it
+		}
+	}
+	if strings.HasSuffix(text, " ") {
+		// A space may be followed by a citation to drop with it.
+		return len(strings.TrimRight(text, " "))
+	}
+	return -1
+}
+
+// rewrite renumbers the citations in the whole answer text.
+func (c *citeMap) rewrite(text string) string {
+	var st codeState
+	return c.rewriteFrom(text, &st)
+}
+
+// rewriteStream renumbers the citations in the next piece of the streamed
+// answer (pieces never end inside a citation or a fence marker).
+func (c *citeMap) rewriteStream(piece string) string { return c.rewriteFrom(piece, &c.stream) }
+
+func (c *citeMap) rewriteFrom(text string, st *codeState) string {
+	if strings.IndexByte(text, '[') < 0 && strings.IndexByte(text, '`') < 0 {
+		return text
+	}
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		start := i
+		if st.step(text, &i) {
+			b.WriteString(text[start : i+1])
+			continue
+		}
+		nums, end, ok := citationAt(text, i)
+		if !ok {
+			b.WriteByte(text[i])
+			continue
+		}
+		var out []string
+		seen := map[int]bool{}
+		for _, k := range nums {
+			if v := c.number(k); v > 0 && !seen[v] {
+				seen[v] = true
+				out = append(out, strconv.Itoa(v))
+			}
+		}
+		// A citation of nothing is dropped with the space before it (a
+		// stream holds back trailing spaces, so the space is in this piece).
+		if len(out) > 0 {
+			b.WriteString("[" + strings.Join(out, ", ") + "]")
+		} else if str := b.String(); strings.HasSuffix(str, " ") {
+			b.Reset()
+			b.WriteString(str[:len(str)-1])
+		}
+		i = end - 1
+	}
+	return b.String()
+}
+
+// answerSources lists an answer's sources: the cited ones in the order of
+// their answer numbers, then the run's other sources, best ranked first and
+// one per page, up to MaxAnswerSources in all. An answer that cites nothing
+// lists every source gathered.
+func (c *citeMap) answerSources(all []kgagent.Source) []kgagent.Source {
+	out := []kgagent.Source{}
+	if len(c.ord) == 0 {
+		return append(out, all...)
+	}
+	pages := map[string]bool{}
+	for _, k := range c.ord {
+		out = append(out, all[k-1])
+		pages[page(all[k-1].URL)] = true
+	}
+	for k, s := range all {
+		if len(out) >= MaxAnswerSources {
+			break
+		}
+		if _, cited := c.next[k+1]; cited || pages[page(s.URL)] || s.URL == "" {
+			continue
+		}
+		pages[page(s.URL)] = true
+		out = append(out, s)
+	}
+	return out
+}
+
+func page(u string) string {
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		return u[:i]
+	}
+	return u
+}
+
+// citer returns the run's answer numbering, made when the answer starts
+// (every source has been gathered by then).
+func (r *run) citer() *citeMap {
+	if r.cites == nil {
+		r.cites = newCiteMap(len(r.sources))
+	}
+	return r.cites
+}

@@ -1,0 +1,619 @@
+// Package extractive is the built-in answerer: deterministic and offline, it
+// writes an answer from the structured evidence a search found
+// (kgagent.Evidence) — never from the text of an observation. The first
+// sentence answers: for "which/what <thing>" questions it names the thing
+// (the best section's subject), for "how do I" questions it keeps the
+// section's command or code block verbatim; one to three supporting
+// sentences follow; every sentence cites its source as [n] with the
+// evidence's numbers. When the evidence does not support an answer (a key
+// term of the question appears nowhere in it, or nothing matches well) it
+// says so plainly and lists the nearest sections instead.
+//
+// The agent package drives it: its built-in model (agent.Extractive) runs the
+// ReAct steps (few-shot stanzas, the corpus search) and calls Compose with
+// the evidence the searches returned.
+package extractive
+
+import (
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent/internal/words"
+)
+
+// Config tunes Compose. Zero values are the defaults.
+type Config struct {
+	MaxSentences int // supporting sentences after the first, default 3
+	MaxChars     int // length bound of the prose (code blocks not counted), default 700
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxSentences <= 0 {
+		c.MaxSentences = 3
+	}
+	if c.MaxChars <= 0 {
+		c.MaxChars = 700
+	}
+	return c
+}
+
+// Abstention is how an answer that the docs do not support begins.
+const Abstention = "The docs don't say"
+
+// Abstained reports whether answer is an abstention written by Compose.
+func Abstained(answer string) bool { return strings.HasPrefix(answer, Abstention) }
+
+// passage is an evidence passage with its rank across the evidence.
+type passage struct {
+	kgagent.EvidencePassage
+	rank   int
+	fact   bool
+	titles map[string]bool // terms of title and headings
+	blocks []block
+}
+
+// block is a paragraph or a code block of a passage.
+type block struct {
+	code bool
+	text string
+}
+
+type sentence struct {
+	p     *passage
+	pos   int // position within the passage
+	blk   int // index of its block in the passage
+	text  string
+	terms []string
+	score float64
+}
+
+// Compose answers question from the evidence of the run's searches (in the
+// order they were made). It returns the answer text with [n] citations.
+func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
+	cfg = cfg.withDefaults()
+	ps := collect(evs)
+	if len(ps) == 0 {
+		return Abstention + ": nothing in them matched the question."
+	}
+	q := analyse(question)
+	present := newTermSet(evidenceTerms(ps))
+	if missing := q.missing(present); len(missing) > 0 {
+		return abstain(ps, "anything about "+quoteList(missing))
+	}
+	sents, df := split(ps)
+	if len(sents) == 0 {
+		return abstain(ps, "")
+	}
+	weights := map[string]float64{}
+	for _, t := range q.terms {
+		weights[t] = words.IDF(len(sents), df[t])
+	}
+	for _, s := range sents {
+		s.score = scoreSentence(s, weights, q.cue)
+	}
+	order := append([]*sentence(nil), sents...)
+	sort.SliceStable(order, func(i, j int) bool { return order[i].score > order[j].score })
+	// The answer comes from a page about the question: one that holds its
+	// names and most of its terms. The best sentence of such a page leads.
+	covers := map[*passage]bool{}
+	var best *sentence
+	for _, s := range order {
+		if s.score <= 0 {
+			break
+		}
+		c, ok := covers[s.p]
+		if !ok {
+			c = q.covered(ps, s.p, present)
+			covers[s.p] = c
+		}
+		if c {
+			best = s
+			break
+		}
+	}
+	if best == nil {
+		return abstain(ps, "")
+	}
+	// Sentences of pages that do not cover the question only support.
+	for i := range order {
+		if !covers[order[i].p] && order[i].score > best.score {
+			order[i].score = best.score * 0.9
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].score > order[j].score })
+	var out answer
+	switch {
+	case q.kind != "" && entityKinds[q.kind]:
+		out.lead(ps, sents, best, q)
+	case q.howTo:
+		out.howTo(ps, sents, best)
+	default:
+		// A short first sentence of the best one's section ("No.", "One
+		// million by default.") carries the answer the next one explains.
+		if best.pos == 1 {
+			for _, s := range sents {
+				if s.p == best.p && s.pos == 0 && len(s.terms) <= 8 {
+					out.add(s)
+					break
+				}
+			}
+		}
+		out.first(best)
+	}
+	// Supporting sentences: the next best, not said already, not code.
+	for _, s := range order {
+		if out.supporting >= cfg.MaxSentences || s.score < 0.5*best.score {
+			break
+		}
+		if out.has(s) || out.size+len(s.text) > cfg.MaxChars || commandLike(s.text) || bare(s) || nearDuplicate(s, out.sents) {
+			continue
+		}
+		out.add(s)
+		out.supporting++
+	}
+	return out.String()
+}
+
+// collect flattens the evidence into passages (facts as one-sentence
+// passages after them), dropping repeats of the same section text.
+func collect(evs []kgagent.Evidence) []*passage {
+	var out []*passage
+	seen := map[string]bool{}
+	for _, ev := range evs {
+		for _, p := range ev.Passages {
+			key := p.URL + "\x00" + p.Text
+			if seen[key] || strings.TrimSpace(p.Text) == "" {
+				continue
+			}
+			seen[key] = true
+			out = append(out, &passage{EvidencePassage: p, rank: len(out)})
+		}
+	}
+	for _, ev := range evs {
+		for _, f := range ev.Facts {
+			key := f.SourceURL + "\x00" + f.Text
+			if seen[key] || f.Text == "" {
+				continue
+			}
+			seen[key] = true
+			out = append(out, &passage{EvidencePassage: kgagent.EvidencePassage{N: f.N, URL: f.SourceURL, Title: f.Triple.Subject.Name, Text: f.Text, Score: f.Score}, rank: len(out), fact: true})
+		}
+	}
+	for _, p := range out {
+		p.titles = map[string]bool{}
+		for _, t := range words.Terms(p.Title + " " + strings.Join(p.HeadingPath, " ")) {
+			p.titles[t] = true
+		}
+		p.blocks = blocks(p.Text)
+	}
+	return out
+}
+
+// blocks splits a passage's text into paragraphs and code blocks.
+func blocks(text string) []block {
+	var out []block
+	for _, para := range strings.Split(text, "\n\n") {
+		para = strings.Trim(para, "\n")
+		if strings.TrimSpace(para) == "" {
+			continue
+		}
+		out = append(out, block{code: codeBlock(para), text: para})
+	}
+	return out
+}
+
+// codeBlock reports whether a paragraph is code: interactive prompts, shell
+// prompts, or lines shaped like code rather than prose.
+func codeBlock(para string) bool {
+	lines := strings.Split(para, "\n")
+	code, prose := 0, 0
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "":
+		case strings.HasPrefix(t, ">>>") || strings.HasPrefix(t, "$ ") || strings.HasPrefix(t, "... ") || strings.HasPrefix(t, "#!"):
+			code++
+		case commandLike(t) || codeLine(t):
+			code++
+		default:
+			prose++
+		}
+	}
+	return code > 0 && code >= prose
+}
+
+// codeLine reports whether a line looks like a statement of code: call
+// parentheses or an assignment and no sentence end.
+func codeLine(t string) bool {
+	if strings.HasSuffix(t, ".") && strings.Contains(t, " ") && !strings.HasSuffix(t, "...") {
+		return false
+	}
+	if strings.ContainsAny(t, "{};") || strings.Contains(t, " = ") || strings.HasPrefix(t, "import ") || strings.HasPrefix(t, "from ") {
+		return true
+	}
+	return callRe.MatchString(t) && len(strings.Fields(t)) <= 6
+}
+
+var footnoteRe = regexp.MustCompile(`\s*\[\d+\]`)
+
+var callRe = regexp.MustCompile(`^[\w.]+\(.*\)$`)
+
+// commandLike reports whether s is a command line rather than a sentence:
+// no closing punctuation, lower-case start, and a --flag or a subcommand.
+func commandLike(s string) bool {
+	t := strings.TrimSpace(s)
+	if t == "" || strings.ContainsRune(".!?:", rune(t[len(t)-1])) {
+		return false
+	}
+	return strings.Contains(t, " --") || strings.Contains(t, " -") && unicode.IsLower(rune(t[0])) && len(strings.Fields(t)) <= 8
+}
+
+// split cuts the passages' prose into sentences and counts in how many
+// sentences each term appears.
+func split(ps []*passage) ([]*sentence, map[string]int) {
+	var out []*sentence
+	df := map[string]int{}
+	for _, p := range ps {
+		pos := 0
+		for bi, b := range p.blocks {
+			if b.code {
+				continue
+			}
+			for _, line := range strings.Split(b.text, "\n") {
+				line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "- "))
+				// Footnote marks ("JavaScript [1]") would read as citations.
+				line = footnoteRe.ReplaceAllString(line, "")
+				for _, s := range splitSentences(line) {
+					st := &sentence{p: p, pos: pos, blk: bi, text: s, terms: words.Terms(s)}
+					pos++
+					seen := map[string]bool{}
+					for _, t := range st.terms {
+						if !seen[t] {
+							seen[t] = true
+							df[t]++
+						}
+					}
+					out = append(out, st)
+				}
+			}
+		}
+	}
+	return out, df
+}
+
+// splitSentences cuts a line at sentence ends: ". ", "! ", "? " before an
+// upper-case letter, digit, quote or bracket.
+func splitSentences(line string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(line)-2; i++ {
+		c := line[i]
+		if (c == '.' || c == '!' || c == '?') && line[i+1] == ' ' {
+			j := i + 2
+			for j < len(line) && line[j] == ' ' {
+				j++
+			}
+			if j < len(line) {
+				r := rune(line[j])
+				if unicode.IsUpper(r) || unicode.IsDigit(r) || strings.ContainsRune("\"'`([", r) {
+					w := line[start : i+1]
+					if k := strings.LastIndexByte(w, ' '); k >= 0 {
+						w = w[k+1:]
+					}
+					if w == "e.g." || w == "i.e." || w == "etc." || w == "vs." || len(w) == 2 && unicode.IsUpper(rune(w[0])) {
+						continue
+					}
+					out = append(out, strings.TrimSpace(line[start:i+1]))
+					start = j
+				}
+			}
+		}
+	}
+	if s := strings.TrimSpace(line[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// evidenceTerms is every term of the evidence: text, titles and headings.
+func evidenceTerms(ps []*passage) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range ps {
+		for _, t := range words.Terms(p.Text) {
+			out[t] = true
+		}
+		for t := range p.titles {
+			out[t] = true
+		}
+		for _, t := range words.Terms(p.URL) {
+			out[t] = true
+		}
+	}
+	return out
+}
+
+// answer is the answer being written: sentences (and code) with their
+// citations.
+type answer struct {
+	parts      []part
+	sents      []*sentence
+	size       int
+	supporting int
+}
+
+// part is a sentence (cited n) or a code block (n 0).
+type part struct {
+	text string
+	n    int
+	code bool
+	keep bool // cited even when the next sentence has the same source
+}
+
+func cite(text string, n int) string {
+	t := strings.TrimRight(text, " ")
+	end := ""
+	if k := len(t); k > 0 && strings.ContainsRune(".!?", rune(t[k-1])) {
+		end, t = t[k-1:], t[:k-1]
+	}
+	if n <= 0 {
+		return t + end
+	}
+	return t + " [" + strconv.Itoa(n) + "]" + end
+}
+
+func (a *answer) add(s *sentence) {
+	a.parts = append(a.parts, part{text: s.text, n: s.p.N})
+	a.sents = append(a.sents, s)
+	a.size += len(s.text)
+}
+
+// first adds the lead sentence; from a section about one function or
+// class (its heading is the signature) it names it first:
+// "`uuid.uuid4()`: Generate a random UUID [1]."
+func (a *answer) first(s *sentence) {
+	if h := s.p.Heading(); h != s.p.Title && len(h) <= 100 && !s.p.fact {
+		if id := identRe.FindString(h); id != "" && strings.Index(h, id) <= 10 && !strings.Contains(s.text, id) {
+			if !strings.HasSuffix(id, ")") && strings.Contains(h, id+"(") {
+				id += "()"
+			}
+			a.parts = append(a.parts, part{text: "`" + id + "`: " + s.text, n: s.p.N, keep: true})
+			a.sents = append(a.sents, s)
+			a.size += len(s.text)
+			return
+		}
+	}
+	a.add(s)
+}
+
+func (a *answer) has(s *sentence) bool {
+	for _, c := range a.sents {
+		if c == s {
+			return true
+		}
+	}
+	return false
+}
+
+// String renders the answer: a sentence followed by another from the same
+// source is cited once, after the last of them; code blocks stand apart.
+func (a *answer) String() string {
+	var b strings.Builder
+	for i, p := range a.parts {
+		if i > 0 {
+			if p.code || a.parts[i-1].code {
+				b.WriteString("\n\n")
+			} else {
+				b.WriteString(" ")
+			}
+		}
+		if p.code {
+			b.WriteString("```\n" + p.text + "\n```")
+			continue
+		}
+		n := p.n
+		if i+1 < len(a.parts) && !p.keep && !a.parts[i+1].code && a.parts[i+1].n == n {
+			n = 0
+		}
+		b.WriteString(cite(p.text, n))
+	}
+	return b.String()
+}
+
+// lead opens the answer to a which/what question by naming the thing: the
+// subject of the best section ("`json` — JSON encoder and decoder").
+func (a *answer) lead(ps []*passage, sents []*sentence, best *sentence, q question) {
+	// The best section that is about one named thing (its heading or title
+	// is "name — description"), among those nearly as good as the best.
+	for _, s := range bestPerPassage(ps, sents) {
+		if s.score < 0.6*best.score {
+			continue
+		}
+		if n, _ := subject(s.p, s.text, q.kind); n != "" && (identKinds[q.kind] || hasDashed(s.p)) {
+			best = s
+			break
+		}
+	}
+	p := best.p
+	name, desc := subject(p, best.text, q.kind)
+	if name == "" {
+		a.add(best)
+		return
+	}
+	first := "`" + name + "`"
+	if desc != "" {
+		first += " — " + desc
+	}
+	if t := strings.TrimLeft(best.text, "`*\"'"); strings.HasPrefix(t, name) && (len(t) == len(name) || strings.ContainsRune(" :,`*'\"(", rune(t[len(name)]))) {
+		a.add(best) // the best sentence names it already
+		return
+	}
+	a.parts = append(a.parts, part{text: first + ".", n: p.N, keep: true})
+	a.size += len(first)
+	a.add(best)
+	a.supporting++
+}
+
+// howTo opens the answer to a "how do I" question with the best sentence
+// of the best section that holds code, followed by that code verbatim.
+func (a *answer) howTo(ps []*passage, sents []*sentence, best *sentence) {
+	// The section with code whose best sentence is at least half as good as
+	// the best sentence overall, in rank order; its code block is the one
+	// whose introducing sentence (the last before it) answers best, and
+	// that sentence leads.
+	for _, s := range bestPerPassage(ps, sents) {
+		if s.score < 0.5*best.score {
+			continue
+		}
+		intro, code := codeFor(s.p, sents)
+		if code == "" {
+			continue
+		}
+		if intro == nil || intro.score < 0.5*s.score {
+			intro = s
+		}
+		a.first(intro)
+		a.parts = append(a.parts, part{text: code, code: true})
+		return
+	}
+	a.first(best)
+}
+
+// codeFor picks the code block of p whose introducing sentence scores
+// best (the first code block when none is introduced), at most 15 lines,
+// with that sentence.
+func codeFor(p *passage, sents []*sentence) (*sentence, string) {
+	var intro *sentence
+	code := ""
+	for bi, b := range p.blocks {
+		if !b.code {
+			continue
+		}
+		var last *sentence
+		for _, s := range sents {
+			if s.p == p && s.blk < bi && (last == nil || s.pos > last.pos) {
+				last = s
+			}
+		}
+		if code == "" || last != nil && (intro == nil || last.score > intro.score) {
+			intro, code = last, b.text
+		}
+	}
+	if lines := strings.Split(code, "\n"); len(lines) > 15 {
+		code = strings.Join(lines[:15], "\n")
+	}
+	return intro, strings.TrimRight(code, "\n ")
+}
+
+// bare reports whether a sentence is only its section's heading or title
+// (a heading chunked apart from its content).
+func bare(s *sentence) bool {
+	t := strings.TrimSpace(s.text)
+	if t == strings.TrimSpace(s.p.Title) {
+		return true
+	}
+	for _, h := range s.p.HeadingPath {
+		if t == strings.TrimSpace(h) {
+			return true
+		}
+	}
+	return false
+}
+
+// bestPerPassage returns the best sentence of each passage, in the
+// passages' rank order.
+func bestPerPassage(ps []*passage, sents []*sentence) []*sentence {
+	bestIn := map[*passage]*sentence{}
+	for _, s := range sents {
+		if b := bestIn[s.p]; b == nil || s.score > b.score {
+			bestIn[s.p] = s
+		}
+	}
+	var out []*sentence
+	for _, p := range ps {
+		if s := bestIn[p]; s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// hasDashed reports whether a passage's headings or title name one thing
+// with a description ("json — JSON encoder and decoder").
+func hasDashed(p *passage) bool {
+	for _, h := range append([]string{p.Title}, p.HeadingPath...) {
+		if n, _ := dashed(h); n != "" && len(strings.Fields(n)) == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// abstain says the docs do not answer and lists the nearest sections.
+func abstain(ps []*passage, what string) string {
+	var b strings.Builder
+	b.WriteString(Abstention)
+	if what != "" {
+		b.WriteString(" " + what)
+	}
+	b.WriteString(".")
+	var near []string
+	seen := map[int]bool{}
+	for _, p := range ps {
+		if p.fact || seen[p.N] || p.N <= 0 {
+			continue
+		}
+		seen[p.N] = true
+		t := p.Title
+		if h := p.Heading(); h != "" && h != p.Title {
+			t += " › " + h
+		}
+		near = append(near, t+" ["+strconv.Itoa(p.N)+"]")
+		if len(near) == 3 {
+			break
+		}
+	}
+	if len(near) > 0 {
+		b.WriteString(" The nearest sections are " + strings.Join(near, ", ") + ".")
+	}
+	return b.String()
+}
+
+func quoteList(ws []string) string {
+	q := make([]string, len(ws))
+	for i, w := range ws {
+		q[i] = "“" + w + "”"
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// nearDuplicate reports whether most of s's terms are already in a chosen
+// sentence (or the other way round), so one fact is not said twice.
+func nearDuplicate(s *sentence, chosen []*sentence) bool {
+	a := map[string]bool{}
+	for _, t := range s.terms {
+		a[t] = true
+	}
+	for _, c := range chosen {
+		b := map[string]bool{}
+		common := 0
+		for _, t := range c.terms {
+			if !b[t] {
+				b[t] = true
+				if a[t] {
+					common++
+				}
+			}
+		}
+		if small := min(len(a), len(b)); small > 0 && float64(common)/float64(small) > 0.8 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,174 @@
+package extractive
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kgagent/kgagent"
+)
+
+func ev(q string, ps ...kgagent.EvidencePassage) []kgagent.Evidence {
+	for i := range ps {
+		if ps[i].N == 0 {
+			ps[i].N = i + 1
+		}
+		if ps[i].DocURL == "" {
+			ps[i].DocURL, _, _ = strings.Cut(ps[i].URL, "#")
+		}
+	}
+	return []kgagent.Evidence{{Query: q, Passages: ps}}
+}
+
+var lumen = []kgagent.EvidencePassage{
+	{URL: "http://lumen/ops/backup.html#restore", Title: "Backups", HeadingPath: []string{"Backups", "Restoring a backup"},
+		Text: "Restoring replaces the data directory with the snapshot. Stop the server first.\n\nRun the restore command with the snapshot id:\n\nlumen backup restore --from 2026-01-01T00:00Z --data-dir /var/lib/lumen\n\nSee lumen backup restore for all options."},
+	{URL: "http://lumen/ops/backup.html#create", Title: "Backups", HeadingPath: []string{"Backups", "Creating a backup"},
+		Text: "lumen backup create writes a snapshot of every database. New: incremental backups with lumen backup create --since."},
+	{URL: "http://lumen/faq.html#python", Title: "FAQ", HeadingPath: []string{"FAQ", "Which Python versions are supported?"},
+		Text: "It supports Python 3.9 and later."},
+	{URL: "http://lumen/api/python/client.html", Title: "lumen — Python client", HeadingPath: []string{"lumen — Python client"},
+		Text: "The lumen package is the Python client of the Lumen server. Install it with pip install lumen-client."},
+}
+
+func TestComposeHowToKeepsTheCommand(t *testing.T) {
+	got := Compose("How do I restore a backup?", ev("", lumen...), Config{})
+	if !strings.Contains(got, "```\nlumen backup restore --from 2026-01-01T00:00Z --data-dir /var/lib/lumen\n```") {
+		t.Errorf("answer lacks the command verbatim:\n%s", got)
+	}
+	if Abstained(got) || !strings.Contains(got, "[1]") {
+		t.Errorf("answer = %q", got)
+	}
+}
+
+func TestComposeAbstainsWhenTheDocsDoNotSay(t *testing.T) {
+	for _, q := range []string{
+		"What is the codename of Lumen 3.0?",
+		"How do I configure Kubernetes ingress for Lumen?",
+		"Which module provides the quantum teleporter?",
+	} {
+		got := Compose(q, ev("", lumen...), Config{})
+		if !Abstained(got) {
+			t.Errorf("%q: answered %q, want an abstention", q, got)
+			continue
+		}
+		if !strings.Contains(got, "The nearest sections are Backups › Restoring a backup [1]") {
+			t.Errorf("%q: abstention does not list the nearest sections: %q", q, got)
+		}
+	}
+	if got := Compose("What is the HTTP port?", nil, Config{}); !Abstained(got) {
+		t.Errorf("no evidence: %q", got)
+	}
+}
+
+func TestComposeNamesTheThing(t *testing.T) {
+	got := Compose("Which module is the Python client?", ev("", lumen...), Config{})
+	if !strings.HasPrefix(got, "`lumen` — Python client [4].") {
+		t.Errorf("answer = %q, want it to open by naming the module", got)
+	}
+}
+
+func TestComposeCitesOnlyEvidenceNumbers(t *testing.T) {
+	e := ev("", lumen...)
+	valid := map[int]bool{}
+	for _, p := range e[0].Passages {
+		valid[p.N] = true
+	}
+	for _, q := range []string{"How do I restore a backup?", "Which Python versions are supported?", "What does lumen backup create write?", "What is Lumen?"} {
+		got := Compose(q, e, Config{})
+		for _, c := range citations(got) {
+			if !valid[c] {
+				t.Errorf("%q: answer %q cites [%d], which is no passage's number", q, got, c)
+			}
+		}
+	}
+}
+
+// citations returns the [n] numbers of s.
+func citations(s string) []int {
+	var out []int
+	for i := 0; i < len(s); i++ {
+		if s[i] != '[' {
+			continue
+		}
+		n, j := 0, i+1
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			n = n*10 + int(s[j]-'0')
+			j++
+		}
+		if j > i+1 && j < len(s) && s[j] == ']' {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func TestSplitSentences(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"One. Two! Three? four", []string{"One.", "Two!", "Three? four"}},
+		{"Use e.g. Foo. Then bar.", []string{"Use e.g. Foo.", "Then bar."}},
+		{"Version 2.4.1 is out. It is fast.", []string{"Version 2.4.1 is out.", "It is fast."}},
+		{"Call lumen.connect(url). Done.", []string{"Call lumen.connect(url).", "Done."}},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		if got := splitSentences(tt.in); strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("splitSentences(%q) = %q", tt.in, got)
+		}
+	}
+}
+
+func TestSubject(t *testing.T) {
+	tests := []struct {
+		title    string
+		headings []string
+		best     string
+		question string
+		want     string
+	}{
+		{"json — JSON encoder and decoder — Python 3.11 documentation", []string{"json — JSON encoder and decoder", "Basic Usage"}, "Serialize obj with json.dumps() to a JSON formatted str.", "Which function serializes an object to JSON?", "json.dumps()"},
+		{"json — JSON encoder and decoder — Python 3.11 documentation", []string{"json — JSON encoder and decoder", "Basic Usage"}, "Serialize obj to a JSON formatted str.", "Which module encodes JSON?", "json"},
+		{"9. API Reference", []string{"9. API Reference", "9.28. distutils.debug — Distutils debug mode"}, "This module provides the DEBUG flag.", "Which Python module provides the debug flag?", "distutils.debug"},
+		{"lumen — Python client", []string{"lumen — Python client", "lumen.connect"}, "Opens a connection.", "What function opens a connection?", "lumen.connect"},
+		{"Configuration reference", []string{"Configuration reference", "HTTP"}, "Set --http-port to change it.", "Which flag changes the port?", "--http-port"},
+	}
+	for _, tt := range tests {
+		kind := entityType(tt.question)
+		got, _ := subject(&passage{EvidencePassage: kgagent.EvidencePassage{Title: tt.title, HeadingPath: tt.headings}}, tt.best, kind)
+		if got != tt.want {
+			t.Errorf("subject for %q = %q, want %q", tt.question, got, tt.want)
+		}
+	}
+}
+
+func TestLinkHeavyPassagesDoNotLead(t *testing.T) {
+	index := kgagent.EvidencePassage{URL: "http://d/py-modindex.html", Title: "Python Module Index", LinkHeavy: true,
+		Text: "json | Encode and decode the JSON format.\npickle | Convert Python objects to streams of bytes and back."}
+	page := kgagent.EvidencePassage{URL: "http://d/library/json.html#module-json", Title: "json — JSON encoder and decoder",
+		HeadingPath: []string{"json — JSON encoder and decoder"}, Text: "The json module encodes and decodes the JSON format, a lightweight data interchange format."}
+	got := Compose("Which module should I use to encode and decode the JSON format?", ev("", index, page), Config{})
+	if !strings.HasPrefix(got, "`json` — JSON encoder and decoder [2].") {
+		t.Errorf("answer = %q, want the json page to lead", got)
+	}
+}
+
+func FuzzCompose(f *testing.F) {
+	f.Add("How do I restore?", "Run it:\n\nlumen backup restore --from x\n\nDone.", "T — d")
+	f.Add("Which module?", "", "")
+	f.Add("What is [1]?", "a [2] b. C d.", "x › y")
+	f.Fuzz(func(t *testing.T, q, text, title string) {
+		e := ev(q, kgagent.EvidencePassage{URL: "http://x/a#b", Title: title, HeadingPath: []string{title}, Text: text},
+			kgagent.EvidencePassage{URL: "http://x/c", Title: "c", Text: text + " more"})
+		got := Compose(q, e, Config{})
+		if strings.TrimSpace(got) == "" {
+			t.Fatal("empty answer")
+		}
+		for _, c := range citations(got) {
+			if c < 0 {
+				t.Fatalf("bad citation in %q", got)
+			}
+		}
+	})
+}

@@ -1,0 +1,441 @@
+package extractive
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/kgagent/kgagent/agent/internal/words"
+)
+
+// question is what Compose reads from the question.
+type question struct {
+	terms []string // content terms (no stop or frame words)
+	// answerType is the noun a what/which question asks for ("language"
+	// in "What language is Lumen written in?"): the docs may state the
+	// answer without the word.
+	answerType string
+	specific   []string // names the evidence must contain: proper nouns, identifiers
+	kind       string   // the noun of a which/what question ("module"), or ""
+	howTo      bool     // "how do I ...", "how to ..."
+	cue        int
+}
+
+// frameWords are content words that frame a question rather than say what
+// it is about.
+var frameWords = map[string]bool{"way": true, "ways": true, "best": true, "possible": true, "something": true,
+	"anything": true, "thing": true, "things": true, "able": true, "example": true, "examples": true, "go": true,
+	"let": true, "know": true, "find": true, "look": true, "need": true, "recommend": true, "recommended": true,
+	"good": true, "correct": true, "right": true, "proper": true, "properly": true, "kind": true, "sort": true,
+	"accord": true, "according": true, "several": true, "various": true}
+
+// howWords follow "how" to ask for an amount, not a topic.
+var howWords = map[string]bool{"long": true, "many": true, "much": true, "often": true, "big": true, "large": true,
+	"old": true, "far": true, "fast": true, "soon": true}
+
+var howToRe = regexp.MustCompile(`(?i)^\s*(how\s+(do|can|should|would|could)\s+(i|you|we|one)\b|how\s+to\b|what\s+is\s+the\s+(best\s+)?way\s+to\b|what'?s\s+the\s+(best\s+)?way\s+to\b)`)
+
+func analyse(q string) question {
+	out := question{howTo: howToRe.MatchString(q), cue: questionCue(q)}
+	out.kind = entityType(q)
+	out.answerType = answerType(q)
+	skip := ""
+	if f := strings.Fields(strings.ToLower(q)); len(f) > 1 {
+		for i := 0; i+1 < len(f); i++ {
+			if f[i] == "how" && howWords[f[i+1]] {
+				skip = words.Term(f[i+1])
+				break
+			}
+		}
+	}
+	for _, t := range words.ContentTerms(q) {
+		if frameWords[t] || t == skip || t == out.kind || t == words.Term(out.kind) || allDigits(t) {
+			continue
+		}
+		out.terms = append(out.terms, t)
+	}
+	// Proper nouns (capitalised inside the question) and identifiers name
+	// something the answer must be about.
+	fields := strings.Fields(q)
+	for i, f := range fields {
+		w := strings.Trim(f, "?,.!;:\"'()`“”‘’")
+		if w == "" {
+			continue
+		}
+		if identRe.MatchString(w) && identRe.FindString(w) == w {
+			out.specific = append(out.specific, w)
+			continue
+		}
+		// A capitalised word inside a sentence (not after ". " or ": ")
+		// is a proper noun.
+		r := []rune(w)
+		sentenceStart := i == 0 || strings.ContainsAny(fields[i-1][len(fields[i-1])-1:], ".:?!")
+		if !sentenceStart && unicode.IsUpper(r[0]) && len(r) > 1 && !words.Stopwords[strings.ToLower(w)] && !allUpperShort(w) {
+			out.specific = append(out.specific, w)
+		}
+	}
+	return out
+}
+
+func allDigits(s string) bool {
+	for _, r := range s {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// allUpperShort: acronyms of two or three letters (OS, API, CSV) are
+// common words in docs, not names.
+func allUpperShort(w string) bool {
+	return len(w) <= 4 && strings.ToUpper(w) == w
+}
+
+// missing returns the question's names, and its terms when too many are
+// absent, that the evidence does not contain: when any are returned the
+// docs do not answer the question.
+func (q question) missing(present termSet) []string {
+	var out []string
+	for _, w := range q.specific {
+		for _, t := range words.Terms(w) {
+			if !present.exact(t) && !allDigits(t) {
+				out = append(out, w)
+				break
+			}
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	var absent []string
+	others := 0 // present terms other than names
+	for _, t := range q.terms {
+		if !present.has(t) {
+			if t != q.answerType {
+				absent = append(absent, t)
+			}
+			continue
+		}
+		if !q.isName(t) {
+			others++
+		}
+	}
+	if q.answerType != "" && !present.has(q.answerType) && others == 0 {
+		// Only the name asked about is found, not what is asked of it.
+		return []string{q.answerType}
+	}
+	// A short question is about each of its terms; a long one (a
+	// description) may word one of them differently from the docs.
+	if n := len(q.terms); len(absent) > 0 && (n <= 4 || 3*len(absent) > n) {
+		return absent
+	}
+	return nil
+}
+
+// exact reports whether t itself is in the set.
+func (s termSet) exact(t string) bool {
+	i := sort.SearchStrings(s, t)
+	return i < len(s) && s[i] == t
+}
+
+// isName reports whether term t comes from one of the question's names.
+func (q question) isName(t string) bool {
+	for _, w := range q.specific {
+		for _, x := range words.Terms(w) {
+			if x == t {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// answerType returns the first content term after "what"/"which" (and
+// "is the", "are the"...) or "how much"/"how many": what the question asks
+// for.
+func answerType(q string) string {
+	f := strings.Fields(strings.ToLower(q))
+	start := -1
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == "what" || f[i] == "which" || f[i] == "what's" {
+			start = i + 1
+		} else if f[i] == "how" && (f[i+1] == "much" || f[i+1] == "many") {
+			start = i + 2
+		}
+		if start >= 0 {
+			break
+		}
+	}
+	if start < 0 || start >= len(f) {
+		return ""
+	}
+	for _, w := range f[start:] {
+		w = strings.Trim(w, "?,.!'\":")
+		if w == "" || words.Stopwords[w] {
+			continue
+		}
+		return words.Term(w)
+	}
+	return ""
+}
+
+// termSet is the terms of the evidence, sorted for prefix lookups.
+type termSet []string
+
+func newTermSet(m map[string]bool) termSet {
+	out := make(termSet, 0, len(m))
+	for t := range m {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// has reports whether t is in the set, or shares its stem with a term of
+// it: one is a prefix of the other and the shorter has at least four
+// letters ("handl" and "handler", "develop" and "developer").
+func (s termSet) has(t string) bool {
+	i := sort.SearchStrings(s, t)
+	if i < len(s) && strings.HasPrefix(s[i], t) && (s[i] == t || len(t) >= 4 && len(s[i])-len(t) <= 3) {
+		return true
+	}
+	for k := len(t) - 1; k >= 4 && k >= len(t)-3; k-- {
+		j := sort.SearchStrings(s, t[:k])
+		if j < len(s) && s[j] == t[:k] {
+			return true
+		}
+	}
+	return false
+}
+
+// covered reports whether the page of the best sentence holds every name
+// the question asks about and two thirds of the question's terms that the
+// evidence holds at all (in its
+// sections' text, titles or headings); terms absent from all the evidence
+// were judged by missing.
+func (q question) covered(ps []*passage, best *passage, present termSet) bool {
+	in := map[string]bool{}
+	for _, p := range ps {
+		if p != best && (p.DocURL == "" || p.DocURL != best.DocURL) {
+			continue
+		}
+		for _, t := range words.Terms(p.Text) {
+			in[t] = true
+		}
+		for t := range p.titles {
+			in[t] = true
+		}
+	}
+	page := newTermSet(in)
+	for _, w := range q.specific {
+		for _, t := range words.Terms(w) {
+			if !page.exact(t) && !allDigits(t) {
+				return false // the page is not about the name asked for
+			}
+		}
+	}
+	total, got := 0, 0
+	for _, t := range q.terms {
+		if !present.has(t) {
+			continue
+		}
+		total++
+		if page.has(t) {
+			got++
+		}
+	}
+	return 3*got >= 2*total
+}
+
+// entityKinds are the nouns of which/what questions answered by naming a
+// page or section.
+var entityKinds = map[string]bool{"module": true, "package": true, "library": true, "page": true, "section": true, "guide": true,
+	"tool": true, "file": true, "api": true, "type": true, "object": true, "protocol": true, "plugin": true, "extension": true,
+	"component": true, "service": true, "client": true, "driver": true, "format": true, "decorator": true, "keyword": true,
+	"statement": true, "builtin": true, "constant": true, "property": true, "interface": true, "struct": true, "operator": true,
+	"function": true, "method": true, "class": true, "attribute": true, "exception": true, "option": true, "parameter": true,
+	"setting": true, "flag": true, "command": true, "variable": true, "field": true, "endpoint": true, "argument": true}
+
+// identKinds are the entity kinds named by an identifier (a heading such as
+// json.dumps) rather than by a page title.
+var identKinds = map[string]bool{"function": true, "method": true, "class": true, "attribute": true, "exception": true, "option": true,
+	"parameter": true, "setting": true, "flag": true, "command": true, "variable": true, "field": true, "endpoint": true, "argument": true,
+	"decorator": true, "constant": true, "property": true}
+
+// entityType returns the noun of a which/what question asking for one
+// thing: "module" in "Which module parses JSON?" and in "Which Python
+// module should I use ...", or "".
+func entityType(q string) string {
+	f := strings.Fields(strings.ToLower(q))
+	if len(f) < 2 || (f[0] != "which" && f[0] != "what") {
+		return ""
+	}
+	for i := 1; i < len(f) && i <= 3; i++ {
+		w := strings.TrimSuffix(strings.Trim(f[i], "?,.!'\":"), "s")
+		if entityKinds[w] {
+			return w
+		}
+	}
+	return ""
+}
+
+// identRe matches code identifiers: dotted names (json.dumps), calls
+// (open()), snake_case names and --flags.
+var identRe = regexp.MustCompile(`(?:--[a-z][\w-]+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\)|[a-z]+_[a-z_]+)`)
+
+// subject names what a section is about, with a short description: the
+// heading for identifier kinds (functions, options...); else the most
+// specific heading shaped "name — description" (a module's section); else
+// the page's top heading or title up to its dash ("json" and "JSON encoder
+// and decoder").
+func subject(p *passage, best string, kind string) (name, desc string) {
+	if p.fact {
+		return "", ""
+	}
+	heading := ""
+	if n := len(p.HeadingPath); n > 1 {
+		heading = strings.TrimSpace(p.HeadingPath[n-1])
+	}
+	if identKinds[kind] {
+		if heading != "" && identRe.MatchString(heading) {
+			return identRe.FindString(heading), ""
+		}
+		if id := identRe.FindString(best); id != "" {
+			return id, ""
+		}
+	}
+	for i := len(p.HeadingPath) - 1; i >= 0; i-- {
+		if n, d := dashed(p.HeadingPath[i]); n != "" && len(strings.Fields(n)) == 1 {
+			return n, d
+		}
+	}
+	top := p.Title
+	if len(p.HeadingPath) > 0 && p.HeadingPath[0] != "" {
+		top = p.HeadingPath[0]
+	}
+	if n, d := dashed(top); n != "" {
+		return n, d
+	}
+	top = strings.TrimSpace(top)
+	if top == "" || len(top) > 60 {
+		return "", ""
+	}
+	return top, ""
+}
+
+// sectionNumber matches the number a heading starts with ("9.28. ").
+var sectionNumber = regexp.MustCompile(`^\d+(\.\d+)*\.?\s+`)
+
+// dashed splits "name — description — site" into name and description
+// (a leading section number dropped).
+func dashed(s string) (name, desc string) {
+	parts := []string{}
+	rest := sectionNumber.ReplaceAllString(strings.TrimSpace(s), "")
+	for rest != "" {
+		cut := -1
+		sepLen := 0
+		for _, sep := range []string{" — ", " – ", " - ", " | "} {
+			if i := strings.Index(rest, sep); i > 0 && (cut < 0 || i < cut) {
+				cut, sepLen = i, len(sep)
+			}
+		}
+		if cut < 0 {
+			parts = append(parts, rest)
+			break
+		}
+		parts = append(parts, strings.TrimSpace(rest[:cut]))
+		rest = strings.TrimSpace(rest[cut+sepLen:])
+	}
+	if len(parts) < 2 || len(parts[0]) > 60 {
+		return "", ""
+	}
+	return parts[0], parts[1]
+}
+
+// Question cues: what kind of text answers the question.
+const (
+	cueNone   = iota
+	cueNumber // how many / how long / default / port / size ...: a number
+	cuePlace  // where: a path or URL
+)
+
+var numberWords = map[string]bool{"many": true, "much": true, "long": true, "default": true, "port": true, "size": true,
+	"limit": true, "maximum": true, "minimum": true, "max": true, "min": true, "timeout": true, "version": true,
+	"release": true, "when": true, "number": true, "often": true, "big": true, "large": true, "old": true, "expire": true}
+
+func questionCue(q string) int {
+	f := strings.Fields(strings.ToLower(q))
+	if len(f) > 0 && f[0] == "where" {
+		return cuePlace
+	}
+	for _, w := range f {
+		if numberWords[strings.Trim(w, "?,.!")] {
+			return cueNumber
+		}
+	}
+	return cueNone
+}
+
+func scoreSentence(s *sentence, weights map[string]float64, cue int) float64 {
+	if len(s.terms) == 0 {
+		return 0
+	}
+	score := 0.0
+	matched := map[string]bool{}
+	first, last := -1, -1
+	for i, t := range s.terms {
+		if w, ok := weights[t]; ok {
+			if !matched[t] {
+				score += w
+				matched[t] = true
+			}
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	titleHits := 0.0
+	for t, w := range weights {
+		if s.p.titles[t] && !matched[t] {
+			titleHits += w
+		}
+	}
+	if len(matched) == 0 && titleHits == 0 {
+		return 0
+	}
+	if len(matched) >= 2 {
+		span := float64(last - first + 1)
+		score *= 1 + 0.5*float64(len(matched))/span
+	}
+	score += 0.5 * titleHits
+	if n := len(s.terms); n > 40 {
+		score /= 1 + float64(n-40)/40
+	} else if n < 4 && titleHits == 0 {
+		score *= 0.6
+	}
+	if s.p.fact {
+		score *= 0.8
+	}
+	if s.p.LinkHeavy {
+		score *= 0.5
+	}
+	switch {
+	case cue == cueNumber && strings.ContainsAny(s.text, "0123456789"):
+		score *= 1.25
+	case cue == cuePlace && strings.ContainsAny(s.text, "/\\"):
+		score *= 1.25
+	}
+	if commandLike(s.text) {
+		score *= 0.6
+	}
+	if s.pos == 0 && titleHits > 0 {
+		// The section's title matches the question (FAQ style): its first
+		// sentence usually answers it.
+		score *= 1.2
+	}
+	// Retrieval's order is a strong signal: the best-ranked sections lead.
+	return score / (1 + 0.15*float64(s.p.rank)) / (1 + 0.02*float64(s.pos))
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// readmeExample is a curl command of the README and the output it shows
+// (the `# {...}` line after it), if any.
+type readmeExample struct {
+	cmd, shown string
+}
+
+// readmeCurls returns the README's `curl … localhost:8080…` commands, with
+// backslash continuations joined.
+func readmeCurls(t *testing.T) []readmeExample {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []readmeExample
+	inSh := false
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		switch {
+		case strings.HasPrefix(l, "```sh"):
+			inSh = true
+			continue
+		case strings.HasPrefix(l, "```"):
+			inSh = false
+			continue
+		}
+		if !inSh || !strings.HasPrefix(l, "curl ") || !strings.Contains(l, "localhost:8080") {
+			continue
+		}
+		cmd := l
+		for strings.HasSuffix(cmd, "\\") && i+1 < len(lines) {
+			i++
+			cmd = strings.TrimSuffix(cmd, "\\") + " " + strings.TrimSpace(lines[i])
+		}
+		ex := readmeExample{cmd: cmd}
+		if i+1 < len(lines) && strings.HasPrefix(lines[i+1], "# {") {
+			ex.shown = strings.TrimPrefix(lines[i+1], "# ")
+		}
+		out = append(out, ex)
+	}
+	return out
+}
+
+// runCurl runs a README curl command with the served base URL in place of
+// localhost:8080 and decodes what it prints.
+func runCurl(t *testing.T, cmd, base string) map[string]any {
+	t.Helper()
+	cmd = strings.ReplaceAll(cmd, "localhost:8080", strings.TrimPrefix(base, "http://"))
+	out, err := exec.Command("sh", "-c", cmd).Output()
+	if err != nil {
+		t.Fatalf("%s: %v", cmd, err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatalf("%s printed %q: %v", cmd, out, err)
+	}
+	return m
+}
+
+// keysOf returns the object's keys and, for nested objects, theirs.
+func keysOf(v any, prefix string) []string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var keys []string
+	for k, v := range m {
+		keys = append(keys, prefix+k)
+		keys = append(keys, keysOf(v, prefix+k+".")...)
+	}
+	return keys
+}
+
+// TestReadmeExamples runs every `curl localhost:8080` line of the README
+// the way a user would (real curl, real serve) and checks its answer, and
+// that the output the README shows for it has the shape curl printed. The
+// quick start and GraphQL run against `serve --demo`, the agent protocol
+// against `serve --agents testdata/agents`.
+func TestReadmeExamples(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatal("curl is needed to run the README's examples")
+	}
+	examples := readmeCurls(t)
+	if len(examples) < 3 {
+		t.Fatalf("the README shows %d curl examples, want the quick start, the agent protocol and GraphQL", len(examples))
+	}
+	demo, logs := startServe(t, "--demo", "--demo-site-dir", siteDir)
+	agents, _ := startServe(t, "--agents", "../../testdata/agents")
+	waitDemoIngested(t, logs)
+	seen := map[string]bool{}
+	for _, ex := range examples {
+		path := regexp.MustCompile(`localhost:8080(/[^ '"]*)`).FindStringSubmatch(ex.cmd)[1]
+		seen[path] = true
+		base := demo
+		if strings.HasPrefix(path, "/agents/") {
+			base = agents
+		}
+		got := runCurl(t, ex.cmd, base)
+		t.Logf("%s\n  -> %v", ex.cmd, got)
+		switch path {
+		case "/api/v1/agent":
+			srcs, _ := got["sources"].([]any)
+			if ans, _ := got["answer"].(string); !strings.Contains(ans, "8086") || len(srcs) == 0 {
+				t.Errorf("%s: %v", ex.cmd, got)
+			}
+		case "/agents/clock/utc_time":
+			msg, _ := got["message"].(map[string]any)
+			text, _ := msg["text"].(string)
+			if got["error"] != nil || !strings.Contains(text, time.Now().UTC().Format("2006")) || !strings.HasSuffix(text, "UTC (+00:00)") {
+				t.Errorf("%s: %v", ex.cmd, got)
+			}
+		case "/graphql":
+			if got["errors"] != nil || got["data"] == nil {
+				t.Errorf("%s: %v", ex.cmd, got)
+			}
+		default:
+			t.Errorf("README example %s has no check in TestReadmeExamples", ex.cmd)
+		}
+		if ex.shown == "" {
+			continue
+		}
+		var shown map[string]any
+		if err := json.Unmarshal([]byte(ex.shown), &shown); err != nil {
+			t.Errorf("the README shows %q after %s: %v", ex.shown, ex.cmd, err)
+			continue
+		}
+		if path == "/graphql" {
+			if !reflect.DeepEqual(shown, got) { // nothing in it changes from run to run
+				t.Errorf("the README shows\n%s\nbut %s printed\n%v", ex.shown, ex.cmd, got)
+			}
+			continue
+		}
+		a, b := keysOf(shown, ""), keysOf(got, "")
+		slices.Sort(a)
+		slices.Sort(b)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("the README shows fields %v after %s, but it printed %v", a, ex.cmd, b)
+		}
+	}
+	for _, p := range []string{"/api/v1/agent", "/agents/clock/utc_time", "/graphql"} {
+		if !seen[p] {
+			t.Errorf("the README has no curl example of %s", p)
+		}
+	}
+
+	// The websocket frames are those the README's table documents.
+	conn, _, err := websocket.DefaultDialer.Dial(strings.Replace(demo, "http://", "ws://", 1)+"/api/v1/socket", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.WriteMessage(websocket.TextMessage, []byte(`{"id":"q1","service":"agent","flow":"default","request":{"question":"What is the default HTTP port of the Lumen server?"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{"thought": true, "agent,thought": true, "action,thought": true, "observation": true, "answer,delta": true}
+	sawAction := false
+	for seq := int64(1); ; seq++ {
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		var f struct {
+			ID       string         `json:"id"`
+			Seq      int64          `json:"seq"`
+			Response map[string]any `json:"response"`
+			Complete bool           `json:"complete"`
+		}
+		if err := conn.ReadJSON(&f); err != nil {
+			t.Fatal(err)
+		}
+		keys := keysOf(f.Response, "")
+		slices.Sort(keys)
+		kind := strings.Join(keys, ",")
+		if f.ID != "q1" || f.Seq != seq {
+			t.Errorf("frame %d: id %q seq %d", seq, f.ID, f.Seq)
+		}
+		if f.Complete {
+			if _, ok := f.Response["sources"]; !ok || !strings.Contains(f.Response["answer"].(string), "8086") {
+				t.Errorf("final frame %v", f.Response)
+			}
+			break
+		}
+		if !documented[kind] {
+			t.Errorf("frame %d has the undocumented response %v", seq, f.Response)
+		}
+		sawAction = sawAction || kind == "action,thought"
+	}
+	if !sawAction {
+		t.Error("no action frame, though the README documents them and the agent calls a func")
+	}
+}
