@@ -38,9 +38,12 @@ import (
 type services struct {
 	embedder corpus.Embedder
 	index    corpus.Index
-	corpus   *corpus.Service
-	graph    *graphrag.Service
-	states   crawler.PageStateStore
+	// graphWarm builds the graph's in-memory indexes (the embedded store);
+	// nil when the store has none.
+	graphWarm warmer
+	corpus    *corpus.Service
+	graph     *graphrag.Service
+	states    crawler.PageStateStore
 	// knowledge keeps index, graph, page state and embeds in step; the
 	// crawler writes and the gateway and agents read through it.
 	knowledge *knowledge.Service
@@ -149,6 +152,9 @@ func (a *app) openServices(ctx context.Context) error {
 		return err
 	}
 	s.graph = g
+	if w, ok := store.(warmer); ok {
+		s.graphWarm = w
+	}
 
 	states, err := crawlersqlite.Open(filepath.Join(cfg.DataDir, "crawl.db"))
 	if err != nil {
@@ -340,6 +346,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 		Ready: []gateway.Check{
 			{Name: "nats", Check: func(context.Context) error { return a.readiness() }},
 			{Name: "index", Check: func(ctx context.Context) error { _, err := a.svc.corpus.Collections(ctx); return err }},
+			{Name: "warm", Check: func(context.Context) error { return a.warmth() }},
 			{Name: "graph", Check: func(ctx context.Context) error {
 				_, err := a.svc.graph.Find(ctx, graphrag.Pattern{Collection: cfg.Collection, Limit: 1})
 				return err

@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
@@ -38,6 +39,10 @@ import (
 type Config struct {
 	// Path is the database file (created if missing). Empty means in memory.
 	Path string
+	// NoSnapshots turns off the search-copy snapshots kept beside a file
+	// database (see snapshot.go); every process then builds each
+	// collection's search copy from SQLite.
+	NoSnapshots bool
 	// TitleWeight, HeadingWeight and BodyWeight are the BM25F field weights
 	// (defaults 6, 2, 1; tuned on the Python docs benchmark).
 	TitleWeight, HeadingWeight, BodyWeight float64
@@ -89,6 +94,9 @@ type Index struct {
 
 	cacheMu sync.RWMutex
 	cache   map[string]*memColl // collection -> search copy, loaded on first use
+
+	snaps    sync.WaitGroup // snapshots being written in the background
+	snapHits atomic.Int64   // search copies read from a snapshot
 }
 
 var (
@@ -166,8 +174,12 @@ func Open(cfg Config) (*Index, error) {
 	return x, nil
 }
 
-// Close releases the database.
-func (x *Index) Close() error { return x.db.Close() }
+// Close writes the snapshots of the search copies that writes made newer
+// than their snapshot, and releases the database.
+func (x *Index) Close() error {
+	x.flushSnapshots()
+	return x.db.Close()
+}
 
 func (x *Index) migrate() error {
 	stmts := []string{
@@ -190,13 +202,38 @@ func (x *Index) migrate() error {
 			vec        BLOB NOT NULL
 		)`,
 		`CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(collection, doc_url)`,
+		// One counter that every write transaction bumps and stamps on
+		// the collection it wrote: the version a snapshot must match.
+		`CREATE TABLE IF NOT EXISTS writes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)`,
+		`INSERT OR IGNORE INTO writes(id, n) VALUES (1, 0)`,
 	}
 	for _, s := range stmts {
 		if _, err := x.db.Exec(s); err != nil {
 			return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "create corpus index schema")
 		}
 	}
+	var hasVersion int
+	if err := x.db.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('collections') WHERE name = 'version'`).Scan(&hasVersion); err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "read corpus index schema")
+	}
+	if hasVersion == 0 {
+		if _, err := x.db.Exec(`ALTER TABLE collections ADD COLUMN version INTEGER NOT NULL DEFAULT 0`); err != nil {
+			return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "add the collection version")
+		}
+	}
 	return nil
+}
+
+// bumpVersion stamps a new version on collection within tx.
+func bumpVersion(ctx context.Context, tx *sql.Tx, collection string) (int64, error) {
+	var v int64
+	if err := tx.QueryRowContext(ctx, `UPDATE writes SET n = n + 1 WHERE id = 1 RETURNING n`).Scan(&v); err != nil {
+		return 0, dbErr(err, "bump version")
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE collections SET version = ? WHERE name = ?`, v, collection); err != nil {
+		return 0, dbErr(err, "bump version")
+	}
+	return v, nil
 }
 
 func invalid(format string, args ...any) error {
@@ -286,12 +323,17 @@ func (x *Index) ReplaceDocument(ctx context.Context, collection, docURL string, 
 		}
 		added[i] = rid
 	}
+	version, err := bumpVersion(ctx, tx, collection)
+	if err != nil {
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return dbErr(err, "commit")
 	}
 
 	x.cacheMu.Lock()
 	if m := x.cache[collection]; m != nil {
+		m.version = version
 		m.remove(removed)
 		for i, rid := range added {
 			m.add(rid, docURL, chunks[i], vectors[i])
@@ -366,11 +408,15 @@ func (x *Index) DeleteCollection(ctx context.Context, collection string) error {
 			return dbErr(err, "delete collection")
 		}
 	}
+	if _, err := bumpVersion(ctx, tx, collection); err != nil {
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return dbErr(err, "commit")
 	}
 	x.cacheMu.Lock()
 	delete(x.cache, collection)
+	x.removeSnapshot(collection)
 	x.cacheMu.Unlock()
 	return nil
 }
