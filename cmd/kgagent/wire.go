@@ -14,6 +14,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/agent/agentfile"
+	"github.com/kgagent/kgagent/agent/natscache"
 	agentopenai "github.com/kgagent/kgagent/agent/openai"
 	agentsqlite "github.com/kgagent/kgagent/agent/sqlite"
 	"github.com/kgagent/kgagent/corpus"
@@ -177,6 +178,17 @@ func (a *app) openServices(ctx context.Context) error {
 		return err
 	}
 	s.knowledge = k
+	// The answer cache's generation: this process's writes, plus, with a
+	// bus, every other replica's and worker's (agent/natscache).
+	generation := k.Generation
+	if a.bus != nil {
+		g, err := natscache.New(ctx, a.bus.conn, k.Generation, natscache.Config{})
+		if err != nil {
+			return err
+		}
+		a.onClose(g.Close)
+		generation = g.Value
+	}
 	s.llmMetrics = newLLMMetrics()
 	obsTokens, protocol := cfg.LLMObservationTokens, cfg.LLMProtocol
 	if cfg.LLM != "openai" {
@@ -190,7 +202,7 @@ func (a *app) openServices(ctx context.Context) error {
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
 		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),
 		AnswerCacheSize: cfg.AnswerCacheSize, AnswerCacheTTL: cfg.AnswerCacheTTL,
-		Generation: k.Generation,
+		Generation: generation,
 	})
 	if err != nil {
 		return err
@@ -213,7 +225,7 @@ func (a *app) openServices(ctx context.Context) error {
 			}
 			key = []byte(k)
 		}
-		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{SecretKey: key})
+		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{SecretKey: key, AckWait: a.cfg.JobAckWait})
 		if err != nil {
 			return err
 		}
