@@ -14,6 +14,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/agent/agentfile"
+	"github.com/kgagent/kgagent/agent/natscache"
 	agentopenai "github.com/kgagent/kgagent/agent/openai"
 	agentsqlite "github.com/kgagent/kgagent/agent/sqlite"
 	"github.com/kgagent/kgagent/corpus"
@@ -37,9 +38,12 @@ import (
 type services struct {
 	embedder corpus.Embedder
 	index    corpus.Index
-	corpus   *corpus.Service
-	graph    *graphrag.Service
-	states   crawler.PageStateStore
+	// graphWarm builds the graph's in-memory indexes (the embedded store);
+	// nil when the store has none.
+	graphWarm warmer
+	corpus    *corpus.Service
+	graph     *graphrag.Service
+	states    crawler.PageStateStore
 	// knowledge keeps index, graph, page state and embeds in step; the
 	// crawler writes and the gateway and agents read through it.
 	knowledge *knowledge.Service
@@ -148,6 +152,9 @@ func (a *app) openServices(ctx context.Context) error {
 		return err
 	}
 	s.graph = g
+	if w, ok := store.(warmer); ok {
+		s.graphWarm = w
+	}
 
 	states, err := crawlersqlite.Open(filepath.Join(cfg.DataDir, "crawl.db"))
 	if err != nil {
@@ -171,6 +178,17 @@ func (a *app) openServices(ctx context.Context) error {
 		return err
 	}
 	s.knowledge = k
+	// The answer cache's generation: this process's writes, plus, with a
+	// bus, every other replica's and worker's (agent/natscache).
+	generation := k.Generation
+	if a.bus != nil {
+		g, err := natscache.New(ctx, a.bus.conn, k.Generation, natscache.Config{})
+		if err != nil {
+			return err
+		}
+		a.onClose(g.Close)
+		generation = g.Value
+	}
 	s.llmMetrics = newLLMMetrics()
 	obsTokens, protocol := cfg.LLMObservationTokens, cfg.LLMProtocol
 	if cfg.LLM != "openai" {
@@ -184,7 +202,7 @@ func (a *app) openServices(ctx context.Context) error {
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
 		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),
 		AnswerCacheSize: cfg.AnswerCacheSize, AnswerCacheTTL: cfg.AnswerCacheTTL,
-		Generation: k.Generation,
+		Generation: generation,
 	})
 	if err != nil {
 		return err
@@ -207,7 +225,7 @@ func (a *app) openServices(ctx context.Context) error {
 			}
 			key = []byte(k)
 		}
-		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{SecretKey: key})
+		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{SecretKey: key, AckWait: a.cfg.JobAckWait})
 		if err != nil {
 			return err
 		}
@@ -328,6 +346,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 		Ready: []gateway.Check{
 			{Name: "nats", Check: func(context.Context) error { return a.readiness() }},
 			{Name: "index", Check: func(ctx context.Context) error { _, err := a.svc.corpus.Collections(ctx); return err }},
+			{Name: "warm", Check: func(context.Context) error { return a.warmth() }},
 			{Name: "graph", Check: func(ctx context.Context) error {
 				_, err := a.svc.graph.Find(ctx, graphrag.Pattern{Collection: cfg.Collection, Limit: 1})
 				return err

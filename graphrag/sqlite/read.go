@@ -191,6 +191,28 @@ func (s *Store) currentNames(ctx context.Context, collection string) *nameIndex 
 	return nil
 }
 
+// Warm builds the collection's name index now instead of at its first
+// question, and returns when it is built (or found too big to keep, when
+// SQL answers at full speed anyway). serve calls it before reporting ready.
+func (s *Store) Warm(ctx context.Context, collection string) error {
+	if s.currentNames(ctx, collection) != nil {
+		return nil
+	}
+	for {
+		s.names.mu.Lock()
+		building := s.names.building[collection]
+		s.names.mu.Unlock()
+		if !building {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
 // closeNames stops the builds and releases the connection.
 func (s *Store) closeNames() {
 	c := &s.names
