@@ -113,6 +113,28 @@ func wantToolError(t *testing.T, res *sdk.CallToolResult, code string) {
 	}
 }
 
+// startMCPStdio launches bin with args as an MCP client does and connects
+// the Go SDK's client over its stdin/stdout; the session closes (and the
+// process ends) when the test ends.
+func startMCPStdio(t *testing.T, prog *progressLog, bin string, args ...string) *sdk.ClientSession {
+	t.Helper()
+	var stderr syncBuffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := newMCPClient(prog).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to %v: %v\n%s", args, err, stderr.String())
+	}
+	t.Cleanup(func() {
+		if err := cs.Close(); err != nil && !errors.Is(err, context.Canceled) {
+			t.Logf("close: %v", err)
+		}
+	})
+	return cs
+}
+
 // ingestSite ingests the sample site into collection docs of a new data
 // dir with the real binary and returns the dir and the site's URL.
 func ingestSite(t *testing.T, bin string) (string, string) {
@@ -135,21 +157,8 @@ func TestMCPStdio(t *testing.T) {
 	bin := buildBinary(t)
 	dir, siteURL := ingestSite(t, bin)
 
-	var stderr syncBuffer
-	cmd := exec.Command(bin, "mcp", "--data-dir", dir, "--collection", "docs")
-	cmd.Stderr = &stderr
 	prog := &progressLog{}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs, err := newMCPClient(prog).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
-	defer func() {
-		if err := cs.Close(); err != nil && !errors.Is(err, context.Canceled) {
-			t.Logf("close: %v", err)
-		}
-	}()
+	cs := startMCPStdio(t, prog, bin, "mcp", "--data-dir", dir, "--collection", "docs")
 	checkMCPSession(t, cs, prog, "docs", siteURL)
 	wantToolError(t, callTool(t, cs, "ingest_status", map[string]any{"job_id": "nope"}, nil), "NOT_FOUND")
 
@@ -333,17 +342,8 @@ func TestMCPStdioIngest(t *testing.T) {
 	defer site.Close()
 	dir := t.TempDir()
 	// API-requested ingestion may not fetch loopback unless allowed.
-	cmd := exec.Command(bin, "mcp", "--data-dir", dir, "--allow-private-ingest")
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
 	prog := &progressLog{}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs, err := newMCPClient(prog).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
-	defer cs.Close()
+	cs := startMCPStdio(t, prog, bin, "mcp", "--data-dir", dir, "--allow-private-ingest")
 	var job struct {
 		JobID    string `json:"job_id"`
 		State    string `json:"state"`
@@ -356,7 +356,7 @@ func TestMCPStdioIngest(t *testing.T) {
 	structured(t, callTool(t, cs, "ingest", map[string]any{"urls": []string{site.URL + "/*"}, "collection": "lumen", "wait": true}, sdk.Meta{"progressToken": 7}), &job)
 	t.Logf("ingest with wait: %+v in %s, %d progress notifications", job, time.Since(start), len(prog.all()))
 	if job.State != "succeeded" || job.Counters.Indexed < 20 || job.JobID == "" {
-		t.Fatalf("ingest: %+v\n%s", job, stderr.String())
+		t.Fatalf("ingest: %+v", job)
 	}
 	if prog.count("succeeded: ")+prog.count("running: ") == 0 {
 		t.Fatalf("ingest with wait sent no progress: %q", prog.all())
@@ -683,15 +683,11 @@ func TestMCPReadmeConfig(t *testing.T) {
 			args[j] = "docs" // the collection ingestSite filled
 		}
 	}
-	cs, err := newMCPClient(&progressLog{}).Connect(context.Background(), &sdk.CommandTransport{Command: exec.Command(bin, args...)}, nil)
-	if err != nil {
-		t.Fatalf("stdio as configured (%v): %v", args, err)
-	}
+	cs := startMCPStdio(t, &progressLog{}, bin, args...)
 	var found struct {
 		Hits []struct{ URL string } `json:"hits"`
 	}
 	structured(t, callTool(t, cs, "search", map[string]any{"query": "port"}, nil), &found)
-	cs.Close()
 	if len(found.Hits) == 0 {
 		t.Fatal("stdio as configured found nothing")
 	}
@@ -707,10 +703,10 @@ func TestMCPReadmeConfig(t *testing.T) {
 		t.Fatalf("README url %q: %v", web.URL, err)
 	}
 	hc := &http.Client{Transport: bearer{key, http.DefaultTransport}}
-	cs, err = newMCPClient(&progressLog{}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: base + u.Path, HTTPClient: hc}, nil)
+	web2, err := newMCPClient(&progressLog{}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: base + u.Path, HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatalf("HTTP as configured: %v", err)
 	}
-	defer cs.Close()
-	structured(t, callTool(t, cs, "collections", map[string]any{}, nil), &struct{}{})
+	defer web2.Close()
+	structured(t, callTool(t, web2, "collections", map[string]any{}, nil), &struct{}{})
 }

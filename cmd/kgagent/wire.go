@@ -124,6 +124,9 @@ func (a *app) openServices(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if a.command == "ask" {
+			st.NoNameIndexes() // one question: SQL answers it before an index could be built
+		}
 		store, cache = st, st
 		a.onClose(func() { st.Close() })
 	}

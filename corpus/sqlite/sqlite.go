@@ -1,6 +1,6 @@
 // Package sqlite is the embedded corpus.Index: chunks and their vectors in
-// one SQLite file (modernc.org/sqlite, pure Go, WAL mode). Every ReplaceDocument is one transaction, so a kill -9 leaves a
-// document as it was before that write or after it, never half-written.
+// one SQLite file (modernc.org/sqlite, pure Go, WAL mode). Every ReplaceDocument is atomic (concurrent ones share a
+// transaction, see write.go), so a kill -9 leaves a document as it was before that write or after it, never half-written.
 //
 // SQLite is the durable store; searching runs on an in-memory copy of each
 // collection, loaded on first use and kept current by every write:
@@ -91,6 +91,10 @@ type Index struct {
 	db  *sql.DB
 
 	writeMu sync.Mutex // one writer at a time (SQLite allows no more)
+
+	qmu   sync.Mutex  // guards queue and busy
+	queue []*writeJob // document writes waiting for a transaction (write.go)
+	busy  bool        // a leader is running a group
 
 	cacheMu sync.RWMutex
 	cache   map[string]*memColl // collection -> search copy, loaded on first use
@@ -277,73 +281,7 @@ func (x *Index) ReplaceDocument(ctx context.Context, collection, docURL string, 
 		}
 	}
 
-	x.writeMu.Lock()
-	defer x.writeMu.Unlock()
-	tx, err := x.db.BeginTx(ctx, nil)
-	if err != nil {
-		return dbErr(err, "begin")
-	}
-	defer tx.Rollback()
-
-	if len(chunks) > 0 {
-		var have int
-		err := tx.QueryRowContext(ctx, `SELECT dim FROM collections WHERE name = ?`, collection).Scan(&have)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			if _, err := tx.ExecContext(ctx, `INSERT INTO collections(name, dim) VALUES (?, ?)`, collection, dim); err != nil {
-				return dbErr(err, "create collection")
-			}
-		case err != nil:
-			return dbErr(err, "read collection")
-		case have != dim:
-			return invalid("collection %q holds %d-dimensional vectors, got %d", collection, have, dim)
-		}
-	}
-
-	removed, err := deleteDoc(ctx, tx, collection, docURL)
-	if err != nil {
-		return err
-	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, collection, doc_url, url, title, headings, anchor, ordinal, body, hash, vec)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return dbErr(err, "prepare insert")
-	}
-	defer ins.Close()
-	added := make([]int64, len(chunks))
-	for i, c := range chunks {
-		hp, _ := json.Marshal(nonNil(c.HeadingPath))
-		res, err := ins.ExecContext(ctx, c.ID, collection, docURL, c.URL, c.Title, string(hp), c.Anchor, c.Ordinal, c.Text, c.Hash, encodeVec(vectors[i]))
-		if err != nil {
-			return dbErr(err, "insert chunk")
-		}
-		rid, err := res.LastInsertId()
-		if err != nil {
-			return dbErr(err, "insert chunk")
-		}
-		added[i] = rid
-	}
-	version, err := bumpVersion(ctx, tx, collection)
-	if err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return dbErr(err, "commit")
-	}
-
-	x.cacheMu.Lock()
-	if m := x.cache[collection]; m != nil {
-		m.version = version
-		m.remove(removed)
-		for i, rid := range added {
-			m.add(rid, docURL, chunks[i], vectors[i])
-		}
-		if m.needsCompaction() {
-			delete(x.cache, collection) // reloaded, compact, on next search
-		}
-	}
-	x.cacheMu.Unlock()
-	return nil
+	return x.write(&writeJob{ctx: ctx, collection: collection, docURL: docURL, chunks: chunks, vectors: vectors, dim: dim})
 }
 
 func nonNil(s []string) []string {
