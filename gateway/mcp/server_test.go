@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -212,4 +213,44 @@ func TestAuthenticateFailsClosed(t *testing.T) {
 	if _, err := cs.ListResources(ctx, nil); err == nil {
 		t.Fatal("resources/list without headers succeeded")
 	}
+	_, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: CollectionURI("a")})
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Code != -32000 || !strings.Contains(string(rpc.Data), `"code":"UNAUTHENTICATED"`) {
+		t.Fatalf("resources/read without headers: %v", err)
+	}
+}
+
+// FuzzToolCall: whatever JSON arguments any tool gets, the call answers (a
+// result or a tool error, never a dropped session), and the session still
+// answers the next call.
+func FuzzToolCall(f *testing.F) {
+	for _, seed := range []struct{ tool, args string }{
+		{"search", `{"query":"port","k":3}`}, {"search", `{"query":"boom"}`}, {"search", `{"k":-1}`},
+		{"graph", `{"entity":"Lumen","limit":1000}`}, {"graph", `{"s":1}`}, {"ask", `{"question":""}`},
+		{"ingest", `{"urls":["x"],"wait":true}`}, {"ingest_status", `{"job_id":"x"}`}, {"collections", `[]`},
+		{"nope", `{}`}, {"ask", `{"question":"q","agent":null}`}, {"search", `null`},
+	} {
+		f.Add(seed.tool, seed.args)
+	}
+	s := New(newFakeBackend(map[string]int{"a": 2}), Options{DefaultCollection: "a"})
+	f.Fuzz(func(t *testing.T, tool, args string) {
+		if !json.Valid([]byte(args)) {
+			return
+		}
+		cs := connect(t, s)
+		ctx := context.Background()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
+		var rpc *jsonrpc.Error
+		if err != nil && !errors.As(err, &rpc) {
+			t.Fatalf("%s %s: transport failure %v", tool, args, err)
+		}
+		if res != nil && res.IsError {
+			if text := res.Content[0].(*sdk.TextContent).Text; !strings.Contains(text, ": ") || strings.ToUpper(text[:strings.Index(text, ":")]) != text[:strings.Index(text, ":")] {
+				t.Fatalf("%s %s: tool error without a code: %q", tool, args, text)
+			}
+		}
+		if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "collections", Arguments: map[string]any{}}); err != nil {
+			t.Fatalf("session dead after %s %s: %v", tool, args, err)
+		}
+	})
 }
