@@ -65,6 +65,31 @@ type CompletionRequest struct {
 	Stop        []string      `json:"stop,omitempty"`
 	Temperature float64       `json:"temperature"`
 	MaxTokens   int           `json:"max_tokens,omitempty"`
+	// Protocol asks for structured steps: ProtocolTools (native tool
+	// calls), ProtocolJSON (a JSON-schema-constrained step), ProtocolAuto
+	// (the best the provider takes) or ProtocolText / "" (the text
+	// protocol). An LLM that has no structured mode answers in text.
+	Protocol string `json:"-"`
+	// Tools are the funcs the step may call, for ProtocolTools and
+	// ProtocolJSON.
+	Tools []Tool `json:"-"`
+}
+
+// The step protocols of CompletionRequest.Protocol.
+const (
+	ProtocolAuto  = "auto"
+	ProtocolTools = "tools"
+	ProtocolJSON  = "json"
+	ProtocolText  = "text"
+)
+
+// Tool is a func offered to an LLM as a native tool or a step action.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON schema of the func's input. Nil for a func
+	// that takes text: it is offered as {"input": string}.
+	Parameters any
 }
 
 // ChatMessage is one message of a chat prompt.
@@ -90,4 +115,8 @@ type Delta struct {
 	Text         string
 	Usage        *kgagent.Usage
 	FinishReason string
+	// Steps are the structured steps of a tools or json completion (several
+	// for parallel tool calls), set on the last piece; Text then renders
+	// them in the text protocol for logs. The manager takes Steps over Text.
+	Steps []Step
 }

@@ -94,7 +94,8 @@ func TestRunawayOutputIsCutAfterTheAction(t *testing.T) {
 	if len(calls) != 1 || calls[0] != "GOOG" {
 		t.Errorf("func inputs %q", calls)
 	}
-	if want := "The price is $105.22 [1].\nThe price is quoted by the func."; ans.Answer != want {
+	// The func listed no sources, so [1] names none and is dropped.
+	if want := "The price is $105.22.\nThe price is quoted by the func."; ans.Answer != want {
 		t.Errorf("answer %q", ans.Answer)
 	}
 	var deltas strings.Builder

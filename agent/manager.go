@@ -43,6 +43,10 @@ type Config struct {
 	Model       string  // default model name sent to the LLM
 	Temperature float64 // default temperature
 	MaxTokens   int     // default max tokens of one step (0: provider default)
+	// Protocol is how steps are asked for: ProtocolText (default), ProtocolTools,
+	// ProtocolJSON or ProtocolAuto (see CompletionRequest.Protocol). The
+	// events are the same whichever ran.
+	Protocol string
 	// LLMTimeout bounds one LLM call (0: none). Whatever it is, when the
 	// question has a deadline a call gets at most an equal share of the time
 	// left among the iterations left, so the iteration limit fits in the

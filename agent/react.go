@@ -35,6 +35,25 @@ const (
 	malformedFedBack = 160
 )
 
+// structuredInstructions follow formatInstructions when steps may come as
+// tool calls or JSON.
+const structuredInstructions = `If you can call tools or must reply in JSON, do that instead of writing these lines: call a func as a tool (or set "action" to its name and "input" to its input), and give the answer as plain text (or "action": "answer" with the answer as "input").`
+
+// tools lists the funcs of e (its own, remote and component commands) with
+// their JSON schemas, for structured steps.
+func (m *Manager) tools(e *entry) []Tool {
+	var out []Tool
+	for _, n := range m.availableFuncs(e) {
+		f, _ := m.lookupFunc(e, n)
+		t := Tool{Name: n, Description: f.Description}
+		if f.Parameters != nil {
+			t.Parameters = f.Parameters
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
 // runAgent drives one agent's ReAct loop and returns its answer text.
 func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question string, history []ChatMessage, depth int, chain []string) (string, error) {
 	name := e.a.Name()
@@ -51,6 +70,9 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 	if cfg.LLM.MaxTokens != 0 {
 		creq.MaxTokens = cfg.LLM.MaxTokens
 	}
+	if p := m.cfg.Protocol; p != "" && p != ProtocolText {
+		creq.Protocol, creq.Tools = p, m.tools(e)
+	}
 	malformed, timeouts := 0, 0
 	done := map[string]int{} // action -> the iteration that ran it
 	for iter := 1; iter <= m.cfg.MaxIterations; iter++ {
@@ -60,11 +82,17 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		r.iters++
 		info.Iteration = iter
 		creq.Messages = msgs
-		out, stop, err := m.complete(ctx, r, creq, name, depth == 0, m.cfg.MaxIterations-iter+1)
+		out, structured, stop, err := m.complete(ctx, r, creq, name, depth == 0, m.cfg.MaxIterations-iter+1)
 		if err != nil {
 			return "", err
 		}
-		step, perr := ParseOutput(out)
+		steps := structured
+		var perr error
+		if len(steps) == 0 {
+			var step Step
+			step, perr = ParseOutput(out)
+			steps = []Step{step}
+		}
 		if stop == "timeout" && perr != nil {
 			timeouts++
 		}
@@ -99,100 +127,116 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 			msgs = append(msgs, ChatMessage{Role: "assistant", Content: fed}, ChatMessage{Role: "user", Content: correction})
 			continue
 		}
+		for _, step := range steps {
+			more, answer, ok, err := m.act(ctx, r, e, info, step, depth, chain, done)
+			if err != nil {
+				return "", err
+			}
+			if ok {
+				return answer, nil
+			}
+			msgs = append(msgs, more...)
+		}
+	}
+	return "", &kgagent.Error{Code: kgagent.EUNAVAILABLE, Message: fmt.Sprintf("agent %s reached its iteration limit (%d) without an answer", name, m.cfg.MaxIterations),
+		Details: map[string]any{"iterations": m.cfg.MaxIterations}}
+}
+
+// act takes one parsed step: an answer is returned as such; an action is run
+// (or, when done already holds it, not run again) with its events, and the
+// chat messages that feed it back are returned.
+func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step Step, depth int, chain []string, done map[string]int) (msgs []ChatMessage, answer string, isAnswer bool, err error) {
+	name, iter := info.Agent, info.Iteration
+	for _, c := range e.comps {
+		if h, ok := c.(AfterParse); ok {
+			if err := h.AfterParse(ctx, info, &step); err != nil {
+				m.componentFailed(r, name, c, err)
+			}
+		}
+	}
+	if step.Thought != "" {
+		r.emit(kgagent.Event{Kind: kgagent.EventThought, Agent: name, Text: step.Thought})
+	}
+	var said, obsPrefix string
+	var res FuncResult
+	var cerr error
+	action := fmt.Sprintf("Ask Func[%s]: %s", step.Name, step.Input)
+	if step.Kind == StepAgent {
+		action = fmt.Sprintf("Ask Agent[%s]: %s", step.Name, step.Input)
+	}
+	key := fmt.Sprintf("%d\x00%s\x00%s", step.Kind, step.Name, strings.Join(strings.Fields(step.Input), " "))
+	_, repeated := done[key]
+	switch {
+	case step.Kind == StepAnswer:
+		return nil, step.Answer, true, nil
+	case repeated:
+		r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
+		obsPrefix = fmt.Sprintf("Func[%s] says: ", step.Name)
+		if step.Kind == StepAgent {
+			obsPrefix = fmt.Sprintf("Agent[%s] says: ", step.Name)
+		}
+		said = repeatedAction
+		r.emit(kgagent.Event{Kind: kgagent.EventObservation, Agent: name, Func: step.Name, Text: fmt.Sprintf("not run again: the same action as in iteration %d", done[key])})
+		return []ChatMessage{{Role: "assistant", Content: action}, {Role: "user", Content: obsPrefix + said}}, "", false, nil
+	case step.Kind == StepFunc:
+		r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
+		res, cerr = m.runFunc(ctx, r, e, step)
+		obsPrefix = fmt.Sprintf("Func[%s] says: ", step.Name)
+	case step.Kind == StepAgent:
+		r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
+		res, cerr = m.delegate(ctx, r, step, depth, chain)
+		obsPrefix = fmt.Sprintf("Agent[%s] says: ", step.Name)
+	}
+	done[key] = iter
+	if err := ctx.Err(); err != nil {
+		return nil, "", false, err
+	}
+	obs := kgagent.Event{Kind: kgagent.EventObservation, Agent: name, Func: step.Name}
+	if cerr != nil {
+		ke := asError(ctx, cerr)
+		said = "Error (" + ke.Code + "): " + ke.Message
+		obs.Error = ke
 		for _, c := range e.comps {
-			if h, ok := c.(AfterParse); ok {
-				if err := h.AfterParse(ctx, info, &step); err != nil {
+			if h, ok := c.(ExecutionFailure); ok {
+				if err := h.ExecutionFailure(ctx, info, step, cerr); err != nil {
 					m.componentFailed(r, name, c, err)
 				}
 			}
 		}
-		if step.Thought != "" {
-			r.emit(kgagent.Event{Kind: kgagent.EventThought, Agent: name, Text: step.Thought})
-		}
-		var said, obsPrefix string
-		var res FuncResult
-		var cerr error
-		action := fmt.Sprintf("Ask Func[%s]: %s", step.Name, step.Input)
-		if step.Kind == StepAgent {
-			action = fmt.Sprintf("Ask Agent[%s]: %s", step.Name, step.Input)
-		}
-		key := fmt.Sprintf("%d\x00%s\x00%s", step.Kind, step.Name, strings.Join(strings.Fields(step.Input), " "))
-		_, repeated := done[key]
-		switch {
-		case step.Kind == StepAnswer:
-			return step.Answer, nil
-		case repeated:
-			r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
-			obsPrefix = fmt.Sprintf("Func[%s] says: ", step.Name)
-			if step.Kind == StepAgent {
-				obsPrefix = fmt.Sprintf("Agent[%s] says: ", step.Name)
-			}
-			said = repeatedAction
-			r.emit(kgagent.Event{Kind: kgagent.EventObservation, Agent: name, Func: step.Name, Text: fmt.Sprintf("not run again: the same action as in iteration %d", done[key])})
-			msgs = append(msgs, ChatMessage{Role: "assistant", Content: action}, ChatMessage{Role: "user", Content: obsPrefix + said})
-			continue
-		case step.Kind == StepFunc:
-			r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
-			res, cerr = m.runFunc(ctx, r, e, step)
-			obsPrefix = fmt.Sprintf("Func[%s] says: ", step.Name)
-		case step.Kind == StepAgent:
-			r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
-			res, cerr = m.delegate(ctx, r, step, depth, chain)
-			obsPrefix = fmt.Sprintf("Agent[%s] says: ", step.Name)
-		}
-		done[key] = iter
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		obs := kgagent.Event{Kind: kgagent.EventObservation, Agent: name, Func: step.Name}
-		if cerr != nil {
-			ke := asError(ctx, cerr)
-			said = "Error (" + ke.Code + "): " + ke.Message
-			obs.Error = ke
-			for _, c := range e.comps {
-				if h, ok := c.(ExecutionFailure); ok {
-					if err := h.ExecutionFailure(ctx, info, step, cerr); err != nil {
-						m.componentFailed(r, name, c, err)
-					}
+	} else {
+		for _, c := range e.comps {
+			if h, ok := c.(AfterExecute); ok {
+				if err := h.AfterExecute(ctx, info, step, &res); err != nil {
+					m.componentFailed(r, name, c, err)
 				}
 			}
-		} else {
-			for _, c := range e.comps {
-				if h, ok := c.(AfterExecute); ok {
-					if err := h.AfterExecute(ctx, info, step, &res); err != nil {
-						m.componentFailed(r, name, c, err)
-					}
-				}
-			}
-			for _, s := range res.Sources {
-				r.cite(s)
-			}
-			for k, v := range res.Message.Embeds {
-				r.embeds[k] = v
-			}
-			said = res.Message.Text
-			obs.Sources = res.Sources
 		}
-		if len(said) > maxObservationChars {
-			said = cutRunes(said, maxObservationChars) + " …"
+		for _, s := range res.Sources {
+			r.cite(s)
 		}
-		obs.Text = said
-		r.emit(obs)
-		fed := boundObservation(said, m.cfg.ObservationTokens)
-		if iter+1 == m.cfg.MaxIterations || m.nearDeadline(ctx, m.cfg.MaxIterations-iter) {
-			fed += "\n\n" + answerNow
+		for k, v := range res.Message.Embeds {
+			r.embeds[k] = v
 		}
-		if step.Thought != "" {
-			action = step.Thought + "\n" + action
-		}
-		var ev *kgagent.Evidence
-		if cerr == nil {
-			ev = res.Evidence
-		}
-		msgs = append(msgs, ChatMessage{Role: "assistant", Content: action}, ChatMessage{Role: "user", Content: obsPrefix + fed, Evidence: ev})
+		said = res.Message.Text
+		obs.Sources = res.Sources
 	}
-	return "", &kgagent.Error{Code: kgagent.EUNAVAILABLE, Message: fmt.Sprintf("agent %s reached its iteration limit (%d) without an answer", name, m.cfg.MaxIterations),
-		Details: map[string]any{"iterations": m.cfg.MaxIterations}}
+	if len(said) > maxObservationChars {
+		said = cutRunes(said, maxObservationChars) + " …"
+	}
+	obs.Text = said
+	r.emit(obs)
+	fed := boundObservation(said, m.cfg.ObservationTokens)
+	if iter+1 == m.cfg.MaxIterations || m.nearDeadline(ctx, m.cfg.MaxIterations-iter) {
+		fed += "\n\n" + answerNow
+	}
+	if step.Thought != "" {
+		action = step.Thought + "\n" + action
+	}
+	var ev *kgagent.Evidence
+	if cerr == nil {
+		ev = res.Evidence
+	}
+	return []ChatMessage{{Role: "assistant", Content: action}, {Role: "user", Content: obsPrefix + fed, Evidence: ev}}, "", false, nil
 }
 
 // nearDeadline reports whether ctx's deadline leaves less than two calls'
@@ -310,7 +354,7 @@ func (m *Manager) delegate(ctx context.Context, r *run, step Step, depth int, ch
 // stream is set, the text after an `A:` line is emitted as answer deltas. A
 // call that runs past its own timeout (not the question's) returns what it
 // wrote so far with stop "timeout".
-func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, agentName string, stream bool, itersLeft int) (out, stop string, err error) {
+func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, agentName string, stream bool, itersLeft int) (out string, steps []Step, stop string, err error) {
 	start := time.Now()
 	var usage kgagent.Usage
 	parent := ctx
@@ -325,7 +369,7 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 		st := LLMCallStats{Agent: agentName, Model: creq.Model, Duration: time.Since(start), PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens, Stop: stop}
 		if err != nil {
 			st.Stop = "error"
-		} else if _, perr := ParseOutput(out); perr != nil {
+		} else if _, perr := ParseOutput(out); perr != nil && len(steps) == 0 {
 			st.Malformed = true
 		}
 		m.cfg.Logger.Debug("llm call", "request_id", r.req.ID, "agent", agentName, "model", creq.Model,
@@ -343,9 +387,9 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 	s, err := m.cfg.LLM.Complete(ctx, creq)
 	if err != nil {
 		if timedOut(err) {
-			return "", "timeout", nil
+			return "", nil, "timeout", nil
 		}
-		return "", "", llmError(parent, err)
+		return "", nil, "", llmError(parent, err)
 	}
 	defer s.Close()
 	var buf strings.Builder
@@ -391,18 +435,21 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 		buf.Reset()
 		buf.WriteString(t)
 	}
-	finish := func(reason string) (string, string, error) {
+	finish := func(reason string) (string, []Step, string, error) {
 		if sc := scanOutput(buf.String(), true); sc.end >= 0 {
 			cut(sc.end)
 			reason = sc.reason
 		}
 		flush(true)
-		return buf.String(), reason, nil
+		return buf.String(), steps, reason, nil
 	}
 	for {
 		d, err := s.Recv()
 		if d.Usage != nil {
 			usage = *d.Usage
+		}
+		if len(d.Steps) > 0 {
+			steps = d.Steps
 		}
 		if d.Text != "" {
 			buf.WriteString(d.Text)
@@ -413,7 +460,7 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 			if sc := scanOutput(buf.String(), false); sc.end >= 0 {
 				cut(sc.end)
 				flush(true)
-				return buf.String(), sc.reason, nil
+				return buf.String(), steps, sc.reason, nil
 			}
 			flush(false)
 		}
@@ -427,13 +474,13 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 			if timedOut(err) {
 				return finish("timeout")
 			}
-			return "", "", llmError(parent, err)
+			return "", nil, "", llmError(parent, err)
 		}
 		if ctx.Err() != nil {
 			if timedOut(ctx.Err()) {
 				return finish("timeout")
 			}
-			return "", "", parent.Err()
+			return "", nil, "", parent.Err()
 		}
 	}
 }
@@ -511,6 +558,9 @@ func (m *Manager) prompt(ctx context.Context, r *run, e *entry, info RunInfo, hi
 		b.WriteString("\n")
 	}
 	b.WriteString("\n" + formatInstructions + "\n")
+	if p := m.cfg.Protocol; p != "" && p != ProtocolText {
+		b.WriteString(structuredInstructions + "\n")
+	}
 	if st := e.a.Stanzas(); len(st) > 0 {
 		b.WriteString("\n" + ExamplesHeader + "\n")
 		for _, s := range st {

@@ -163,6 +163,10 @@ func (c Calls) Collections(ctx context.Context) ([]corpus.CollectionInfo, error)
 	return c.s.collections(ctx)
 }
 
+// Owner names the caller of ctx (its user, API key or agent id; "" for an
+// open server's callers), for transports that bind sessions to a caller.
+func (c Calls) Owner(ctx context.Context) string { return principalFrom(ctx).owner() }
+
 // Collection returns the collection to use for name ("" is the caller's
 // default: the first of a restricted key's collections, else "").
 // Errors: EFORBIDDEN for a collection the caller may not use.

@@ -128,12 +128,13 @@ func citations(src []kgagent.Source) string {
 	}
 	var b strings.Builder
 	b.WriteString("\n\nSources:\n")
-	for _, s := range src {
+	for i, s := range src {
 		title := s.Title
 		if title == "" {
 			title = s.URL
 		}
-		fmt.Fprintf(&b, "- [%s](%s)\n", title, s.URL)
+		// Numbered as the answer cites them: [n] is the n-th source.
+		fmt.Fprintf(&b, "%d. [%s](%s)\n", i+1, title, s.URL)
 	}
 	return b.String()
 }

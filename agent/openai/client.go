@@ -94,6 +94,9 @@ type Client struct {
 	hc       *http.Client
 	// noStreamOpts is set once a server rejected stream_options.
 	noStreamOpts atomic.Bool
+	// noTools and noJSON are set once the server refused tools or a
+	// response_format asked for by protocol auto.
+	noTools, noJSON atomic.Bool
 }
 
 var _ agent.LLM = (*Client)(nil)
@@ -162,8 +165,9 @@ func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (age
 		cctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
 	}
 	stops := cleanStops(req.Stop)
+	proto := c.protocol(req)
 	for attempt := 0; ; attempt++ {
-		body, withOpts := c.body(req, stops)
+		body, withOpts := c.body(req, stops, proto)
 		resp, err := c.post(cctx, body)
 		if err != nil {
 			if cctx.Err() != nil {
@@ -182,7 +186,11 @@ func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (age
 			continue
 		}
 		if resp.StatusCode/100 == 2 {
-			return c.openStream(ctx, cctx, cancel, resp, stops)
+			var st *structured
+			if proto != agent.ProtocolText {
+				st = &structured{proto: proto, tools: req.Tools}
+			}
+			return c.openStream(ctx, cctx, cancel, resp, stops, st)
 		}
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
@@ -191,6 +199,22 @@ func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (age
 			c.noStreamOpts.Store(true)
 			attempt--
 			continue
+		}
+		if resp.StatusCode == http.StatusBadRequest && req.Protocol == agent.ProtocolAuto && proto != agent.ProtocolText {
+			// Protocol auto: a server that refuses tools or a response
+			// format gets the next protocol, now and from now on.
+			low := bytes.ToLower(raw)
+			switch {
+			case proto == agent.ProtocolTools && bytes.Contains(low, []byte("tool")):
+				c.noTools.Store(true)
+			case proto == agent.ProtocolJSON && (bytes.Contains(low, []byte("response_format")) || bytes.Contains(low, []byte("json_schema")) || bytes.Contains(low, []byte("format"))):
+				c.noJSON.Store(true)
+			}
+			if next := c.protocol(req); next != proto {
+				proto = next
+				attempt--
+				continue
+			}
 		}
 		herr, retry := classify(resp.StatusCode, raw)
 		if !retry || attempt >= c.cfg.MaxRetries {
@@ -214,8 +238,29 @@ func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (age
 	}
 }
 
+// protocol resolves the request's step protocol: auto is tools, else json,
+// else text, leaving out what this server refused before; no tools means
+// text.
+func (c *Client) protocol(req agent.CompletionRequest) string {
+	if len(req.Tools) == 0 {
+		return agent.ProtocolText
+	}
+	switch req.Protocol {
+	case agent.ProtocolTools, agent.ProtocolJSON:
+		return req.Protocol
+	case agent.ProtocolAuto:
+		if !c.noTools.Load() {
+			return agent.ProtocolTools
+		}
+		if !c.noJSON.Load() {
+			return agent.ProtocolJSON
+		}
+	}
+	return agent.ProtocolText
+}
+
 // body encodes the request; withOpts tells whether stream_options was sent.
-func (c *Client) body(req agent.CompletionRequest, stops []string) ([]byte, bool) {
+func (c *Client) body(req agent.CompletionRequest, stops []string, proto string) ([]byte, bool) {
 	model := req.Model
 	if model == "" || c.cfg.ForceModel {
 		model = c.cfg.Model
@@ -238,11 +283,22 @@ func (c *Client) body(req agent.CompletionRequest, stops []string) ([]byte, bool
 	if len(stops) > 0 {
 		cr.Stop = stops[:min(len(stops), c.cfg.MaxStop)]
 	}
+	switch proto {
+	case agent.ProtocolTools:
+		cr.Tools = toolDefs(req.Tools)
+	case agent.ProtocolJSON:
+		cr.ResponseFormat = stepFormat(req.Tools)
+	}
 	withOpts := !c.cfg.NoStreamOptions && !c.noStreamOpts.Load()
 	if withOpts {
 		cr.StreamOptions = &StreamOptions{IncludeUsage: true}
 	}
-	b, _ := json.Marshal(cr) // plain strings and numbers: cannot fail
+	b, err := json.Marshal(cr)
+	if err != nil {
+		// Only a func schema could fail to encode; send it without tools.
+		cr.Tools, cr.ResponseFormat = nil, nil
+		b, _ = json.Marshal(cr)
+	}
 	return b, withOpts
 }
 
@@ -285,8 +341,8 @@ func (c *Client) wait(parent, ctx context.Context, d time.Duration) error {
 
 // openStream wraps a 2xx answer: SSE when the server streams, a single piece
 // when it ignored stream=true and sent a whole chat.completion.
-func (c *Client) openStream(parent, ctx context.Context, cancel context.CancelFunc, resp *http.Response, stops []string) (agent.Stream, error) {
-	s := &stream{parent: parent, ctx: ctx, cancel: cancel, body: resp.Body, stops: stops}
+func (c *Client) openStream(parent, ctx context.Context, cancel context.CancelFunc, resp *http.Response, stops []string, st *structured) (agent.Stream, error) {
+	s := &stream{parent: parent, ctx: ctx, cancel: cancel, body: resp.Body, stops: stops, st: st}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt != "application/json" {
 		s.sse = NewSSEReader(resp.Body)
@@ -304,13 +360,23 @@ func (c *Client) openStream(parent, ctx context.Context, cancel context.CancelFu
 	if len(cc.Choices) > 0 {
 		text, reason = cc.Choices[0].Message.Content, cc.Choices[0].FinishReason
 	}
+	s.usage = toUsage(cc.Usage)
+	if st != nil {
+		st.content.WriteString(text)
+		if len(cc.Choices) > 0 {
+			st.calls = cc.Choices[0].Message.ToolCalls
+		}
+		out, steps := st.result()
+		s.done = true
+		s.queued = &agent.Delta{Text: out, Usage: s.usage, FinishReason: reason, Steps: steps}
+		return s, nil
+	}
 	out, _ := s.feed(text)
 	if !s.stopped {
 		out += s.pending
 	}
 	s.pending = ""
 	s.done = true
-	s.usage = toUsage(cc.Usage)
 	if s.stopped {
 		reason = "stop"
 	}

@@ -32,7 +32,7 @@ func TestParseChunk(t *testing.T) {
 	for _, tt := range tests {
 		var u *kgagent.Usage
 		var reason string
-		text, err := parseChunk(tt.data, &u, &reason)
+		text, err := parseChunk(tt.data, &u, &reason, nil)
 		if kgagent.ErrorCode(err) != tt.code || text != tt.text {
 			t.Errorf("parseChunk(%s) = %q, %v; want %q, code %q", tt.data, text, err, tt.text, tt.code)
 		}
@@ -49,7 +49,7 @@ func FuzzParseChunk(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data string) {
 		var u *kgagent.Usage
 		var reason string
-		_, err := parseChunk(data, &u, &reason)
+		_, err := parseChunk(data, &u, &reason, nil)
 		if err != nil {
 			var ke *kgagent.Error
 			if c := kgagent.ErrorCode(err); c == kgagent.EINTERNAL || c == "" || !errors.As(err, &ke) || ke.Message == "" {

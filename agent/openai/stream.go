@@ -18,6 +18,7 @@ type stream struct {
 	body        io.ReadCloser
 	sse         *SSEReader // nil for a non-streamed answer
 	stops       []string
+	st          *structured // nil for the text protocol
 
 	pending string         // text held back: it may begin a stop sequence
 	stopped bool           // a stop sequence was seen
@@ -61,11 +62,19 @@ func (s *stream) Recv() (agent.Delta, error) {
 			}
 			return s.fail(kgagent.WrapError(kgagent.EUNAVAILABLE, err, "LLM stream interrupted"))
 		}
-		text, err := parseChunk(ev.Data, &s.usage, &s.reason)
+		var calls *[]ToolCall
+		if s.st != nil {
+			calls = &s.st.calls
+		}
+		text, err := parseChunk(ev.Data, &s.usage, &s.reason, calls)
 		if err != nil {
 			return s.fail(err)
 		}
 		if text == "" {
+			continue
+		}
+		if s.st != nil {
+			s.st.content.WriteString(text) // judged whole at the end
 			continue
 		}
 		out, stopped := s.feed(text)
@@ -83,7 +92,7 @@ func (s *stream) Recv() (agent.Delta, error) {
 
 // parseChunk decodes one event's data and returns the text of its first
 // choice, updating *usage and *reason when the chunk reports them.
-func parseChunk(data string, usage **kgagent.Usage, reason *string) (string, error) {
+func parseChunk(data string, usage **kgagent.Usage, reason *string, calls *[]ToolCall) (string, error) {
 	var ch ChatChunk
 	if err := json.Unmarshal([]byte(data), &ch); err != nil {
 		return "", kgagent.WrapError(kgagent.EUNAVAILABLE, err, "LLM server sent a malformed stream chunk")
@@ -101,6 +110,16 @@ func parseChunk(data string, usage **kgagent.Usage, reason *string) (string, err
 		}
 		if c.FinishReason != nil && *c.FinishReason != "" {
 			*reason = *c.FinishReason
+		}
+		if calls != nil {
+			for _, tc := range c.Delta.ToolCalls {
+				*calls = mergeToolCall(*calls, tc)
+			}
+			if c.Message != nil {
+				for _, tc := range c.Message.ToolCalls {
+					*calls = mergeToolCall(*calls, tc)
+				}
+			}
 		}
 		b.WriteString(c.Delta.Content)
 		b.WriteString(c.Text)
@@ -127,7 +146,11 @@ func (s *stream) finish() {
 	if s.stopped {
 		reason = "stop"
 	}
-	s.queued = &agent.Delta{Text: text, Usage: s.usage, FinishReason: reason}
+	d := &agent.Delta{Text: text, Usage: s.usage, FinishReason: reason}
+	if s.st != nil {
+		d.Text, d.Steps = s.st.result()
+	}
+	s.queued = d
 }
 
 // feed adds text and returns what can be passed on: everything before the

@@ -17,6 +17,51 @@ type ChatRequest struct {
 	Stop          []string            `json:"stop,omitempty"`
 	Temperature   *float64            `json:"temperature,omitempty"`
 	MaxTokens     int                 `json:"max_tokens,omitempty"`
+	// Tools are offered for native tool calls (protocol tools).
+	Tools []ToolDef `json:"tools,omitempty"`
+	// ResponseFormat constrains the reply (protocol json: a json_schema).
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
+}
+
+// ToolDef is one tool of a ChatRequest: {"type": "function", "function": ...}.
+type ToolDef struct {
+	Type     string      `json:"type"`
+	Function FunctionDef `json:"function"`
+}
+
+// FunctionDef describes a function tool.
+type FunctionDef struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Parameters  any    `json:"parameters"`
+}
+
+// ResponseFormat is {"type": "json_schema", "json_schema": {...}}.
+type ResponseFormat struct {
+	Type       string      `json:"type"`
+	JSONSchema *JSONSchema `json:"json_schema,omitempty"`
+}
+
+// JSONSchema names a schema the reply must match.
+type JSONSchema struct {
+	Name   string `json:"name"`
+	Strict bool   `json:"strict"`
+	Schema any    `json:"schema"`
+}
+
+// ToolCall is a tool call of a reply; in a stream its pieces come as deltas
+// with the same Index, Arguments in fragments.
+type ToolCall struct {
+	Index    int          `json:"index"`
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"`
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall is the function and arguments (a JSON text) of a ToolCall.
+type FunctionCall struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
 }
 
 // StreamOptions asks a streaming server to append a usage chunk.
@@ -46,10 +91,11 @@ type ChunkChoice struct {
 	Message      *ChunkDelta `json:"message,omitempty"`
 }
 
-// ChunkDelta is the new text of a choice.
+// ChunkDelta is the new text (or tool call pieces) of a choice.
 type ChunkDelta struct {
-	Role    string `json:"role,omitempty"`
-	Content string `json:"content,omitempty"`
+	Role      string     `json:"role,omitempty"`
+	Content   string     `json:"content,omitempty"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // ChatCompletion is the body of a non-streamed completion
@@ -65,9 +111,16 @@ type ChatCompletion struct {
 
 // ChatChoice is one choice of a ChatCompletion.
 type ChatChoice struct {
-	Index        int               `json:"index"`
-	Message      agent.ChatMessage `json:"message"`
-	FinishReason string            `json:"finish_reason"`
+	Index        int             `json:"index"`
+	Message      ResponseMessage `json:"message"`
+	FinishReason string          `json:"finish_reason"`
+}
+
+// ResponseMessage is the message of a ChatChoice.
+type ResponseMessage struct {
+	Role      string     `json:"role"`
+	Content   string     `json:"content"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // Usage is the token count an OpenAI-compatible server reports.

@@ -29,6 +29,8 @@ type Config struct {
 	NATSURL    string `key:"nats_url" usage:"external NATS server URL; empty starts an in-process NATS server with JetStream"`
 	NATSListen string `key:"nats_listen" usage:"listen address of the in-process NATS server (port -1: random)"`
 
+	JobAckWait time.Duration `key:"job_ack_wait" usage:"how long an ingestion job whose worker vanished (kill -9, lost machine) waits before another worker takes it over; a running job renews it every second"`
+
 	ShutdownTimeout time.Duration `key:"shutdown_timeout" usage:"how long in-flight requests may finish on SIGINT/SIGTERM"`
 
 	Demo        bool   `key:"demo" usage:"serve the bundled sample docs site on loopback and ingest it at start"`
@@ -55,6 +57,7 @@ type Config struct {
 	LLMMaxTokens   int     `key:"llm_max_tokens" usage:"maximum completion tokens of one ReAct step (the output is also cut after its first complete action line)"`
 	MaxIterations  int     `key:"max_iterations" usage:"ReAct iteration limit per question"`
 
+	LLMProtocol          string        `key:"llm_protocol" usage:"how an openai LLM gives its steps: auto (tools, else a JSON-schema step, else text, as the server accepts), tools (native tool calls), json (response_format json_schema) or text (Ask/A: lines)"`
 	LLMCallTimeout       time.Duration `key:"llm_call_timeout" usage:"longest one LLM call may take; a call also gets at most an equal share of the question's time left among the iterations left, and one cut short is judged on what it wrote"`
 	LLMObservationTokens int           `key:"llm_observation_tokens" usage:"estimated tokens of one observation fed back to an openai LLM (every source keeps its line; the best passages are cut least; events keep it whole); 0: unbounded"`
 
@@ -109,6 +112,7 @@ func defaultConfig() Config {
 		LogFormat:            "text",
 		LogLevel:             "info",
 		NATSListen:           "127.0.0.1:4222",
+		JobAckWait:           30 * time.Second,
 		ShutdownTimeout:      15 * time.Second,
 		DemoSiteDir:          "testdata/site",
 		Collection:           "default",
@@ -119,6 +123,7 @@ func defaultConfig() Config {
 		LLMMaxTokens:         256,
 		MaxIterations:        10,
 		LLMCallTimeout:       time.Minute,
+		LLMProtocol:          "auto",
 		LLMObservationTokens: 600,
 		EmbedBatchSize:       32,
 		EmbedConcurrency:     2,
@@ -286,9 +291,10 @@ func (c *Config) loadEnv(environ []string) error {
 	return nil
 }
 
-// testEnvPrefixes are KGAGENT_ variables that belong to the test suites, not
+// testEnvPrefixes are KGAGENT_ variables that belong to the test and
+// benchmark scripts (KGAGENT_TOOLS is where they install their tools), not
 // to the configuration.
-var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_"}
+var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_", "KGAGENT_TOOLS"}
 
 func isConfigEnv(k string) bool {
 	for _, p := range testEnvPrefixes {
@@ -366,6 +372,7 @@ func (c *Config) validate() error {
 	add(oneOf("graph", c.Graph, "sqlite", "neo4j"))
 	add(oneOf("llm", c.LLM, "extractive", "openai"))
 	add(oneOf("embedder", c.Embedder, "lexical", "openai"))
+	add(oneOf("llm_protocol", c.LLMProtocol, "auto", "tools", "json", "text"))
 	add(oneOf("extractor", c.Extractor, "builtin", "llm"))
 	pos := func(key string, n int) {
 		if n <= 0 {
@@ -402,6 +409,9 @@ func (c *Config) validate() error {
 	}
 	add(checkEmbedConfig(c))
 	add(checkGuardConfig(*c))
+	if c.JobAckWait < 2*time.Second {
+		add(fmt.Errorf("config: key %q: must be at least 2s (running jobs renew it every second), got %s", "job_ack_wait", c.JobAckWait))
+	}
 	if c.ShutdownTimeout < 0 || c.CrawlDelay < 0 || c.CrawlTimeout <= 0 {
 		add(fmt.Errorf("config: keys %q, %q, %q: durations must not be negative", "shutdown_timeout", "crawl_delay", "crawl_timeout"))
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -209,6 +210,25 @@ func TestWorkerAnswersOverExternalNATS(t *testing.T) {
 
 var kgagentBin string
 
+// TestMain removes the binary that buildBinary built once the package's
+// tests are done (the tests share it, so none of them may remove it).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if kgagentBin != "" {
+		os.RemoveAll(filepath.Dir(kgagentBin))
+	}
+	os.Exit(code)
+}
+
+// stderrOf returns what a failed command printed on stderr, for test messages.
+func stderrOf(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
 // buildBinary builds the real kgagent binary once for the process tests.
 func buildBinary(t *testing.T) string {
 	t.Helper()
@@ -236,14 +256,13 @@ func buildBinary(t *testing.T) string {
 // was acknowledged, and the next start opens the same stores.
 func TestSignalsAndKill9(t *testing.T) {
 	bin := buildBinary(t)
-	defer os.RemoveAll(filepath.Dir(bin))
 	dir := t.TempDir()
 	site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
 	defer site.Close()
 
 	out, err := exec.Command(bin, "ingest", "--data-dir", dir, "--json", site.URL+"/*").Output()
 	if err != nil {
-		t.Fatalf("ingest: %v", err)
+		t.Fatalf("ingest: %v: %s", err, stderrOf(err))
 	}
 	var sum map[string]float64
 	if err := json.Unmarshal(out, &sum); err != nil || sum["pages"] == 0 {

@@ -32,7 +32,7 @@ func TestLLMObservability(t *testing.T) {
 		openaitest.Reply("A: The default port is 8086 [1].").WithUsage(500, 9),
 	)
 	base, logs := startServe(t, "--demo", "--demo-site-dir", siteDir, "--log-level", "debug",
-		"--llm", "openai", "--llm-base-url", srv.URL, "--llm-model", "scripted", "--answer-cache-size", "0")
+		"--llm", "openai", "--llm-base-url", srv.URL, "--llm-model", "scripted", "--answer-cache-size", "0", "--llm-protocol", "text")
 	waitDemoIngested(t, logs)
 	code, ans := postJSON(t, base+"/api/v1/agent", `{"question":"What is the default HTTP port of the Lumen server?"}`)
 	if code != 200 || !strings.Contains(ans["answer"].(string), "8086") {

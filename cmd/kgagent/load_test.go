@@ -30,7 +30,6 @@ import (
 func TestLoadRealStack(t *testing.T) {
 	data, coll, qs := benchInputs(t)
 	bin := buildBinary(t)
-	defer os.RemoveAll(filepath.Dir(bin))
 	cmd := exec.Command(bin, "serve", "--data-dir", data, "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:-1", "--log-level", "error", "--collection", coll, "--daily-query-limit", "100000000")
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

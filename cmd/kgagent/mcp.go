@@ -66,6 +66,7 @@ func (a *app) mountMCP(gw *gateway.Server) {
 		Authenticate: func(ctx context.Context, h http.Header) (context.Context, error) {
 			return calls.Authenticate(ctx, h, gateway.ScopeAsk)
 		},
+		RequireBearer: gatewayAuthEnabled(a.cfg), Owner: calls.Owner,
 	})
 	gw.Mount("/mcp", gateway.ScopeAsk, srv.HTTPHandler())
 }

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kgagent/kgagent"
@@ -60,6 +61,14 @@ type Options struct {
 	// without HTTP headers (stdio) is then refused. Set it for the server
 	// behind /mcp; leave it nil for stdio, whose caller is the local user.
 	Authenticate func(ctx context.Context, h http.Header) (context.Context, error)
+	// RequireBearer makes the HTTP handler take credentials from
+	// Authorization: Bearer only, and bind each session to the caller who
+	// opened it (Owner): another key presenting its session id gets 403.
+	// Set it when the gateway has credentials configured.
+	RequireBearer bool
+	// Owner names the caller of a ctx returned by Authenticate (an API key
+	// or user), for binding sessions.
+	Owner func(ctx context.Context) string
 	// IngestPoll is how often a waiting ingest call reads its job's
 	// status; default 250ms.
 	IngestPoll time.Duration
@@ -113,7 +122,7 @@ func (s *Server) SDK() *sdk.Server { return s.srv }
 // credentials, Host/Origin and CORS rules apply; Options.Authenticate then
 // names the caller of every request.
 func (s *Server) HTTPHandler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
 		MaxRequestBodyBytes: s.opts.MaxBodyBytes,
 		SessionTimeout:      30 * time.Minute,
 		// The gateway checks Host (loopback, or allowed_hosts) and Origin
@@ -121,6 +130,19 @@ func (s *Server) HTTPHandler() http.Handler {
 		// rule would refuse the allowed_hosts a proxy forwards.
 		DisableLocalhostProtection: true,
 	})
+	if !s.opts.RequireBearer || s.opts.Authenticate == nil || s.opts.Owner == nil {
+		return h
+	}
+	// The SDK binds a session to TokenInfo.UserID at creation and refuses
+	// (403) requests for it from anyone else.
+	verify := func(ctx context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+		cctx, err := s.opts.Authenticate(ctx, r.Header)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, kgagent.ErrorMessage(err))
+		}
+		return &auth.TokenInfo{UserID: s.opts.Owner(cctx), Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	return auth.RequireBearerToken(verify, nil)(h)
 }
 
 // caller returns ctx carrying the caller of a request with extra (nil for

@@ -75,6 +75,20 @@ type Step struct {
 	// Respond, when set, is called with the request and its Step is served
 	// instead of this one (for answers that depend on the prompt).
 	Respond func(Request) Step
+	// ToolCalls are sent after the chunks, each streamed as a first piece
+	// (id and name) and its arguments in two fragments.
+	ToolCalls []openai.ToolCall
+}
+
+// Calls answers with native tool calls (name and JSON arguments pairs),
+// finish reason "tool_calls".
+func Calls(nameArgs ...string) Step {
+	st := Step{FinishReason: "tool_calls"}
+	for i := 0; i+1 < len(nameArgs); i += 2 {
+		st.ToolCalls = append(st.ToolCalls, openai.ToolCall{Index: i / 2, ID: fmt.Sprintf("call_%d", i/2), Type: "function",
+			Function: openai.FunctionCall{Name: nameArgs[i], Arguments: nameArgs[i+1]}})
+	}
+	return st
 }
 
 // Reply streams text in word-sized chunks.
@@ -203,6 +217,24 @@ type Server struct {
 	active              int
 	embedDim            int
 	embedErrors         []Step
+	rejectTools         bool
+	rejectFormat        bool
+}
+
+// RejectTools answers requests that offer tools with a 400, as Ollama does
+// for a model whose template does not render tools.
+func (s *Server) RejectTools() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rejectTools = true
+}
+
+// RejectResponseFormat answers requests with a response_format with a 400,
+// as servers without structured output do.
+func (s *Server) RejectResponseFormat() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rejectFormat = true
 }
 
 // New starts a server replaying steps and closes it when the test ends.
@@ -461,6 +493,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		bad = "body is not JSON"
 	case s.rejectStreamOptions && rec.Body.StreamOptions != nil:
 		bad = "Unrecognized request argument supplied: stream_options"
+	case s.rejectTools && len(rec.Body.Tools) > 0:
+		bad = "registry.ollama.ai/library/" + rec.Body.Model + " does not support tools"
+	case s.rejectFormat && rec.Body.ResponseFormat != nil:
+		bad = "Unrecognized request argument supplied: response_format"
 	}
 	if bad != "" {
 		s.requests = append(s.requests, rec)
@@ -527,7 +563,7 @@ func (s *Server) serveStep(w http.ResponseWriter, ctx context.Context, rec Reque
 		}
 		writeJSON(w, http.StatusOK, openai.ChatCompletion{
 			ID: id, Object: "chat.completion", Created: time.Now().Unix(), Model: model,
-			Choices: []openai.ChatChoice{{Message: agent.ChatMessage{Role: "assistant", Content: strings.Join(chunks, "")}, FinishReason: finish}},
+			Choices: []openai.ChatChoice{{Message: openai.ResponseMessage{Role: "assistant", Content: strings.Join(chunks, ""), ToolCalls: step.ToolCalls}, FinishReason: finish}},
 			Usage:   usage,
 		})
 		return
@@ -580,6 +616,18 @@ func (s *Server) serveStep(w http.ResponseWriter, ctx context.Context, rec Reque
 	if step.StreamError != nil {
 		send(map[string]any{"error": step.StreamError})
 		return
+	}
+	for _, tc := range step.ToolCalls {
+		first := tc
+		first.Function.Arguments = ""
+		half := len(tc.Function.Arguments) / 2
+		for _, piece := range []openai.ToolCall{first,
+			{Index: tc.Index, Function: openai.FunctionCall{Arguments: tc.Function.Arguments[:half]}},
+			{Index: tc.Index, Function: openai.FunctionCall{Arguments: tc.Function.Arguments[half:]}}} {
+			if !send(chunk(openai.ChunkDelta{ToolCalls: []openai.ToolCall{piece}}, nil)) {
+				return
+			}
+		}
 	}
 	send(chunk(openai.ChunkDelta{}, &finish))
 	if withUsage {

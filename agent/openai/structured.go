@@ -1,0 +1,166 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kgagent/kgagent/agent"
+)
+
+// answerAction is the "action" of a JSON step that answers.
+const answerAction = "answer"
+
+// structured collects a tools or json completion and turns it into steps.
+type structured struct {
+	proto   string // agent.ProtocolTools or agent.ProtocolJSON
+	tools   []agent.Tool
+	content strings.Builder
+	calls   []ToolCall
+}
+
+// mergeToolCall adds a streamed piece of a tool call: a new index starts a
+// call, later pieces of it extend its name and arguments.
+func mergeToolCall(calls []ToolCall, piece ToolCall) []ToolCall {
+	for i := range calls {
+		if calls[i].Index == piece.Index {
+			if piece.ID != "" {
+				calls[i].ID = piece.ID
+			}
+			calls[i].Function.Name += piece.Function.Name
+			calls[i].Function.Arguments += piece.Function.Arguments
+			return calls
+		}
+	}
+	return append(calls, piece)
+}
+
+// result returns the steps of the completion and their rendering in the text
+// protocol. A completion that is not a valid step comes back as its text
+// with no steps, for the manager to judge (and correct).
+func (s *structured) result() (string, []agent.Step) {
+	content := strings.TrimSpace(s.content.String())
+	var steps []agent.Step
+	switch {
+	case len(s.calls) > 0:
+		for i, c := range s.calls {
+			st := agent.Step{Kind: agent.StepFunc, Name: c.Function.Name, Input: s.input(c.Function.Name, c.Function.Arguments)}
+			if i == 0 {
+				st.Thought = content
+			}
+			steps = append(steps, st)
+		}
+	case s.proto == agent.ProtocolJSON:
+		var js struct {
+			Thought string `json:"thought"`
+			Action  string `json:"action"`
+			Input   any    `json:"input"`
+		}
+		if json.Unmarshal([]byte(content), &js) != nil {
+			return content, nil
+		}
+		in := ""
+		switch v := js.Input.(type) {
+		case string:
+			in = v
+		case nil:
+		default:
+			b, _ := json.Marshal(v)
+			in = string(b)
+		}
+		in = strings.TrimSpace(in)
+		st := agent.Step{Thought: strings.TrimSpace(js.Thought), Input: in}
+		switch {
+		case js.Action == answerAction && in != "":
+			st.Kind, st.Answer, st.Input = agent.StepAnswer, in, ""
+		case js.Action != answerAction && s.known(js.Action):
+			st.Kind, st.Name = agent.StepFunc, js.Action
+		default:
+			return content, nil
+		}
+		steps = append(steps, st)
+	default:
+		// Tools offered, none called: a step in the text protocol stays
+		// text; plain text is the answer (the tools convention).
+		if _, err := agent.ParseOutput(content); err == nil || content == "" {
+			return content, nil
+		}
+		steps = append(steps, agent.Step{Kind: agent.StepAnswer, Answer: content})
+	}
+	return render(steps), steps
+}
+
+// input is the func input of a tool call: the arguments object for a func
+// with a schema, the "input" string for a text func.
+func (s *structured) input(name, args string) string {
+	for _, t := range s.tools {
+		if t.Name == name && t.Parameters == nil {
+			var in struct {
+				Input *string `json:"input"`
+			}
+			if json.Unmarshal([]byte(args), &in) == nil && in.Input != nil {
+				return strings.TrimSpace(*in.Input)
+			}
+		}
+	}
+	return strings.TrimSpace(args)
+}
+
+func (s *structured) known(name string) bool {
+	return slices.ContainsFunc(s.tools, func(t agent.Tool) bool { return t.Name == name })
+}
+
+// render writes steps in the text protocol.
+func render(steps []agent.Step) string {
+	var b strings.Builder
+	for _, st := range steps {
+		if st.Thought != "" {
+			b.WriteString(st.Thought + "\n")
+		}
+		switch st.Kind {
+		case agent.StepAnswer:
+			b.WriteString("A: " + st.Answer + "\n")
+		case agent.StepAgent:
+			fmt.Fprintf(&b, "Ask Agent[%s]: %s\n", st.Name, st.Input)
+		default:
+			fmt.Fprintf(&b, "Ask Func[%s]: %s\n", st.Name, st.Input)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// toolDefs are the tools of a request in the wire format; a func without a
+// schema takes {"input": string}.
+func toolDefs(tools []agent.Tool) []ToolDef {
+	out := make([]ToolDef, len(tools))
+	for i, t := range tools {
+		params := t.Parameters
+		if params == nil {
+			params = map[string]any{"type": "object", "properties": map[string]any{"input": map[string]any{"type": "string"}}, "required": []string{"input"}}
+		}
+		out[i] = ToolDef{Type: "function", Function: FunctionDef{Name: t.Name, Description: t.Description, Parameters: params}}
+	}
+	return out
+}
+
+// stepFormat is the json_schema response format of one ReAct step: a
+// thought, an action (a func name or "answer") and its input.
+func stepFormat(tools []agent.Tool) *ResponseFormat {
+	actions := make([]string, 0, len(tools)+1)
+	for _, t := range tools {
+		actions = append(actions, t.Name)
+	}
+	actions = append(actions, answerAction)
+	schema := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"thought": map[string]any{"type": "string"},
+			"action":  map[string]any{"type": "string", "enum": actions},
+			"input":   map[string]any{"type": "string"},
+		},
+		"required":             []string{"thought", "action", "input"},
+		"additionalProperties": false,
+	}
+	return &ResponseFormat{Type: "json_schema", JSONSchema: &JSONSchema{Name: "react_step", Strict: true, Schema: schema}}
+}

@@ -1,0 +1,118 @@
+package openai_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/agent/openai"
+	"github.com/kgagent/kgagent/agent/openai/openaitest"
+)
+
+// askWeather runs the weather agent with protocol proto against srv and
+// returns the answer text, the func inputs and the event kinds.
+func askWeather(t *testing.T, srv *openaitest.Server, proto string) (string, []string, string) {
+	t.Helper()
+	m, inputs := weatherManager(t, srv, func(c *agent.Config) { c.Protocol = proto })
+	rec := newRecorder()
+	ans, err := m.Ask(context.Background(), agent.Request{Agent: "weather", Question: "Weather in Paris and Rome?"}, rec.emit)
+	if err != nil {
+		t.Fatalf("%s: %v", proto, err)
+	}
+	return ans.Answer, *inputs, fmt.Sprint(rec.kinds())
+}
+
+func TestToolsProtocolParallelCalls(t *testing.T) {
+	srv := openaitest.New(t,
+		openaitest.Calls("weather", `{"input": "Paris"}`, "weather", `{"input":"Rome"}`),
+		openaitest.Reply("Sunny in both."),
+	)
+	answer, inputs, kinds := askWeather(t, srv, agent.ProtocolTools)
+	if answer != "Sunny in both." || !slices.Equal(inputs, []string{"Paris", "Rome"}) {
+		t.Errorf("answer %q inputs %q", answer, inputs)
+	}
+	if kinds != "[route action observation action observation answer]" {
+		t.Errorf("events %s", kinds)
+	}
+	// Every func is offered, the agent's own and the built-in commands.
+	req := srv.ChatRequests()[0].Body
+	i := slices.IndexFunc(req.Tools, func(d openai.ToolDef) bool { return d.Function.Name == "weather" })
+	j := slices.IndexFunc(req.Tools, func(d openai.ToolDef) bool { return d.Function.Name == "fixie_query_corpus" })
+	if i < 0 || j < 0 || req.ResponseFormat != nil {
+		t.Fatalf("first request tools %+v format %+v", req.Tools, req.ResponseFormat)
+	}
+	params, _ := json.Marshal(req.Tools[i].Function.Parameters)
+	if string(params) != `{"properties":{"input":{"type":"string"}},"required":["input"],"type":"object"}` {
+		t.Errorf("text func offered with parameters %s", params)
+	}
+}
+
+func TestJSONProtocolSteps(t *testing.T) {
+	srv := openaitest.New(t,
+		openaitest.Reply(`{"thought": "I need the weather", "action": "weather", "input": "Paris"}`),
+		openaitest.Reply(`{"thought": "", "action": "answer", "input": "Sunny [1]."}`),
+	)
+	answer, inputs, kinds := askWeather(t, srv, agent.ProtocolJSON)
+	if answer != "Sunny [1]." || !slices.Equal(inputs, []string{"Paris"}) {
+		t.Errorf("answer %q inputs %q", answer, inputs)
+	}
+	// The same events as the text protocol gives.
+	text := openaitest.New(t, openaitest.Reply("I need the weather\nAsk Func[weather]: Paris"), openaitest.Reply("A: Sunny [1]."))
+	if _, _, textKinds := askWeather(t, text, agent.ProtocolText); kinds != textKinds {
+		t.Errorf("json events %s, text events %s", kinds, textKinds)
+	}
+	rf := srv.ChatRequests()[0].Body.ResponseFormat
+	if rf == nil || rf.Type != "json_schema" || rf.JSONSchema == nil {
+		t.Fatalf("response format %+v", rf)
+	}
+	schema, _ := json.Marshal(rf.JSONSchema.Schema)
+	var sc struct {
+		Properties struct {
+			Action struct {
+				Enum []string `json:"enum"`
+			} `json:"action"`
+		} `json:"properties"`
+	}
+	err := json.Unmarshal(schema, &sc)
+	enum := sc.Properties.Action.Enum
+	if err != nil || len(enum) == 0 || !slices.Contains(enum, "weather") || !slices.Contains(enum, "fixie_query_corpus") || enum[len(enum)-1] != "answer" {
+		t.Errorf("step schema %s", schema)
+	}
+}
+
+func TestJSONProtocolMalformedIsCorrected(t *testing.T) {
+	srv := openaitest.New(t,
+		openaitest.Reply(`{"thought": "unfinished`),
+		openaitest.Reply(`{"thought": "", "action": "answer", "input": "Sunny."}`),
+	)
+	if answer, _, kinds := askWeather(t, srv, agent.ProtocolJSON); answer != "Sunny." || kinds != "[route error answer]" {
+		t.Errorf("answer %q events %s", answer, kinds)
+	}
+}
+
+func TestAutoProtocolFallsBack(t *testing.T) {
+	// A server that refuses tools (Ollama without a tools template) gets
+	// JSON steps; only the first call pays for the refusal.
+	srv := openaitest.New(t,
+		openaitest.Reply(`{"thought": "", "action": "weather", "input": "Paris"}`),
+		openaitest.Reply(`{"thought": "", "action": "answer", "input": "Sunny."}`),
+	)
+	srv.RejectTools()
+	if answer, inputs, _ := askWeather(t, srv, agent.ProtocolAuto); answer != "Sunny." || !slices.Equal(inputs, []string{"Paris"}) {
+		t.Errorf("answer %q inputs %q", answer, inputs)
+	}
+	reqs := srv.ChatRequests()
+	if len(reqs) != 3 || len(reqs[0].Body.Tools) == 0 || reqs[1].Body.ResponseFormat == nil || len(reqs[2].Body.Tools) != 0 {
+		t.Errorf("%d requests; want tools refused once, then json", len(reqs))
+	}
+	// Neither tools nor response formats: the text protocol.
+	plain := openaitest.New(t, openaitest.Reply("Ask Func[weather]: Rome"), openaitest.Reply("A: Warm."))
+	plain.RejectTools()
+	plain.RejectResponseFormat()
+	if answer, inputs, _ := askWeather(t, plain, agent.ProtocolAuto); answer != "Warm." || !slices.Equal(inputs, []string{"Rome"}) {
+		t.Errorf("answer %q inputs %q", answer, inputs)
+	}
+}
