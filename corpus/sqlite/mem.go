@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
@@ -45,6 +46,11 @@ type memColl struct {
 	weights [3]float32 // title, headings, body
 
 	hits hitCache // chunks of recent hits, by slot
+
+	// version is the collection's version in SQLite that this copy
+	// reflects; snapVersion that of its snapshot file (see snapshot.go).
+	version     int64
+	snapVersion atomic.Int64
 }
 
 // hitCacheSize is how many loaded chunks a collection keeps in memory.
@@ -251,12 +257,20 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		return m, nil
 	}
 	var dim int
-	err := x.db.QueryRowContext(ctx, `SELECT dim FROM collections WHERE name = ?`, collection).Scan(&dim)
+	var version int64
+	err := x.db.QueryRowContext(ctx, `SELECT dim, version FROM collections WHERE name = ?`, collection).Scan(&dim, &version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, dbErr(err, "load collection")
+	}
+	if m := x.readSnapshot(collection, version, dim); m != nil {
+		x.snapHits.Add(1)
+		x.cacheMu.Lock()
+		x.cache[collection] = m
+		x.cacheMu.Unlock()
+		return m, nil
 	}
 	var count int
 	if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM chunks WHERE collection = ?`, collection).Scan(&count); err != nil {
@@ -308,9 +322,12 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		return nil, dbErr(err, "load collection")
 	}
 	m.compact()
+	m.version = version
+	m.snapVersion.Store(-1)
 	x.cacheMu.Lock()
 	x.cache[collection] = m
 	x.cacheMu.Unlock()
+	x.snapshotLater(collection, m)
 	return m, nil
 }
 
