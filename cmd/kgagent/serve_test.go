@@ -47,7 +47,8 @@ func startServe(t *testing.T, extra ...string) (string, *syncBuffer) {
 // served is a `kgagent serve` started by startServeFull: its base URL, the
 // URL of its in-process NATS server and its output.
 type served struct {
-	base, natsURL  string
+	base, natsURL  string // natsURL has the credentials (kgagent nats-url)
+	dir            string // the data dir
 	stdout, stderr *syncBuffer
 }
 
@@ -86,11 +87,10 @@ func startServeFull(t *testing.T, extra ...string) served {
 		}
 		return nil
 	})
-	s := served{base: base, stdout: &out, stderr: &errb}
-	for _, l := range strings.Split(out.String(), "\n") {
-		if v, ok := strings.CutPrefix(l, "NATS: "); ok {
-			s.natsURL = strings.TrimSpace(v)
-		}
+	s := served{base: base, dir: dir, stdout: &out, stderr: &errb}
+	var nu, ne syncBuffer
+	if code := run(context.Background(), []string{"nats-url", "--data-dir", dir}, &nu, &ne, nil); code == 0 {
+		s.natsURL = strings.TrimSpace(nu.String())
 	}
 	// The printed URL has no credentials; the data dir keeps the URL with
 	// them (what `kgagent nats-url` prints).
