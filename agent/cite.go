@@ -103,16 +103,23 @@ func openCitation(text string) int {
 	if strings.HasSuffix(text, "`") {
 		return len(strings.TrimRight(text, "`"))
 	}
-	i := strings.LastIndexByte(text, '[')
-	if i < 0 || len(text)-i > 24 {
-		return -1
-	}
-	for _, c := range text[i+1:] {
-		if (c < '0' || c > '9') && c != ',' && c != ' ' {
-			return -1
+	if i := strings.LastIndexByte(text, '['); i >= 0 && len(text)-i <= 24 {
+		open := true
+		for _, c := range text[i+1:] {
+			if (c < '0' || c > '9') && c != ',' && c != ' ' {
+				open = false
+				break
+			}
+		}
+		if open {
+			return len(strings.TrimRight(text[:i], " ")) // with the spaces before it
 		}
 	}
-	return i
+	if strings.HasSuffix(text, " ") {
+		// A space may be followed by a citation to drop with it.
+		return len(strings.TrimRight(text, " "))
+	}
+	return -1
 }
 
 // rewrite renumbers the citations in the whole answer text.
@@ -149,10 +156,13 @@ func (c *citeMap) rewriteFrom(text string, st *codeState) string {
 				out = append(out, strconv.Itoa(v))
 			}
 		}
-		// A citation of nothing is dropped (the space before it may have
-		// streamed already, so it stays).
+		// A citation of nothing is dropped with the space before it (a
+		// stream holds back trailing spaces, so the space is in this piece).
 		if len(out) > 0 {
 			b.WriteString("[" + strings.Join(out, ", ") + "]")
+		} else if str := b.String(); strings.HasSuffix(str, " ") {
+			b.Reset()
+			b.WriteString(str[:len(str)-1])
 		}
 		i = end - 1
 	}

@@ -142,7 +142,7 @@ func TestAskSourcesAreThoseCited(t *testing.T) {
 		{"A: See [3] and [1].", "See [1] and [2].", []string{"P3", "P1", "P2"}},
 		{"A: See [2, 3].", "See [1, 2].", []string{"P2", "P3", "P1"}},
 		{"A: No citation.", "No citation.", []string{"P1", "P2", "P3"}},
-		{"A: Out of range [9].", "Out of range .", []string{"P1", "P2", "P3"}},
+		{"A: Out of range [9].", "Out of range.", []string{"P1", "P2", "P3"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.answer, func(t *testing.T) {
@@ -162,6 +162,15 @@ func TestAskSourcesAreThoseCited(t *testing.T) {
 			}
 			if ans.Answer != tt.text {
 				t.Errorf("answer = %q, want %q", ans.Answer, tt.text)
+			}
+			var deltas strings.Builder
+			for _, e := range ev.all() {
+				if e.Kind == kgagent.EventAnswer && e.Delta {
+					deltas.WriteString(e.Text)
+				}
+			}
+			if strings.TrimSpace(deltas.String()) != ans.Answer {
+				t.Errorf("deltas %q differ from the answer %q", deltas.String(), ans.Answer)
 			}
 			evs := ev.all()
 			final := evs[len(evs)-1]

@@ -61,12 +61,19 @@ func (m ChatMessage) text() (string, error) {
 	return b.String(), nil
 }
 
+var chatRoles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
+
 // DecodeChatCompletion decodes a chat completion request and returns it
 // with the question (the last user message). Errors: EINVALID.
 func DecodeChatCompletion(data []byte) (ChatCompletionRequest, string, error) {
 	var req ChatCompletionRequest
 	if err := decodeJSON(data, &req); err != nil {
 		return req, "", err
+	}
+	for i, m := range req.Messages {
+		if !chatRoles[m.Role] {
+			return req, "", invalid(ReasonUnknownValue, fmt.Sprintf("messages[%d].role", i), "role must be system, developer, user, assistant or tool")
+		}
 	}
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		if req.Messages[i].Role == "user" {
@@ -121,12 +128,13 @@ func citations(src []kgagent.Source) string {
 	}
 	var b strings.Builder
 	b.WriteString("\n\nSources:\n")
-	for _, s := range src {
+	for i, s := range src {
 		title := s.Title
 		if title == "" {
 			title = s.URL
 		}
-		fmt.Fprintf(&b, "- [%s](%s)\n", title, s.URL)
+		// Numbered as the answer cites them: [n] is the n-th source.
+		fmt.Fprintf(&b, "%d. [%s](%s)\n", i+1, title, s.URL)
 	}
 	return b.String()
 }

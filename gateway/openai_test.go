@@ -124,7 +124,7 @@ func TestOpenAIChatCompletionStream(t *testing.T) {
 	if chunks < 4 {
 		t.Errorf("only %d chunks: not streamed token by token", chunks)
 	}
-	if !strings.HasPrefix(content.String(), "Answer to: Stream?\n\nSources:\n- [Install](") {
+	if !strings.HasPrefix(content.String(), "Answer to: Stream?\n\nSources:\n1. [Install](") {
 		t.Errorf("content = %q", content.String())
 	}
 }

@@ -65,6 +65,7 @@ type block struct {
 type sentence struct {
 	p     *passage
 	pos   int // position within the passage
+	blk   int // index of its block in the passage
 	text  string
 	terms []string
 	score float64
@@ -80,6 +81,9 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	}
 	q := analyse(question)
 	present := newTermSet(evidenceTerms(ps))
+	if unknown := q.unknown(evs, present); len(unknown) > 0 {
+		return abstain(ps, "anything about "+quoteList(unknown))
+	}
 	if missing := q.missing(present); len(missing) > 0 {
 		return abstain(ps, "anything about "+quoteList(missing))
 	}
@@ -148,7 +152,7 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 		if out.supporting >= cfg.MaxSentences || s.score < 0.5*best.score {
 			break
 		}
-		if out.has(s) || out.size+len(s.text) > cfg.MaxChars || commandLike(s.text) || nearDuplicate(s, out.sents) {
+		if out.has(s) || out.size+len(s.text) > cfg.MaxChars || commandLike(s.text) || bare(s) || nearDuplicate(s, out.sents) {
 			continue
 		}
 		out.add(s)
@@ -258,7 +262,7 @@ func split(ps []*passage) ([]*sentence, map[string]int) {
 	df := map[string]int{}
 	for _, p := range ps {
 		pos := 0
-		for _, b := range p.blocks {
+		for bi, b := range p.blocks {
 			if b.code {
 				continue
 			}
@@ -267,7 +271,7 @@ func split(ps []*passage) ([]*sentence, map[string]int) {
 				// Footnote marks ("JavaScript [1]") would read as citations.
 				line = footnoteRe.ReplaceAllString(line, "")
 				for _, s := range splitSentences(line) {
-					st := &sentence{p: p, pos: pos, text: s, terms: words.Terms(s)}
+					st := &sentence{p: p, pos: pos, blk: bi, text: s, terms: words.Terms(s)}
 					pos++
 					seen := map[string]bool{}
 					for _, t := range st.terms {
@@ -460,28 +464,66 @@ func (a *answer) lead(ps []*passage, sents []*sentence, best *sentence, q questi
 // of the best section that holds code, followed by that code verbatim.
 func (a *answer) howTo(ps []*passage, sents []*sentence, best *sentence) {
 	// The section with code whose best sentence is at least half as good as
-	// the best sentence overall; in rank order.
+	// the best sentence overall, in rank order; its code block is the one
+	// whose introducing sentence (the last before it) answers best, and
+	// that sentence leads.
 	for _, s := range bestPerPassage(ps, sents) {
 		if s.score < 0.5*best.score {
 			continue
 		}
-		p := s.p
-		code := firstCode(p, s)
+		intro, code := codeFor(s.p, sents)
 		if code == "" {
 			continue
 		}
-		a.first(s)
+		if intro == nil || intro.score < 0.5*s.score {
+			intro = s
+		}
+		a.first(intro)
 		a.parts = append(a.parts, part{text: code, code: true})
 		return
 	}
 	a.first(best)
-	// A command line in the best sentence's passage is kept verbatim.
-	for _, b := range best.p.blocks {
-		if b.code {
-			a.parts = append(a.parts, part{text: b.text, code: true})
-			return
+}
+
+// codeFor picks the code block of p whose introducing sentence scores
+// best (the first code block when none is introduced), at most 15 lines,
+// with that sentence.
+func codeFor(p *passage, sents []*sentence) (*sentence, string) {
+	var intro *sentence
+	code := ""
+	for bi, b := range p.blocks {
+		if !b.code {
+			continue
+		}
+		var last *sentence
+		for _, s := range sents {
+			if s.p == p && s.blk < bi && (last == nil || s.pos > last.pos) {
+				last = s
+			}
+		}
+		if code == "" || last != nil && (intro == nil || last.score > intro.score) {
+			intro, code = last, b.text
 		}
 	}
+	if lines := strings.Split(code, "\n"); len(lines) > 15 {
+		code = strings.Join(lines[:15], "\n")
+	}
+	return intro, strings.TrimRight(code, "\n ")
+}
+
+// bare reports whether a sentence is only its section's heading or title
+// (a heading chunked apart from its content).
+func bare(s *sentence) bool {
+	t := strings.TrimSpace(s.text)
+	if t == strings.TrimSpace(s.p.Title) {
+		return true
+	}
+	for _, h := range s.p.HeadingPath {
+		if t == strings.TrimSpace(h) {
+			return true
+		}
+	}
+	return false
 }
 
 // bestPerPassage returns the best sentence of each passage, in the
@@ -511,33 +553,6 @@ func hasDashed(p *passage) bool {
 		}
 	}
 	return false
-}
-
-// firstCode returns the code block of p nearest after the sentence s (or
-// the first one), at most 15 lines.
-func firstCode(p *passage, s *sentence) string {
-	pos, after := 0, ""
-	first := ""
-	for _, b := range p.blocks {
-		if b.code {
-			if first == "" {
-				first = b.text
-			}
-			if pos > s.pos && after == "" {
-				after = b.text
-			}
-			continue
-		}
-		pos += len(splitSentences(b.text)) // approximate: positions count sentences
-	}
-	code := after
-	if code == "" {
-		code = first
-	}
-	if lines := strings.Split(code, "\n"); len(lines) > 15 {
-		code = strings.Join(lines[:15], "\n")
-	}
-	return strings.TrimRight(code, "\n ")
 }
 
 // abstain says the docs do not answer and lists the nearest sections.

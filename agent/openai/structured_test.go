@@ -57,6 +57,7 @@ func TestJSONProtocolSteps(t *testing.T) {
 		openaitest.Reply(`{"thought": "", "action": "answer", "input": "Sunny."}`),
 	)
 	answer, inputs, kinds := askWeather(t, srv, agent.ProtocolJSON)
+	// The weather func lists no sources, so [1] names none and is dropped.
 	if answer != "Sunny." || !slices.Equal(inputs, []string{"Paris"}) {
 		t.Errorf("answer %q inputs %q", answer, inputs)
 	}

@@ -4,18 +4,22 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // app is the wired process: the data-dir lock, the bus and every service.
 // This is the only place that chooses implementations.
 type app struct {
 	cfg     Config
+	command string // serve, worker, ingest, ask, …
 	log     *slog.Logger
 	lock    *dataLock
 	bus     *bus
 	closers []func() // run in reverse order by Close
 	ready   atomic.Bool
+	warm    atomic.Bool // the search copies are loaded: answers run at full speed
 	demo    *demoSite
 	svc     services
 }
@@ -27,7 +31,7 @@ func openApp(ctx context.Context, cfg Config, command string, log *slog.Logger, 
 	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, log: log, lock: lock}
+	a := &app{cfg: cfg, log: log, lock: lock, command: command}
 	if withBus {
 		b, err := openBus(cfg, log)
 		if err != nil {
@@ -72,6 +76,50 @@ func (a *app) readiness() error {
 	}
 	if err := a.bus.Ready(); err != nil {
 		return err
+	}
+	return nil
+}
+
+// warmer loads a collection's in-memory search structures ahead of its
+// first question; the embedded index and graph implement it.
+type warmer interface {
+	Warm(ctx context.Context, collection string) error
+}
+
+// warmUp loads every collection's search copy (from its snapshot when one
+// is current) and the graph's name indexes, then marks the app warm: until
+// then /readyz answers 503, so a load balancer sends no question that would
+// wait seconds for a load. Failures are logged; the stores' own readiness
+// checks report them.
+func (a *app) warmUp(ctx context.Context) {
+	defer a.warm.Store(true)
+	start := time.Now()
+	cols, err := a.svc.corpus.Collections(ctx)
+	if err != nil {
+		a.log.Warn("warm-up: cannot list collections", "err", err)
+		return
+	}
+	idx, _ := a.svc.index.(warmer)
+	suffix := a.svc.graph.Config().EntitySuffix
+	for _, c := range cols {
+		if idx != nil {
+			if err := idx.Warm(ctx, c.Name); err != nil {
+				a.log.Warn("warm-up: search copy", "collection", c.Name, "err", err)
+			}
+		}
+		if a.svc.graphWarm != nil && !strings.HasSuffix(c.Name, suffix) {
+			if err := a.svc.graphWarm.Warm(ctx, c.Name); err != nil {
+				a.log.Warn("warm-up: graph", "collection", c.Name, "err", err)
+			}
+		}
+	}
+	a.log.Info("warm", "collections", len(cols), "seconds", time.Since(start).Seconds())
+}
+
+// warmth is the readiness check of warmUp.
+func (a *app) warmth() error {
+	if !a.warm.Load() {
+		return fmt.Errorf("loading the search indexes")
 	}
 	return nil
 }

@@ -80,7 +80,13 @@ func TestAnswerCacheOverREST(t *testing.T) {
 // sample site is ingested.
 func waitDemoIngested(t *testing.T, logs *syncBuffer) {
 	t.Helper()
-	poll.Until(t, 15*time.Second, func() error {
+	waitDemoIngestedWithin(t, logs, 15*time.Second)
+}
+
+// waitDemoIngestedWithin is waitDemoIngested with another time limit.
+func waitDemoIngestedWithin(t *testing.T, logs *syncBuffer, limit time.Duration) {
+	t.Helper()
+	poll.Until(t, limit, func() error {
 		if !strings.Contains(logs.String(), "demo site ingested") {
 			return fmt.Errorf("the demo site is not ingested yet; serve logged: %s", logs.String())
 		}

@@ -29,6 +29,8 @@ type Config struct {
 	NATSURL    string `key:"nats_url" usage:"external NATS server URL; empty starts an in-process NATS server with JetStream"`
 	NATSListen string `key:"nats_listen" usage:"listen address of the in-process NATS server (port -1: random)"`
 
+	JobAckWait time.Duration `key:"job_ack_wait" usage:"how long an ingestion job whose worker vanished (kill -9, lost machine) waits before another worker takes it over; a running job renews it every second"`
+
 	ShutdownTimeout time.Duration `key:"shutdown_timeout" usage:"how long in-flight requests may finish on SIGINT/SIGTERM"`
 
 	Demo        bool   `key:"demo" usage:"serve the bundled sample docs site on loopback and ingest it at start"`
@@ -110,6 +112,7 @@ func defaultConfig() Config {
 		LogFormat:            "text",
 		LogLevel:             "info",
 		NATSListen:           "127.0.0.1:4222",
+		JobAckWait:           30 * time.Second,
 		ShutdownTimeout:      15 * time.Second,
 		DemoSiteDir:          "testdata/site",
 		Collection:           "default",
@@ -406,6 +409,9 @@ func (c *Config) validate() error {
 	}
 	add(checkEmbedConfig(c))
 	add(checkGuardConfig(*c))
+	if c.JobAckWait < 2*time.Second {
+		add(fmt.Errorf("config: key %q: must be at least 2s (running jobs renew it every second), got %s", "job_ack_wait", c.JobAckWait))
+	}
 	if c.ShutdownTimeout < 0 || c.CrawlDelay < 0 || c.CrawlTimeout <= 0 {
 		add(fmt.Errorf("config: keys %q, %q, %q: durations must not be negative", "shutdown_timeout", "crawl_delay", "crawl_timeout"))
 	}

@@ -118,6 +118,9 @@ func TestDeployFilesAreTrue(t *testing.T) {
 		for k, v := range envMap {
 			env = append(env, k+"="+v.(string))
 		}
+		if _, ok := envMap["KGAGENT_JOB_SECRET"]; !ok {
+			t.Errorf("compose %s: no KGAGENT_JOB_SECRET: processes sharing a job queue need the same key", name)
+		}
 		cmd := strs(svc["command"])
 		sub := checkInvocation(t, "compose "+name, cmd, env)
 		if sub == nil {
@@ -180,8 +183,14 @@ func TestDeployFilesAreTrue(t *testing.T) {
 		for _, c := range pod["containers"].([]any) {
 			c := c.(map[string]any)
 			env := append(append([]string(nil), base...), cm...)
+			secret := false
 			for _, e := range c["env"].([]any) {
-				env = append(env, e.(map[string]any)["name"].(string)+"=from-a-secret")
+				n := e.(map[string]any)["name"].(string)
+				env = append(env, n+"=from-a-secret")
+				secret = secret || n == "KGAGENT_JOB_SECRET"
+			}
+			if !secret {
+				t.Errorf("k8s %s: no KGAGENT_JOB_SECRET: processes sharing a job queue need the same key", name)
 			}
 			sub := checkInvocation(t, "k8s "+name, strs(c["args"]), env)
 			if sub == nil {

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -111,6 +113,28 @@ func wantToolError(t *testing.T, res *sdk.CallToolResult, code string) {
 	}
 }
 
+// startMCPStdio launches bin with args as an MCP client does and connects
+// the Go SDK's client over its stdin/stdout; the session closes (and the
+// process ends) when the test ends.
+func startMCPStdio(t *testing.T, prog *progressLog, bin string, args ...string) *sdk.ClientSession {
+	t.Helper()
+	var stderr syncBuffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs, err := newMCPClient(prog).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect to %v: %v\n%s", args, err, stderr.String())
+	}
+	t.Cleanup(func() {
+		if err := cs.Close(); err != nil && !errors.Is(err, context.Canceled) {
+			t.Logf("close: %v", err)
+		}
+	})
+	return cs
+}
+
 // ingestSite ingests the sample site into collection docs of a new data
 // dir with the real binary and returns the dir and the site's URL.
 func ingestSite(t *testing.T, bin string) (string, string) {
@@ -133,21 +157,8 @@ func TestMCPStdio(t *testing.T) {
 	bin := buildBinary(t)
 	dir, siteURL := ingestSite(t, bin)
 
-	var stderr syncBuffer
-	cmd := exec.Command(bin, "mcp", "--data-dir", dir, "--collection", "docs")
-	cmd.Stderr = &stderr
 	prog := &progressLog{}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs, err := newMCPClient(prog).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
-	defer func() {
-		if err := cs.Close(); err != nil && !errors.Is(err, context.Canceled) {
-			t.Logf("close: %v", err)
-		}
-	}()
+	cs := startMCPStdio(t, prog, bin, "mcp", "--data-dir", dir, "--collection", "docs")
 	checkMCPSession(t, cs, prog, "docs", siteURL)
 	wantToolError(t, callTool(t, cs, "ingest_status", map[string]any{"job_id": "nope"}, nil), "NOT_FOUND")
 
@@ -331,17 +342,8 @@ func TestMCPStdioIngest(t *testing.T) {
 	defer site.Close()
 	dir := t.TempDir()
 	// API-requested ingestion may not fetch loopback unless allowed.
-	cmd := exec.Command(bin, "mcp", "--data-dir", dir, "--allow-private-ingest")
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
 	prog := &progressLog{}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cs, err := newMCPClient(prog).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
-	}
-	defer cs.Close()
+	cs := startMCPStdio(t, prog, bin, "mcp", "--data-dir", dir, "--allow-private-ingest")
 	var job struct {
 		JobID    string `json:"job_id"`
 		State    string `json:"state"`
@@ -354,7 +356,7 @@ func TestMCPStdioIngest(t *testing.T) {
 	structured(t, callTool(t, cs, "ingest", map[string]any{"urls": []string{site.URL + "/*"}, "collection": "lumen", "wait": true}, sdk.Meta{"progressToken": 7}), &job)
 	t.Logf("ingest with wait: %+v in %s, %d progress notifications", job, time.Since(start), len(prog.all()))
 	if job.State != "succeeded" || job.Counters.Indexed < 20 || job.JobID == "" {
-		t.Fatalf("ingest: %+v\n%s", job, stderr.String())
+		t.Fatalf("ingest: %+v", job)
 	}
 	if prog.count("succeeded: ")+prog.count("running: ") == 0 {
 		t.Fatalf("ingest with wait sent no progress: %q", prog.all())
@@ -637,4 +639,74 @@ func TestMCPPythonClient(t *testing.T) {
 		check(t, r)
 		t.Logf("http: protocol %s, %d progress notifications", r.Protocol, len(r.Progress))
 	})
+}
+
+// TestMCPReadmeConfig reads the README's MCP client configuration and uses
+// it as a client would: the stdio entry's command and arguments (with this
+// test's binary and data dir) and the HTTP entry's URL path and header.
+func TestMCPReadmeConfig(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(b), "```json\n{\n  \"mcpServers\"")
+	if i < 0 {
+		t.Fatal("README has no mcpServers configuration")
+	}
+	block := string(b)[i+len("```json\n"):]
+	block = block[:strings.Index(block, "```")]
+	var conf struct {
+		MCPServers map[string]struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Type    string            `json:"type"`
+			URL     string            `json:"url"`
+			Headers map[string]string `json:"headers"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(block), &conf); err != nil {
+		t.Fatalf("README mcpServers JSON: %v\n%s", err, block)
+	}
+	stdio, web := conf.MCPServers["kgagent"], conf.MCPServers["kgagent-http"]
+	if stdio.Command != "kgagent" || len(stdio.Args) == 0 || stdio.Args[0] != "mcp" || web.Type != "http" || !strings.HasPrefix(web.Headers["Authorization"], "Bearer ") {
+		t.Fatalf("README configuration: %+v", conf)
+	}
+
+	bin := buildBinary(t)
+	dir, _ := ingestSite(t, bin)
+	args := slices.Clone(stdio.Args)
+	for j := range args {
+		if j > 0 && args[j-1] == "--data-dir" {
+			args[j] = dir
+		}
+		if j > 0 && args[j-1] == "--collection" {
+			args[j] = "docs" // the collection ingestSite filled
+		}
+	}
+	cs := startMCPStdio(t, &progressLog{}, bin, args...)
+	var found struct {
+		Hits []struct{ URL string } `json:"hits"`
+	}
+	structured(t, callTool(t, cs, "search", map[string]any{"query": "port"}, nil), &found)
+	if len(found.Hits) == 0 {
+		t.Fatal("stdio as configured found nothing")
+	}
+
+	keys := filepath.Join(t.TempDir(), "keys.yaml")
+	key := strings.TrimPrefix(web.Headers["Authorization"], "Bearer ")
+	if err := os.WriteFile(keys, []byte("keys:\n  - name: readme\n    hash: "+gateway.HashKey(key)+"\n    scopes: [ask]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, _ := startServe(t, "--api-keys-file", keys)
+	u, err := url.Parse(web.URL)
+	if err != nil || u.Host != "127.0.0.1:8080" {
+		t.Fatalf("README url %q: %v", web.URL, err)
+	}
+	hc := &http.Client{Transport: bearer{key, http.DefaultTransport}}
+	web2, err := newMCPClient(&progressLog{}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: base + u.Path, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("HTTP as configured: %v", err)
+	}
+	defer web2.Close()
+	structured(t, callTool(t, web2, "collections", map[string]any{}, nil), &struct{}{})
 }

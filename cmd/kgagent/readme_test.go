@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"reflect"
@@ -102,8 +103,14 @@ func TestReadmeExamples(t *testing.T) {
 		t.Fatalf("the README shows %d curl examples, want the quick start, the agent protocol and GraphQL", len(examples))
 	}
 	demo, logs := startServe(t, "--demo", "--demo-site-dir", siteDir)
-	agents, _ := startServe(t, "--agents", "../../testdata/agents")
+	agents, agentLogs := startServe(t, "--demo", "--demo-site-dir", siteDir, "--agents", "../../testdata/agents")
 	waitDemoIngested(t, logs)
+	waitDemoIngested(t, agentLogs)
+	// With the sample agents loaded, the demo's question goes to the lumen
+	// agent, which answers from the demo's collection.
+	if code, m := postJSON(t, agents+"/api/v1/agent", `{"question":"What is the default HTTP port of the Lumen server?"}`); code != 200 || m["agent"] != "lumen" || !strings.Contains(fmt.Sprint(m["answer"]), "8086") {
+		t.Errorf("serve --demo --agents testdata/agents: %d %v", code, m)
+	}
 	seen := map[string]bool{}
 	for _, ex := range examples {
 		path := regexp.MustCompile(`localhost:8080(/[^ '"]*)`).FindStringSubmatch(ex.cmd)[1]
@@ -201,5 +208,85 @@ func TestReadmeExamples(t *testing.T) {
 	}
 	if !sawAction {
 		t.Error("no action frame, though the README documents them and the agent calls a func")
+	}
+}
+
+// shellWords splits a command line as sh would for the README's simple
+// lines: words separated by spaces, single or double quotes kept whole, a
+// `#` word starting a comment.
+func shellWords(line string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord, quote := false, byte(0)
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else {
+				cur.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote, inWord = c, true
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '#' && !inWord:
+			return words
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// TestReadmeCommandLinesParse checks every kgagent command line in the
+// README's shell blocks against the binary: the subcommand exists, every
+// flag is one of its flags, and the configuration they make validates.
+func TestReadmeCommandLinesParse(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	inSh := false
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.HasPrefix(l, "```") {
+			inSh = strings.HasPrefix(l, "```sh")
+			continue
+		}
+		if !inSh {
+			continue
+		}
+		for strings.HasSuffix(l, "\\") && i+1 < len(lines) {
+			i++
+			l = strings.TrimSuffix(l, "\\") + " " + strings.TrimSpace(lines[i])
+		}
+		words := shellWords(l)
+		switch {
+		case len(words) > 1 && (words[0] == "bin/kgagent" || words[0] == "kgagent"):
+			words = words[1:]
+		case len(words) > 3 && words[0] == "go" && words[1] == "run" && words[2] == "./cmd/kgagent":
+			words = words[3:]
+		case len(words) > 2 && words[0] == "make" && words[1] == "demo" && slices.Contains(words, "./cmd/kgagent"):
+			words = words[slices.Index(words, "./cmd/kgagent")+1:]
+		default:
+			continue
+		}
+		n++
+		checkInvocation(t, "README: "+l, words, nil)
+	}
+	if n < 6 {
+		t.Fatalf("found %d kgagent command lines in the README, want the ingest, ask, eval, serve and worker examples at least", n)
 	}
 }

@@ -52,6 +52,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready chan
 		_ = srv.Close()
 		return err
 	}
+	go a.warmUp(ctx)
 	if cfg.Demo {
 		if err := a.startDemo(ctx, base); err != nil {
 			_ = srv.Close()

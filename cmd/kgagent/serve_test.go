@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +39,22 @@ func (s *syncBuffer) String() string {
 // startServe runs the real serve command on random ports and a temp data dir
 // and returns its base URL; the server stops when the test ends.
 func startServe(t *testing.T, extra ...string) (string, *syncBuffer) {
+	t.Helper()
+	s := startServeFull(t, extra...)
+	return s.base, s.stderr
+}
+
+// served is a `kgagent serve` started by startServeFull: its base URL, the
+// URL of its in-process NATS server and its output.
+type served struct {
+	base, natsURL  string // natsURL has the credentials (kgagent nats-url)
+	dir            string // the data dir
+	stdout, stderr *syncBuffer
+}
+
+// startServeFull starts `kgagent serve` in process and waits for its chat
+// page and NATS lines; natsURL carries the in-process server's credentials.
+func startServeFull(t *testing.T, extra ...string) served {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -67,7 +87,22 @@ func startServe(t *testing.T, extra ...string) (string, *syncBuffer) {
 		}
 		return nil
 	})
-	return base, &errb
+	s := served{base: base, dir: dir, stdout: &out, stderr: &errb}
+	var nu, ne syncBuffer
+	if code := run(context.Background(), []string{"nats-url", "--data-dir", dir}, &nu, &ne, nil); code == 0 {
+		s.natsURL = strings.TrimSpace(nu.String())
+	}
+	// The printed URL has no credentials; the data dir keeps the URL with
+	// them (what `kgagent nats-url` prints).
+	for i := range args {
+		if args[i] == "--data-dir" && i+1 < len(args) {
+			dir = args[i+1]
+		}
+	}
+	if u, err := natsURLOf(dir); err == nil && s.natsURL != "" {
+		s.natsURL = u
+	}
+	return s
 }
 
 // chatPageURL finds the base URL in serve's "chat page: URL" line.
@@ -100,12 +135,17 @@ func TestServeHealthAndReady(t *testing.T) {
 	if code, _ := get(t, base+"/healthz"); code != 200 {
 		t.Fatalf("healthz: %d", code)
 	}
-	code, body := get(t, base+"/readyz")
-	if code != 200 {
-		t.Fatalf("readyz: %d %s", code, body)
-	}
-	// Every store a question needs is checked, the graph included.
-	for _, check := range []string{`"nats":"ok"`, `"index":"ok"`, `"graph":"ok"`} {
+	var body string
+	poll.Until(t, 20*time.Second, func() error {
+		var code int
+		if code, body = get(t, base+"/readyz"); code != 200 {
+			return fmt.Errorf("readyz: %d %s", code, body)
+		}
+		return nil
+	})
+	// Every store a question needs is checked, the graph included, and
+	// the search indexes are loaded.
+	for _, check := range []string{`"nats":"ok"`, `"index":"ok"`, `"graph":"ok"`, `"warm":"ok"`} {
 		if !strings.Contains(body, check) {
 			t.Errorf("readyz does not report %s: %s", check, body)
 		}
@@ -137,5 +177,47 @@ func TestHelpListsEveryFlag(t *testing.T) {
 				t.Errorf("%s --help does not list --%s", sub, f.flag)
 			}
 		}
+	}
+}
+
+// TestServeWarmsBeforeReady: serve on an ingested data dir loads the search
+// copies before /readyz says ready, and snapshots them, so the next process
+// on the data dir (serve or ask) reads them instead of rebuilding.
+func TestServeWarmsBeforeReady(t *testing.T) {
+	site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
+	defer site.Close()
+	dir := t.TempDir()
+	var out, errb syncBuffer
+	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, nil); code != 0 {
+		t.Fatalf("ingest: %s", errb.String())
+	}
+	snap := filepath.Join(dir, "index.db-snap", hex.EncodeToString([]byte("default")))
+	if _, err := os.Stat(snap); !os.IsNotExist(err) {
+		t.Fatalf("snapshot before serve: %v", err)
+	}
+	base, logs := startServe(t, "--data-dir", dir)
+	poll.Until(t, 30*time.Second, func() error {
+		if code, body := get(t, base+"/readyz"); code != 200 {
+			return fmt.Errorf("readyz: %d %s", code, body)
+		}
+		return nil
+	})
+	if !strings.Contains(logs.String(), "msg=warm") {
+		t.Errorf("ready before the warm-up ended: %s", logs.String())
+	}
+	poll.Until(t, 10*time.Second, func() error {
+		_, err := os.Stat(snap)
+		return err
+	})
+}
+
+func TestWarmthGatesReadiness(t *testing.T) {
+	a := &app{}
+	if a.warmth() == nil {
+		t.Fatal("warm before warmUp ran")
+	}
+	a.warm.Store(true)
+	if err := a.warmth(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/agent/agentfile"
+	"github.com/kgagent/kgagent/agent/natscache"
 	agentopenai "github.com/kgagent/kgagent/agent/openai"
 	agentsqlite "github.com/kgagent/kgagent/agent/sqlite"
 	"github.com/kgagent/kgagent/corpus"
@@ -26,6 +27,7 @@ import (
 	crawlersqlite "github.com/kgagent/kgagent/crawler/sqlite"
 	"github.com/kgagent/kgagent/gateway"
 	"github.com/kgagent/kgagent/gateway/natsapi"
+	"github.com/kgagent/kgagent/gateway/natsstate"
 	"github.com/kgagent/kgagent/graphrag"
 	"github.com/kgagent/kgagent/graphrag/knowledge"
 	"github.com/kgagent/kgagent/graphrag/neo4j"
@@ -37,9 +39,12 @@ import (
 type services struct {
 	embedder corpus.Embedder
 	index    corpus.Index
-	corpus   *corpus.Service
-	graph    *graphrag.Service
-	states   crawler.PageStateStore
+	// graphWarm builds the graph's in-memory indexes (the embedded store);
+	// nil when the store has none.
+	graphWarm warmer
+	corpus    *corpus.Service
+	graph     *graphrag.Service
+	states    crawler.PageStateStore
 	// knowledge keeps index, graph, page state and embeds in step; the
 	// crawler writes and the gateway and agents read through it.
 	knowledge *knowledge.Service
@@ -119,6 +124,9 @@ func (a *app) openServices(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if a.command == "ask" {
+			st.NoNameIndexes() // one question: SQL answers it before an index could be built
+		}
 		store, cache = st, st
 		a.onClose(func() { st.Close() })
 	}
@@ -148,6 +156,9 @@ func (a *app) openServices(ctx context.Context) error {
 		return err
 	}
 	s.graph = g
+	if w, ok := store.(warmer); ok {
+		s.graphWarm = w
+	}
 
 	states, err := crawlersqlite.Open(filepath.Join(cfg.DataDir, "crawl.db"))
 	if err != nil {
@@ -171,6 +182,17 @@ func (a *app) openServices(ctx context.Context) error {
 		return err
 	}
 	s.knowledge = k
+	// The answer cache's generation: this process's writes, plus, with a
+	// bus, every other replica's and worker's (agent/natscache).
+	generation := k.Generation
+	if a.bus != nil {
+		g, err := natscache.New(ctx, a.bus.conn, k.Generation, natscache.Config{})
+		if err != nil {
+			return err
+		}
+		a.onClose(g.Close)
+		generation = g.Value
+	}
 	s.llmMetrics = newLLMMetrics()
 	obsTokens, protocol := cfg.LLMObservationTokens, cfg.LLMProtocol
 	if cfg.LLM != "openai" {
@@ -184,7 +206,7 @@ func (a *app) openServices(ctx context.Context) error {
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
 		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),
 		AnswerCacheSize: cfg.AnswerCacheSize, AnswerCacheTTL: cfg.AnswerCacheTTL,
-		Generation: k.Generation,
+		Generation: generation,
 	})
 	if err != nil {
 		return err
@@ -207,7 +229,7 @@ func (a *app) openServices(ctx context.Context) error {
 			}
 			key = []byte(k)
 		}
-		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{SecretKey: key})
+		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{SecretKey: key, AckWait: a.cfg.JobAckWait})
 		if err != nil {
 			return err
 		}
@@ -310,6 +332,29 @@ func (r registry) RegisterAgent(ctx context.Context, name, url string) (gateway.
 }
 
 // gateway builds the gateway server over the services (once).
+// sharedGatewayState keeps the daily limits and the resumable websocket
+// streams in NATS when the bus is an external NATS server, which other
+// serve replicas may share (gateway/natsstate); the in-process server has
+// no other replicas, and the gateway's in-memory defaults serve it.
+func (a *app) sharedGatewayState(gc *gateway.Config) error {
+	if a.cfg.NATSURL == "" || a.bus == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := natsstate.NewLimiter(ctx, a.bus.conn, natsstate.LimiterConfig{})
+	if err != nil {
+		return err
+	}
+	gc.Limiter = l
+	st, err := natsstate.NewStreams(ctx, a.bus.conn, natsstate.StreamsConfig{MaxBytes: a.cfg.MaxStreamBytes})
+	if err != nil {
+		return err
+	}
+	gc.Streams = st
+	return nil
+}
+
 func (a *app) gateway() (*gateway.Server, error) {
 	if a.svc.gw != nil {
 		return a.svc.gw, nil
@@ -322,12 +367,16 @@ func (a *app) gateway() (*gateway.Server, error) {
 	if err := loadAuth(cfg, &gc); err != nil {
 		return nil, err
 	}
+	if err := a.sharedGatewayState(&gc); err != nil {
+		return nil, err
+	}
 	b := gateway.Backends{
 		Asker: newLimitedAsker(a.svc.agents, 2*runtime.GOMAXPROCS(0)), Agents: a.svc.agents, Search: a.svc.knowledge, Graph: grapher{a.svc.graph, a.cfg.Collection},
 		Jobs: a.svc.jobs, Sessions: a.svc.agentDB.Sessions(), Registry: registry{a.svc.agents, a.guardedClient()}, Embeds: a.svc.embeds,
 		Ready: []gateway.Check{
 			{Name: "nats", Check: func(context.Context) error { return a.readiness() }},
 			{Name: "index", Check: func(ctx context.Context) error { _, err := a.svc.corpus.Collections(ctx); return err }},
+			{Name: "warm", Check: func(context.Context) error { return a.warmth() }},
 			{Name: "graph", Check: func(ctx context.Context) error {
 				_, err := a.svc.graph.Find(ctx, graphrag.Pattern{Collection: cfg.Collection, Limit: 1})
 				return err

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
@@ -45,6 +46,11 @@ type memColl struct {
 	weights [3]float32 // title, headings, body
 
 	hits hitCache // chunks of recent hits, by slot
+
+	// version is the collection's version in SQLite that this copy
+	// reflects; snapVersion that of its snapshot file (see snapshot.go).
+	version     int64
+	snapVersion atomic.Int64
 }
 
 // hitCacheSize is how many loaded chunks a collection keeps in memory.
@@ -251,12 +257,20 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		return m, nil
 	}
 	var dim int
-	err := x.db.QueryRowContext(ctx, `SELECT dim FROM collections WHERE name = ?`, collection).Scan(&dim)
+	var version int64
+	err := x.db.QueryRowContext(ctx, `SELECT dim, version FROM collections WHERE name = ?`, collection).Scan(&dim, &version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, dbErr(err, "load collection")
+	}
+	if m := x.readSnapshot(collection, version, dim); m != nil {
+		x.snapHits.Add(1)
+		x.cacheMu.Lock()
+		x.cache[collection] = m
+		x.cacheMu.Unlock()
+		return m, nil
 	}
 	var count int
 	if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM chunks WHERE collection = ?`, collection).Scan(&count); err != nil {
@@ -308,9 +322,12 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		return nil, dbErr(err, "load collection")
 	}
 	m.compact()
+	m.version = version
+	m.snapVersion.Store(-1)
 	x.cacheMu.Lock()
 	x.cache[collection] = m
 	x.cacheMu.Unlock()
+	x.snapshotLater(collection, m)
 	return m, nil
 }
 
@@ -546,6 +563,54 @@ var scorePool = sync.Pool{New: func() any { return new([]float32) }}
 // touches thousands of chunks: growing a fresh list each time was a third of
 // the bytes a search allocated).
 var slotPool = sync.Pool{New: func() any { return new([]int32) }}
+
+// Known reports, for each word, whether the collection's keyword index
+// holds its keyword terms, or for a term it lacks one that shares its stem
+// (one a prefix of the other, the shorter of three letters or more, at most
+// three letters apart: "mac" and "macos"). It implements corpus.Vocabulary.
+func (x *Index) Known(ctx context.Context, collection string, words []string) ([]bool, error) {
+	m, err := x.collection(ctx, collection)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(words))
+	if m == nil {
+		return out, nil
+	}
+	x.cacheMu.RLock()
+	defer x.cacheMu.RUnlock()
+	for i, w := range words {
+		out[i] = true
+		for _, t := range corpus.KeywordTerms(w) {
+			if len(m.all.post[t]) > 0 || m.all.hasNear(t) {
+				continue
+			}
+			out[i] = false
+			break
+		}
+	}
+	return out, nil
+}
+
+// hasNear reports whether a term sharing t's stem is indexed (see Known).
+func (f *fieldIndex) hasNear(t string) bool {
+	if len(t) < 3 {
+		return false
+	}
+	for u, ps := range f.post {
+		if len(ps) == 0 || u == t {
+			continue
+		}
+		short, long := t, u
+		if len(short) > len(long) {
+			short, long = long, short
+		}
+		if len(short) >= 3 && len(long)-len(short) <= 3 && strings.HasPrefix(long, short) {
+			return true
+		}
+	}
+	return false
+}
 
 // keyword ranks by BM25F over all fields (headOnly false) or by BM25 over
 // title and headings alone (headOnly true).

@@ -1,6 +1,6 @@
 // Package sqlite is the embedded corpus.Index: chunks and their vectors in
-// one SQLite file (modernc.org/sqlite, pure Go, WAL mode). Every ReplaceDocument is one transaction, so a kill -9 leaves a
-// document as it was before that write or after it, never half-written.
+// one SQLite file (modernc.org/sqlite, pure Go, WAL mode). Every ReplaceDocument is atomic (concurrent ones share a
+// transaction, see write.go), so a kill -9 leaves a document as it was before that write or after it, never half-written.
 //
 // SQLite is the durable store; searching runs on an in-memory copy of each
 // collection, loaded on first use and kept current by every write:
@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
@@ -38,6 +39,10 @@ import (
 type Config struct {
 	// Path is the database file (created if missing). Empty means in memory.
 	Path string
+	// NoSnapshots turns off the search-copy snapshots kept beside a file
+	// database (see snapshot.go); every process then builds each
+	// collection's search copy from SQLite.
+	NoSnapshots bool
 	// TitleWeight, HeadingWeight and BodyWeight are the BM25F field weights
 	// (defaults 6, 2, 1; tuned on the Python docs benchmark).
 	TitleWeight, HeadingWeight, BodyWeight float64
@@ -53,6 +58,9 @@ type Config struct {
 	// short, max(k, Depth) long, so their top ranks should count more than
 	// the classic 60 lets them; +0.007 MRR on the Python docs).
 	RRFK float64
+	// Fusion is how hybrid search fuses its rankings: FusionScore (default)
+	// or FusionRRF.
+	Fusion string
 	// DenseWeight and KeywordWeight scale each ranking's share of the fused
 	// score (defaults 0.3 and 1: the lexical embedder's ranking is the
 	// weaker of the two on the Python docs benchmark).
@@ -87,8 +95,15 @@ type Index struct {
 
 	writeMu sync.Mutex // one writer at a time (SQLite allows no more)
 
+	qmu   sync.Mutex  // guards queue and busy
+	queue []*writeJob // document writes waiting for a transaction (write.go)
+	busy  bool        // a leader is running a group
+
 	cacheMu sync.RWMutex
 	cache   map[string]*memColl // collection -> search copy, loaded on first use
+
+	snaps    sync.WaitGroup // snapshots being written in the background
+	snapHits atomic.Int64   // search copies read from a snapshot
 }
 
 var (
@@ -132,6 +147,9 @@ func Open(cfg Config) (*Index, error) {
 	if cfg.RRFK == 0 {
 		cfg.RRFK = 20
 	}
+	if cfg.Fusion == "" {
+		cfg.Fusion = FusionScore
+	}
 	if cfg.PrefilterRows == 0 {
 		cfg.PrefilterRows = 10000
 	}
@@ -166,8 +184,12 @@ func Open(cfg Config) (*Index, error) {
 	return x, nil
 }
 
-// Close releases the database.
-func (x *Index) Close() error { return x.db.Close() }
+// Close writes the snapshots of the search copies that writes made newer
+// than their snapshot, and releases the database.
+func (x *Index) Close() error {
+	x.flushSnapshots()
+	return x.db.Close()
+}
 
 func (x *Index) migrate() error {
 	stmts := []string{
@@ -190,13 +212,38 @@ func (x *Index) migrate() error {
 			vec        BLOB NOT NULL
 		)`,
 		`CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(collection, doc_url)`,
+		// One counter that every write transaction bumps and stamps on
+		// the collection it wrote: the version a snapshot must match.
+		`CREATE TABLE IF NOT EXISTS writes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)`,
+		`INSERT OR IGNORE INTO writes(id, n) VALUES (1, 0)`,
 	}
 	for _, s := range stmts {
 		if _, err := x.db.Exec(s); err != nil {
 			return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "create corpus index schema")
 		}
 	}
+	var hasVersion int
+	if err := x.db.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('collections') WHERE name = 'version'`).Scan(&hasVersion); err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "read corpus index schema")
+	}
+	if hasVersion == 0 {
+		if _, err := x.db.Exec(`ALTER TABLE collections ADD COLUMN version INTEGER NOT NULL DEFAULT 0`); err != nil {
+			return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "add the collection version")
+		}
+	}
 	return nil
+}
+
+// bumpVersion stamps a new version on collection within tx.
+func bumpVersion(ctx context.Context, tx *sql.Tx, collection string) (int64, error) {
+	var v int64
+	if err := tx.QueryRowContext(ctx, `UPDATE writes SET n = n + 1 WHERE id = 1 RETURNING n`).Scan(&v); err != nil {
+		return 0, dbErr(err, "bump version")
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE collections SET version = ? WHERE name = ?`, v, collection); err != nil {
+		return 0, dbErr(err, "bump version")
+	}
+	return v, nil
 }
 
 func invalid(format string, args ...any) error {
@@ -240,68 +287,7 @@ func (x *Index) ReplaceDocument(ctx context.Context, collection, docURL string, 
 		}
 	}
 
-	x.writeMu.Lock()
-	defer x.writeMu.Unlock()
-	tx, err := x.db.BeginTx(ctx, nil)
-	if err != nil {
-		return dbErr(err, "begin")
-	}
-	defer tx.Rollback()
-
-	if len(chunks) > 0 {
-		var have int
-		err := tx.QueryRowContext(ctx, `SELECT dim FROM collections WHERE name = ?`, collection).Scan(&have)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			if _, err := tx.ExecContext(ctx, `INSERT INTO collections(name, dim) VALUES (?, ?)`, collection, dim); err != nil {
-				return dbErr(err, "create collection")
-			}
-		case err != nil:
-			return dbErr(err, "read collection")
-		case have != dim:
-			return invalid("collection %q holds %d-dimensional vectors, got %d", collection, have, dim)
-		}
-	}
-
-	removed, err := deleteDoc(ctx, tx, collection, docURL)
-	if err != nil {
-		return err
-	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, collection, doc_url, url, title, headings, anchor, ordinal, body, hash, vec)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return dbErr(err, "prepare insert")
-	}
-	defer ins.Close()
-	added := make([]int64, len(chunks))
-	for i, c := range chunks {
-		hp, _ := json.Marshal(nonNil(c.HeadingPath))
-		res, err := ins.ExecContext(ctx, c.ID, collection, docURL, c.URL, c.Title, string(hp), c.Anchor, c.Ordinal, c.Text, c.Hash, encodeVec(vectors[i]))
-		if err != nil {
-			return dbErr(err, "insert chunk")
-		}
-		rid, err := res.LastInsertId()
-		if err != nil {
-			return dbErr(err, "insert chunk")
-		}
-		added[i] = rid
-	}
-	if err := tx.Commit(); err != nil {
-		return dbErr(err, "commit")
-	}
-
-	x.cacheMu.Lock()
-	if m := x.cache[collection]; m != nil {
-		m.remove(removed)
-		for i, rid := range added {
-			m.add(rid, docURL, chunks[i], vectors[i])
-		}
-		if m.needsCompaction() {
-			delete(x.cache, collection) // reloaded, compact, on next search
-		}
-	}
-	x.cacheMu.Unlock()
-	return nil
+	return x.write(&writeJob{ctx: ctx, collection: collection, docURL: docURL, chunks: chunks, vectors: vectors, dim: dim})
 }
 
 func nonNil(s []string) []string {
@@ -366,11 +352,15 @@ func (x *Index) DeleteCollection(ctx context.Context, collection string) error {
 			return dbErr(err, "delete collection")
 		}
 	}
+	if _, err := bumpVersion(ctx, tx, collection); err != nil {
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return dbErr(err, "commit")
 	}
 	x.cacheMu.Lock()
 	delete(x.cache, collection)
+	x.removeSnapshot(collection)
 	x.cacheMu.Unlock()
 	return nil
 }
@@ -486,7 +476,11 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 			return nil, derr
 		}
 		lists[0] = d
-		ranked = RRF(x.cfg.RRFK, q.K, weights, lists...)
+		if x.cfg.Fusion == FusionRRF {
+			ranked = RRF(x.cfg.RRFK, q.K, weights, lists...)
+		} else {
+			ranked = ScoreFusion(q.K, weights, lists...)
+		}
 	}
 	return x.load(ctx, q.Collection, ranked)
 }
@@ -495,6 +489,59 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 type scored struct {
 	rid   int64
 	score float64
+}
+
+// Fusion names how hybrid search fuses its rankings.
+const (
+	FusionScore = "score" // ScoreFusion (the default)
+	FusionRRF   = "rrf"   // reciprocal rank fusion
+)
+
+// fusionDepth is how many of a ranking's best hits set its confidence.
+const fusionDepth = 10
+
+// fusionFloor is the share of its weight a ranking keeps however flat its
+// scores are (0.5: measured on three question sets, see DECISIONS.md).
+const fusionFloor = 0.5
+
+// ScoreFusion fuses rankings by their scores, not only their ranks: each
+// ranking's scores are min-max normalised over the ranking (min 0 for a
+// ranking of fewer than ten hits), and weighted
+// by the ranking's weight times its confidence for this query — how far its
+// best hit stands above its tenth, relative to the best (a ranking whose
+// scores are all alike says little about the order of its hits). So a
+// ranking that clearly prefers a hit keeps it on top, and a flat, weaker
+// ranking cannot pull it down the way plain RRF lets it. It keeps the best
+// n.
+func ScoreFusion(n int, weights []float64, rankings ...[]scored) []scored {
+	sum := map[int64]float64{}
+	for j, r := range rankings {
+		if len(r) == 0 {
+			continue
+		}
+		top, low := r[0].score, r[len(r)-1].score
+		tenth := r[min(fusionDepth, len(r))-1].score
+		if top <= 0 || top == low {
+			// One score for all: the ranking adds its order only.
+			for i, s := range r {
+				sum[s.rid] += weights[j] * 0.1 / float64(i+1)
+			}
+			continue
+		}
+		conf := (top - tenth) / top
+		w := weights[j] * (fusionFloor + conf)
+		if len(r) < fusionDepth {
+			low = 0 // too few hits to say what a low score is
+		}
+		for _, s := range r {
+			sum[s.rid] += w * (s.score - low) / (top - low)
+		}
+	}
+	out := make([]scored, 0, len(sum))
+	for rid, s := range sum {
+		out = append(out, scored{rid, s})
+	}
+	return best(out, n)
 }
 
 // RRF fuses rankings by reciprocal rank fusion: each row scores the sum of

@@ -2,14 +2,17 @@ package natsjobs
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/kgagent/kgagent/crawler"
-	"github.com/kgagent/kgagent/internal/natscluster"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/internal/natscluster"
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 // TestReplicatedOnCluster: on the three-node cluster make test starts, the
@@ -102,17 +105,12 @@ func TestFaultNATSNodeKilled(t *testing.T) {
 	waitStateLong(t, queues[1], st.ID, crawler.JobRunning, 60*time.Second)
 	c.Kill(0)
 	var st2 crawler.JobStatus
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		// Submitting may fail while the clients move off the dead node and
-		// the stream elects a new leader; it must work again soon.
+	// Submitting may fail while the clients move off the dead node and the
+	// stream elects a new leader; it must work again soon.
+	poll.Until(t, 20*time.Second, func() error {
 		st2, err = queues[1].Submit(ctx, crawler.Spec{Collection: "lumen2", URLs: []string{url + "/faq.html"}})
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("submit after the kill: %v", err)
-		}
-	}
+		return err
+	})
 	for _, id := range []string{st.ID, st2.ID} {
 		done := waitStateLong(t, queues[1], id, crawler.JobSucceeded, 60*time.Second)
 		// A redelivered job finds its pages unchanged (the page state is
@@ -130,17 +128,17 @@ func slowIngester() *crawler.Ingester {
 	return crawler.NewIngester(crawler.IngesterConfig{Crawler: crawler.Config{AllowPrivate: true, Parallelism: 1, Delay: 20 * time.Millisecond}})
 }
 
+// waitStateLong waits up to d for the job to reach state want.
 func waitStateLong(t *testing.T, q *Queue, id string, want crawler.JobState, d time.Duration) crawler.JobStatus {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		st, err := q.Get(context.Background(), id)
-		if err == nil && st.State == want {
-			return st
+	var st crawler.JobStatus
+	poll.Until(t, d, func() error {
+		var err error
+		st, err = q.Get(context.Background(), id)
+		if err == nil && st.State != want {
+			err = fmt.Errorf("job %s: state %q, want %q", id, st.State, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s: state %q (err %v), want %q", id, st.State, err, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err
+	})
+	return st
 }

@@ -47,16 +47,7 @@ func connect(t *testing.T, s *server.Server, cfg Config) (*nats.Conn, *Queue) {
 
 func waitState(t *testing.T, q *Queue, id string, want crawler.JobState) crawler.JobStatus {
 	t.Helper()
-	var st crawler.JobStatus
-	poll.Until(t, 20*time.Second, func() error {
-		var err error
-		st, err = q.Get(context.Background(), id)
-		if err == nil && st.State != want {
-			err = fmt.Errorf("job %s: state %q, want %q", id, st.State, want)
-		}
-		return err
-	})
-	return st
+	return waitStateLong(t, q, id, want, 20*time.Second)
 }
 
 func site(t *testing.T) string {

@@ -30,7 +30,7 @@ const maxGroup = 64
 // allows 32766 parameters; 64 triples x 15 columns is 960).
 const rowsPerInsert = 64
 
-// idsPerQuery is how many ids one IN (...) list carries.
+// idsPerQuery is how many entities addRefs releases between cancellation checks.
 const idsPerQuery = 200
 
 // writeJob is one queued write.
@@ -265,8 +265,9 @@ func insertSQL(head string, ncols, rows int) string {
 
 // insertRows inserts rows (each ncols values, flattened in vals) with
 // multi-row INSERTs of head (and tail, such as an ON CONFLICT clause),
-// checking for cancellation between statements.
-func (x *wtx) insertRows(head, tail string, ncols int, vals []any) error {
+// checking for cancellation between statements. With scan set, tail ends
+// in a RETURNING clause and scan reads each returned row.
+func (x *wtx) insertRows(head, tail string, ncols int, vals []any, scan ...func(*sql.Rows) error) error {
 	per := rowsPerInsert
 	for len(vals) > 0 {
 		if err := x.ctx.Err(); err != nil {
@@ -284,12 +285,32 @@ func (x *wtx) insertRows(head, tail string, ncols int, vals []any) error {
 			x.s.inserts[key] = q
 		}
 		x.s.stmu.Unlock()
-		if _, err := x.exec(q, vals[:n*ncols]...); err != nil {
+		if len(scan) == 0 {
+			if _, err := x.exec(q, vals[:n*ncols]...); err != nil {
+				return err
+			}
+		} else if err := x.queryEach(q, vals[:n*ncols], scan[0]); err != nil {
 			return err
 		}
 		vals = vals[n*ncols:]
 	}
 	return nil
+}
+
+// queryEach runs the prepared statement q with args and calls scan on each
+// row it returns.
+func (x *wtx) queryEach(q string, args []any, scan func(*sql.Rows) error) error {
+	rows, err := x.query(q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 const insertTriples = `INSERT INTO triples (rowid, collection, doc_url, s_id, s_name, s_type, s_norm, p, o_id, o_name, o_type, o_norm, literal, chunk_id, source_url)`
@@ -450,49 +471,32 @@ func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]en
 	sort.Strings(up)
 	sort.Strings(down)
 	if len(up) > 0 {
-		// Which of them exist already (their words are indexed)?
-		exists := make(map[string]bool, len(up))
-		for i := 0; i < len(up); i += idsPerQuery {
-			part := up[i:min(i+idsPerQuery, len(up))]
-			args := make([]any, 0, len(part)+1)
-			args = append(args, collection)
-			for _, id := range part {
-				args = append(args, id)
-			}
-			rows, err := x.query(`SELECT id FROM entities WHERE collection = ? AND id IN (`+placeholders(len(part))+`)`, args...)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return err
-				}
-				exists[id] = true
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-		}
+		// One upsert adds the references and tells, by the count it
+		// returns, which entities are new: an existing entity holds at
+		// least one reference already, so its count comes back above the
+		// delta. Only new entities get their index words.
 		vals := make([]any, 0, 6*len(up))
-		var words []any
-		var coll, none any = collection, ""
+		var coll any = collection
 		for _, id := range up {
-			if exists[id] {
-				// The upsert only adds to refs; name and norm are unused.
-				vals = append(vals, coll, id, none, none, none, refs[id])
-				continue
-			}
 			e := ents[id]
 			vals = append(vals, coll, id, e.name, e.typ, e.norm, refs[id])
-			for _, w := range Words(e.norm, id) {
-				words = append(words, coll, w, id)
-			}
 		}
+		var words []any
+		var id string
+		var n int
 		if err := x.insertRows(`INSERT INTO entities (collection, id, name, type, norm, refs)`,
-			` ON CONFLICT (collection, id) DO UPDATE SET refs = refs + excluded.refs`, 6, vals); err != nil {
+			` ON CONFLICT (collection, id) DO UPDATE SET refs = refs + excluded.refs RETURNING id, refs`, 6, vals,
+			func(rows *sql.Rows) error {
+				if err := rows.Scan(&id, &n); err != nil {
+					return err
+				}
+				if n == refs[id] {
+					for _, w := range Words(ents[id].norm, id) {
+						words = append(words, coll, w, id)
+					}
+				}
+				return nil
+			}); err != nil {
 			return err
 		}
 		if err := x.insertRows(`INSERT OR IGNORE INTO entity_words (collection, word, id)`, "", 3, words); err != nil {
@@ -537,9 +541,4 @@ func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]en
 		}
 	}
 	return nil
-}
-
-// placeholders is n anonymous parameters: "?,?,...".
-func placeholders(n int) string {
-	return "?" + strings.Repeat(",?", n-1)
 }
