@@ -187,14 +187,9 @@ func (g *Generation) increment(ctx context.Context) error {
 		if err == nil {
 			return nil
 		}
-		if errors.Is(err, jetstream.ErrKeyExists) || isWrongSequence(err) {
+		if natsjobs.IsConflict(err) {
 			continue // another process incremented first: read again
 		}
 		return err
 	}
-}
-
-func isWrongSequence(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
 }

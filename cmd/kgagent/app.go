@@ -13,6 +13,7 @@ import (
 // This is the only place that chooses implementations.
 type app struct {
 	cfg     Config
+	command string // serve, worker, ingest, ask, …
 	log     *slog.Logger
 	lock    *dataLock
 	bus     *bus
@@ -30,7 +31,7 @@ func openApp(ctx context.Context, cfg Config, command string, log *slog.Logger, 
 	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, log: log, lock: lock}
+	a := &app{cfg: cfg, log: log, lock: lock, command: command}
 	if withBus {
 		b, err := openBus(cfg, log)
 		if err != nil {

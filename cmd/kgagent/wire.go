@@ -27,6 +27,7 @@ import (
 	crawlersqlite "github.com/kgagent/kgagent/crawler/sqlite"
 	"github.com/kgagent/kgagent/gateway"
 	"github.com/kgagent/kgagent/gateway/natsapi"
+	"github.com/kgagent/kgagent/gateway/natsstate"
 	"github.com/kgagent/kgagent/graphrag"
 	"github.com/kgagent/kgagent/graphrag/knowledge"
 	"github.com/kgagent/kgagent/graphrag/neo4j"
@@ -122,6 +123,9 @@ func (a *app) openServices(ctx context.Context) error {
 		st, err := graphsqlite.Open(filepath.Join(cfg.DataDir, "graph.db"))
 		if err != nil {
 			return err
+		}
+		if a.command == "ask" {
+			st.NoNameIndexes() // one question: SQL answers it before an index could be built
 		}
 		store, cache = st, st
 		a.onClose(func() { st.Close() })
@@ -328,6 +332,29 @@ func (r registry) RegisterAgent(ctx context.Context, name, url string) (gateway.
 }
 
 // gateway builds the gateway server over the services (once).
+// sharedGatewayState keeps the daily limits and the resumable websocket
+// streams in NATS when the bus is an external NATS server, which other
+// serve replicas may share (gateway/natsstate); the in-process server has
+// no other replicas, and the gateway's in-memory defaults serve it.
+func (a *app) sharedGatewayState(gc *gateway.Config) error {
+	if a.cfg.NATSURL == "" || a.bus == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	l, err := natsstate.NewLimiter(ctx, a.bus.conn, natsstate.LimiterConfig{})
+	if err != nil {
+		return err
+	}
+	gc.Limiter = l
+	st, err := natsstate.NewStreams(ctx, a.bus.conn, natsstate.StreamsConfig{MaxBytes: a.cfg.MaxStreamBytes})
+	if err != nil {
+		return err
+	}
+	gc.Streams = st
+	return nil
+}
+
 func (a *app) gateway() (*gateway.Server, error) {
 	if a.svc.gw != nil {
 		return a.svc.gw, nil
@@ -338,6 +365,9 @@ func (a *app) gateway() (*gateway.Server, error) {
 		AllowedHosts: cfg.AllowedHosts, MaxStreamBytes: cfg.MaxStreamBytes, ForwardCallerToken: cfg.ForwardJWT,
 	}
 	if err := loadAuth(cfg, &gc); err != nil {
+		return nil, err
+	}
+	if err := a.sharedGatewayState(&gc); err != nil {
 		return nil, err
 	}
 	b := gateway.Backends{

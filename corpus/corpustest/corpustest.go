@@ -133,6 +133,75 @@ func Run(t *testing.T, newIndex func(t *testing.T) corpus.Index) {
 	ctx := context.Background()
 	modes := []corpus.Mode{corpus.ModeDense, corpus.ModeKeyword, corpus.ModeHybrid}
 
+	t.Run("DocumentReader", func(t *testing.T) {
+		idx := newIndex(t)
+		r, ok := idx.(corpus.DocumentReader)
+		if !ok {
+			t.Skip("the index does not implement corpus.DocumentReader")
+		}
+		if ds, err := r.Documents(ctx, "nothing", "", 10); err != nil || len(ds) != 0 {
+			t.Fatalf("Documents of an unknown collection: %+v %v", ds, err)
+		}
+		if cs, err := r.DocumentChunks(ctx, "nothing", fixture[0].url); err != nil || len(cs) != 0 {
+			t.Fatalf("DocumentChunks of an unknown collection: %+v %v", cs, err)
+		}
+		stored := load(t, idx, "docs", fixture...)
+		load(t, idx, "other", fixture[1])
+		var urls []string
+		for _, d := range fixture {
+			urls = append(urls, d.url)
+		}
+		slices.Sort(urls)
+		var got []string
+		after := ""
+		for page := 0; page < 10; page++ {
+			ds, err := r.Documents(ctx, "docs", after, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ds) > 4 {
+				t.Fatalf("Documents returned %d > limit 4", len(ds))
+			}
+			if len(ds) == 0 {
+				break
+			}
+			for _, d := range ds {
+				got = append(got, d.URL)
+				if want := stored[d.URL]; d.Chunks != len(want) || d.Title != want[0].Title {
+					t.Errorf("document %s: %+v, want %d chunks titled %q", d.URL, d, len(want), want[0].Title)
+				}
+			}
+			after = ds[len(ds)-1].URL
+		}
+		if !slices.Equal(got, urls) {
+			t.Fatalf("Documents paged to %v, want %v", got, urls)
+		}
+		for _, d := range fixture {
+			cs, err := r.DocumentChunks(ctx, "docs", d.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := stored[d.url]
+			if len(cs) != len(want) {
+				t.Fatalf("DocumentChunks(%s): %d chunks, want %d", d.url, len(cs), len(want))
+			}
+			for i := range cs {
+				if cs[i].ID != want[i].ID || cs[i].Ordinal != i || cs[i].Text != want[i].Text || cs[i].Anchor != want[i].Anchor || cs[i].URL != want[i].URL || !slices.Equal(cs[i].HeadingPath, want[i].HeadingPath) {
+					t.Fatalf("DocumentChunks(%s)[%d] = %+v, want %+v", d.url, i, cs[i], want[i])
+				}
+			}
+		}
+		if err := idx.DeleteDocument(ctx, "docs", fixture[0].url); err != nil {
+			t.Fatal(err)
+		}
+		if cs, err := r.DocumentChunks(ctx, "docs", fixture[0].url); err != nil || len(cs) != 0 {
+			t.Fatalf("a deleted document still reads: %+v %v", cs, err)
+		}
+		if ds, err := r.Documents(ctx, "other", "", 10); err != nil || len(ds) != 1 || ds[0].URL != fixture[1].url {
+			t.Fatalf("Documents of another collection: %+v %v", ds, err)
+		}
+	})
+
 	t.Run("EmptyCollection", func(t *testing.T) {
 		idx := newIndex(t)
 		for _, m := range modes {

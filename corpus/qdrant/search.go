@@ -185,25 +185,26 @@ func (ix *Index) queryRequest(name string, mode corpus.Mode, q corpus.Query, sId
 
 // hitFrom rebuilds a chunk from a scored point's payload.
 func hitFrom(p *qc.ScoredPoint) corpus.Hit {
-	pl := p.GetPayload()
+	return corpus.Hit{Chunk: chunkFrom(p.GetPayload()), Score: float64(p.GetScore())}
+}
+
+// chunkFrom rebuilds a chunk from a point's payload.
+func chunkFrom(pl map[string]*qc.Value) kgagent.Chunk {
 	str := func(k string) string { return pl[k].GetStringValue() }
 	var heading []string
 	for _, v := range pl[fieldHeading].GetListValue().GetValues() {
 		heading = append(heading, v.GetStringValue())
 	}
-	return corpus.Hit{
-		Chunk: kgagent.Chunk{
-			ID:          str(fieldChunkID),
-			Collection:  str(fieldCollection),
-			DocURL:      str(fieldDocURL),
-			URL:         str(fieldURL),
-			Title:       str(fieldTitle),
-			HeadingPath: heading,
-			Anchor:      str(fieldAnchor),
-			Ordinal:     int(pl[fieldOrdinal].GetIntegerValue()),
-			Text:        str(fieldText),
-			Hash:        str(fieldHash),
-		},
-		Score: float64(p.GetScore()),
+	return kgagent.Chunk{
+		ID:          str(fieldChunkID),
+		Collection:  str(fieldCollection),
+		DocURL:      str(fieldDocURL),
+		URL:         str(fieldURL),
+		Title:       str(fieldTitle),
+		HeadingPath: heading,
+		Anchor:      str(fieldAnchor),
+		Ordinal:     int(pl[fieldOrdinal].GetIntegerValue()),
+		Text:        str(fieldText),
+		Hash:        str(fieldHash),
 	}
 }

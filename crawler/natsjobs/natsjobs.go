@@ -158,6 +158,18 @@ func Replicas(nc *nats.Conn) int {
 	return 1
 }
 
+// IsConflict reports whether err is a lost compare-and-set race on a
+// JetStream key-value entry (Create of an existing key, Update on a stale
+// revision): single servers report it as 10071, replicated streams as 10164.
+func IsConflict(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return true
+	}
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
 // Submit validates spec, stores its status as queued and publishes the job.
 // Errors: EINVALID for a spec that cannot run (no URLs, a malformed exclude
 // pattern; malformed URLs are reported per page by the job instead),

@@ -90,7 +90,8 @@ type nameCache struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	closed   bool
-	gen      int // bumped when conn is replaced
+	off      bool // no name indexes: SQL answers (one-shot processes)
+	gen      int  // bumped when conn is replaced
 
 	// the last data_version read, the writer's count of ended
 	// transactions before it was read, and when
@@ -144,7 +145,7 @@ func (s *Store) currentNames(ctx context.Context, collection string) *nameIndex 
 	c := &s.names
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.closed || c.off {
 		return nil
 	}
 	v, err := c.version(ctx, s.rdb, s.writes.Load())
@@ -189,6 +190,15 @@ func (s *Store) currentNames(ctx context.Context, collection string) *nameIndex 
 		}
 	}()
 	return nil
+}
+
+// NoNameIndexes stops the store from building in-memory name indexes: every
+// Entities and Expand runs in SQL. A process that answers one question and
+// exits (kgagent ask) would only spend CPU on a build it never uses.
+func (s *Store) NoNameIndexes() {
+	s.names.mu.Lock()
+	s.names.off = true
+	s.names.mu.Unlock()
 }
 
 // Warm builds the collection's name index now instead of at its first

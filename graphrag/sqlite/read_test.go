@@ -289,3 +289,22 @@ func TestWarmBuildsTheNameIndex(t *testing.T) {
 		t.Fatal("Warm returned before the name index was built")
 	}
 }
+
+// TestNoNameIndexes: with name indexes off, nothing is built and Entities
+// still answers (from SQL).
+func TestNoNameIndexes(t *testing.T) {
+	s := open(t)
+	s.NoNameIndexes()
+	ctx := t.Context()
+	a := "https://x.test/a.html"
+	if err := s.ReplaceDocument(ctx, "c", a, []kgagent.Triple{graphtest.T("c", a, "json", "defines", "json.dumps", "")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Warm(ctx, "c"); err != nil || sqlite.NamesCurrent(ctx, s, "c") {
+		t.Fatalf("a name index was built (warm: %v)", err)
+	}
+	got, err := s.Entities(ctx, "c", []string{"json"}, 10)
+	if err != nil || len(got) == 0 {
+		t.Fatalf("Entities without an index: %v %v", got, err)
+	}
+}

@@ -6,9 +6,10 @@
 // 127.0.0.1, so the adapter under test uses the unmodified go-client. It
 // implements only the calls the adapter makes (health check; create, get,
 // exists, list and delete collection; create field index; upsert; delete
-// by ids or filter; count; facet; query) and answers every other call with
-// Unimplemented, as it does any request shape it does not model. Where it
-// does answer, it follows the documented semantics of the real service:
+// by ids or filter; count; facet; query; scroll by point id) and answers
+// every other call with Unimplemented, as it does any request shape it does
+// not model. Where it does answer, it follows the documented semantics of
+// the real service:
 //
 //   - cosine distance normalises stored and query vectors, score = dot product;
 //   - sparse score = Σ over shared dimensions of query·stored value, and with
@@ -1106,4 +1107,60 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Scroll returns the points matching the filter in point-id order (ids as
+// their string form), from offset, at most limit (default 10), with their
+// payload when asked, and the next page's first id. Ordering by a payload
+// field is not modelled.
+func (p pointsService) Scroll(_ context.Context, req *qc.ScrollPoints) (*qc.ScrollResponse, error) {
+	if req.OrderBy != nil {
+		return nil, unsupported("scroll order_by")
+	}
+	p.s.mu.Lock()
+	defer p.s.mu.Unlock()
+	col := p.s.collections[req.GetCollectionName()]
+	if col == nil {
+		return nil, notFound(req.GetCollectionName())
+	}
+	from := ""
+	if req.Offset != nil {
+		k, err := pointKey(req.Offset)
+		if err != nil {
+			return nil, err
+		}
+		from = k
+	}
+	var keys []string
+	for k, pt := range col.points {
+		if k < from {
+			continue
+		}
+		ok, err := matches(req.GetFilter(), pt)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	limit := int(req.GetLimit())
+	if req.Limit == nil {
+		limit = 10
+	}
+	resp := &qc.ScrollResponse{Result: []*qc.RetrievedPoint{}}
+	for i, k := range keys {
+		pt := col.points[k]
+		if i == limit {
+			resp.NextPageOffset = pt.id
+			break
+		}
+		rp := &qc.RetrievedPoint{Id: pt.id}
+		if req.GetWithPayload().GetEnable() {
+			rp.Payload = pt.payload
+		}
+		resp.Result = append(resp.Result, rp)
+	}
+	return resp, nil
 }

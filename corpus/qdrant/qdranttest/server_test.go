@@ -261,7 +261,11 @@ func TestErrors(t *testing.T) {
 			_, err := c.Upsert(ctx, &qc.UpsertPoints{CollectionName: "c", Points: []*qc.PointStruct{{Id: qc.NewID("not-a-uuid")}}})
 			return err
 		}, codes.InvalidArgument},
-		{"unmodelled call", func() error { _, err := c.Scroll(ctx, &qc.ScrollPoints{CollectionName: "c"}); return err }, codes.Unimplemented},
+		{"unmodelled call", func() error { _, err := c.Get(ctx, &qc.GetPoints{CollectionName: "c"}); return err }, codes.Unimplemented},
+		{"unmodelled scroll order", func() error {
+			_, err := c.Scroll(ctx, &qc.ScrollPoints{CollectionName: "c", OrderBy: &qc.OrderBy{Key: "n"}})
+			return err
+		}, codes.Unimplemented},
 		{"unmodelled fusion", func() error {
 			_, err := c.Query(ctx, &qc.QueryPoints{CollectionName: "c", Prefetch: []*qc.PrefetchQuery{{Query: qc.NewQueryDense([]float32{1, 0}), Using: qc.PtrOf("d")}}, Query: qc.NewQueryFusion(qc.Fusion_DBSF)})
 			return err
