@@ -94,10 +94,7 @@ func TestRunawayOutputIsCutAfterTheAction(t *testing.T) {
 	if len(calls) != 1 || calls[0] != "GOOG" {
 		t.Errorf("func inputs %q", calls)
 	}
-<<<<<<< HEAD
-=======
 	// The func listed no sources, so [1] names none and is dropped.
->>>>>>> main
 	if want := "The price is $105.22.\nThe price is quoted by the func."; ans.Answer != want {
 		t.Errorf("answer %q", ans.Answer)
 	}

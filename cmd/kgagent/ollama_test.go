@@ -80,9 +80,9 @@ func TestOllamaDemoQuestions(t *testing.T) {
 					var r ollamaRun
 					start := time.Now()
 					if transport == "rest" {
-						r = askREST(t, srv, q)
+						r = ollamaREST(t, srv, q)
 					} else {
-						r = askSocket(t, srv, fmt.Sprintf("q%d", i), q)
+						r = ollamaSocket(t, srv, fmt.Sprintf("q%d", i), q)
 					}
 					r.took = time.Since(start)
 					t.Logf("%s %s %q: %s, %d iterations, %d sources, answer %q %s", proto, transport, q, r.took.Round(time.Millisecond), r.iterations, r.sources, r.answer, r.err)
@@ -107,7 +107,7 @@ func TestOllamaDemoQuestions(t *testing.T) {
 	}
 }
 
-func askREST(t *testing.T, srv, q string) ollamaRun {
+func ollamaREST(t *testing.T, srv, q string) ollamaRun {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"question": q})
 	resp, err := http.Post(srv+"/api/v1/agent", "application/json", bytes.NewReader(b))
@@ -127,7 +127,7 @@ func askREST(t *testing.T, srv, q string) ollamaRun {
 	return ollamaRun{answer: a.Answer, sources: len(a.Sources), iterations: a.Iterations}
 }
 
-func askSocket(t *testing.T, srv, id, q string) ollamaRun {
+func ollamaSocket(t *testing.T, srv, id, q string) ollamaRun {
 	t.Helper()
 	conn, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv, "http")+"/api/v1/socket", nil)
 	if err != nil {
