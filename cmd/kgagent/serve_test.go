@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -87,10 +88,19 @@ func startServeFull(t *testing.T, extra ...string) served {
 		return nil
 	})
 	s := served{base: base, stdout: &out, stderr: &errb}
+	// The printed NATS URL has no credentials; the data dir of an
+	// in-process server keeps the URL with them (what `kgagent nats-url`
+	// prints). With --nats-url the printed one is the one to use.
 	for _, l := range strings.Split(out.String(), "\n") {
 		if v, ok := strings.CutPrefix(l, "NATS: "); ok {
 			s.natsURL = strings.TrimSpace(v)
 		}
+	}
+	if i := slices.Index(extra, "--data-dir"); i >= 0 && i+1 < len(extra) {
+		dir = extra[i+1]
+	}
+	if u, err := natsURLOf(dir); err == nil {
+		s.natsURL = u
 	}
 	return s
 }
