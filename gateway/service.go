@@ -70,8 +70,8 @@ func (r *Request) validate(service string) error {
 	if len(r.Question) > 32<<10 {
 		return kgagent.Errorf(kgagent.ETOOLARGE, "question is over 32 KiB")
 	}
-	if r.K < 0 || r.K > 1000 || r.Limit < 0 || r.Limit > 10000 {
-		return invalid(ReasonUnknownValue, "k", "k must be 0..1000 and limit 0..10000")
+	if r.K < 0 || r.K > corpus.MaxK || r.Limit < 0 || r.Limit > 10000 {
+		return invalid(ReasonUnknownValue, "k", "k must be 0..%d and limit 0..10000", corpus.MaxK)
 	}
 	for key, e := range r.Embeds {
 		if err := checkEmbedURI(key, e.URI); err != nil {

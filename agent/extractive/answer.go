@@ -81,6 +81,9 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	}
 	q := analyse(question)
 	present := newTermSet(evidenceTerms(ps))
+	if unknown := q.unknown(evs, present); len(unknown) > 0 {
+		return abstain(ps, "anything about "+quoteList(unknown))
+	}
 	if missing := q.missing(present); len(missing) > 0 {
 		return abstain(ps, "anything about "+quoteList(missing))
 	}
