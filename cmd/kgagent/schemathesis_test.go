@@ -61,6 +61,7 @@ func TestSchemathesis(t *testing.T) {
 				"--workers", "2", "--seed", "1", "--exclude-path", "/api/v1/socket", "--no-color"}, mode.st...)
 			cmd := exec.CommandContext(ctx, st, args...)
 			cmd.Env = append(os.Environ(), "SCHEMATHESIS_HOOKS=", "NO_COLOR=1")
+			cmd.Dir = t.TempDir() // schemathesis keeps a .schemathesis cache in its working dir
 			out, err := cmd.CombinedOutput()
 			s := string(out)
 			if ctx.Err() != nil {
