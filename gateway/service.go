@@ -252,7 +252,13 @@ func eventResponse(ev kgagent.Event) map[string]any {
 			return map[string]any{"thought": "error: " + ev.Text}
 		}
 	case kgagent.EventObservation:
-		return map[string]any{"observation": ev.Text}
+		m := map[string]any{"observation": ev.Text}
+		if len(ev.Sources) > 0 {
+			// The sections the func found, so a client can list them
+			// instead of showing the raw text.
+			m["sources"] = ev.Sources
+		}
+		return m
 	case kgagent.EventAnswer:
 		if ev.Delta {
 			return map[string]any{"answer": ev.Text, "delta": true}
