@@ -256,6 +256,9 @@ func (fakeAgents) CallFunc(ctx context.Context, agentName, funcName string, msg 
 		if caller.AgentID != "" {
 			text += " aid=" + caller.AgentID
 		}
+		if caller.Token != "" {
+			text += " token=forwarded"
+		}
 		return kgagent.Message{Text: text, Embeds: msg.Embeds}, nil
 	case "fail":
 		return kgagent.Message{}, errors.New("db down: secret")

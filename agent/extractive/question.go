@@ -337,6 +337,19 @@ func subject(p *passage, best string, kind string) (name, desc string) {
 			return id, ""
 		}
 	}
+	if n := anchorName(p, kind); n != "" {
+		// The section declares the thing: its anchor is "<kind>-<name>"
+		// (Sphinx's "module-json"); the page or heading describes it.
+		_, d := dashed(heading)
+		if d == "" {
+			for _, h := range p.HeadingPath {
+				if hn, hd := dashed(h); hn == n {
+					d = hd
+				}
+			}
+		}
+		return n, d
+	}
 	for i := len(p.HeadingPath) - 1; i >= 0; i-- {
 		if n, d := dashed(p.HeadingPath[i]); n != "" && len(strings.Fields(n)) == 1 {
 			return n, d
@@ -354,6 +367,40 @@ func subject(p *passage, best string, kind string) (name, desc string) {
 		return "", ""
 	}
 	return top, ""
+}
+
+// anchorName returns the name in a section anchor of the form
+// "<kind>-<name>" ("module-multiprocessing.pool" for kind module), or "".
+func anchorName(p *passage, kind string) string {
+	if kind == "" || p.fact {
+		return ""
+	}
+	_, anchor, ok := strings.Cut(p.URL, "#")
+	if !ok {
+		return ""
+	}
+	name, ok := strings.CutPrefix(anchor, kind+"-")
+	if !ok || name == "" || strings.ContainsAny(name, " /?&") {
+		return ""
+	}
+	// Only a name of the page's own family: the page's name itself or one
+	// below it ("multiprocessing.pool" on the multiprocessing page), not a
+	// heading's ("module-contents" for "Module Contents").
+	page := p.DocURL
+	if page == "" {
+		page, _, _ = strings.Cut(p.URL, "#")
+	}
+	page = page[strings.LastIndexByte(page, '/')+1:]
+	if i := strings.LastIndexByte(page, '.'); i > 0 {
+		page = page[:i]
+	}
+	top, _ := dashed(p.Title)
+	for _, base := range []string{page, top} {
+		if base != "" && (name == base || strings.HasPrefix(name, base+".")) {
+			return name
+		}
+	}
+	return ""
 }
 
 // sectionNumber matches the number a heading starts with ("9.28. ").

@@ -88,4 +88,3 @@ func TestSchemathesis(t *testing.T) {
 		})
 	}
 }
-
