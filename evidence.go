@@ -15,6 +15,9 @@ type Evidence struct {
 	Query    string            `json:"query"`
 	Passages []EvidencePassage `json:"passages"`
 	Facts    []EvidenceFact    `json:"facts,omitempty"`
+	// Unknown lists the query's words that no document of the collection
+	// contains, when the index can tell: the docs never mention them.
+	Unknown []string `json:"unknown,omitempty"`
 }
 
 // EvidencePassage is one retrieved section of a page.

@@ -34,6 +34,14 @@ type CollectionChecker interface {
 	HasCollection(ctx context.Context, name string) (bool, error)
 }
 
+// Vocabulary is implemented by indexes that can tell which words occur in
+// a collection at all: Known reports, for each word, whether some chunk
+// holds its keyword term (or a term sharing its stem). The answerer uses
+// it to tell "the docs never mention X" from "the search missed X".
+type Vocabulary interface {
+	Known(ctx context.Context, collection string, words []string) ([]bool, error)
+}
+
 // ServiceConfig wires a Service. Only Index is required.
 type ServiceConfig struct {
 	Index    Index       // where chunks live (corpus/sqlite, corpus/qdrant)
@@ -120,6 +128,19 @@ func (s *Service) DeleteDocument(ctx context.Context, collection, url string) er
 func (s *Service) DeleteCollection(ctx context.Context, collection string) error {
 	defer s.gen.Add(1)
 	return s.cfg.Index.DeleteCollection(ctx, collection)
+}
+
+// Known reports which words occur in the collection (see Vocabulary); nil
+// without error when the index cannot tell.
+func (s *Service) Known(ctx context.Context, collection string, words []string) ([]bool, error) {
+	v, ok := s.cfg.Index.(Vocabulary)
+	if !ok {
+		return nil, nil
+	}
+	if collection == "" {
+		collection = s.cfg.DefaultCollection
+	}
+	return v.Known(ctx, collection, words)
 }
 
 // Collections lists the index's collections, or none when the index cannot

@@ -37,7 +37,7 @@ func TestLoadSampleAgents(t *testing.T) {
 		t.Fatalf("agents = %v", names)
 	}
 	lumen := as[1].Config()
-	if lumen.Collection != "lumen" || len(lumen.FewShots) != 2 || len(lumen.Corpora) != 1 || lumen.LLM.MaxTokens != 500 ||
+	if lumen.Collection != "default" || len(lumen.FewShots) != 2 || len(lumen.Corpora) != 1 || lumen.LLM.MaxTokens != 500 ||
 		!strings.HasPrefix(lumen.BasePrompt, "I am the Lumen documentation assistant. I answer questions about installing,\nconfiguring") {
 		t.Errorf("lumen = %+v", lumen)
 	}

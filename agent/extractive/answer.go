@@ -81,6 +81,9 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	}
 	q := analyse(question)
 	present := newTermSet(evidenceTerms(ps))
+	if unknown := q.unknown(evs, present); len(unknown) > 0 {
+		return abstain(ps, "anything about "+quoteList(unknown))
+	}
 	if missing := q.missing(present); len(missing) > 0 {
 		return abstain(ps, "anything about "+quoteList(missing))
 	}
@@ -428,12 +431,21 @@ func (a *answer) String() string {
 func (a *answer) lead(ps []*passage, sents []*sentence, best *sentence, q question) {
 	// The best section that is about one named thing (its heading or title
 	// is "name — description"), among those nearly as good as the best.
-	for _, s := range bestPerPassage(ps, sents) {
-		if s.score < 0.6*best.score {
-			continue
+	// Index and contents pages name many things, so they never lead. A
+	// page about one thing that is a little less good beats a page about
+	// many (a chapter's contents) that is better.
+	found := false
+	for _, share := range []float64{0.6, 0.3} {
+		for _, s := range bestPerPassage(ps, sents) {
+			if s.score < share*best.score || s.p.LinkHeavy {
+				continue
+			}
+			if n, _ := subject(s.p, s.text, q.kind); n != "" && (identKinds[q.kind] || hasDashed(s.p) || anchorName(s.p, q.kind) != "") {
+				best, found = s, true
+				break
+			}
 		}
-		if n, _ := subject(s.p, s.text, q.kind); n != "" && (identKinds[q.kind] || hasDashed(s.p)) {
-			best = s
+		if found {
 			break
 		}
 	}

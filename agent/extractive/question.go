@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent/internal/words"
 )
 
@@ -100,7 +101,7 @@ func (q question) missing(present termSet) []string {
 	var out []string
 	for _, w := range q.specific {
 		for _, t := range words.Terms(w) {
-			if !present.exact(t) && !allDigits(t) {
+			if !present.has(t) && !allDigits(t) {
 				out = append(out, w)
 				break
 			}
@@ -126,9 +127,9 @@ func (q question) missing(present termSet) []string {
 		// Only the name asked about is found, not what is asked of it.
 		return []string{q.answerType}
 	}
-	// A short question is about each of its terms; a long one (a
-	// description) may word one of them differently from the docs.
-	if n := len(q.terms); len(absent) > 0 && (n <= 4 || 3*len(absent) > n) {
+	// A question is about its terms: a short one about each of them; a
+	// longer one may word one of them differently from the docs.
+	if n := len(q.terms); len(absent) > 0 && (n <= 2 || 3*len(absent) > n) {
 		return absent
 	}
 	return nil
@@ -181,6 +182,36 @@ func answerType(q string) string {
 	return ""
 }
 
+// unknown returns the question's words that no document of the
+// collection contains (Evidence.Unknown, when the index could tell): its
+// terms and names, not the noun it asks for ("language" in "What language
+// is Lumen written in?"), which the docs may never use.
+func (q question) unknown(evs []kgagent.Evidence, present termSet) []string {
+	want := map[string]bool{}
+	for _, t := range q.terms {
+		want[t] = true
+	}
+	for _, w := range q.specific {
+		for _, t := range words.Terms(w) {
+			want[t] = true
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, ev := range evs {
+		for _, u := range ev.Unknown {
+			t := words.Term(strings.ToLower(u))
+			// The evidence may hold it in another form ("auth" for
+			// "authentication", "macos" for "mac").
+			if want[t] && t != q.answerType && !allDigits(t) && !seen[t] && !present.has(t) {
+				seen[t] = true
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
 // termSet is the terms of the evidence, sorted for prefix lookups.
 type termSet []string
 
@@ -198,7 +229,7 @@ func newTermSet(m map[string]bool) termSet {
 // letters ("handl" and "handler", "develop" and "developer").
 func (s termSet) has(t string) bool {
 	i := sort.SearchStrings(s, t)
-	if i < len(s) && strings.HasPrefix(s[i], t) && (s[i] == t || len(t) >= 4 && len(s[i])-len(t) <= 3) {
+	if i < len(s) && strings.HasPrefix(s[i], t) && (s[i] == t || len(t) >= 4 && len(s[i])-len(t) <= 3 || len(t) == 3 && len(s[i]) == 4) {
 		return true
 	}
 	for k := len(t) - 1; k >= 4 && k >= len(t)-3; k-- {
@@ -306,6 +337,19 @@ func subject(p *passage, best string, kind string) (name, desc string) {
 			return id, ""
 		}
 	}
+	if n := anchorName(p, kind); n != "" {
+		// The section declares the thing: its anchor is "<kind>-<name>"
+		// (Sphinx's "module-json"); the page or heading describes it.
+		_, d := dashed(heading)
+		if d == "" {
+			for _, h := range p.HeadingPath {
+				if hn, hd := dashed(h); hn == n {
+					d = hd
+				}
+			}
+		}
+		return n, d
+	}
 	for i := len(p.HeadingPath) - 1; i >= 0; i-- {
 		if n, d := dashed(p.HeadingPath[i]); n != "" && len(strings.Fields(n)) == 1 {
 			return n, d
@@ -323,6 +367,40 @@ func subject(p *passage, best string, kind string) (name, desc string) {
 		return "", ""
 	}
 	return top, ""
+}
+
+// anchorName returns the name in a section anchor of the form
+// "<kind>-<name>" ("module-multiprocessing.pool" for kind module), or "".
+func anchorName(p *passage, kind string) string {
+	if kind == "" || p.fact {
+		return ""
+	}
+	_, anchor, ok := strings.Cut(p.URL, "#")
+	if !ok {
+		return ""
+	}
+	name, ok := strings.CutPrefix(anchor, kind+"-")
+	if !ok || name == "" || strings.ContainsAny(name, " /?&") {
+		return ""
+	}
+	// Only a name of the page's own family: the page's name itself or one
+	// below it ("multiprocessing.pool" on the multiprocessing page), not a
+	// heading's ("module-contents" for "Module Contents").
+	page := p.DocURL
+	if page == "" {
+		page, _, _ = strings.Cut(p.URL, "#")
+	}
+	page = page[strings.LastIndexByte(page, '/')+1:]
+	if i := strings.LastIndexByte(page, '.'); i > 0 {
+		page = page[:i]
+	}
+	top, _ := dashed(p.Title)
+	for _, base := range []string{page, top} {
+		if base != "" && (name == base || strings.HasPrefix(name, base+".")) {
+			return name
+		}
+	}
+	return ""
 }
 
 // sectionNumber matches the number a heading starts with ("9.28. ").

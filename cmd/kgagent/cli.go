@@ -266,7 +266,11 @@ func evalSet(ctx context.Context, a *app, o evalOptions, coll string, qs []evalQ
 		if answerable {
 			sum.Answerable++
 			t0 := time.Now()
-			hits, err := a.svc.knowledge.Search(ctx, corpus.SearchRequest{Query: q.Question, Collection: coll, K: 50, Mode: corpus.ModeHybrid})
+			mode := corpus.Mode(o.SearchMode)
+			if mode == "" {
+				mode = corpus.ModeHybrid
+			}
+			hits, err := a.svc.knowledge.Search(ctx, corpus.SearchRequest{Query: q.Question, Collection: coll, K: 50, Mode: mode})
 			searchLat = append(searchLat, time.Since(t0))
 			if err != nil {
 				return sum, fmt.Errorf("search %q: %w", q.ID, err)

@@ -85,6 +85,7 @@ func newEvalCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().IntVar(&o.K, "k", 5, "how many distinct pages count as retrieved")
 	c.Flags().BoolVar(&o.Answers, "answers", false, "also run the agent: its sources' recall and MRR, must_contain in the answer, valid citations, abstentions")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print the summary as JSON")
+	c.Flags().StringVar(&o.SearchMode, "search-mode", "hybrid", "search mode scored as /api/v1/search: hybrid, dense or keyword")
 	c.Flags().BoolVar(&o.ShowMisses, "misses", false, "print each question answered badly (with its answer and sources) on stderr")
 	c.PreRun = func(*cobra.Command, []string) {
 		if o.ShowMisses {
@@ -101,6 +102,7 @@ type evalOptions struct {
 	K          int
 	Answers    bool
 	JSON       bool
+	SearchMode string
 	ShowMisses bool
 	Misses     io.Writer // where misses are printed; nil: not printed
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"reflect"
@@ -102,8 +103,14 @@ func TestReadmeExamples(t *testing.T) {
 		t.Fatalf("the README shows %d curl examples, want the quick start, the agent protocol and GraphQL", len(examples))
 	}
 	demo, logs := startServe(t, "--demo", "--demo-site-dir", siteDir)
-	agents, _ := startServe(t, "--agents", "../../testdata/agents")
+	agents, agentLogs := startServe(t, "--demo", "--demo-site-dir", siteDir, "--agents", "../../testdata/agents")
 	waitDemoIngested(t, logs)
+	waitDemoIngested(t, agentLogs)
+	// With the sample agents loaded, the demo's question goes to the lumen
+	// agent, which answers from the demo's collection.
+	if code, m := postJSON(t, agents+"/api/v1/agent", `{"question":"What is the default HTTP port of the Lumen server?"}`); code != 200 || m["agent"] != "lumen" || !strings.Contains(fmt.Sprint(m["answer"]), "8086") {
+		t.Errorf("serve --demo --agents testdata/agents: %d %v", code, m)
+	}
 	seen := map[string]bool{}
 	for _, ex := range examples {
 		path := regexp.MustCompile(`localhost:8080(/[^ '"]*)`).FindStringSubmatch(ex.cmd)[1]

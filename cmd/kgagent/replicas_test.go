@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/kgagent/kgagent/gateway"
 	"github.com/kgagent/kgagent/internal/poll"
 )
@@ -106,5 +108,75 @@ func TestLimitsExactAcrossReplicas(t *testing.T) {
 	}
 	if count[200] != 10 || count[429] != 20 {
 		t.Errorf("status codes %v, want 10 × 200 and 20 × 429", count)
+	}
+}
+
+// TestResumeAcrossReplicas: a websocket client asks replica A, reads the
+// first two frames, drops the connection, and resumes the stream on
+// replica B with its last seq and the resume token: B sends every remaining
+// frame exactly once, in order, to the complete one.
+func TestResumeAcrossReplicas(t *testing.T) {
+	ns := startJetStream(t)
+	a, logsA := startServe(t, "--nats-url", ns.ClientURL(), "--demo", "--demo-site-dir", siteDir, "--answer-cache-size", "0")
+	b, _ := startServe(t, "--nats-url", ns.ClientURL())
+	waitDemoIngested(t, logsA)
+	dial := func(base string) *websocket.Conn {
+		ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/api/v1/socket", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ws
+	}
+	type frame struct {
+		ID          string         `json:"id"`
+		Seq         int64          `json:"seq"`
+		Complete    bool           `json:"complete"`
+		ResumeToken string         `json:"resume_token"`
+		Error       map[string]any `json:"error"`
+	}
+	read := func(ws *websocket.Conn) frame {
+		t.Helper()
+		_ = ws.SetReadDeadline(time.Now().Add(20 * time.Second))
+		var f frame
+		if err := ws.ReadJSON(&f); err != nil {
+			t.Fatal(err)
+		}
+		if f.Error != nil {
+			t.Fatalf("error frame: %+v", f)
+		}
+		return f
+	}
+	wsA := dial(a)
+	if err := wsA.WriteJSON(map[string]any{"id": "q1", "service": "agent", "request": map[string]any{"question": "How do I change the HTTP port of Lumen?"}}); err != nil {
+		t.Fatal(err)
+	}
+	first, second := read(wsA), read(wsA)
+	if first.Seq != 1 || second.Seq != 2 || first.ResumeToken == "" || second.Complete {
+		t.Fatalf("first frames on A: %+v %+v", first, second)
+	}
+	wsA.Close()
+
+	wsB := dial(b)
+	defer wsB.Close()
+	if err := wsB.WriteJSON(map[string]any{"id": "q1", "resume": map[string]any{"last_seq": 2, "token": first.ResumeToken}}); err != nil {
+		t.Fatal(err)
+	}
+	want := int64(3)
+	for {
+		f := read(wsB)
+		if f.ID != "q1" || f.Seq != want {
+			t.Fatalf("frame from B: %+v, want seq %d", f, want)
+		}
+		if f.Complete {
+			break
+		}
+		want++
+	}
+	t.Logf("resumed on B after seq 2: frames 3..%d, each once", want)
+	// Nothing follows the complete frame.
+	_ = wsB.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	var extra frame
+	if err := wsB.ReadJSON(&extra); err == nil {
+		t.Errorf("frame after the complete one: %+v", extra)
 	}
 }

@@ -47,12 +47,13 @@ func startServe(t *testing.T, extra ...string) (string, *syncBuffer) {
 // served is a `kgagent serve` started by startServeFull: its base URL, the
 // URL of its in-process NATS server and its output.
 type served struct {
-	base, natsURL  string
+	base, natsURL  string // natsURL has the credentials (kgagent nats-url)
+	dir            string // the data dir
 	stdout, stderr *syncBuffer
 }
 
 // startServeFull starts `kgagent serve` in process and waits for its chat
-// page and NATS lines.
+// page and NATS lines; natsURL carries the in-process server's credentials.
 func startServeFull(t *testing.T, extra ...string) served {
 	t.Helper()
 	dir := t.TempDir()
@@ -86,11 +87,20 @@ func startServeFull(t *testing.T, extra ...string) served {
 		}
 		return nil
 	})
-	s := served{base: base, stdout: &out, stderr: &errb}
-	for _, l := range strings.Split(out.String(), "\n") {
-		if v, ok := strings.CutPrefix(l, "NATS: "); ok {
-			s.natsURL = strings.TrimSpace(v)
+	s := served{base: base, dir: dir, stdout: &out, stderr: &errb}
+	var nu, ne syncBuffer
+	if code := run(context.Background(), []string{"nats-url", "--data-dir", dir}, &nu, &ne, nil); code == 0 {
+		s.natsURL = strings.TrimSpace(nu.String())
+	}
+	// The printed URL has no credentials; the data dir keeps the URL with
+	// them (what `kgagent nats-url` prints).
+	for i := range args {
+		if args[i] == "--data-dir" && i+1 < len(args) {
+			dir = args[i+1]
 		}
+	}
+	if u, err := natsURLOf(dir); err == nil && s.natsURL != "" {
+		s.natsURL = u
 	}
 	return s
 }

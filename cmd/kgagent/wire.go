@@ -332,10 +332,10 @@ func (r registry) RegisterAgent(ctx context.Context, name, url string) (gateway.
 }
 
 // gateway builds the gateway server over the services (once).
-// sharedGatewayState keeps the daily limits in NATS when the bus is an
-// external NATS server, which other serve replicas may share
-// (gateway/natsstate); the in-process server has no other replicas, and
-// the gateway's in-memory defaults serve it.
+// sharedGatewayState keeps the daily limits and the resumable websocket
+// streams in NATS when the bus is an external NATS server, which other
+// serve replicas may share (gateway/natsstate); the in-process server has
+// no other replicas, and the gateway's in-memory defaults serve it.
 func (a *app) sharedGatewayState(gc *gateway.Config) error {
 	if a.cfg.NATSURL == "" || a.bus == nil {
 		return nil
@@ -347,6 +347,11 @@ func (a *app) sharedGatewayState(gc *gateway.Config) error {
 		return err
 	}
 	gc.Limiter = l
+	st, err := natsstate.NewStreams(ctx, a.bus.conn, natsstate.StreamsConfig{MaxBytes: a.cfg.MaxStreamBytes})
+	if err != nil {
+		return err
+	}
+	gc.Streams = st
 	return nil
 }
 
@@ -357,7 +362,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	cfg := a.cfg
 	gc := gateway.Config{
 		Logger: a.log, DailyLimit: cfg.DailyQueryLimit, CORSOrigins: cfg.CORSOrigins, MaxBodyBytes: cfg.MaxBodyBytes,
-		AllowedHosts: cfg.AllowedHosts, MaxStreamBytes: cfg.MaxStreamBytes, ForwardCallerToken: cfg.ForwardJWT,
+		AllowedHosts: cfg.AllowedHosts, MaxStreamBytes: cfg.MaxStreamBytes, ForwardCallerToken: cfg.ForwardJWT, PrivateMetrics: cfg.PrivateMetrics,
 	}
 	if err := loadAuth(cfg, &gc); err != nil {
 		return nil, err

@@ -564,6 +564,54 @@ var scorePool = sync.Pool{New: func() any { return new([]float32) }}
 // the bytes a search allocated).
 var slotPool = sync.Pool{New: func() any { return new([]int32) }}
 
+// Known reports, for each word, whether the collection's keyword index
+// holds its keyword terms, or for a term it lacks one that shares its stem
+// (one a prefix of the other, the shorter of three letters or more, at most
+// three letters apart: "mac" and "macos"). It implements corpus.Vocabulary.
+func (x *Index) Known(ctx context.Context, collection string, words []string) ([]bool, error) {
+	m, err := x.collection(ctx, collection)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(words))
+	if m == nil {
+		return out, nil
+	}
+	x.cacheMu.RLock()
+	defer x.cacheMu.RUnlock()
+	for i, w := range words {
+		out[i] = true
+		for _, t := range corpus.KeywordTerms(w) {
+			if len(m.all.post[t]) > 0 || m.all.hasNear(t) {
+				continue
+			}
+			out[i] = false
+			break
+		}
+	}
+	return out, nil
+}
+
+// hasNear reports whether a term sharing t's stem is indexed (see Known).
+func (f *fieldIndex) hasNear(t string) bool {
+	if len(t) < 3 {
+		return false
+	}
+	for u, ps := range f.post {
+		if len(ps) == 0 || u == t {
+			continue
+		}
+		short, long := t, u
+		if len(short) > len(long) {
+			short, long = long, short
+		}
+		if len(short) >= 3 && len(long)-len(short) <= 3 && strings.HasPrefix(long, short) {
+			return true
+		}
+	}
+	return false
+}
+
 // keyword ranks by BM25F over all fields (headOnly false) or by BM25 over
 // title and headings alone (headOnly true).
 func (x *Index) keyword(ctx context.Context, q corpus.Query, n int, headOnly bool) ([]scored, error) {

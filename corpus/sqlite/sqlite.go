@@ -58,6 +58,9 @@ type Config struct {
 	// short, max(k, Depth) long, so their top ranks should count more than
 	// the classic 60 lets them; +0.007 MRR on the Python docs).
 	RRFK float64
+	// Fusion is how hybrid search fuses its rankings: FusionScore (default)
+	// or FusionRRF.
+	Fusion string
 	// DenseWeight and KeywordWeight scale each ranking's share of the fused
 	// score (defaults 0.3 and 1: the lexical embedder's ranking is the
 	// weaker of the two on the Python docs benchmark).
@@ -143,6 +146,9 @@ func Open(cfg Config) (*Index, error) {
 	}
 	if cfg.RRFK == 0 {
 		cfg.RRFK = 20
+	}
+	if cfg.Fusion == "" {
+		cfg.Fusion = FusionScore
 	}
 	if cfg.PrefilterRows == 0 {
 		cfg.PrefilterRows = 10000
@@ -470,7 +476,11 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 			return nil, derr
 		}
 		lists[0] = d
-		ranked = RRF(x.cfg.RRFK, q.K, weights, lists...)
+		if x.cfg.Fusion == FusionRRF {
+			ranked = RRF(x.cfg.RRFK, q.K, weights, lists...)
+		} else {
+			ranked = ScoreFusion(q.K, weights, lists...)
+		}
 	}
 	return x.load(ctx, q.Collection, ranked)
 }
@@ -479,6 +489,59 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 type scored struct {
 	rid   int64
 	score float64
+}
+
+// Fusion names how hybrid search fuses its rankings.
+const (
+	FusionScore = "score" // ScoreFusion (the default)
+	FusionRRF   = "rrf"   // reciprocal rank fusion
+)
+
+// fusionDepth is how many of a ranking's best hits set its confidence.
+const fusionDepth = 10
+
+// fusionFloor is the share of its weight a ranking keeps however flat its
+// scores are (0.5: measured on three question sets, see DECISIONS.md).
+const fusionFloor = 0.5
+
+// ScoreFusion fuses rankings by their scores, not only their ranks: each
+// ranking's scores are min-max normalised over the ranking (min 0 for a
+// ranking of fewer than ten hits), and weighted
+// by the ranking's weight times its confidence for this query — how far its
+// best hit stands above its tenth, relative to the best (a ranking whose
+// scores are all alike says little about the order of its hits). So a
+// ranking that clearly prefers a hit keeps it on top, and a flat, weaker
+// ranking cannot pull it down the way plain RRF lets it. It keeps the best
+// n.
+func ScoreFusion(n int, weights []float64, rankings ...[]scored) []scored {
+	sum := map[int64]float64{}
+	for j, r := range rankings {
+		if len(r) == 0 {
+			continue
+		}
+		top, low := r[0].score, r[len(r)-1].score
+		tenth := r[min(fusionDepth, len(r))-1].score
+		if top <= 0 || top == low {
+			// One score for all: the ranking adds its order only.
+			for i, s := range r {
+				sum[s.rid] += weights[j] * 0.1 / float64(i+1)
+			}
+			continue
+		}
+		conf := (top - tenth) / top
+		w := weights[j] * (fusionFloor + conf)
+		if len(r) < fusionDepth {
+			low = 0 // too few hits to say what a low score is
+		}
+		for _, s := range r {
+			sum[s.rid] += w * (s.score - low) / (top - low)
+		}
+	}
+	out := make([]scored, 0, len(sum))
+	for rid, s := range sum {
+		out = append(out, scored{rid, s})
+	}
+	return best(out, n)
 }
 
 // RRF fuses rankings by reciprocal rank fusion: each row scores the sum of

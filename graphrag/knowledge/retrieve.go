@@ -57,8 +57,8 @@ func NewRetriever(search Searcher, facts Facts, cfg RetrieveConfig) *Retriever {
 
 // Retrieve searches the collection for question (hybrid search) while the
 // graph is asked for facts, ranks down passages shaped like link lists, and
-// returns at most k passages (0: the configured K) best first, with the
-// facts. Passages are numbered 1.. by first appearance of their URL; a fact
+// returns k passages (0: the configured K) best first — more, up to 2k,
+// while they come from fewer than k pages — with the facts. Passages are numbered 1.. by first appearance of their URL; a fact
 // from a passage's section shares its number, other facts' sections follow.
 // A failing graph leaves the facts out; a failing search is an error.
 func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k int) (kgagent.Evidence, error) {
@@ -113,8 +113,25 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 		ev.Passages = append(ev.Passages, p)
 	}
 	sort.SliceStable(ev.Passages, func(i, j int) bool { return ev.Passages[i].Score > ev.Passages[j].Score })
-	if len(ev.Passages) > k {
-		ev.Passages = ev.Passages[:k]
+	// k passages, and more (up to 2k) while they cover fewer than k pages,
+	// so the answer's sources can name k pages.
+	pages := map[string]bool{}
+	for i, p := range ev.Passages {
+		if i >= 2*k || i >= k && len(pages) >= k {
+			ev.Passages = ev.Passages[:i]
+			break
+		}
+		pages[p.DocURL] = true
+	}
+	if v, ok := r.search.(corpus.Vocabulary); ok {
+		words := corpus.Terms(question)
+		if known, err := v.Known(ctx, collection, words); err == nil && len(known) == len(words) {
+			for i, k := range known {
+				if !k {
+					ev.Unknown = append(ev.Unknown, words[i])
+				}
+			}
+		}
 	}
 	Number(&ev, nil)
 	if len(facts) > r.cfg.MaxFacts {

@@ -1,0 +1,159 @@
+package natsstate
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/gateway"
+)
+
+// collector gathers the seqs of the frames sent to it.
+type collector struct {
+	mu   sync.Mutex
+	seqs []int64
+	done chan struct{}
+	once sync.Once
+}
+
+func newCollector() *collector { return &collector{done: make(chan struct{})} }
+
+func (c *collector) send(b []byte) bool {
+	var f gateway.Frame
+	_ = json.Unmarshal(b, &f)
+	c.mu.Lock()
+	c.seqs = append(c.seqs, f.Seq)
+	c.mu.Unlock()
+	if f.Complete {
+		c.once.Do(func() { close(c.done) })
+	}
+	return true
+}
+
+func (c *collector) wait(t *testing.T) []int64 {
+	t.Helper()
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		t.Fatalf("no complete frame; got seqs %v", c.seqs)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]int64(nil), c.seqs...)
+}
+
+func seqRange(from, to int64) []int64 {
+	var out []int64
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// TestResumeOnAnotherReplica: replica A runs a request and writes its
+// frames; a client that saw frames 1-2 on A resumes on replica B, while the
+// request still runs, and gets frames 3 to the last exactly once, in order.
+func TestResumeOnAnotherReplica(t *testing.T) {
+	s := startNATS(t)
+	ctx := context.Background()
+	a, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.Start(ctx, "o:user\x00q1", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := newCollector()
+	if err := st.Attach(1, 0, local.send); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"thought": "x"}})
+	}
+	if _, err := a.Start(ctx, "o:user\x00q1", "tok2"); kgagent.ErrorCode(err) != kgagent.ECONFLICT {
+		t.Errorf("second start of a running stream: %v", err)
+	}
+	rs, err := b.Get(ctx, "o:user\x00q1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.Token() != "tok" || rs.Done() {
+		t.Errorf("stream on B: token %q done %v", rs.Token(), rs.Done())
+	}
+	remote := newCollector()
+	if err := rs.Attach(7, 2, remote.send); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"answer": "y"}, Complete: i == 2})
+	}
+	if got := remote.wait(t); !slices.Equal(got, seqRange(3, 8)) {
+		t.Errorf("resumed on B after seq 2: %v, want 3..8", got)
+	}
+	if got := local.wait(t); !slices.Equal(got, seqRange(1, 8)) {
+		t.Errorf("client on A: %v, want 1..8", got)
+	}
+	if !rs.Done() {
+		t.Error("B does not see the stream done")
+	}
+	// Resuming a finished stream from the start replays it.
+	again := newCollector()
+	if err := rs.Attach(8, 0, again.send); err != nil {
+		t.Fatal(err)
+	}
+	if got := again.wait(t); !slices.Equal(got, seqRange(1, 8)) {
+		t.Errorf("replay of a finished stream: %v", got)
+	}
+	// A finished stream's id can be used again.
+	if _, err := b.Start(ctx, "o:user\x00q1", "tok3"); err != nil {
+		t.Errorf("start after the stream finished: %v", err)
+	}
+	if _, err := b.Get(ctx, "o:user\x00nope"); kgagent.ErrorCode(err) != kgagent.ENOTFOUND {
+		t.Errorf("unknown stream: %v", err)
+	}
+}
+
+// TestByteBudget: with a budget of a few frames, the oldest frames go
+// first, and a resume from before them is refused with NOT_FOUND.
+func TestByteBudget(t *testing.T) {
+	s := startNATS(t)
+	ctx := context.Background()
+	ss, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{MaxBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := ss.Start(ctx, "k", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 500)
+	for i := range 40 {
+		st.Append(gateway.Frame{ID: "q", Response: map[string]any{"thought": big}, Complete: i == 39})
+	}
+	rs, err := ss.Get(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rs.Attach(1, 0, func([]byte) bool { return true }); kgagent.ErrorCode(err) != kgagent.ENOTFOUND {
+		t.Errorf("resume from seq 0 after the budget dropped it: %v", err)
+	}
+	tailc := newCollector()
+	if err := rs.Attach(2, 38, tailc.send); err != nil {
+		t.Fatal(err)
+	}
+	if got := tailc.wait(t); !slices.Equal(got, []int64{39, 40}) {
+		t.Errorf("resume after seq 38: %v", got)
+	}
+}
