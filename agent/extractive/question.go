@@ -337,6 +337,19 @@ func subject(p *passage, best string, kind string) (name, desc string) {
 			return id, ""
 		}
 	}
+	if n := anchorName(p, kind); n != "" {
+		// The section declares the thing: its anchor is "<kind>-<name>"
+		// (Sphinx's "module-json"); the page or heading describes it.
+		_, d := dashed(heading)
+		if d == "" {
+			for _, h := range p.HeadingPath {
+				if hn, hd := dashed(h); hn == n {
+					d = hd
+				}
+			}
+		}
+		return n, d
+	}
 	for i := len(p.HeadingPath) - 1; i >= 0; i-- {
 		if n, d := dashed(p.HeadingPath[i]); n != "" && len(strings.Fields(n)) == 1 {
 			return n, d
@@ -354,6 +367,49 @@ func subject(p *passage, best string, kind string) (name, desc string) {
 		return "", ""
 	}
 	return top, ""
+}
+
+// anchorName returns the name in a section anchor of the form
+// "<kind>-<name>" ("module-multiprocessing.pool" for kind module), or "".
+func anchorName(p *passage, kind string) string {
+	if kind == "" || p.fact {
+		return ""
+	}
+	_, anchor, ok := strings.Cut(p.URL, "#")
+	if !ok {
+		return ""
+	}
+	name, ok := strings.CutPrefix(anchor, kind+"-")
+	if !ok || name == "" || strings.ContainsAny(name, " /?&") {
+		return ""
+	}
+	// Not a heading's own anchor: "module-contents" is the slug of the
+	// heading "Module Contents", not a declaration.
+	for _, h := range p.HeadingPath {
+		if slug(h) == strings.ToLower(anchor) {
+			return ""
+		}
+	}
+	return name
+}
+
+// slug is a heading as an anchor: lower case, runs of other characters
+// than letters and digits as one "-".
+func slug(h string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(sectionNumber.ReplaceAllString(strings.TrimSpace(h), "")) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	return b.String()
 }
 
 // sectionNumber matches the number a heading starts with ("9.28. ").
