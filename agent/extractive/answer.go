@@ -556,7 +556,13 @@ func bestPerPassage(ps []*passage, sents []*sentence) []*sentence {
 // hasDashed reports whether a passage's headings or title name one thing
 // with a description ("json — JSON encoder and decoder").
 func hasDashed(p *passage) bool {
-	for _, h := range append([]string{p.Title}, p.HeadingPath...) {
+	hs := p.HeadingPath
+	if len(hs) == 0 {
+		// A title often ends in " — <site name>", which names no thing;
+		// it counts only when there are no headings.
+		hs = []string{p.Title}
+	}
+	for _, h := range hs {
 		if n, _ := dashed(h); n != "" && len(strings.Fields(n)) == 1 {
 			return true
 		}

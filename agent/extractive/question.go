@@ -383,24 +383,33 @@ func anchorName(p *passage, kind string) string {
 	if !ok || name == "" || strings.ContainsAny(name, " /?&") {
 		return ""
 	}
-	// Only a name of the page's own family: the page's name itself or one
-	// below it ("multiprocessing.pool" on the multiprocessing page), not a
-	// heading's ("module-contents" for "Module Contents").
-	page := p.DocURL
-	if page == "" {
-		page, _, _ = strings.Cut(p.URL, "#")
-	}
-	page = page[strings.LastIndexByte(page, '/')+1:]
-	if i := strings.LastIndexByte(page, '.'); i > 0 {
-		page = page[:i]
-	}
-	top, _ := dashed(p.Title)
-	for _, base := range []string{page, top} {
-		if base != "" && (name == base || strings.HasPrefix(name, base+".")) {
-			return name
+	// Not a heading's own anchor: "module-contents" is the slug of the
+	// heading "Module Contents", not a declaration.
+	for _, h := range p.HeadingPath {
+		if slug(h) == strings.ToLower(anchor) {
+			return ""
 		}
 	}
-	return ""
+	return name
+}
+
+// slug is a heading as an anchor: lower case, runs of other characters
+// than letters and digits as one "-".
+func slug(h string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(sectionNumber.ReplaceAllString(strings.TrimSpace(h), "")) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	return b.String()
 }
 
 // sectionNumber matches the number a heading starts with ("9.28. ").
