@@ -135,9 +135,9 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	case q.howTo:
 		out.howTo(ps, sents, best)
 	default:
-		// A short first sentence of the best one's section ("No.", "One
-		// million by default.") carries the answer the next one explains.
-		if best.pos == 1 {
+		// A yes/no question: a short first sentence of the best one's
+		// section ("No.") carries the answer the next one explains.
+		if q.yesNo && best.pos == 1 {
 			for _, s := range sents {
 				if s.p == best.p && s.pos == 0 && len(s.terms) <= 8 {
 					out.add(s)
@@ -556,7 +556,13 @@ func bestPerPassage(ps []*passage, sents []*sentence) []*sentence {
 // hasDashed reports whether a passage's headings or title name one thing
 // with a description ("json — JSON encoder and decoder").
 func hasDashed(p *passage) bool {
-	for _, h := range append([]string{p.Title}, p.HeadingPath...) {
+	hs := p.HeadingPath
+	if len(hs) == 0 {
+		// A title often ends in " — <site name>", which names no thing;
+		// it counts only when there are no headings.
+		hs = []string{p.Title}
+	}
+	for _, h := range hs {
 		if n, _ := dashed(h); n != "" && len(strings.Fields(n)) == 1 {
 			return true
 		}
