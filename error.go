@@ -8,18 +8,19 @@ import (
 
 // Stable error codes. Clients may branch on them; they never change meaning.
 const (
-	EINVALID     = "INVALID_ARGUMENT"  // malformed or out-of-range input
-	ENOTFOUND    = "NOT_FOUND"         // the named thing does not exist
-	ECONFLICT    = "CONFLICT"          // the thing exists or is held by another
-	EUNAUTH      = "UNAUTHENTICATED"   // no or bad credentials
-	EFORBIDDEN   = "FORBIDDEN"         // credentials lack the scope or collection
-	ERATELIMIT   = "RATE_LIMITED"      // a quota or rate limit was hit
-	ETOOLARGE    = "TOO_LARGE"         // a body, frame, embed or page over its limit
-	EUNAVAILABLE = "UNAVAILABLE"       // a dependency (store, bus, LLM) is unreachable
-	ETIMEOUT     = "TIMEOUT"           // the deadline passed
-	ECANCELED    = "CANCELED"          // the caller went away
-	EINTERNAL    = "INTERNAL"          // a bug or an unexpected failure
-	EUNSUPPORTED = "UNSUPPORTED_MEDIA" // a content type that cannot be handled
+	EINVALID     = "INVALID_ARGUMENT"   // malformed or out-of-range input
+	ENOTFOUND    = "NOT_FOUND"          // the named thing does not exist
+	ECONFLICT    = "CONFLICT"           // the thing exists or is held by another
+	EUNAUTH      = "UNAUTHENTICATED"    // no or bad credentials
+	EFORBIDDEN   = "FORBIDDEN"          // credentials lack the scope or collection
+	ERATELIMIT   = "RATE_LIMITED"       // a quota or rate limit was hit
+	ETOOLARGE    = "TOO_LARGE"          // a body, frame, embed or page over its limit
+	EUNAVAILABLE = "UNAVAILABLE"        // a dependency (store, bus, LLM) is unreachable
+	ETIMEOUT     = "TIMEOUT"            // the deadline passed
+	ECANCELED    = "CANCELED"           // the caller went away
+	EINTERNAL    = "INTERNAL"           // a bug or an unexpected failure
+	EUNSUPPORTED = "UNSUPPORTED_MEDIA"  // a content type that cannot be handled
+	EMETHOD      = "METHOD_NOT_ALLOWED" // the path is served, not with this method
 
 	// Codes of the Fixie agent protocol (seeds 000, 001).
 	EFuncNotDefined       = "ERR_FUNC_NOT_DEFINED"
@@ -128,6 +129,8 @@ func HTTPStatus(code string) int {
 		return http.StatusRequestEntityTooLarge
 	case EUNSUPPORTED:
 		return http.StatusUnsupportedMediaType
+	case EMETHOD:
+		return http.StatusMethodNotAllowed
 	case EUNAVAILABLE:
 		return http.StatusServiceUnavailable
 	case ETIMEOUT:

@@ -73,6 +73,10 @@ type CompletionRequest struct {
 	// Tools are the funcs the step may call, for ProtocolTools and
 	// ProtocolJSON.
 	Tools []Tool `json:"-"`
+	// AnswerOnly asks for an answer, not an action (the iteration limit or
+	// the deadline is near): a json step may then only answer and no tools
+	// are offered. The text protocol can only ask, in the prompt.
+	AnswerOnly bool `json:"-"`
 }
 
 // The step protocols of CompletionRequest.Protocol.

@@ -82,7 +82,7 @@ func TestRunawayOutputIsCutAfterTheAction(t *testing.T) {
 	runaway := strings.Repeat("and then some more words ", 200)
 	llm := &scripted{outputs: [][]string{
 		{"I need the quote.\nAsk Func[quote]: GO", "OG\nAsk Func[quote]: MSFT\n", runaway},
-		{"A: The price is $105.22 [1].\nThe price is quoted by the func.\n", "The price is quoted by the func.\n", runaway},
+		{"A: The price is $105.22.\nThe price is quoted by the func.\n", "The price is quoted by the func.\n", runaway},
 	}}
 	obs := &recorder{}
 	m := newManager(t, Config{LLM: llm, Observer: obs}, stockAgent(&calls, &mu))

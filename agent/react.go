@@ -82,6 +82,8 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		r.iters++
 		info.Iteration = iter
 		creq.Messages = msgs
+		creq.AnswerOnly = iter == m.cfg.MaxIterations || m.nearDeadline(ctx, m.cfg.MaxIterations-iter+1) ||
+			strings.HasSuffix(msgs[len(msgs)-1].Content, answerNow)
 		out, structured, stop, err := m.complete(ctx, r, creq, name, depth == 0, m.cfg.MaxIterations-iter+1)
 		if err != nil {
 			return "", err
@@ -96,8 +98,9 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		if stop == "timeout" && perr != nil {
 			timeouts++
 		}
-		if perr != nil && m.cfg.PlainTextAnswers && plainText(out) {
-			// Chat models often answer without "A:"; taken as the answer.
+		if perr != nil && (m.cfg.PlainTextAnswers || creq.AnswerOnly) && plainText(out) {
+			// Chat models often answer without "A:"; taken as the answer
+			// when allowed, and always when only an answer was asked for.
 			ans := strings.TrimSpace(out)
 			if depth == 0 {
 				r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: name, Delta: true, Text: r.citer().rewrite(ans)})

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -79,6 +80,9 @@ func invalid(reason, field, format string, args ...any) *kgagent.Error {
 func decodeJSON(data []byte, v any) error {
 	if !utf8.Valid(data) {
 		return invalid(ReasonInvalidUTF8, "", "body is not valid UTF-8")
+	}
+	if string(bytes.TrimSpace(data)) == "null" {
+		return invalid(ReasonWrongType, "", "body must be a JSON object, not null")
 	}
 	dec := json.NewDecoder(bytesReader(data))
 	if err := dec.Decode(v); err != nil {

@@ -49,7 +49,11 @@ func (f *fakeAsker) Ask(ctx context.Context, req agent.Request, emit agent.Emit)
 	}
 	emit(kgagent.Event{Kind: kgagent.EventThought, Text: "I need to query a knowledge base"})
 	emit(kgagent.Event{Kind: kgagent.EventAction, Func: "fixie_query_corpus", Text: "Ask Func[fixie_query_corpus]: " + req.Question})
-	emit(kgagent.Event{Kind: kgagent.EventObservation, Text: "Some docs text."})
+	obs := kgagent.Event{Kind: kgagent.EventObservation, Text: "Some docs text."}
+	if strings.HasPrefix(req.Question, "code") {
+		obs.Sources = []kgagent.Source{{URL: "https://docs.example.org/backup.html#restore", Title: "Backups", HeadingPath: []string{"Backups", "Restoring"}}}
+	}
+	emit(obs)
 	if strings.HasPrefix(req.Question, "block") {
 		select {
 		case <-f.release:
@@ -58,6 +62,13 @@ func (f *fakeAsker) Ask(ctx context.Context, req agent.Request, emit agent.Emit)
 		}
 	}
 	answer := "Answer to: " + req.Question
+	sources := []kgagent.Source{{URL: "https://docs.example.org/guide.html#install-section", Title: "Install", Score: 0.9}}
+	if strings.HasPrefix(req.Question, "code") {
+		// An answer with code, inline code and a citation, as the built-in
+		// answerer writes them.
+		answer = "Restore with `lumen backup restore` [1].\n\n```\nlumen backup restore --input <b>x</b>\n```"
+		sources = []kgagent.Source{{URL: "https://docs.example.org/backup.html#restore", Title: "Backups", HeadingPath: []string{"Backups", "Restoring"}}}
+	}
 	emit(kgagent.Event{Kind: kgagent.EventAnswer, Delta: true, Text: answer[:len(answer)/2]})
 	emit(kgagent.Event{Kind: kgagent.EventAnswer, Delta: true, Text: answer[len(answer)/2:]})
 	emit(kgagent.Event{Kind: kgagent.EventAnswer, Final: true, Text: answer})
@@ -67,7 +78,7 @@ func (f *fakeAsker) Ask(ctx context.Context, req agent.Request, emit agent.Emit)
 	}
 	return kgagent.Answer{
 		RequestID: req.ID, Agent: agentName, Answer: answer, Iterations: 2, Usage: kgagent.Usage{PromptTokens: 10, CompletionTokens: 5},
-		Sources: []kgagent.Source{{URL: "https://docs.example.org/guide.html#install-section", Title: "Install", Score: 0.9}},
+		Sources: sources,
 	}, nil
 }
 
@@ -244,6 +255,9 @@ func (fakeAgents) CallFunc(ctx context.Context, agentName, funcName string, msg 
 		}
 		if caller.AgentID != "" {
 			text += " aid=" + caller.AgentID
+		}
+		if caller.Token != "" {
+			text += " token=forwarded"
 		}
 		return kgagent.Message{Text: text, Embeds: msg.Embeds}, nil
 	case "fail":

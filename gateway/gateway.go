@@ -210,6 +210,7 @@ type Server struct {
 	streams StreamStore
 	metrics *Metrics
 	flows   map[string]bool
+	openapi []byte          // the document served at /api/v1/openapi.json
 	ctx     context.Context // canceled by Close: stops detached websocket runs
 	cancel  context.CancelFunc
 }
@@ -237,6 +238,7 @@ func New(cfg Config, b Backends) (*Server, error) {
 		s.metrics = NewMetrics(nil)
 	}
 	s.limiter, s.now, s.streams = cfg.Limiter, time.Now, cfg.Streams
+	s.openapi = openAPIFor(cfg)
 	s.routesSetup()
 	s.handler = s.middleware(s.mux)
 	return s, nil

@@ -236,6 +236,9 @@ func (q *gqlRoot) PostMessage(ctx context.Context, args struct {
 	return messageResolver{m}, gqlErr(err)
 }
 
+// graphQLMaxQuery bounds a GraphQL query (413 beyond).
+const graphQLMaxQuery = 16 << 10
+
 // GraphQLRequest is the body of POST /graphql.
 type GraphQLRequest struct {
 	Query         string         `json:"query"`
@@ -244,7 +247,7 @@ type GraphQLRequest struct {
 }
 
 func (s *Server) graphQLRoutes() {
-	schema := graphql.MustParseSchema(GraphQLSchema, &gqlRoot{s}, graphql.MaxDepth(8), graphql.MaxQueryLength(16<<10))
+	schema := graphql.MustParseSchema(GraphQLSchema, &gqlRoot{s}, graphql.MaxDepth(8), graphql.MaxQueryLength(graphQLMaxQuery))
 	s.handle("POST", "/graphql", ScopeAsk, func(w http.ResponseWriter, r *http.Request) {
 		var req GraphQLRequest
 		if err := s.decodeBody(w, r, &req); err != nil {
@@ -253,6 +256,10 @@ func (s *Server) graphQLRoutes() {
 		}
 		if req.Query == "" {
 			s.writeError(w, r, invalid(ReasonMissingField, "query", "query is required"))
+			return
+		}
+		if len(req.Query) > graphQLMaxQuery {
+			s.writeError(w, r, kgagent.Errorf(kgagent.ETOOLARGE, "query is over %d bytes", graphQLMaxQuery))
 			return
 		}
 		writeJSON(w, http.StatusOK, schema.Exec(r.Context(), req.Query, req.OperationName, req.Variables))

@@ -61,12 +61,19 @@ func (m ChatMessage) text() (string, error) {
 	return b.String(), nil
 }
 
+var chatRoles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
+
 // DecodeChatCompletion decodes a chat completion request and returns it
 // with the question (the last user message). Errors: EINVALID.
 func DecodeChatCompletion(data []byte) (ChatCompletionRequest, string, error) {
 	var req ChatCompletionRequest
 	if err := decodeJSON(data, &req); err != nil {
 		return req, "", err
+	}
+	for i, m := range req.Messages {
+		if !chatRoles[m.Role] {
+			return req, "", invalid(ReasonUnknownValue, fmt.Sprintf("messages[%d].role", i), "role must be system, developer, user, assistant or tool")
+		}
 	}
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		if req.Messages[i].Role == "user" {

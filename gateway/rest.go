@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +25,7 @@ func (s *Server) routesSetup() {
 		metricsScope = ScopeAdmin
 	}
 	s.handle("GET", "/metrics", metricsScope, s.metrics.Handler().ServeHTTP)
-	s.handle("GET", "/api/v1/openapi.json", scopePublic, serveOpenAPI)
+	s.handle("GET", "/api/v1/openapi.json", scopePublic, s.serveOpenAPI)
 
 	// Questions (seed 004).
 	s.handle("POST", "/api/v1/agent", ScopeAsk, s.serviceHandler(ServiceAgent))
@@ -57,8 +59,8 @@ func (s *Server) routesSetup() {
 	s.handle("", "/api/", scopePublic, s.noRoute)
 }
 
-// noRoute answers paths under /api/ that no route serves, naming the
-// methods the path has when only the method is wrong (Allow header).
+// noRoute answers paths under /api/ that no route serves: 404, or 405 with
+// the methods the path has (Allow header) when only the method is wrong.
 func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	var allow []string
 	for _, m := range []string{"GET", "POST", "DELETE"} {
@@ -70,7 +72,7 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(allow) > 0 {
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		s.writeError(w, r, kgagent.Errorf(kgagent.ENOTFOUND, "%s %s: method not served; use %s", r.Method, r.URL.Path, strings.Join(allow, " or ")))
+		s.writeError(w, r, kgagent.Errorf(kgagent.EMETHOD, "%s %s: method not served; use %s", r.Method, r.URL.Path, strings.Join(allow, " or ")))
 		return
 	}
 	s.writeError(w, r, kgagent.Errorf(kgagent.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path))
@@ -152,8 +154,8 @@ func (s *Server) flowService(w http.ResponseWriter, r *http.Request) {
 func (s *Server) triples(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	req := Request{Collection: q.Get("collection"), S: q.Get("s"), P: q.Get("p"), O: q.Get("o")}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
+	if q.Has("limit") {
+		n, err := strconv.Atoi(q.Get("limit"))
 		if err != nil {
 			s.writeError(w, r, invalid(ReasonWrongType, "limit", "limit must be an integer"))
 			return
@@ -175,6 +177,14 @@ func (s *Server) submitCorpus(w http.ResponseWriter, r *http.Request) {
 	}
 	if spec.Collection == "" || len(spec.URLs) == 0 {
 		s.writeError(w, r, invalid(ReasonMissingField, "urls", "collection and urls are required"))
+		return
+	}
+	if spec.MaxPages > math.MaxInt32 || spec.MaxDepth > math.MaxInt32 {
+		s.writeError(w, r, invalid(ReasonUnknownValue, "max_pages", "max_pages and max_depth must be at most %d", math.MaxInt32))
+		return
+	}
+	if slices.Contains(spec.URLs, "") {
+		s.writeError(w, r, invalid(ReasonUnknownValue, "urls", "urls must not be empty strings"))
 		return
 	}
 	if _, err := principalFrom(r.Context()).collection(spec.Collection); err != nil {
@@ -333,6 +343,15 @@ func (s *Server) newSession(ctx context.Context, in SessionInput) (agent.Session
 	}
 	if len(in.Title) > 1000 || len(in.Agent) > 200 {
 		return agent.Session{}, invalid(ReasonUnknownValue, "title", "title or agent too long")
+	}
+	if in.Agent != "" && s.b.Registry != nil {
+		agents, err := s.b.Registry.ListAgents(ctx)
+		if err != nil {
+			return agent.Session{}, err
+		}
+		if !slices.ContainsFunc(agents, func(a AgentInfo) bool { return a.Name == in.Agent }) {
+			return agent.Session{}, kgagent.Errorf(kgagent.ENOTFOUND, "agent %q is not registered", in.Agent)
+		}
 	}
 	return st.CreateSession(ctx, agent.Session{ID: newID(), UserID: principalFrom(ctx).owner(), Agent: in.Agent, Title: in.Title, CreatedAt: time.Now().UTC()})
 }

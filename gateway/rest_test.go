@@ -294,11 +294,17 @@ func TestRequestIDPropagates(t *testing.T) {
 func TestWrongMethodNamesAllowed(t *testing.T) {
 	f := newFixture(t, Config{})
 	status, m, h := do(t, "GET", f.ts.URL+"/api/v1/agent", "", "")
-	if status != 404 || errCode(m) != "NOT_FOUND" || h.Get("Allow") != "POST" {
+	if status != 405 || errCode(m) != "METHOD_NOT_ALLOWED" || h.Get("Allow") != "POST" {
 		t.Errorf("GET /api/v1/agent: %d %v Allow=%q", status, m, h.Get("Allow"))
 	}
-	if _, _, h := do(t, "PUT", f.ts.URL+"/api/v1/collections/x", "", ""); h.Get("Allow") != "GET, DELETE" {
-		t.Errorf("PUT collection: Allow=%q", h.Get("Allow"))
+	// TRACE and PUT are 405 too (issue 11, finding 9: TRACE was 404).
+	for _, method := range []string{"PUT", "TRACE"} {
+		if status, _, h := do(t, method, f.ts.URL+"/api/v1/collections/x", "", ""); status != 405 || h.Get("Allow") != "GET, DELETE" {
+			t.Errorf("%s collection: %d Allow=%q", method, status, h.Get("Allow"))
+		}
+	}
+	if status, m, _ := do(t, "GET", f.ts.URL+"/api/v1/nothing", "", ""); status != 404 || errCode(m) != "NOT_FOUND" {
+		t.Errorf("unknown path: %d %v", status, m)
 	}
 }
 

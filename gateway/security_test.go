@@ -412,3 +412,26 @@ func TestSocketRetentionByteBudget(t *testing.T) {
 		t.Errorf("heap in use %d MB after %d MB of frames: events are not bounded", m.HeapInuse>>20, total>>20)
 	}
 }
+
+// TestCallerJWTNotForwarded is part of finding 9 of issue 11: the caller's
+// JWT reaches the agent (and so remote agents and funcs) only when
+// ForwardCallerToken is set.
+func TestCallerJWTNotForwarded(t *testing.T) {
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	file := filepath.Join(t.TempDir(), "jwks.json")
+	if err := os.WriteFile(file, jwks(t, "k1", pub), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tok := sign(t, priv, "k1", jwt.MapClaims{"sub": "u1", "aud": "kg", "exp": time.Now().Add(time.Hour).Unix()})
+	for _, forward := range []bool{false, true} {
+		f := newFixture(t, Config{JWT: JWTConfig{JWKSFile: file, Audience: []string{"kg"}}, ForwardCallerToken: forward})
+		status, m, _ := do(t, "POST", f.ts.URL+"/agents/docs/echo", tok, `{"message":{"text":"hi"}}`)
+		if status != 200 {
+			t.Fatalf("forward=%v: %d %v", forward, status, m)
+		}
+		text := m["message"].(map[string]any)["text"].(string)
+		if got := strings.Contains(text, "token=forwarded"); got != forward {
+			t.Errorf("forward=%v: the agent saw the token: %v (%q)", forward, got, text)
+		}
+	}
+}

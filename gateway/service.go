@@ -70,8 +70,8 @@ func (r *Request) validate(service string) error {
 	if len(r.Question) > 32<<10 {
 		return kgagent.Errorf(kgagent.ETOOLARGE, "question is over 32 KiB")
 	}
-	if r.K < 0 || r.K > 1000 || r.Limit < 0 || r.Limit > 10000 {
-		return invalid(ReasonUnknownValue, "k", "k must be 0..1000 and limit 0..10000")
+	if r.K < 0 || r.K > corpus.MaxK || r.Limit < 0 || r.Limit > 10000 {
+		return invalid(ReasonUnknownValue, "k", "k must be 0..%d and limit 0..10000", corpus.MaxK)
 	}
 	for key, e := range r.Embeds {
 		if err := checkEmbedURI(key, e.URI); err != nil {
@@ -252,7 +252,13 @@ func eventResponse(ev kgagent.Event) map[string]any {
 			return map[string]any{"thought": "error: " + ev.Text}
 		}
 	case kgagent.EventObservation:
-		return map[string]any{"observation": ev.Text}
+		m := map[string]any{"observation": ev.Text}
+		if len(ev.Sources) > 0 {
+			// The sections the func found, so a client can list them
+			// instead of showing the raw text.
+			m["sources"] = ev.Sources
+		}
+		return m
 	case kgagent.EventAnswer:
 		if ev.Delta {
 			return map[string]any{"answer": ev.Text, "delta": true}

@@ -116,6 +116,60 @@ func TestChatPageInBrowser(t *testing.T) {
 	}
 }
 
+// TestChatPageRendersAnswer: the final answer's code block shows as code
+// (escaped, never HTML), inline code as code, [n] links to the cited
+// section, and the thoughts panel lists the search and the sections found.
+func TestChatPageRendersAnswer(t *testing.T) {
+	f := newFixture(t, Config{})
+	ctx := browser(t)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(f.ts.URL+"/"),
+		chromedp.WaitVisible(chromedp.ID("question")),
+		chromedp.SendKeys(chromedp.ID("question"), "code: how do I restore?"),
+		chromedp.Click(chromedp.ID("send")),
+		chromedp.WaitVisible(chromedp.CSS(".turn .answer pre code")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(".turn .answer pre code")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != "lumen backup restore --input <b>x</b>" { // as text: not parsed as HTML
+		t.Errorf("code block = %q", code)
+	}
+	inline, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(".turn .answer p code")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inline != "lumen backup restore" {
+		t.Errorf("inline code = %q", inline)
+	}
+	cite, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(".turn .answer a.cite"), "href"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cite.Value != "https://docs.example.org/backup.html#restore" {
+		t.Errorf("[1] links to %q, want the cited section", cite.Value)
+	}
+	steps, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(".turn details ol")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(steps, "Searched the docs for “code: how do I restore?”") || !strings.Contains(steps, "Backups › Restoring") ||
+		strings.Contains(steps, "Some docs text.") {
+		t.Errorf("thoughts panel = %q, want the search and the sections found", steps)
+	}
+	section, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(".turn details a.section"), "href"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if section.Value != "https://docs.example.org/backup.html#restore" {
+		t.Errorf("found section links to %q", section.Value)
+	}
+}
+
 func TestWidgetEmbedsChat(t *testing.T) {
 	f := newFixture(t, Config{})
 	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

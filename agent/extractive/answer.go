@@ -135,9 +135,9 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	case q.howTo:
 		out.howTo(ps, sents, best)
 	default:
-		// A short first sentence of the best one's section ("No.", "One
-		// million by default.") carries the answer the next one explains.
-		if best.pos == 1 {
+		// A yes/no question: a short first sentence of the best one's
+		// section ("No.") carries the answer the next one explains.
+		if q.yesNo && best.pos == 1 {
 			for _, s := range sents {
 				if s.p == best.p && s.pos == 0 && len(s.terms) <= 8 {
 					out.add(s)
@@ -431,12 +431,21 @@ func (a *answer) String() string {
 func (a *answer) lead(ps []*passage, sents []*sentence, best *sentence, q question) {
 	// The best section that is about one named thing (its heading or title
 	// is "name — description"), among those nearly as good as the best.
-	for _, s := range bestPerPassage(ps, sents) {
-		if s.score < 0.6*best.score {
-			continue
+	// Index and contents pages name many things, so they never lead. A
+	// page about one thing that is a little less good beats a page about
+	// many (a chapter's contents) that is better.
+	found := false
+	for _, share := range []float64{0.6, 0.3} {
+		for _, s := range bestPerPassage(ps, sents) {
+			if s.score < share*best.score || s.p.LinkHeavy {
+				continue
+			}
+			if n, _ := subject(s.p, s.text, q.kind); n != "" && (identKinds[q.kind] || hasDashed(s.p) || anchorName(s.p, q.kind) != "") {
+				best, found = s, true
+				break
+			}
 		}
-		if n, _ := subject(s.p, s.text, q.kind); n != "" && (identKinds[q.kind] || hasDashed(s.p)) {
-			best = s
+		if found {
 			break
 		}
 	}
@@ -547,7 +556,13 @@ func bestPerPassage(ps []*passage, sents []*sentence) []*sentence {
 // hasDashed reports whether a passage's headings or title name one thing
 // with a description ("json — JSON encoder and decoder").
 func hasDashed(p *passage) bool {
-	for _, h := range append([]string{p.Title}, p.HeadingPath...) {
+	hs := p.HeadingPath
+	if len(hs) == 0 {
+		// A title often ends in " — <site name>", which names no thing;
+		// it counts only when there are no headings.
+		hs = []string{p.Title}
+	}
+	for _, h := range hs {
 		if n, _ := dashed(h); n != "" && len(strings.Fields(n)) == 1 {
 			return true
 		}

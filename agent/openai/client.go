@@ -283,10 +283,12 @@ func (c *Client) body(req agent.CompletionRequest, stops []string, proto string)
 	if len(stops) > 0 {
 		cr.Stop = stops[:min(len(stops), c.cfg.MaxStop)]
 	}
-	switch proto {
-	case agent.ProtocolTools:
+	switch {
+	case proto == agent.ProtocolTools && !req.AnswerOnly:
 		cr.Tools = toolDefs(req.Tools)
-	case agent.ProtocolJSON:
+	case proto == agent.ProtocolJSON && req.AnswerOnly:
+		cr.ResponseFormat = stepFormat(nil) // the only action left is "answer"
+	case proto == agent.ProtocolJSON:
 		cr.ResponseFormat = stepFormat(req.Tools)
 	}
 	withOpts := !c.cfg.NoStreamOptions && !c.noStreamOpts.Load()

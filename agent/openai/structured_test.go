@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kgagent/kgagent/agent"
@@ -53,7 +54,7 @@ func TestToolsProtocolParallelCalls(t *testing.T) {
 func TestJSONProtocolSteps(t *testing.T) {
 	srv := openaitest.New(t,
 		openaitest.Reply(`{"thought": "I need the weather", "action": "weather", "input": "Paris"}`),
-		openaitest.Reply(`{"thought": "", "action": "answer", "input": "Sunny [1]."}`),
+		openaitest.Reply(`{"thought": "", "action": "answer", "input": "Sunny."}`),
 	)
 	answer, inputs, kinds := askWeather(t, srv, agent.ProtocolJSON)
 	// The weather func lists no sources, so [1] names none and is dropped.
@@ -61,7 +62,7 @@ func TestJSONProtocolSteps(t *testing.T) {
 		t.Errorf("answer %q inputs %q", answer, inputs)
 	}
 	// The same events as the text protocol gives.
-	text := openaitest.New(t, openaitest.Reply("I need the weather\nAsk Func[weather]: Paris"), openaitest.Reply("A: Sunny [1]."))
+	text := openaitest.New(t, openaitest.Reply("I need the weather\nAsk Func[weather]: Paris"), openaitest.Reply("A: Sunny."))
 	if _, _, textKinds := askWeather(t, text, agent.ProtocolText); kinds != textKinds {
 		t.Errorf("json events %s, text events %s", kinds, textKinds)
 	}
@@ -115,5 +116,32 @@ func TestAutoProtocolFallsBack(t *testing.T) {
 	plain.RejectResponseFormat()
 	if answer, inputs, _ := askWeather(t, plain, agent.ProtocolAuto); answer != "Warm." || !slices.Equal(inputs, []string{"Rome"}) {
 		t.Errorf("answer %q inputs %q", answer, inputs)
+	}
+}
+
+func TestAnswerOnlyOnTheLastIteration(t *testing.T) {
+	// json: the last step's schema allows only "answer"; tools: none are
+	// offered, so the reply is the answer.
+	srv := openaitest.New(t,
+		openaitest.Reply(`{"thought": "", "action": "weather", "input": "Paris"}`),
+		openaitest.Reply(`{"thought": "", "action": "answer", "input": "Sunny."}`),
+	)
+	m, _ := weatherManager(t, srv, func(c *agent.Config) { c.Protocol = agent.ProtocolJSON; c.MaxIterations = 2 })
+	if ans, err := m.Ask(context.Background(), agent.Request{Agent: "weather", Question: "Paris?"}, nil); err != nil || ans.Answer != "Sunny." {
+		t.Fatalf("%+v %v", ans, err)
+	}
+	reqs := srv.ChatRequests()
+	first, _ := json.Marshal(reqs[0].Body.ResponseFormat.JSONSchema.Schema)
+	last, _ := json.Marshal(reqs[1].Body.ResponseFormat.JSONSchema.Schema)
+	if !strings.Contains(string(first), `"weather"`) || !strings.Contains(string(last), `"enum":["answer"]`) {
+		t.Errorf("schemas %s then %s", first, last)
+	}
+	tools := openaitest.New(t, openaitest.Calls("weather", `{"input":"Rome"}`), openaitest.Reply("Warm."))
+	m, _ = weatherManager(t, tools, func(c *agent.Config) { c.Protocol = agent.ProtocolTools; c.MaxIterations = 2 })
+	if ans, err := m.Ask(context.Background(), agent.Request{Agent: "weather", Question: "Rome?"}, nil); err != nil || ans.Answer != "Warm." {
+		t.Fatalf("%+v %v", ans, err)
+	}
+	if r := tools.ChatRequests(); len(r[0].Body.Tools) == 0 || len(r[1].Body.Tools) != 0 {
+		t.Errorf("tools offered %d then %d", len(r[0].Body.Tools), len(r[1].Body.Tools))
 	}
 }

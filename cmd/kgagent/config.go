@@ -94,6 +94,7 @@ type Config struct {
 	DailyQueryLimit int      `key:"daily_query_limit" usage:"queries per API key and per user per day"`
 	CORSOrigins     []string `key:"cors_origins" usage:"origins allowed to call the API from a browser (chat widget)"`
 	AllowedHosts    []string `key:"allowed_hosts" usage:"Host names served besides loopback ones (* for any); empty: loopback only without credentials, any with them"`
+	PrivateMetrics  bool     `key:"private_metrics" usage:"/metrics needs an admin key (default: public, for scrapers on a private network)"`
 	MaxBodyBytes    int64    `key:"max_body_bytes" usage:"largest accepted request body"`
 	MaxStreamBytes  int64    `key:"max_stream_bytes" usage:"bytes of websocket stream events kept for resuming, across all streams (oldest dropped first)"`
 	ForwardJWT      bool     `key:"forward_jwt" usage:"forward the caller's JWT to remote agents and funcs (they could replay it)"`

@@ -160,10 +160,12 @@ func TestLoadRealStack(t *testing.T) {
 		}(c)
 	}
 	time.Sleep(2 * time.Second) // let the dials finish before the questions start
+	start = time.Now()
 	close(startWS)
 	wg.Wait()
-	t.Logf("websocket: %d clients, %d completed, %d failed, %d frames, p50 %.0f ms, p99 %.0f ms",
-		clients, completed.Load(), wsFailed.Load(), frames.Load(), percentileMs(lat, 0.5), percentileMs(lat, 0.99))
+	el = time.Since(start)
+	t.Logf("websocket: %d clients, %d completed in %.1fs = %.0f answers/s, %d failed, %d frames, p50 %.1f ms, p99 %.1f ms",
+		clients, completed.Load(), el.Seconds(), float64(completed.Load())/el.Seconds(), wsFailed.Load(), frames.Load(), percentileMs(lat, 0.5), percentileMs(lat, 0.99))
 
 	// NATS: requests on kgagent.request.agent, responses streamed to inboxes.
 	if u, err := natsURLOf(data); err == nil {
@@ -176,6 +178,7 @@ func TestLoadRealStack(t *testing.T) {
 	defer nc.Close()
 	nn := envInt("KGAGENT_BENCH_NATS_N", 2000)
 	next.Store(0)
+	lat = lat[:0]
 	var natsDone, natsFailed atomic.Int64
 	start = time.Now()
 	for w := 0; w < 32; w++ {
@@ -194,6 +197,7 @@ func TestLoadRealStack(t *testing.T) {
 				if i >= nn {
 					return
 				}
+				t0 := time.Now()
 				if err := nc.PublishRequest("kgagent.request.agent", inbox, []byte(question(i))); err != nil {
 					natsFailed.Add(1)
 					continue
@@ -210,6 +214,10 @@ func TestLoadRealStack(t *testing.T) {
 					_ = json.Unmarshal(m.Data, &f)
 					if f.Complete {
 						natsDone.Add(1)
+						d := time.Since(t0)
+						mu.Lock()
+						lat = append(lat, d)
+						mu.Unlock()
 						break
 					}
 				}
@@ -218,7 +226,8 @@ func TestLoadRealStack(t *testing.T) {
 	}
 	wg.Wait()
 	el = time.Since(start)
-	t.Logf("NATS: %d answers in %.1fs = %.0f answers/s, failed %d", natsDone.Load(), el.Seconds(), float64(natsDone.Load())/el.Seconds(), natsFailed.Load())
+	t.Logf("NATS c32: %d answers in %.1fs = %.0f answers/s, p50 %.1f ms, p99 %.1f ms, failed %d",
+		natsDone.Load(), el.Seconds(), float64(natsDone.Load())/el.Seconds(), percentileMs(lat, 0.5), percentileMs(lat, 0.99), natsFailed.Load())
 	t.Logf("server peak RSS %d MB (VmHWM of the serve process)", peakRSSMB(cmd.Process.Pid))
 }
 

@@ -53,7 +53,7 @@ type served struct {
 }
 
 // startServeFull starts `kgagent serve` in process and waits for its chat
-// page and NATS lines.
+// page and NATS lines; natsURL carries the in-process server's credentials.
 func startServeFull(t *testing.T, extra ...string) served {
 	t.Helper()
 	dir := t.TempDir()
@@ -91,6 +91,16 @@ func startServeFull(t *testing.T, extra ...string) served {
 	var nu, ne syncBuffer
 	if code := run(context.Background(), []string{"nats-url", "--data-dir", dir}, &nu, &ne, nil); code == 0 {
 		s.natsURL = strings.TrimSpace(nu.String())
+	}
+	// The printed URL has no credentials; the data dir keeps the URL with
+	// them (what `kgagent nats-url` prints).
+	for i := range args {
+		if args[i] == "--data-dir" && i+1 < len(args) {
+			dir = args[i+1]
+		}
+	}
+	if u, err := natsURLOf(dir); err == nil && s.natsURL != "" {
+		s.natsURL = u
 	}
 	return s
 }

@@ -362,7 +362,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	cfg := a.cfg
 	gc := gateway.Config{
 		Logger: a.log, DailyLimit: cfg.DailyQueryLimit, CORSOrigins: cfg.CORSOrigins, MaxBodyBytes: cfg.MaxBodyBytes,
-		AllowedHosts: cfg.AllowedHosts, MaxStreamBytes: cfg.MaxStreamBytes, ForwardCallerToken: cfg.ForwardJWT,
+		AllowedHosts: cfg.AllowedHosts, MaxStreamBytes: cfg.MaxStreamBytes, ForwardCallerToken: cfg.ForwardJWT, PrivateMetrics: cfg.PrivateMetrics,
 	}
 	if err := loadAuth(cfg, &gc); err != nil {
 		return nil, err

@@ -217,9 +217,29 @@ func New(ctx context.Context, cfg Config, dimension int, embedderName string) (*
 	}
 	if err := ix.Ping(ctx); err != nil {
 		client.Close()
-		return nil, err
+		return nil, notGRPC(cfg.Addr, err)
+	}
+	// The health check needs no API key: list collections, which does, so a
+	// key the server refuses is reported now, not at the first search.
+	cctx, cancel := ix.callCtx(ctx)
+	defer cancel()
+	if _, err := ix.client.ListCollections(cctx); err != nil {
+		client.Close()
+		return nil, mapErr(cctx, err, "list collections (checking the API key)")
 	}
 	return ix, nil
+}
+
+// notGRPC explains a failed health check against an address that answers,
+// but not in gRPC (Qdrant's REST port 6333 instead of its gRPC port 6334).
+func notGRPC(addr string, err error) error {
+	msg := strings.ToLower(err.Error())
+	for _, sign := range []string{"http2", "malformed http", "frame too large", "server preface", "http/1"} {
+		if strings.Contains(msg, sign) {
+			return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "qdrant at %s is not a gRPC endpoint (is it the REST port 6333? kgagent speaks gRPC: use Qdrant's gRPC port, 6334 by default)", addr)
+		}
+	}
+	return err
 }
 
 // Close releases the gRPC connections.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -189,6 +191,15 @@ func TestAPIKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run("key="+tt.key, func(t *testing.T) {
 			before := len(srv.APIKeys())
+			if tt.wantCode != "" {
+				// A refused key is reported by New (issue 11, finding 9),
+				// not at the first search.
+				_, err := qdrant.New(context.Background(), qdrant.Config{Addr: srv.Addr(), APIKey: tt.key}, corpustest.Dim, corpustest.Embedder.Name())
+				if kgagent.ErrorCode(err) != tt.wantCode || !strings.Contains(err.Error(), "API key rejected") {
+					t.Fatalf("New with key %q: %v", tt.key, err)
+				}
+				return
+			}
 			ix := open(t, qdrant.Config{Addr: srv.Addr(), APIKey: tt.key})
 			chunks, vecs := doc("docs", "https://ex.org/a", "alpacas", 2)
 			err := ix.ReplaceDocument(context.Background(), "docs", "https://ex.org/a", chunks, vecs)
@@ -640,5 +651,18 @@ func TestHalfCreatedCollectionHeals(t *testing.T) {
 	}
 	if got := srv.Calls("CreateFieldIndex"); got != 5 {
 		t.Errorf("CreateFieldIndex called %d times, want 5 (1 ok, 1 failed, 3 healed)", got)
+	}
+}
+
+// TestNewOnRESTPort: an address that answers HTTP/1 (Qdrant's REST port)
+// is reported as not a gRPC endpoint, not as unreachable.
+func TestNewOnRESTPort(t *testing.T) {
+	rest := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"title":"qdrant - vector search engine"}`))
+	}))
+	defer rest.Close()
+	_, err := qdrant.New(context.Background(), qdrant.Config{Addr: strings.TrimPrefix(rest.URL, "http://")}, corpustest.Dim, corpustest.Embedder.Name())
+	if err == nil || !strings.Contains(err.Error(), "not a gRPC endpoint") {
+		t.Fatalf("New on an HTTP/1 port: %v", err)
 	}
 }

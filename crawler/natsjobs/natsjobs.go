@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -197,27 +198,50 @@ func (q *Queue) Submit(ctx context.Context, spec crawler.Spec) (crawler.JobStatu
 // Get returns the status of job id: ENOTFOUND for an unknown (or expired)
 // id, EUNAVAILABLE when JetStream is unreachable. The bearer token of the
 // spec is never returned.
+//
+// A running job whose worker has not written its status for a while (it
+// was killed) says so in its message until another worker takes it over
+// (after AckWait).
 func (q *Queue) Get(ctx context.Context, id string) (crawler.JobStatus, error) {
-	st, err := q.get(ctx, id)
+	st, at, err := q.getAt(ctx, id)
+	if err == nil {
+		st = q.stalled(st, at, time.Now())
+	}
 	return redact(st), err
 }
 
+// stalled notes on a running job last written at that no worker has
+// reported on it for 5 status intervals (at least 5 s).
+func (q *Queue) stalled(st crawler.JobStatus, at, now time.Time) crawler.JobStatus {
+	quiet := max(5*q.cfg.StatusInterval, 5*time.Second)
+	if st.State == crawler.JobRunning && !at.IsZero() && now.Sub(at) > quiet {
+		st.Message = fmt.Sprintf("stalled: no progress report for %s; the worker may have stopped, and another worker takes the job over within %s", now.Sub(at).Round(time.Second), q.cfg.AckWait)
+	}
+	return st
+}
+
 func (q *Queue) get(ctx context.Context, id string) (crawler.JobStatus, error) {
+	st, _, err := q.getAt(ctx, id)
+	return st, err
+}
+
+// getAt returns a job's status and when it was written.
+func (q *Queue) getAt(ctx context.Context, id string) (crawler.JobStatus, time.Time, error) {
 	if _, err := uuid.Parse(id); err != nil {
-		return crawler.JobStatus{}, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", truncate(id))
+		return crawler.JobStatus{}, time.Time{}, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", truncate(id))
 	}
 	e, err := q.kv.Get(ctx, id)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return crawler.JobStatus{}, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", id)
+		return crawler.JobStatus{}, time.Time{}, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", id)
 	}
 	if err != nil {
-		return crawler.JobStatus{}, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading the job status")
+		return crawler.JobStatus{}, time.Time{}, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading the job status")
 	}
 	var st crawler.JobStatus
 	if err := json.Unmarshal(e.Value(), &st); err != nil {
-		return crawler.JobStatus{}, kgagent.WrapError(kgagent.EINTERNAL, err, "decoding the job status")
+		return crawler.JobStatus{}, time.Time{}, kgagent.WrapError(kgagent.EINTERNAL, err, "decoding the job status")
 	}
-	return st, nil
+	return st, e.Created(), nil
 }
 
 // List returns all known jobs, newest first.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kgagent/kgagent/crawler"
 )
@@ -116,5 +117,33 @@ func TestEveryURLFailedIsFailed(t *testing.T) {
 	done := waitState(t, q, st.ID, crawler.JobFailed)
 	if done.Counters.Failed == 0 || done.Message == "" {
 		t.Errorf("failed job %+v", done)
+	}
+}
+
+// TestStalledJobSaysSo is part of finding 9 of issue 11: a job left
+// running by a worker that died (kill -9) no longer looks healthy: its
+// status says no progress has been reported.
+func TestStalledJobSaysSo(t *testing.T) {
+	s := startNATS(t, t.TempDir())
+	defer s.Shutdown()
+	_, q := connect(t, s, Config{StatusInterval: 10 * time.Millisecond})
+	ctx := context.Background()
+	// No worker runs: write the status a dead worker would have left.
+	st, err := q.Submit(ctx, crawler.Spec{Collection: "c", URLs: []string{"https://docs.example.org/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.State = crawler.JobRunning
+	if err := q.put(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	got, err := q.Get(ctx, st.ID)
+	if err != nil || got.State != crawler.JobRunning || strings.Contains(got.Message, "stalled") {
+		t.Fatalf("fresh running job: %+v %v", got, err)
+	}
+	_, at, _ := q.getAt(ctx, st.ID)
+	later := q.stalled(got, at, at.Add(6*time.Second))
+	if !strings.HasPrefix(later.Message, "stalled: no progress report for 6s") {
+		t.Errorf("a job without reports for 6 s: %q", later.Message)
 	}
 }

@@ -96,11 +96,11 @@
     }
     var r = f.response || {};
     if (r.thought !== undefined && !f.complete) {
-      t.steps.appendChild(el("li", "thought", r.thought));
+      t.steps.appendChild(step(r));
       t.details.hidden = false;
     }
     if (r.observation !== undefined) {
-      t.steps.appendChild(el("li", "observation", r.observation));
+      t.steps.appendChild(observation(r));
       t.details.hidden = false;
     }
     if (r.answer !== undefined) {
@@ -109,22 +109,102 @@
     }
     if (f.complete) {
       t.answer.classList.remove("streaming");
-      (r.sources || []).forEach(function (s) {
+      var srcs = r.sources || [];
+      if (typeof r.answer === "string") render(t.answer, r.answer, srcs);
+      srcs.forEach(function (s) {
         var href = safeURL(s.url);
-        if (!href) return;
         var li = el("li");
-        var a = el("a", "citation", s.title || s.url);
-        a.href = href;
-        a.target = "_blank";
-        a.rel = "noopener";
-        a.title = href;
-        li.appendChild(a);
+        if (!href) { t.sources.appendChild(li); return; }
+        li.appendChild(link("citation", label(s), href));
         var u = new URL(href);
         li.appendChild(el("span", "where", " " + u.host + u.pathname + u.hash));
         t.sources.appendChild(li);
       });
       delete pending[f.id];
     }
+  }
+
+  function link(cls, text, href) {
+    var a = el("a", cls, text);
+    a.href = href;
+    a.target = "_blank";
+    a.rel = "noopener";
+    a.title = href;
+    return a;
+  }
+
+  // label names a source by its page and section: "Backups › Restoring".
+  function label(s) {
+    var t = s.title || s.url;
+    var h = s.heading_path || [];
+    var last = h.length ? h[h.length - 1] : "";
+    return last && last !== t ? t + " › " + last : t;
+  }
+
+  // step shows what the agent did: a search as "Searched the docs for …",
+  // other funcs and thoughts as they are.
+  function step(r) {
+    var m = /^Ask (Func|Agent)\[(\w+)\]: ([\s\S]*)$/.exec(r.thought);
+    if (m && m[2] === "fixie_query_corpus") return el("li", "action", "Searched the docs for “" + m[3] + "”");
+    if (m) return el("li", "action", (m[1] === "Agent" ? "Asked agent " : "Called ") + m[2] + ": " + m[3]);
+    return el("li", "thought", r.thought);
+  }
+
+  // observation lists the sections a search found, each a link to the
+  // exact section; other observations are shown cut short.
+  function observation(r) {
+    var li = el("li", "observation");
+    var srcs = r.sources || [];
+    if (!srcs.length) {
+      var text = String(r.observation);
+      li.textContent = text.length > 300 ? text.slice(0, 300) + "…" : text;
+      return li;
+    }
+    li.appendChild(el("span", "", "Found " + srcs.length + (srcs.length === 1 ? " section:" : " sections:")));
+    var ul = el("ul", "found");
+    srcs.forEach(function (s) {
+      var item = el("li");
+      var href = safeURL(s.url);
+      if (href) item.appendChild(link("section", label(s), href));
+      else item.textContent = label(s);
+      ul.appendChild(item);
+    });
+    li.appendChild(ul);
+    return li;
+  }
+
+  // render shows the final answer: ``` fences as code blocks, `inline`
+  // code as code, and [n] as a link to the n-th source's section. Built
+  // from DOM nodes, never HTML, so nothing in an answer can run.
+  function render(box, text, srcs) {
+    box.textContent = "";
+    var parts = text.split("```");
+    parts.forEach(function (part, i) {
+      if (i % 2 === 1) {
+        var pre = el("pre");
+        pre.appendChild(el("code", "", part.replace(/^[\w+-]*\n/, "").replace(/\n$/, "")));
+        box.appendChild(pre);
+        return;
+      }
+      var p = el("p");
+      var pieces = part.replace(/^\n+|\n+$/g, "").split("`");
+      pieces.forEach(function (piece, j) {
+        if (j % 2 === 1) { p.appendChild(el("code", "", piece)); return; }
+        var re = /\[(\d+(?:,\s*\d+)*)\]/g, last = 0, m;
+        while ((m = re.exec(piece)) !== null) {
+          p.appendChild(document.createTextNode(piece.slice(last, m.index)));
+          m[1].split(/,\s*/).forEach(function (n) {
+            var s = srcs[Number(n) - 1];
+            var href = s && safeURL(s.url);
+            if (href) p.appendChild(link("cite", "[" + n + "]", href));
+            else p.appendChild(document.createTextNode("[" + n + "]"));
+          });
+          last = re.lastIndex;
+        }
+        p.appendChild(document.createTextNode(piece.slice(last)));
+      });
+      if (p.childNodes.length && p.textContent.trim() !== "") box.appendChild(p);
+    });
   }
 
   form.addEventListener("submit", function (ev) {

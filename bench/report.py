@@ -1,0 +1,156 @@
+"""The report of `make bench`: reads the raw results deploy/bench.sh wrote
+into a directory, prints one table, and writes it as Markdown (with the
+machine and date) and as a PNG chart.
+
+    python bench/report.py RESULTS_DIR bench/results.md bench/results.png
+"""
+
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def runs(rdir, prefix):
+    """The measure.py figures and the command's JSON output of each run."""
+    out = []
+    for m in sorted(glob.glob(os.path.join(rdir, prefix + "_[0-9]*.json"))):
+        with open(m[:-5] + ".out") as f:
+            out.append((load(m), json.loads(f.read().strip().splitlines()[-1])))
+    return out
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def load_figures(path):
+    text = open(path).read()
+    num = r"([0-9.]+)"
+    figs = {}
+    m = re.search(r"REST c16: (\d+) answers in [0-9.]+s = " + num + r" answers/s, p50 " + num + r" ms, p99 " + num + r" ms, failed (\d+)", text)
+    if m:
+        figs["REST"] = dict(n=int(m[1]), rate=float(m[2]), p50=float(m[3]), p99=float(m[4]), failed=int(m[5]), how="16 concurrent clients")
+    m = re.search(r"websocket: (\d+) clients, (\d+) completed in [0-9.]+s = " + num + r" answers/s, (\d+) failed, \d+ frames, p50 " + num + r" ms, p99 " + num + " ms", text)
+    if m:
+        figs["websocket"] = dict(n=int(m[2]), rate=float(m[3]), failed=int(m[4]), p50=float(m[5]), p99=float(m[6]), how=f"{m[1]} clients at once, streamed")
+    m = re.search(r"NATS c32: (\d+) answers in [0-9.]+s = " + num + r" answers/s, p50 " + num + r" ms, p99 " + num + r" ms, failed (\d+)", text)
+    if m:
+        figs["NATS"] = dict(n=int(m[1]), rate=float(m[2]), p50=float(m[3]), p99=float(m[4]), failed=int(m[5]), how="32 concurrent requesters, streamed")
+    m = re.search(r"server peak RSS (\d+) MB", text)
+    if m:
+        figs["serve_rss_mb"] = int(m[1])
+    for k in ("REST", "websocket", "NATS"):
+        if k not in figs:
+            sys.exit(f"report: no {k} figures in {path}")
+    return figs
+
+
+def machine(path):
+    out = {}
+    for line in open(path):
+        k, _, v = line.strip().partition("=")
+        out[k] = v
+    return out
+
+
+def main():
+    rdir, md_path, png_path = sys.argv[1:4]
+    kg = runs(rdir, "kgagent_ingest")
+    sc = runs(rdir, "scrapy")
+    if not kg or not sc:
+        sys.exit("report: missing ingestion runs")
+    kg_pages = med([o["pages"] for _, o in kg])
+    kg_wall = med([m["wall_s"] for m, _ in kg])
+    kg_cpu = med([m["cpu_s"] for m, _ in kg])
+    kg_rss = med([m["peak_rss_mb"] for m, _ in kg])
+    sc_pages = med([o["pages"] for _, o in sc])
+    sc_wall = med([m["wall_s"] for m, _ in sc])
+    sc_cpu = med([m["cpu_s"] for m, _ in sc])
+    sc_rss = med([m["peak_rss_mb"] for m, _ in sc])
+    rc_m = load(os.path.join(rdir, "kgagent_recrawl.json"))
+    rc_o = json.loads(open(os.path.join(rdir, "kgagent_recrawl.out")).read())
+    ev = json.loads(open(os.path.join(rdir, "kgagent_eval.out")).read())
+    bm = load(os.path.join(rdir, "bm25s.out"))
+    ld = load_figures(os.path.join(rdir, "load.txt"))
+    mc = machine(os.path.join(rdir, "machine.txt"))
+    chunks, triples = kg[-1][1]["chunks"], kg[-1][1]["triples"]
+
+    kg_pps, sc_pps = kg_pages / kg_wall, sc_pages / sc_wall
+    kg_ms, sc_ms = 1e3 * kg_cpu / kg_pages, 1e3 * sc_cpu / sc_pages
+    bc, bp = bm["chunks"], bm["pages"]
+    n = len(kg)
+
+    def x(a, b):
+        return f"{a / b:.1f}×"
+
+    rows = [
+        ("**Ingestion** (Python 3.11 docs on loopback)", "**kgagent**", "**Scrapy**", "**kgagent vs Scrapy**"),
+        ("pages", f"{kg_pages:.0f} ({chunks:,} chunks, {triples:,} triples)", f"{sc_pages:.0f} (title and text only)", ""),
+        (f"wall time, median of {n}", f"{kg_wall:.1f} s", f"{sc_wall:.1f} s", ""),
+        ("pages/s", f"{kg_pps:.0f}", f"{sc_pps:.1f}", x(kg_pps, sc_pps) + " faster"),
+        ("CPU per page (user+sys)", f"{kg_ms:.1f} ms", f"{sc_ms:.1f} ms", x(sc_ms, kg_ms) + " less"),
+        ("peak RSS", f"{kg_rss:.0f} MB", f"{sc_rss:.0f} MB", ""),
+        ("unchanged re-crawl", f"{rc_m['wall_s']:.2f} s ({rc_o['unchanged']} pages unchanged)", "", x(kg_wall, rc_m["wall_s"]) + " faster than the first"),
+        (f"**Retrieval** ({ev['questions']} questions, gold page in top {ev['k']})", "**kgagent hybrid**", "**bm25s (chunks / pages)**", ""),
+        (f"recall@{ev['k']}", f"{ev['recall_at_k']:.3f}", f"{bc['recall_at_k']:.3f} / {bp['recall_at_k']:.3f}", ""),
+        ("MRR", f"{ev['mrr']:.3f}", f"{bc['mrr']:.3f} / {bp['mrr']:.3f}", ""),
+        ("search latency p50 / p99", f"{ev['search_p50_ms']:.2f} / {ev['search_p99_ms']:.1f} ms", f"{bc['search_p50_ms']:.2f} / {bc['search_p99_ms']:.1f} ms (chunks)", ""),
+        ("**Answers** (every answer computed)", "**kgagent**", "", ""),
+        ("in process (`eval --answers`), p50 / p99", f"{ev['answer_p50_ms']:.1f} / {ev['answer_p99_ms']:.0f} ms; names the module in {100 * ev.get('answer_contains', 0):.0f}%, gold page among its first {ev['k']} sources in {100 * ev.get('agent_recall_at_k', 0):.0f}%", "", ""),
+    ]
+    for k in ("REST", "websocket", "NATS"):
+        f = ld[k]
+        rows.append((f"{k} ({f['how']})", f"{f['rate']:.0f} answers/s, p50 {f['p50']:.1f} ms, p99 {f['p99']:.1f} ms, {f['failed']} failed of {f['n'] + f['failed']}", "", ""))
+
+    head = ("", "kgagent", "alternative", "ratio (same run)")
+    table = ["| " + " | ".join(head) + " |", "|---|---|---|---|"]
+    table += ["| " + " | ".join(r) + " |" for r in rows]
+    machine_line = (f"{mc['date']} on {mc['nproc']} cores ({mc['cpu']}), {mc['mem_gib']} GiB, load average at the end {mc['load']}; "
+                    f"commit {mc['commit']}, {mc['go']}, Scrapy {mc['scrapy']}, bm25s {mc['bm25s']}.")
+    md = "\n".join(["# Benchmark results", "", "`make bench` (deploy/bench.sh)", "", *table, "", machine_line, ""])
+    with open(md_path, "w") as f:
+        f.write(md)
+    print("\n".join(table))
+    print()
+    print(machine_line)
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(1, 4, figsize=(16, 4))
+    c_kg, c_other = "#2a6fb0", "#b0b0b0"
+    ax[0].bar(["kgagent", "Scrapy"], [kg_pps, sc_pps], color=[c_kg, c_other])
+    ax[0].set_title("ingestion, pages/s (higher is better)")
+    ax[1].bar(["kgagent", "Scrapy"], [kg_ms, sc_ms], color=[c_kg, c_other])
+    ax[1].set_title("CPU-ms per page (lower is better)")
+    names = ["kgagent", "bm25s chunks", "bm25s pages"]
+    w = 0.38
+    r5 = [ev["recall_at_k"], bc["recall_at_k"], bp["recall_at_k"]]
+    mrr = [ev["mrr"], bc["mrr"], bp["mrr"]]
+    ax[2].bar([i - w / 2 for i in range(3)], r5, w, label="recall@5", color=c_kg)
+    ax[2].bar([i + w / 2 for i in range(3)], mrr, w, label="MRR", color="#7fb3e0")
+    ax[2].set_xticks(range(3), names)
+    ax[2].set_ylim(0, 1.15)
+    ax[2].legend(loc="upper center", ncol=2)
+    ax[2].set_title("retrieval quality")
+    tr = ["REST", "websocket", "NATS"]
+    ax[3].bar(tr, [ld[k]["rate"] for k in tr], color=c_kg)
+    for i, k in enumerate(tr):
+        ax[3].annotate(f"p50 {ld[k]['p50']:.0f} ms", (i, ld[k]["rate"]), ha="center", va="bottom", fontsize=8)
+    ax[3].set_title("computed answers/s")
+    fig.suptitle(f"kgagent make bench, {mc['date']}, {mc['nproc']} cores", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=90)
+
+
+if __name__ == "__main__":
+    main()
