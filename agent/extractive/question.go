@@ -139,12 +139,6 @@ func (q question) missing(present termSet) []string {
 	return nil
 }
 
-// exact reports whether t itself is in the set.
-func (s termSet) exact(t string) bool {
-	i := sort.SearchStrings(s, t)
-	return i < len(s) && s[i] == t
-}
-
 // isName reports whether term t comes from one of the question's names.
 func (q question) isName(t string) bool {
 	for _, w := range q.specific {
