@@ -135,9 +135,9 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	case q.howTo:
 		out.howTo(ps, sents, best)
 	default:
-		// A short first sentence of the best one's section ("No.", "One
-		// million by default.") carries the answer the next one explains.
-		if best.pos == 1 {
+		// A yes/no question: a short first sentence of the best one's
+		// section ("No.") carries the answer the next one explains.
+		if q.yesNo && best.pos == 1 {
 			for _, s := range sents {
 				if s.p == best.p && s.pos == 0 && len(s.terms) <= 8 {
 					out.add(s)

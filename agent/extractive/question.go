@@ -11,6 +11,9 @@ import (
 )
 
 // question is what Compose reads from the question.
+// yesNoRe matches questions answered by yes or no.
+var yesNoRe = regexp.MustCompile(`(?i)^\s*(does|do|is|are|can|could|will|should|has|have|was|were)\b`)
+
 type question struct {
 	terms []string // content terms (no stop or frame words)
 	// answerType is the noun a what/which question asks for ("language"
@@ -20,6 +23,7 @@ type question struct {
 	specific   []string // names the evidence must contain: proper nouns, identifiers
 	kind       string   // the noun of a which/what question ("module"), or ""
 	howTo      bool     // "how do I ...", "how to ..."
+	yesNo      bool     // "Does Lumen run on Windows?"
 	cue        int
 }
 
@@ -38,7 +42,7 @@ var howWords = map[string]bool{"long": true, "many": true, "much": true, "often"
 var howToRe = regexp.MustCompile(`(?i)^\s*(how\s+(do|can|should|would|could)\s+(i|you|we|one)\b|how\s+to\b|what\s+is\s+the\s+(best\s+)?way\s+to\b|what'?s\s+the\s+(best\s+)?way\s+to\b)`)
 
 func analyse(q string) question {
-	out := question{howTo: howToRe.MatchString(q), cue: questionCue(q)}
+	out := question{howTo: howToRe.MatchString(q), yesNo: yesNoRe.MatchString(q), cue: questionCue(q)}
 	out.kind = entityType(q)
 	out.answerType = answerType(q)
 	skip := ""
@@ -133,12 +137,6 @@ func (q question) missing(present termSet) []string {
 		return absent
 	}
 	return nil
-}
-
-// exact reports whether t itself is in the set.
-func (s termSet) exact(t string) bool {
-	i := sort.SearchStrings(s, t)
-	return i < len(s) && s[i] == t
 }
 
 // isName reports whether term t comes from one of the question's names.
@@ -262,7 +260,7 @@ func (q question) covered(ps []*passage, best *passage, present termSet) bool {
 	page := newTermSet(in)
 	for _, w := range q.specific {
 		for _, t := range words.Terms(w) {
-			if !page.exact(t) && !allDigits(t) {
+			if !page.has(t) && !allDigits(t) {
 				return false // the page is not about the name asked for
 			}
 		}
