@@ -50,6 +50,7 @@ mkdir -p "$R"
 SITE_PID=
 trap '[ -n "$SITE_PID" ] && kill "$SITE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 log "building"
 go build -o "$WORK/kgagent" ./cmd/kgagent
 go build -o "$WORK/sitesrv" ./deploy/sitesrv
@@ -86,7 +87,7 @@ KGAGENT_ANSWER_CACHE_SIZE=0 KGAGENT_BENCH_DATA="$WORK/data" KGAGENT_BENCH_QUESTI
   echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
   echo "mem_gib=$(awk '/MemTotal/ {printf "%.0f", $2/1048576}' /proc/meminfo)"
   echo "load=$(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "commit=$COMMIT"
   echo "go=$(go env GOVERSION)"
   echo "scrapy=$("$PY" -c 'import scrapy; print(scrapy.__version__)')"
   echo "bm25s=$("$PY" -c 'import bm25s; print(bm25s.__version__)')"

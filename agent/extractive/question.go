@@ -11,6 +11,9 @@ import (
 )
 
 // question is what Compose reads from the question.
+// yesNoRe matches questions answered by yes or no.
+var yesNoRe = regexp.MustCompile(`(?i)^\s*(does|do|is|are|can|could|will|should|has|have|was|were)\b`)
+
 type question struct {
 	terms []string // content terms (no stop or frame words)
 	// answerType is the noun a what/which question asks for ("language"
@@ -20,6 +23,7 @@ type question struct {
 	specific   []string // names the evidence must contain: proper nouns, identifiers
 	kind       string   // the noun of a which/what question ("module"), or ""
 	howTo      bool     // "how do I ...", "how to ..."
+	yesNo      bool     // "Does Lumen run on Windows?"
 	cue        int
 }
 
@@ -38,7 +42,7 @@ var howWords = map[string]bool{"long": true, "many": true, "much": true, "often"
 var howToRe = regexp.MustCompile(`(?i)^\s*(how\s+(do|can|should|would|could)\s+(i|you|we|one)\b|how\s+to\b|what\s+is\s+the\s+(best\s+)?way\s+to\b|what'?s\s+the\s+(best\s+)?way\s+to\b)`)
 
 func analyse(q string) question {
-	out := question{howTo: howToRe.MatchString(q), cue: questionCue(q)}
+	out := question{howTo: howToRe.MatchString(q), yesNo: yesNoRe.MatchString(q), cue: questionCue(q)}
 	out.kind = entityType(q)
 	out.answerType = answerType(q)
 	skip := ""
@@ -133,12 +137,6 @@ func (q question) missing(present termSet) []string {
 		return absent
 	}
 	return nil
-}
-
-// exact reports whether t itself is in the set.
-func (s termSet) exact(t string) bool {
-	i := sort.SearchStrings(s, t)
-	return i < len(s) && s[i] == t
 }
 
 // isName reports whether term t comes from one of the question's names.
@@ -262,7 +260,7 @@ func (q question) covered(ps []*passage, best *passage, present termSet) bool {
 	page := newTermSet(in)
 	for _, w := range q.specific {
 		for _, t := range words.Terms(w) {
-			if !page.exact(t) && !allDigits(t) {
+			if !page.has(t) && !allDigits(t) {
 				return false // the page is not about the name asked for
 			}
 		}
@@ -383,24 +381,33 @@ func anchorName(p *passage, kind string) string {
 	if !ok || name == "" || strings.ContainsAny(name, " /?&") {
 		return ""
 	}
-	// Only a name of the page's own family: the page's name itself or one
-	// below it ("multiprocessing.pool" on the multiprocessing page), not a
-	// heading's ("module-contents" for "Module Contents").
-	page := p.DocURL
-	if page == "" {
-		page, _, _ = strings.Cut(p.URL, "#")
-	}
-	page = page[strings.LastIndexByte(page, '/')+1:]
-	if i := strings.LastIndexByte(page, '.'); i > 0 {
-		page = page[:i]
-	}
-	top, _ := dashed(p.Title)
-	for _, base := range []string{page, top} {
-		if base != "" && (name == base || strings.HasPrefix(name, base+".")) {
-			return name
+	// Not a heading's own anchor: "module-contents" is the slug of the
+	// heading "Module Contents", not a declaration.
+	for _, h := range p.HeadingPath {
+		if slug(h) == strings.ToLower(anchor) {
+			return ""
 		}
 	}
-	return ""
+	return name
+}
+
+// slug is a heading as an anchor: lower case, runs of other characters
+// than letters and digits as one "-".
+func slug(h string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(sectionNumber.ReplaceAllString(strings.TrimSpace(h), "")) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
+	}
+	return b.String()
 }
 
 // sectionNumber matches the number a heading starts with ("9.28. ").

@@ -31,6 +31,7 @@ func runWorker(ctx context.Context, cfg Config, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	go a.warmUp(ctx) // the first NATS question then finds the search copies loaded
 	fmt.Fprintf(stdout, "kgagent worker on NATS %s\n", a.bus.URL())
 	log.Info("worker running", "nats", a.bus.URL())
 	select {

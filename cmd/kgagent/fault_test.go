@@ -26,6 +26,7 @@ import (
 	"github.com/kgagent/kgagent/crawler/natsjobs"
 	"github.com/kgagent/kgagent/graphrag"
 	"github.com/kgagent/kgagent/graphrag/neo4j"
+	"github.com/kgagent/kgagent/internal/natscluster"
 	"github.com/kgagent/kgagent/internal/poll"
 )
 
@@ -96,19 +97,7 @@ func neo4jEnv(t *testing.T) neo4j.Config {
 
 // startJetStream starts an in-process NATS server with JetStream for the
 // test's processes to share.
-func startJetStream(t *testing.T) *natsserver.Server {
-	t.Helper()
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats not ready")
-	}
-	t.Cleanup(ns.Shutdown)
-	return ns
-}
+func startJetStream(t *testing.T) *natsserver.Server { return natscluster.StartServer(t) }
 
 // slowSite serves the sample site with delay per request, so an ingestion
 // lasts long enough to be interrupted.

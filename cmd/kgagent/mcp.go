@@ -48,6 +48,7 @@ func runMCP(ctx context.Context, cfg Config, in io.Reader, out, stderr io.Writer
 	if _, err := a.startBackground(ctx); err != nil {
 		return err
 	}
+	go a.warmUp(ctx) // the first tool call then finds the search copies loaded
 	gw, err := a.gateway()
 	if err != nil {
 		return err

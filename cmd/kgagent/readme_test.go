@@ -176,7 +176,7 @@ func TestReadmeExamples(t *testing.T) {
 	if err := conn.WriteMessage(websocket.TextMessage, []byte(`{"id":"q1","service":"agent","flow":"default","request":{"question":"What is the default HTTP port of the Lumen server?"}}`)); err != nil {
 		t.Fatal(err)
 	}
-	documented := map[string]bool{"thought": true, "agent,thought": true, "action,thought": true, "observation": true, "answer,delta": true}
+	documented := readmeFrameKinds(t)
 	sawAction := false
 	for seq := int64(1); ; seq++ {
 		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
@@ -201,7 +201,7 @@ func TestReadmeExamples(t *testing.T) {
 			}
 			break
 		}
-		if !documented[kind] {
+		if !coveredBy(keys, documented) {
 			t.Errorf("frame %d has the undocumented response %v", seq, f.Response)
 		}
 		sawAction = sawAction || kind == "action,thought"
@@ -289,4 +289,75 @@ func TestReadmeCommandLinesParse(t *testing.T) {
 	if n < 6 {
 		t.Fatalf("found %d kgagent command lines in the README, want the ingest, ask, eval, serve and worker examples at least", n)
 	}
+}
+
+// readmeFrameKinds reads the README's table of websocket responses: the
+// sorted top-level keys of each row's example object, comma-joined.
+func readmeFrameKinds(t *testing.T) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "| `response` | when |")
+	if !ok {
+		t.Fatal("the README has no table of websocket responses")
+	}
+	kinds := map[string]bool{}
+	key := regexp.MustCompile(`[{,]"(\w+)":`)
+	for _, row := range strings.Split(table, "\n")[2:] {
+		if !strings.HasPrefix(row, "| `{") {
+			break
+		}
+		cell := strings.SplitN(row, "` |", 2)[0]
+		// only the top level: drop nested objects and arrays
+		for nested := regexp.MustCompile(`\[[^\[\]]*\]|\{[^{}]*\}`); ; {
+			inner := strings.TrimPrefix(cell, "| `{")
+			reduced := nested.ReplaceAllString(inner, "X")
+			if reduced == inner {
+				cell = "{" + inner
+				break
+			}
+			cell = "| `{" + reduced
+		}
+		var keys []string
+		for _, m := range key.FindAllStringSubmatch(cell, -1) {
+			keys = append(keys, m[1])
+		}
+		slices.Sort(keys)
+		kinds[strings.Join(keys, ",")] = true
+	}
+	if len(kinds) < 5 {
+		t.Fatalf("read %d kinds of response from the README's table: %v", len(kinds), kinds)
+	}
+	return kinds
+}
+
+func TestReadmeFrameKindsParse(t *testing.T) {
+	got := readmeFrameKinds(t)
+	for _, want := range []string{"thought", "agent,thought", "action,thought", "answer,delta", "agent,answer,request_id,sources"} {
+		if !got[want] {
+			t.Errorf("kinds %v lack %q", got, want)
+		}
+	}
+}
+
+// coveredBy reports whether some documented kind has every one of keys
+// (fields a row shows may be left out, as "sources" is when a func found
+// none; a field no row shows may not appear).
+func coveredBy(keys []string, kinds map[string]bool) bool {
+	for k := range kinds {
+		have := strings.Split(k, ",")
+		ok := true
+		for _, key := range keys {
+			if !slices.Contains(have, key) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }

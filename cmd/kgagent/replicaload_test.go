@@ -302,9 +302,17 @@ func TestFaultNATSNodeKilledUnderLoad(t *testing.T) {
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
 	for _, name := range []string{"KGAGENT_JOBS", "KV_kgagent_jobs"} {
-		if info, err := js.Stream(context.Background(), name); err != nil || info.CachedInfo().Config.Replicas != 3 {
-			t.Errorf("stream %s: %v (want 3 replicas)", name, err)
-		}
+		// The stream's info may time out while it elects a new leader.
+		poll.Until(t, 30*time.Second, func() error {
+			info, err := js.Stream(context.Background(), name)
+			if err != nil {
+				return fmt.Errorf("stream %s: %v", name, err)
+			}
+			if r := info.CachedInfo().Config.Replicas; r != 3 {
+				t.Fatalf("stream %s has %d replicas, want 3", name, r)
+			}
+			return nil
+		})
 	}
 	site := slowSite(t, 0)
 	body := `{"collection":"after-kill","urls":["` + site.URL + `/faq.html"]}`

@@ -18,6 +18,10 @@ import (
 // violates schema: 3".
 var stFailure = regexp.MustCompile(`(ST\d{3}) ([^:\n]+): (\d+)`)
 
+// stSection is the heading schemathesis prints above an operation's
+// findings: "____ POST /api/v1/embeds ____".
+var stSection = regexp.MustCompile(`(?m)^_{3,} (.+?) _{3,}$`)
+
 // TestSchemathesis runs schemathesis (PyPI; deploy/testenv/70-schemathesis.sh
 // installs it) with --checks all against the real serve's
 // /api/v1/openapi.json, bounded in time, once without keys (the document
@@ -71,6 +75,9 @@ func TestSchemathesis(t *testing.T) {
 				t.Fatalf("schemathesis did not run (%v):\n%s", err, tail(s, 6000))
 			}
 			summary := s[strings.LastIndex(s, "SUMMARY"):]
+			for _, m := range stSection.FindAllStringSubmatch(s, -1) {
+				t.Logf("schemathesis %s: findings under %s", mode.name, m[1])
+			}
 			var bad []string
 			for _, m := range stFailure.FindAllStringSubmatch(summary, -1) {
 				line := m[1] + " " + m[2] + ": " + m[3]

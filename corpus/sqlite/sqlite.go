@@ -30,6 +30,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/internal/groupcommit"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -95,9 +96,7 @@ type Index struct {
 
 	writeMu sync.Mutex // one writer at a time (SQLite allows no more)
 
-	qmu   sync.Mutex  // guards queue and busy
-	queue []*writeJob // document writes waiting for a transaction (write.go)
-	busy  bool        // a leader is running a group
+	writes *groupcommit.Queue[*writeJob] // document writes waiting for a transaction (write.go)
 
 	cacheMu sync.RWMutex
 	cache   map[string]*memColl // collection -> search copy, loaded on first use
@@ -176,7 +175,7 @@ func Open(cfg Config) (*Index, error) {
 	} else {
 		db.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
 	}
-	x := &Index{cfg: cfg, db: db, cache: map[string]*memColl{}}
+	x := &Index{cfg: cfg, db: db, cache: map[string]*memColl{}, writes: groupcommit.New[*writeJob](maxGroup)}
 	if err := x.migrate(); err != nil {
 		db.Close()
 		return nil, err

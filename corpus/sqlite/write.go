@@ -9,18 +9,16 @@ import (
 	"github.com/kgagent/kgagent"
 )
 
-// Group commit. ReplaceDocument callers queue their writes; whoever finds
-// the queue idle leads: it runs up to maxGroup queued writes in one
-// transaction, commits once, updates the search copies and wakes the
-// callers, then hands the lead to the next waiter. An ingestion's crawl
-// workers and graph steps (the entity index) write concurrently, so they
-// share commits instead of paying one each: every commit appends the
-// pages it touched to the WAL, and one commit per document rewrote the
-// chunks table's last page and the document index's pages over and over
-// (the Python docs wrote 2.1x the index's size to the WAL). Each document
-// is still atomic: a group is one transaction, and when one write of a
-// group fails the transaction is rolled back and each write runs again in
-// a transaction of its own, so the failure is its alone.
+// Group commit (internal/groupcommit). ReplaceDocument callers queue their
+// writes; whoever finds the queue idle leads: it runs up to maxGroup queued
+// writes in one transaction, commits once, updates the search copies and
+// wakes the callers, then hands the lead to the next waiter. An
+// ingestion's crawl workers and graph steps (the entity index) write
+// concurrently, so they share commits instead of paying one each (the
+// Python docs made ~1,050 commits; the store's CPU went 1.00 -> 0.68 s).
+// Each document is still atomic: a group is one transaction, and when one
+// write of a group fails the transaction is rolled back and each write
+// runs again in a transaction of its own, so the failure is its alone.
 
 // maxGroup caps the document writes that share one transaction.
 const maxGroup = 32
@@ -36,7 +34,6 @@ type writeJob struct {
 	removed, added []int64 // rowids, set by writeDoc
 	version        int64   // the collection's write version after it
 	err            error
-	wake           chan bool // true: lead the next group; false: done, err is set
 }
 
 // write queues j and returns when it is committed (or failed).
@@ -44,34 +41,7 @@ func (x *Index) write(j *writeJob) error {
 	if err := j.ctx.Err(); err != nil {
 		return err
 	}
-	j.wake = make(chan bool, 1)
-	x.qmu.Lock()
-	x.queue = append(x.queue, j)
-	lead := !x.busy
-	x.busy = true
-	x.qmu.Unlock()
-	if !lead && !<-j.wake {
-		return j.err
-	}
-	// Leading: j is first in the queue.
-	x.qmu.Lock()
-	n := min(len(x.queue), maxGroup)
-	group := append([]*writeJob(nil), x.queue[:n]...)
-	x.queue = append(x.queue[:0], x.queue[n:]...)
-	x.qmu.Unlock()
-
-	x.runGroup(group)
-
-	x.qmu.Lock()
-	if len(x.queue) > 0 {
-		x.queue[0].wake <- true
-	} else {
-		x.busy = false
-	}
-	x.qmu.Unlock()
-	for _, g := range group[1:] {
-		g.wake <- false
-	}
+	x.writes.Do(j, x.runGroup)
 	return j.err
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 // TestGroupCommit queues writes behind a running one so that they share a
@@ -54,10 +55,10 @@ func TestGroupCommit(t *testing.T) {
 			errs[i] = x.ReplaceDocument(ctx, "c", url, cs, vs)
 		}()
 		if i == 1 {
-			waitFor(t, func() bool { x.qmu.Lock(); defer x.qmu.Unlock(); return x.busy && len(x.queue) == 0 })
+			poll.True(t, 10*time.Second, "the first write leads", func() bool { return x.writes.Busy() && x.writes.Waiting() == 0 })
 		}
 	}
-	waitFor(t, func() bool { x.qmu.Lock(); defer x.qmu.Unlock(); return len(x.queue) == n-1 })
+	poll.True(t, 10*time.Second, "the other writes queue", func() bool { return x.writes.Waiting() == n-1 })
 	x.writeMu.Unlock()
 	wg.Wait()
 
@@ -82,15 +83,5 @@ func TestGroupCommit(t *testing.T) {
 	}
 	if hits, _ := x.Search(ctx, corpus.Query{Collection: "c", Text: fmt.Sprintf("word%d", bad), K: 5, Mode: corpus.ModeKeyword}); len(hits) != 0 {
 		t.Errorf("the failed write left %v", hits)
-	}
-}
-
-// waitFor polls cond until it holds (or fails the test after 10 s).
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 10 s")
-		}
 	}
 }

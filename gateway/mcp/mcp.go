@@ -74,6 +74,10 @@ type Options struct {
 	IngestPoll time.Duration
 	// MaxBodyBytes bounds a Streamable HTTP request body; default 1 MiB.
 	MaxBodyBytes int64
+	// MaxSessions and MaxSessionsPerCaller bound the Streamable HTTP
+	// sessions open at once (idle ones close after 30 minutes); defaults
+	// 4096 and 64.
+	MaxSessions, MaxSessionsPerCaller int
 }
 
 // Server is kgagent's MCP server: the SDK server with kgagent's tools and
@@ -97,6 +101,12 @@ func New(b Backend, opts Options) *Server {
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = 4096
+	}
+	if opts.MaxSessionsPerCaller <= 0 {
+		opts.MaxSessionsPerCaller = 64
 	}
 	s := &Server{b: b, opts: opts}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: "kgagent", Title: "kgagent knowledge base", Version: opts.Version}, &sdk.ServerOptions{
@@ -122,7 +132,7 @@ func (s *Server) SDK() *sdk.Server { return s.srv }
 // credentials, Host/Origin and CORS rules apply; Options.Authenticate then
 // names the caller of every request.
 func (s *Server) HTTPHandler() http.Handler {
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
+	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
 		MaxRequestBodyBytes: s.opts.MaxBodyBytes,
 		SessionTimeout:      30 * time.Minute,
 		// The gateway checks Host (loopback, or allowed_hosts) and Origin
@@ -130,6 +140,7 @@ func (s *Server) HTTPHandler() http.Handler {
 		// rule would refuse the allowed_hosts a proxy forwards.
 		DisableLocalhostProtection: true,
 	})
+	h = &sessionGuard{s: s, next: h, total: s.opts.MaxSessions, perCaller: s.opts.MaxSessionsPerCaller, owners: map[string]string{}}
 	if !s.opts.RequireBearer || s.opts.Authenticate == nil || s.opts.Owner == nil {
 		return h
 	}

@@ -16,19 +16,7 @@ import (
 	"github.com/kgagent/kgagent/internal/natscluster"
 )
 
-func startNATS(t *testing.T) *server.Server {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	return s
-}
+func startNATS(t *testing.T) *server.Server { return natscluster.StartServer(t) }
 
 func connect(t *testing.T, url string) *nats.Conn {
 	t.Helper()

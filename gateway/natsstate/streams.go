@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,8 +17,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/crawler/natsjobs"
 	"github.com/kgagent/kgagent/gateway"
+	"github.com/kgagent/kgagent/internal/natskv"
 )
 
 // StreamsConfig names the JetStream resources of Streams and sets their
@@ -29,7 +30,8 @@ type StreamsConfig struct {
 	Retain    time.Duration // how long a stream's frames and record are kept; 2m plus MaxRunning
 	MaxEvents int           // frames kept per stream; 2048
 	MaxBytes  int64         // bytes of frames kept in all, oldest dropped first; 64 MiB
-	Replicas  int           // replicas of the stream and bucket; 0: natsjobs.Replicas(nc)
+	Replicas  int           // replicas of the stream and bucket; 0: natskv.Replicas(nc)
+	Stale     time.Duration // a running stream's record not renewed for this long is dead; 5s
 }
 
 // Streams is a gateway.StreamStore in NATS JetStream, so a websocket client
@@ -41,9 +43,11 @@ type StreamsConfig struct {
 // hands frames to its own attached client directly; a client attached on
 // another replica reads them from JetStream, stored ones first, then live.
 //
-// A stream whose replica died before its last frame stays unfinished until
-// its record expires: resuming it gives the frames that were written, and
-// no more.
+// The replica running a request renews its record every second. A client
+// attached elsewhere to a stream whose record has not been renewed for
+// Stale (the replica died before the last frame) gets the frames that were
+// written and then a final UNAVAILABLE error frame, instead of waiting for
+// frames that will never come.
 type Streams struct {
 	cfg StreamsConfig
 	nc  *nats.Conn
@@ -58,6 +62,7 @@ type record struct {
 	Token   string `json:"token"`
 	Subject string `json:"subject"`
 	Done    bool   `json:"done"`
+	Beat    int64  `json:"beat"` // when the running replica last renewed it (Unix ms)
 }
 
 // NewStreams creates (or opens) the stream and the bucket. Errors:
@@ -82,7 +87,10 @@ func NewStreams(ctx context.Context, nc *nats.Conn, cfg StreamsConfig) (*Streams
 		cfg.MaxBytes = 64 << 20
 	}
 	if cfg.Replicas <= 0 {
-		cfg.Replicas = natsjobs.Replicas(nc)
+		cfg.Replicas = natskv.Replicas(nc)
+	}
+	if cfg.Stale <= 0 {
+		cfg.Stale = 5 * time.Second
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -100,15 +108,15 @@ func NewStreams(ctx context.Context, nc *nats.Conn, cfg StreamsConfig) (*Streams
 	}); err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the stream of resumable frames")
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := natskv.Bucket(ctx, nc, jetstream.KeyValueConfig{
 		Bucket:   cfg.Bucket,
 		TTL:      cfg.Retain,
 		Storage:  jetstream.MemoryStorage,
 		Replicas: cfg.Replicas,
 		History:  1,
-	})
+	}, "resumable streams")
 	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the bucket of resumable streams")
+		return nil, err
 	}
 	return &Streams{cfg: cfg, nc: nc, js: js, kv: kv}, nil
 }
@@ -138,20 +146,50 @@ func (s *Streams) Start(ctx context.Context, key, token string) (gateway.Stream,
 	}
 	inst := make([]byte, 8)
 	_, _ = rand.Read(inst)
-	r := record{Token: token, Subject: s.cfg.Subject + "." + rk + "." + hex.EncodeToString(inst)}
+	r := record{Token: token, Subject: s.cfg.Subject + "." + rk + "." + hex.EncodeToString(inst), Beat: time.Now().UnixMilli()}
 	b, _ := json.Marshal(r)
 	if rev == 0 {
 		_, err = s.kv.Create(ctx, rk, b)
 	} else {
 		_, err = s.kv.Update(ctx, rk, b, rev)
 	}
-	if natsjobs.IsConflict(err) {
+	if natskv.IsConflict(err) {
 		return nil, kgagent.Errorf(kgagent.ECONFLICT, "a request with this id is already running")
 	}
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "writing the stream record")
 	}
-	return &stream{s: s, rk: rk, rec: r, owner: true, next: 1}, nil
+	st := &stream{s: s, key: key, rk: rk, rec: r, owner: true, next: 1, stop: make(chan struct{})}
+	go st.renew()
+	return st, nil
+}
+
+// renew rewrites the record of a running stream every second, until its
+// last frame, so other replicas can tell it is alive.
+func (st *stream) renew() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-st.stop:
+			return
+		case <-t.C:
+		}
+		// putMu orders this write before the last frame's: a renewal
+		// never overwrites the record that says done.
+		st.putMu.Lock()
+		st.mu.Lock()
+		r := st.rec
+		st.mu.Unlock()
+		if !r.Done {
+			r.Beat = time.Now().UnixMilli()
+			b, _ := json.Marshal(r)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_, _ = st.s.kv.Put(ctx, st.rk, b)
+			cancel()
+		}
+		st.putMu.Unlock()
+	}
 }
 
 // Get returns the stream key, wherever it runs: ENOTFOUND when there is no
@@ -169,7 +207,7 @@ func (s *Streams) Get(ctx context.Context, key string) (gateway.Stream, error) {
 	if err := json.Unmarshal(e.Value(), &r); err != nil {
 		return nil, kgagent.Errorf(kgagent.ENOTFOUND, "no such stream")
 	}
-	return &stream{s: s, rk: rk, rec: r}, nil
+	return &stream{s: s, key: key, rk: rk, rec: r}, nil
 }
 
 // Close does nothing: the stream and bucket outlive the process.
@@ -179,6 +217,7 @@ func (s *Streams) Close() error { return nil }
 // (it numbers and writes the frames), not on replicas that only read it.
 type stream struct {
 	s     *Streams
+	key   string
 	rk    string
 	rec   record
 	owner bool
@@ -188,7 +227,9 @@ type stream struct {
 	done  bool
 	sub   func([]byte) bool
 	subID uint64
-	cons  map[uint64]jetstream.ConsumeContext // readers from JetStream, by subscriber
+	cons  map[uint64]func() // stop the readers from JetStream, by subscriber
+	stop  chan struct{}     // closed at the last frame (owner only)
+	putMu sync.Mutex        // serialises the owner's record writes
 }
 
 const seqHeader = "Kgagent-Seq"
@@ -241,11 +282,17 @@ func (st *stream) Append(f gateway.Frame) {
 	}
 	st.mu.Unlock()
 	if f.Complete {
+		st.mu.Lock()
 		st.rec.Done = true
-		b, _ := json.Marshal(st.rec)
+		r := st.rec
+		st.mu.Unlock()
+		close(st.stop)
+		b, _ := json.Marshal(r)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = st.s.nc.FlushWithContext(ctx) // the frames land before the record says done
+		st.putMu.Lock()
 		_, _ = st.s.kv.Put(ctx, st.rk, b)
+		st.putMu.Unlock()
 		cancel()
 	}
 }
@@ -297,11 +344,16 @@ func (st *stream) Attach(subID uint64, lastSeq int64, send func([]byte) bool) er
 			go func() { <-ready; cc.Stop() }()
 		}
 	}
+	var sendMu sync.Mutex // the consumer and the watchdog both send
+	sent := lastSeq
 	cc, err = cons.Consume(func(m jetstream.Msg) {
 		n, _ := strconv.ParseInt(m.Headers().Get(seqHeader), 10, 64)
-		if n <= lastSeq || stopped.Load() {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		if n <= sent || stopped.Load() {
 			return
 		}
+		sent = n
 		var f struct {
 			Complete bool `json:"complete"`
 		}
@@ -314,13 +366,52 @@ func (st *stream) Attach(subID uint64, lastSeq int64, send func([]byte) bool) er
 		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading the stream")
 	}
 	close(ready)
+	go st.watch(&stopped, func() {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		if stopped.Load() {
+			return
+		}
+		_, id, _ := strings.Cut(st.key, "\x00")
+		b, _ := json.Marshal(gateway.Frame{ID: id, Seq: sent + 1, Complete: true, Error: &gateway.FrameError{
+			Type: kgagent.EUNAVAILABLE, Message: "the replica running this request stopped before it finished; ask again"}})
+		send(b)
+		stop()
+	})
 	st.mu.Lock()
 	if st.cons == nil {
-		st.cons = map[uint64]jetstream.ConsumeContext{}
+		st.cons = map[uint64]func(){}
 	}
-	st.cons[subID] = cc
+	st.cons[subID] = stop
 	st.mu.Unlock()
 	return nil
+}
+
+// watch checks the record of a stream another replica runs every second,
+// until stopped: when it is neither done nor renewed within Stale, the
+// replica died, and dead is called.
+func (st *stream) watch(stopped *atomic.Bool, dead func()) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for range t.C {
+		if stopped.Load() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		e, err := st.s.kv.Get(ctx, st.rk)
+		cancel()
+		if err != nil {
+			continue
+		}
+		var r record
+		if json.Unmarshal(e.Value(), &r) != nil || r.Done {
+			continue
+		}
+		if time.Since(time.UnixMilli(r.Beat)) > st.s.cfg.Stale {
+			dead()
+			return
+		}
+	}
 }
 
 // Detach stops sending to subscriber subID.
@@ -330,8 +421,8 @@ func (st *stream) Detach(subID uint64) {
 	if st.subID == subID {
 		st.sub = nil
 	}
-	if cc, ok := st.cons[subID]; ok {
-		cc.Stop()
+	if stop, ok := st.cons[subID]; ok {
+		stop()
 		delete(st.cons, subID)
 	}
 }

@@ -157,3 +157,63 @@ func TestByteBudget(t *testing.T) {
 		t.Errorf("resume after seq 38: %v", got)
 	}
 }
+
+// TestResumeAfterTheRunningReplicaDied: replica A writes three frames of a
+// stream and dies (its connection closes, its record is no longer
+// renewed). A client resuming on B after frame 1 gets frames 2 and 3 and
+// then a final UNAVAILABLE error frame, not a wait without end.
+func TestResumeAfterTheRunningReplicaDied(t *testing.T) {
+	s := startNATS(t)
+	ctx := context.Background()
+	ncA := connect(t, s.ClientURL())
+	a, err := NewStreams(ctx, ncA, StreamsConfig{Stale: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{Stale: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.Start(ctx, "o:u\x00q9", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		st.Append(gateway.Frame{ID: "q9", Response: map[string]any{"thought": "x"}})
+	}
+	_ = ncA.Flush()
+	ncA.Close() // the replica is gone: no more frames, no more renewals
+	rs, err := b.Get(ctx, "o:u\x00q9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var frames []gateway.Frame
+	done := make(chan struct{})
+	start := time.Now()
+	if err := rs.Attach(1, 1, func(data []byte) bool {
+		var f gateway.Frame
+		_ = json.Unmarshal(data, &f)
+		mu.Lock()
+		frames = append(frames, f)
+		mu.Unlock()
+		if f.Complete {
+			close(done)
+		}
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no final frame 10 s after the replica died")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(frames) != 3 || frames[0].Seq != 2 || frames[1].Seq != 3 || frames[2].Error == nil ||
+		frames[2].Error.Type != kgagent.EUNAVAILABLE || frames[2].Seq != 4 || frames[2].ID != "q9" {
+		t.Fatalf("frames after the replica died: %+v", frames)
+	}
+	t.Logf("final UNAVAILABLE frame %s after resuming", time.Since(start).Round(time.Millisecond))
+}

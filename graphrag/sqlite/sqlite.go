@@ -32,6 +32,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/internal/groupcommit"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 )
@@ -50,9 +51,7 @@ type Store struct {
 	wdb  *sql.DB // one connection, IMMEDIATE transactions: the single writer
 	rdb  *sql.DB // readers (WAL lets them run beside the writer)
 
-	qmu   sync.Mutex  // guards queue and busy
-	queue []*writeJob // writes waiting for a transaction; the first leads next
-	busy  bool        // a leader is running a group
+	writesQ *groupcommit.Queue[*writeJob] // writes waiting for a transaction (write.go)
 
 	stmu    sync.Mutex
 	inserts map[string]string // multi-row INSERTs, by head, tail and rows
@@ -180,7 +179,7 @@ func Open(path string) (*Store, error) {
 	}
 	rdb.SetMaxOpenConns(8)
 	rdb.SetMaxIdleConns(8)
-	s := &Store{path: path, wdb: wdb, rdb: rdb}
+	s := &Store{path: path, wdb: wdb, rdb: rdb, writesQ: groupcommit.New[*writeJob](maxGroup)}
 	s.stNear, err = rdb.Prepare(`SELECT ` + cols + ` FROM triples WHERE collection = ?1 AND s_id = ?2
 		UNION ALL SELECT ` + cols + ` FROM triples WHERE collection = ?1 AND o_id = ?2 AND s_id != ?2 LIMIT ?3`)
 	if err != nil {

@@ -12,8 +12,9 @@ import (
 	"github.com/kgagent/kgagent/graphrag"
 )
 
-// The write path. Writers queue their work; whoever finds the queue idle
-// leads: it runs up to maxGroup queued writes in one transaction (without
+// The write path (internal/groupcommit). Writers queue their work;
+// whoever finds the queue idle leads: it runs up to maxGroup queued writes
+// in one transaction (without
 // savepoints unless one of them fails, see runGroup), commits once, wakes
 // the callers and hands the lead to the next waiter. Concurrent ingestion
 // workers thus share one commit (one WAL sync) instead of paying one each,
@@ -39,7 +40,6 @@ type writeJob struct {
 	what string
 	fn   func(x *wtx) error
 	err  error
-	wake chan bool // true: lead the next group; false: done, err is set
 }
 
 // wtx is a write transaction: the caller's context (checked between
@@ -92,34 +92,8 @@ func (s *Store) write(ctx context.Context, what string, fn func(x *wtx) error) e
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	j := &writeJob{ctx: ctx, what: what, fn: fn, wake: make(chan bool, 1)}
-	s.qmu.Lock()
-	s.queue = append(s.queue, j)
-	lead := !s.busy
-	s.busy = true
-	s.qmu.Unlock()
-	if !lead && !<-j.wake {
-		return j.err
-	}
-	// Leading: j is first in the queue.
-	s.qmu.Lock()
-	n := min(len(s.queue), maxGroup)
-	group := append([]*writeJob(nil), s.queue[:n]...)
-	s.queue = append(s.queue[:0], s.queue[n:]...)
-	s.qmu.Unlock()
-
-	s.runGroup(group)
-
-	s.qmu.Lock()
-	if len(s.queue) > 0 {
-		s.queue[0].wake <- true
-	} else {
-		s.busy = false
-	}
-	s.qmu.Unlock()
-	for _, g := range group[1:] {
-		g.wake <- false
-	}
+	j := &writeJob{ctx: ctx, what: what, fn: fn}
+	s.writesQ.Do(j, s.runGroup)
 	return j.err
 }
 

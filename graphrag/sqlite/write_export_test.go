@@ -15,7 +15,5 @@ func WriteForTest(ctx context.Context, s *Store, fn func(exec func(q string, arg
 
 // QueuedWrites is how many writes wait for a transaction.
 func QueuedWrites(s *Store) int {
-	s.qmu.Lock()
-	defer s.qmu.Unlock()
-	return len(s.queue)
+	return s.writesQ.Waiting()
 }

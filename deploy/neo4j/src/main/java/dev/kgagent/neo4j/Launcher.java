@@ -99,8 +99,15 @@ public final class Launcher {
 
         GraphDatabaseService db = dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME);
         if (password != null) {
-            dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
-                    "ALTER USER neo4j SET PASSWORD $pw CHANGE NOT REQUIRED", Map.of("pw", password));
+            try {
+                dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME).executeTransactionally(
+                        "ALTER USER neo4j SET PASSWORD $pw CHANGE NOT REQUIRED", Map.of("pw", password));
+            } catch (org.neo4j.graphdb.QueryExecutionException e) {
+                // A restart on kept data (NEO4J_KEEP_DATA=1): the password is set already.
+                if (!String.valueOf(e.getMessage()).contains("cannot be the same")) {
+                    throw e;
+                }
+            }
         }
         int boltPort = ((GraphDatabaseAPI) db).getDependencyResolver()
                 .resolveDependency(ConnectorPortRegister.class)
