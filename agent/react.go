@@ -99,7 +99,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		if stop == "timeout" && perr != nil {
 			timeouts++
 		}
-		if perr != nil && (m.cfg.PlainTextAnswers || creq.AnswerOnly) && plainText(out) {
+		if perr != nil && (m.cfg.PlainTextAnswers || creq.AnswerOnly && !strings.HasPrefix(strings.TrimSpace(out), "{")) && plainText(out) {
 			// Chat models often answer without "A:"; taken as the answer
 			// when allowed, and always when only an answer was asked for.
 			ans := strings.TrimSpace(out)

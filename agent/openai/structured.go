@@ -58,7 +58,16 @@ func (s *structured) result() (string, []agent.Step) {
 			Input   any    `json:"input"`
 		}
 		if json.Unmarshal([]byte(content), &js) != nil {
-			return content, nil
+			// Cut short (the token limit) or followed by junk: the fields
+			// completed before that still count.
+			fields := leadingFields(content)
+			js.Thought, js.Action = fields["thought"], fields["action"]
+			if in, ok := fields["input"]; ok {
+				js.Input = in
+			}
+			if js.Action == "" || js.Input == nil {
+				return content, nil
+			}
 		}
 		in := ""
 		switch v := js.Input.(type) {
@@ -166,4 +175,30 @@ func stepFormat(tools []agent.Tool, answer bool) *ResponseFormat {
 		"additionalProperties": false,
 	}
 	return &ResponseFormat{Type: "json_schema", JSONSchema: &JSONSchema{Name: "react_step", Strict: true, Schema: schema}}
+}
+
+// leadingFields reads the string fields of a JSON object up to where it
+// stops being valid JSON.
+func leadingFields(s string) map[string]string {
+	out := map[string]string{}
+	dec := json.NewDecoder(strings.NewReader(s))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return out
+	}
+	for {
+		k, err := dec.Token()
+		key, ok := k.(string)
+		if err != nil || !ok {
+			return out
+		}
+		v, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		if str, ok := v.(string); ok {
+			out[key] = str
+		} else if _, ok := v.(json.Delim); ok {
+			return out // a nested value: not a step field
+		}
+	}
 }

@@ -227,7 +227,7 @@ func TestOllamaTripleExtractor(t *testing.T) {
 	defer cancel()
 	var out, errb syncBuffer
 	args := []string{"ingest", "--data-dir", t.TempDir(), "--json", "--llm", "openai", "--llm-base-url", base, "--llm-model", model,
-		"--extractor", "llm", "--crawl-max-pages", "3", site.URL + "/configuration/index.html"}
+		"--extractor", "llm", "--crawl-max-pages", "3", site.URL + "/configuration/*"}
 	start := time.Now()
 	if code := run(ctx, args, &out, &errb, nil); code != 0 {
 		t.Fatalf("ingest: %s", errb.String())
