@@ -102,19 +102,29 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	sort.SliceStable(order, func(i, j int) bool { return order[i].score > order[j].score })
 	// The answer comes from a page about the question: one that holds its
 	// names and most of its terms. The best sentence of such a page leads.
+	// A bare heading ("Reader Objects") leads only when nothing else can
+	// (a which/what question is answered by naming, below).
 	covers := map[*passage]bool{}
 	var best *sentence
-	for _, s := range order {
-		if s.score <= 0 {
-			break
+	for _, allowBare := range []bool{false, true} {
+		for _, s := range order {
+			if s.score <= 0 {
+				break
+			}
+			if bare(s) && !allowBare && q.kind == "" {
+				continue
+			}
+			c, ok := covers[s.p]
+			if !ok {
+				c = q.covered(ps, s.p, present)
+				covers[s.p] = c
+			}
+			if c {
+				best = s
+				break
+			}
 		}
-		c, ok := covers[s.p]
-		if !ok {
-			c = q.covered(ps, s.p, present)
-			covers[s.p] = c
-		}
-		if c {
-			best = s
+		if best != nil {
 			break
 		}
 	}
@@ -359,7 +369,7 @@ type part struct {
 func cite(text string, n int) string {
 	t := strings.TrimRight(text, " ")
 	end := ""
-	if k := len(t); k > 0 && strings.ContainsRune(".!?", rune(t[k-1])) {
+	if k := len(t); k > 0 && strings.ContainsRune(".!?:", rune(t[k-1])) {
 		end, t = t[k-1:], t[:k-1]
 	}
 	if n <= 0 {
@@ -484,7 +494,13 @@ func (a *answer) howTo(ps []*passage, sents []*sentence, best *sentence) {
 		if code == "" {
 			continue
 		}
-		if intro == nil || intro.score < 0.5*s.score {
+		if intro == nil {
+			// The code opens its section: the section names what it does.
+			a.parts = append(a.parts, part{text: sectionLabel(s.p) + ":", n: s.p.N, keep: true})
+			a.parts = append(a.parts, part{text: code, code: true})
+			return
+		}
+		if intro.score < 0.5*s.score {
 			intro = s
 		}
 		a.first(intro)
@@ -518,6 +534,19 @@ func codeFor(p *passage, sents []*sentence) (*sentence, string) {
 		code = strings.Join(lines[:15], "\n")
 	}
 	return intro, strings.TrimRight(code, "\n ")
+}
+
+// sectionLabel names a passage's section: "Backup and restore › Restore"
+// (the page's top heading, not its title with the site's name).
+func sectionLabel(p *passage) string {
+	page := p.Title
+	if len(p.HeadingPath) > 0 && p.HeadingPath[0] != "" {
+		page = p.HeadingPath[0]
+	}
+	if h := p.Heading(); h != "" && h != page && h != p.Title {
+		return page + " › " + h
+	}
+	return page
 }
 
 // bare reports whether a sentence is only its section's heading or title

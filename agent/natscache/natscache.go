@@ -24,7 +24,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/crawler/natsjobs"
+	"github.com/kgagent/kgagent/internal/natskv"
 )
 
 // Config names the bucket and tunes the polling. The zero value works.
@@ -32,7 +32,7 @@ type Config struct {
 	Bucket   string        // key-value bucket; "kgagent_state"
 	Key      string        // key of the shared counter; "answer_generation"
 	Interval time.Duration // how often the local write count is compared; 100ms
-	Replicas int           // bucket replicas; 0: natsjobs.Replicas(nc)
+	Replicas int           // bucket replicas; 0: natskv.Replicas(nc)
 }
 
 // Generation is the shared answer-cache generation of one process.
@@ -66,21 +66,14 @@ func New(ctx context.Context, nc *nats.Conn, local func() uint64, cfg Config) (*
 	if cfg.Interval <= 0 {
 		cfg.Interval = 100 * time.Millisecond
 	}
-	if cfg.Replicas <= 0 {
-		cfg.Replicas = natsjobs.Replicas(nc)
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")
-	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := natskv.Bucket(ctx, nc, jetstream.KeyValueConfig{
 		Bucket:   cfg.Bucket,
 		Storage:  jetstream.FileStorage,
 		Replicas: cfg.Replicas,
 		History:  1,
-	})
+	}, "shared state")
 	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the shared state bucket")
+		return nil, err
 	}
 	w, err := kv.Watch(ctx, cfg.Key)
 	if err != nil {
@@ -187,7 +180,7 @@ func (g *Generation) increment(ctx context.Context) error {
 		if err == nil {
 			return nil
 		}
-		if natsjobs.IsConflict(err) {
+		if natskv.IsConflict(err) {
 			continue // another process incremented first: read again
 		}
 		return err

@@ -145,13 +145,16 @@ func toolDefs(tools []agent.Tool) []ToolDef {
 }
 
 // stepFormat is the json_schema response format of one ReAct step: a
-// thought, an action (a func name or "answer") and its input.
-func stepFormat(tools []agent.Tool) *ResponseFormat {
+// thought, an action (a func name, or "answer" when answer is set) and its
+// input.
+func stepFormat(tools []agent.Tool, answer bool) *ResponseFormat {
 	actions := make([]string, 0, len(tools)+1)
 	for _, t := range tools {
 		actions = append(actions, t.Name)
 	}
-	actions = append(actions, answerAction)
+	if answer {
+		actions = append(actions, answerAction)
+	}
 	schema := map[string]any{
 		"type": "object",
 		"properties": map[string]any{

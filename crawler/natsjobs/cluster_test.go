@@ -12,6 +12,7 @@ import (
 
 	"github.com/kgagent/kgagent/crawler"
 	"github.com/kgagent/kgagent/internal/natscluster"
+	"github.com/kgagent/kgagent/internal/natskv"
 	"github.com/kgagent/kgagent/internal/poll"
 )
 
@@ -25,7 +26,7 @@ func TestReplicatedOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	if got := Replicas(nc); got != 3 {
+	if got := natskv.Replicas(nc); got != 3 {
 		t.Fatalf("Replicas on a 3-node cluster = %d (servers %v, cluster %q)", got, nc.Servers(), nc.ConnectedClusterName())
 	}
 	name := "R3TEST_" + strings.ReplaceAll(t.Name(), "/", "_") + "_" + time.Now().Format("150405.000000000")
@@ -66,7 +67,7 @@ func TestReplicatedOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer single.Close()
-	if got := Replicas(single); got != 1 {
+	if got := natskv.Replicas(single); got != 1 {
 		t.Errorf("Replicas on a single server = %d", got)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/internal/natskv"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -43,7 +44,7 @@ type Config struct {
 	// empty: a random key of this Queue, so a token queued before a restart
 	// cannot be read after it (the job fails, saying so).
 	SecretKey []byte
-	// Replicas of the stream and the bucket; 0 picks Replicas(nc): 3 on a
+	// Replicas of the stream and the bucket; 0 picks natskv.Replicas(nc): 3 on a
 	// NATS cluster of three or more servers, else 1.
 	Replicas int
 }
@@ -103,7 +104,7 @@ type job struct {
 func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	cfg = cfg.withDefaults()
 	if cfg.Replicas <= 0 {
-		cfg.Replicas = Replicas(nc)
+		cfg.Replicas = natskv.Replicas(nc)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -142,33 +143,6 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 		return nil, err
 	}
 	return &Queue{cfg: cfg, seal: seal, js: js, kv: kv, cons: cons}, nil
-}
-
-// Replicas is how many copies JetStream should keep of what kgagent stores
-// on the server nc is connected to: 3 when it is one of a cluster of three or
-// more servers (so a stream or bucket survives the loss of any one node), 1
-// for a single server. The servers are the ones the connection knows: those
-// configured plus those the cluster announced.
-func Replicas(nc *nats.Conn) int {
-	if nc.ConnectedClusterName() == "" {
-		return 1
-	}
-	if len(nc.Servers()) >= 3 {
-		return 3
-	}
-	return 1
-}
-
-// IsConflict reports whether err is a lost compare-and-set race on a
-// JetStream key-value entry (Create of an existing key, Update on a stale
-// revision): single servers report it as 10071, replicated streams as 10164.
-func IsConflict(err error) bool {
-	var apiErr *jetstream.APIError
-	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return true
-	}
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }
 
 // Submit validates spec, stores its status as queued and publishes the job.

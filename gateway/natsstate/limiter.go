@@ -17,14 +17,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/crawler/natsjobs"
 	"github.com/kgagent/kgagent/gateway"
+	"github.com/kgagent/kgagent/internal/natskv"
 )
 
 // LimiterConfig names the limiter's bucket. The zero value works.
 type LimiterConfig struct {
 	Bucket   string // key-value bucket of the counters; "kgagent_limits"
-	Replicas int    // bucket replicas; 0: natsjobs.Replicas(nc)
+	Replicas int    // bucket replicas; 0: natskv.Replicas(nc)
 }
 
 // Limiter is a gateway.Limiter whose counters live in a JetStream key-value
@@ -49,22 +49,15 @@ func NewLimiter(ctx context.Context, nc *nats.Conn, cfg LimiterConfig) (*Limiter
 	if cfg.Bucket == "" {
 		cfg.Bucket = "kgagent_limits"
 	}
-	if cfg.Replicas <= 0 {
-		cfg.Replicas = natsjobs.Replicas(nc)
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")
-	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := natskv.Bucket(ctx, nc, jetstream.KeyValueConfig{
 		Bucket:   cfg.Bucket,
 		TTL:      48 * time.Hour,
 		Storage:  jetstream.FileStorage,
 		Replicas: cfg.Replicas,
 		History:  1,
-	})
+	}, "daily limits")
 	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the daily limits bucket")
+		return nil, err
 	}
 	return &Limiter{kv: kv}, nil
 }
@@ -123,7 +116,7 @@ func (l *Limiter) add(ctx context.Context, k string, delta, limit int) (bool, er
 		if err == nil {
 			return true, nil
 		}
-		if !natsjobs.IsConflict(err) {
+		if !natskv.IsConflict(err) {
 			return false, err
 		}
 		if ctx.Err() != nil {

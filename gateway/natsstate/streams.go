@@ -17,8 +17,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/crawler/natsjobs"
 	"github.com/kgagent/kgagent/gateway"
+	"github.com/kgagent/kgagent/internal/natskv"
 )
 
 // StreamsConfig names the JetStream resources of Streams and sets their
@@ -30,7 +30,7 @@ type StreamsConfig struct {
 	Retain    time.Duration // how long a stream's frames and record are kept; 2m plus MaxRunning
 	MaxEvents int           // frames kept per stream; 2048
 	MaxBytes  int64         // bytes of frames kept in all, oldest dropped first; 64 MiB
-	Replicas  int           // replicas of the stream and bucket; 0: natsjobs.Replicas(nc)
+	Replicas  int           // replicas of the stream and bucket; 0: natskv.Replicas(nc)
 	Stale     time.Duration // a running stream's record not renewed for this long is dead; 5s
 }
 
@@ -87,7 +87,7 @@ func NewStreams(ctx context.Context, nc *nats.Conn, cfg StreamsConfig) (*Streams
 		cfg.MaxBytes = 64 << 20
 	}
 	if cfg.Replicas <= 0 {
-		cfg.Replicas = natsjobs.Replicas(nc)
+		cfg.Replicas = natskv.Replicas(nc)
 	}
 	if cfg.Stale <= 0 {
 		cfg.Stale = 5 * time.Second
@@ -108,15 +108,15 @@ func NewStreams(ctx context.Context, nc *nats.Conn, cfg StreamsConfig) (*Streams
 	}); err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the stream of resumable frames")
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := natskv.Bucket(ctx, nc, jetstream.KeyValueConfig{
 		Bucket:   cfg.Bucket,
 		TTL:      cfg.Retain,
 		Storage:  jetstream.MemoryStorage,
 		Replicas: cfg.Replicas,
 		History:  1,
-	})
+	}, "resumable streams")
 	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the bucket of resumable streams")
+		return nil, err
 	}
 	return &Streams{cfg: cfg, nc: nc, js: js, kv: kv}, nil
 }
@@ -153,7 +153,7 @@ func (s *Streams) Start(ctx context.Context, key, token string) (gateway.Stream,
 	} else {
 		_, err = s.kv.Update(ctx, rk, b, rev)
 	}
-	if natsjobs.IsConflict(err) {
+	if natskv.IsConflict(err) {
 		return nil, kgagent.Errorf(kgagent.ECONFLICT, "a request with this id is already running")
 	}
 	if err != nil {

@@ -1,0 +1,59 @@
+// Package natskv is what kgagent's users of NATS JetStream share: how many
+// replicas to ask for on the server a connection reaches, how to open a
+// key-value bucket with them, and how a lost compare-and-set race looks.
+package natskv
+
+import (
+	"context"
+	"errors"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kgagent/kgagent"
+)
+
+// Replicas is how many copies JetStream should keep of what kgagent stores
+// on the server nc is connected to: 3 when it is one of a cluster of three or
+// more servers (so a stream or bucket survives the loss of any one node), 1
+// for a single server. The servers are the ones the connection knows: those
+// configured plus those the cluster announced.
+func Replicas(nc *nats.Conn) int {
+	if nc.ConnectedClusterName() == "" {
+		return 1
+	}
+	if len(nc.Servers()) >= 3 {
+		return 3
+	}
+	return 1
+}
+
+// Bucket creates (or updates and opens) the key-value bucket cfg, with
+// Replicas(nc) copies unless cfg sets them. Errors: EUNAVAILABLE, naming
+// what the bucket is for.
+func Bucket(ctx context.Context, nc *nats.Conn, cfg jetstream.KeyValueConfig, what string) (jetstream.KeyValue, error) {
+	if cfg.Replicas <= 0 {
+		cfg.Replicas = Replicas(nc)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, cfg)
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the %s bucket", what)
+	}
+	return kv, nil
+}
+
+// IsConflict reports whether err is a lost compare-and-set race on a
+// key-value entry (Create of an existing key, Update on a stale revision):
+// single servers report it as 10071, replicated streams as 10164.
+func IsConflict(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return true
+	}
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
