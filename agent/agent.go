@@ -77,6 +77,10 @@ type CompletionRequest struct {
 	// the deadline is near): a json step may then only answer and no tools
 	// are offered. The text protocol can only ask, in the prompt.
 	AnswerOnly bool `json:"-"`
+	// ActionOnly asks for an action, not an answer (the first step of an
+	// agent with Config.ActFirst): a json step may then not answer and tool
+	// calls are required.
+	ActionOnly bool `json:"-"`
 }
 
 // The step protocols of CompletionRequest.Protocol.

@@ -47,6 +47,10 @@ type Config struct {
 	// ProtocolJSON or ProtocolAuto (see CompletionRequest.Protocol). The
 	// events are the same whichever ran.
 	Protocol string
+	// ActFirst makes the first step of a run call a func when steps are
+	// structured (tools or json): a docs question is answered from what a
+	// search found, not from the model's memory.
+	ActFirst bool
 	// LLMTimeout bounds one LLM call (0: none). Whatever it is, when the
 	// question has a deadline a call gets at most an equal share of the time
 	// left among the iterations left, so the iteration limit fits in the

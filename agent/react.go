@@ -84,6 +84,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		creq.Messages = msgs
 		creq.AnswerOnly = iter == m.cfg.MaxIterations || m.nearDeadline(ctx, m.cfg.MaxIterations-iter+1) ||
 			strings.HasSuffix(msgs[len(msgs)-1].Content, answerNow)
+		creq.ActionOnly = m.cfg.ActFirst && iter == 1 && !creq.AnswerOnly && len(creq.Tools) > 0
 		out, structured, stop, err := m.complete(ctx, r, creq, name, depth == 0, m.cfg.MaxIterations-iter+1)
 		if err != nil {
 			return "", err
@@ -98,7 +99,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		if stop == "timeout" && perr != nil {
 			timeouts++
 		}
-		if perr != nil && (m.cfg.PlainTextAnswers || creq.AnswerOnly) && plainText(out) {
+		if perr != nil && (m.cfg.PlainTextAnswers || creq.AnswerOnly && !strings.HasPrefix(strings.TrimSpace(out), "{")) && plainText(out) {
 			// Chat models often answer without "A:"; taken as the answer
 			// when allowed, and always when only an answer was asked for.
 			ans := strings.TrimSpace(out)

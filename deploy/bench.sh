@@ -36,7 +36,11 @@ fi
 if [ ! -x "$VENV/bin/python" ]; then
   log "creating $VENV ($PY_PKGS)"
   rm -rf "$VENV.tmp"
-  python3 -m venv "$VENV.tmp"
+  if ! python3 -m venv "$VENV.tmp"; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv >/dev/null
+    rm -rf "$VENV.tmp"
+    python3 -m venv "$VENV.tmp"
+  fi
   # shellcheck disable=SC2086
   "$VENV.tmp/bin/pip" install -q $PY_PKGS
   mv "$VENV.tmp" "$VENV"

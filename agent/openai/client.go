@@ -287,9 +287,12 @@ func (c *Client) body(req agent.CompletionRequest, stops []string, proto string)
 	case proto == agent.ProtocolTools && !req.AnswerOnly:
 		cr.Tools = toolDefs(req.Tools)
 	case proto == agent.ProtocolJSON && req.AnswerOnly:
-		cr.ResponseFormat = stepFormat(nil) // the only action left is "answer"
+		cr.ResponseFormat = stepFormat(nil, true) // the only action left is "answer"
 	case proto == agent.ProtocolJSON:
-		cr.ResponseFormat = stepFormat(req.Tools)
+		cr.ResponseFormat = stepFormat(req.Tools, !req.ActionOnly)
+	}
+	if cr.Tools != nil && req.ActionOnly {
+		cr.ToolChoice = "required"
 	}
 	withOpts := !c.cfg.NoStreamOptions && !c.noStreamOpts.Load()
 	if withOpts {

@@ -58,7 +58,16 @@ func (s *structured) result() (string, []agent.Step) {
 			Input   any    `json:"input"`
 		}
 		if json.Unmarshal([]byte(content), &js) != nil {
-			return content, nil
+			// Cut short (the token limit) or followed by junk: the fields
+			// completed before that still count.
+			fields := leadingFields(content)
+			js.Thought, js.Action = fields["thought"], fields["action"]
+			if in, ok := fields["input"]; ok {
+				js.Input = in
+			}
+			if js.Action == "" || js.Input == nil {
+				return content, nil
+			}
 		}
 		in := ""
 		switch v := js.Input.(type) {
@@ -145,13 +154,16 @@ func toolDefs(tools []agent.Tool) []ToolDef {
 }
 
 // stepFormat is the json_schema response format of one ReAct step: a
-// thought, an action (a func name or "answer") and its input.
-func stepFormat(tools []agent.Tool) *ResponseFormat {
+// thought, an action (a func name, or "answer" when answer is set) and its
+// input.
+func stepFormat(tools []agent.Tool, answer bool) *ResponseFormat {
 	actions := make([]string, 0, len(tools)+1)
 	for _, t := range tools {
 		actions = append(actions, t.Name)
 	}
-	actions = append(actions, answerAction)
+	if answer {
+		actions = append(actions, answerAction)
+	}
 	schema := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
@@ -163,4 +175,30 @@ func stepFormat(tools []agent.Tool) *ResponseFormat {
 		"additionalProperties": false,
 	}
 	return &ResponseFormat{Type: "json_schema", JSONSchema: &JSONSchema{Name: "react_step", Strict: true, Schema: schema}}
+}
+
+// leadingFields reads the string fields of a JSON object up to where it
+// stops being valid JSON.
+func leadingFields(s string) map[string]string {
+	out := map[string]string{}
+	dec := json.NewDecoder(strings.NewReader(s))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return out
+	}
+	for {
+		k, err := dec.Token()
+		key, ok := k.(string)
+		if err != nil || !ok {
+			return out
+		}
+		v, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		if str, ok := v.(string); ok {
+			out[key] = str
+		} else if _, ok := v.(json.Delim); ok {
+			return out // a nested value: not a step field
+		}
+	}
 }

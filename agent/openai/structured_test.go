@@ -145,3 +145,14 @@ func TestAnswerOnlyOnTheLastIteration(t *testing.T) {
 		t.Errorf("tools offered %d then %d", len(r[0].Body.Tools), len(r[1].Body.Tools))
 	}
 }
+
+func TestJSONStepCutShortStillCounts(t *testing.T) {
+	// The token limit cut the thought; action and input came first.
+	srv := openaitest.New(t,
+		openaitest.Reply(`{"action": "weather", "input": "Paris", "thought": "I should look up the weather in Pa`),
+		openaitest.Reply(`{"action": "answer", "input": "Sunny.", "thought": "done and`),
+	)
+	if answer, inputs, _ := askWeather(t, srv, agent.ProtocolJSON); answer != "Sunny." || !slices.Equal(inputs, []string{"Paris"}) {
+		t.Errorf("answer %q inputs %q", answer, inputs)
+	}
+}

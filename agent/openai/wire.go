@@ -19,6 +19,8 @@ type ChatRequest struct {
 	MaxTokens     int                 `json:"max_tokens,omitempty"`
 	// Tools are offered for native tool calls (protocol tools).
 	Tools []ToolDef `json:"tools,omitempty"`
+	// ToolChoice is "required" when the step must call a tool.
+	ToolChoice string `json:"tool_choice,omitempty"`
 	// ResponseFormat constrains the reply (protocol json: a json_schema).
 	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,12 +70,31 @@ func TestOllamaDemoQuestions(t *testing.T) {
 	base, model := ollamaServer(t)
 	const maxIter = 3
 	questions := []string{"What is the default HTTP port of the Lumen server?", "Where is the data directory on Linux?"}
+	if f := os.Getenv("KGAGENT_TEST_OLLAMA_QUESTIONS"); f != "" {
+		// The benchmark: a JSONL question set ({"question": …} a line).
+		questions = nil
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var q struct {
+				Question string `json:"question"`
+			}
+			if err := json.Unmarshal([]byte(line), &q); err != nil {
+				t.Fatal(err)
+			}
+			questions = append(questions, q.Question)
+		}
+	}
 	for _, proto := range ollamaProtocols(t, base, model) {
 		t.Run(proto, func(t *testing.T) {
 			srv, logs := startServe(t, "--demo", "--demo-site-dir", siteDir, "--llm", "openai", "--llm-base-url", base,
 				"--llm-model", model, "--llm-protocol", proto, "--max-iterations", fmt.Sprint(maxIter),
 				"--llm-max-tokens", "96", "--llm-observation-tokens", "250", "--answer-cache-size", "0")
 			waitDemoIngested(t, logs)
+			var runs []ollamaRun
+			defer func() { t.Log(summarizeRuns(model, proto, runs)) }()
 			for i, q := range questions {
 				for _, transport := range []string{"rest", "websocket"} {
 					var r ollamaRun
@@ -85,6 +105,7 @@ func TestOllamaDemoQuestions(t *testing.T) {
 						r = ollamaSocket(t, srv, fmt.Sprintf("q%d", i), q)
 					}
 					r.took = time.Since(start)
+					runs = append(runs, r)
 					t.Logf("%s %s %q: %s, %d iterations, %d sources, answer %q %s", proto, transport, q, r.took.Round(time.Millisecond), r.iterations, r.sources, r.answer, r.err)
 					if r.err != "" || strings.TrimSpace(r.answer) == "" {
 						t.Errorf("%s %s %q: no answer: %s", proto, transport, q, r.err)
@@ -105,6 +126,31 @@ func TestOllamaDemoQuestions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// summarizeRuns is the benchmark line of one model and protocol: runs that
+// ended in an answer with at least one source, median and p95 time per
+// question, mean iterations.
+func summarizeRuns(model, proto string, runs []ollamaRun) string {
+	if len(runs) == 0 {
+		return model + " " + proto + ": no runs"
+	}
+	cited := 0
+	iters := 0
+	var took []time.Duration
+	for _, r := range runs {
+		if r.err == "" && strings.TrimSpace(r.answer) != "" && r.sources > 0 {
+			cited++
+		}
+		iters += r.iterations
+		took = append(took, r.took)
+	}
+	slices.Sort(took)
+	at := func(p float64) time.Duration {
+		return took[min(len(took)-1, int(p*float64(len(took))))].Round(100 * time.Millisecond)
+	}
+	return fmt.Sprintf("BENCH %s %s: %d/%d runs answered with a source, time per question median %s p95 %s, mean iterations %.1f",
+		model, proto, cited, len(runs), at(0.5), at(0.95), float64(iters)/float64(len(runs)))
 }
 
 func ollamaREST(t *testing.T, srv, q string) ollamaRun {
@@ -181,7 +227,7 @@ func TestOllamaTripleExtractor(t *testing.T) {
 	defer cancel()
 	var out, errb syncBuffer
 	args := []string{"ingest", "--data-dir", t.TempDir(), "--json", "--llm", "openai", "--llm-base-url", base, "--llm-model", model,
-		"--extractor", "llm", "--crawl-max-pages", "3", site.URL + "/configuration/index.html"}
+		"--extractor", "llm", "--crawl-max-pages", "3", site.URL + "/configuration/*"}
 	start := time.Now()
 	if code := run(ctx, args, &out, &errb, nil); code != 0 {
 		t.Fatalf("ingest: %s", errb.String())

@@ -201,7 +201,7 @@ func (a *app) openServices(ctx context.Context) error {
 	}
 	m, err := agent.New(agent.Config{
 		LLM: s.llm, Model: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
-		LLMTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Protocol: protocol, Logger: a.log, Observer: s.llmMetrics,
+		LLMTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Protocol: protocol, ActFirst: cfg.LLMActFirst, Logger: a.log, Observer: s.llmMetrics,
 		Knowledge: k, Graph: s.graph, Collection: cfg.Collection,
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
 		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),

