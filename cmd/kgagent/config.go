@@ -43,11 +43,12 @@ type Config struct {
 	QdrantAPIKey string `key:"qdrant_api_key" usage:"Qdrant API key"`
 	QdrantTLS    bool   `key:"qdrant_tls" usage:"use TLS to Qdrant"`
 
-	Graph         string `key:"graph" usage:"triple store: sqlite (embedded) or neo4j"`
-	Neo4jURL      string `key:"neo4j_url" usage:"Neo4j Bolt URL (graph=neo4j), e.g. bolt://127.0.0.1:7687"`
-	Neo4jUser     string `key:"neo4j_user" usage:"Neo4j user"`
-	Neo4jPassword string `key:"neo4j_password" usage:"Neo4j password"`
-	Neo4jDatabase string `key:"neo4j_database" usage:"Neo4j database name (empty: the server's default)"`
+	Graph          string        `key:"graph" usage:"triple store: sqlite (embedded) or neo4j"`
+	Neo4jURL       string        `key:"neo4j_url" usage:"Neo4j Bolt URL (graph=neo4j), e.g. bolt://127.0.0.1:7687"`
+	Neo4jUser      string        `key:"neo4j_user" usage:"Neo4j user"`
+	Neo4jPassword  string        `key:"neo4j_password" usage:"Neo4j password"`
+	Neo4jDatabase  string        `key:"neo4j_database" usage:"Neo4j database name (empty: the server's default)"`
+	Neo4jRetryTime time.Duration `key:"neo4j_retry_time" usage:"how long a Neo4j write keeps retrying while the server is unreachable or restarting"`
 
 	LLM            string  `key:"llm" usage:"LLM provider: extractive (built-in) or openai (any OpenAI-compatible API)"`
 	LLMBaseURL     string  `key:"llm_base_url" usage:"OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1"`
@@ -121,6 +122,7 @@ func defaultConfig() Config {
 		Index:                "sqlite",
 		Graph:                "sqlite",
 		Neo4jUser:            "neo4j",
+		Neo4jRetryTime:       30 * time.Second,
 		LLM:                  "extractive",
 		LLMMaxTokens:         256,
 		MaxIterations:        10,

@@ -113,7 +113,7 @@ func (a *app) openServices(ctx context.Context) error {
 	var cache graphrag.Cache
 	switch cfg.Graph {
 	case "neo4j":
-		st, err := neo4j.Open(ctx, neo4j.Config{URL: cfg.Neo4jURL, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase})
+		st, err := neo4j.Open(ctx, neo4j.Config{URL: cfg.Neo4jURL, User: cfg.Neo4jUser, Password: cfg.Neo4jPassword, Database: cfg.Neo4jDatabase, RetryTime: cfg.Neo4jRetryTime})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/graphrag/neo4j"
+	"github.com/kgagent/kgagent/internal/poll"
+)
+
+// startOwnNeo4j starts a Neo4j of the test's own with deploy/neo4j/start.sh
+// (so it can be restarted), with extra environment; it is stopped when the
+// test ends. It returns start.sh's exports.
+func startOwnNeo4j(t *testing.T, run string, env ...string) map[string]string {
+	t.Helper()
+	cmd := exec.Command("bash", "../../deploy/neo4j/start.sh", run)
+	cmd.Env = append(append(os.Environ(), "NEO4J_TLS=0", "NEO4J_HEAP=512m"), env...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("deploy/neo4j/start.sh: %v", err)
+	}
+	vars := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(strings.TrimPrefix(sc.Text(), "export "), "="); ok {
+			vars[k] = v
+		}
+	}
+	return vars
+}
+
+// TestFaultNeo4jRestartedMidIngest: `kgagent ingest --graph neo4j` runs
+// against a Neo4j of the test's own, which is stopped and started again
+// (on its data) while the ingestion writes: the writes retry
+// (neo4j_retry_time) and the ingestion ends with no failed page, and the
+// graph equals that of a clean run of the same site.
+func TestFaultNeo4jRestartedMidIngest(t *testing.T) {
+	for _, tool := range []string{"java", "mvn"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("KGAGENT_REQUIRE_NEO4J") == "1" {
+				t.Fatalf("%s not found but KGAGENT_REQUIRE_NEO4J=1", tool)
+			}
+			t.Skipf("%s not found: no Neo4j of our own", tool)
+		}
+	}
+	run := filepath.Join(t.TempDir(), "neo4j")
+	t.Cleanup(func() { _ = exec.Command("bash", "../../deploy/neo4j/stop.sh", run).Run() })
+	nv := startOwnNeo4j(t, run)
+	url := nv["NEO4J_URL"]
+	port := url[strings.LastIndex(url, ":")+1:]
+	site := slowSite(t, 80*time.Millisecond)
+	bin := buildBinary(t)
+	ingest := func(collection string) *exec.Cmd {
+		cmd := exec.Command(bin, "ingest", "--data-dir", t.TempDir(), "--graph", "neo4j", "--neo4j-url", url, "--neo4j-user", nv["NEO4J_USER"],
+			"--neo4j-retry-time", "3m", "--crawl-parallelism", "1", "--collection", collection, "--json", site.URL+"/*")
+		cmd.Env = append(os.Environ(), "KGAGENT_NEO4J_PASSWORD="+nv["NEO4J_PASSWORD"])
+		return cmd
+	}
+	summary := func(out []byte) map[string]float64 {
+		var m map[string]float64
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatalf("ingest --json printed %q: %v", out, err)
+		}
+		return m
+	}
+	out, err := ingest("clean").Output()
+	if err != nil {
+		t.Fatalf("clean ingest: %v %s", err, stderrOf(err))
+	}
+	clean := summary(out)
+
+	cmd := ingest("restarted")
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	g, err := neo4j.Open(ctx, neo4j.Config{URL: url, User: nv["NEO4J_USER"], Password: nv["NEO4J_PASSWORD"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 60*time.Second, func() error {
+		ts, err := g.Find(ctx, graphrag.Pattern{Collection: "restarted", Limit: 1})
+		if err != nil || len(ts) == 0 {
+			return fmt.Errorf("no triples written yet (%v)", err)
+		}
+		return nil
+	})
+	g.Close()
+	stopped := time.Now()
+	if out, err := exec.Command("bash", "../../deploy/neo4j/stop.sh", run).CombinedOutput(); err != nil {
+		t.Fatalf("stop.sh: %v %s", err, out)
+	}
+	startOwnNeo4j(t, run, "NEO4J_KEEP_DATA=1", "NEO4J_PORT="+port)
+	down := time.Since(stopped)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("ingest across the restart: %v: %s", err, tail(stderr.String(), 2000))
+	}
+	restarted := summary([]byte(stdout.String()))
+	t.Logf("Neo4j was down %.1fs mid-ingest; clean run %v, restarted run %v", down.Seconds(), clean, restarted)
+	if restarted["failed"] != 0 || restarted["pages"] != clean["pages"] || restarted["triples"] != clean["triples"] {
+		t.Errorf("ingest across the restart: %v, clean %v", restarted, clean)
+	}
+	g, err = neo4j.Open(ctx, neo4j.Config{URL: url, User: nv["NEO4J_USER"], Password: nv["NEO4J_PASSWORD"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	read := func(collection string) []string {
+		ts, err := g.Find(ctx, graphrag.Pattern{Collection: collection, Limit: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tr := range ts {
+			out = append(out, fmt.Sprintf("%s|%s|%s|%s|%s|%s", tr.Subject.ID, tr.Predicate, tr.Object.ID, tr.Literal, tr.DocURL, tr.SourceURL))
+		}
+		slices.Sort(out)
+		return out
+	}
+	a, b := read("clean"), read("restarted")
+	if len(a) == 0 || !slices.Equal(a, b) {
+		t.Errorf("graphs differ: clean run %d triples, restarted run %d", len(a), len(b))
+	}
+}
