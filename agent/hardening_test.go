@@ -213,3 +213,14 @@ func TestBoundObservation(t *testing.T) {
 		t.Errorf("the best passage got less room than a later one:\n%s", out)
 	}
 }
+
+func TestLoopWithinALineIsCut(t *testing.T) {
+	out := "A: The point is a value that is a value that is a value that is a value that is a value that is"
+	st, err := ParseOutput(out)
+	if err != nil || st.Answer != "The point is a value that is" {
+		t.Errorf("answer %q, %v", st.Answer, err)
+	}
+	if loopStart("no loop here at all, just words") != -1 || loopStart("ha ha ha") != -1 {
+		t.Error("loopStart cut a line that does not loop")
+	}
+}

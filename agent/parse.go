@@ -138,6 +138,10 @@ func scanOutput(s string, final bool) outputScan {
 			continue
 		}
 		if sc.answerAt >= 0 {
+			if cut := loopStart(s[max(pos, sc.answerAt):lineEnd]); cut >= 0 {
+				sc.end, sc.reason = max(pos, sc.answerAt)+cut, "repeat"
+				return sc
+			}
 			if complete && len(line) >= repeatMinLen {
 				if seen[line] {
 					sc.end, sc.reason = pos, "repeat"
@@ -156,6 +160,10 @@ func scanOutput(s string, final bool) outputScan {
 				at++
 			}
 			sc.answerAt = at
+			if cut := loopStart(s[min(at, lineEnd):lineEnd]); cut >= 0 {
+				sc.end, sc.reason = at+cut, "repeat"
+				return sc
+			}
 			seen = map[string]bool{}
 			if complete && len(line) >= repeatMinLen {
 				seen[line] = true
@@ -179,6 +187,26 @@ func scanOutput(s string, final bool) outputScan {
 		pos = next
 	}
 	return sc
+}
+
+// loopStart finds a phrase repeated back to back within a line, as a looping
+// model writes it ("a value that is a value that is a value that is ..."):
+// when the text ends in three or more copies of a phrase of 8 to 200 bytes,
+// it returns where the second copy starts (the first is kept); else -1.
+func loopStart(line string) int {
+	for p := 8; p <= 200 && 3*p <= len(line); p++ {
+		n := len(line)
+		a, b, c := line[n-3*p:n-2*p], line[n-2*p:n-p], line[n-p:]
+		if a == b && b == c && strings.TrimSpace(a) != "" {
+			// Walk back over further copies to the first.
+			start := n - 3*p
+			for start-p >= 0 && line[start-p:start] == a {
+				start -= p
+			}
+			return start + p
+		}
+	}
+	return -1
 }
 
 // isFence reports whether a trimmed line opens or closes a code fence.
