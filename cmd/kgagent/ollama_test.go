@@ -19,18 +19,11 @@ import (
 )
 
 // ollamaServer returns the base URL (ending in /v1) and model of the real
-// Ollama server make test starts (deploy/testenv/70-ollama.sh), or skips;
-// with KGAGENT_REQUIRE_OLLAMA=1 a missing server fails the test.
+// Ollama server make test starts (deploy/testenv/70-ollama.sh).
 func ollamaServer(t *testing.T) (string, string) {
 	t.Helper()
-	u, model := os.Getenv("KGAGENT_TEST_OLLAMA_URL"), os.Getenv("KGAGENT_TEST_OLLAMA_MODEL")
-	if u == "" || model == "" {
-		if os.Getenv("KGAGENT_REQUIRE_OLLAMA") == "1" {
-			t.Fatal("KGAGENT_REQUIRE_OLLAMA=1 but KGAGENT_TEST_OLLAMA_URL/KGAGENT_TEST_OLLAMA_MODEL are not set")
-		}
-		t.Skip("no Ollama server (set KGAGENT_TEST_OLLAMA_URL and KGAGENT_TEST_OLLAMA_MODEL; make test starts one)")
-	}
-	return u, model
+	return testDependency(t, "KGAGENT_TEST_OLLAMA_URL", "KGAGENT_REQUIRE_OLLAMA", "Ollama server"),
+		testDependency(t, "KGAGENT_TEST_OLLAMA_MODEL", "KGAGENT_REQUIRE_OLLAMA", "Ollama model")
 }
 
 // ollamaProtocols are the step protocols the server takes for model: json
@@ -132,17 +125,21 @@ func TestOllamaDemoQuestions(t *testing.T) {
 }
 
 // summarizeRuns is the benchmark line of one model and protocol: runs that
-// ended in an answer with at least one source, median and p95 time per
+// ended in an answer with at least one source (and those whose answer cites
+// one as [n]), median and p95 time per
 // question, mean iterations (websocket runs).
 func summarizeRuns(model, proto string, runs []ollamaRun) string {
 	if len(runs) == 0 {
 		return model + " " + proto + ": no runs"
 	}
-	cited, iters, counted := 0, 0, 0
+	sourced, cited, iters, counted := 0, 0, 0, 0
 	var took []time.Duration
 	for _, r := range runs {
 		if r.err == "" && strings.TrimSpace(r.answer) != "" && r.sources > 0 {
-			cited++
+			sourced++
+			if slices.ContainsFunc(agent.Citations(r.answer), func(n int) bool { return n >= 1 && n <= r.sources }) {
+				cited++
+			}
 		}
 		if r.iterations > 0 { // the websocket's; REST does not report them
 			iters += r.iterations
@@ -154,8 +151,8 @@ func summarizeRuns(model, proto string, runs []ollamaRun) string {
 	at := func(p float64) time.Duration {
 		return took[min(len(took)-1, int(p*float64(len(took))))].Round(100 * time.Millisecond)
 	}
-	return fmt.Sprintf("BENCH %s %s: %d/%d runs answered with a source, time per question median %s p95 %s, mean iterations %.1f",
-		model, proto, cited, len(runs), at(0.5), at(0.95), float64(iters)/float64(max(counted, 1)))
+	return fmt.Sprintf("BENCH %s %s: %d/%d runs answered with sources, %d citing one as [n], time per question median %s p95 %s, mean iterations %.1f",
+		model, proto, sourced, len(runs), cited, at(0.5), at(0.95), float64(iters)/float64(max(counted, 1)))
 }
 
 func ollamaREST(t *testing.T, srv, q string) ollamaRun {
