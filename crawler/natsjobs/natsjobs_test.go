@@ -183,10 +183,12 @@ func TestCancel(t *testing.T) {
 	s := startNATS(t, t.TempDir())
 	defer s.Shutdown()
 	_, q := connect(t, s, Config{StatusInterval: 20 * time.Millisecond})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := context.Background()
+	wctx, stopWorker := context.WithCancel(ctx)
+	defer stopWorker()
 	started := make(chan string, 1)
-	go q.Run(ctx, blockingRunner{started})
+	workerDone := make(chan struct{})
+	go func() { q.Run(wctx, blockingRunner{started}); close(workerDone) }()
 	st, err := q.Submit(ctx, crawler.Spec{URLs: []string{"http://example.invalid/*"}})
 	if err != nil {
 		t.Fatal(err)
@@ -207,12 +209,19 @@ func TestCancel(t *testing.T) {
 	if got.FinishedAt == nil {
 		t.Errorf("canceled job: %+v", got)
 	}
-	// A job canceled while queued never runs.
+	// A job canceled while queued never runs. The worker is stopped while
+	// the job is submitted and canceled (else it may take the job first),
+	// and a fresh one started afterwards.
+	stopWorker()
+	<-workerDone
 	var ran atomic.Bool
 	st2, _ := q.Submit(ctx, crawler.Spec{URLs: []string{"http://example.invalid/x"}})
 	if _, err := q.Cancel(ctx, st2.ID); err != nil {
 		t.Fatal(err)
 	}
+	wctx2, stopWorker2 := context.WithCancel(ctx)
+	defer stopWorker2()
+	go q.Run(wctx2, blockingRunner{started})
 	select {
 	case <-started:
 		ran.Store(true)

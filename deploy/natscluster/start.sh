@@ -88,9 +88,20 @@ CONF
 	urls="${urls:+$urls,}nats://127.0.0.1:${client[i]}"
 done
 
+# healthy PORT: the node's monitor answers GET /healthz with 200 (JetStream
+# current with its cluster). Plain bash, so curl is not required.
+healthy() {
+	local line
+	exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+	printf 'GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+	IFS= read -r -t 2 line <&3 || true
+	exec 3<&- 3>&-
+	[[ $line == "HTTP/1."?" 200"* ]]
+}
+
 deadline=$((SECONDS + timeout))
 for ((i = 1; i <= nodes; i++)); do
-	while ! curl -fsS "http://127.0.0.1:${http[i]}/healthz" >/dev/null 2>&1; do
+	while ! healthy "${http[i]}" 2>/dev/null; do
 		if ! kill -0 "$(cat "$run/n$i/pid")" 2>/dev/null; then
 			log "node n$i exited; its log:"; cat "$run/n$i/nats.log" >&2
 			"$here/stop.sh" "$run" || true
