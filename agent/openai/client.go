@@ -238,7 +238,7 @@ func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (age
 	}
 }
 
-// protocol resolves the request's step protocol: auto is tools, else json,
+// protocol resolves the request's step protocol: auto is json, else tools,
 // else text, leaving out what this server refused before; no tools means
 // text.
 func (c *Client) protocol(req agent.CompletionRequest) string {
@@ -249,11 +249,14 @@ func (c *Client) protocol(req agent.CompletionRequest) string {
 	case agent.ProtocolTools, agent.ProtocolJSON:
 		return req.Protocol
 	case agent.ProtocolAuto:
-		if !c.noTools.Load() {
-			return agent.ProtocolTools
-		}
+		// A schema-constrained step first: the server enforces it while
+		// decoding, so even a small model emits a valid step, where native
+		// tool calls depend on the model (SmolLM2 never made one).
 		if !c.noJSON.Load() {
 			return agent.ProtocolJSON
+		}
+		if !c.noTools.Load() {
+			return agent.ProtocolTools
 		}
 	}
 	return agent.ProtocolText

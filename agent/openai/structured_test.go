@@ -96,19 +96,24 @@ func TestJSONProtocolMalformedIsCorrected(t *testing.T) {
 }
 
 func TestAutoProtocolFallsBack(t *testing.T) {
-	// A server that refuses tools (Ollama without a tools template) gets
-	// JSON steps; only the first call pays for the refusal.
+	// A server without response formats gets native tool calls; only the
+	// first call pays for the refusal.
 	srv := openaitest.New(t,
-		openaitest.Reply(`{"thought": "", "action": "weather", "input": "Paris"}`),
-		openaitest.Reply(`{"thought": "", "action": "answer", "input": "Sunny."}`),
+		openaitest.Calls("weather", `{"input":"Paris"}`),
+		openaitest.Reply("Sunny."),
 	)
-	srv.RejectTools()
+	srv.RejectResponseFormat()
 	if answer, inputs, _ := askWeather(t, srv, agent.ProtocolAuto); answer != "Sunny." || !slices.Equal(inputs, []string{"Paris"}) {
 		t.Errorf("answer %q inputs %q", answer, inputs)
 	}
 	reqs := srv.ChatRequests()
-	if len(reqs) != 3 || len(reqs[0].Body.Tools) == 0 || reqs[1].Body.ResponseFormat == nil || len(reqs[2].Body.Tools) != 0 {
-		t.Errorf("%d requests; want tools refused once, then json", len(reqs))
+	if len(reqs) != 3 || reqs[0].Body.ResponseFormat == nil || len(reqs[1].Body.Tools) == 0 || reqs[2].Body.ResponseFormat != nil {
+		t.Errorf("%d requests; want the response format refused once, then tools", len(reqs))
+	}
+	// A server that takes response formats gets JSON steps at once.
+	js := openaitest.New(t, openaitest.Reply(`{"thought": "", "action": "weather", "input": "Oslo"}`), openaitest.Reply(`{"thought": "", "action": "answer", "input": "Cold."}`))
+	if answer, _, _ := askWeather(t, js, agent.ProtocolAuto); answer != "Cold." || len(js.ChatRequests()) != 2 {
+		t.Errorf("answer %q after %d requests", answer, len(js.ChatRequests()))
 	}
 	// Neither tools nor response formats: the text protocol.
 	plain := openaitest.New(t, openaitest.Reply("Ask Func[weather]: Rome"), openaitest.Reply("A: Warm."))

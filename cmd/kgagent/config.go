@@ -58,7 +58,7 @@ type Config struct {
 	LLMMaxTokens   int     `key:"llm_max_tokens" usage:"maximum completion tokens of one ReAct step (the output is also cut after its first complete action line)"`
 	MaxIterations  int     `key:"max_iterations" usage:"ReAct iteration limit per question"`
 
-	LLMProtocol          string        `key:"llm_protocol" usage:"how an openai LLM gives its steps: auto (tools, else a JSON-schema step, else text, as the server accepts), tools (native tool calls), json (response_format json_schema) or text (Ask/A: lines)"`
+	LLMProtocol          string        `key:"llm_protocol" usage:"how an openai LLM gives its steps: auto (a JSON-schema step, else tools, else text, as the server accepts), tools (native tool calls), json (response_format json_schema) or text (Ask/A: lines)"`
 	LLMActFirst          bool          `key:"llm_act_first" usage:"with tools or json steps, the first step must call a func (a docs question is answered from a search, not from the model's memory)"`
 	LLMCallTimeout       time.Duration `key:"llm_call_timeout" usage:"longest one LLM call may take; a call also gets at most an equal share of the question's time left among the iterations left, and one cut short is judged on what it wrote"`
 	LLMObservationTokens int           `key:"llm_observation_tokens" usage:"estimated tokens of one observation fed back to an openai LLM (every source keeps its line; the best passages are cut least; events keep it whole); 0: unbounded"`
