@@ -81,6 +81,10 @@ func (s *structured) result() (string, []agent.Step) {
 		in = strings.TrimSpace(in)
 		st := agent.Step{Thought: strings.TrimSpace(js.Thought), Input: in}
 		switch {
+		case js.Action == answerAction && in == "" && st.Thought != "":
+			// An answer left empty with the reasoning written: the
+			// reasoning is the answer (small models do this).
+			st.Kind, st.Answer, st.Thought = agent.StepAnswer, st.Thought, ""
 		case js.Action == answerAction && in != "":
 			st.Kind, st.Answer, st.Input = agent.StepAnswer, in, ""
 		case js.Action != answerAction && s.known(js.Action):

@@ -161,3 +161,10 @@ func TestJSONStepCutShortStillCounts(t *testing.T) {
 		t.Errorf("answer %q inputs %q", answer, inputs)
 	}
 }
+
+func TestJSONAnswerInThought(t *testing.T) {
+	srv := openaitest.New(t, openaitest.Reply(`{"action": "answer", "input": "", "thought": "It is sunny."}`))
+	if answer, _, _ := askWeather(t, srv, agent.ProtocolJSON); answer != "It is sunny." {
+		t.Errorf("answer %q", answer)
+	}
+}
