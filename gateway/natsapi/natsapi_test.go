@@ -76,30 +76,7 @@ func startWorker(t testing.TB, ns *server.Server, a *asker) *Server {
 // request publishes data on subject and collects frames until complete.
 func request(t testing.TB, nc *nats.Conn, subject, data string) []gateway.Frame {
 	t.Helper()
-	inbox := nats.NewInbox()
-	sub, err := nc.SubscribeSync(inbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
-	if err := nc.PublishRequest(subject, inbox, []byte(data)); err != nil {
-		t.Fatal(err)
-	}
-	var frames []gateway.Frame
-	for {
-		m, err := sub.NextMsg(5 * time.Second)
-		if err != nil {
-			t.Fatalf("%s %s: %v after %d frames", subject, data, err, len(frames))
-		}
-		var f gateway.Frame
-		if err := json.Unmarshal(m.Data, &f); err != nil {
-			t.Fatalf("frame %q: %v", m.Data, err)
-		}
-		frames = append(frames, f)
-		if f.Complete {
-			return frames
-		}
-	}
+	return requestWith(t, nc, subject, data, nil)
 }
 
 func TestNATSStreams(t *testing.T) {
