@@ -4,11 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kgagent/kgagent/internal/testdep"
 
 	"github.com/chromedp/chromedp"
 )
@@ -25,10 +26,7 @@ func browser(t *testing.T) context.Context {
 		}
 	}
 	if path == "" {
-		if os.Getenv("KGAGENT_REQUIRE_BROWSER") == "1" {
-			t.Fatal("chromium not found and KGAGENT_REQUIRE_BROWSER=1")
-		}
-		t.Skip("chromium not found; install it (apt-get install chromium) to run the browser test")
+		testdep.Missing(t, "KGAGENT_REQUIRE_BROWSER", "chromium not found; install it (apt-get install chromium) to run the browser test")
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),

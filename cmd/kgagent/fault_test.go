@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgagent/kgagent/internal/testdep"
+
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
@@ -85,13 +87,7 @@ func tail(s string, n int) string {
 // the test skips without one, or fails with KGAGENT_REQUIRE_NEO4J=1.
 func neo4jEnv(t *testing.T) neo4j.Config {
 	t.Helper()
-	url := os.Getenv("NEO4J_URL")
-	if url == "" {
-		if os.Getenv("KGAGENT_REQUIRE_NEO4J") == "1" {
-			t.Fatal("NEO4J_URL is not set but KGAGENT_REQUIRE_NEO4J=1")
-		}
-		t.Skip("NEO4J_URL not set: no Neo4j (make test starts one)")
-	}
+	url := testdep.Env(t, "NEO4J_URL", "KGAGENT_REQUIRE_NEO4J", "NEO4J_URL not set: no Neo4j (make test starts one)")
 	return neo4j.Config{URL: url, User: os.Getenv("NEO4J_USER"), Password: os.Getenv("NEO4J_PASSWORD")}
 }
 

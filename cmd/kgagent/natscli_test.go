@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kgagent/kgagent/internal/testdep"
 )
 
 // TestNATSCLIAsInReadme runs the README's `nats req` line with the real
@@ -22,10 +24,7 @@ func TestNATSCLIAsInReadme(t *testing.T) {
 		cli, _ = exec.LookPath("nats")
 	}
 	if cli == "" {
-		if os.Getenv("KGAGENT_REQUIRE_NATSCLI") == "1" {
-			t.Fatal("the nats CLI is not installed and KGAGENT_REQUIRE_NATSCLI=1")
-		}
-		t.Skip("the nats CLI is not installed (go install github.com/nats-io/natscli/nats@v0.5.1)")
+		testdep.Missing(t, "KGAGENT_REQUIRE_NATSCLI", "the nats CLI is not installed (go install github.com/nats-io/natscli/nats@v0.5.1)")
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

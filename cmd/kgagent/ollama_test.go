@@ -16,14 +16,15 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/internal/testdep"
 )
 
 // ollamaServer returns the base URL (ending in /v1) and model of the real
 // Ollama server make test starts (deploy/testenv/70-ollama.sh).
 func ollamaServer(t *testing.T) (string, string) {
 	t.Helper()
-	return testDependency(t, "KGAGENT_TEST_OLLAMA_URL", "KGAGENT_REQUIRE_OLLAMA", "Ollama server"),
-		testDependency(t, "KGAGENT_TEST_OLLAMA_MODEL", "KGAGENT_REQUIRE_OLLAMA", "Ollama model")
+	return testdep.Env(t, "KGAGENT_TEST_OLLAMA_URL", "KGAGENT_REQUIRE_OLLAMA", "KGAGENT_TEST_OLLAMA_URL not set: no Ollama server (make test starts one)"),
+		testdep.Env(t, "KGAGENT_TEST_OLLAMA_MODEL", "KGAGENT_REQUIRE_OLLAMA", "KGAGENT_TEST_OLLAMA_MODEL not set: no Ollama model")
 }
 
 // ollamaProtocols are the step protocols the server takes for model: json

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgagent/kgagent/internal/testdep"
+
 	"github.com/kgagent/kgagent/gateway"
 )
 
@@ -34,13 +36,8 @@ var stSection = regexp.MustCompile(`(?m)^_{3,} (.+?) _{3,}$`)
 //
 //	KGAGENT_TEST_SCHEMATHESIS=~/.cache/kgagent/venv-schemathesis-4.32.5/bin/schemathesis go test ./cmd/kgagent -run Schemathesis -v
 func TestSchemathesis(t *testing.T) {
-	st := os.Getenv("KGAGENT_TEST_SCHEMATHESIS")
-	if st == "" {
-		if os.Getenv("KGAGENT_REQUIRE_SCHEMATHESIS") == "1" {
-			t.Fatal("schemathesis is not installed and KGAGENT_REQUIRE_SCHEMATHESIS=1")
-		}
-		t.Skip("schemathesis is not installed (deploy/testenv/70-schemathesis.sh)")
-	}
+	st := testdep.Env(t, "KGAGENT_TEST_SCHEMATHESIS", "KGAGENT_REQUIRE_SCHEMATHESIS",
+		"schemathesis is not installed (deploy/testenv/70-schemathesis.sh)")
 	budget := 60
 	if s := os.Getenv("KGAGENT_TEST_SCHEMATHESIS_SECONDS"); s != "" {
 		budget, _ = strconv.Atoi(s)

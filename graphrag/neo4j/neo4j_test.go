@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgagent/kgagent/internal/testdep"
+
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/kgagent/kgagent"
@@ -29,13 +31,8 @@ import (
 // skipped silently there.
 func envConfig(t testing.TB) Config {
 	t.Helper()
-	u := os.Getenv("NEO4J_URL")
-	if u == "" {
-		if os.Getenv("KGAGENT_REQUIRE_NEO4J") == "1" {
-			t.Fatal("KGAGENT_REQUIRE_NEO4J=1 but NEO4J_URL is not set: start a real Neo4j with eval \"$(deploy/neo4j/start.sh)\"")
-		}
-		t.Skip("NEO4J_URL not set: skipping the real-Neo4j tests (start one with eval \"$(deploy/neo4j/start.sh)\"; CI sets KGAGENT_REQUIRE_NEO4J=1 so they never skip there)")
-	}
+	u := testdep.Env(t, "NEO4J_URL", "KGAGENT_REQUIRE_NEO4J",
+		"NEO4J_URL not set: no real Neo4j (start one with eval \"$(deploy/neo4j/start.sh)\"; make test sets KGAGENT_REQUIRE_NEO4J=1 so these tests never skip there)")
 	return Config{
 		URL:      u,
 		User:     os.Getenv("NEO4J_USER"),

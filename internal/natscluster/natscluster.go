@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgagent/kgagent/internal/testdep"
+
 	"github.com/nats-io/nats-server/v2/server"
 )
 
@@ -44,27 +46,16 @@ type node struct {
 // is none.
 func Binary(t testing.TB) string {
 	t.Helper()
-	bin := os.Getenv("KGAGENT_TEST_NATS_SERVER")
-	if bin == "" {
-		if os.Getenv("KGAGENT_REQUIRE_NATS_CLUSTER") == "1" {
-			t.Fatal("KGAGENT_TEST_NATS_SERVER is not set but KGAGENT_REQUIRE_NATS_CLUSTER=1 (run make test, or deploy/testenv/40-natscluster.sh)")
-		}
-		t.Skip("KGAGENT_TEST_NATS_SERVER not set: no nats-server binary (make test builds one)")
-	}
-	return bin
+	return testdep.Env(t, "KGAGENT_TEST_NATS_SERVER", "KGAGENT_REQUIRE_NATS_CLUSTER",
+		"KGAGENT_TEST_NATS_SERVER not set: no nats-server binary (make test, or deploy/testenv/40-natscluster.sh, builds one)")
 }
 
 // Shared returns the client URLs of the cluster make test started
 // (KGAGENT_TEST_NATS_CLUSTER), skipping or failing like Binary when unset.
 func Shared(t testing.TB) []string {
 	t.Helper()
-	urls := os.Getenv("KGAGENT_TEST_NATS_CLUSTER")
-	if urls == "" {
-		if os.Getenv("KGAGENT_REQUIRE_NATS_CLUSTER") == "1" {
-			t.Fatal("KGAGENT_TEST_NATS_CLUSTER is not set but KGAGENT_REQUIRE_NATS_CLUSTER=1")
-		}
-		t.Skip("KGAGENT_TEST_NATS_CLUSTER not set: no NATS cluster (make test starts one)")
-	}
+	urls := testdep.Env(t, "KGAGENT_TEST_NATS_CLUSTER", "KGAGENT_REQUIRE_NATS_CLUSTER",
+		"KGAGENT_TEST_NATS_CLUSTER not set: no NATS cluster (make test starts one)")
 	return strings.Split(urls, ",")
 }
 
