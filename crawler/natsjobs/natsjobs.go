@@ -110,33 +110,41 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")
 	}
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:      cfg.Stream,
-		Subjects:  []string{cfg.Subject},
-		Retention: jetstream.WorkQueuePolicy,
-		Storage:   jetstream.FileStorage,
-		Replicas:  cfg.Replicas,
-	}); err != nil {
+	err = natskv.Ensure(ctx, func(ctx context.Context) error {
+		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:      cfg.Stream,
+			Subjects:  []string{cfg.Subject},
+			Retention: jetstream.WorkQueuePolicy,
+			Storage:   jetstream.FileStorage,
+			Replicas:  cfg.Replicas,
+		})
+		return err
+	})
+	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the job stream")
 	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, jetstream.ConsumerConfig{
-		Durable:       cfg.Consumer,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       cfg.AckWait,
-		MaxDeliver:    cfg.MaxDeliver,
-		FilterSubject: cfg.Subject,
+	var cons jetstream.Consumer
+	err = natskv.Ensure(ctx, func(ctx context.Context) (err error) {
+		cons, err = js.CreateOrUpdateConsumer(ctx, cfg.Stream, jetstream.ConsumerConfig{
+			Durable:       cfg.Consumer,
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       cfg.AckWait,
+			MaxDeliver:    cfg.MaxDeliver,
+			FilterSubject: cfg.Subject,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the job consumer")
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := natskv.Bucket(ctx, nc, jetstream.KeyValueConfig{
 		Bucket:   cfg.Bucket,
 		TTL:      cfg.StatusTTL,
 		Storage:  jetstream.FileStorage,
 		Replicas: cfg.Replicas,
-	})
+	}, "job status")
 	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the job status bucket")
+		return nil, err
 	}
 	seal, err := newSealer(cfg.SecretKey)
 	if err != nil {

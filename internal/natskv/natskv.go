@@ -6,6 +6,8 @@ package natskv
 import (
 	"context"
 	"errors"
+	"net/http"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -39,7 +41,11 @@ func Bucket(ctx context.Context, nc *nats.Conn, cfg jetstream.KeyValueConfig, wh
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, cfg)
+	var kv jetstream.KeyValue
+	err = Ensure(ctx, func(ctx context.Context) (err error) {
+		kv, err = js.CreateOrUpdateKeyValue(ctx, cfg)
+		return err
+	})
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the %s bucket", what)
 	}
@@ -56,4 +62,46 @@ func IsConflict(err error) bool {
 	}
 	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
 		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// EnsureTimeout bounds how long Ensure retries; ensureTry bounds one try.
+const (
+	EnsureTimeout = 30 * time.Second
+	ensureTry     = 5 * time.Second
+)
+
+// Ensure runs create, which creates or updates a JetStream stream, consumer
+// or bucket, until it succeeds or fails for good. A JetStream that is still
+// forming (a new cluster electing its leaders, a node restarting, two
+// processes creating the same replicated stream at once) times out or
+// answers 503 for a while: those answers are retried with backoff for up to
+// EnsureTimeout, or until ctx ends; each try has its own 5 s deadline. Any
+// other error (a configuration the server refuses) is returned at once.
+func Ensure(ctx context.Context, create func(context.Context) error) error {
+	give := time.Now().Add(EnsureTimeout)
+	wait := 100 * time.Millisecond
+	for {
+		tctx, cancel := context.WithTimeout(ctx, ensureTry)
+		err := create(tctx)
+		cancel()
+		if err == nil || !transient(err) || ctx.Err() != nil || time.Now().After(give) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// transient reports whether err is what a forming or recovering JetStream
+// answers: a timeout, no responders, or a 503 from its API.
+func transient(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) {
+		return true
+	}
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.Code == http.StatusServiceUnavailable
 }
