@@ -110,18 +110,14 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")
 	}
-	err = natskv.Ensure(ctx, func(ctx context.Context) error {
-		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:      cfg.Stream,
-			Subjects:  []string{cfg.Subject},
-			Retention: jetstream.WorkQueuePolicy,
-			Storage:   jetstream.FileStorage,
-			Replicas:  cfg.Replicas,
-		})
-		return err
-	})
-	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the job stream")
+	if err := natskv.Stream(ctx, nc, jetstream.StreamConfig{
+		Name:      cfg.Stream,
+		Subjects:  []string{cfg.Subject},
+		Retention: jetstream.WorkQueuePolicy,
+		Storage:   jetstream.FileStorage,
+		Replicas:  cfg.Replicas,
+	}, "job"); err != nil {
+		return nil, err
 	}
 	var cons jetstream.Consumer
 	err = natskv.Ensure(ctx, func(ctx context.Context) (err error) {

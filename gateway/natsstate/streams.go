@@ -96,21 +96,17 @@ func NewStreams(ctx context.Context, nc *nats.Conn, cfg StreamsConfig) (*Streams
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")
 	}
-	err = natskv.Ensure(ctx, func(ctx context.Context) error {
-		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:              cfg.Stream,
-			Subjects:          []string{cfg.Subject + ".>"},
-			Storage:           jetstream.MemoryStorage,
-			Replicas:          cfg.Replicas,
-			MaxBytes:          cfg.MaxBytes,
-			MaxMsgsPerSubject: int64(cfg.MaxEvents),
-			MaxAge:            cfg.Retain,
-			Discard:           jetstream.DiscardOld,
-		})
-		return err
-	})
-	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the stream of resumable frames")
+	if err := natskv.Stream(ctx, nc, jetstream.StreamConfig{
+		Name:              cfg.Stream,
+		Subjects:          []string{cfg.Subject + ".>"},
+		Storage:           jetstream.MemoryStorage,
+		Replicas:          cfg.Replicas,
+		MaxBytes:          cfg.MaxBytes,
+		MaxMsgsPerSubject: int64(cfg.MaxEvents),
+		MaxAge:            cfg.Retain,
+		Discard:           jetstream.DiscardOld,
+	}, "resumable frames"); err != nil {
+		return nil, err
 	}
 	kv, err := natskv.Bucket(ctx, nc, jetstream.KeyValueConfig{
 		Bucket:   cfg.Bucket,

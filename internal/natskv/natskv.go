@@ -52,6 +52,27 @@ func Bucket(ctx context.Context, nc *nats.Conn, cfg jetstream.KeyValueConfig, wh
 	return kv, nil
 }
 
+// Stream creates (or updates) the stream cfg, with Replicas(nc) copies
+// unless cfg sets them, retrying as Ensure does. Errors: EUNAVAILABLE,
+// naming what the stream is for.
+func Stream(ctx context.Context, nc *nats.Conn, cfg jetstream.StreamConfig, what string) error {
+	if cfg.Replicas <= 0 {
+		cfg.Replicas = Replicas(nc)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")
+	}
+	err = Ensure(ctx, func(ctx context.Context) error {
+		_, err := js.CreateOrUpdateStream(ctx, cfg)
+		return err
+	})
+	if err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the %s stream", what)
+	}
+	return nil
+}
+
 // IsConflict reports whether err is a lost compare-and-set race on a
 // key-value entry (Create of an existing key, Update on a stale revision):
 // single servers report it as 10071, replicated streams as 10164.
