@@ -124,8 +124,16 @@ func (a *app) openServices(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if a.command == "ask" {
+		switch a.command {
+		case "ask":
 			st.NoNameIndexes() // one question: SQL answers it before an index could be built
+		case "ingest":
+			// Into a fresh data dir: indexes and entity words built once,
+			// when the app closes (graphrag/sqlite bulk.go).
+			if _, err := st.BulkLoad(ctx); err != nil {
+				st.Close()
+				return err
+			}
 		}
 		store, cache = st, st
 		a.onClose(func() { st.Close() })

@@ -36,6 +36,10 @@ func crashWriter(path string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	if err := startBulk(s); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	for round := 0; ; round++ {
 		for d := range 3 {
 			doc := fmt.Sprintf("https://x.test/%d.html", d)

@@ -52,6 +52,12 @@ type Store struct {
 	rdb  *sql.DB // readers (WAL lets them run beside the writer)
 
 	writesQ *groupcommit.Queue[*writeJob] // writes waiting for a transaction (write.go)
+	w       writer                        // the writer connection; only the group's leader uses it
+
+	// bulk is set while a bulk load defers the secondary indexes and the
+	// entity words (bulk.go). Set before the first write, read by the
+	// writer only.
+	bulk bool
 
 	stmu    sync.Mutex
 	inserts map[string]string // multi-row INSERTs, by head, tail and rows
@@ -81,17 +87,6 @@ CREATE TABLE IF NOT EXISTS triples (
 	chunk_id   TEXT NOT NULL,
 	source_url TEXT NOT NULL
 );
--- The id, name and literal indexes lead with the column a lookup names and
--- end with the collection (lookups name both): B-tree searches then settle
--- on the first, varied column instead of comparing the collection, the same
--- in every row, at each step. A document's triples are found by the rowid
--- range in docs, not by an index entry per triple.
-CREATE INDEX IF NOT EXISTS triples_sid ON triples(s_id, collection);
-CREATE INDEX IF NOT EXISTS triples_oid ON triples(o_id, collection);
-CREATE INDEX IF NOT EXISTS triples_sname ON triples(s_norm, collection) WHERE s_norm != s_id;
-CREATE INDEX IF NOT EXISTS triples_oname ON triples(o_norm, collection) WHERE o_norm != o_id;
-CREATE INDEX IF NOT EXISTS triples_p ON triples(collection, p);
-CREATE INDEX IF NOT EXISTS triples_literal ON triples(substr(literal, 1, 64), collection) WHERE literal != '';
 -- Indexes of earlier versions (triples_doc goes in migrateDocs).
 DROP INDEX IF EXISTS triples_s;
 DROP INDEX IF EXISTS triples_o;
@@ -128,7 +123,29 @@ CREATE TABLE IF NOT EXISTS extract_cache (
 	key   TEXT PRIMARY KEY,
 	value TEXT NOT NULL
 ) WITHOUT ROWID;
+-- A row here while a bulk load has deferred the secondary indexes and the
+-- entity words (bulk.go): Open completes it.
+CREATE TABLE IF NOT EXISTS bulk_load (id INTEGER PRIMARY KEY CHECK (id = 1));
 `
+
+// indexes are the triples' secondary indexes. Open creates any that are
+// missing; a bulk load drops them and builds them again at its end.
+const indexes = `
+-- The id, name and literal indexes lead with the column a lookup names and
+-- end with the collection (lookups name both): B-tree searches then settle
+-- on the first, varied column instead of comparing the collection, the same
+-- in every row, at each step. A document's triples are found by the rowid
+-- range in docs, not by an index entry per triple.
+CREATE INDEX IF NOT EXISTS triples_sid ON triples(s_id, collection);
+CREATE INDEX IF NOT EXISTS triples_oid ON triples(o_id, collection);
+CREATE INDEX IF NOT EXISTS triples_sname ON triples(s_norm, collection) WHERE s_norm != s_id;
+CREATE INDEX IF NOT EXISTS triples_oname ON triples(o_norm, collection) WHERE o_norm != o_id;
+CREATE INDEX IF NOT EXISTS triples_p ON triples(collection, p);
+CREATE INDEX IF NOT EXISTS triples_literal ON triples(substr(literal, 1, 64), collection) WHERE literal != '';
+`
+
+// indexNames are the indexes that indexes creates.
+var indexNames = []string{"triples_sid", "triples_oid", "triples_sname", "triples_oname", "triples_p", "triples_literal"}
 
 const cols = `rowid, s_id, s_name, s_type, p, o_id, o_name, o_type, literal, chunk_id, doc_url, source_url`
 
@@ -172,14 +189,28 @@ func Open(path string) (*Store, error) {
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: migrate %s", path)
 	}
+	conn, err := wdb.Conn(context.Background())
+	if err != nil {
+		wdb.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: open %s", path)
+	}
+	w := writer{conn: conn}
+	// A bulk load that did not finish (a crash) is completed first; then
+	// every index exists.
+	if err := finishBulk(&w); err != nil {
+		w.close()
+		wdb.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: complete the bulk load of %s", path)
+	}
 	rdb, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
 	if err != nil {
+		w.close()
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: open %s", path)
 	}
 	rdb.SetMaxOpenConns(8)
 	rdb.SetMaxIdleConns(8)
-	s := &Store{path: path, wdb: wdb, rdb: rdb, writesQ: groupcommit.New[*writeJob](maxGroup)}
+	s := &Store{path: path, wdb: wdb, rdb: rdb, w: w, writesQ: groupcommit.New[*writeJob](maxGroup)}
 	s.stNear, err = rdb.Prepare(`SELECT ` + cols + ` FROM triples WHERE collection = ?1 AND s_id = ?2
 		UNION ALL SELECT ` + cols + ` FROM triples WHERE collection = ?1 AND o_id = ?2 AND s_id != ?2 LIMIT ?3`)
 	if err != nil {
@@ -227,8 +258,17 @@ func (s *Store) Close() error {
 	}
 
 	err := s.rdb.Close()
+	if s.bulk {
+		// The bulk load's indexes and words; should this fail, the next
+		// Open completes them.
+		if berr := finishBulk(&s.w); err == nil && berr != nil {
+			err = dbErr(context.Background(), berr, "complete the bulk load")
+		}
+		s.bulk = false
+	}
 	// Let SQLite refresh its planner statistics where they went stale.
-	_, _ = s.wdb.Exec(`PRAGMA analysis_limit=1000; PRAGMA optimize;`)
+	_, _ = s.w.conn.ExecContext(context.Background(), `PRAGMA analysis_limit=1000; PRAGMA optimize;`)
+	s.w.close()
 	if werr := s.wdb.Close(); err == nil {
 		err = werr
 	}
@@ -318,7 +358,7 @@ func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
 			`DELETE FROM entities WHERE collection = ?`,
 			`DELETE FROM entity_words WHERE collection = ?`,
 		} {
-			if _, err := x.tx.ExecContext(x.ectx, q, collection); err != nil {
+			if _, err := x.s.w.conn.ExecContext(x.ectx, q, collection); err != nil {
 				return err
 			}
 		}

@@ -7,7 +7,7 @@ import "context"
 func WriteForTest(ctx context.Context, s *Store, fn func(exec func(q string, args ...any) error) error) error {
 	return s.write(ctx, "test write", func(x *wtx) error {
 		return fn(func(q string, args ...any) error {
-			_, err := x.tx.ExecContext(x.ectx, q, args...)
+			_, err := x.s.w.conn.ExecContext(x.ectx, q, args...)
 			return err
 		})
 	})

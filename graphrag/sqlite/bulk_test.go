@@ -1,0 +1,214 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/graphrag/graphtest"
+	"github.com/kgagent/kgagent/graphrag/sqlite"
+)
+
+// bulkDocs writes a few documents (dotted names, literals, shared
+// entities), replaces one and deletes another, so entities are created,
+// shared and dropped.
+func bulkDocs(t *testing.T, s *sqlite.Store) {
+	t.Helper()
+	ctx := t.Context()
+	for d := range 6 {
+		doc := fmt.Sprintf("https://x.test/%d.html", d)
+		var ts []kgagent.Triple
+		for i := range 30 {
+			ts = append(ts, graphtest.T("c", doc, fmt.Sprintf("pkg%d.mod.func_%d", d, i), "defines", fmt.Sprintf("Shared Thing %d", i%7), fmt.Sprintf("a%d", i)))
+		}
+		ts = append(ts, graphtest.L("c", doc, "os.path.join", "summary", fmt.Sprintf("Join paths %d", d), "x"))
+		if err := s.ReplaceDocument(ctx, "c", doc, ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.ReplaceDocument(ctx, "c", "https://x.test/1.html", []kgagent.Triple{
+		graphtest.T("c", "https://x.test/1.html", "json.loads", "returns", "Python object", "y"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteDocument(ctx, "c", "https://x.test/2.html"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dump is every row of the store's tables (rowids aside) and its index
+// names, one string per row.
+func dump(t *testing.T, path string) []string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var out []string
+	for _, q := range []string{
+		`SELECT 'triple', collection, doc_url, s_id, s_name, s_norm, p, o_id, o_norm, literal, source_url FROM triples`,
+		`SELECT 'entity', collection, id, name, type, norm, refs FROM entities`,
+		`SELECT 'word', collection, word, id FROM entity_words`,
+		`SELECT 'bulk', id FROM bulk_load`,
+		`SELECT 'index', name, sql FROM sqlite_schema WHERE type = 'index' AND name NOT LIKE 'sqlite_%'`,
+	} {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, strings.TrimSpace(fmt.Sprintln(vals...)))
+		}
+		rows.Close()
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestBulkLoad writes the same documents into a store page by page and
+// into one with BulkLoad: after Close both files hold the same triples,
+// entities, entity words and indexes, and a store that already holds
+// triples refuses a bulk load.
+func TestBulkLoad(t *testing.T) {
+	dir := t.TempDir()
+	plain, bulk := filepath.Join(dir, "plain.db"), filepath.Join(dir, "bulk.db")
+	for _, path := range []string{plain, bulk} {
+		s, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if path == bulk {
+			if on, err := s.BulkLoad(t.Context()); err != nil || !on {
+				t.Fatalf("BulkLoad on an empty store: %v, %v; want true", on, err)
+			}
+			if names := schemaNames(t, path); slices.Contains(names, "triples_sid") {
+				t.Errorf("bulk load kept the indexes: %v", names)
+			}
+		}
+		bulkDocs(t, s)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, got := dump(t, plain), dump(t, bulk)
+	if !slices.Equal(got, want) {
+		t.Errorf("bulk load differs from page by page: %d rows, want %d", len(got), len(want))
+		for _, r := range got {
+			if !slices.Contains(want, r) {
+				t.Errorf("extra: %q", r)
+			}
+		}
+		for _, r := range want {
+			if !slices.Contains(got, r) {
+				t.Errorf("missing: %q", r)
+			}
+		}
+	}
+	if !slices.Contains(want, "word c path os.path.join") {
+		t.Errorf("no entity words written (%d rows)", len(want))
+	}
+
+	s, err := sqlite.Open(bulk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if on, err := s.BulkLoad(t.Context()); err != nil || on {
+		t.Fatalf("BulkLoad on a store with triples: %v, %v; want false", on, err)
+	}
+	if names := schemaNames(t, bulk); !slices.Contains(names, "triples_sid") {
+		t.Errorf("indexes dropped from a store in use: %v", names)
+	}
+	if got, err := s.Entities(t.Context(), "c", []string{"loads"}, 5); err != nil || len(got) != 1 || got[0].ID != "json.loads" {
+		t.Errorf("Entities(loads) after a bulk load = %v, %v; want json.loads", got, err)
+	}
+}
+
+// TestBulkLoadCompletedAfterCrash kills a writer in the middle of a bulk
+// load (SIGKILL): the next Open builds the indexes and entity words, so the
+// store answers as if it had been written page by page.
+func TestBulkLoadCompletedAfterCrash(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "graph.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashEnv+"="+path, crashBulkEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	if _, err := out.Read(buf); err != nil {
+		t.Fatalf("writer did not start: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond) // later rounds: entities created and dropped
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if names := schemaNames(t, path); slices.Contains(names, "triples_sid") {
+		t.Fatalf("the killed writer was not in a bulk load: %v", names)
+	}
+
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows := dump(t, path)
+	for _, name := range []string{"triples_sid", "triples_oid", "triples_sname", "triples_oname", "triples_p", "triples_literal"} {
+		if !slices.ContainsFunc(rows, func(r string) bool { return strings.HasPrefix(r, "index "+name+" ") }) {
+			t.Errorf("index %s missing after Open", name)
+		}
+	}
+	var ents, words int
+	for _, r := range rows {
+		switch {
+		case strings.HasPrefix(r, "bulk "):
+			t.Errorf("bulk load still recorded: %q", r)
+		case strings.HasPrefix(r, "entity "):
+			ents++
+		case strings.HasPrefix(r, "word "):
+			words++
+		}
+	}
+	if ents != 123 || words < ents {
+		t.Errorf("%d entities, %d entity words; want 123 and at least as many words", ents, words)
+	}
+	viaSQL, viaIndex, err := sqlite.EntitiesBothWays(t.Context(), s, "c", []string{"d1"}, 5)
+	if err != nil || len(viaSQL) == 0 || !slices.Equal(viaSQL, viaIndex) {
+		t.Errorf("Entities(d1) by SQL %v, by the name index %v, %v; want the same, not empty", viaSQL, viaIndex, err)
+	}
+}
+
+// crashBulkEnv makes crashWriter start a bulk load first.
+const crashBulkEnv = "GRAPHRAG_SQLITE_CRASH_BULK"
+
+// startBulk starts a bulk load on s when the crash writer is asked to.
+func startBulk(s *sqlite.Store) error {
+	if os.Getenv(crashBulkEnv) == "" {
+		return nil
+	}
+	on, err := s.BulkLoad(context.Background())
+	if err == nil && !on {
+		err = fmt.Errorf("no bulk load on a fresh store")
+	}
+	return err
+}
