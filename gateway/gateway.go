@@ -238,6 +238,9 @@ func New(cfg Config, b Backends) (*Server, error) {
 		s.metrics = NewMetrics(nil)
 	}
 	s.limiter, s.now, s.streams = cfg.Limiter, time.Now, cfg.Streams
+	if d, ok := cfg.Streams.(DurableStreams); ok {
+		d.OnTakeover(s.takeover)
+	}
 	s.openapi = openAPIFor(cfg)
 	s.routesSetup()
 	s.handler = s.middleware(s.mux)

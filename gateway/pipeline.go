@@ -21,7 +21,8 @@ import (
 //     one query charged to the daily limit (Limiter);
 //  3. the request timeout is set, and the service runs.
 //
-// Run does 2 and 3 for service calls; admit is the shared step 2.
+// Run does 2 and 3 for service calls; admit is the shared step 2. A
+// stream another replica took over runs step 3 only (runAdmitted).
 
 // Bucket is one daily-limit counter: a key ("key:<name>", "user:<id>",
 // "anon:<aid>@<address>") and its limit.
@@ -151,11 +152,17 @@ func (s *Server) callerOf(p *Principal) (c agent.Caller) {
 // nil is the anonymous caller, refused when auth is on. send must not block
 // for long. Run returns when the call is done.
 func (s *Server) Run(ctx context.Context, c Call, send func(Frame)) {
+	s.run(ctx, c, send, s.runCall)
+}
+
+// run runs c with call (runCall, or runAdmitted for a takeover), sending
+// its frames and an error frame to send.
+func (s *Server) run(ctx context.Context, c Call, send func(Frame), call func(context.Context, Call, func(map[string]any, bool)) error) {
 	start := time.Now()
 	out := func(resp map[string]any, complete bool) {
 		send(Frame{ID: c.ID, Response: resp, Complete: complete})
 	}
-	err := s.runCall(ctx, c, out)
+	err := call(ctx, c, out)
 	if err != nil {
 		send(errorFrame(c.ID, err))
 	}
@@ -173,6 +180,18 @@ func (s *Server) runCall(ctx context.Context, c Call, out func(map[string]any, b
 		return err
 	}
 	c.Caller = s.callerOf(p)
+	if c.admitted != nil {
+		dl, _ := ctx.Deadline()
+		c.admitted(c, dl)
+	}
+	return s.safeDispatch(ctx, c, out)
+}
+
+// runAdmitted runs a call that was admitted on the replica that started
+// it (authenticated, checked and charged there: none of it again), with
+// its recorded caller, until ctx's deadline (the recorded one): the
+// pipeline's step 3 for a stream taken over (Server.takeover).
+func (s *Server) runAdmitted(ctx context.Context, c Call, out func(map[string]any, bool)) error {
 	return s.safeDispatch(ctx, c, out)
 }
 

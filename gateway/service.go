@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
@@ -122,6 +123,10 @@ type Call struct {
 	Request   Request
 	Principal *Principal
 	Caller    agent.Caller
+	// admitted, when set, is called once the call is admitted, with the
+	// request as admitted and its deadline (the websocket records durable
+	// streams with it).
+	admitted func(c Call, deadline time.Time)
 }
 
 func (s *Server) checkFlow(flow string) error {
@@ -280,6 +285,9 @@ func answerResponse(a kgagent.Answer) map[string]any {
 	}
 	if a.RequestID != "" {
 		m["request_id"] = a.RequestID
+	}
+	if a.Citations != "" {
+		m["citations"] = a.Citations
 	}
 	return m
 }

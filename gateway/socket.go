@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -326,8 +327,15 @@ func (wc *wsConn) handle(data []byte) {
 	_ = st.Attach(wc.subID, 0, wc.enqueue)
 	wc.attach(st)
 	call := Call{ID: f.ID, Service: f.Service, Flow: f.Flow, Request: req, Principal: wc.p}
+	ctx, cancel := s.ctx, context.CancelFunc(func() {})
+	if ds, ok := st.(DurableStream); ok {
+		// Recorded once admitted, so another replica can finish it;
+		// stopped here if one has taken it over.
+		call.admitted = func(c Call, deadline time.Time) { s.record(ds, c, deadline) }
+		ctx, cancel = withLost(ctx, ds)
+	}
 	go func() {
-		defer func() { release(); <-wc.slots }()
-		s.Run(s.ctx, call, st.Append)
+		defer func() { release(); <-wc.slots; cancel() }()
+		s.Run(ctx, call, st.Append)
 	}()
 }

@@ -43,6 +43,41 @@ type Stream interface {
 	Done() bool
 }
 
+// DurableStreams is a StreamStore whose requests outlive the replica
+// running them (gateway/natsstate): that replica records the admitted
+// request beside its frames (DurableStream.Record) and holds a lease on it;
+// when it dies, a replica with a client attached to the stream takes it
+// over — one replica, by compare-and-set on the lease — and calls the
+// function given to OnTakeover, which runs the request again and writes
+// the frames past the stored ones (see Server.takeover).
+type DurableStreams interface {
+	StreamStore
+	// OnTakeover sets the function called when this replica has taken a
+	// stream over. The Server sets it (New).
+	OnTakeover(run func(Takeover))
+}
+
+// DurableStream is a Stream of a DurableStreams on the replica running its
+// request.
+type DurableStream interface {
+	Stream
+	// Record stores the admitted request (opaque to the store), so
+	// another replica can run it. Errors: EUNAVAILABLE.
+	Record(run []byte) error
+	// Lost is closed when another replica has taken the stream over: the
+	// request here stops, and no frame of it is written any more.
+	Lost() <-chan struct{}
+}
+
+// Takeover is a stream this replica took over: its recorded request, its
+// stored frames (seq 1 to len(Frames), in order), and the stream to write
+// the rest to (Append numbers them from len(Frames)+1).
+type Takeover struct {
+	Stream DurableStream
+	Run    []byte
+	Frames [][]byte
+}
+
 // memStreams is the in-memory StreamStore. One mutex guards every stream:
 // appends are short, and the byte budget spans all of them. Frames are
 // dropped oldest first — across streams — when the kept bytes pass

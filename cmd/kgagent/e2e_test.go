@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -229,9 +230,14 @@ func stderrOf(err error) string {
 	return ""
 }
 
+// kgagentBinMu guards kgagentBin: parallel tests build it once.
+var kgagentBinMu sync.Mutex
+
 // buildBinary builds the real kgagent binary once for the process tests.
 func buildBinary(t *testing.T) string {
 	t.Helper()
+	kgagentBinMu.Lock()
+	defer kgagentBinMu.Unlock()
 	if kgagentBin != "" {
 		if _, err := os.Stat(kgagentBin); err == nil {
 			return kgagentBin // (a test may have removed it)

@@ -189,6 +189,7 @@ func storedSets(t *testing.T, srv *qdranttest.Server, ix *qdrant.Index, g *neo4j
 // pages, chunks, entity-index entries and triples it stored equal the clean
 // run's, with no duplicates.
 func TestFaultWorkerKilledMidIngest(t *testing.T) {
+	t.Parallel() // its own processes and ports: the fault tests run side by side
 	neo := neo4jEnv(t)
 	ns := startJetStream(t)
 	qs, err := qdranttest.Start(qdranttest.Options{})

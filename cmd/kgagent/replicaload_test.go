@@ -196,6 +196,7 @@ func envDuration(name string, def time.Duration) time.Duration {
 // 2 s of the kill. KGAGENT_BENCH_REPLICA_LOAD=30s runs it longer and
 // prints the figures the README quotes.
 func TestFaultServeReplicaKilledUnderLoad(t *testing.T) {
+	t.Parallel() // its own processes and ports: the fault tests run side by side
 	ns := startJetStream(t)
 	a, baseA := startReplica(t, "serve-a", ns.ClientURL())
 	_, baseB := startReplica(t, "serve-b", ns.ClientURL())
@@ -270,6 +271,7 @@ func natsLoad(ctx context.Context, t *testing.T, url string, conc int, timeout t
 // No REST request hangs, NATS questions keep being answered, and an
 // ingestion job submitted after the kill succeeds.
 func TestFaultNATSNodeKilledUnderLoad(t *testing.T) {
+	t.Parallel() // its own processes and ports: the fault tests run side by side
 	c := natscluster.Start(t, 3)
 	_, baseA := startReplica(t, "serve-a", c.URL(0), "--allow-private-ingest")
 	_, baseB := startReplica(t, "serve-b", c.URL(1), "--allow-private-ingest")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +14,14 @@ import (
 // TestFaultServeReplicaKilledMidStream: a websocket client streams an
 // answer from serve replica A (a scripted OpenAI-compatible model streams it
 // slowly, a token every 40 ms); A is killed with SIGKILL mid-stream. The
-// client reconnects to replica B with its last seq and resume token: B
-// sends every frame A had written after that seq, each once and in order,
-// and then (A's question dies with A; it is not re-run) a final UNAVAILABLE
-// frame within seconds, so the client never waits without end.
+// client reconnects to replica B with its last seq and resume token. When
+// A's lease on the stream lapses, B takes the request over (it was
+// recorded beside the stream) and continues it: the client gets every
+// remaining event exactly once, in order, ending with the final answer —
+// its whole event sequence equals that of a clean run of the same
+// question.
 func TestFaultServeReplicaKilledMidStream(t *testing.T) {
+	t.Parallel() // its own processes and ports: the fault tests run side by side
 	ns := startJetStream(t)
 	llm := openaitest.New(t)
 	llm.SetDefault(openaitest.Reply("A: " + strings.Repeat("Lumen listens on port 8086 by default. ", 12)).WithDelay(40 * time.Millisecond))
@@ -38,71 +42,85 @@ func TestFaultServeReplicaKilledMidStream(t *testing.T) {
 		}
 	}
 	a, baseA := serve("serve-a")
-	_, baseB := serve("serve-b")
-	type frame struct {
-		ID          string         `json:"id"`
-		Seq         int64          `json:"seq"`
-		Complete    bool           `json:"complete"`
-		ResumeToken string         `json:"resume_token"`
-		Error       map[string]any `json:"error"`
-	}
+	b, baseB := serve("serve-b")
 	dial := func(base string) *websocket.Conn {
 		ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/api/v1/socket", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { _ = ws.Close() })
 		return ws
 	}
-	wsA := dial(baseA)
-	defer wsA.Close()
-	if err := wsA.WriteJSON(map[string]any{"id": "q1", "service": "agent", "request": map[string]any{"question": "Which port does Lumen listen on?"}}); err != nil {
+	ask := map[string]any{"id": "q1", "service": "agent", "request": map[string]any{"question": "Which port does Lumen listen on?"}}
+	// read reads frames of ws until the last one, or until stop says so,
+	// checking that seqs follow each other from after.
+	read := func(ws *websocket.Conn, after int64, stop func(wsFrame) bool) []wsFrame {
+		var out []wsFrame
+		for {
+			_ = ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+			var f wsFrame
+			if err := ws.ReadJSON(&f); err != nil {
+				t.Fatalf("after %d frames: %v", len(out), err)
+			}
+			if f.ID != "q1" || f.Seq != after+int64(len(out))+1 {
+				t.Fatalf("frame %+v after seq %d", f, after+int64(len(out)))
+			}
+			out = append(out, f)
+			if f.Complete || stop(f) {
+				return out
+			}
+		}
+	}
+
+	// The clean run, on B.
+	wsClean := dial(baseB)
+	if err := wsClean.WriteJSON(ask); err != nil {
 		t.Fatal(err)
 	}
-	var last frame
-	var token string
-	for last.Seq < 8 {
-		_ = wsA.SetReadDeadline(time.Now().Add(20 * time.Second))
-		var f frame
-		if err := wsA.ReadJSON(&f); err != nil {
-			t.Fatal(err)
-		}
-		if f.Complete || f.Error != nil {
-			t.Fatalf("the answer ended before the kill: %+v", f)
-		}
-		if f.Seq != last.Seq+1 {
-			t.Fatalf("frame %d after %d", f.Seq, last.Seq)
-		}
-		if f.Seq == 1 {
-			token = f.ResumeToken
-		}
-		last = f
+	clean := read(wsClean, 0, func(wsFrame) bool { return false })
+	if last := clean[len(clean)-1]; last.Error != nil || last.Response["answer"] == nil || last.Response["delta"] != nil {
+		t.Fatalf("the clean run did not end with the answer: %+v", last)
+	}
+
+	// The same question on A, killed after the client read frame 8.
+	wsA := dial(baseA)
+	if err := wsA.WriteJSON(ask); err != nil {
+		t.Fatal(err)
+	}
+	before := read(wsA, 0, func(f wsFrame) bool { return f.Seq == 8 })
+	if before[len(before)-1].Complete {
+		t.Fatalf("the answer ended before the kill: %+v", before[len(before)-1])
 	}
 	a.kill9(t)
 	killed := time.Now()
 
 	wsB := dial(baseB)
-	defer wsB.Close()
-	if err := wsB.WriteJSON(map[string]any{"id": "q1", "resume": map[string]any{"last_seq": last.Seq, "token": token}}); err != nil {
+	if err := wsB.WriteJSON(map[string]any{"id": "q1", "resume": map[string]any{"last_seq": 8, "token": before[0].ResumeToken}}); err != nil {
 		t.Fatal(err)
 	}
-	want := last.Seq + 1
-	for {
-		_ = wsB.SetReadDeadline(time.Now().Add(15 * time.Second))
-		var f frame
-		if err := wsB.ReadJSON(&f); err != nil {
-			t.Fatalf("no final frame from B %s after the kill: %v", time.Since(killed), err)
-		}
-		if f.ID != "q1" || f.Seq != want {
-			t.Fatalf("frame from B: %+v, want seq %d", f, want)
-		}
-		if f.Complete {
-			if f.Error == nil || f.Error["type"] != "UNAVAILABLE" {
-				t.Fatalf("last frame from B: %+v, want an UNAVAILABLE error", f)
-			}
-			break
-		}
-		want++
+	after := read(wsB, 8, func(wsFrame) bool { return false })
+	got := append(before, after...)
+	if len(got) != len(clean) {
+		t.Fatalf("%d frames (8 from A, %d from B after the kill), a clean run has %d; the end: %+v", len(got), len(after), len(clean), got[len(got)-1])
 	}
-	t.Logf("killed A after the client read frame %d; B sent %d more frames (written by A before it died), then UNAVAILABLE %s after the kill",
-		last.Seq, want-1-last.Seq, time.Since(killed).Round(time.Millisecond))
+	for i := range got {
+		if !reflect.DeepEqual(got[i].Response, clean[i].Response) || !reflect.DeepEqual(got[i].Error, clean[i].Error) || got[i].Complete != clean[i].Complete {
+			t.Fatalf("frame %d: %+v, a clean run's: %+v", i+1, got[i], clean[i])
+		}
+	}
+	if !strings.Contains(b.out.String(), "continuing a stream whose replica stopped") {
+		t.Errorf("B's log does not say it continued the stream: %s", tail(b.out.String(), 2000))
+	}
+	t.Logf("killed A after the client read frame 8 of %d; resumed on B, which took the request over: frames 9-%d, each once, the last the answer %s after the kill",
+		len(clean), len(got), time.Since(killed).Round(time.Millisecond))
+}
+
+// wsFrame is a websocket response frame as a client reads it, whole.
+type wsFrame struct {
+	ID          string         `json:"id"`
+	Seq         int64          `json:"seq"`
+	Complete    bool           `json:"complete"`
+	ResumeToken string         `json:"resume_token"`
+	Response    map[string]any `json:"response"`
+	Error       map[string]any `json:"error"`
 }

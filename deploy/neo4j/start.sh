@@ -26,6 +26,10 @@
 #   NEO4J_PAGECACHE      page cache (default 64m)
 #   NEO4J_START_TIMEOUT  seconds to wait for READY (default 300)
 #   NEO4J_KEEP_DATA=1    keep the data of a previous run (default: start empty)
+#   NEO4J_SHUTDOWN_WAIT  how long a stop waits for Bolt connections and threads
+#                        (Neo4j's default 5s each; e.g. 1s for tests that restart it)
+#   NEO4J_JAVA_OPTS      extra JVM options (e.g. -XX:TieredStopAtLevel=1: starts
+#                        faster, runs queries slower; the fault tests use it)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -102,9 +106,13 @@ fi
 if [ -n "$tls" ]; then
 	args+=(--tls-dir "$run/tls")
 fi
+if [ -n "${NEO4J_SHUTDOWN_WAIT:-}" ]; then
+	args+=(--bolt-shutdown-wait "$NEO4J_SHUTDOWN_WAIT")
+fi
 # The JVM runs detached from this shell (setsid), so it outlives the caller's
 # job control; stop.sh ends it with SIGTERM via the pid file.
-setsid java "-Xms$heap" "-Xmx$heap" -XX:+UseParallelGC -XX:+ExitOnOutOfMemoryError \
+# shellcheck disable=SC2086 # NEO4J_JAVA_OPTS is a list of options
+setsid java "-Xms$heap" "-Xmx$heap" -XX:+UseParallelGC -XX:+ExitOnOutOfMemoryError ${NEO4J_JAVA_OPTS:-} \
 	-cp "$here/target/classes:$here/target/lib/*" "$main" "${args[@]}" \
 	>"$run/neo4j.log" 2>&1 </dev/null &
 pid=$!

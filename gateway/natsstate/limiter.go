@@ -1,7 +1,9 @@
 // Package natsstate keeps the gateway's shared state in NATS JetStream, so
 // several serve replicas behind a load balancer act as one: daily query
 // limits counted in a key-value bucket with compare-and-set (Limiter), and
-// resumable websocket streams kept in a stream with a byte budget (Streams).
+// resumable websocket streams kept in a stream with a byte budget, whose
+// requests another replica takes over and finishes when the one running
+// them dies (Streams, a gateway.DurableStreams).
 // cmd/kgagent plugs them into gateway.Config when serve runs on a NATS
 // server it shares with other processes.
 package natsstate

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,30 +40,50 @@ type StreamsConfig struct {
 // stream's own subject of one JetStream stream (in memory, replicated like
 // the job queue), whose byte budget drops the oldest frames of all streams
 // first; a key-value record per stream key holds the resume token, the
-// subject and whether the stream is done. The replica running the request
-// hands frames to its own attached client directly; a client attached on
-// another replica reads them from JetStream, stored ones first, then live.
+// subject, whether the stream is done, and the request (Record). The
+// replica running a request writes each frame to JetStream and, once it is
+// stored, hands it to its own attached client; a client attached on
+// another replica reads the frames from JetStream, stored ones first, then
+// live.
 //
-// The replica running a request renews its record every second. A client
-// attached elsewhere to a stream whose record has not been renewed for
-// Stale (the replica died before the last frame) gets the frames that were
-// written and then a final UNAVAILABLE error frame, instead of waiting for
-// frames that will never come.
+// Streams is a gateway.DurableStreams: the replica running a request holds
+// a lease on it, its record, which it rewrites every second (compare-and-set
+// on the record's revision). A replica with a client attached to a stream
+// whose record has not changed for Stale (by its own clock) takes it over:
+// it rewrites the record naming itself (compare-and-set again: of several
+// replicas, one wins), reads the stored frames and hands them, with the
+// recorded request, to the function given to OnTakeover, which continues
+// the request and appends the frames after them. The replica that lost
+// the lease writes no more frames: every frame is published expecting the
+// subject's last stored message to be the one it wrote before (a replica
+// that lost the lease finds another's there and stops), and a replica that
+// could not renew its lease for Stale/2 renews it before writing a frame.
+// A replica whose frame JetStream did not store gives the stream up (its
+// own client still gets every frame; its lease lapses, so a client resumed
+// elsewhere gets the stream continued after the stored frames). A stream
+// with no recorded request, or whose frames were dropped, ends for the
+// clients attached elsewhere with a final UNAVAILABLE error frame.
 type Streams struct {
 	cfg StreamsConfig
 	nc  *nats.Conn
 	js  jetstream.JetStream
 	kv  jetstream.KeyValue
+
+	mu  sync.Mutex
+	run func(gateway.Takeover)
 }
 
-var _ gateway.StreamStore = (*Streams)(nil)
+var _ gateway.DurableStreams = (*Streams)(nil)
 
 // record is the key-value entry of one stream.
 type record struct {
-	Token   string `json:"token"`
-	Subject string `json:"subject"`
-	Done    bool   `json:"done"`
-	Beat    int64  `json:"beat"` // when the running replica last renewed it (Unix ms)
+	Token     string          `json:"token"`
+	Subject   string          `json:"subject"`
+	Done      bool            `json:"done"`
+	Beat      int64           `json:"beat"`            // when the running replica last renewed it (Unix ms)
+	Owner     string          `json:"owner,omitempty"` // the run that holds the lease (random per run)
+	Run       json.RawMessage `json:"run,omitempty"`   // the request, to be continued elsewhere (gateway's, opaque here)
+	Takeovers int             `json:"takeovers,omitempty"`
 }
 
 // NewStreams creates (or opens) the stream and the bucket. Errors:
@@ -144,14 +165,13 @@ func (s *Streams) Start(ctx context.Context, key, token string) (gateway.Stream,
 		}
 		rev = e.Revision()
 	}
-	inst := make([]byte, 8)
-	_, _ = rand.Read(inst)
-	r := record{Token: token, Subject: s.cfg.Subject + "." + rk + "." + hex.EncodeToString(inst), Beat: time.Now().UnixMilli()}
+	st := s.newOwner(key, rk)
+	r := record{Token: token, Subject: s.cfg.Subject + "." + rk + "." + randomHex(8), Beat: time.Now().UnixMilli(), Owner: st.ownerID}
 	b, _ := json.Marshal(r)
 	if rev == 0 {
-		_, err = s.kv.Create(ctx, rk, b)
+		rev, err = s.kv.Create(ctx, rk, b)
 	} else {
-		_, err = s.kv.Update(ctx, rk, b, rev)
+		rev, err = s.kv.Update(ctx, rk, b, rev)
 	}
 	if natskv.IsConflict(err) {
 		return nil, kgagent.Errorf(kgagent.ECONFLICT, "a request with this id is already running")
@@ -159,36 +179,251 @@ func (s *Streams) Start(ctx context.Context, key, token string) (gateway.Stream,
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "writing the stream record")
 	}
-	st := &stream{s: s, key: key, rk: rk, rec: r, owner: true, next: 1, stop: make(chan struct{})}
+	st.rec, st.rev, st.renewed, st.next = r, rev, time.Now(), 1
 	go st.renew()
 	return st, nil
 }
 
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// newOwner returns the stream key as run here (its record not yet written).
+func (s *Streams) newOwner(key, rk string) *stream {
+	return &stream{s: s, key: key, rk: rk, owner: true, ownerID: randomHex(12), stop: make(chan struct{}), lost: make(chan struct{})}
+}
+
+// OnTakeover sets the function that continues the streams this replica
+// takes over (gateway.Server sets it). Without one, streams are not taken
+// over: their clients get UNAVAILABLE when the replica running them dies.
+func (s *Streams) OnTakeover(run func(gateway.Takeover)) {
+	s.mu.Lock()
+	s.run = run
+	s.mu.Unlock()
+}
+
+// takeover outcomes.
+const (
+	tookOver = iota // this replica runs the stream now (or it turned out done)
+	raced           // another replica wrote the record first
+	retry           // JetStream did not answer; try again later
+	cannot          // nothing to continue: the stream ends UNAVAILABLE
+)
+
+// takeOver tries to take over the stream key whose lease lapsed; e is its
+// record as last read (r decoded).
+func (s *Streams) takeOver(key, rk string, e jetstream.KeyValueEntry, r record) int {
+	s.mu.Lock()
+	run := s.run
+	s.mu.Unlock()
+	if run == nil || len(r.Run) == 0 {
+		return cannot
+	}
+	st := s.newOwner(key, rk)
+	r.Owner, r.Beat = st.ownerID, time.Now().UnixMilli()
+	r.Takeovers++
+	b, _ := json.Marshal(r)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rev, err := s.kv.Update(ctx, rk, b, e.Revision())
+	if natskv.IsConflict(err) {
+		return raced
+	}
+	if err != nil {
+		return retry
+	}
+	// The lease is this replica's. Without a renewal it lapses again,
+	// and the stream is tried again (here or elsewhere).
+	st.rec, st.rev, st.renewed = r, rev, time.Now()
+	frames, last, lastSub, whole, err := s.stored(ctx, r.Subject)
+	if err != nil {
+		return retry
+	}
+	st.next, st.lastSub = last+1, lastSub
+	go st.renew()
+	switch {
+	case !whole:
+		st.Append(gateway.Frame{ID: frameID(key), Complete: true, Error: &gateway.FrameError{Type: kgagent.EUNAVAILABLE,
+			Message: "the replica running this request stopped, and its events were no longer all kept; ask again"}})
+	case last > 0 && complete(frames[len(frames)-1]):
+		// The last frame was written; the record was not marked done.
+		st.mu.Lock()
+		st.done, st.rec.Done = true, true
+		r := st.rec
+		st.mu.Unlock()
+		close(st.stop)
+		st.putMu.Lock()
+		_ = st.putLocked(r)
+		st.putMu.Unlock()
+	default:
+		go run(gateway.Takeover{Stream: st, Run: r.Run, Frames: frames})
+	}
+	return tookOver
+}
+
+func complete(frame []byte) bool {
+	var f struct {
+		Complete bool `json:"complete"`
+	}
+	_ = json.Unmarshal(frame, &f)
+	return f.Complete
+}
+
+// frameID is the request id of a stream key ("<owner or token>\x00<id>").
+func frameID(key string) string {
+	_, id, _ := strings.Cut(key, "\x00")
+	return id
+}
+
+// stored reads the frames of subject: their data in order, the last seq,
+// the JetStream sequence of the last, and whether they are seqs 1..last
+// with none dropped.
+func (s *Streams) stored(ctx context.Context, subject string) (frames [][]byte, last int64, lastSub uint64, whole bool, err error) {
+	js, err := s.js.Stream(ctx, s.cfg.Stream)
+	if err != nil {
+		return nil, 0, 0, false, err
+	}
+	lm, err := js.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, 0, 0, true, nil
+	}
+	if err != nil {
+		return nil, 0, 0, false, err
+	}
+	cons, err := js.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	if err != nil {
+		return nil, 0, 0, false, err
+	}
+	whole = true
+	for {
+		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(2*time.Second))
+		if err != nil {
+			return nil, 0, 0, false, err
+		}
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				return nil, 0, 0, false, err
+			}
+			n, _ := strconv.ParseInt(m.Headers().Get(seqHeader), 10, 64)
+			if n != last+1 {
+				whole = false
+			}
+			last = n
+			frames = append(frames, m.Data())
+			if md.Sequence.Stream >= lm.Sequence {
+				return frames, last, md.Sequence.Stream, whole, nil
+			}
+		}
+		if err := batch.Error(); err != nil {
+			return nil, 0, 0, false, err
+		}
+		if ctx.Err() != nil {
+			return nil, 0, 0, false, ctx.Err()
+		}
+	}
+}
+
+// putLocked writes r as the record, if the lease is still this run's
+// (compare-and-set on the revision it last wrote); a record another run
+// wrote means the stream was taken over: it is lost here. st.putMu is
+// held.
+func (st *stream) putLocked(r record) error {
+	if st.isLost() {
+		return errLost
+	}
+	b, _ := json.Marshal(r)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	at := time.Now()
+	rev, err := st.s.kv.Update(ctx, st.rk, b, st.rev)
+	if natskv.IsConflict(err) {
+		// A write that timed out may have landed: the record is still
+		// this run's when it names it.
+		e, gerr := st.s.kv.Get(ctx, st.rk)
+		var cur record
+		if gerr == nil && json.Unmarshal(e.Value(), &cur) == nil && cur.Owner == st.ownerID {
+			st.rev = e.Revision()
+			rev, err = st.s.kv.Update(ctx, st.rk, b, st.rev)
+		}
+		if natskv.IsConflict(err) || (gerr == nil && cur.Owner != st.ownerID) {
+			st.markLost()
+			return errLost
+		}
+	}
+	if err != nil {
+		return err
+	}
+	st.rev, st.renewed = rev, at
+	return nil
+}
+
+var errLost = errors.New("the stream was taken over by another replica")
+
+func (st *stream) isLost() bool {
+	select {
+	case <-st.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+func (st *stream) markLost() {
+	st.lostOnce.Do(func() { close(st.lost) })
+}
+
+// Lost is closed when another replica has taken the stream over.
+func (st *stream) Lost() <-chan struct{} { return st.lost }
+
+// Record stores the stream's request in its record, so another replica
+// can continue it. Errors: EUNAVAILABLE.
+func (st *stream) Record(run []byte) error {
+	st.mu.Lock()
+	st.rec.Run = run
+	r := st.rec
+	st.mu.Unlock()
+	st.putMu.Lock()
+	defer st.putMu.Unlock()
+	if err := st.putLocked(r); err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "writing the stream record")
+	}
+	return nil
+}
+
 // renew rewrites the record of a running stream every second, until its
-// last frame, so other replicas can tell it is alive.
+// last frame or until it is lost, so other replicas can tell it is alive.
 func (st *stream) renew() {
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(min(time.Second, st.s.cfg.Stale/5))
 	defer t.Stop()
 	for {
 		select {
 		case <-st.stop:
 			return
+		case <-st.lost:
+			return
 		case <-t.C:
 		}
-		// putMu orders this write before the last frame's: a renewal
-		// never overwrites the record that says done.
-		st.putMu.Lock()
-		st.mu.Lock()
-		r := st.rec
-		st.mu.Unlock()
-		if !r.Done {
-			r.Beat = time.Now().UnixMilli()
-			b, _ := json.Marshal(r)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_, _ = st.s.kv.Put(ctx, st.rk, b)
-			cancel()
+		if st.gaveUp.Load() {
+			return
 		}
-		st.putMu.Unlock()
+		st.beat()
+	}
+}
+
+// beat renews the lease. putMu orders it with the last frame's write: a
+// renewal never overwrites the record that says done.
+func (st *stream) beat() {
+	st.putMu.Lock()
+	defer st.putMu.Unlock()
+	st.mu.Lock()
+	r := st.rec
+	st.mu.Unlock()
+	if !r.Done {
+		r.Beat = time.Now().UnixMilli()
+		_ = st.putLocked(r)
 	}
 }
 
@@ -219,17 +454,26 @@ type stream struct {
 	s     *Streams
 	key   string
 	rk    string
-	rec   record
 	owner bool
 
-	mu    sync.Mutex
-	next  int64
-	done  bool
-	sub   func([]byte) bool
-	subID uint64
-	cons  map[uint64]func() // stop the readers from JetStream, by subscriber
-	stop  chan struct{}     // closed at the last frame (owner only)
-	putMu sync.Mutex        // serialises the owner's record writes
+	// The owner's lease (guarded by putMu).
+	ownerID string    // names this run in the record
+	rev     uint64    // the record's revision this run last wrote
+	renewed time.Time // when that write started
+	putMu   sync.Mutex
+
+	mu       sync.Mutex
+	rec      record
+	next     int64
+	lastSub  uint64 // JetStream sequence of the last frame written (the owner's)
+	done     bool
+	sub      func([]byte) bool
+	subID    uint64
+	cons     map[uint64]func() // stop the readers from JetStream, by subscriber
+	stop     chan struct{}     // closed at the last frame (owner only)
+	lost     chan struct{}     // closed when taken over by another replica (owner only)
+	lostOnce sync.Once
+	gaveUp   atomic.Bool // JetStream failed to store a frame: local client only, no renewals
 }
 
 const seqHeader = "Kgagent-Seq"
@@ -256,12 +500,30 @@ func (st *stream) Done() bool {
 	return r.Done
 }
 
-// Append numbers f, writes it to JetStream and hands it to the local
-// subscriber. On the last frame the record is marked done.
+// Append numbers f and writes it to JetStream, then hands it to the local
+// subscriber (a client never sees a frame that is not stored, unless
+// JetStream failed). On the last frame the record is marked done. Frames
+// of a stream taken over by another replica are not written.
 func (st *stream) Append(f gateway.Frame) {
+	if st.isLost() {
+		return
+	}
+	st.putMu.Lock()
+	if !st.gaveUp.Load() && time.Since(st.renewed) > st.s.cfg.Stale/2 {
+		// No renewal for a while (a pause, NATS trouble): is the lease
+		// still this run's?
+		st.mu.Lock()
+		r := st.rec
+		st.mu.Unlock()
+		r.Beat = time.Now().UnixMilli()
+		_ = st.putLocked(r)
+	}
+	st.putMu.Unlock()
+	if st.isLost() {
+		return
+	}
 	st.mu.Lock()
 	f.Seq = st.next
-	st.next++
 	if f.Seq == 1 {
 		f.ResumeToken = st.rec.Token
 	}
@@ -270,32 +532,80 @@ func (st *stream) Append(f gateway.Frame) {
 		data, _ = json.Marshal(gateway.Frame{ID: f.ID, Seq: f.Seq, Complete: f.Complete,
 			Error: &gateway.FrameError{Message: "cannot encode response", Type: kgagent.EINTERNAL}})
 	}
-	msg := nats.NewMsg(st.rec.Subject)
-	msg.Header.Set(seqHeader, strconv.FormatInt(f.Seq, 10))
-	msg.Data = data
-	_ = st.s.nc.PublishMsg(msg)
+	if !st.gaveUp.Load() && !st.publish(f.Seq, data) {
+		st.mu.Unlock()
+		st.markLost()
+		return
+	}
+	st.next++
 	if st.sub != nil && !st.sub(data) {
 		st.sub = nil
 	}
 	if f.Complete {
 		st.done = true
+		st.rec.Done = true
 	}
+	r := st.rec
 	st.mu.Unlock()
 	if f.Complete {
-		st.mu.Lock()
-		st.rec.Done = true
-		r := st.rec
-		st.mu.Unlock()
 		close(st.stop)
-		b, _ := json.Marshal(r)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = st.s.nc.FlushWithContext(ctx) // the frames land before the record says done
-		st.putMu.Lock()
-		_, _ = st.s.kv.Put(ctx, st.rk, b)
-		st.putMu.Unlock()
-		cancel()
+		if !st.gaveUp.Load() {
+			st.putMu.Lock()
+			_ = st.putLocked(r)
+			st.putMu.Unlock()
+		}
 	}
 }
+
+// publish writes frame seq to JetStream, expecting the subject's last
+// message to be the frame this run wrote before; false when another
+// replica's frame is there (the stream was taken over). When JetStream
+// does not store a frame, this run gives the stream up: the rest of its
+// frames go to the local client only, and its lease is no longer renewed,
+// so clients resumed elsewhere get the stream continued by another replica
+// after the stored frames. st.mu is held.
+func (st *stream) publish(seq int64, data []byte) bool {
+	msg := nats.NewMsg(st.rec.Subject)
+	msg.Header.Set(seqHeader, strconv.FormatInt(seq, 10))
+	msg.Header.Set(ownerHeader, st.ownerID)
+	msg.Data = data
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for try := 0; try < 2; try++ {
+		ack, err := st.s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(st.lastSub))
+		if err == nil {
+			st.lastSub = ack.Sequence
+			return true
+		}
+		if !natskv.IsConflict(err) {
+			st.gaveUp.Store(true)
+			return true
+		}
+		// A publish that timed out may have been stored: the last
+		// message is still this run's when it is the frame before.
+		js, serr := st.s.js.Stream(ctx, st.s.cfg.Stream)
+		if serr != nil {
+			st.gaveUp.Store(true)
+			return true
+		}
+		lm, lerr := js.GetLastMsgForSubject(ctx, st.rec.Subject)
+		if lerr != nil {
+			st.gaveUp.Store(true)
+			return true
+		}
+		if lm.Header.Get(ownerHeader) != st.ownerID {
+			return false
+		}
+		st.lastSub = lm.Sequence
+		if lm.Header.Get(seqHeader) == strconv.FormatInt(seq, 10) {
+			return true // this very frame was stored
+		}
+	}
+	st.gaveUp.Store(true)
+	return true
+}
+
+const ownerHeader = "Kgagent-Owner"
 
 // Attach sends the frames after lastSeq to send, then the rest as they
 // come. On the replica running the request, a new request's own client
@@ -346,6 +656,13 @@ func (st *stream) Attach(subID uint64, lastSeq int64, send func([]byte) bool) er
 	}
 	var sendMu sync.Mutex // the consumer and the watchdog both send
 	sent := lastSeq
+	// fail ends the client's stream with an error frame. sendMu is held.
+	fail := func(msg string) {
+		b, _ := json.Marshal(gateway.Frame{ID: frameID(st.key), Seq: sent + 1, Complete: true, Error: &gateway.FrameError{
+			Type: kgagent.EUNAVAILABLE, Message: msg}})
+		send(b)
+		stop()
+	}
 	cc, err = cons.Consume(func(m jetstream.Msg) {
 		n, _ := strconv.ParseInt(m.Headers().Get(seqHeader), 10, 64)
 		sendMu.Lock()
@@ -353,12 +670,12 @@ func (st *stream) Attach(subID uint64, lastSeq int64, send func([]byte) bool) er
 		if n <= sent || stopped.Load() {
 			return
 		}
-		sent = n
-		var f struct {
-			Complete bool `json:"complete"`
+		if n > sent+1 {
+			fail(fmt.Sprintf("events %d to %d of this request were not stored; ask again", sent+1, n-1))
+			return
 		}
-		_ = json.Unmarshal(m.Data(), &f)
-		if !send(m.Data()) || f.Complete {
+		sent = n
+		if !send(m.Data()) || complete(m.Data()) {
 			stop()
 		}
 	})
@@ -369,14 +686,9 @@ func (st *stream) Attach(subID uint64, lastSeq int64, send func([]byte) bool) er
 	go st.watch(&stopped, func() {
 		sendMu.Lock()
 		defer sendMu.Unlock()
-		if stopped.Load() {
-			return
+		if !stopped.Load() {
+			fail("the replica running this request stopped before it finished; ask again")
 		}
-		_, id, _ := strings.Cut(st.key, "\x00")
-		b, _ := json.Marshal(gateway.Frame{ID: id, Seq: sent + 1, Complete: true, Error: &gateway.FrameError{
-			Type: kgagent.EUNAVAILABLE, Message: "the replica running this request stopped before it finished; ask again"}})
-		send(b)
-		stop()
 	})
 	st.mu.Lock()
 	if st.cons == nil {
@@ -387,12 +699,15 @@ func (st *stream) Attach(subID uint64, lastSeq int64, send func([]byte) bool) er
 	return nil
 }
 
-// watch checks the record of a stream another replica runs every second,
-// until stopped: when it is neither done nor renewed within Stale, the
-// replica died, and dead is called.
+// watch checks the record of a stream another replica runs, until
+// stopped: when it is not done and has not changed for Stale (by this
+// replica's clock: the lease lapsed), the stream is taken over here
+// (takeOver); when there is nothing to continue, dead is called.
 func (st *stream) watch(stopped *atomic.Bool, dead func()) {
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(min(time.Second, st.s.cfg.Stale/5))
 	defer t.Stop()
+	var rev uint64
+	since := time.Now()
 	for range t.C {
 		if stopped.Load() {
 			return
@@ -407,9 +722,19 @@ func (st *stream) watch(stopped *atomic.Bool, dead func()) {
 		if json.Unmarshal(e.Value(), &r) != nil || r.Done {
 			continue
 		}
-		if time.Since(time.UnixMilli(r.Beat)) > st.s.cfg.Stale {
+		if e.Revision() != rev {
+			rev, since = e.Revision(), time.Now()
+			continue
+		}
+		if time.Since(since) <= st.s.cfg.Stale {
+			continue
+		}
+		switch st.s.takeOver(st.key, st.rk, e, r) {
+		case cannot:
 			dead()
 			return
+		default:
+			since = time.Now() // the record changed, or try again later
 		}
 	}
 }

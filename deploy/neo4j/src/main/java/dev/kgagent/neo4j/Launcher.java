@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
+import org.neo4j.configuration.connectors.BoltConnectorInternalSettings;
 import org.neo4j.configuration.connectors.ConnectorPortRegister;
 import org.neo4j.configuration.connectors.ConnectorType;
 import org.neo4j.configuration.helpers.SocketAddress;
@@ -34,8 +35,8 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  * server) as one process for kgagent's tests and CI.
  *
  * <p>Usage: {@code Launcher --data DIR [--host 127.0.0.1] [--port 0]
- * [--password PW] [--pagecache 64m] [--tls-dir DIR] [--url-file FILE]}. Port
- * 0 picks a free port. With --tls-dir (holding private.key and public.crt,
+ * [--password PW] [--pagecache 64m] [--tls-dir DIR] [--url-file FILE]
+ * [--bolt-shutdown-wait 5s]}. Port 0 picks a free port. With --tls-dir (holding private.key and public.crt,
  * PEM) Bolt also accepts TLS on the same port. Without --password authentication is disabled (the server only
  * listens on loopback); with it, the user neo4j gets that password (at least 8
  * characters).
@@ -83,6 +84,14 @@ public final class Launcher {
                     .setConfig(bolt.private_key, base.resolve("private.key"))
                     .setConfig(bolt.public_certificate, base.resolve("public.crt"))
                     .setConfig(bolt.client_auth, ClientAuth.NONE);
+        }
+        String shutdownWait = opt.get("bolt-shutdown-wait");
+        if (shutdownWait != null) {
+            // How long shutdown waits for Bolt connections and their worker
+            // threads (Neo4j's default: 5 s each, even with none open).
+            java.time.Duration wait = java.time.Duration.parse("PT" + shutdownWait.toUpperCase());
+            builder.setConfig(BoltConnectorInternalSettings.connection_shutdown_wait_time, wait)
+                    .setConfig(BoltConnectorInternalSettings.thread_pool_shutdown_wait_time, wait);
         }
         DatabaseManagementService dbms = builder.build();
 
@@ -143,7 +152,7 @@ public final class Launcher {
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             if (!a.startsWith("--") || i + 1 >= args.length) {
-                fail("bad argument " + a + "; usage: --data DIR [--host H] [--port P] [--password PW] [--pagecache 64m] [--tls-dir D] [--url-file F]");
+                fail("bad argument " + a + "; usage: --data DIR [--host H] [--port P] [--password PW] [--pagecache 64m] [--tls-dir D] [--url-file F] [--bolt-shutdown-wait 5s]");
             }
             m.put(a.substring(2), args[++i]);
         }

@@ -1,0 +1,272 @@
+package natsstate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kgagent/kgagent/gateway"
+)
+
+// frameTexts decodes frames to "seq:thought" strings.
+func frameTexts(frames [][]byte) []string {
+	var out []string
+	for _, b := range frames {
+		var f gateway.Frame
+		_ = json.Unmarshal(b, &f)
+		out = append(out, fmt.Sprintf("%d:%v", f.Seq, f.Response["thought"]))
+	}
+	return out
+}
+
+// textCollector gathers "seq:thought" of the frames sent to it.
+type textCollector struct {
+	mu   sync.Mutex
+	got  []string
+	done chan struct{}
+	once sync.Once
+}
+
+func newTextCollector() *textCollector { return &textCollector{done: make(chan struct{})} }
+
+func (c *textCollector) send(b []byte) bool {
+	c.mu.Lock()
+	c.got = append(c.got, frameTexts([][]byte{b})...)
+	c.mu.Unlock()
+	if complete(b) {
+		c.once.Do(func() { close(c.done) })
+	}
+	return true
+}
+
+func (c *textCollector) wait(t *testing.T, d time.Duration) []string {
+	t.Helper()
+	select {
+	case <-c.done:
+	case <-time.After(d):
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		t.Fatalf("no complete frame after %s; got %v", d, c.got)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.got)
+}
+
+// TestTakeoverExactlyOnce: replica A runs a request, records it, writes
+// frames 1-3 and dies. Clients resumed after seq 2 on replicas B and C
+// both watch the stream; when A's lease lapses both try to take it over,
+// and exactly one does: its continuation (frames 4 and 5) reaches both
+// clients once, after frame 3, and it was given the recorded request and
+// the three stored frames.
+func TestTakeoverExactlyOnce(t *testing.T) {
+	s := startNATS(t)
+	ctx := context.Background()
+	cfg := StreamsConfig{Stale: 600 * time.Millisecond}
+	ncA := connect(t, s.ClientURL())
+	a, err := NewStreams(ctx, ncA, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	var given atomic.Value
+	replica := func(name string) *Streams {
+		r, err := NewStreams(ctx, connect(t, s.ClientURL()), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.OnTakeover(func(to gateway.Takeover) {
+			calls.Add(1)
+			given.Store(to)
+			to.Stream.Append(gateway.Frame{ID: "q1", Response: map[string]any{"thought": "4 by " + name}})
+			to.Stream.Append(gateway.Frame{ID: "q1", Response: map[string]any{"thought": "5 by " + name}, Complete: true})
+		})
+		return r
+	}
+	b, c := replica("B"), replica("C")
+	st, err := a.Start(ctx, "o:u\x00q1", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.(gateway.DurableStream).Record([]byte(`{"question":"q"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"thought": i}})
+	}
+	ncA.Close() // A dies: no frames, no renewals
+	var clients []*textCollector
+	for i, r := range []*Streams{b, c} {
+		rs, err := r.Get(ctx, "o:u\x00q1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl := newTextCollector()
+		if err := rs.Attach(uint64(i+1), 2, cl.send); err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, cl)
+	}
+	var by string
+	for i, cl := range clients {
+		got := cl.wait(t, 15*time.Second)
+		if len(got) != 3 || got[0] != "3:3" || got[1][:7] != "4:4 by " || got[2] != "5:5 by "+got[1][7:] {
+			t.Fatalf("client %d: %v, want 3, then 4 and 5 from one replica", i, got)
+		}
+		if by == "" {
+			by = got[1][7:]
+		} else if by != got[1][7:] {
+			t.Fatalf("the clients got continuations of different replicas: %s and %s", by, got[1][7:])
+		}
+	}
+	time.Sleep(3 * cfg.Stale) // no late second takeover
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("%d takeovers, want 1", n)
+	}
+	to := given.Load().(gateway.Takeover)
+	if string(to.Run) != `{"question":"q"}` || !slices.Equal(frameTexts(to.Frames), []string{"1:1", "2:2", "3:3"}) {
+		t.Errorf("takeover given run %s and frames %v", to.Run, frameTexts(to.Frames))
+	}
+	t.Logf("taken over by %s", by)
+}
+
+// TestTakeoverCompareAndSet: eight replicas try to take over the same
+// lapsed stream at once; exactly one does.
+func TestTakeoverCompareAndSet(t *testing.T) {
+	s := startNATS(t)
+	ctx := context.Background()
+	a, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.Start(ctx, "o:u\x00q2", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.(gateway.DurableStream).Record([]byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	st.Append(gateway.Frame{ID: "q2", Response: map[string]any{"thought": 1}})
+	close(st.(*stream).stop) // A stops renewing
+	var runs atomic.Int32
+	var reps []*Streams
+	for range 8 {
+		r, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.OnTakeover(func(gateway.Takeover) { runs.Add(1) })
+		reps = append(reps, r)
+	}
+	rk := recordKey("o:u\x00q2")
+	e, err := a.kv.Get(ctx, rk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec record
+	_ = json.Unmarshal(e.Value(), &rec)
+	outcomes := make([]int, len(reps))
+	var wg sync.WaitGroup
+	for i, r := range reps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outcomes[i] = r.takeOver("o:u\x00q2", rk, e, rec)
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for _, o := range outcomes {
+		switch o {
+		case tookOver:
+			won++
+		case raced:
+		default:
+			t.Errorf("outcome %d", o)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if won != 1 || runs.Load() != 1 {
+		t.Fatalf("%d took over, %d runs; want 1 and 1 (outcomes %v)", won, runs.Load(), outcomes)
+	}
+}
+
+// TestTakenOverReplicaWritesNothing: replica A is alive but its stream was
+// taken over by B (A was paused past its lease, say). A's next frame is
+// not written (JetStream's expected-last-sequence check finds B's frame),
+// A sees Lost, and the stream holds A's frames 1-2, then B's.
+func TestTakenOverReplicaWritesNothing(t *testing.T) {
+	s := startNATS(t)
+	ctx := context.Background()
+	a, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	continued := make(chan struct{})
+	b.OnTakeover(func(to gateway.Takeover) {
+		to.Stream.Append(gateway.Frame{ID: "q3", Response: map[string]any{"thought": "3 by B"}})
+		close(continued)
+	})
+	st, err := a.Start(ctx, "o:u\x00q3", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := st.(gateway.DurableStream)
+	if err := ds.Record([]byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	st.Append(gateway.Frame{ID: "q3", Response: map[string]any{"thought": "1 by A"}})
+	st.Append(gateway.Frame{ID: "q3", Response: map[string]any{"thought": "2 by A"}})
+	rk := recordKey("o:u\x00q3")
+	for {
+		e, err := b.kv.Get(ctx, rk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec record
+		_ = json.Unmarshal(e.Value(), &rec)
+		o := b.takeOver("o:u\x00q3", rk, e, rec)
+		if o == tookOver {
+			break
+		}
+		if o != raced { // A's renewal came between the read and the write
+			t.Fatalf("outcome %d", o)
+		}
+	}
+	<-continued
+	st.Append(gateway.Frame{ID: "q3", Response: map[string]any{"thought": "3 by A"}})
+	select {
+	case <-ds.Lost():
+	case <-time.After(5 * time.Second):
+		t.Fatal("A does not see that it lost the stream")
+	}
+	js, err := b.js.Stream(ctx, b.cfg.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e record
+	ent, _ := b.kv.Get(ctx, rk)
+	_ = json.Unmarshal(ent.Value(), &e)
+	frames, last, _, whole, err := b.stored(ctx, e.Subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := frameTexts(frames); !whole || last != 3 || !slices.Equal(got, []string{"1:1 by A", "2:2 by A", "3:3 by B"}) {
+		t.Fatalf("stored frames: %v (whole %v)", got, whole)
+	}
+	if _, err := js.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(e.Subject)); errors.Is(err, jetstream.ErrMsgNotFound) {
+		t.Fatal("no frames")
+	}
+}
