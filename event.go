@@ -29,6 +29,10 @@ type Event struct {
 	Sources   []Source  `json:"sources,omitempty"`
 	Error     *Error    `json:"error,omitempty"`
 	Usage     *Usage    `json:"usage,omitempty"`
+	// Citations says, on the final answer, who wrote its [n] citations
+	// (CitationsModel, CitationsAttributed, CitationsUnsupported; empty:
+	// the answer cites nothing and no search ran).
+	Citations string `json:"citations,omitempty"`
 }
 
 // Source is a cited piece of knowledge: a page section and why it was used.
@@ -54,4 +58,23 @@ type Answer struct {
 	Sources    []Source `json:"sources"`
 	Iterations int      `json:"iterations,omitempty"`
 	Usage      Usage    `json:"usage"`
+	// Citations says who wrote the answer's [n] citations: CitationsModel,
+	// CitationsAttributed or CitationsUnsupported; empty when the answer
+	// cites nothing and the run searched nothing.
+	Citations string `json:"citations,omitempty"`
 }
+
+// Values of Answer.Citations.
+const (
+	// CitationsModel: the model wrote the citations (the built-in model
+	// always does).
+	CitationsModel = "model"
+	// CitationsAttributed: the model wrote none; kgagent cited the sources
+	// that support the answer's sentences (shared content words, numbers
+	// included), and only those sentences.
+	CitationsAttributed = "attributed"
+	// CitationsUnsupported: no source the model was shown supports its
+	// answer; kgagent says so after it and adds what the docs say, cited
+	// (or that they don't say, naming the nearest sections).
+	CitationsUnsupported = "unsupported"
+)

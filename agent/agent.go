@@ -91,13 +91,41 @@ const (
 	ProtocolText  = "text"
 )
 
-// Tool is a func offered to an LLM as a native tool or a step action.
+// Tool is a func, or another agent to ask, offered to an LLM as a native
+// tool or a step action.
 type Tool struct {
 	Name        string
 	Description string
 	// Parameters is the JSON schema of the func's input. Nil for a func
 	// that takes text: it is offered as {"input": string}.
 	Parameters any
+	// Agent marks the agent named Name (Ask Agent[Name]: question), offered
+	// under the name AgentToolName(Name) and taking {"input": question}.
+	Agent bool
+}
+
+// AgentToolName is the tool name under which agent name is offered:
+// "ask_agent_" and the name, with every character a tool name may not hold
+// (OpenAI takes [a-zA-Z0-9_-], 64 at most) written as "_".
+func AgentToolName(name string) string {
+	b := []byte("ask_agent_" + name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	return string(b)
+}
+
+// WireName is the name t is offered under.
+func (t Tool) WireName() string {
+	if t.Agent {
+		return AgentToolName(t.Name)
+	}
+	return t.Name
 }
 
 // ChatMessage is one message of a chat prompt.

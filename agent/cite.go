@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent/extractive"
 )
 
 // MaxAnswerSources bounds the sources an answer lists beyond the ones it
@@ -210,4 +212,32 @@ func (r *run) citer() *citeMap {
 		r.cites = newCiteMap(len(r.sources))
 	}
 	return r.cites
+}
+
+// unsupportedNote follows an answer that no source supports, before what
+// the docs say.
+const unsupportedNote = "None of the sources found supports this answer."
+
+// ground returns the final answer text (in the run's numbers) and who cited
+// it (Answer.Citations). An answer that cites a source the run gathered
+// keeps its citations (the model's). Otherwise, when the run searched and
+// AttributeCitations is set, the sentences the evidence supports are cited
+// (extractive.Attribute); when none is, the answer is followed by a note
+// saying so and by the built-in answerer's answer from the same evidence:
+// what the docs say, cited, or that they don't say it.
+func (m *Manager) ground(r *run, question, text string) (string, string) {
+	if slices.ContainsFunc(Citations(text), func(n int) bool { return n >= 1 && n <= len(r.sources) }) {
+		return text, kgagent.CitationsModel
+	}
+	if !m.cfg.AttributeCitations || len(r.evidence) == 0 {
+		return text, ""
+	}
+	if a := extractive.Attribute(text, r.evidence); a.Supported > 0 {
+		return a.Text, kgagent.CitationsAttributed
+	}
+	docs := extractive.Compose(question, r.evidence, extractive.Config{})
+	if !extractive.Abstained(docs) {
+		docs = "The docs say: " + docs
+	}
+	return strings.TrimRight(text, " \n") + "\n\n" + unsupportedNote + " " + docs, kgagent.CitationsUnsupported
 }

@@ -107,8 +107,21 @@ func TestRunawayOutputIsCutAfterTheAction(t *testing.T) {
 	if strings.Contains(deltas.String(), "more words") || strings.Count(deltas.String(), "quoted by") != 1 {
 		t.Errorf("answer deltas %q", deltas.String())
 	}
-	if len(obs.calls) != 2 || obs.calls[0].Stop != "action" || obs.calls[1].Stop != "repeat" || obs.calls[0].PromptTokens != 0 {
-		t.Errorf("calls %+v", obs.calls)
+	if len(obs.calls) != 2 || obs.calls[0].Stop != "action" || obs.calls[1].Stop != "repeat" {
+		t.Fatalf("calls %+v", obs.calls)
+	}
+	// Both were cut before the server's usage came: their tokens are
+	// estimated from what was sent and received (4 bytes a token), the
+	// cut-away text included.
+	prompt := 0
+	for _, msg := range llm.calls[0].Messages {
+		prompt += len(msg.Content)
+	}
+	if c := obs.calls[0]; !c.Estimated || c.PromptTokens != (prompt+3)/4 || c.CompletionTokens != (len("I need the quote.\nAsk Func[quote]: GOOG\nAsk Func[quote]: MSFT\n")+3)/4 {
+		t.Errorf("first call's tokens %+v, prompt %d bytes", c, prompt)
+	}
+	if c := obs.calls[1]; !c.Estimated || c.CompletionTokens < 10 {
+		t.Errorf("second call's tokens %+v", c)
 	}
 	if len(obs.runs) != 1 || obs.runs[0].Iterations != 2 || obs.runs[0].Code != "" {
 		t.Errorf("runs %+v", obs.runs)

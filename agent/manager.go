@@ -56,6 +56,20 @@ type Config struct {
 	// left among the iterations left, so the iteration limit fits in the
 	// deadline. A call cut by its timeout is judged on what it wrote so far.
 	LLMTimeout time.Duration
+	// SearchFirst runs the corpus search on the question before the first
+	// LLM call of a docs agent (one whose few-shots ask
+	// Func[fixie_query_corpus], or that lists corpora) and gives the model
+	// its result as the first observation, with the same thought, action
+	// and observation events as if the model had asked; it is the run's
+	// first iteration. Weak models that never call a tool still answer
+	// from the docs. The built-in model searches by itself.
+	SearchFirst bool
+	// AttributeCitations: when the final answer cites no source, cite the
+	// evidence passages shown to the model that support its sentences
+	// (extractive.Attribute), and when none does, say so after the answer
+	// and add what the docs say (extractive.Compose). Answer.Citations
+	// tells which happened.
+	AttributeCitations bool
 	// ObservationTokens bounds each observation fed back to the model, in
 	// estimated tokens (4 bytes each), keeping every source's header line
 	// and giving the best-ranked passages their share first; the events
@@ -413,6 +427,9 @@ type run struct {
 	cacheable bool
 	events    []kgagent.Event // kept for the session or the answer cache
 	cites     *citeMap        // the answer's citation numbering (cite.go)
+	// evidence is what the run's searches found, numbered with the run's
+	// citation numbers, for citation attribution (cite.go).
+	evidence []kgagent.Evidence
 }
 
 func (r *run) emit(ev kgagent.Event) {
@@ -539,9 +556,10 @@ func (m *Manager) ask(ctx context.Context, r *run) (kgagent.Answer, error) {
 	if err != nil {
 		return ans, err
 	}
+	text, ans.Citations = m.ground(r, q, text)
 	ans.Answer = r.citer().rewrite(text)
 	ans.Sources = r.citer().answerSources(r.sources)
-	r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: ans.Agent, Text: text, Final: true, Sources: ans.Sources, Usage: &ans.Usage})
+	r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: ans.Agent, Text: text, Final: true, Sources: ans.Sources, Usage: &ans.Usage, Citations: ans.Citations})
 	if r.record {
 		_, err := m.cfg.Sessions.AppendMessage(context.WithoutCancel(ctx), SessionMessage{
 			ID: m.cfg.NewID(), SessionID: r.req.SessionID, Role: "agent", Agent: ans.Agent, Text: text,

@@ -22,9 +22,13 @@ type LLMCallStats struct {
 	Agent    string
 	Model    string
 	Duration time.Duration
-	// PromptTokens and CompletionTokens are what the server reported; 0
-	// when it reported no usage.
+	// PromptTokens and CompletionTokens are what the server reported. A
+	// call cut on this side (after its first action line, a stop sequence,
+	// a loop or its timeout) before the server's usage came has them
+	// estimated instead, 4 bytes a token of the prompt and of the text
+	// received, and Estimated set.
 	PromptTokens, CompletionTokens int
+	Estimated                      bool
 	// Stop says how the output ended: "stop" (the server ended it or a stop
 	// sequence came), "length" (the token limit), "action" (cut after the
 	// first complete action line), "repeat" (an answer looping on a line),

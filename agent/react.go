@@ -37,10 +37,11 @@ const (
 
 // structuredInstructions follow formatInstructions when steps may come as
 // tool calls or JSON.
-const structuredInstructions = `If you can call tools or must reply in JSON, do that instead of writing these lines: call a func as a tool (or set "action" to its name and "input" to its input), and give the answer as plain text (or "action": "answer" with the answer as "input").`
+const structuredInstructions = `If you can call tools or must reply in JSON, do that instead of writing these lines: call a func as a tool (or set "action" to its name and "input" to its input; another agent is the tool or action ask_agent_<name>, its input the question), and give the answer as plain text (or "action": "answer" with the answer as "input").`
 
 // tools lists the funcs of e (its own, remote and component commands) with
-// their JSON schemas, for structured steps.
+// their JSON schemas, then the other agents it may ask (as the prompt lists
+// them), for structured steps.
 func (m *Manager) tools(e *entry) []Tool {
 	var out []Tool
 	for _, n := range m.availableFuncs(e) {
@@ -51,7 +52,50 @@ func (m *Manager) tools(e *entry) []Tool {
 		}
 		out = append(out, t)
 	}
+	n := 0
+	for _, a := range m.Agents() {
+		if a.Name == e.a.Name() || n >= maxListedAgents {
+			continue
+		}
+		desc := a.Description
+		if desc == "" && len(a.Queries) > 0 {
+			desc = "e.g. " + a.Queries[0]
+		}
+		out = append(out, Tool{Name: a.Name, Agent: true, Description: strings.TrimSpace("Asks Agent[" + a.Name + "] a question: " + desc)})
+		n++
+	}
 	return out
+}
+
+// corpusFunc is the built-in corpus search.
+const corpusFunc = "fixie_query_corpus"
+
+// searchFirstThought is the thought of the search run before the first LLM
+// call (Config.SearchFirst).
+const searchFirstThought = "First, search the docs for the question."
+
+// searchFirst reports whether a run of e starts with the corpus search
+// (Config.SearchFirst): a corpus is configured, the run has room for an LLM
+// call after it, and e is a docs agent (its few-shots ask
+// Func[fixie_query_corpus], or it lists corpora).
+func (m *Manager) searchFirst(e *entry) bool {
+	if !m.cfg.SearchFirst || m.cfg.MaxIterations < 2 || m.builtins.retriever() == nil {
+		return false
+	}
+	if _, ok := m.lookupFunc(e, corpusFunc); !ok {
+		return false
+	}
+	if len(e.a.Config().Corpora) > 0 {
+		return true
+	}
+	for _, st := range e.a.Stanzas() {
+		for _, l := range st.Lines {
+			if l.Kind == LineAskFunc && l.Name == corpusFunc {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // runAgent drives one agent's ReAct loop and returns its answer text.
@@ -75,7 +119,21 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 	}
 	malformed, timeouts := 0, 0
 	done := map[string]int{} // action -> the iteration that ran it
-	for iter := 1; iter <= m.cfg.MaxIterations; iter++ {
+	first := 1
+	if m.searchFirst(e) {
+		// The run's first iteration is the search a docs agent would ask
+		// for, with the same events; the model starts from its result.
+		r.iters++
+		info.Iteration = 1
+		step := Step{Kind: StepFunc, Name: corpusFunc, Input: question, Thought: searchFirstThought}
+		more, _, _, err := m.act(ctx, r, e, info, step, depth, chain, done)
+		if err != nil {
+			return "", err
+		}
+		msgs = append(msgs, more...)
+		first = 2
+	}
+	for iter := first; iter <= m.cfg.MaxIterations; iter++ {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
@@ -223,6 +281,9 @@ func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step 
 		}
 		said = res.Message.Text
 		obs.Sources = res.Sources
+		if res.Evidence != nil {
+			r.evidence = append(r.evidence, *res.Evidence)
+		}
 	}
 	if len(said) > maxObservationChars {
 		said = cutRunes(said, maxObservationChars) + " …"
@@ -367,6 +428,7 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
+	received := 0 // bytes of text the server sent
 	defer func() {
 		r.usage.PromptTokens += usage.PromptTokens
 		r.usage.CompletionTokens += usage.CompletionTokens
@@ -376,8 +438,20 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 		} else if _, perr := ParseOutput(out); perr != nil && len(steps) == 0 {
 			st.Malformed = true
 		}
+		if err == nil && usage.CompletionTokens == 0 && max(received, len(out)) > 0 {
+			// Cut before the server's usage came: estimated, 4 bytes a token.
+			st.Estimated = true
+			st.CompletionTokens = (max(received, len(out)) + 3) / 4
+			if st.PromptTokens == 0 {
+				n := 0
+				for _, msg := range creq.Messages {
+					n += len(msg.Content)
+				}
+				st.PromptTokens = (n + 3) / 4
+			}
+		}
 		m.cfg.Logger.Debug("llm call", "request_id", r.req.ID, "agent", agentName, "model", creq.Model,
-			"prompt_tokens", usage.PromptTokens, "completion_tokens", usage.CompletionTokens,
+			"prompt_tokens", st.PromptTokens, "completion_tokens", st.CompletionTokens, "tokens_estimated", st.Estimated,
 			"duration", st.Duration.Round(time.Millisecond), "stop", st.Stop, "malformed", st.Malformed, "error", err)
 		if m.cfg.Observer != nil {
 			m.cfg.Observer.LLMCall(st)
@@ -456,6 +530,7 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 			steps = d.Steps
 		}
 		if d.Text != "" {
+			received += len(d.Text)
 			buf.WriteString(d.Text)
 			if i := indexStop(buf.String(), creq.Stop); i >= 0 {
 				cut(i)

@@ -286,5 +286,8 @@ func answerResponse(a kgagent.Answer) map[string]any {
 	if a.RequestID != "" {
 		m["request_id"] = a.RequestID
 	}
+	if a.Citations != "" {
+		m["citations"] = a.Citations
+	}
 	return m
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
@@ -63,6 +64,11 @@ type LLMExtractor struct {
 	// Concurrency is how many chunks of a document are extracted at once;
 	// default 4. Triples come back in chunk order whatever it is.
 	Concurrency int
+	// Grounded keeps only records the chunk's text supports (Grounded):
+	// small models invent names and definitions (SmolLM2-135M answers a
+	// retention page with "Lumen: the light of the universe"), and those
+	// never enter the graph.
+	Grounded bool
 
 	once sync.Once
 }
@@ -131,9 +137,51 @@ func (x *LLMExtractor) Extract(ctx context.Context, doc kgagent.Document, chunks
 	}
 	var out []kgagent.Triple
 	for i, c := range chunks {
-		out = append(out, RecordsToTriples(doc, c, results[i])...)
+		recs := results[i]
+		if x.Grounded {
+			recs = Grounded(c.Text, recs)
+		}
+		out = append(out, RecordsToTriples(doc, c, recs)...)
 	}
 	return out, nil
+}
+
+// Grounded returns the records text supports: every name (a definition's
+// entity, a relationship's subject and object) occurs in text, case and
+// white space folded, and at least half of a definition's distinct words of
+// four letters or more do too (the prompt asks for a sentence from the text).
+func Grounded(text string, recs []Record) []Record {
+	fold := func(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+	t := fold(text)
+	has := func(name string) bool {
+		n := fold(strings.Trim(name, "`'\"*"))
+		return n != "" && strings.Contains(t, n)
+	}
+	var out []Record
+	for _, r := range recs {
+		switch {
+		case r.IsDefinition():
+			words, in := 0, 0
+			seen := map[string]bool{}
+			for _, w := range strings.FieldsFunc(strings.ToLower(r.Definition), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) }) {
+				if len(w) >= 4 && !seen[w] {
+					seen[w] = true
+					words++
+					if strings.Contains(t, w) {
+						in++
+					}
+				}
+			}
+			if has(r.Entity) && words > 0 && 2*in >= words {
+				out = append(out, r)
+			}
+		case r.IsRelationship():
+			if has(r.Subject) && has(r.Object) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
 
 // CacheKey is the cache key of a chunk's extraction.

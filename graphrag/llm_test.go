@@ -262,3 +262,33 @@ func TestLLMExtractorPersistentCache(t *testing.T) {
 		t.Errorf("LLM calls over a restart: %d, want 6", calls.Load())
 	}
 }
+
+func TestLLMExtractorGrounded(t *testing.T) {
+	text := "retention.default The retention period of databases that have no policy of their own. Default: 30d. Lumen deletes whole shards."
+	recs := []graphrag.Record{
+		{Entity: "retention.default", Definition: "The retention period of databases that have no policy of their own."},
+		{Entity: "Lumen", Definition: "The light of the universe."},
+		{Entity: "LuminousDB", Definition: "The retention period of databases."},
+		{Subject: "Lumen", Predicate: "deletes", Object: "whole  Shards"},
+		{Subject: "Lumen", Predicate: "is_a", Object: "light source"},
+	}
+	got := graphrag.Grounded(text, recs)
+	if len(got) != 2 || got[0].Entity != "retention.default" || got[1].Predicate != "deletes" {
+		t.Errorf("grounded %+v", got)
+	}
+	doc := kgagent.Document{Collection: "py", URL: base, Title: "Retention"}
+	llm := graphrag.CompleterFunc(func(context.Context, string) (string, error) {
+		return `{"entity": "Lumen", "definition": "The light of the universe."}
+{"subject": "Lumen", "predicate": "deletes", "object": "whole shards"}`, nil
+	})
+	for _, grounded := range []bool{false, true} {
+		x := &graphrag.LLMExtractor{LLM: llm, Grounded: grounded}
+		ts, err := x.Extract(t.Context(), doc, []kgagent.Chunk{{ID: "c", Text: text, Hash: "h"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{false: 2, true: 1}[grounded]; len(ts) != want {
+			t.Errorf("grounded=%v: %d triples, want %d: %+v", grounded, len(ts), want, ts)
+		}
+	}
+}

@@ -46,6 +46,9 @@ func (s *structured) result() (string, []agent.Step) {
 	case len(s.calls) > 0:
 		for i, c := range s.calls {
 			st := agent.Step{Kind: agent.StepFunc, Name: c.Function.Name, Input: s.input(c.Function.Name, c.Function.Arguments)}
+			if t, ok := s.tool(c.Function.Name); ok && t.Agent {
+				st.Kind, st.Name = agent.StepAgent, t.Name
+			}
 			if i == 0 {
 				st.Thought = content
 			}
@@ -89,6 +92,9 @@ func (s *structured) result() (string, []agent.Step) {
 			st.Kind, st.Answer, st.Input = agent.StepAnswer, in, ""
 		case js.Action != answerAction && s.known(js.Action):
 			st.Kind, st.Name = agent.StepFunc, js.Action
+			if t, _ := s.tool(js.Action); t.Agent {
+				st.Kind, st.Name = agent.StepAgent, t.Name
+			}
 		default:
 			return content, nil
 		}
@@ -108,7 +114,7 @@ func (s *structured) result() (string, []agent.Step) {
 // with a schema, the "input" string for a text func.
 func (s *structured) input(name, args string) string {
 	for _, t := range s.tools {
-		if t.Name == name && t.Parameters == nil {
+		if t.WireName() == name && t.Parameters == nil {
 			var in struct {
 				Input *string `json:"input"`
 			}
@@ -121,7 +127,17 @@ func (s *structured) input(name, args string) string {
 }
 
 func (s *structured) known(name string) bool {
-	return slices.ContainsFunc(s.tools, func(t agent.Tool) bool { return t.Name == name })
+	_, ok := s.tool(name)
+	return ok
+}
+
+// tool returns the tool offered under name.
+func (s *structured) tool(name string) (agent.Tool, bool) {
+	i := slices.IndexFunc(s.tools, func(t agent.Tool) bool { return t.WireName() == name })
+	if i < 0 {
+		return agent.Tool{}, false
+	}
+	return s.tools[i], true
 }
 
 // render writes steps in the text protocol.
@@ -152,7 +168,7 @@ func toolDefs(tools []agent.Tool) []ToolDef {
 		if params == nil {
 			params = map[string]any{"type": "object", "properties": map[string]any{"input": map[string]any{"type": "string"}}, "required": []string{"input"}}
 		}
-		out[i] = ToolDef{Type: "function", Function: FunctionDef{Name: t.Name, Description: t.Description, Parameters: params}}
+		out[i] = ToolDef{Type: "function", Function: FunctionDef{Name: t.WireName(), Description: t.Description, Parameters: params}}
 	}
 	return out
 }
@@ -163,7 +179,7 @@ func toolDefs(tools []agent.Tool) []ToolDef {
 func stepFormat(tools []agent.Tool, answer bool) *ResponseFormat {
 	actions := make([]string, 0, len(tools)+1)
 	for _, t := range tools {
-		actions = append(actions, t.Name)
+		actions = append(actions, t.WireName())
 	}
 	if answer {
 		actions = append(actions, answerAction)

@@ -168,3 +168,44 @@ func TestJSONAnswerInThought(t *testing.T) {
 		t.Errorf("answer %q", answer)
 	}
 }
+
+// TestAskAgentAsToolAndJSONStep: other agents are offered as tools
+// (ask_agent_<name>) and JSON actions; calling one delegates as
+// Ask Agent[name] does in the text protocol.
+func TestAskAgentAsToolAndJSONStep(t *testing.T) {
+	for _, tt := range []struct {
+		proto string
+		first openaitest.Step
+	}{
+		{agent.ProtocolTools, openaitest.Calls("ask_agent_default", `{"input": "What is Lumen?"}`)},
+		{agent.ProtocolJSON, openaitest.Reply(`{"thought": "ask the docs agent", "action": "ask_agent_default", "input": "What is Lumen?"}`)},
+	} {
+		srv := openaitest.New(t, tt.first, openaitest.Reply("A: Lumen is a database."), openaitest.Reply(`{"thought": "", "action": "answer", "input": "A database."}`))
+		m, _ := weatherManager(t, srv, func(c *agent.Config) { c.Protocol = tt.proto })
+		rec := newRecorder()
+		ans, err := m.Ask(context.Background(), agent.Request{Agent: "weather", Question: "What is Lumen?"}, rec.emit)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.proto, err)
+		}
+		var action, obs string
+		for _, ev := range rec.events() {
+			if ev.Kind == "action" && action == "" {
+				action = ev.Text
+			}
+			if ev.Kind == "observation" && ev.Agent == "weather" {
+				obs = ev.Text
+			}
+		}
+		if action != "Ask Agent[default]: What is Lumen?" || obs != "Lumen is a database." || !strings.Contains(ans.Answer, "database") {
+			t.Errorf("%s: action %q observation %q answer %q", tt.proto, action, obs, ans.Answer)
+		}
+		req := srv.ChatRequests()[0].Body
+		names := []string{}
+		for _, d := range req.Tools {
+			names = append(names, d.Function.Name)
+		}
+		if tt.proto == agent.ProtocolTools && !slices.Contains(names, "ask_agent_default") {
+			t.Errorf("tools offered %v", names)
+		}
+	}
+}

@@ -60,6 +60,8 @@ type Config struct {
 
 	LLMProtocol          string        `key:"llm_protocol" usage:"how an openai LLM gives its steps: auto (a JSON-schema step, else tools, else text, as the server accepts), tools (native tool calls), json (response_format json_schema) or text (Ask/A: lines)"`
 	LLMActFirst          bool          `key:"llm_act_first" usage:"with tools or json steps, the first step must call a func (a docs question is answered from a search, not from the model's memory)"`
+	LLMSearchFirst       bool          `key:"llm_search_first" usage:"with an openai LLM, a docs agent's run starts with the corpus search on the question, given to the model as the first observation (the same events as if it had asked; counts as an iteration)"`
+	LLMAttribute         bool          `key:"llm_attribute_citations" usage:"when an openai LLM's answer cites no source, kgagent cites the sources shown to it that support its sentences, or says none does and adds what the docs say (the answer's citations field tells which)"`
 	LLMCallTimeout       time.Duration `key:"llm_call_timeout" usage:"longest one LLM call may take; a call also gets at most an equal share of the question's time left among the iterations left, and one cut short is judged on what it wrote"`
 	LLMObservationTokens int           `key:"llm_observation_tokens" usage:"estimated tokens of one observation fed back to an openai LLM (every source keeps its line; the best passages are cut least; events keep it whole); 0: unbounded"`
 
@@ -129,6 +131,8 @@ func defaultConfig() Config {
 		LLMCallTimeout:       time.Minute,
 		LLMProtocol:          "auto",
 		LLMActFirst:          true,
+		LLMSearchFirst:       true,
+		LLMAttribute:         true,
 		LLMObservationTokens: 600,
 		EmbedBatchSize:       32,
 		EmbedConcurrency:     2,

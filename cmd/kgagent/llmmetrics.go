@@ -28,7 +28,7 @@ func newLLMMetrics() *llmMetrics {
 			Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120},
 		}, []string{"stop"}),
 		tokens: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "kgagent_llm_call_tokens", Help: "Tokens of one LLM call as the server reported them, by kind (prompt, completion).",
+			Name: "kgagent_llm_call_tokens", Help: "Tokens of one LLM call, by kind: prompt and completion as the server reported them; prompt_estimated and completion_estimated (4 bytes a token) for a call cut on kgagent's side before the server reported usage.",
 			Buckets: prometheus.ExponentialBuckets(16, 2, 11),
 		}, []string{"kind"}),
 		malformed: prometheus.NewCounter(prometheus.CounterOpts{
@@ -50,11 +50,15 @@ func (m *llmMetrics) register(reg *prometheus.Registry) {
 // LLMCall records one LLM call.
 func (m *llmMetrics) LLMCall(s agent.LLMCallStats) {
 	m.latency.WithLabelValues(s.Stop).Observe(s.Duration.Seconds())
+	prompt, completion := "prompt", "completion"
+	if s.Estimated {
+		prompt, completion = "prompt_estimated", "completion_estimated"
+	}
 	if s.PromptTokens > 0 {
-		m.tokens.WithLabelValues("prompt").Observe(float64(s.PromptTokens))
+		m.tokens.WithLabelValues(prompt).Observe(float64(s.PromptTokens))
 	}
 	if s.CompletionTokens > 0 {
-		m.tokens.WithLabelValues("completion").Observe(float64(s.CompletionTokens))
+		m.tokens.WithLabelValues(completion).Observe(float64(s.CompletionTokens))
 	}
 	if s.Malformed {
 		m.malformed.Inc()

@@ -335,7 +335,7 @@ func readmeFrameKinds(t *testing.T) map[string]bool {
 
 func TestReadmeFrameKindsParse(t *testing.T) {
 	got := readmeFrameKinds(t)
-	for _, want := range []string{"thought", "agent,thought", "action,thought", "answer,delta", "agent,answer,request_id,sources"} {
+	for _, want := range []string{"thought", "agent,thought", "action,thought", "answer,delta", "agent,answer,citations,request_id,sources"} {
 		if !got[want] {
 			t.Errorf("kinds %v lack %q", got, want)
 		}

@@ -156,7 +156,7 @@ func (a *app) openServices(ctx context.Context) error {
 	var extractor graphrag.Extractor = graphrag.BuiltinExtractor{}
 	if cfg.Extractor == "llm" {
 		extractor = graphrag.Combine(graphrag.BuiltinExtractor{}, &graphrag.LLMExtractor{
-			LLM: graphrag.CompleterFunc(llmCompleter(s.llm, cfg.LLMModel)), Cache: cache, Model: cfg.LLMModel,
+			LLM: graphrag.CompleterFunc(llmCompleter(s.llm, cfg.LLMModel)), Cache: cache, Model: cfg.LLMModel, Grounded: true,
 		})
 	}
 	g, err := graphrag.New(graphrag.Config{Store: store, Extractor: extractor, Embedder: s.embedder, Index: s.index})
@@ -203,13 +203,17 @@ func (a *app) openServices(ctx context.Context) error {
 	}
 	s.llmMetrics = newLLMMetrics()
 	obsTokens, protocol := cfg.LLMObservationTokens, cfg.LLMProtocol
+	searchFirst, attribute := cfg.LLMSearchFirst, cfg.LLMAttribute
 	if cfg.LLM != "openai" {
-		// The built-in model reads whole observations, in the text protocol.
+		// The built-in model reads whole observations, in the text
+		// protocol, searches by itself and always cites.
 		obsTokens, protocol = 0, agent.ProtocolText
+		searchFirst, attribute = false, false
 	}
 	m, err := agent.New(agent.Config{
 		LLM: s.llm, Model: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
-		LLMTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Protocol: protocol, ActFirst: cfg.LLMActFirst, Logger: a.log, Observer: s.llmMetrics,
+		LLMTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Protocol: protocol, ActFirst: cfg.LLMActFirst,
+		SearchFirst: searchFirst, AttributeCitations: attribute, Logger: a.log, Observer: s.llmMetrics,
 		Knowledge: k, Graph: s.graph, Collection: cfg.Collection,
 		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
 		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),

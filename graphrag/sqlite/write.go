@@ -383,6 +383,18 @@ func newDocPlan(collection, docURL string, uniq []kgagent.Triple) *docPlan {
 	return p
 }
 
+// stamp gives collection the next version (see table versions): every
+// write of a collection calls it, so a snapshot of an earlier state is
+// never taken for the current one.
+func (x *wtx) stamp(collection string) error {
+	if _, err := x.exec(`UPDATE versions SET version = version + 1 WHERE collection = ''`); err != nil {
+		return err
+	}
+	_, err := x.exec(`INSERT INTO versions (collection, version) SELECT ?, version FROM versions WHERE collection = ''
+		ON CONFLICT (collection) DO UPDATE SET version = excluded.version`, collection)
+	return err
+}
+
 // replace is ReplaceDocument's transaction: retract the document's
 // triples, insert the new ones and apply the entity reference deltas of
 // both in one pass, so re-indexing an unchanged page rewrites no entity.

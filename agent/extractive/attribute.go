@@ -1,0 +1,161 @@
+package extractive
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent/internal/words"
+)
+
+// MinSupport is the share of a sentence's content (its terms weighted by
+// how rare they are in the evidence) that a passage must hold for Attribute
+// to cite it for that sentence.
+const MinSupport = 0.6
+
+// Attribution is an answer with the citations Attribute gave it.
+type Attribution struct {
+	Text      string // the answer with " [n]" after each supported sentence
+	Sentences int    // sentences judged (those with content words, outside code)
+	Supported int    // sentences that were given a citation
+}
+
+// Attribute cites, in an answer written without citations, the evidence
+// passages that support its sentences: a sentence is cited with the
+// passage holding the largest share of its content terms (each weighted by
+// its inverse frequency across the evidence's sentences), when that share
+// is at least MinSupport, at least two of its terms (or its only one) are
+// there, and every number in it is there too (a wrong port or version is
+// not "supported" by a passage that names another). A sentence no passage
+// supports stays as it is; code blocks are never cited. The numbers are
+// the evidence's N (the run's citation numbers); a run of sentences cited
+// with the same number in one line is cited once, after the last.
+func Attribute(answer string, evs []kgagent.Evidence) Attribution {
+	out := Attribution{Text: answer}
+	ps := collect(evs)
+	if len(ps) == 0 || strings.TrimSpace(answer) == "" {
+		return out
+	}
+	sents, df := split(ps)
+	n := len(sents)
+	pterms := make([]map[string]bool, len(ps))
+	for i, p := range ps {
+		pterms[i] = map[string]bool{}
+		for _, t := range words.Terms(p.Text) {
+			pterms[i][t] = true
+		}
+		for t := range p.titles {
+			pterms[i][t] = true
+		}
+	}
+	type mark struct{ at, n int }
+	var marks []mark
+	fence := false
+	off := 0
+	for _, line := range strings.SplitAfter(answer, "\n") {
+		start := off
+		off += len(line)
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = !fence
+			continue
+		}
+		if fence || t == "" {
+			continue
+		}
+		cursor := 0
+		var lineMarks []mark
+		for _, s := range splitSentences(line) {
+			i := strings.Index(line[cursor:], s)
+			if i < 0 {
+				continue
+			}
+			end := cursor + i + len(s)
+			cursor = end
+			terms := words.ContentTerms(s)
+			if !meaningful(terms) {
+				continue
+			}
+			out.Sentences++
+			best, bestShare := -1, 0.0
+			for pi := range ps {
+				share, matched, numbersOK := support(terms, pterms[pi], n, df)
+				if !numbersOK || matched < min(2, len(terms)) || share < MinSupport {
+					continue
+				}
+				if best < 0 || share > bestShare {
+					best, bestShare = pi, share
+				}
+			}
+			if best < 0 || ps[best].N <= 0 {
+				continue
+			}
+			out.Supported++
+			lineMarks = append(lineMarks, mark{at: start + citeAt(line[:end]), n: ps[best].N})
+		}
+		for i, m := range lineMarks {
+			if i+1 < len(lineMarks) && lineMarks[i+1].n == m.n {
+				continue
+			}
+			marks = append(marks, m)
+		}
+	}
+	if len(marks) == 0 {
+		return out
+	}
+	sort.SliceStable(marks, func(i, j int) bool { return marks[i].at < marks[j].at })
+	var b strings.Builder
+	prev := 0
+	for _, m := range marks {
+		b.WriteString(answer[prev:m.at])
+		b.WriteString(" [" + strconv.Itoa(m.n) + "]")
+		prev = m.at
+	}
+	b.WriteString(answer[prev:])
+	out.Text = b.String()
+	return out
+}
+
+// meaningful reports whether a sentence's content terms can be judged: at
+// least one of three letters or more ("1." of a list is not a sentence).
+func meaningful(terms []string) bool {
+	for _, t := range terms {
+		if len(t) >= 3 {
+			return true
+		}
+	}
+	return false
+}
+
+// support is the weighted share of terms a passage holds, how many it
+// holds, and whether it holds every term with a digit.
+func support(terms []string, in map[string]bool, n int, df map[string]int) (share float64, matched int, numbersOK bool) {
+	total, got := 0.0, 0.0
+	numbersOK = true
+	for _, t := range terms {
+		w := words.IDF(n, df[t])
+		total += w
+		if in[t] {
+			got += w
+			matched++
+		} else if strings.IndexFunc(t, unicode.IsDigit) >= 0 {
+			numbersOK = false
+		}
+	}
+	if total == 0 {
+		return 0, 0, numbersOK
+	}
+	return got / total, matched, numbersOK
+}
+
+// citeAt is where a sentence ending at len(s) takes its citation: before
+// its closing punctuation and trailing spaces (cite's convention).
+func citeAt(s string) int {
+	i := len(strings.TrimRight(s, " \t\r\n"))
+	if i > 0 && strings.ContainsRune(".!?:", rune(s[i-1])) {
+		i--
+	}
+	return i
+}

@@ -1,0 +1,56 @@
+package extractive
+
+import (
+	"testing"
+)
+
+func TestAttribute(t *testing.T) {
+	evs := ev("", lumen...)
+	tests := []struct {
+		name, answer, want string
+		supported          int
+	}{
+		{name: "a supported sentence is cited with its passage",
+			answer: "Restoring replaces the data directory with the snapshot, so stop the server first.",
+			want:   "Restoring replaces the data directory with the snapshot, so stop the server first [1].", supported: 1},
+		{name: "the best passage of each sentence; one citation for a run of the same source",
+			answer: "The lumen package is the Python client. Install it with pip. It supports Python 3.9 and later!",
+			want:   "The lumen package is the Python client. Install it with pip [4]. It supports Python 3.9 and later [3]!", supported: 3},
+		{name: "a sentence with a number no passage holds is not supported",
+			answer: "It supports Python 2.7 and later.", want: "It supports Python 2.7 and later.", supported: 0},
+		{name: "unrelated words are not supported",
+			answer: "The weather in Paris is sunny today.", want: "The weather in Paris is sunny today.", supported: 0},
+		{name: "code blocks and list numbers are not judged",
+			answer: "1. Create a backup with lumen backup create.\n```\nlumen backup create writes a snapshot\n```\n",
+			want:   "1. Create a backup with lumen backup create [2].\n```\nlumen backup create writes a snapshot\n```\n", supported: 1},
+		{name: "garbage", answer: "2023-08-24T15:39:56.783Z", want: "2023-08-24T15:39:56.783Z"},
+	}
+	for _, tt := range tests {
+		got := Attribute(tt.answer, evs)
+		if got.Text != tt.want || got.Supported != tt.supported {
+			t.Errorf("%s:\n got %q (%d supported of %d)\nwant %q (%d)", tt.name, got.Text, got.Supported, got.Sentences, tt.want, tt.supported)
+		}
+	}
+	if got := Attribute("Stop the server first.", nil); got.Text != "Stop the server first." || got.Supported != 0 {
+		t.Errorf("no evidence: %+v", got)
+	}
+}
+
+func FuzzAttribute(f *testing.F) {
+	f.Add("Restoring replaces the data directory. Stop the server first.\n```\nx\n```")
+	f.Add("It supports Python 3.9 and later!  The lumen package. ")
+	evs := ev("", lumen...)
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Attribute(s, evs)
+		if got.Supported > got.Sentences {
+			t.Fatalf("%d supported of %d sentences", got.Supported, got.Sentences)
+		}
+		// Only citations are added: removing them gives the answer back.
+		if got.Supported == 0 && got.Text != s {
+			t.Fatalf("changed without a citation: %q -> %q", s, got.Text)
+		}
+		if len(got.Text) < len(s) {
+			t.Fatalf("text lost: %q -> %q", s, got.Text)
+		}
+	})
+}

@@ -1,0 +1,106 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent/extractive"
+)
+
+// TestSearchFirstAndAttribution: with SearchFirst a docs agent's run starts
+// with the corpus search of the question (the same events as a model's
+// search, iteration 1), the model answers from it, and an answer written
+// without citations is cited where the sources support it, or marked as
+// unsupported with what the docs say.
+func TestSearchFirstAndAttribution(t *testing.T) {
+	tests := []struct {
+		name, question, output string
+		citations              string
+		want                   []string // in the final answer
+		notWant                []string
+	}{
+		{name: "model cites", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 8086 [2].",
+			citations: kgagent.CitationsModel, want: []string{"8086 [1]"}},
+		{name: "attributed", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 8086 by default.",
+			citations: kgagent.CitationsAttributed, want: []string{"The HTTP API listens on port 8086 by default [1]."}},
+		{name: "wrong number is unsupported", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 80 by default.",
+			citations: kgagent.CitationsUnsupported, want: []string{"port 80 by default.\n\n" + unsupportedNote + " The docs say: ", "8086", "[1]"}},
+		{name: "not in the docs", question: "How do I put Lumen behind nginx?", output: "A: Use an nginx proxy_pass block.",
+			citations: kgagent.CitationsUnsupported, want: []string{unsupportedNote + " " + extractive.Abstention, "nginx"}, notWant: []string{"The docs say: "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			llm := script(tt.output)
+			m := newManager(t, Config{LLM: llm, Searcher: &fakeSearch{docs: lumenDocs}, SearchFirst: true, AttributeCitations: true, MaxIterations: 3})
+			var evs events
+			ans, err := m.Ask(context.Background(), Request{ID: "r1", Question: tt.question}, evs.emit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := evs.kinds(); got != "route thought action observation deltas answer!" {
+				t.Errorf("events %s", got)
+			}
+			all := evs.all()
+			checkSeq(t, all, "r1")
+			if all[1].Text != searchFirstThought || all[2].Func != corpusFunc || all[2].Text != "Ask Func[fixie_query_corpus]: "+tt.question || len(all[3].Sources) == 0 {
+				t.Errorf("search events %+v", all[1:4])
+			}
+			calls := llm.Calls()
+			if len(calls) != 1 || ans.Iterations != 2 {
+				t.Fatalf("%d LLM calls, %d iterations", len(calls), ans.Iterations)
+			}
+			last := calls[0].Messages[len(calls[0].Messages)-1]
+			if !strings.HasPrefix(last.Content, "Func[fixie_query_corpus] says: [") {
+				t.Errorf("the model's first prompt ends with %q", last.Content)
+			}
+			t.Logf("answer %q, sources %d", ans.Answer, len(ans.Sources))
+			final := all[len(all)-1]
+			if ans.Citations != tt.citations || final.Citations != tt.citations {
+				t.Errorf("citations %q / event %q, want %q; answer %q", ans.Citations, final.Citations, tt.citations, ans.Answer)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(ans.Answer, w) {
+					t.Errorf("answer %q lacks %q", ans.Answer, w)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(ans.Answer, w) {
+					t.Errorf("answer %q has %q", ans.Answer, w)
+				}
+			}
+			// Every citation names a source of the answer, and an attributed
+			// one a source whose text holds the sentence's numbers.
+			for _, n := range Citations(ans.Answer) {
+				if n < 1 || n > len(ans.Sources) {
+					t.Errorf("[%d] with %d sources: %q", n, len(ans.Sources), ans.Answer)
+				}
+			}
+			if tt.citations != kgagent.CitationsModel && len(Citations(ans.Answer)) > 0 && !strings.Contains(ans.Sources[0].Snippet, "8086") && !strings.Contains(tt.question, "nginx") {
+				t.Errorf("[1] is %+v", ans.Sources[0])
+			}
+		})
+	}
+}
+
+// TestSearchFirstOnlyForDocsAgents: an agent whose few-shots never search
+// the corpus, or a run without room for a model call after the search, does
+// not start with a search.
+func TestSearchFirstOnlyForDocsAgents(t *testing.T) {
+	llm := script("A: It is noon.")
+	m := newManager(t, Config{LLM: llm, Searcher: &fakeSearch{docs: lumenDocs}, SearchFirst: true, AttributeCitations: true},
+		AgentConfig{Name: "clock", FewShots: []string{"Q: What time is it?\nAsk Func[fixie_utc_datetime]: now\nFunc[fixie_utc_datetime] says: 12:00 UTC\nA: It is 12:00 UTC."}})
+	var evs events
+	ans, err := m.Ask(context.Background(), Request{Question: "What time is it?", Agent: "clock"}, evs.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := evs.kinds(); got != "route deltas answer!" || ans.Citations != "" || ans.Answer != "It is noon." {
+		t.Errorf("events %s, answer %+v", got, ans)
+	}
+	one := newManager(t, Config{LLM: script("A: 8086"), Searcher: &fakeSearch{docs: lumenDocs}, SearchFirst: true, MaxIterations: 1})
+	if ans, err := one.Ask(context.Background(), Request{Question: "What is the default HTTP port?"}, nil); err != nil || ans.Iterations != 1 || ans.Citations != "" {
+		t.Errorf("one iteration: %+v %v", ans, err)
+	}
+}
