@@ -208,7 +208,7 @@ func Open(path string) (*Store, error) {
 	w := writer{conn: conn}
 	// A bulk load that did not finish (a crash) is completed first; then
 	// every index exists.
-	if err := finishBulk(&w); err != nil {
+	if err := finishBulk(&w, nil); err != nil {
 		w.close()
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: complete the bulk load of %s", path)
@@ -292,14 +292,17 @@ func (s *Store) Close() error {
 		}
 	}
 
-	err := s.rdb.Close()
+	var err error
 	if s.bulk {
 		// The bulk load's indexes and words; should this fail, the next
 		// Open completes them.
-		if berr := finishBulk(&s.w); err == nil && berr != nil {
+		if berr := finishBulk(&s.w, s.rdb); berr != nil {
 			err = dbErr(context.Background(), berr, "complete the bulk load")
 		}
 		s.bulk = false
+	}
+	if rerr := s.rdb.Close(); err == nil {
+		err = rerr
 	}
 	// Let SQLite refresh its planner statistics where they went stale.
 	_, _ = s.w.conn.ExecContext(context.Background(), `PRAGMA analysis_limit=1000; PRAGMA optimize;`)
