@@ -16,6 +16,16 @@ import (
 	"github.com/kgagent/kgagent/gateway"
 )
 
+// newStreams is a Streams on its own connection to url.
+func newStreams(t *testing.T, url string, cfg StreamsConfig) *Streams {
+	t.Helper()
+	ss, err := NewStreams(context.Background(), connect(t, url), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ss
+}
+
 // frameTexts decodes frames to "seq:thought" strings.
 func frameTexts(frames [][]byte) []string {
 	var out []string
@@ -79,10 +89,7 @@ func TestTakeoverExactlyOnce(t *testing.T) {
 	var calls atomic.Int32
 	var given atomic.Value
 	replica := func(name string) *Streams {
-		r, err := NewStreams(ctx, connect(t, s.ClientURL()), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := newStreams(t, s.ClientURL(), cfg)
 		r.OnTakeover(func(to gateway.Takeover) {
 			calls.Add(1)
 			given.Store(to)
@@ -149,10 +156,7 @@ func TestTakeoverExactlyOnce(t *testing.T) {
 func TestTakeoverCompareAndSet(t *testing.T) {
 	s := startNATS(t)
 	ctx := context.Background()
-	a, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newStreams(t, s.ClientURL(), StreamsConfig{})
 	st, err := a.Start(ctx, "o:u\x00q2", "tok")
 	if err != nil {
 		t.Fatal(err)
@@ -165,10 +169,7 @@ func TestTakeoverCompareAndSet(t *testing.T) {
 	var runs atomic.Int32
 	var reps []*Streams
 	for range 8 {
-		r, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := newStreams(t, s.ClientURL(), StreamsConfig{})
 		r.OnTakeover(func(gateway.Takeover) { runs.Add(1) })
 		reps = append(reps, r)
 	}
@@ -212,14 +213,8 @@ func TestTakeoverCompareAndSet(t *testing.T) {
 func TestTakenOverReplicaWritesNothing(t *testing.T) {
 	s := startNATS(t)
 	ctx := context.Background()
-	a, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newStreams(t, s.ClientURL(), StreamsConfig{})
+	b := newStreams(t, s.ClientURL(), StreamsConfig{})
 	continued := make(chan struct{})
 	b.OnTakeover(func(to gateway.Takeover) {
 		to.Stream.Append(gateway.Frame{ID: "q3", Response: map[string]any{"thought": "3 by B"}})
