@@ -421,7 +421,9 @@ type run struct {
 	embeds  map[string]kgagent.Embed
 	usage   kgagent.Usage
 	iters   int
-	record  bool // append the run to the request's session
+	// llmCalls counts the model calls made (the Journal's numbering).
+	llmCalls int
+	record   bool // append the run to the request's session
 	// cacheable: the answer may go into the answer cache; it stays true
 	// while every func the run called is Cacheable.
 	cacheable bool

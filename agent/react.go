@@ -482,7 +482,7 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 	timedOut := func(err error) bool {
 		return parent.Err() == nil && ctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || kgagent.ErrorCode(err) == kgagent.ETIMEOUT)
 	}
-	s, err := m.cfg.LLM.Complete(ctx, creq)
+	s, err := m.llmCall(ctx, r, creq)
 	if err != nil {
 		if timedOut(err) {
 			return "", nil, "timeout", nil

@@ -1,17 +1,11 @@
 package sqlite
 
 import (
-	"bufio"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"io"
-	"math"
 	"os"
-	"path/filepath"
-	"sync"
+
+	"github.com/kgagent/kgagent/internal/snapfile"
 )
 
 // Search-copy snapshots. Building a collection's in-memory search copy from
@@ -35,47 +29,18 @@ import (
 
 const snapMagic = "kgagent-corpus-snapshot-1\n"
 
-// exeIdentity names the running executable: snapshots of another build are
-// not trusted. Empty when it cannot be told; then no snapshot is used.
-var exeIdentity = sync.OnceValue(func() string {
-	p, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		return ""
-	}
-	return fmt.Sprintf("%s|%d|%d", p, fi.Size(), fi.ModTime().UnixNano())
-})
-
 // snapPath is the snapshot file of collection; "" for in-memory indexes.
 func (x *Index) snapPath(collection string) string {
 	if x.cfg.Path == "" || x.cfg.NoSnapshots {
 		return ""
 	}
-	return filepath.Join(x.cfg.Path+"-snap", hex.EncodeToString([]byte(collection)))
+	return snapfile.Path(x.cfg.Path+"-snap", collection)
 }
 
 // snapHeader is what a snapshot must match to be used.
 func (x *Index) snapHeader(collection string, version int64, dim int) string {
-	return fmt.Sprintf("%s%s\n%q\n%d %d %g %g %g\n", snapMagic, exeIdentity(), collection, version, dim,
-		x.cfg.TitleWeight, x.cfg.HeadingWeight, x.cfg.BodyWeight)
-}
-
-// encoder appends little-endian values to a buffer.
-type encoder struct{ b []byte }
-
-func (e *encoder) u64(v uint64)  { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
-func (e *encoder) u32(v uint32)  { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
-func (e *encoder) f32(v float32) { e.u32(math.Float32bits(v)) }
-func (e *encoder) str(s string)  { e.u32(uint32(len(s))); e.b = append(e.b, s...) }
-func (e *encoder) i8s(v []int8)  { e.u32(uint32(len(v))); e.b = append(e.b, int8Bytes(v)...) }
-func (e *encoder) f32s(v []float32) {
-	e.u32(uint32(len(v)))
-	for _, f := range v {
-		e.f32(f)
-	}
+	return snapfile.Header(snapMagic, fmt.Sprintf("%q", collection), fmt.Sprintf("%d %d %g %g %g", version, dim,
+		x.cfg.TitleWeight, x.cfg.HeadingWeight, x.cfg.BodyWeight))
 }
 
 func int8Bytes(v []int8) []byte {
@@ -99,8 +64,8 @@ func encodeSnapshot(m *memColl) []byte {
 		newSlot[s] = int32(live)
 		live++
 	}
-	e := &encoder{b: make([]byte, 0, live*(m.dim+64))}
-	e.u32(uint32(live))
+	e := &snapfile.Encoder{B: make([]byte, 0, live*(m.dim+64))}
+	e.U32(uint32(live))
 	// pages: the doc URLs of live slots, each once
 	pageOf := map[string]uint32{}
 	var pages []string
@@ -113,9 +78,9 @@ func encodeSnapshot(m *memColl) []byte {
 			pages = append(pages, d)
 		}
 	}
-	e.u32(uint32(len(pages)))
+	e.U32(uint32(len(pages)))
 	for _, p := range pages {
-		e.str(p)
+		e.Str(p)
 	}
 	vecs := make([]int8, 0, live*m.dim)
 	scales := make([]float32, 0, live)
@@ -125,20 +90,20 @@ func encodeSnapshot(m *memColl) []byte {
 		if newSlot[s] < 0 {
 			continue
 		}
-		e.u64(uint64(rid))
-		e.u32(pageOf[m.docs[s]])
+		e.U64(uint64(rid))
+		e.U32(pageOf[m.docs[s]])
 		vecs = append(vecs, m.vecs[s*m.dim:(s+1)*m.dim]...)
 		scales = append(scales, m.scales[s])
 		allLens = append(allLens, m.all.lens[s])
 		headLens = append(headLens, m.head.lens[s])
 	}
-	e.i8s(vecs)
-	e.f32s(scales)
+	e.Bytes(int8Bytes(vecs))
+	e.F32s(scales)
 	for _, f := range []struct {
 		fi   *fieldIndex
 		lens []float32
 	}{{&m.all, allLens}, {&m.head, headLens}} {
-		e.f32s(f.lens)
+		e.F32s(f.lens)
 		// terms left only in tombstones are dropped, as a reload would
 		liveTerms := map[string]int{}
 		for term, ps := range f.fi.post {
@@ -148,86 +113,40 @@ func encodeSnapshot(m *memColl) []byte {
 				}
 			}
 		}
-		e.u32(uint32(len(liveTerms)))
+		e.U32(uint32(len(liveTerms)))
 		for term, ps := range f.fi.post {
 			n := liveTerms[term]
 			if n == 0 {
 				continue
 			}
-			e.str(term)
-			e.u32(uint32(n))
+			e.Str(term)
+			e.U32(uint32(n))
 			for _, p := range ps {
 				if s := newSlot[p.slot]; s >= 0 {
-					e.u32(uint32(s))
-					e.f32(p.tf)
+					e.U32(uint32(s))
+					e.F32(p.tf)
 				}
 			}
 		}
 	}
-	return e.b
-}
-
-// decoder reads what encoder wrote; the first error sticks.
-type decoder struct {
-	b   []byte
-	err error
-}
-
-var errSnapshotShort = errors.New("snapshot is truncated")
-
-func (d *decoder) take(n int) []byte {
-	if d.err != nil || n < 0 || n > len(d.b) {
-		d.err = errSnapshotShort
-		return nil
-	}
-	p := d.b[:n]
-	d.b = d.b[n:]
-	return p
-}
-func (d *decoder) u32() uint32 {
-	p := d.take(4)
-	if p == nil {
-		return 0
-	}
-	return binary.LittleEndian.Uint32(p)
-}
-func (d *decoder) u64() uint64 {
-	p := d.take(8)
-	if p == nil {
-		return 0
-	}
-	return binary.LittleEndian.Uint64(p)
-}
-func (d *decoder) f32() float32 { return math.Float32frombits(d.u32()) }
-func (d *decoder) str() string  { return string(d.take(int(d.u32()))) }
-func (d *decoder) f32s() []float32 {
-	n := int(d.u32())
-	if d.err != nil || n*4 > len(d.b) {
-		d.err = errSnapshotShort
-		return nil
-	}
-	out := make([]float32, n)
-	for i := range out {
-		out[i] = d.f32()
-	}
-	return out
+	return e.B
 }
 
 // decodeSnapshot rebuilds a memColl from encodeSnapshot's bytes.
 func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
-	d := &decoder{b: b}
-	live := int(d.u32())
-	if d.err != nil || live < 0 || live > len(b) {
-		return nil, errSnapshotShort
+	d := &snapfile.Decoder{B: b}
+	live := int(d.U32())
+	if d.Err != nil || live < 0 || live > len(b) {
+		return nil, snapfile.ErrShort
 	}
 	m := newMemColl(dim, weights)
-	nPages := int(d.u32())
-	if d.err != nil || nPages > len(b) {
-		return nil, errSnapshotShort
+	nPages := int(d.U32())
+	if d.Err != nil || nPages > len(b) {
+		return nil, snapfile.ErrShort
 	}
 	pages := make([]string, nPages)
 	for i := range pages {
-		pages[i] = d.str()
+		pages[i] = d.Str()
 	}
 	m.rids = make([]int64, live)
 	m.docs = make([]string, live)
@@ -238,9 +157,9 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	for i := range pages {
 		m.docIdx[pages[i]] = int32(i)
 	}
-	for s := 0; s < live && d.err == nil; s++ {
-		rid := int64(d.u64())
-		p := d.u32()
+	for s := 0; s < live && d.Err == nil; s++ {
+		rid := int64(d.U64())
+		p := d.U32()
 		if int(p) >= nPages {
 			return nil, fmt.Errorf("snapshot: page %d of %d", p, nPages)
 		}
@@ -248,49 +167,49 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 		m.pos[rid] = int32(s)
 		m.docLive[p]++
 	}
-	vecs := d.take(int(d.u32()))
-	if d.err == nil && len(vecs) != live*dim {
+	vecs := d.Bytes()
+	if d.Err == nil && len(vecs) != live*dim {
 		return nil, fmt.Errorf("snapshot: %d vector bytes for %d rows of %d", len(vecs), live, dim)
 	}
 	m.vecs = make([]int8, len(vecs))
 	for i, v := range vecs {
 		m.vecs[i] = int8(v)
 	}
-	m.scales = d.f32s()
+	m.scales = d.F32s()
 	for _, fi := range []*fieldIndex{&m.all, &m.head} {
-		fi.lens = d.f32s()
-		if d.err == nil && len(fi.lens) != live {
+		fi.lens = d.F32s()
+		if d.Err == nil && len(fi.lens) != live {
 			return nil, fmt.Errorf("snapshot: %d lengths for %d rows", len(fi.lens), live)
 		}
 		for _, l := range fi.lens {
 			fi.totalLen += float64(l)
 		}
-		terms := int(d.u32())
-		if d.err != nil || terms > len(d.b) {
-			return nil, errSnapshotShort
+		terms := int(d.U32())
+		if d.Err != nil || terms > len(d.B) {
+			return nil, snapfile.ErrShort
 		}
 		fi.post = make(map[string][]posting, terms)
 		for range terms {
-			term := d.str()
-			n := int(d.u32())
-			if d.err != nil || n*8 > len(d.b) {
-				return nil, errSnapshotShort
+			term := d.Str()
+			n := int(d.U32())
+			if d.Err != nil || n*8 > len(d.B) {
+				return nil, snapfile.ErrShort
 			}
 			ps := make([]posting, n)
 			for i := range ps {
-				slot := d.u32()
+				slot := d.U32()
 				if int(slot) >= live {
 					return nil, fmt.Errorf("snapshot: slot %d of %d", slot, live)
 				}
-				ps[i] = posting{int32(slot), d.f32()}
+				ps[i] = posting{int32(slot), d.F32()}
 			}
 			fi.post[term] = ps
 		}
 	}
-	if d.err != nil {
-		return nil, d.err
+	if d.Err != nil {
+		return nil, d.Err
 	}
-	if len(d.b) != 0 || len(m.scales) != live {
+	if len(d.B) != 0 || len(m.scales) != live {
 		return nil, errors.New("snapshot: unexpected trailing data")
 	}
 	for s := range m.rids {
@@ -317,19 +236,11 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 // there is none that may be used.
 func (x *Index) readSnapshot(collection string, version int64, dim int) *memColl {
 	path := x.snapPath(collection)
-	if path == "" || exeIdentity() == "" {
+	if path == "" {
 		return nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	header := x.snapHeader(collection, version, dim)
-	if len(b) < len(header)+4 || string(b[:len(header)]) != header {
-		return nil
-	}
-	body, sum := b[len(header):len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
-	if crc32.ChecksumIEEE(body) != sum {
+	body := snapfile.Read(path, x.snapHeader(collection, version, dim))
+	if body == nil {
 		return nil
 	}
 	m, err := decodeSnapshot(body, dim, [3]float32{float32(x.cfg.TitleWeight), float32(x.cfg.HeadingWeight), float32(x.cfg.BodyWeight)})
@@ -347,7 +258,7 @@ func (x *Index) readSnapshot(collection string, version int64, dim int) *memColl
 // one and searches and writes do not wait for the disk.
 func (x *Index) writeSnapshot(collection string, m *memColl) error {
 	path := x.snapPath(collection)
-	if path == "" || exeIdentity() == "" {
+	if path == "" || snapfile.ExeIdentity() == "" {
 		return nil
 	}
 	x.cacheMu.RLock()
@@ -360,32 +271,18 @@ func (x *Index) writeSnapshot(collection string, m *memColl) error {
 	body := encodeSnapshot(m)
 	x.cacheMu.RUnlock()
 
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	tmp, err := snapfile.WriteTemp(path, header, body)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // after the rename: no such file
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	_, _ = io.WriteString(w, header)
-	_, _ = w.Write(body)
-	_, _ = w.Write(binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE(body)))
-	if err := w.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
+	defer os.Remove(tmp) // after the rename: no such file
 	// A collection deleted meanwhile must not get its snapshot back.
 	x.cacheMu.RLock()
 	defer x.cacheMu.RUnlock()
 	if x.cache[collection] != m {
 		return nil
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
 	m.snapVersion.Store(version)

@@ -65,8 +65,8 @@ func (c *textCollector) wait(t *testing.T, d time.Duration) []string {
 // frames 1-3 and dies. Clients resumed after seq 2 on replicas B and C
 // both watch the stream; when A's lease lapses both try to take it over,
 // and exactly one does: its continuation (frames 4 and 5) reaches both
-// clients once, after frame 3, and it was given the recorded request and
-// the three stored frames.
+// clients once, after frame 3, and it was given the recorded request, the
+// three stored frames and A's note (which no client gets).
 func TestTakeoverExactlyOnce(t *testing.T) {
 	s := startNATS(t)
 	ctx := context.Background()
@@ -101,6 +101,11 @@ func TestTakeoverExactlyOnce(t *testing.T) {
 	}
 	for i := 1; i <= 3; i++ {
 		st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"thought": i}})
+		if i == 2 {
+			if err := st.(gateway.DurableStream).Note([]byte(`{"n":0}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	ncA.Close() // A dies: no frames, no renewals
 	var clients []*textCollector
@@ -132,8 +137,9 @@ func TestTakeoverExactlyOnce(t *testing.T) {
 		t.Fatalf("%d takeovers, want 1", n)
 	}
 	to := given.Load().(gateway.Takeover)
-	if string(to.Run) != `{"question":"q"}` || !slices.Equal(frameTexts(to.Frames), []string{"1:1", "2:2", "3:3"}) {
-		t.Errorf("takeover given run %s and frames %v", to.Run, frameTexts(to.Frames))
+	if string(to.Run) != `{"question":"q"}` || !slices.Equal(frameTexts(to.Frames), []string{"1:1", "2:2", "3:3"}) ||
+		len(to.Notes) != 1 || string(to.Notes[0]) != `{"n":0}` {
+		t.Errorf("takeover given run %s, frames %v and notes %q", to.Run, frameTexts(to.Frames), to.Notes)
 	}
 	t.Logf("taken over by %s", by)
 }
@@ -259,7 +265,7 @@ func TestTakenOverReplicaWritesNothing(t *testing.T) {
 	var e record
 	ent, _ := b.kv.Get(ctx, rk)
 	_ = json.Unmarshal(ent.Value(), &e)
-	frames, last, _, whole, err := b.stored(ctx, e.Subject)
+	frames, _, last, _, whole, err := b.stored(ctx, e.Subject)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,26 +64,53 @@ func (s *Store) BulkLoad(ctx context.Context) (bool, error) {
 
 // finishBulk completes a bulk load recorded in bulk_load, if any (every
 // entity's words written afresh), and creates the secondary indexes that
-// are missing, in one transaction on the writer w.
-func finishBulk(w *writer) error {
+// are missing, in one transaction on the writer w. The words are read and
+// computed on reader (the writer when nil) while the writer builds the
+// indexes: that part of the end of a load then runs on another core.
+func finishBulk(w *writer, reader queryer) error {
 	ctx := context.Background()
+	var pending int
+	if err := w.conn.QueryRowContext(ctx, `SELECT count(*) FROM bulk_load`).Scan(&pending); err != nil {
+		return err
+	}
+	type result struct {
+		rows []wordRow
+		err  error
+	}
+	words := make(chan result, 1)
+	if pending > 0 {
+		if reader == nil {
+			rows, err := entityWords(ctx, w.conn)
+			words <- result{rows, err}
+		} else {
+			go func() {
+				rows, err := entityWords(ctx, reader)
+				words <- result{rows, err}
+			}()
+		}
+	}
 	if err := w.begin(ctx); err != nil {
+		if pending > 0 {
+			<-words
+		}
 		return err
 	}
 	err := func() error {
-		var pending int
-		if err := w.conn.QueryRowContext(ctx, `SELECT count(*) FROM bulk_load`).Scan(&pending); err != nil {
+		_, err := w.conn.ExecContext(ctx, indexes)
+		if pending == 0 {
 			return err
 		}
-		if pending > 0 {
-			if err := rebuildWords(ctx, w.conn); err != nil {
-				return err
-			}
-			if _, err := w.conn.ExecContext(ctx, `DELETE FROM bulk_load`); err != nil {
-				return err
-			}
+		r := <-words
+		if err != nil {
+			return err
 		}
-		_, err := w.conn.ExecContext(ctx, indexes)
+		if r.err != nil {
+			return r.err
+		}
+		if err := writeWords(ctx, w.conn, r.rows); err != nil {
+			return err
+		}
+		_, err = w.conn.ExecContext(ctx, `DELETE FROM bulk_load`)
 		return err
 	}()
 	if err != nil {
@@ -96,19 +123,19 @@ func finishBulk(w *writer) error {
 // wordRow is one row of entity_words.
 type wordRow struct{ collection, word, id string }
 
-// rebuildWords replaces entity_words by the words of every entity (see
-// Words), inserted in key order.
-func rebuildWords(ctx context.Context, c *sql.Conn) error {
+// entityWords are the rows entity_words should hold: every entity's words
+// (see Words), in key order.
+func entityWords(ctx context.Context, c queryer) ([]wordRow, error) {
 	rows, err := c.QueryContext(ctx, `SELECT collection, id, norm FROM entities`)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var all []wordRow
 	for rows.Next() {
 		var coll, id, norm string
 		if err := rows.Scan(&coll, &id, &norm); err != nil {
 			rows.Close()
-			return err
+			return nil, err
 		}
 		for _, w := range Words(norm, id) {
 			all = append(all, wordRow{coll, w, id})
@@ -116,7 +143,7 @@ func rebuildWords(ctx context.Context, c *sql.Conn) error {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	slices.SortFunc(all, func(a, b wordRow) int {
 		if c := strings.Compare(a.collection, b.collection); c != 0 {
@@ -127,6 +154,12 @@ func rebuildWords(ctx context.Context, c *sql.Conn) error {
 		}
 		return strings.Compare(a.id, b.id)
 	})
+	return all, nil
+}
+
+// writeWords replaces entity_words by all (in key order).
+func writeWords(ctx context.Context, c *sql.Conn, all []wordRow) error {
+	var err error
 	if _, err := c.ExecContext(ctx, `DELETE FROM entity_words`); err != nil {
 		return err
 	}

@@ -73,3 +73,25 @@ func FindPlan(ctx context.Context, s *Store, p graphrag.Pattern) (string, error)
 	}
 	return b.String(), rows.Err()
 }
+
+// NamesLoadedFromSQL is how many name indexes the store built from SQL
+// rather than read from a snapshot.
+func NamesLoadedFromSQL(s *Store) int64 { return s.names.sqlLoads.Load() }
+
+// EncodeNames is the snapshot body of collection's name index, loaded now.
+func EncodeNames(ctx context.Context, s *Store, collection string) ([]byte, error) {
+	idx, err := loadNames(ctx, s.rdb, collection, 0)
+	if err != nil {
+		return nil, err
+	}
+	return encodeNames(idx), nil
+}
+
+// DecodeNames decodes a snapshot body and encodes the index again.
+func DecodeNames(b []byte) ([]byte, error) {
+	idx, err := decodeNames(b)
+	if err != nil {
+		return nil, err
+	}
+	return encodeNames(idx), nil
+}

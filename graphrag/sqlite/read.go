@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kgagent/kgagent"
@@ -90,8 +91,9 @@ type nameCache struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	closed   bool
-	off      bool // no name indexes: SQL answers (one-shot processes)
-	gen      int  // bumped when conn is replaced
+	off      bool         // no name indexes: SQL answers (one-shot processes)
+	sqlLoads atomic.Int64 // name indexes built from SQL rather than read from a snapshot
+	gen      int          // bumped when conn is replaced
 
 	// the last data_version read, the writer's count of ended
 	// transactions before it was read, and when
@@ -177,7 +179,7 @@ func (s *Store) currentNames(ctx context.Context, collection string) *nameIndex 
 	go func() {
 		defer c.wg.Done()
 		start := time.Now()
-		idx, err := loadNames(c.ctx, s.rdb, collection, v)
+		idx, err := s.buildNames(c.ctx, collection, v)
 		took := time.Since(start)
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -190,6 +192,39 @@ func (s *Store) currentNames(ctx context.Context, collection string) *nameIndex 
 		}
 	}()
 	return nil
+}
+
+// buildNames returns collection's name index, labelled with version (read
+// before): from its snapshot when that is current, else loaded from SQL,
+// after which the snapshot is written in the background. The state the
+// snapshot must match and the rows are read in one read transaction.
+func (s *Store) buildNames(ctx context.Context, collection string, version int64) (*nameIndex, error) {
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	header, err := snapState(ctx, tx, collection)
+	if err != nil {
+		return nil, err
+	}
+	if header != "" {
+		if idx := s.readNamesSnapshot(collection, header, version); idx != nil {
+			return idx, nil
+		}
+	}
+	idx, err := loadNames(ctx, tx, collection, version)
+	s.names.sqlLoads.Add(1)
+	if err != nil || idx == nil || header == "" {
+		return idx, err
+	}
+	c := &s.names
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		_ = s.writeNamesSnapshot(collection, header, idx)
+	}()
+	return idx, nil
 }
 
 // NoNameIndexes stops the store from building in-memory name indexes: every
@@ -246,7 +281,7 @@ func (s *Store) closeNames() {
 // version, which was read before the load started: a commit in between makes
 // the index look stale later, never current when it is not. It returns nil
 // for collections above maxIndexedEntities.
-func loadNames(ctx context.Context, db *sql.DB, collection string, version int64) (*nameIndex, error) {
+func loadNames(ctx context.Context, db queryer, collection string, version int64) (*nameIndex, error) {
 	rows, err := db.QueryContext(ctx, `SELECT id, name, type, norm, refs FROM entities WHERE collection = ?`, collection)
 	if err != nil {
 		return nil, err
@@ -286,7 +321,7 @@ func loadNames(ctx context.Context, db *sql.DB, collection string, version int64
 
 // loadTriples reads the collection's triples into the adjacency lists. It
 // leaves x.rows nil for collections above maxIndexedTriples.
-func (x *nameIndex) loadTriples(ctx context.Context, db *sql.DB, collection string) error {
+func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection string) error {
 	rows, err := db.QueryContext(ctx, `SELECT `+cols+` FROM triples WHERE collection = ?`, collection)
 	if err != nil {
 		return err
@@ -329,6 +364,13 @@ func (x *nameIndex) loadTriples(ctx context.Context, db *sql.DB, collection stri
 		return err
 	}
 	sort.Slice(list, func(a, b int) bool { return list[a].rowid < list[b].rowid })
+	x.link(list)
+	return nil
+}
+
+// link makes list, ordered by rowid, x's triples, with their adjacency
+// lists and the ids of their entities.
+func (x *nameIndex) link(list []memTriple) {
 	x.out = map[int32][]int32{}
 	x.in = map[int32][]int32{}
 	// Only entity ids are looked up later.
@@ -343,7 +385,6 @@ func (x *nameIndex) loadTriples(ctx context.Context, db *sql.DB, collection stri
 		}
 	}
 	x.rows = list
-	return nil
 }
 
 // before orders entities by reference count, most first, then by id.

@@ -123,6 +123,13 @@ CREATE TABLE IF NOT EXISTS extract_cache (
 	key   TEXT PRIMARY KEY,
 	value TEXT NOT NULL
 ) WITHOUT ROWID;
+-- Every write transaction of a collection stamps it with the next value of
+-- one counter (the row with collection ''), which only grows: a name-index
+-- snapshot is used only at the version it was taken at (snapshot.go).
+CREATE TABLE IF NOT EXISTS versions (
+	collection TEXT PRIMARY KEY,
+	version    INTEGER NOT NULL
+) WITHOUT ROWID;
 -- A row here while a bulk load has deferred the secondary indexes and the
 -- entity words (bulk.go): Open completes it.
 CREATE TABLE IF NOT EXISTS bulk_load (id INTEGER PRIMARY KEY CHECK (id = 1));
@@ -189,6 +196,10 @@ func Open(path string) (*Store, error) {
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: migrate %s", path)
 	}
+	if err := migrateVersions(wdb); err != nil {
+		wdb.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: migrate %s", path)
+	}
 	conn, err := wdb.Conn(context.Background())
 	if err != nil {
 		wdb.Close()
@@ -197,7 +208,7 @@ func Open(path string) (*Store, error) {
 	w := writer{conn: conn}
 	// A bulk load that did not finish (a crash) is completed first; then
 	// every index exists.
-	if err := finishBulk(&w); err != nil {
+	if err := finishBulk(&w, nil); err != nil {
 		w.close()
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: complete the bulk load of %s", path)
@@ -248,6 +259,30 @@ func migrateDocs(db *sql.DB) error {
 	return tx.Commit()
 }
 
+// migrateVersions gives every collection of a store written before the
+// versions table its first version (0), once: the counter row is there
+// afterwards.
+func migrateVersions(db *sql.DB) error {
+	var done int
+	if err := db.QueryRow(`SELECT count(*) FROM versions WHERE collection = ''`).Scan(&done); err != nil || done > 0 {
+		return err
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, q := range []string{
+		`INSERT OR IGNORE INTO versions (collection, version) SELECT DISTINCT collection, 0 FROM entities`,
+		`INSERT OR IGNORE INTO versions (collection, version) VALUES ('', 0)`,
+	} {
+		if _, err := tx.Exec(q); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
 // Close releases the database.
 func (s *Store) Close() error {
 	s.closeNames()
@@ -257,14 +292,17 @@ func (s *Store) Close() error {
 		}
 	}
 
-	err := s.rdb.Close()
+	var err error
 	if s.bulk {
 		// The bulk load's indexes and words; should this fail, the next
 		// Open completes them.
-		if berr := finishBulk(&s.w); err == nil && berr != nil {
+		if berr := finishBulk(&s.w, s.rdb); berr != nil {
 			err = dbErr(context.Background(), berr, "complete the bulk load")
 		}
 		s.bulk = false
+	}
+	if rerr := s.rdb.Close(); err == nil {
+		err = rerr
 	}
 	// Let SQLite refresh its planner statistics where they went stale.
 	_, _ = s.w.conn.ExecContext(context.Background(), `PRAGMA analysis_limit=1000; PRAGMA optimize;`)
@@ -299,6 +337,9 @@ func (s *Store) ReplaceDocument(ctx context.Context, collection, docURL string, 
 	}
 	plan := newDocPlan(collection, docURL, graphrag.Dedupe(triples))
 	return s.write(ctx, "replace document", func(x *wtx) error {
+		if err := x.stamp(collection); err != nil {
+			return err
+		}
 		return x.replace(plan)
 	})
 }
@@ -338,6 +379,9 @@ func (s *Store) DeleteDocument(ctx context.Context, collection, docURL string) e
 		return err
 	}
 	return s.write(ctx, "delete document", func(x *wtx) error {
+		if err := x.stamp(collection); err != nil {
+			return err
+		}
 		refs, err := x.retract(collection, docURL)
 		if err != nil {
 			return err
@@ -351,7 +395,11 @@ func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
 	if err := graphrag.ValidateCollection(collection); err != nil {
 		return err
 	}
+	defer s.removeNamesSnapshot(collection)
 	return s.write(ctx, "delete collection", func(x *wtx) error {
+		if err := x.stamp(collection); err != nil {
+			return err
+		}
 		for _, q := range []string{
 			`DELETE FROM triples WHERE collection = ?`,
 			`DELETE FROM docs WHERE collection = ?`,

@@ -383,6 +383,18 @@ func newDocPlan(collection, docURL string, uniq []kgagent.Triple) *docPlan {
 	return p
 }
 
+// stamp gives collection the next version (see table versions): every
+// write of a collection calls it, so a snapshot of an earlier state is
+// never taken for the current one.
+func (x *wtx) stamp(collection string) error {
+	if _, err := x.exec(`UPDATE versions SET version = version + 1 WHERE collection = ''`); err != nil {
+		return err
+	}
+	_, err := x.exec(`INSERT INTO versions (collection, version) SELECT ?, version FROM versions WHERE collection = ''
+		ON CONFLICT (collection) DO UPDATE SET version = excluded.version`, collection)
+	return err
+}
+
 // replace is ReplaceDocument's transaction: retract the document's
 // triples, insert the new ones and apply the entity reference deltas of
 // both in one pass, so re-indexing an unchanged page rewrites no entity.
@@ -467,6 +479,33 @@ func (x *wtx) retract(collection, docURL string) (map[string]int, error) {
 	return refs, rows.Err()
 }
 
+// upsertNew runs addRefs' upsert of vals (entity rows) and inserts the
+// index words of the entities it created. The upsert tells, by the count it
+// returns, which entities are new: an existing entity holds at least one
+// reference already, so its count comes back above the delta.
+func (x *wtx) upsertNew(collection string, refs map[string]int, ents map[string]entRow, vals []any) error {
+	var coll any = collection
+	var words []any
+	var id string
+	var n int
+	if err := x.insertRows(`INSERT INTO entities (collection, id, name, type, norm, refs)`,
+		` ON CONFLICT (collection, id) DO UPDATE SET refs = refs + excluded.refs RETURNING id, refs`, 6, vals,
+		func(rows *sql.Rows) error {
+			if err := rows.Scan(&id, &n); err != nil {
+				return err
+			}
+			if n == refs[id] {
+				for _, w := range Words(ents[id].norm, id) {
+					words = append(words, coll, w, id)
+				}
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
+	return x.insertRows(`INSERT OR IGNORE INTO entity_words (collection, word, id)`, "", 3, words)
+}
+
 // addRefs applies reference-count deltas to the entity table: existing
 // entities are updated, new ones inserted with their index words (one
 // multi-row upsert), and entities no triple refers to any more are dropped
@@ -484,35 +523,19 @@ func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]en
 	sort.Strings(up)
 	sort.Strings(down)
 	if len(up) > 0 {
-		// One upsert adds the references and tells, by the count it
-		// returns, which entities are new: an existing entity holds at
-		// least one reference already, so its count comes back above the
-		// delta. Only new entities get their index words.
 		vals := make([]any, 0, 6*len(up))
 		var coll any = collection
 		for _, id := range up {
 			e := ents[id]
 			vals = append(vals, coll, id, e.name, e.typ, e.norm, refs[id])
 		}
-		var words []any
-		var id string
-		var n int
-		if err := x.insertRows(`INSERT INTO entities (collection, id, name, type, norm, refs)`,
-			` ON CONFLICT (collection, id) DO UPDATE SET refs = refs + excluded.refs RETURNING id, refs`, 6, vals,
-			func(rows *sql.Rows) error {
-				if err := rows.Scan(&id, &n); err != nil {
-					return err
-				}
-				if n == refs[id] && !x.s.bulk { // a bulk load writes words at its end
-					for _, w := range Words(ents[id].norm, id) {
-						words = append(words, coll, w, id)
-					}
-				}
-				return nil
-			}); err != nil {
-			return err
-		}
-		if err := x.insertRows(`INSERT OR IGNORE INTO entity_words (collection, word, id)`, "", 3, words); err != nil {
+		if x.s.bulk {
+			// No words until the end: nothing to learn from the upsert.
+			if err := x.insertRows(`INSERT INTO entities (collection, id, name, type, norm, refs)`,
+				` ON CONFLICT (collection, id) DO UPDATE SET refs = refs + excluded.refs`, 6, vals); err != nil {
+				return err
+			}
+		} else if err := x.upsertNew(collection, refs, ents, vals); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,217 @@
+// Package snapfile is the file format of the embedded stores' snapshots: an
+// in-memory copy of data kept in SQLite (corpus/sqlite's search copy,
+// graphrag/sqlite's name index) written beside the database so that a
+// process can read it back instead of rebuilding it from every row.
+//
+// A snapshot file is a text header, the body and a CRC-32 of the body. The
+// header names everything the body depends on: the format, the executable
+// that wrote it (Header adds ExeIdentity: another build may build the copy
+// differently) and whatever the store adds (the collection, the version its
+// rows were at). Read returns the body only when the header is exactly the
+// one asked for and the checksum holds; anything else means "rebuild from
+// SQLite". Files are written to a temporary name and renamed into place, so
+// a crash leaves the old snapshot or the new one.
+package snapfile
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// ExeIdentity names the running executable (path, size, modification
+// time). Empty when it cannot be told; then Header returns "" and no
+// snapshot is written or read.
+var ExeIdentity = sync.OnceValue(func() string {
+	p, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s|%d|%d", p, fi.Size(), fi.ModTime().UnixNano())
+})
+
+// Header is a snapshot header: magic (one line, ending in a newline), the
+// executable's identity and each part on a line of its own. It is "" when
+// the executable cannot be identified.
+func Header(magic string, parts ...string) string {
+	exe := ExeIdentity()
+	if exe == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(magic)
+	b.WriteString(exe)
+	b.WriteByte('\n')
+	for _, p := range parts {
+		b.WriteString(p)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Path is the snapshot file of key (a collection name) in dir.
+func Path(dir, key string) string {
+	return filepath.Join(dir, hex.EncodeToString([]byte(key)))
+}
+
+// Read returns the body of the snapshot at path when its header is header
+// and its checksum holds; nil otherwise (no file, another header, a torn
+// or corrupt file).
+func Read(path, header string) []byte {
+	if header == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < len(header)+4 || string(b[:len(header)]) != header {
+		return nil
+	}
+	body, sum := b[len(header):len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.ChecksumIEEE(body) != sum {
+		return nil
+	}
+	return body
+}
+
+// WriteTemp writes header, body and its checksum to a new temporary file
+// in path's directory (created if needed) and returns the file's name: the
+// caller renames it to path (os.Rename) when the snapshot is still wanted,
+// and removes it in any case (a no-op after the rename).
+func WriteTemp(path, header string, body []byte) (string, error) {
+	if header == "" {
+		return "", errors.New("snapshot: executable not identified")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	_, _ = io.WriteString(w, header)
+	_, _ = w.Write(body)
+	_, _ = w.Write(binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE(body)))
+	if err := w.Flush(); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return tmp.Name(), nil
+}
+
+// Encoder appends little-endian values to B.
+type Encoder struct{ B []byte }
+
+// U64 appends v.
+func (e *Encoder) U64(v uint64) { e.B = binary.LittleEndian.AppendUint64(e.B, v) }
+
+// U32 appends v.
+func (e *Encoder) U32(v uint32) { e.B = binary.LittleEndian.AppendUint32(e.B, v) }
+
+// F32 appends v.
+func (e *Encoder) F32(v float32) { e.U32(math.Float32bits(v)) }
+
+// Str appends s with its length.
+func (e *Encoder) Str(s string) { e.U32(uint32(len(s))); e.B = append(e.B, s...) }
+
+// Bytes appends p with its length.
+func (e *Encoder) Bytes(p []byte) { e.U32(uint32(len(p))); e.B = append(e.B, p...) }
+
+// F32s appends v with its length.
+func (e *Encoder) F32s(v []float32) {
+	e.U32(uint32(len(v)))
+	for _, f := range v {
+		e.F32(f)
+	}
+}
+
+// ErrShort is the error of a Decoder that ran out of bytes.
+var ErrShort = errors.New("snapshot is truncated")
+
+// Decoder reads what Encoder wrote; the first error sticks in Err and
+// every later read returns zero values.
+type Decoder struct {
+	B   []byte
+	Err error
+}
+
+// Take returns the next n bytes (nil once out of bytes).
+func (d *Decoder) Take(n int) []byte {
+	if d.Err != nil || n < 0 || n > len(d.B) {
+		d.Err = ErrShort
+		return nil
+	}
+	p := d.B[:n]
+	d.B = d.B[n:]
+	return p
+}
+
+// U32 reads a uint32.
+func (d *Decoder) U32() uint32 {
+	p := d.Take(4)
+	if p == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(p)
+}
+
+// U64 reads a uint64.
+func (d *Decoder) U64() uint64 {
+	p := d.Take(8)
+	if p == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(p)
+}
+
+// F32 reads a float32.
+func (d *Decoder) F32() float32 { return math.Float32frombits(d.U32()) }
+
+// Str reads a string.
+func (d *Decoder) Str() string { return string(d.Take(int(d.U32()))) }
+
+// Bytes reads a byte slice (aliasing the decoder's buffer).
+func (d *Decoder) Bytes() []byte { return d.Take(int(d.U32())) }
+
+// Count reads a length that each of its items needs at least min bytes for,
+// failing (and returning 0) when the rest of the buffer cannot hold them.
+func (d *Decoder) Count(min int) int {
+	n := int(d.U32())
+	if d.Err == nil && n*max(min, 1) > len(d.B) {
+		d.Err = ErrShort
+	}
+	if d.Err != nil {
+		return 0
+	}
+	return n
+}
+
+// F32s reads a []float32.
+func (d *Decoder) F32s() []float32 {
+	n := d.Count(4)
+	if d.Err != nil {
+		return nil
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = d.F32()
+	}
+	return out
+}
