@@ -30,7 +30,8 @@ type Event struct {
 	Error     *Error    `json:"error,omitempty"`
 	Usage     *Usage    `json:"usage,omitempty"`
 	// Citations says, on the final answer, who wrote its [n] citations
-	// (CitationsModel, CitationsAttributed, CitationsUnsupported; empty:
+	// (CitationsModel, CitationsAttributed, CitationsUnsupported,
+	// CitationsFallback; empty:
 	// the answer cites nothing and no search ran).
 	Citations string `json:"citations,omitempty"`
 }
@@ -59,8 +60,8 @@ type Answer struct {
 	Iterations int      `json:"iterations,omitempty"`
 	Usage      Usage    `json:"usage"`
 	// Citations says who wrote the answer's [n] citations: CitationsModel,
-	// CitationsAttributed or CitationsUnsupported; empty when the answer
-	// cites nothing and the run searched nothing.
+	// CitationsAttributed, CitationsUnsupported or CitationsFallback; empty
+	// when the answer cites nothing and the run searched nothing.
 	Citations string `json:"citations,omitempty"`
 }
 
@@ -77,4 +78,8 @@ const (
 	// answer; kgagent says so after it and adds what the docs say, cited
 	// (or that they don't say, naming the nearest sections).
 	CitationsUnsupported = "unsupported"
+	// CitationsFallback: the model gave no answer (the iteration limit, or
+	// only malformed or timed-out steps); kgagent says so and answers with
+	// what the docs say, from the sources the run found, cited.
+	CitationsFallback = "fallback"
 )

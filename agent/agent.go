@@ -22,6 +22,9 @@ type Request struct {
 	TimeZone   string                   `json:"time_zone,omitempty"`  // IANA name for fixie_local_datetime
 	Embeds     map[string]kgagent.Embed `json:"embeds,omitempty"`
 	Caller     Caller                   `json:"-"`
+	// Journal, when set, records the model's outputs, or replays those it
+	// has (a request continued on another replica; see Journal).
+	Journal Journal `json:"-"`
 }
 
 // Caller is who asks: set by the gateway from the API key or JWT.

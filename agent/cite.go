@@ -220,24 +220,97 @@ const unsupportedNote = "None of the sources found supports this answer."
 
 // ground returns the final answer text (in the run's numbers) and who cited
 // it (Answer.Citations). An answer that cites a source the run gathered
-// keeps its citations (the model's). Otherwise, when the run searched and
+// keeps its citations (the model's); when the run searched and
+// AttributeCitations is set, only those the cited passage supports
+// (checkCitations), and an answer left with none is treated as one that
+// cites nothing. Then, when the run searched and
 // AttributeCitations is set, the sentences the evidence supports are cited
 // (extractive.Attribute); when none is, the answer is followed by a note
 // saying so and by the built-in answerer's answer from the same evidence:
-// what the docs say, cited, or that they don't say it.
+// what the docs say, cited, or that they don't say it. A run whose model
+// gave no answer (noAnswer) answers with that alone.
 func (m *Manager) ground(r *run, question, text string) (string, string) {
-	if slices.ContainsFunc(Citations(text), func(n int) bool { return n >= 1 && n <= len(r.sources) }) {
-		return text, kgagent.CitationsModel
+	if r.noAnswer != "" {
+		return "The model gave no answer (" + r.noAnswer + "). " + docsSay(question, r.evidence), kgagent.CitationsFallback
 	}
-	if !m.cfg.AttributeCitations || len(r.evidence) == 0 {
+	grounding := m.cfg.AttributeCitations && len(r.evidence) > 0
+	if slices.ContainsFunc(Citations(text), func(n int) bool { return n >= 1 && n <= len(r.sources) }) {
+		if !grounding {
+			return text, kgagent.CitationsModel
+		}
+		checked, kept := checkCitations(text, extractive.NewSupport(r.evidence), len(r.sources))
+		if kept > 0 {
+			return checked, kgagent.CitationsModel
+		}
+		text = checked // every citation the model wrote was wrong
+	}
+	if !grounding {
 		return text, ""
 	}
 	if a := extractive.Attribute(text, r.evidence); a.Supported > 0 {
 		return a.Text, kgagent.CitationsAttributed
 	}
-	docs := extractive.Compose(question, r.evidence, extractive.Config{})
+	return strings.TrimRight(text, " \n") + "\n\n" + unsupportedNote + " " + docsSay(question, r.evidence), kgagent.CitationsUnsupported
+}
+
+// docsSay is the built-in answerer's answer from evidence: "The docs say:
+// …", cited, or its abstention ("The docs don't say …").
+func docsSay(question string, evs []kgagent.Evidence) string {
+	docs := extractive.Compose(question, evs, extractive.Config{})
 	if !extractive.Abstained(docs) {
 		docs = "The docs say: " + docs
 	}
-	return strings.TrimRight(text, " \n") + "\n\n" + unsupportedNote + " " + docs, kgagent.CitationsUnsupported
+	return docs
+}
+
+// checkCitations drops from text (in the run's numbers, n sources) every
+// cited number out of range, and every one naming evidence passages none
+// of which supports the sentence the citation ends (extractive.Support; the
+// sentence before when the citation follows its full stop). A number that
+// names no evidence passage (a func's own source) cannot be judged and is
+// kept. It returns the text and how many numbers were kept.
+func checkCitations(text string, sup *extractive.Support, n int) (string, int) {
+	var b strings.Builder
+	var code codeState
+	kept := 0
+	start, prev := 0, 0 // where the current and the previous sentence start
+	for i := 0; i < len(text); i++ {
+		from := i
+		if code.step(text, &i) {
+			b.WriteString(text[from : i+1])
+			continue
+		}
+		nums, end, ok := citationAt(text, i)
+		if !ok {
+			c := text[i]
+			b.WriteByte(c)
+			if c == '\n' || (c == '.' || c == '!' || c == '?') && i+1 < len(text) && text[i+1] == ' ' {
+				prev, start = start, i+1
+			}
+			continue
+		}
+		sentence := text[start:i]
+		if !extractive.Judged(sentence) {
+			sentence = text[prev:i]
+		}
+		var keep []string
+		for _, k := range nums {
+			if k < 1 || k > n {
+				continue
+			}
+			if ok, known := sup.Supports(sentence, k); ok || !known {
+				keep = append(keep, strconv.Itoa(k))
+				kept++
+			}
+		}
+		if len(keep) > 0 {
+			b.WriteString("[" + strings.Join(keep, ", ") + "]")
+		} else if str := b.String(); strings.HasSuffix(str, " ") {
+			b.Reset()
+			b.WriteString(str[:len(str)-1])
+		}
+		i = end - 1
+		prev, start = start, end
+	}
+	return b.String(), kept
 }

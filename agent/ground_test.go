@@ -21,8 +21,10 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 		want                   []string // in the final answer
 		notWant                []string
 	}{
-		{name: "model cites", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 8086 [2].",
-			citations: kgagent.CitationsModel, want: []string{"8086 [1]"}},
+		{name: "model cites", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 8086 [1]. Lumen is written in Rust [3].",
+			citations: kgagent.CitationsModel, want: []string{"8086 [1].", "Rust."}, notWant: []string{"[2]", "[3]"}},
+		{name: "model cites the wrong source", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 8086 [2].",
+			citations: kgagent.CitationsAttributed, want: []string{"8086 [1]."}, notWant: []string{"[2]"}},
 		{name: "attributed", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 8086 by default.",
 			citations: kgagent.CitationsAttributed, want: []string{"The HTTP API listens on port 8086 by default [1]."}},
 		{name: "wrong number is unsupported", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 80 by default.",
@@ -102,5 +104,44 @@ func TestSearchFirstOnlyForDocsAgents(t *testing.T) {
 	one := newManager(t, Config{LLM: script("A: 8086"), Searcher: &fakeSearch{docs: lumenDocs}, SearchFirst: true, MaxIterations: 1})
 	if ans, err := one.Ask(context.Background(), Request{Question: "What is the default HTTP port?"}, nil); err != nil || ans.Iterations != 1 || ans.Citations != "" {
 		t.Errorf("one iteration: %+v %v", ans, err)
+	}
+}
+
+// TestNoAnswerFallsBackToTheDocs: a model that never answers (the
+// iteration limit, malformed steps) ends, when the run searched, with what
+// the docs say, marked as such, after an error event naming why; without
+// attribution, or without evidence, the run fails as before.
+func TestNoAnswerFallsBackToTheDocs(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		llm   *scripted
+		iters int
+		why   string
+	}{
+		{"iteration limit", &scripted{outputs: [][]string{{"Ask Func[fixie_query_corpus]: HTTP port"}, {"Ask Func[fixie_query_corpus]: gRPC port"}}, repeat: true}, 3, "iteration limit (3)"},
+		{"malformed", &scripted{outputs: [][]string{{"```\nA: no\n```"}}, repeat: true}, 5, "malformed 3 times"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := newManager(t, Config{LLM: tt.llm, Searcher: &fakeSearch{docs: lumenDocs}, SearchFirst: true, AttributeCitations: true, MaxIterations: tt.iters})
+			var evs events
+			ans, err := m.Ask(context.Background(), Request{Question: "What is the default HTTP port?"}, evs.emit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ans.Citations != kgagent.CitationsFallback || !strings.HasPrefix(ans.Answer, "The model gave no answer (") || !strings.Contains(ans.Answer, tt.why) ||
+				!strings.Contains(ans.Answer, "The docs say: The HTTP API listens on port 8086 by default.") || Citations(ans.Answer)[0] != 1 || ans.Iterations < 3 {
+				t.Errorf("answer %+v", ans)
+			}
+			all := evs.all()
+			if ev := all[len(all)-2]; ev.Kind != kgagent.EventError || !strings.Contains(ev.Text, "answering from the sources found") {
+				t.Errorf("events %s, before the answer %+v", evs.kinds(), ev)
+			}
+			// Without attribution the run fails as it always did.
+			tt.llm.calls = nil
+			off := newManager(t, Config{LLM: tt.llm, Searcher: &fakeSearch{docs: lumenDocs}, SearchFirst: true, MaxIterations: tt.iters})
+			if _, err := off.Ask(context.Background(), Request{Question: "What is the default HTTP port?"}, nil); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
+				t.Errorf("without attribution: %v", err)
+			}
+		})
 	}
 }

@@ -421,7 +421,9 @@ type run struct {
 	embeds  map[string]kgagent.Embed
 	usage   kgagent.Usage
 	iters   int
-	record  bool // append the run to the request's session
+	// llmCalls counts the model calls made (the Journal's numbering).
+	llmCalls int
+	record   bool // append the run to the request's session
 	// cacheable: the answer may go into the answer cache; it stays true
 	// while every func the run called is Cacheable.
 	cacheable bool
@@ -430,6 +432,9 @@ type run struct {
 	// evidence is what the run's searches found, numbered with the run's
 	// citation numbers, for citation attribution (cite.go).
 	evidence []kgagent.Evidence
+	// noAnswer is why the model gave no answer, when the run answers from
+	// its evidence instead (Manager.noAnswer).
+	noAnswer string
 }
 
 func (r *run) emit(ev kgagent.Event) {
@@ -556,7 +561,13 @@ func (m *Manager) ask(ctx context.Context, r *run) (kgagent.Answer, error) {
 	if err != nil {
 		return ans, err
 	}
-	text, ans.Citations = m.ground(r, q, text)
+	if grounded, by := m.ground(r, q, text); grounded != text {
+		// Citations were added or dropped: numbered afresh by first use
+		// (the deltas streamed the model's own).
+		text, ans.Citations, r.cites = grounded, by, nil
+	} else {
+		ans.Citations = by
+	}
 	ans.Answer = r.citer().rewrite(text)
 	ans.Sources = r.citer().answerSources(r.sources)
 	r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: ans.Agent, Text: text, Final: true, Sources: ans.Sources, Usage: &ans.Usage, Citations: ans.Citations})

@@ -174,9 +174,9 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 			m.cfg.Logger.Warn("malformed model output", "request_id", r.req.ID, "agent", name, "iteration", iter, "error", ke.Message, "stop", stop, "output", shown)
 			if malformed > m.cfg.MaxMalformed {
 				if timeouts == malformed {
-					return "", kgagent.Errorf(kgagent.ETIMEOUT, "the LLM call timed out %d times without a usable step", timeouts)
+					return m.noAnswer(ctx, r, name, depth, kgagent.Errorf(kgagent.ETIMEOUT, "the LLM call timed out %d times without a usable step", timeouts))
 				}
-				return "", kgagent.Errorf(kgagent.EUNAVAILABLE, "the model's output was malformed %d times: %s", malformed, ke.Message)
+				return m.noAnswer(ctx, r, name, depth, kgagent.Errorf(kgagent.EUNAVAILABLE, "the model's output was malformed %d times: %s", malformed, ke.Message))
 			}
 			fed := truncateText(strings.TrimSpace(out), malformedFedBack)
 			if fed == "" {
@@ -189,6 +189,12 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 			msgs = append(msgs, ChatMessage{Role: "assistant", Content: fed}, ChatMessage{Role: "user", Content: correction})
 			continue
 		}
+		if iter == m.cfg.MaxIterations && !slices.ContainsFunc(steps, func(s Step) bool { return s.Kind == StepAnswer }) {
+			// The last call asked for an answer and got an action: its
+			// result could reach no one, so it is not run.
+			m.cfg.Logger.Warn("the model acted on its last iteration instead of answering", "request_id", r.req.ID, "agent", name, "output", truncateText(strings.TrimSpace(out), malformedShown))
+			break
+		}
 		for _, step := range steps {
 			more, answer, ok, err := m.act(ctx, r, e, info, step, depth, chain, done)
 			if err != nil {
@@ -200,8 +206,22 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 			msgs = append(msgs, more...)
 		}
 	}
-	return "", &kgagent.Error{Code: kgagent.EUNAVAILABLE, Message: fmt.Sprintf("agent %s reached its iteration limit (%d) without an answer", name, m.cfg.MaxIterations),
-		Details: map[string]any{"iterations": m.cfg.MaxIterations}}
+	return m.noAnswer(ctx, r, name, depth, &kgagent.Error{Code: kgagent.EUNAVAILABLE, Message: fmt.Sprintf("agent %s reached its iteration limit (%d) without an answer", name, m.cfg.MaxIterations),
+		Details: map[string]any{"iterations": m.cfg.MaxIterations}})
+}
+
+// noAnswer ends a run whose model gave no answer (iteration limit,
+// malformed or timed-out steps). With AttributeCitations, a top-level run
+// that searched and still has time answers from what it found instead of
+// failing: the error is shown as an event and the answer is the built-in
+// answerer's (ground, CitationsFallback). Otherwise err is returned.
+func (m *Manager) noAnswer(ctx context.Context, r *run, agentName string, depth int, err *kgagent.Error) (string, error) {
+	if depth > 0 || !m.cfg.AttributeCitations || len(r.evidence) == 0 || ctx.Err() != nil {
+		return "", err
+	}
+	r.emit(kgagent.Event{Kind: kgagent.EventError, Agent: agentName, Text: err.Message + "; answering from the sources found", Error: err})
+	r.noAnswer = err.Message
+	return "", nil
 }
 
 // act takes one parsed step: an answer is returned as such; an action is run
@@ -462,7 +482,7 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 	timedOut := func(err error) bool {
 		return parent.Err() == nil && ctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || kgagent.ErrorCode(err) == kgagent.ETIMEOUT)
 	}
-	s, err := m.cfg.LLM.Complete(ctx, creq)
+	s, err := m.llmCall(ctx, r, creq)
 	if err != nil {
 		if timedOut(err) {
 			return "", nil, "timeout", nil

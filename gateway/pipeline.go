@@ -182,7 +182,7 @@ func (s *Server) runCall(ctx context.Context, c Call, out func(map[string]any, b
 	c.Caller = s.callerOf(p)
 	if c.admitted != nil {
 		dl, _ := ctx.Deadline()
-		c.admitted(c, dl)
+		c.admitted(&c, dl)
 	}
 	return s.safeDispatch(ctx, c, out)
 }

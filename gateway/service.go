@@ -124,9 +124,12 @@ type Call struct {
 	Principal *Principal
 	Caller    agent.Caller
 	// admitted, when set, is called once the call is admitted, with the
-	// request as admitted and its deadline (the websocket records durable
-	// streams with it).
-	admitted func(c Call, deadline time.Time)
+	// call as admitted and its deadline (the websocket records durable
+	// streams with it, and sets journal).
+	admitted func(c *Call, deadline time.Time)
+	// journal records (or, on a replica continuing the call, replays) the
+	// model's outputs (see agent.Journal).
+	journal agent.Journal
 }
 
 func (s *Server) checkFlow(flow string) error {
@@ -208,7 +211,7 @@ func (s *Server) ask(ctx context.Context, c Call, emit agent.Emit) (kgagent.Answ
 	r := c.Request
 	ans, err := s.b.Asker.Ask(ctx, agent.Request{
 		ID: c.ID, Question: r.Question, Agent: r.Agent, Collection: r.Collection,
-		SessionID: r.SessionID, TimeZone: r.TimeZone, Embeds: r.Embeds, Caller: c.Caller,
+		SessionID: r.SessionID, TimeZone: r.TimeZone, Embeds: r.Embeds, Caller: c.Caller, Journal: c.journal,
 	}, emit)
 	// Failed runs count too: their iterations and tokens were spent.
 	s.metrics.observeAnswer(ans)

@@ -331,7 +331,7 @@ func (wc *wsConn) handle(data []byte) {
 	if ds, ok := st.(DurableStream); ok {
 		// Recorded once admitted, so another replica can finish it;
 		// stopped here if one has taken it over.
-		call.admitted = func(c Call, deadline time.Time) { s.record(ds, c, deadline) }
+		call.admitted = func(c *Call, deadline time.Time) { s.record(ds, c, deadline) }
 		ctx, cancel = withLost(ctx, ds)
 	}
 	go func() {

@@ -64,18 +64,23 @@ type DurableStream interface {
 	// Record stores the admitted request (opaque to the store), so
 	// another replica can run it. Errors: EUNAVAILABLE.
 	Record(run []byte) error
+	// Note stores data beside the frames (the model outputs a re-run
+	// replays), in order with them; Takeover.Notes gives them back.
+	// Errors: EUNAVAILABLE.
+	Note(data []byte) error
 	// Lost is closed when another replica has taken the stream over: the
 	// request here stops, and no frame of it is written any more.
 	Lost() <-chan struct{}
 }
 
 // Takeover is a stream this replica took over: its recorded request, its
-// stored frames (seq 1 to len(Frames), in order), and the stream to write
-// the rest to (Append numbers them from len(Frames)+1).
+// stored frames (seq 1 to len(Frames), in order) and notes, and the stream
+// to write the rest to (Append numbers them from len(Frames)+1).
 type Takeover struct {
 	Stream DurableStream
 	Run    []byte
 	Frames [][]byte
+	Notes  [][]byte
 }
 
 // memStreams is the in-memory StreamStore. One mutex guards every stream:

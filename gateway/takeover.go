@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 
 	"github.com/kgagent/kgagent"
@@ -22,10 +23,11 @@ type durableRun struct {
 }
 
 // record stores the admitted call c beside its stream, so another replica
-// can finish it if this one dies. Calls with a session are not recorded:
+// can finish it if this one dies, and gives c a journal of the model's
+// outputs kept with the stream. Calls with a session are not recorded:
 // sessions are kept by the replica that has them, so such a stream ends
 // with UNAVAILABLE when its replica dies (the client asks again).
-func (s *Server) record(ds DurableStream, c Call, deadline time.Time) {
+func (s *Server) record(ds DurableStream, c *Call, deadline time.Time) {
 	if c.Request.SessionID != "" {
 		return
 	}
@@ -35,6 +37,67 @@ func (s *Server) record(ds DurableStream, c Call, deadline time.Time) {
 	}
 	if err != nil {
 		s.log.Warn("could not record a resumable stream's request: no other replica can finish it", "request_id", c.ID, "error", err)
+		return
+	}
+	c.journal = s.newJournal(ds, c.ID, nil)
+}
+
+// journal is the agent.Journal of a durable stream: each model output is
+// one note of the stream, and a replica continuing the stream replays the
+// notes it was given, so a model that samples gives the same steps again.
+type journal struct {
+	s   *Server
+	ds  DurableStream
+	id  string
+	mu  sync.Mutex
+	out map[int][]agent.Delta
+}
+
+// journalNote is one model output as a stream note.
+type journalNote struct {
+	N   int           `json:"n"`
+	Out []agent.Delta `json:"out"`
+}
+
+func (s *Server) newJournal(ds DurableStream, id string, notes [][]byte) *journal {
+	j := &journal{s: s, ds: ds, id: id, out: map[int][]agent.Delta{}}
+	for _, b := range notes {
+		var n journalNote
+		if json.Unmarshal(b, &n) != nil {
+			continue
+		}
+		if _, ok := j.out[n.N]; !ok {
+			j.out[n.N] = n.Out
+		}
+	}
+	return j
+}
+
+func (j *journal) Output(n int) ([]agent.Delta, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out, ok := j.out[n]
+	return out, ok
+}
+
+// Record writes the output as a note; a note not written only means that
+// a replica continuing the stream asks the model again.
+func (j *journal) Record(n int, out []agent.Delta) {
+	j.mu.Lock()
+	_, had := j.out[n]
+	if !had {
+		j.out[n] = out
+	}
+	j.mu.Unlock()
+	if had {
+		return
+	}
+	b, err := json.Marshal(journalNote{N: n, Out: out})
+	if err == nil {
+		err = j.ds.Note(b)
+	}
+	if err != nil {
+		j.s.log.Warn("could not keep a model output with its stream", "request_id", j.id, "error", err)
 	}
 }
 
@@ -54,15 +117,18 @@ func withLost(parent context.Context, ds DurableStream) (context.Context, contex
 // takeover continues a stream whose replica died (see DurableStreams): it
 // runs the recorded request again — admitted once, on the replica that
 // started it: not authenticated, checked or charged again — until its
-// recorded deadline, and holds each frame up to the stored ones against
-// the stored frame of that seq: equal ones are not written again, the
-// frames after them are appended, numbered after the stored ones. A client
+// recorded deadline, replaying the model outputs kept with the stream
+// (journal), and holds each frame up to the stored ones against the
+// stored frame of that seq: equal ones are not written again, the frames
+// after them are appended, numbered after the stored ones. A client
 // resuming with its last seq thus gets every remaining event once, in
-// order, ending with the answer. The built-in model answers the same
-// question over the same data the same way, so its runs continue exactly;
-// a re-run that differs from what was stored (a sampling LLM, data changed
-// meanwhile) is stopped at the first frame that differs and the stream
-// ends with UNAVAILABLE: the client asks again.
+// order, ending with the answer. Funcs run again (the built-in ones read
+// the same data and give the same observations); the model's finished
+// calls are replayed, so only a call cut by the replica's death is asked
+// again: the built-in model and deterministic ones answer it the same way.
+// A re-run that differs from what was stored (a sampling LLM whose answer
+// was streaming, data changed meanwhile) is stopped at the first frame
+// that differs and the stream ends with UNAVAILABLE: the client asks again.
 func (s *Server) takeover(t Takeover) {
 	var r durableRun
 	if err := json.Unmarshal(t.Run, &r); err != nil {
@@ -98,5 +164,6 @@ func (s *Server) takeover(t Takeover) {
 		t.Stream.Append(errorFrame(r.ID, kgagent.Errorf(kgagent.EUNAVAILABLE,
 			"the replica running this request stopped; run again on another replica, the request did not give the same events (from seq %d); ask again", n)))
 	}
-	s.run(ctx, Call{ID: r.ID, Service: r.Service, Flow: r.Flow, Request: r.Request, Caller: r.Caller}, send, s.runAdmitted)
+	s.run(ctx, Call{ID: r.ID, Service: r.Service, Flow: r.Flow, Request: r.Request, Caller: r.Caller,
+		journal: s.newJournal(t.Stream, r.ID, t.Notes)}, send, s.runAdmitted)
 }

@@ -45,6 +45,8 @@ func (s *durableMemStream) Record(run []byte) error {
 
 func (s *durableMemStream) Lost() <-chan struct{} { return s.lost }
 
+func (s *durableMemStream) Note([]byte) error { return nil }
+
 // takenOver is the stream a takeover appends to: it numbers frames after
 // the stored ones, as a DurableStreams does.
 type takenOver struct {
@@ -64,6 +66,7 @@ func (s *takenOver) Attach(uint64, int64, func([]byte) bool) error { return nil 
 func (s *takenOver) Detach(uint64)                                 {}
 func (s *takenOver) Done() bool                                    { return false }
 func (s *takenOver) Record([]byte) error                           { return nil }
+func (s *takenOver) Note([]byte) error                             { return nil }
 func (s *takenOver) Lost() <-chan struct{}                         { return s.lost }
 
 // TestTakeoverContinuesTheRecordedRequest: a websocket request on a

@@ -34,21 +34,9 @@ type Attribution struct {
 // with the same number in one line is cited once, after the last.
 func Attribute(answer string, evs []kgagent.Evidence) Attribution {
 	out := Attribution{Text: answer}
-	ps := collect(evs)
-	if len(ps) == 0 || strings.TrimSpace(answer) == "" {
+	sup := NewSupport(evs)
+	if len(sup.ps) == 0 || strings.TrimSpace(answer) == "" {
 		return out
-	}
-	sents, df := split(ps)
-	n := len(sents)
-	pterms := make([]map[string]bool, len(ps))
-	for i, p := range ps {
-		pterms[i] = map[string]bool{}
-		for _, t := range words.Terms(p.Text) {
-			pterms[i][t] = true
-		}
-		for t := range p.titles {
-			pterms[i][t] = true
-		}
 	}
 	type mark struct{ at, n int }
 	var marks []mark
@@ -74,26 +62,16 @@ func Attribute(answer string, evs []kgagent.Evidence) Attribution {
 			}
 			end := cursor + i + len(s)
 			cursor = end
-			terms := words.ContentTerms(s)
-			if !meaningful(terms) {
+			if !Judged(s) {
 				continue
 			}
 			out.Sentences++
-			best, bestShare := -1, 0.0
-			for pi := range ps {
-				share, matched, numbersOK := support(terms, pterms[pi], n, df)
-				if !numbersOK || matched < min(2, len(terms)) || share < MinSupport {
-					continue
-				}
-				if best < 0 || share > bestShare {
-					best, bestShare = pi, share
-				}
-			}
-			if best < 0 || ps[best].N <= 0 {
+			n := sup.Best(s)
+			if n <= 0 {
 				continue
 			}
 			out.Supported++
-			lineMarks = append(lineMarks, mark{at: start + citeAt(line[:end]), n: ps[best].N})
+			lineMarks = append(lineMarks, mark{at: start + citeAt(line[:end]), n: n})
 		}
 		for i, m := range lineMarks {
 			if i+1 < len(lineMarks) && lineMarks[i+1].n == m.n {
@@ -116,6 +94,80 @@ func Attribute(answer string, evs []kgagent.Evidence) Attribution {
 	b.WriteString(answer[prev:])
 	out.Text = b.String()
 	return out
+}
+
+// Support judges whether evidence passages support sentences, by
+// Attribute's rule. Make one with NewSupport.
+type Support struct {
+	ps     []*passage
+	pterms []map[string]bool
+	n      int
+	df     map[string]int
+}
+
+// NewSupport indexes the passages (and facts) of evs.
+func NewSupport(evs []kgagent.Evidence) *Support {
+	ps := collect(evs)
+	sents, df := split(ps)
+	s := &Support{ps: ps, n: len(sents), df: df}
+	s.pterms = make([]map[string]bool, len(ps))
+	for i, p := range ps {
+		s.pterms[i] = map[string]bool{}
+		for _, t := range words.Terms(p.Text) {
+			s.pterms[i][t] = true
+		}
+		for t := range p.titles {
+			s.pterms[i][t] = true
+		}
+	}
+	return s
+}
+
+// Judged reports whether a sentence has content to judge: a content word of
+// three letters or more ("1." of a list has none).
+func Judged(sentence string) bool { return meaningful(words.ContentTerms(sentence)) }
+
+// Best returns the number of the passage that supports sentence best, 0
+// when none does.
+func (s *Support) Best(sentence string) int {
+	terms := words.ContentTerms(sentence)
+	if !meaningful(terms) {
+		return 0
+	}
+	best, bestShare := -1, 0.0
+	for pi := range s.ps {
+		if share, ok := s.share(terms, pi); ok && (best < 0 || share > bestShare) {
+			best, bestShare = pi, share
+		}
+	}
+	if best < 0 {
+		return 0
+	}
+	return s.ps[best].N
+}
+
+// Supports reports whether a passage numbered n supports sentence; known
+// is false when no passage is numbered n (nothing to judge by).
+func (s *Support) Supports(sentence string, n int) (ok, known bool) {
+	terms := words.ContentTerms(sentence)
+	for pi, p := range s.ps {
+		if p.N != n {
+			continue
+		}
+		known = true
+		if _, sup := s.share(terms, pi); sup && meaningful(terms) {
+			return true, true
+		}
+	}
+	return false, known
+}
+
+// share is the weighted share of terms passage pi holds, and whether that
+// is support: at least MinSupport, two terms or all of them, and every
+// number.
+func (s *Support) share(terms []string, pi int) (float64, bool) {
+	share, matched, numbersOK := support(terms, s.pterms[pi], s.n, s.df)
+	return share, numbersOK && matched >= min(2, len(terms)) && share >= MinSupport
 }
 
 // meaningful reports whether a sentence's content terms can be judged: at

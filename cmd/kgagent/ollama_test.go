@@ -150,7 +150,8 @@ func TestOllamaDemoQuestions(t *testing.T) {
 // summarizeRuns is the benchmark line of one model and protocol: runs that
 // ended in an answer with a valid citation, by who cited it (the model;
 // kgagent attributing the model's sentences; kgagent adding what the docs
-// say to an answer no source supports), median and p95 time per question,
+// say to an answer no source supports; kgagent answering with what the docs
+// say when the model gave no answer), median and p95 time per question,
 // mean iterations (websocket runs).
 func summarizeRuns(model, proto string, runs []ollamaRun) string {
 	if len(runs) == 0 {
@@ -174,8 +175,9 @@ func summarizeRuns(model, proto string, runs []ollamaRun) string {
 	at := func(p float64) time.Duration {
 		return took[min(len(took)-1, int(p*float64(len(took))))].Round(100 * time.Millisecond)
 	}
-	return fmt.Sprintf("BENCH %s %s: %d/%d runs answered with a valid citation (model %d, attributed %d, unsupported+docs %d), time per question median %s p95 %s, mean iterations %.1f",
-		model, proto, valid, len(runs), by[kgagent.CitationsModel], by[kgagent.CitationsAttributed], by[kgagent.CitationsUnsupported], at(0.5), at(0.95), float64(iters)/float64(max(counted, 1)))
+	return fmt.Sprintf("BENCH %s %s: %d/%d runs answered with a valid citation (model %d, attributed %d, unsupported+docs %d, no model answer+docs %d), time per question median %s p95 %s, mean iterations %.1f",
+		model, proto, valid, len(runs), by[kgagent.CitationsModel], by[kgagent.CitationsAttributed], by[kgagent.CitationsUnsupported], by[kgagent.CitationsFallback],
+		at(0.5), at(0.95), float64(iters)/float64(max(counted, 1)))
 }
 
 // validCitations counts the citations of r's answer that name one of its

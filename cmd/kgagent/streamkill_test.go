@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,19 +14,27 @@ import (
 )
 
 // TestFaultServeReplicaKilledMidStream: a websocket client streams an
-// answer from serve replica A (a scripted OpenAI-compatible model streams it
-// slowly, a token every 40 ms); A is killed with SIGKILL mid-stream. The
-// client reconnects to replica B with its last seq and resume token. When
-// A's lease on the stream lapses, B takes the request over (it was
-// recorded beside the stream) and continues it: the client gets every
+// answer from serve replica A (a scripted OpenAI-compatible model: after
+// the run's first search it asks for a second search, worded differently
+// on every call as a sampling model would, then streams the answer slowly,
+// a token every 40 ms); A is killed with SIGKILL mid-answer. The client
+// reconnects to replica B with its last seq and resume token. When A's
+// lease on the stream lapses, B takes the request over (it was recorded
+// beside the stream, with the model's finished outputs) and continues it:
+// the model's step is replayed, not asked again, so the client gets every
 // remaining event exactly once, in order, ending with the final answer —
-// its whole event sequence equals that of a clean run of the same
-// question.
+// its whole event sequence is that of a clean run of the same question.
 func TestFaultServeReplicaKilledMidStream(t *testing.T) {
 	t.Parallel() // its own processes and ports: the fault tests run side by side
 	ns := startJetStream(t)
-	llm := openaitest.New(t)
-	llm.SetDefault(openaitest.Reply("A: " + strings.Repeat("Lumen listens on port 8086 by default. ", 12)).WithDelay(40 * time.Millisecond))
+	answer := openaitest.Reply("A: " + strings.Repeat("Lumen listens on port 8086 by default. ", 12)).WithDelay(40 * time.Millisecond)
+	search := func(try int) openaitest.Step {
+		return openaitest.Reply(fmt.Sprintf("Ask Func[fixie_query_corpus]: Lumen default port (try %d)", try))
+	}
+	// The clean run, then A's: each a search, then the answer. A takeover
+	// that asked the model again would get the answer as its first step.
+	llm := openaitest.New(t, search(1), answer, search(2), answer)
+	llm.SetDefault(answer)
 	serve := func(name string) (*proc, string) {
 		p := startProc(t, name, nil, "serve", "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--nats-url", ns.ClientURL(),
 			"--llm", "openai", "--llm-base-url", llm.URL, "--llm-model", "scripted", "--llm-protocol", "text", "--answer-cache-size", "0")
@@ -104,9 +114,19 @@ func TestFaultServeReplicaKilledMidStream(t *testing.T) {
 		t.Fatalf("%d frames (8 from A, %d from B after the kill), a clean run has %d; the end: %+v", len(got), len(after), len(clean), got[len(got)-1])
 	}
 	for i := range got {
-		if !reflect.DeepEqual(got[i].Response, clean[i].Response) || !reflect.DeepEqual(got[i].Error, clean[i].Error) || got[i].Complete != clean[i].Complete {
+		// The two runs' searches were worded differently.
+		resp, _ := json.Marshal(got[i].Response)
+		var norm map[string]any
+		_ = json.Unmarshal([]byte(strings.ReplaceAll(string(resp), "(try 2)", "(try 1)")), &norm)
+		if !reflect.DeepEqual(norm, clean[i].Response) || !reflect.DeepEqual(got[i].Error, clean[i].Error) || got[i].Complete != clean[i].Complete {
 			t.Fatalf("frame %d: %+v, a clean run's: %+v", i+1, got[i], clean[i])
 		}
+	}
+	if !strings.Contains(fmt.Sprint(got[:8]), "(try 2)") {
+		t.Errorf("A's second search is not in the frames before the kill: %+v", got[:8])
+	}
+	if n := len(llm.ChatRequests()); n != 5 {
+		t.Errorf("the model was asked %d times, want 5 (2 per run, the takeover only for the answer)", n)
 	}
 	if !strings.Contains(b.out.String(), "continuing a stream whose replica stopped") {
 		t.Errorf("B's log does not say it continued the stream: %s", tail(b.out.String(), 2000))

@@ -237,7 +237,7 @@ func (s *Streams) takeOver(key, rk string, e jetstream.KeyValueEntry, r record) 
 	// The lease is this replica's. Without a renewal it lapses again,
 	// and the stream is tried again (here or elsewhere).
 	st.rec, st.rev, st.renewed = r, rev, time.Now()
-	frames, last, lastSub, whole, err := s.stored(ctx, r.Subject)
+	frames, notes, last, lastSub, whole, err := s.stored(ctx, r.Subject)
 	if err != nil {
 		return retry
 	}
@@ -258,7 +258,7 @@ func (s *Streams) takeOver(key, rk string, e jetstream.KeyValueEntry, r record) 
 		_ = st.putLocked(r)
 		st.putMu.Unlock()
 	default:
-		go run(gateway.Takeover{Stream: st, Run: r.Run, Frames: frames})
+		go run(gateway.Takeover{Stream: st, Run: r.Run, Frames: frames, Notes: notes})
 	}
 	return tookOver
 }
@@ -277,51 +277,55 @@ func frameID(key string) string {
 	return id
 }
 
-// stored reads the frames of subject: their data in order, the last seq,
-// the JetStream sequence of the last, and whether they are seqs 1..last
-// with none dropped.
-func (s *Streams) stored(ctx context.Context, subject string) (frames [][]byte, last int64, lastSub uint64, whole bool, err error) {
+// stored reads the messages of subject: the frames' data in order, the
+// notes', the last frame's seq, the JetStream sequence of the last
+// message, and whether the frames are seqs 1..last with none dropped.
+func (s *Streams) stored(ctx context.Context, subject string) (frames, notes [][]byte, last int64, lastSub uint64, whole bool, err error) {
 	js, err := s.js.Stream(ctx, s.cfg.Stream)
 	if err != nil {
-		return nil, 0, 0, false, err
+		return nil, nil, 0, 0, false, err
 	}
 	lm, err := js.GetLastMsgForSubject(ctx, subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil, 0, 0, true, nil
+		return nil, nil, 0, 0, true, nil
 	}
 	if err != nil {
-		return nil, 0, 0, false, err
+		return nil, nil, 0, 0, false, err
 	}
 	cons, err := js.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
 	if err != nil {
-		return nil, 0, 0, false, err
+		return nil, nil, 0, 0, false, err
 	}
 	whole = true
 	for {
 		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(2*time.Second))
 		if err != nil {
-			return nil, 0, 0, false, err
+			return nil, nil, 0, 0, false, err
 		}
 		for m := range batch.Messages() {
 			md, err := m.Metadata()
 			if err != nil {
-				return nil, 0, 0, false, err
+				return nil, nil, 0, 0, false, err
 			}
-			n, _ := strconv.ParseInt(m.Headers().Get(seqHeader), 10, 64)
-			if n != last+1 {
-				whole = false
+			if m.Headers().Get(noteHeader) != "" {
+				notes = append(notes, m.Data())
+			} else {
+				n, _ := strconv.ParseInt(m.Headers().Get(seqHeader), 10, 64)
+				if n != last+1 {
+					whole = false
+				}
+				last = n
+				frames = append(frames, m.Data())
 			}
-			last = n
-			frames = append(frames, m.Data())
 			if md.Sequence.Stream >= lm.Sequence {
-				return frames, last, md.Sequence.Stream, whole, nil
+				return frames, notes, last, md.Sequence.Stream, whole, nil
 			}
 		}
 		if err := batch.Error(); err != nil {
-			return nil, 0, 0, false, err
+			return nil, nil, 0, 0, false, err
 		}
 		if ctx.Err() != nil {
-			return nil, 0, 0, false, ctx.Err()
+			return nil, nil, 0, 0, false, ctx.Err()
 		}
 	}
 }
@@ -474,6 +478,7 @@ type stream struct {
 	lost     chan struct{}     // closed when taken over by another replica (owner only)
 	lostOnce sync.Once
 	gaveUp   atomic.Bool // JetStream failed to store a frame: local client only, no renewals
+	pubs     int         // messages published by this run (guarded by mu)
 }
 
 const seqHeader = "Kgagent-Seq"
@@ -532,7 +537,10 @@ func (st *stream) Append(f gateway.Frame) {
 		data, _ = json.Marshal(gateway.Frame{ID: f.ID, Seq: f.Seq, Complete: f.Complete,
 			Error: &gateway.FrameError{Message: "cannot encode response", Type: kgagent.EINTERNAL}})
 	}
-	if !st.gaveUp.Load() && !st.publish(f.Seq, data) {
+	msg := nats.NewMsg(st.rec.Subject)
+	msg.Header.Set(seqHeader, strconv.FormatInt(f.Seq, 10))
+	msg.Data = data
+	if !st.gaveUp.Load() && !st.publish(msg) {
 		st.mu.Unlock()
 		st.markLost()
 		return
@@ -557,18 +565,18 @@ func (st *stream) Append(f gateway.Frame) {
 	}
 }
 
-// publish writes frame seq to JetStream, expecting the subject's last
-// message to be the frame this run wrote before; false when another
-// replica's frame is there (the stream was taken over). When JetStream
-// does not store a frame, this run gives the stream up: the rest of its
-// frames go to the local client only, and its lease is no longer renewed,
-// so clients resumed elsewhere get the stream continued by another replica
-// after the stored frames. st.mu is held.
-func (st *stream) publish(seq int64, data []byte) bool {
-	msg := nats.NewMsg(st.rec.Subject)
-	msg.Header.Set(seqHeader, strconv.FormatInt(seq, 10))
+// publish writes msg (a frame or a note) to JetStream, expecting the
+// subject's last message to be the one this run wrote before; false when
+// another replica's message is there (the stream was taken over). When
+// JetStream does not store a message, this run gives the stream up: the
+// rest of its frames go to the local client only, and its lease is no
+// longer renewed, so clients resumed elsewhere get the stream continued by
+// another replica after the stored frames. st.mu is held.
+func (st *stream) publish(msg *nats.Msg) bool {
+	st.pubs++
+	id := st.ownerID + "." + strconv.Itoa(st.pubs)
 	msg.Header.Set(ownerHeader, st.ownerID)
-	msg.Data = data
+	msg.Header.Set(idHeader, id)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	for try := 0; try < 2; try++ {
@@ -578,32 +586,61 @@ func (st *stream) publish(seq int64, data []byte) bool {
 			return true
 		}
 		if !natskv.IsConflict(err) {
-			st.gaveUp.Store(true)
-			return true
+			break
 		}
 		// A publish that timed out may have been stored: the last
-		// message is still this run's when it is the frame before.
+		// message is still this run's when this run wrote it.
 		js, serr := st.s.js.Stream(ctx, st.s.cfg.Stream)
 		if serr != nil {
-			st.gaveUp.Store(true)
-			return true
+			break
 		}
 		lm, lerr := js.GetLastMsgForSubject(ctx, st.rec.Subject)
 		if lerr != nil {
-			st.gaveUp.Store(true)
-			return true
+			break
 		}
 		if lm.Header.Get(ownerHeader) != st.ownerID {
 			return false
 		}
 		st.lastSub = lm.Sequence
-		if lm.Header.Get(seqHeader) == strconv.FormatInt(seq, 10) {
-			return true // this very frame was stored
+		if lm.Header.Get(idHeader) == id {
+			return true // this very message was stored
 		}
 	}
 	st.gaveUp.Store(true)
 	return true
 }
+
+// Note stores data on the stream's subject, in order with its frames
+// (clients never get it; a takeover does). Errors: EUNAVAILABLE when it
+// was not stored.
+func (st *stream) Note(data []byte) error {
+	if st.isLost() {
+		return kgagent.Errorf(kgagent.EUNAVAILABLE, "the stream was taken over")
+	}
+	st.mu.Lock()
+	if st.gaveUp.Load() {
+		st.mu.Unlock()
+		return kgagent.Errorf(kgagent.EUNAVAILABLE, "the stream is no longer written to JetStream")
+	}
+	msg := nats.NewMsg(st.rec.Subject)
+	msg.Header.Set(noteHeader, "1")
+	msg.Data = data
+	ok := st.publish(msg)
+	stored := ok && !st.gaveUp.Load()
+	st.mu.Unlock()
+	if !ok {
+		st.markLost()
+	}
+	if !stored {
+		return kgagent.Errorf(kgagent.EUNAVAILABLE, "the note was not stored")
+	}
+	return nil
+}
+
+const (
+	idHeader   = "Kgagent-Id"   // unique per message: owner and count
+	noteHeader = "Kgagent-Note" // a note, not a frame
+)
 
 const ownerHeader = "Kgagent-Owner"
 
@@ -664,6 +701,9 @@ func (st *stream) Attach(subID uint64, lastSeq int64, send func([]byte) bool) er
 		stop()
 	}
 	cc, err = cons.Consume(func(m jetstream.Msg) {
+		if m.Headers().Get(noteHeader) != "" {
+			return
+		}
 		n, _ := strconv.ParseInt(m.Headers().Get(seqHeader), 10, 64)
 		sendMu.Lock()
 		defer sendMu.Unlock()

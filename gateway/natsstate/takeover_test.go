@@ -16,6 +16,16 @@ import (
 	"github.com/kgagent/kgagent/gateway"
 )
 
+// newStreams is a Streams on its own connection to url.
+func newStreams(t *testing.T, url string, cfg StreamsConfig) *Streams {
+	t.Helper()
+	ss, err := NewStreams(context.Background(), connect(t, url), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ss
+}
+
 // frameTexts decodes frames to "seq:thought" strings.
 func frameTexts(frames [][]byte) []string {
 	var out []string
@@ -65,8 +75,8 @@ func (c *textCollector) wait(t *testing.T, d time.Duration) []string {
 // frames 1-3 and dies. Clients resumed after seq 2 on replicas B and C
 // both watch the stream; when A's lease lapses both try to take it over,
 // and exactly one does: its continuation (frames 4 and 5) reaches both
-// clients once, after frame 3, and it was given the recorded request and
-// the three stored frames.
+// clients once, after frame 3, and it was given the recorded request, the
+// three stored frames and A's note (which no client gets).
 func TestTakeoverExactlyOnce(t *testing.T) {
 	s := startNATS(t)
 	ctx := context.Background()
@@ -79,10 +89,7 @@ func TestTakeoverExactlyOnce(t *testing.T) {
 	var calls atomic.Int32
 	var given atomic.Value
 	replica := func(name string) *Streams {
-		r, err := NewStreams(ctx, connect(t, s.ClientURL()), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := newStreams(t, s.ClientURL(), cfg)
 		r.OnTakeover(func(to gateway.Takeover) {
 			calls.Add(1)
 			given.Store(to)
@@ -101,6 +108,11 @@ func TestTakeoverExactlyOnce(t *testing.T) {
 	}
 	for i := 1; i <= 3; i++ {
 		st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"thought": i}})
+		if i == 2 {
+			if err := st.(gateway.DurableStream).Note([]byte(`{"n":0}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	ncA.Close() // A dies: no frames, no renewals
 	var clients []*textCollector
@@ -132,8 +144,9 @@ func TestTakeoverExactlyOnce(t *testing.T) {
 		t.Fatalf("%d takeovers, want 1", n)
 	}
 	to := given.Load().(gateway.Takeover)
-	if string(to.Run) != `{"question":"q"}` || !slices.Equal(frameTexts(to.Frames), []string{"1:1", "2:2", "3:3"}) {
-		t.Errorf("takeover given run %s and frames %v", to.Run, frameTexts(to.Frames))
+	if string(to.Run) != `{"question":"q"}` || !slices.Equal(frameTexts(to.Frames), []string{"1:1", "2:2", "3:3"}) ||
+		len(to.Notes) != 1 || string(to.Notes[0]) != `{"n":0}` {
+		t.Errorf("takeover given run %s, frames %v and notes %q", to.Run, frameTexts(to.Frames), to.Notes)
 	}
 	t.Logf("taken over by %s", by)
 }
@@ -143,10 +156,7 @@ func TestTakeoverExactlyOnce(t *testing.T) {
 func TestTakeoverCompareAndSet(t *testing.T) {
 	s := startNATS(t)
 	ctx := context.Background()
-	a, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newStreams(t, s.ClientURL(), StreamsConfig{})
 	st, err := a.Start(ctx, "o:u\x00q2", "tok")
 	if err != nil {
 		t.Fatal(err)
@@ -159,10 +169,7 @@ func TestTakeoverCompareAndSet(t *testing.T) {
 	var runs atomic.Int32
 	var reps []*Streams
 	for range 8 {
-		r, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := newStreams(t, s.ClientURL(), StreamsConfig{})
 		r.OnTakeover(func(gateway.Takeover) { runs.Add(1) })
 		reps = append(reps, r)
 	}
@@ -206,14 +213,8 @@ func TestTakeoverCompareAndSet(t *testing.T) {
 func TestTakenOverReplicaWritesNothing(t *testing.T) {
 	s := startNATS(t)
 	ctx := context.Background()
-	a, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newStreams(t, s.ClientURL(), StreamsConfig{})
+	b := newStreams(t, s.ClientURL(), StreamsConfig{})
 	continued := make(chan struct{})
 	b.OnTakeover(func(to gateway.Takeover) {
 		to.Stream.Append(gateway.Frame{ID: "q3", Response: map[string]any{"thought": "3 by B"}})
@@ -259,7 +260,7 @@ func TestTakenOverReplicaWritesNothing(t *testing.T) {
 	var e record
 	ent, _ := b.kv.Get(ctx, rk)
 	_ = json.Unmarshal(ent.Value(), &e)
-	frames, last, _, whole, err := b.stored(ctx, e.Subject)
+	frames, _, last, _, whole, err := b.stored(ctx, e.Subject)
 	if err != nil {
 		t.Fatal(err)
 	}
