@@ -49,7 +49,7 @@ func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, 
 	// (GOGC=400) unless the user set GOGC, with a soft limit of 1 GiB on
 	// the heap (unless GOMEMLIMIT is set) so a large crawl collects sooner
 	// rather than grow. Python docs, alternating, load ~6: 7.4-7.6 -> 7.1-7.2
-	// CPU-s, peak RSS 235-260 -> 305-320 MB (GOGC=200 before: 64 -> 70
+	// CPU-s, peak RSS 235-260 -> 305-405 MB (GOGC=200 before: 64 -> 70
 	// pages/s against the default 100).
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(400))
