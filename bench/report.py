@@ -114,6 +114,8 @@ def main():
     table = ["| " + " | ".join(head) + " |", "|---|---|---|---|"]
     table += ["| " + " | ".join(r) + " |" for r in rows]
     niced = f", run at nice {mc['nice']}" if mc.get("nice", "0") != "0" else ""
+    if mc.get("autogroup_nice", "0") not in ("0", ""):
+        niced += f" (autogroup nice {mc['autogroup_nice']})"
     machine_line = (f"{mc['date']} on {mc['nproc']} cores ({mc['cpu']}), {mc['mem_gib']} GiB, load average {mc.get('load_start', '?')} at the start, {mc['load']} at the end{niced}; "
                     f"commit {mc['commit']}, {mc['go']}, Scrapy {mc['scrapy']}, bm25s {mc['bm25s']}.")
     md = "\n".join(["# Benchmark results", "", "`make bench` (deploy/bench.sh)", "", *table, "", machine_line, ""])

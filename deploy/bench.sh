@@ -93,6 +93,7 @@ KGAGENT_ANSWER_CACHE_SIZE=0 KGAGENT_BENCH_DATA="$WORK/data" KGAGENT_BENCH_QUESTI
   echo "mem_gib=$(awk '/MemTotal/ {printf "%.0f", $2/1048576}' /proc/meminfo)"
   echo "load_start=$LOAD_START"
   echo "nice=$(nice)"
+  echo "autogroup_nice=$(awk '{print $3}' /proc/self/autogroup 2>/dev/null)"
   echo "load=$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "commit=$COMMIT"
   echo "go=$(go env GOVERSION)"
