@@ -39,40 +39,6 @@ func frameTexts(frames [][]byte) []string {
 	return out
 }
 
-// textCollector gathers "seq:thought" of the frames sent to it.
-type textCollector struct {
-	mu   sync.Mutex
-	got  []string
-	done chan struct{}
-	once sync.Once
-}
-
-func newTextCollector() *textCollector { return &textCollector{done: make(chan struct{})} }
-
-func (c *textCollector) send(b []byte) bool {
-	c.mu.Lock()
-	c.got = append(c.got, frameTexts([][]byte{b})...)
-	c.mu.Unlock()
-	if complete(b) {
-		c.once.Do(func() { close(c.done) })
-	}
-	return true
-}
-
-func (c *textCollector) wait(t *testing.T, d time.Duration) []string {
-	t.Helper()
-	select {
-	case <-c.done:
-	case <-time.After(d):
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		t.Fatalf("no complete frame after %s; got %v", d, c.got)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.got)
-}
-
 // TestTakeoverExactlyOnce: replica A runs a request, records it, writes
 // frames 1-3 and dies. Clients resumed after seq 2 on replicas B and C
 // both watch the stream; when A's lease lapses both try to take it over,
@@ -138,9 +104,9 @@ func takeoverExactlyOnce(t *testing.T, urlA, urlB, urlC string, die func()) {
 	if die != nil {
 		die()
 	}
-	var clients []*textCollector
+	var clients []*collector
 	for i, r := range []*Streams{b, c} {
-		cl := newTextCollector()
+		cl := newCollector()
 		// While a cluster elects new leaders the store answers
 		// UNAVAILABLE; a client tries again.
 		poll.Until(t, 30*time.Second, func() error {
@@ -154,7 +120,7 @@ func takeoverExactlyOnce(t *testing.T, urlA, urlB, urlC string, die func()) {
 	}
 	var by string
 	for i, cl := range clients {
-		got := cl.wait(t, 30*time.Second)
+		_, got := cl.waitFor(t, 30*time.Second)
 		if len(got) != 3 || got[0] != "3:3" || got[1][:7] != "4:4 by " || got[2] != "5:5 by "+got[1][7:] {
 			t.Fatalf("client %d: %v, want 3, then 4 and 5 from one replica", i, got)
 		}
@@ -353,11 +319,11 @@ func TestTakeoverOfATakeover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := newTextCollector()
+	cl := newCollector()
 	if err := rc.Attach(2, 2, cl.send); err != nil {
 		t.Fatal(err)
 	}
-	if got := cl.wait(t, 15*time.Second); !slices.Equal(got, []string{"3:3", "4:4 by B", "5:5 by C"}) {
+	if _, got := cl.waitFor(t, 15*time.Second); !slices.Equal(got, []string{"3:3", "4:4 by B", "5:5 by C"}) {
 		t.Fatalf("client on C: %v", got)
 	}
 	if to := fromC.Load().(gateway.Takeover); len(to.Frames) != 4 {
