@@ -113,7 +113,7 @@ def main():
     head = ("", "kgagent", "alternative", "ratio (same run)")
     table = ["| " + " | ".join(head) + " |", "|---|---|---|---|"]
     table += ["| " + " | ".join(r) + " |" for r in rows]
-    machine_line = (f"{mc['date']} on {mc['nproc']} cores ({mc['cpu']}), {mc['mem_gib']} GiB, load average at the end {mc['load']}; "
+    machine_line = (f"{mc['date']} on {mc['nproc']} cores ({mc['cpu']}), {mc['mem_gib']} GiB, load average {mc.get('load_start', '?')} at the start, {mc['load']} at the end; "
                     f"commit {mc['commit']}, {mc['go']}, Scrapy {mc['scrapy']}, bm25s {mc['bm25s']}.")
     md = "\n".join(["# Benchmark results", "", "`make bench` (deploy/bench.sh)", "", *table, "", machine_line, ""])
     with open(md_path, "w") as f:

@@ -64,6 +64,7 @@ for _ in $(seq 100); do [ -s "$WORK/site.url" ] && break; sleep 0.1; done
 SITE=$(cat "$WORK/site.url")
 
 K=("$WORK/kgagent" --log-level warn --nats-listen 127.0.0.1:-1)
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 for i in $(seq "$RUNS"); do
   log "ingestion run $i/$RUNS: kgagent"
   rm -rf "$WORK/data"
@@ -90,6 +91,7 @@ KGAGENT_ANSWER_CACHE_SIZE=0 KGAGENT_BENCH_DATA="$WORK/data" KGAGENT_BENCH_QUESTI
   echo "nproc=$(nproc)"
   echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
   echo "mem_gib=$(awk '/MemTotal/ {printf "%.0f", $2/1048576}' /proc/meminfo)"
+  echo "load_start=$LOAD_START"
   echo "load=$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "commit=$COMMIT"
   echo "go=$(go env GOVERSION)"

@@ -187,6 +187,12 @@ func envDuration(name string, def time.Duration) time.Duration {
 	return def
 }
 
+// loadTests keeps the two load fault tests apart: each saturates the
+// machine's cores for seconds, and with both at once (and Neo4j starting
+// beside them) the three-node cluster of TestFaultNATSNodeKilledUnderLoad
+// was seen not to answer for its job stream for 30 s after the node kill.
+var loadTests sync.Mutex
+
 // TestFaultServeReplicaKilledUnderLoad is the load benchmark across two
 // replicas with one killed mid-run: two `kgagent serve --demo` processes on
 // one NATS server answer questions over REST from 8 clients behind a
@@ -196,7 +202,9 @@ func envDuration(name string, def time.Duration) time.Duration {
 // 2 s of the kill. KGAGENT_BENCH_REPLICA_LOAD=30s runs it longer and
 // prints the figures the README quotes.
 func TestFaultServeReplicaKilledUnderLoad(t *testing.T) {
-	t.Parallel() // its own processes and ports: the fault tests run side by side
+	t.Parallel()     // its own processes and ports: the fault tests run side by side
+	loadTests.Lock() // but not beside the other load test
+	defer loadTests.Unlock()
 	ns := startJetStream(t)
 	a, baseA := startReplica(t, "serve-a", ns.ClientURL())
 	_, baseB := startReplica(t, "serve-b", ns.ClientURL())
@@ -271,7 +279,9 @@ func natsLoad(ctx context.Context, t *testing.T, url string, conc int, timeout t
 // No REST request hangs, NATS questions keep being answered, and an
 // ingestion job submitted after the kill succeeds.
 func TestFaultNATSNodeKilledUnderLoad(t *testing.T) {
-	t.Parallel() // its own processes and ports: the fault tests run side by side
+	t.Parallel()     // its own processes and ports: the fault tests run side by side
+	loadTests.Lock() // but not beside the other load test
+	defer loadTests.Unlock()
 	c := natscluster.Start(t, 3)
 	_, baseA := startReplica(t, "serve-a", c.URL(0), "--allow-private-ingest")
 	_, baseB := startReplica(t, "serve-b", c.URL(1), "--allow-private-ingest")

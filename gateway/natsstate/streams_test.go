@@ -63,14 +63,8 @@ func seqRange(from, to int64) []int64 {
 func TestResumeOnAnotherReplica(t *testing.T) {
 	s := startNATS(t)
 	ctx := context.Background()
-	a, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := newStreams(t, s.ClientURL(), StreamsConfig{})
+	b := newStreams(t, s.ClientURL(), StreamsConfig{})
 	st, err := a.Start(ctx, "o:user\x00q1", "tok")
 	if err != nil {
 		t.Fatal(err)
@@ -130,10 +124,7 @@ func TestResumeOnAnotherReplica(t *testing.T) {
 func TestByteBudget(t *testing.T) {
 	s := startNATS(t)
 	ctx := context.Background()
-	ss, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{MaxBytes: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ss := newStreams(t, s.ClientURL(), StreamsConfig{MaxBytes: 4096})
 	st, err := ss.Start(ctx, "k", "tok")
 	if err != nil {
 		t.Fatal(err)
@@ -170,10 +161,7 @@ func TestResumeAfterTheRunningReplicaDied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewStreams(ctx, connect(t, s.ClientURL()), StreamsConfig{Stale: 1500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newStreams(t, s.ClientURL(), StreamsConfig{Stale: 1500 * time.Millisecond})
 	st, err := a.Start(ctx, "o:u\x00q9", "tok")
 	if err != nil {
 		t.Fatal(err)

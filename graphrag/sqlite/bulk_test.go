@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -147,22 +146,7 @@ func TestBulkLoad(t *testing.T) {
 // store answers as if it had been written page by page.
 func TestBulkLoadCompletedAfterCrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "graph.db")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashEnv+"="+path, crashBulkEnv+"=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 6)
-	if _, err := out.Read(buf); err != nil {
-		t.Fatalf("writer did not start: %v", err)
-	}
-	time.Sleep(100 * time.Millisecond) // later rounds: entities created and dropped
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
+	killWriter(t, path, true, 100*time.Millisecond, crashBulkEnv+"=1") // later rounds: entities created and dropped
 	if names := schemaNames(t, path); slices.Contains(names, "triples_sid") {
 		t.Fatalf("the killed writer was not in a bulk load: %v", names)
 	}

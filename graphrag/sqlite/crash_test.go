@@ -58,27 +58,37 @@ func crashWriter(path string) {
 	}
 }
 
+// killWriter runs crashWriter on path in a child process (with env added
+// to its environment), waits until it wrote its first round (failing when
+// it did not and mustStart is set), lets it run for d and kills it.
+func killWriter(t *testing.T, path string, mustStart bool, d time.Duration, env ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), crashEnv+"="+path), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	if _, err := out.Read(buf); err != nil && mustStart {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("writer did not start: %v", err)
+	}
+	time.Sleep(d)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+}
+
 // TestCrashSafety kills a writer mid-transaction (SIGKILL) several times and
 // checks that every document holds exactly one complete round of triples.
 func TestCrashSafety(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "graph.db")
 	for kill := range 3 {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashEnv+"="+path)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		buf := make([]byte, 6)
-		if _, err := out.Read(buf); err != nil && kill == 0 {
-			t.Fatalf("writer did not start: %v", err)
-		}
-		time.Sleep(time.Duration(50+kill*70) * time.Millisecond) // let it get into later rounds
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		killWriter(t, path, kill == 0, time.Duration(50+kill*70)*time.Millisecond) // let it get into later rounds
 
 		s, err := sqlite.Open(path)
 		if err != nil {

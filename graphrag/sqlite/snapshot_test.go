@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"bytes"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"slices"
@@ -157,4 +158,44 @@ func FuzzDecodeNames(f *testing.F) {
 			t.Errorf("decoded %d bytes, encoded again %d different bytes", len(b), len(again))
 		}
 	})
+}
+
+// TestNamesSnapshotOnEarlierStore opens a store written by the version
+// before the versions and bulk_load tables (simulated by dropping them):
+// its collections get a version, so their name indexes are snapshotted
+// too, and a write afterwards still makes the snapshot stale.
+func TestNamesSnapshotOnEarlierStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "graph.db")
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bulkDocs(t, s)
+	s.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`DROP TABLE versions; DROP TABLE bulk_load`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	if n := warmAndCompare(t, path); n != 1 {
+		t.Fatalf("first warm-up: %d loads from SQL, want 1", n)
+	}
+	if n := warmAndCompare(t, path); n != 0 {
+		t.Errorf("second warm-up: %d loads from SQL, want 0 (the snapshot)", n)
+	}
+	s, err = sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteDocument(t.Context(), "c", "https://x.test/3.html"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if n := warmAndCompare(t, path); n != 1 {
+		t.Errorf("after a delete: %d loads from SQL, want 1", n)
+	}
 }

@@ -242,16 +242,20 @@ func migrateDocs(db *sql.DB) error {
 	if err := db.QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'triples_doc'`).Scan(&legacy); err != nil || legacy == 0 {
 		return err
 	}
+	return execTx(db,
+		`DELETE FROM docs`,
+		`INSERT INTO docs (collection, doc_url, lo, hi) SELECT collection, doc_url, min(rowid), max(rowid) FROM triples GROUP BY collection, doc_url`,
+		`DROP INDEX triples_doc`)
+}
+
+// execTx runs the statements qs in one transaction.
+func execTx(db *sql.DB, qs ...string) error {
 	tx, err := db.Begin()
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	for _, q := range []string{
-		`DELETE FROM docs`,
-		`INSERT INTO docs (collection, doc_url, lo, hi) SELECT collection, doc_url, min(rowid), max(rowid) FROM triples GROUP BY collection, doc_url`,
-		`DROP INDEX triples_doc`,
-	} {
+	for _, q := range qs {
 		if _, err := tx.Exec(q); err != nil {
 			return err
 		}
@@ -267,20 +271,9 @@ func migrateVersions(db *sql.DB) error {
 	if err := db.QueryRow(`SELECT count(*) FROM versions WHERE collection = ''`).Scan(&done); err != nil || done > 0 {
 		return err
 	}
-	tx, err := db.Begin()
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	for _, q := range []string{
+	return execTx(db,
 		`INSERT OR IGNORE INTO versions (collection, version) SELECT DISTINCT collection, 0 FROM entities`,
-		`INSERT OR IGNORE INTO versions (collection, version) VALUES ('', 0)`,
-	} {
-		if _, err := tx.Exec(q); err != nil {
-			return err
-		}
-	}
-	return tx.Commit()
+		`INSERT OR IGNORE INTO versions (collection, version) VALUES ('', 0)`)
 }
 
 // Close releases the database.
