@@ -187,23 +187,7 @@ func summarizeRuns(model, proto string, runs []ollamaRun) string {
 // word with a digit.
 func validCitations(t *testing.T, r ollamaRun) int {
 	t.Helper()
-	pages := map[string]string{}
-	page := func(u string) string {
-		u, _, _ = strings.Cut(u, "#")
-		if p, ok := pages[u]; ok {
-			return p
-		}
-		resp, err := http.Get(u)
-		if err != nil {
-			t.Errorf("source %s: %v", u, err)
-			return ""
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		text := strings.ToLower(html.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(string(b), " ")))
-		pages[u] = text
-		return text
-	}
+	page := pageTexts(t)
 	valid := 0
 	prev := 0
 	for _, m := range regexp.MustCompile(`\[(\d+(?:, *\d+)*)\]`).FindAllStringSubmatchIndex(r.answer, -1) {
@@ -225,6 +209,27 @@ func validCitations(t *testing.T, r ollamaRun) int {
 		}
 	}
 	return valid
+}
+
+// pageTexts returns a function giving the lower-cased text of a page (HTML
+// tags removed), fetched once per URL (the anchor left out).
+func pageTexts(t *testing.T) func(url string) string {
+	pages := map[string]string{}
+	return func(u string) string {
+		u, _, _ = strings.Cut(u, "#")
+		if p, ok := pages[u]; ok {
+			return p
+		}
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Errorf("page %s: %v", u, err)
+			return ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		pages[u] = strings.ToLower(html.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(string(b), " ")))
+		return pages[u]
+	}
 }
 
 // supports reports whether text holds sentence's words (validCitations).
@@ -367,20 +372,7 @@ func TestOllamaTripleExtractor(t *testing.T) {
 	for _, x := range triples(rulesDir) {
 		byRules[key(x)] = true
 	}
-	pages := map[string]string{}
-	pageText := func(u string) string {
-		if p, ok := pages[u]; ok {
-			return p
-		}
-		resp, err := http.Get(u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		pages[u] = strings.ToLower(html.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(string(b), " ")))
-		return pages[u]
-	}
+	pageText := pageTexts(t)
 	added, grounded := 0, 0
 	var examples []string
 	for _, x := range triples(llmDir) {

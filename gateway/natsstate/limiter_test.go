@@ -18,7 +18,7 @@ import (
 
 func startNATS(t *testing.T) *server.Server { return natscluster.StartServer(t) }
 
-func connect(t *testing.T, url string) *nats.Conn {
+func connect(t testing.TB, url string) *nats.Conn {
 	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {

@@ -28,11 +28,11 @@ type StreamsConfig struct {
 	Stream    string        // JetStream stream of frames; "KGAGENT_STREAMS"
 	Subject   string        // subject prefix of the frames; "kgagent.streams"
 	Bucket    string        // key-value bucket of stream records; "kgagent_streams"
-	Retain    time.Duration // how long a stream's frames and record are kept; 2m plus MaxRunning
-	MaxEvents int           // frames kept per stream; 2048
+	Retain    time.Duration // how long a stream's frames and record are kept; 4m
+	MaxEvents int           // frames (and model-output notes) kept per stream; 2048
 	MaxBytes  int64         // bytes of frames kept in all, oldest dropped first; 64 MiB
 	Replicas  int           // replicas of the stream and bucket; 0: natskv.Replicas(nc)
-	Stale     time.Duration // a running stream's record not renewed for this long is dead; 5s
+	Stale     time.Duration // the lease: a running stream's record unchanged for this long (seen by a reader) is taken over; 5s
 }
 
 // Streams is a gateway.StreamStore in NATS JetStream, so a websocket client

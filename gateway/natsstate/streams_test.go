@@ -3,6 +3,7 @@ package natsstate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -13,12 +14,14 @@ import (
 	"github.com/kgagent/kgagent/gateway"
 )
 
-// collector gathers the seqs of the frames sent to it.
+// collector gathers the frames sent to it: their seqs, and "seq:thought"
+// texts.
 type collector struct {
-	mu   sync.Mutex
-	seqs []int64
-	done chan struct{}
-	once sync.Once
+	mu    sync.Mutex
+	seqs  []int64
+	texts []string
+	done  chan struct{}
+	once  sync.Once
 }
 
 func newCollector() *collector { return &collector{done: make(chan struct{})} }
@@ -28,6 +31,7 @@ func (c *collector) send(b []byte) bool {
 	_ = json.Unmarshal(b, &f)
 	c.mu.Lock()
 	c.seqs = append(c.seqs, f.Seq)
+	c.texts = append(c.texts, fmt.Sprintf("%d:%v", f.Seq, f.Response["thought"]))
 	c.mu.Unlock()
 	if f.Complete {
 		c.once.Do(func() { close(c.done) })
@@ -35,18 +39,26 @@ func (c *collector) send(b []byte) bool {
 	return true
 }
 
-func (c *collector) wait(t *testing.T) []int64 {
+// waitFor waits up to d for the last frame and returns the seqs and texts.
+func (c *collector) waitFor(t *testing.T, d time.Duration) ([]int64, []string) {
 	t.Helper()
 	select {
 	case <-c.done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(d):
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		t.Fatalf("no complete frame; got seqs %v", c.seqs)
+		t.Fatalf("no complete frame after %s; got %v", d, c.texts)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]int64(nil), c.seqs...)
+	return slices.Clone(c.seqs), slices.Clone(c.texts)
+}
+
+// wait is waitFor 10 s, for the seqs.
+func (c *collector) wait(t *testing.T) []int64 {
+	t.Helper()
+	seqs, _ := c.waitFor(t, 10*time.Second)
+	return seqs
 }
 
 func seqRange(from, to int64) []int64 {

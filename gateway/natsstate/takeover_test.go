@@ -14,6 +14,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kgagent/kgagent/gateway"
+	"github.com/kgagent/kgagent/internal/natscluster"
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 // newStreams is a Streams on its own connection to url.
@@ -37,40 +39,6 @@ func frameTexts(frames [][]byte) []string {
 	return out
 }
 
-// textCollector gathers "seq:thought" of the frames sent to it.
-type textCollector struct {
-	mu   sync.Mutex
-	got  []string
-	done chan struct{}
-	once sync.Once
-}
-
-func newTextCollector() *textCollector { return &textCollector{done: make(chan struct{})} }
-
-func (c *textCollector) send(b []byte) bool {
-	c.mu.Lock()
-	c.got = append(c.got, frameTexts([][]byte{b})...)
-	c.mu.Unlock()
-	if complete(b) {
-		c.once.Do(func() { close(c.done) })
-	}
-	return true
-}
-
-func (c *textCollector) wait(t *testing.T, d time.Duration) []string {
-	t.Helper()
-	select {
-	case <-c.done:
-	case <-time.After(d):
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		t.Fatalf("no complete frame after %s; got %v", d, c.got)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.got)
-}
-
 // TestTakeoverExactlyOnce: replica A runs a request, records it, writes
 // frames 1-3 and dies. Clients resumed after seq 2 on replicas B and C
 // both watch the stream; when A's lease lapses both try to take it over,
@@ -79,17 +47,32 @@ func (c *textCollector) wait(t *testing.T, d time.Duration) []string {
 // three stored frames and A's note (which no client gets).
 func TestTakeoverExactlyOnce(t *testing.T) {
 	s := startNATS(t)
+	url := s.ClientURL()
+	takeoverExactlyOnce(t, url, url, url, nil)
+}
+
+// TestTakeoverOnCluster: the same on a three-node cluster (frames and
+// records replicated R3), where the node replica A was connected to is
+// killed with A: B and C, on the other nodes, race to take over.
+func TestTakeoverOnCluster(t *testing.T) {
+	c := natscluster.Start(t, 3)
+	takeoverExactlyOnce(t, c.URL(0), c.URL(1), c.URL(2), func() { c.Kill(0) })
+}
+
+// takeoverExactlyOnce runs the takeover race with A, B and C on urlA, urlB
+// and urlC; die is called when A dies.
+func takeoverExactlyOnce(t *testing.T, urlA, urlB, urlC string, die func()) {
 	ctx := context.Background()
 	cfg := StreamsConfig{Stale: 600 * time.Millisecond}
-	ncA := connect(t, s.ClientURL())
+	ncA := connect(t, urlA)
 	a, err := NewStreams(ctx, ncA, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var calls atomic.Int32
 	var given atomic.Value
-	replica := func(name string) *Streams {
-		r := newStreams(t, s.ClientURL(), cfg)
+	replica := func(name, url string) *Streams {
+		r := newStreams(t, url, cfg)
 		r.OnTakeover(func(to gateway.Takeover) {
 			calls.Add(1)
 			given.Store(to)
@@ -98,14 +81,17 @@ func TestTakeoverExactlyOnce(t *testing.T) {
 		})
 		return r
 	}
-	b, c := replica("B"), replica("C")
-	st, err := a.Start(ctx, "o:u\x00q1", "tok")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.(gateway.DurableStream).Record([]byte(`{"question":"q"}`)); err != nil {
-		t.Fatal(err)
-	}
+	b, c := replica("B", urlB), replica("C", urlC)
+	// A cluster that has just formed may answer UNAVAILABLE at first.
+	var st gateway.Stream
+	poll.Until(t, 30*time.Second, func() error {
+		if st == nil {
+			if st, err = a.Start(ctx, "o:u\x00q1", "tok"); err != nil {
+				return err
+			}
+		}
+		return st.(gateway.DurableStream).Record([]byte(`{"question":"q"}`))
+	})
 	for i := 1; i <= 3; i++ {
 		st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"thought": i}})
 		if i == 2 {
@@ -115,21 +101,26 @@ func TestTakeoverExactlyOnce(t *testing.T) {
 		}
 	}
 	ncA.Close() // A dies: no frames, no renewals
-	var clients []*textCollector
+	if die != nil {
+		die()
+	}
+	var clients []*collector
 	for i, r := range []*Streams{b, c} {
-		rs, err := r.Get(ctx, "o:u\x00q1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cl := newTextCollector()
-		if err := rs.Attach(uint64(i+1), 2, cl.send); err != nil {
-			t.Fatal(err)
-		}
+		cl := newCollector()
+		// While a cluster elects new leaders the store answers
+		// UNAVAILABLE; a client tries again.
+		poll.Until(t, 30*time.Second, func() error {
+			rs, err := r.Get(ctx, "o:u\x00q1")
+			if err != nil {
+				return err
+			}
+			return rs.Attach(uint64(i+1), 2, cl.send)
+		})
 		clients = append(clients, cl)
 	}
 	var by string
 	for i, cl := range clients {
-		got := cl.wait(t, 15*time.Second)
+		_, got := cl.waitFor(t, 30*time.Second)
 		if len(got) != 3 || got[0] != "3:3" || got[1][:7] != "4:4 by " || got[2] != "5:5 by "+got[1][7:] {
 			t.Fatalf("client %d: %v, want 3, then 4 and 5 from one replica", i, got)
 		}
@@ -269,5 +260,73 @@ func TestTakenOverReplicaWritesNothing(t *testing.T) {
 	}
 	if _, err := js.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(e.Subject)); errors.Is(err, jetstream.ErrMsgNotFound) {
 		t.Fatal("no frames")
+	}
+}
+
+// TestTakeoverOfATakeover: A dies after frame 3; B takes over, writes
+// frame 4 and dies too; C, whose client resumed after seq 2, takes over
+// from B (with A's frames and B's) and finishes: the client gets 3, B's 4
+// and C's 5, once each.
+func TestTakeoverOfATakeover(t *testing.T) {
+	s := startNATS(t)
+	ctx := context.Background()
+	cfg := StreamsConfig{Stale: 600 * time.Millisecond}
+	ncA, ncB := connect(t, s.ClientURL()), connect(t, s.ClientURL())
+	a, err := NewStreams(ctx, ncA, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewStreams(ctx, ncB, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newStreams(t, s.ClientURL(), cfg)
+	b.OnTakeover(func(to gateway.Takeover) {
+		to.Stream.Append(gateway.Frame{ID: "q4", Response: map[string]any{"thought": "4 by B"}})
+		ncB.Close() // B dies before the end
+	})
+	var fromC atomic.Value
+	c.OnTakeover(func(to gateway.Takeover) {
+		fromC.Store(to)
+		to.Stream.Append(gateway.Frame{ID: "q4", Response: map[string]any{"thought": "5 by C"}, Complete: true})
+	})
+	st, err := a.Start(ctx, "o:u\x00q4", "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.(gateway.DurableStream).Record([]byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		st.Append(gateway.Frame{ID: "q4", Response: map[string]any{"thought": i}})
+	}
+	ncA.Close()
+	// B's client comes and goes (it makes B take over); C's stays.
+	rb, err := b.Get(ctx, "o:u\x00q4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rb.Attach(1, 3, func([]byte) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 10*time.Second, func() error {
+		if !ncB.IsClosed() {
+			return errors.New("B has not taken over")
+		}
+		return nil
+	})
+	rc, err := c.Get(ctx, "o:u\x00q4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := newCollector()
+	if err := rc.Attach(2, 2, cl.send); err != nil {
+		t.Fatal(err)
+	}
+	if _, got := cl.waitFor(t, 15*time.Second); !slices.Equal(got, []string{"3:3", "4:4 by B", "5:5 by C"}) {
+		t.Fatalf("client on C: %v", got)
+	}
+	if to := fromC.Load().(gateway.Takeover); len(to.Frames) != 4 {
+		t.Fatalf("C took over with %d frames, want 4", len(to.Frames))
 	}
 }
