@@ -32,7 +32,7 @@ type Config struct {
 	Bucket   string        // key-value bucket; "kgagent_state"
 	Key      string        // key of the shared counter; "answer_generation"
 	Interval time.Duration // how often the local write count is compared; 100ms
-	Replicas int           // bucket replicas; 0: natskv.Replicas(nc)
+	Replicas int           // bucket replicas; 0: natskv.Replicas
 }
 
 // Generation is the shared answer-cache generation of one process.

@@ -26,7 +26,7 @@ func TestReplicatedOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	if got := natskv.Replicas(nc); got != 3 {
+	if got := natskv.Replicas(context.Background(), nc); got != 3 {
 		t.Fatalf("Replicas on a 3-node cluster = %d (servers %v, cluster %q)", got, nc.Servers(), nc.ConnectedClusterName())
 	}
 	name := "R3TEST_" + strings.ReplaceAll(t.Name(), "/", "_") + "_" + time.Now().Format("150405.000000000")
@@ -67,7 +67,7 @@ func TestReplicatedOnCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer single.Close()
-	if got := natskv.Replicas(single); got != 1 {
+	if got := natskv.Replicas(context.Background(), single); got != 1 {
 		t.Errorf("Replicas on a single server = %d", got)
 	}
 }
@@ -92,8 +92,9 @@ func TestFaultNATSNodeKilled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if q.cfg.Replicas != 3 {
-			t.Fatalf("replicas %d on a 3-node cluster", q.cfg.Replicas)
+		js, _ := jetstream.New(nc)
+		if info, err := js.Stream(ctx, q.cfg.Stream); err != nil || info.CachedInfo().Config.Replicas != 3 {
+			t.Fatalf("job stream on a 3-node cluster: %v, want 3 replicas (%v)", info, err)
 		}
 		queues = append(queues, q)
 		go q.Run(ctx, slowIngester())

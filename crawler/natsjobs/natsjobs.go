@@ -44,7 +44,7 @@ type Config struct {
 	// empty: a random key of this Queue, so a token queued before a restart
 	// cannot be read after it (the job fails, saying so).
 	SecretKey []byte
-	// Replicas of the stream and the bucket; 0 picks natskv.Replicas(nc): 3 on a
+	// Replicas of the stream and the bucket; 0 picks natskv.Replicas: 3 on a
 	// NATS cluster of three or more servers, else 1.
 	Replicas int
 }
@@ -103,9 +103,6 @@ type job struct {
 // reachable.
 func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	cfg = cfg.withDefaults()
-	if cfg.Replicas <= 0 {
-		cfg.Replicas = natskv.Replicas(nc)
-	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")

@@ -26,7 +26,7 @@ import (
 // LimiterConfig names the limiter's bucket. The zero value works.
 type LimiterConfig struct {
 	Bucket   string // key-value bucket of the counters; "kgagent_limits"
-	Replicas int    // bucket replicas; 0: natskv.Replicas(nc)
+	Replicas int    // bucket replicas; 0: natskv.Replicas
 }
 
 // Limiter is a gateway.Limiter whose counters live in a JetStream key-value

@@ -31,7 +31,7 @@ type StreamsConfig struct {
 	Retain    time.Duration // how long a stream's frames and record are kept; 4m
 	MaxEvents int           // frames (and model-output notes) kept per stream; 2048
 	MaxBytes  int64         // bytes of frames kept in all, oldest dropped first; 64 MiB
-	Replicas  int           // replicas of the stream and bucket; 0: natskv.Replicas(nc)
+	Replicas  int           // replicas of the stream and bucket; 0: natskv.Replicas
 	Stale     time.Duration // the lease: a running stream's record unchanged for this long (seen by a reader) is taken over; 5s
 }
 
@@ -106,9 +106,6 @@ func NewStreams(ctx context.Context, nc *nats.Conn, cfg StreamsConfig) (*Streams
 	}
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = 64 << 20
-	}
-	if cfg.Replicas <= 0 {
-		cfg.Replicas = natskv.Replicas(nc)
 	}
 	if cfg.Stale <= 0 {
 		cfg.Stale = 5 * time.Second

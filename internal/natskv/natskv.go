@@ -19,28 +19,64 @@ import (
 // on the server nc is connected to: 3 when it is one of a cluster of three or
 // more servers (so a stream or bucket survives the loss of any one node), 1
 // for a single server. The servers are the ones the connection knows: those
-// configured plus those the cluster announced.
-func Replicas(nc *nats.Conn) int {
+// configured plus those the cluster announced. A server of a cluster
+// announces its peers only once its routes are up, so a connection made
+// while the cluster forms may know fewer: Replicas then waits for the
+// announcement up to 10 s (or until ctx ends) before it settles
+// for 1.
+func Replicas(ctx context.Context, nc *nats.Conn) int {
 	if nc.ConnectedClusterName() == "" {
 		return 1
 	}
-	if len(nc.Servers()) >= 3 {
-		return 3
+	ctx, cancel := context.WithTimeout(ctx, discoveryWait)
+	defer cancel()
+	for len(nc.Servers()) < 3 {
+		select {
+		case <-ctx.Done():
+			return 1
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	return 1
+	return 3
+}
+
+// discoveryWait bounds how long Replicas waits for a forming cluster to
+// announce its servers (a variable for the tests).
+var discoveryWait = 10 * time.Second
+
+// replicasFor is how many replicas to ask for the stream name: want when the
+// caller chose, else Replicas — but never fewer than the stream already
+// has, so that a process that connected while the cluster was forming (and
+// so counted one server) does not shrink a replicated stream with its
+// update.
+func replicasFor(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, name string, want int) int {
+	if want > 0 {
+		return want
+	}
+	want = Replicas(ctx, nc)
+	var have int
+	if err := Ensure(ctx, func(ctx context.Context) error {
+		info, err := js.Stream(ctx, name)
+		if err != nil {
+			return err
+		}
+		have = info.CachedInfo().Config.Replicas
+		return nil
+	}); err != nil {
+		return want // not there yet (or not answering: the create will say)
+	}
+	return max(want, have)
 }
 
 // Bucket creates (or updates and opens) the key-value bucket cfg, with
-// Replicas(nc) copies unless cfg sets them. Errors: EUNAVAILABLE, naming
+// Replicas copies unless cfg sets them. Errors: EUNAVAILABLE, naming
 // what the bucket is for.
 func Bucket(ctx context.Context, nc *nats.Conn, cfg jetstream.KeyValueConfig, what string) (jetstream.KeyValue, error) {
-	if cfg.Replicas <= 0 {
-		cfg.Replicas = Replicas(nc)
-	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")
 	}
+	cfg.Replicas = replicasFor(ctx, nc, js, "KV_"+cfg.Bucket, cfg.Replicas)
 	var kv jetstream.KeyValue
 	err = Ensure(ctx, func(ctx context.Context) (err error) {
 		kv, err = js.CreateOrUpdateKeyValue(ctx, cfg)
@@ -52,17 +88,15 @@ func Bucket(ctx context.Context, nc *nats.Conn, cfg jetstream.KeyValueConfig, wh
 	return kv, nil
 }
 
-// Stream creates (or updates) the stream cfg, with Replicas(nc) copies
+// Stream creates (or updates) the stream cfg, with Replicas copies
 // unless cfg sets them, retrying as Ensure does. Errors: EUNAVAILABLE,
 // naming what the stream is for.
 func Stream(ctx context.Context, nc *nats.Conn, cfg jetstream.StreamConfig, what string) error {
-	if cfg.Replicas <= 0 {
-		cfg.Replicas = Replicas(nc)
-	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")
 	}
+	cfg.Replicas = replicasFor(ctx, nc, js, cfg.Name, cfg.Replicas)
 	err = Ensure(ctx, func(ctx context.Context) error {
 		_, err := js.CreateOrUpdateStream(ctx, cfg)
 		return err
