@@ -41,13 +41,21 @@ mkdir -p "$run"
 run=$(cd "$run" && pwd)
 "$here/stop.sh" "$run" 2>/dev/null || true
 
-# Free loopback ports: random ones nobody listens on (checked with ss).
-used=$(ss -Htln 2>/dev/null | awk '{print $4}' | sed 's/.*://' || true)
+# Free loopback ports: random ones nobody listens on (checked with ss), below
+# the kernel's ephemeral range, so that no outgoing connection (which takes
+# its local port from that range and is not listed by ss -l) holds one when
+# a node binds it.
+eph_low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+if [ "$eph_low" -gt 12000 ]; then
+	port_lo=10000 port_span=$((eph_low - 10000))
+else
+	port_lo=20000 port_span=40000
+fi
 taken=" "
 free_port() {
 	local p
 	while :; do
-		p=$((20000 + RANDOM % 40000))
+		p=$((port_lo + (RANDOM * 32768 + RANDOM) % port_span))
 		case "$taken" in *" $p "*) continue ;; esac
 		if ! grep -qx "$p" <<<"$used"; then
 			taken="$taken$p "
@@ -56,38 +64,6 @@ free_port() {
 		fi
 	done
 }
-declare -a client route http
-for ((i = 1; i <= nodes; i++)); do
-	client[i]=$(free_port)
-	route[i]=$(free_port)
-	http[i]=$(free_port)
-done
-routes=""
-for ((i = 1; i <= nodes; i++)); do
-	routes="$routes\"nats-route://127.0.0.1:${route[i]}\", "
-done
-
-urls=""
-for ((i = 1; i <= nodes; i++)); do
-	d="$run/n$i"
-	rm -rf "$d" && mkdir -p "$d"
-	cat >"$d/nats.conf" <<CONF
-server_name: n$i
-listen: 127.0.0.1:${client[i]}
-http: 127.0.0.1:${http[i]}
-max_payload: 8MB
-jetstream { store_dir: "$d/js" }
-cluster {
-  name: kgagent-test
-  listen: 127.0.0.1:${route[i]}
-  routes: [ ${routes%, } ]
-}
-CONF
-	setsid "$bin" -c "$d/nats.conf" >"$d/nats.log" 2>&1 </dev/null &
-	echo $! >"$d/pid"
-	urls="${urls:+$urls,}nats://127.0.0.1:${client[i]}"
-done
-
 # healthy PORT: the node's monitor answers GET /healthz with 200 (JetStream
 # current with its cluster). Plain bash, so curl is not required.
 healthy() {
@@ -100,20 +76,62 @@ healthy() {
 }
 
 deadline=$((SECONDS + timeout))
-for ((i = 1; i <= nodes; i++)); do
-	while ! healthy "${http[i]}" 2>/dev/null; do
-		if ! kill -0 "$(cat "$run/n$i/pid")" 2>/dev/null; then
-			log "node n$i exited; its log:"; cat "$run/n$i/nats.log" >&2
-			"$here/stop.sh" "$run" || true
-			exit 1
-		fi
-		if [ "$SECONDS" -ge "$deadline" ]; then
-			log "node n$i not healthy after ${timeout}s; its log:"; tail -n 40 "$run/n$i/nats.log" >&2
-			"$here/stop.sh" "$run" || true
-			exit 1
-		fi
-		sleep 0.2
+for attempt in 1 2 3; do
+	used=$(ss -Htln 2>/dev/null | awk '{print $4}' | sed 's/.*://' || true)
+	declare -a client route http
+	for ((i = 1; i <= nodes; i++)); do
+		client[i]=$(free_port)
+		route[i]=$(free_port)
+		http[i]=$(free_port)
 	done
+	routes=""
+	for ((i = 1; i <= nodes; i++)); do
+		routes="$routes\"nats-route://127.0.0.1:${route[i]}\", "
+	done
+
+	urls=""
+	for ((i = 1; i <= nodes; i++)); do
+		d="$run/n$i"
+		rm -rf "$d" && mkdir -p "$d"
+		cat >"$d/nats.conf" <<-CONF
+	server_name: n$i
+	listen: 127.0.0.1:${client[i]}
+	http: 127.0.0.1:${http[i]}
+	max_payload: 8MB
+	jetstream { store_dir: "$d/js" }
+	cluster {
+	  name: kgagent-test
+	  listen: 127.0.0.1:${route[i]}
+	  routes: [ ${routes%, } ]
+	}
+	CONF
+		setsid "$bin" -c "$d/nats.conf" >"$d/nats.log" 2>&1 </dev/null &
+		echo $! >"$d/pid"
+		urls="${urls:+$urls,}nats://127.0.0.1:${client[i]}"
+	done
+
+
+	for ((i = 1; i <= nodes; i++)); do
+		while ! healthy "${http[i]}" 2>/dev/null; do
+			for ((j = 1; j <= nodes; j++)); do
+				kill -0 "$(cat "$run/n$j/pid")" 2>/dev/null && continue
+				"$here/stop.sh" "$run" 2>/dev/null || true
+				if grep -q "address already in use" "$run/n$j/nats.log" && [ "$attempt" -lt 3 ]; then
+					log "node n$j could not bind a port (taken since it was chosen); starting again on new ports"
+					continue 4
+				fi
+				log "node n$j exited; its log:"; cat "$run/n$j/nats.log" >&2
+				exit 1
+			done
+			if [ "$SECONDS" -ge "$deadline" ]; then
+				log "node n$i not healthy after ${timeout}s; its log:"; tail -n 40 "$run/n$i/nats.log" >&2
+				"$here/stop.sh" "$run" || true
+				exit 1
+			fi
+			sleep 0.2
+		done
+	done
+	break
 done
 log "cluster of $nodes ready at $urls after ${SECONDS}s"
 {
