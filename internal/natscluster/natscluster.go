@@ -10,12 +10,15 @@ package natscluster
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -201,15 +204,54 @@ func tail(b []byte) string {
 	return string(b)
 }
 
-// freePort returns a loopback port that was free a moment ago.
+// freePort returns a loopback port that was free a moment ago, chosen at
+// random below the kernel's ephemeral port range and never twice by this
+// process. A port from the ephemeral range (what listening on :0 gives)
+// can be taken by any outgoing connection before the node binds it, or
+// while a killed node is down before Restart binds it again.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	lo, hi := 10000, ephemeralLow()
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 1000 {
+		p := lo + rand.IntN(hi-lo)
+		if portsGiven[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		portsGiven[p] = true
+		return p
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatalf("no free loopback port in [%d, %d)", lo, hi)
+	return 0
+}
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768
+// where it cannot be read, or where it leaves too little room below).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n < 12000 {
+		return 32768
+	}
+	return n
 }
 
 // StartServer starts a single in-process NATS server with JetStream on a
