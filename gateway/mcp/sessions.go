@@ -23,6 +23,16 @@ type sessionGuard struct {
 }
 
 func (g *sessionGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+		sw := &statusWriter{ResponseWriter: w}
+		g.next.ServeHTTP(sw, r)
+		if sw.code < 300 { // ended: its place is free now, though the SDK may list it a moment longer
+			g.mu.Lock()
+			delete(g.owners, id)
+			g.mu.Unlock()
+		}
+		return
+	}
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 		g.next.ServeHTTP(w, r)
 		return
@@ -33,25 +43,32 @@ func (g *sessionGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			owner = g.s.opts.Owner(ctx)
 		}
 	}
-	live := map[string]bool{}
+	listed := map[string]bool{}
 	for ss := range g.s.srv.Sessions() {
 		if id := ss.ID(); id != "" {
-			live[id] = true
+			listed[id] = true
 		}
 	}
 	g.mu.Lock()
-	mine := 0
+	// A session counts while the SDK lists it, this guard saw its id handed
+	// out, and no DELETE ended it. The SDK also lists, for a moment, the
+	// sessions of requests that get no id (the client's first POST) and
+	// sessions a DELETE just ended: neither holds a place.
+	live, mine := 0, 0
 	for id, o := range g.owners {
-		if !live[id] {
+		if !listed[id] {
 			delete(g.owners, id)
-		} else if o == owner {
+			continue
+		}
+		live++
+		if o == owner {
 			mine++
 		}
 	}
 	g.mu.Unlock()
 	switch {
-	case len(live) >= g.total:
-		refuseSessions(w, "the server has "+strconv.Itoa(len(live))+" MCP sessions open, its limit")
+	case live >= g.total:
+		refuseSessions(w, "the server has "+strconv.Itoa(live)+" MCP sessions open, its limit")
 		return
 	case mine >= g.perCaller:
 		refuseSessions(w, "this caller has "+strconv.Itoa(mine)+" MCP sessions open, the limit per caller; end some (DELETE /mcp with their Mcp-Session-Id) or let them idle out")
@@ -70,6 +87,22 @@ func refuseSessions(w http.ResponseWriter, msg string) {
 	w.WriteHeader(http.StatusTooManyRequests)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": "RATE_LIMITED", "message": msg}})
 }
+
+// statusWriter notes the status code of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // sessionRecorder notes the session id a response hands out.
 type sessionRecorder struct {
