@@ -24,9 +24,9 @@ type sessionGuard struct {
 
 func (g *sessionGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
-		sw := &statusWriter{ResponseWriter: w}
-		g.next.ServeHTTP(sw, r)
-		if sw.code < 300 { // ended: its place is free now, though the SDK may list it a moment longer
+		rec := &sessionRecorder{ResponseWriter: w}
+		g.next.ServeHTTP(rec, r)
+		if rec.code < 300 { // ended: its place is free now, though the SDK may list it a moment longer
 			g.mu.Lock()
 			delete(g.owners, id)
 			g.mu.Unlock()
@@ -88,33 +88,19 @@ func refuseSessions(w http.ResponseWriter, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": "RATE_LIMITED", "message": msg}})
 }
 
-// statusWriter notes the status code of a response.
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// sessionRecorder notes the session id a response hands out.
+// sessionRecorder notes the status of a response and the session id it
+// hands out (to record, when set).
 type sessionRecorder struct {
 	http.ResponseWriter
 	record func(id string)
 	done   bool
+	code   int
 }
 
 func (r *sessionRecorder) WriteHeader(code int) {
 	if !r.done {
-		r.done = true
-		if id := r.Header().Get("Mcp-Session-Id"); id != "" {
+		r.done, r.code = true, code
+		if id := r.Header().Get("Mcp-Session-Id"); id != "" && r.record != nil {
 			r.record(id)
 		}
 	}
