@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,19 +12,10 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent/gateway"
+	"github.com/kgagent/kgagent/internal/natscluster"
 	"github.com/kgagent/kgagent/internal/poll"
 	"github.com/nats-io/nats.go"
 )
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // TestEmbeddedNATSRequiresCredentials is finding 2 of issue 11, against the
 // real binary: the in-process NATS server refuses clients without the
@@ -40,7 +30,7 @@ func TestEmbeddedNATSRequiresCredentials(t *testing.T) {
 	if err := os.WriteFile(keys, []byte("keys:\n  - name: bot\n    hash: "+gateway.HashKey("s3cret-key")+"\n    scopes: [ask]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := natscluster.FreePort(t)
 	cmd := exec.Command(bin, "serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:"+strconv.Itoa(port), "--api-keys-file", keys)
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -121,7 +111,7 @@ func TestEmbeddedNATSRequiresCredentials(t *testing.T) {
 	}
 
 	// A NATS listener beyond loopback needs API keys.
-	bad := exec.Command(bin, "serve", "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--nats-listen", "0.0.0.0:"+strconv.Itoa(freePort(t)))
+	bad := exec.Command(bin, "serve", "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--nats-listen", "0.0.0.0:"+strconv.Itoa(natscluster.FreePort(t)))
 	msg, err := bad.CombinedOutput()
 	if err == nil || !strings.Contains(string(msg), "nats_listen") {
 		t.Errorf("serve --nats-listen 0.0.0.0 without keys: %v %s", err, msg)

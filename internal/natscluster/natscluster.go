@@ -69,7 +69,7 @@ func Start(t testing.TB, n int) *Cluster {
 	c := &Cluster{t: t, bin: Binary(t), dir: t.TempDir()}
 	var routes []string
 	for i := 0; i < n; i++ {
-		nd := &node{name: fmt.Sprintf("n%d", i+1), client: freePort(t), route: freePort(t), health: freePort(t)}
+		nd := &node{name: fmt.Sprintf("n%d", i+1), client: FreePort(t), route: FreePort(t), health: FreePort(t)}
 		c.nodes = append(c.nodes, nd)
 		routes = append(routes, fmt.Sprintf("%q", fmt.Sprintf("nats-route://127.0.0.1:%d", nd.route)))
 	}
@@ -204,12 +204,12 @@ func tail(b []byte) string {
 	return string(b)
 }
 
-// freePort returns a loopback port that was free a moment ago, chosen at
+// FreePort returns a loopback port that was free a moment ago, chosen at
 // random below the kernel's ephemeral port range and never twice by this
 // process. A port from the ephemeral range (what listening on :0 gives)
 // can be taken by any outgoing connection before the node binds it, or
 // while a killed node is down before Restart binds it again.
-func freePort(t testing.TB) int {
+func FreePort(t testing.TB) int {
 	t.Helper()
 	lo, hi := 10000, ephemeralLow()
 	portsMu.Lock()
