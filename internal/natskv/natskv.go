@@ -44,30 +44,6 @@ func Replicas(ctx context.Context, nc *nats.Conn) int {
 // announce its servers (a variable for the tests).
 var discoveryWait = 10 * time.Second
 
-// replicasFor is how many replicas to ask for the stream name: want when the
-// caller chose, else Replicas — but never fewer than the stream already
-// has, so that a process that connected while the cluster was forming (and
-// so counted one server) does not shrink a replicated stream with its
-// update.
-func replicasFor(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, name string, want int) int {
-	if want > 0 {
-		return want
-	}
-	want = Replicas(ctx, nc)
-	var have int
-	if err := Ensure(ctx, func(ctx context.Context) error {
-		info, err := js.Stream(ctx, name)
-		if err != nil {
-			return err
-		}
-		have = info.CachedInfo().Config.Replicas
-		return nil
-	}); err != nil {
-		return want // not there yet (or not answering: the create will say)
-	}
-	return max(want, have)
-}
-
 // Bucket creates (or updates and opens) the key-value bucket cfg, with
 // Replicas copies unless cfg sets them. Errors: EUNAVAILABLE, naming
 // what the bucket is for.
@@ -76,10 +52,11 @@ func Bucket(ctx context.Context, nc *nats.Conn, cfg jetstream.KeyValueConfig, wh
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")
 	}
-	cfg.Replicas = replicasFor(ctx, nc, js, "KV_"+cfg.Bucket, cfg.Replicas)
 	var kv jetstream.KeyValue
-	err = Ensure(ctx, func(ctx context.Context) (err error) {
-		kv, err = js.CreateOrUpdateKeyValue(ctx, cfg)
+	err = ensureReplicated(ctx, nc, js, "KV_"+cfg.Bucket, cfg.Replicas, func(ctx context.Context, replicas int) (err error) {
+		c := cfg
+		c.Replicas = replicas
+		kv, err = js.CreateOrUpdateKeyValue(ctx, c)
 		return err
 	})
 	if err != nil {
@@ -96,15 +73,40 @@ func Stream(ctx context.Context, nc *nats.Conn, cfg jetstream.StreamConfig, what
 	if err != nil {
 		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "JetStream")
 	}
-	cfg.Replicas = replicasFor(ctx, nc, js, cfg.Name, cfg.Replicas)
-	err = Ensure(ctx, func(ctx context.Context) error {
-		_, err := js.CreateOrUpdateStream(ctx, cfg)
+	err = ensureReplicated(ctx, nc, js, cfg.Name, cfg.Replicas, func(ctx context.Context, replicas int) error {
+		c := cfg
+		c.Replicas = replicas
+		_, err := js.CreateOrUpdateStream(ctx, c)
 		return err
 	})
 	if err != nil {
 		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the %s stream", what)
 	}
 	return nil
+}
+
+// ensureReplicated runs create (a create-or-update of the stream name, or
+// of the bucket whose stream it is) as Ensure does, with replicas copies
+// when the caller chose (replicas > 0), else Replicas — but then never
+// fewer than the stream already has, so that a process that connected
+// while the cluster was forming (and so counted one server) does not
+// shrink a replicated stream with its update. The lookup runs in each try,
+// sharing Ensure's retries and deadline.
+func ensureReplicated(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, name string, replicas int, create func(ctx context.Context, replicas int) error) error {
+	if replicas > 0 {
+		return Ensure(ctx, func(ctx context.Context) error { return create(ctx, replicas) })
+	}
+	want := Replicas(ctx, nc)
+	return Ensure(ctx, func(ctx context.Context) error {
+		info, err := js.Stream(ctx, name)
+		switch {
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			return create(ctx, want)
+		case err != nil:
+			return err
+		}
+		return create(ctx, max(want, info.CachedInfo().Config.Replicas))
+	})
 }
 
 // IsConflict reports whether err is a lost compare-and-set race on a
