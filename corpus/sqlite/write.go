@@ -366,9 +366,35 @@ func (t *txWrite) headings(path []string) string {
 	if t.lastHP != "" && slices.Equal(path, t.lastPath) {
 		return t.lastHP
 	}
-	hp, _ := json.Marshal(nonNil(path))
-	t.lastPath, t.lastHP = path, string(hp)
+	t.lastPath, t.lastHP = path, headingsJSON(path)
 	return t.lastHP
+}
+
+// headingsJSON is json.Marshal of a heading path (never null), written
+// directly when every string is printable ASCII that JSON leaves as it is.
+func headingsJSON(path []string) string {
+	n := 2
+	for _, h := range path {
+		for i := 0; i < len(h); i++ {
+			if c := h[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				hp, _ := json.Marshal(path)
+				return string(hp)
+			}
+		}
+		n += len(h) + 3
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '[')
+	for i, h := range path {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, h...)
+		b = append(b, '"')
+	}
+	b = append(b, ']')
+	return string(b)
 }
 
 // bumpVersions stamps a new version on each collection the jobs wrote,

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -195,4 +196,18 @@ func TestMultiRowInsert(t *testing.T) {
 	if fmt.Sprint(live) != fmt.Sprint(table) {
 		t.Errorf("search copy rows %v\nwant the table's %v", live, table)
 	}
+}
+
+// FuzzHeadingsJSON checks the heading path encoder against json.Marshal.
+func FuzzHeadingsJSON(f *testing.F) {
+	f.Add("Top", "Sec 1", "")
+	f.Add("a<b>", "\"q\" & \\", "\x01\u2028ü\xff")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		for _, path := range [][]string{nil, {}, {a}, {a, b}, {a, b, c}} {
+			want, _ := json.Marshal(nonNil(path))
+			if got := headingsJSON(nonNil(path)); got != string(want) {
+				t.Fatalf("headingsJSON(%q) = %s, want %s", path, got, want)
+			}
+		}
+	})
 }
