@@ -83,10 +83,10 @@ func Extract(pageURL, contentType string, body []byte) (kgagent.Document, error)
 		doc, err = extractHTML(base, text)
 		mt = MediaHTML
 	case mt == MediaMarkdown || mt == "text/x-markdown" || isMarkdownPath(base.Path):
-		doc = extractMarkdown(base, text)
+		doc = extractMarkdown(base, string(text))
 		mt = MediaMarkdown
 	default:
-		doc = extractPlain(base, text)
+		doc = extractPlain(base, string(text))
 		mt = MediaPlain
 	}
 	if err != nil {
@@ -117,15 +117,16 @@ func Extract(pageURL, contentType string, body []byte) (kgagent.Document, error)
 
 var metaCharset = regexp.MustCompile(`(?i)<meta[^>]{0,200}charset=["']?([a-z0-9_:.-]{1,40})`)
 
-// decodeText returns body as valid UTF-8: UTF-8 as is, other declared or
-// meta-declared charsets converted, anything else rejected.
-func decodeText(body []byte, contentType, mt string) (string, error) {
+// decodeText returns body as valid UTF-8: UTF-8 as is (body itself, not a
+// copy: the caller must not change it), other declared or meta-declared
+// charsets converted, anything else rejected.
+func decodeText(body []byte, contentType, mt string) ([]byte, error) {
 	body = bytes.TrimPrefix(body, []byte("\xef\xbb\xbf"))
 	if bytes.IndexByte(body, 0) >= 0 {
-		return "", kgagent.Errorf(kgagent.EINVALID, "page body is binary (holds NUL bytes)")
+		return nil, kgagent.Errorf(kgagent.EINVALID, "page body is binary (holds NUL bytes)")
 	}
 	if utf8.Valid(body) {
-		return string(body), nil
+		return body, nil
 	}
 	var name string
 	var certain bool
@@ -143,11 +144,11 @@ func decodeText(body []byte, contentType, mt string) (string, error) {
 		if enc, _ := charset.Lookup(name); enc != nil {
 			out, err := enc.NewDecoder().Bytes(body)
 			if err == nil && utf8.Valid(out) {
-				return string(out), nil
+				return out, nil
 			}
 		}
 	}
-	return "", kgagent.Errorf(kgagent.EINVALID, "page body is not valid UTF-8 and declares no other charset")
+	return nil, kgagent.Errorf(kgagent.EINVALID, "page body is not valid UTF-8 and declares no other charset")
 }
 
 // htmlExtractor walks the main content of a page and builds sections.
@@ -158,7 +159,8 @@ type htmlExtractor struct {
 	doc      kgagent.Document
 	cur      *kgagent.Section
 	stack    []heading // open headings, outermost first
-	para     strings.Builder
+	para     []byte    // text of the paragraph being read
+	text     textBuf
 	prefix   string // admonition title waiting for its paragraph
 	sections []kgagent.Section
 }
@@ -169,8 +171,8 @@ type heading struct {
 	anchor string
 }
 
-func extractHTML(base *url.URL, text string) (kgagent.Document, error) {
-	root, err := html.Parse(strings.NewReader(text))
+func extractHTML(base *url.URL, text []byte) (kgagent.Document, error) {
+	root, err := html.Parse(bytes.NewReader(text))
 	if err != nil {
 		return kgagent.Document{}, kgagent.WrapError(kgagent.EINVALID, err, "page is not parsable HTML")
 	}
@@ -219,10 +221,10 @@ func extractHTML(base *url.URL, text string) (kgagent.Document, error) {
 	if x.noindex {
 		return kgagent.Document{}, kgagent.Errorf(kgagent.EFORBIDDEN, "page asks not to be indexed (meta robots noindex)")
 	}
-	p := &prepass{base: x.base, seen: map[string]bool{}}
+	p := &prepass{links: linkResolver{base: x.base}, seen: map[string]bool{}}
 	p.walk(body, 0)
 	if !x.nofollow {
-		x.doc.Links = p.links
+		x.doc.Links = p.found
 	}
 	main := p.main
 	if main == nil {
@@ -236,7 +238,7 @@ func extractHTML(base *url.URL, text string) (kgagent.Document, error) {
 	}
 	if x.doc.Title == "" {
 		if h1 := findFirst(main, atom.H1, 0); h1 != nil {
-			x.doc.Title = normSpace(nodeText(h1))
+			x.doc.Title = x.text.normText(h1)
 		}
 	}
 	x.cur = &kgagent.Section{Level: 0}
@@ -273,9 +275,10 @@ func skeleton(root *html.Node) (htmlNode, head, body *html.Node) {
 // collects the outgoing links (navigation included: they lead to pages),
 // and finds the main content candidates.
 type prepass struct {
-	base          *url.URL
-	links         []kgagent.Link
+	links         linkResolver
+	found         []kgagent.Link
 	seen          map[string]bool
+	text          textBuf
 	main, article *html.Node
 }
 
@@ -324,12 +327,12 @@ func (p *prepass) link(a *html.Node) {
 	if !ok || strings.Contains(strings.ToLower(attr(a, "rel")), "nofollow") {
 		return
 	}
-	u := resolveLink(p.base, href)
+	u := p.links.resolve(href)
 	if u == "" || p.seen[u] {
 		return
 	}
 	p.seen[u] = true
-	p.links = append(p.links, kgagent.Link{URL: u, Text: truncate(normSpace(nodeText(a)), 200)})
+	p.found = append(p.found, kgagent.Link{URL: u, Text: truncate(p.text.normText(a), 200)})
 }
 
 // stripBoilerplate removes navigation inside the main content; for the body
@@ -382,12 +385,7 @@ func findFirst(n *html.Node, a atom.Atom, depth int) *html.Node {
 }
 
 func hasClass(n *html.Node, class string) bool {
-	for _, c := range strings.Fields(attr(n, "class")) {
-		if c == class {
-			return true
-		}
-	}
-	return false
+	return hasField(attr(n, "class"), class)
 }
 
 func attrOK(n *html.Node, key string) (string, bool) {
@@ -422,14 +420,16 @@ func (x *htmlExtractor) walkChildren(n *html.Node, depth int) {
 func (x *htmlExtractor) walk(n *html.Node, depth int) {
 	switch n.Type {
 	case html.TextNode:
-		x.para.WriteString(n.Data)
+		x.para = append(x.para, n.Data...)
 		return
 	case html.ElementNode:
 	default:
 		return
 	}
 	if depth > maxWalkDepth {
-		x.para.WriteString(" " + nodeText(n) + " ")
+		x.para = append(x.para, ' ')
+		x.para = appendNodeText(x.para, n, 0)
+		x.para = append(x.para, ' ')
 		return
 	}
 	switch n.DataAtom {
@@ -439,7 +439,7 @@ func (x *htmlExtractor) walk(n *html.Node, depth int) {
 		x.flushPara()
 		if hasClass(n, "admonition-title") {
 			// Sphinx/MkDocs "Note", "Warning": a prefix of the next paragraph.
-			if t := normSpace(nodeText(n)); t != "" {
+			if t := x.text.normText(n); t != "" {
 				x.prefix = strings.TrimSuffix(t, ":") + ": "
 			}
 			return
@@ -459,11 +459,9 @@ func (x *htmlExtractor) walk(n *html.Node, depth int) {
 		x.flushPara()
 		x.addDL(n, depth)
 	case atom.Br:
-		x.para.WriteString("\n")
+		x.para = append(x.para, '\n')
 	case atom.Img:
-		if alt := attr(n, "alt"); alt != "" {
-			x.para.WriteString(alt)
-		}
+		x.para = append(x.para, attr(n, "alt")...)
 	default:
 		if isInline(n.DataAtom) {
 			x.walkChildren(n, depth)
@@ -487,8 +485,8 @@ func isInline(a atom.Atom) bool {
 }
 
 func (x *htmlExtractor) flushPara() {
-	t := normSpace(x.para.String())
-	x.para.Reset()
+	t := normSpaceBytes(x.para)
+	x.para = x.para[:0]
 	if t != "" && x.prefix != "" {
 		t, x.prefix = x.prefix+t, ""
 	}
@@ -509,7 +507,7 @@ func (x *htmlExtractor) closeSection() {
 func (x *htmlExtractor) startSection(h *html.Node) {
 	x.flushPara()
 	level := int(h.Data[1] - '0')
-	x.openSection(level, normSpace(nodeText(h)), headingAnchor(h))
+	x.openSection(level, x.text.normText(h), headingAnchor(h))
 }
 
 func (x *htmlExtractor) openSection(level int, text, anchor string) {
@@ -624,14 +622,14 @@ func (x *htmlExtractor) addTable(t *html.Node) {
 			}
 			switch c.DataAtom {
 			case atom.Caption:
-				caption = normSpace(nodeText(c))
+				caption = x.text.normText(c)
 			case atom.Thead, atom.Tbody, atom.Tfoot:
 				visit(c, depth+1)
 			case atom.Tr:
 				var row []string
 				for td := c.FirstChild; td != nil; td = td.NextSibling {
 					if td.Type == html.ElementNode && (td.DataAtom == atom.Td || td.DataAtom == atom.Th) {
-						row = append(row, normSpace(nodeText(td)))
+						row = append(row, x.text.normText(td))
 					}
 				}
 				if len(row) > 0 && strings.Join(row, "") != "" {
@@ -658,7 +656,7 @@ func (x *htmlExtractor) addList(l *html.Node) {
 	var lines []string
 	for li := l.FirstChild; li != nil; li = li.NextSibling {
 		if li.Type == html.ElementNode && li.DataAtom == atom.Li {
-			if t := normSpace(nodeText(li)); t != "" {
+			if t := x.text.normText(li); t != "" {
 				lines = append(lines, "- "+t)
 			}
 		}
@@ -687,7 +685,7 @@ func (x *htmlExtractor) addDL(dl *html.Node, depth int) {
 			case atom.Dt:
 				x.flushPara()
 				x.stack = append([]heading(nil), saved...)
-				x.openSection(min(parentLevel+1, 6), normSpace(nodeText(c)), attr(c, "id"))
+				x.openSection(min(parentLevel+1, 6), x.text.normText(c), attr(c, "id"))
 			case atom.Dd:
 				x.walkChildren(c, depth)
 				x.flushPara()
@@ -717,9 +715,9 @@ func (x *htmlExtractor) addDL(dl *html.Node, depth int) {
 		}
 		switch c.DataAtom {
 		case atom.Dt:
-			pending = append(pending, normSpace(nodeText(c)))
+			pending = append(pending, x.text.normText(c))
 		case atom.Dd:
-			def := normSpace(nodeText(c))
+			def := x.text.normText(c)
 			if len(pending) == 0 {
 				pending = []string{""}
 			}
@@ -730,10 +728,10 @@ func (x *htmlExtractor) addDL(dl *html.Node, depth int) {
 		case atom.Div: // <div><dt/><dd/></div> is allowed in HTML5
 			for g := c.FirstChild; g != nil; g = g.NextSibling {
 				if g.Type == html.ElementNode && g.DataAtom == atom.Dt {
-					pending = append(pending, normSpace(nodeText(g)))
+					pending = append(pending, x.text.normText(g))
 				} else if g.Type == html.ElementNode && g.DataAtom == atom.Dd {
 					for _, t := range pending {
-						terms = append(terms, kgagent.Definition{Term: t, Definition: normSpace(nodeText(g))})
+						terms = append(terms, kgagent.Definition{Term: t, Definition: x.text.normText(g)})
 					}
 					pending = nil
 				}
@@ -773,36 +771,7 @@ func attr(n *html.Node, key string) string {
 
 // nodeText is the text of n with spaces between block elements.
 func nodeText(n *html.Node) string {
-	var b strings.Builder
-	var f func(*html.Node, int)
-	f = func(n *html.Node, depth int) {
-		if depth > maxWalkDepth*4 {
-			return
-		}
-		switch n.Type {
-		case html.TextNode:
-			b.WriteString(n.Data)
-			return
-		case html.ElementNode, html.DocumentNode:
-		default:
-			return
-		}
-		block := n.Type == html.ElementNode && !isInline(n.DataAtom)
-		if block {
-			b.WriteByte(' ')
-		}
-		if n.DataAtom == atom.Img {
-			b.WriteString(attr(n, "alt"))
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			f(c, depth+1)
-		}
-		if block {
-			b.WriteByte(' ')
-		}
-	}
-	f(n, 0)
-	return b.String()
+	return string(appendNodeText(nil, n, 0))
 }
 
 // rawText is the text of n exactly as written (for code).
@@ -825,11 +794,6 @@ func rawText(n *html.Node) string {
 	}
 	f(n, 0)
 	return b.String()
-}
-
-// normSpace collapses runs of white space into one space and trims.
-func normSpace(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 func truncate(s string, n int) string {
@@ -870,20 +834,23 @@ func hasText(doc kgagent.Document) bool {
 // contentHash is the hex sha256 of the extracted text: title, headings and
 // blocks, so that markup-only changes do not count as changes.
 func contentHash(doc kgagent.Document) string {
-	h := sha256.New()
-	h.Write([]byte(doc.Title))
-	h.Write([]byte{0})
+	n := len(doc.Title) + 1
 	for _, s := range doc.Sections {
-		h.Write([]byte(s.Anchor))
-		h.Write([]byte{1})
-		h.Write([]byte(s.Heading))
-		h.Write([]byte{0})
+		n += len(s.Anchor) + len(s.Heading) + 2
 		for _, b := range s.Blocks {
-			h.Write([]byte(b.Kind))
-			h.Write([]byte{2})
-			h.Write([]byte(b.Text))
-			h.Write([]byte{0})
+			n += len(b.Kind) + len(b.Text) + 2
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	buf := make([]byte, 0, n)
+	buf = append(append(buf, doc.Title...), 0)
+	for _, s := range doc.Sections {
+		buf = append(append(buf, s.Anchor...), 1)
+		buf = append(append(buf, s.Heading...), 0)
+		for _, b := range s.Blocks {
+			buf = append(append(buf, b.Kind...), 2)
+			buf = append(append(buf, b.Text...), 0)
+		}
+	}
+	sum := sha256.Sum256(buf)
+	return hex.EncodeToString(sum[:])
 }

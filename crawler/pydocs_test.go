@@ -2,14 +2,18 @@ package crawler
 
 import (
 	"context"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kgagent/kgagent"
 )
 
 // pyDocsDir is the Python HTML docs directory of the benchmark:
@@ -114,4 +118,46 @@ func BenchmarkCrawlPyDocs(b *testing.B) {
 	}
 	b.ReportMetric(float64(pages)/b.Elapsed().Seconds(), "pages/s")
 	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
+}
+
+// BenchmarkExtractPyDocsAll measures Extract alone over every page of the
+// Python docs, read into memory first: go test -run XXX -bench
+// ExtractPyDocsAll -count 6 ./crawler/
+func BenchmarkExtractPyDocsAll(b *testing.B) {
+	dir := pyDocsDir(b, false)
+	type page struct {
+		url  string
+		body []byte
+	}
+	var pages []page
+	var size int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
+			return err
+		}
+		body, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		pages = append(pages, page{url: "http://127.0.0.1:8080/" + filepath.ToSlash(rel), body: body})
+		size += int64(len(body))
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		for _, p := range pages {
+			if _, err := Extract(p.url, "text/html; charset=utf-8", p.body); err != nil && kgagent.ErrorCode(err) != kgagent.EINVALID {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(len(pages)*b.N)/b.Elapsed().Seconds(), "pages/s")
+	b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 }
