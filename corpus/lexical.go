@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 	"sync"
 	"unicode"
@@ -105,6 +106,7 @@ type lexScratch struct {
 	keys  []uint64  // feature hashes in order of first occurrence
 	ws    []float64 // accumulated weight of each feature
 	v     []float64 // buckets
+	mark  []uint64  // a bit per bucket some feature fell in
 	tok   []byte    // current token, lower case
 	stem  []byte    // stem of the current token
 	prev  []byte    // stem of the previous token
@@ -155,6 +157,15 @@ func (l *Lexical) vector(sc *lexScratch, text string, out []float32) {
 	}
 	v := sc.v[:dim]
 	clear(v)
+	// mark holds a bit per bucket a feature fell in: the others are +0,
+	// which changes neither the norm nor out, so only marked buckets are
+	// summed and divided, in the same (ascending) order as a full pass.
+	nw := (dim + 63) / 64
+	if cap(sc.mark) < nw {
+		sc.mark = make([]uint64, nw)
+	}
+	mark := sc.mark[:nw]
+	clear(mark)
 	for i, h := range sc.keys {
 		w := sc.ws[i]
 		idx := int(h % uint64(dim))
@@ -166,17 +177,24 @@ func (l *Lexical) vector(sc *lexScratch, text string, out []float32) {
 			w = 1 + math.Log(w) // sublinear term frequency
 		}
 		v[idx] += s * w
+		mark[idx>>6] |= 1 << (idx & 63)
 	}
 	var norm float64
-	for _, x := range v {
-		norm += x * x
+	for k, m := range mark {
+		for ; m != 0; m &= m - 1 {
+			x := v[k<<6+bits.TrailingZeros64(m)]
+			norm += x * x
+		}
 	}
 	if norm == 0 {
 		return
 	}
 	norm = math.Sqrt(norm)
-	for i, x := range v {
-		out[i] = float32(x / norm)
+	for k, m := range mark {
+		for ; m != 0; m &= m - 1 {
+			i := k<<6 + bits.TrailingZeros64(m)
+			out[i] = float32(v[i] / norm)
+		}
 	}
 }
 

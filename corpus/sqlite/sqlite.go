@@ -97,6 +97,7 @@ type Index struct {
 	writeMu sync.Mutex // one writer at a time (SQLite allows no more)
 
 	writes *groupcommit.Queue[*writeJob] // document writes waiting for a transaction (write.go)
+	st     writeStmts                    // the write path's prepared statements (write.go)
 
 	cacheMu sync.RWMutex
 	cache   map[string]*memColl // collection -> search copy, loaded on first use
@@ -180,6 +181,10 @@ func Open(cfg Config) (*Index, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := x.prepareWrites(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return x, nil
 }
 
@@ -187,6 +192,7 @@ func Open(cfg Config) (*Index, error) {
 // than their snapshot, and releases the database.
 func (x *Index) Close() error {
 	x.flushSnapshots()
+	x.closeWrites()
 	return x.db.Close()
 }
 
@@ -294,33 +300,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-func deleteDoc(ctx context.Context, tx *sql.Tx, collection, docURL string) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT rid FROM chunks WHERE collection = ? AND doc_url = ?`, collection, docURL)
-	if err != nil {
-		return nil, dbErr(err, "find document")
-	}
-	var rids []int64
-	for rows.Next() {
-		var r int64
-		if err := rows.Scan(&r); err != nil {
-			rows.Close()
-			return nil, dbErr(err, "find document")
-		}
-		rids = append(rids, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, dbErr(err, "find document")
-	}
-	if len(rids) == 0 {
-		return nil, nil
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE collection = ? AND doc_url = ?`, collection, docURL); err != nil {
-		return nil, dbErr(err, "delete document")
-	}
-	return rids, nil
 }
 
 // DeleteDocument removes every chunk of docURL in collection.
@@ -655,10 +634,10 @@ func (x *Index) loadRows(ctx context.Context, rids []int64) (map[int64]kgagent.C
 	return byRid, nil
 }
 
-func encodeVec(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+// appendVecBytes appends v as little-endian float32s to b.
+func appendVecBytes(b []byte, v []float32) []byte {
+	for _, f := range v {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
 	}
 	return b
 }

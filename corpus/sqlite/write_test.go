@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -84,4 +85,129 @@ func TestGroupCommit(t *testing.T) {
 	if hits, _ := x.Search(ctx, corpus.Query{Collection: "c", Text: fmt.Sprintf("word%d", bad), K: 5, Mode: corpus.ModeKeyword}); len(hits) != 0 {
 		t.Errorf("the failed write left %v", hits)
 	}
+}
+
+// TestMultiRowInsert writes documents whose chunks fill multi-row INSERTs
+// and the single-row ones after them (37 = 2*16 + 5 chunks), then
+// replaces one with fewer: every stored field and vector reads back as
+// written, row ids are unique, and the search copy (loaded before the
+// replacement, updated by it) holds exactly the table's rows.
+func TestMultiRowInsert(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(Config{Path: filepath.Join(t.TempDir(), "corpus.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	const dim = 8
+	doc := func(url string, n int, gen int) ([]kgagent.Chunk, [][]float32) {
+		var cs []kgagent.Chunk
+		var vs [][]float32
+		for i := range n {
+			var hp []string
+			switch i % 3 {
+			case 1:
+				hp = []string{"Top", fmt.Sprintf("Sec <%d> & \"ü\"", i/6)}
+			case 2:
+				hp = []string{}
+			}
+			cs = append(cs, kgagent.Chunk{ID: fmt.Sprintf("%s#%d-%d", url, i, gen), Collection: "c", DocURL: url, URL: fmt.Sprintf("%s#a%d", url, i/4),
+				Title: "T " + url, HeadingPath: hp, Anchor: fmt.Sprintf("a%d", i/4), Ordinal: i, Text: fmt.Sprintf("chunk %d gen %d word%d – ünïcode", i, gen, i), Hash: fmt.Sprintf("h%d-%d", i, gen)})
+			v := make([]float32, dim)
+			for j := range v {
+				v[j] = float32(i*dim+j+gen) / 100
+			}
+			vs = append(vs, v)
+		}
+		return cs, vs
+	}
+	check := func(url string, want []kgagent.Chunk, wantV [][]float32) {
+		t.Helper()
+		got, err := x.DocumentChunks(ctx, "c", url)
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("%s: %d chunks, %v; want %d", url, len(got), err, len(want))
+		}
+		for i := range want {
+			w := want[i]
+			if len(w.HeadingPath) == 0 {
+				w.HeadingPath = nil
+			}
+			if fmt.Sprint(got[i]) != fmt.Sprint(w) {
+				t.Errorf("%s chunk %d:\n got %+v\nwant %+v", url, i, got[i], w)
+			}
+			var blob []byte
+			if err := x.db.QueryRow(`SELECT vec FROM chunks WHERE id = ?`, w.ID).Scan(&blob); err != nil {
+				t.Fatal(err)
+			}
+			if v := appendVec(nil, blob); fmt.Sprint(v) != fmt.Sprint(wantV[i]) {
+				t.Errorf("%s vector %d: got %v, want %v", url, i, v, wantV[i])
+			}
+		}
+	}
+	a, av := doc("https://x.test/a", 37, 0)
+	b, bv := doc("https://x.test/b", 16, 0)
+	for _, d := range []struct {
+		url string
+		cs  []kgagent.Chunk
+		vs  [][]float32
+	}{{"https://x.test/a", a, av}, {"https://x.test/b", b, bv}} {
+		if err := x.ReplaceDocument(ctx, "c", d.url, d.cs, d.vs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("https://x.test/a", a, av)
+	check("https://x.test/b", b, bv)
+	if _, err := x.Search(ctx, corpus.Query{Collection: "c", Text: "chunk", K: 5, Mode: corpus.ModeKeyword}); err != nil {
+		t.Fatal(err) // loads the search copy
+	}
+	a2, av2 := doc("https://x.test/a", 21, 1)
+	if err := x.ReplaceDocument(ctx, "c", "https://x.test/a", a2, av2); err != nil {
+		t.Fatal(err)
+	}
+	check("https://x.test/a", a2, av2)
+	check("https://x.test/b", b, bv)
+
+	rows, err := x.db.Query(`SELECT rid, doc_url FROM chunks WHERE collection = 'c'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := map[int64]string{}
+	for rows.Next() {
+		var rid int64
+		var url string
+		if err := rows.Scan(&rid, &url); err != nil {
+			t.Fatal(err)
+		}
+		table[rid] = url
+	}
+	rows.Close()
+	if len(table) != 21+16 {
+		t.Fatalf("%d rows, want %d", len(table), 21+16)
+	}
+	x.cacheMu.RLock()
+	m := x.cache["c"]
+	live := map[int64]string{}
+	for slot, rid := range m.rids {
+		if m.docs[slot] != "" {
+			live[rid] = m.docs[slot]
+		}
+	}
+	x.cacheMu.RUnlock()
+	if fmt.Sprint(live) != fmt.Sprint(table) {
+		t.Errorf("search copy rows %v\nwant the table's %v", live, table)
+	}
+}
+
+// FuzzHeadingsJSON checks the heading path encoder against json.Marshal.
+func FuzzHeadingsJSON(f *testing.F) {
+	f.Add("Top", "Sec 1", "")
+	f.Add("a<b>", "\"q\" & \\", "\x01\u2028ü\xff")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		for _, path := range [][]string{nil, {}, {a}, {a, b}, {a, b, c}} {
+			want, _ := json.Marshal(nonNil(path))
+			if got := headingsJSON(nonNil(path)); got != string(want) {
+				t.Fatalf("headingsJSON(%q) = %s, want %s", path, got, want)
+			}
+		}
+	})
 }
