@@ -52,6 +52,28 @@ func NormalizeName(name string) string {
 	if name == "" {
 		return ""
 	}
+	s, ok := foldASCII(name)
+	if !ok {
+		s = foldRunes(name)
+	}
+	s = strings.Trim(s, ". ")
+	if s == "" {
+		return ""
+	}
+	// Only the last word changes: s's words are joined by single spaces.
+	i := strings.LastIndexByte(s, ' ')
+	if last := s[i+1:]; isPlainWord(last) && !strings.ContainsAny(name, "()`_") {
+		if w := singular(last); w != last {
+			s = s[:i+1] + w
+		}
+	}
+	return s
+}
+
+// foldRunes is the word folding of NormalizeName: letters, digits and
+// "_.+#" kept (lower case), every run of other characters one space between
+// kept ones.
+func foldRunes(name string) string {
 	var b strings.Builder
 	b.Grow(len(name))
 	space := false
@@ -69,16 +91,63 @@ func NormalizeName(name string) string {
 			space = true
 		}
 	}
-	s := strings.Trim(b.String(), ". ")
-	if s == "" {
-		return ""
+	return b.String()
+}
+
+// foldClass classifies ASCII bytes for foldASCII: 0 separates words, 1 is
+// kept as is, 2 is an upper-case letter.
+var foldClass = func() (t [256]byte) {
+	for c := 0; c < 128; c++ {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_', c == '.', c == '+', c == '#':
+			t[c] = 1
+		case c >= 'A' && c <= 'Z':
+			t[c] = 2
+		}
 	}
-	words := strings.Split(s, " ")
-	last := words[len(words)-1]
-	if isPlainWord(last) && !strings.ContainsAny(name, "()`_") {
-		words[len(words)-1] = singular(last)
+	return t
+}()
+
+// foldASCII is foldRunes for an ASCII name (ok false otherwise), returning
+// name itself when it is folded already.
+func foldASCII(name string) (string, bool) {
+	folded := true
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= utf8.RuneSelf {
+			return "", false
+		}
+		switch foldClass[c] {
+		case 2:
+			folded = false
+		case 0:
+			// A single space between kept bytes stays as it is.
+			if c != ' ' || i == 0 || i == len(name)-1 || foldClass[name[i-1]] == 0 || foldClass[name[i+1]] == 0 {
+				folded = false
+			}
+		}
 	}
-	return strings.Join(words, " ")
+	if folded {
+		return name, true
+	}
+	b := make([]byte, 0, len(name))
+	space := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch foldClass[c] {
+		case 0:
+			space = true
+			continue
+		case 2:
+			c += 'a' - 'A'
+		}
+		if space && len(b) > 0 {
+			b = append(b, ' ')
+		}
+		space = false
+		b = append(b, c)
+	}
+	return string(b), true
 }
 
 // isPlainWord reports whether w is made of letters only (no code punctuation).
@@ -152,7 +221,7 @@ func EntityID(name string) string { return NormalizeName(name) }
 // NewEntity returns the entity with the given display name and type and the
 // id EntityID(name).
 func NewEntity(name, typ string) kgagent.Entity {
-	name = strings.Join(strings.Fields(name), " ")
+	name = collapseSpace(name)
 	return kgagent.Entity{ID: EntityID(name), Name: name, Type: typ}
 }
 
@@ -163,7 +232,7 @@ func PageEntity(url, title string) kgagent.Entity {
 	if strings.TrimSpace(title) == "" {
 		title = url
 	}
-	return kgagent.Entity{ID: "page:" + url, Name: clip(strings.Join(strings.Fields(title), " "), MaxNameBytes), Type: TypePage}
+	return kgagent.Entity{ID: "page:" + url, Name: clip(collapseSpace(title), MaxNameBytes), Type: TypePage}
 }
 
 // SectionEntity is the node of one section of a page, identified by the
@@ -172,7 +241,20 @@ func SectionEntity(sectionURL, heading string) kgagent.Entity {
 	if strings.TrimSpace(heading) == "" {
 		heading = sectionURL
 	}
-	return kgagent.Entity{ID: "section:" + sectionURL, Name: clip(strings.Join(strings.Fields(heading), " "), MaxNameBytes), Type: TypeSection}
+	return kgagent.Entity{ID: "section:" + sectionURL, Name: clip(collapseSpace(heading), MaxNameBytes), Type: TypeSection}
+}
+
+// collapseSpace is strings.Join(strings.Fields(s), " "), without the
+// allocations when s has no other white space than single inner spaces.
+func collapseSpace(s string) string {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf, c == '\t', c == '\n', c == '\v', c == '\f', c == '\r',
+			c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' '):
+			return strings.Join(strings.Fields(s), " ")
+		}
+	}
+	return s
 }
 
 // StripFragment returns u without its "#fragment".

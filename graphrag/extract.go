@@ -3,6 +3,7 @@ package graphrag
 import (
 	"context"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -85,7 +86,7 @@ func (x BuiltinExtractor) Extract(ctx context.Context, doc kgagent.Document, chu
 	if x.MaxTriples <= 0 {
 		x.MaxTriples = 5000
 	}
-	e := &extraction{x: x, doc: doc, seen: map[string]bool{}, aliases: Aliases{}, byAnchor: map[string][]kgagent.Chunk{}}
+	e := &extraction{x: x, doc: doc, seen: map[emitKey]bool{}, aliases: Aliases{}, byAnchor: map[string][]kgagent.Chunk{}}
 	for _, c := range chunks {
 		e.byAnchor[c.Anchor] = append(e.byAnchor[c.Anchor], c)
 	}
@@ -96,7 +97,7 @@ func (x BuiltinExtractor) Extract(ctx context.Context, doc kgagent.Document, chu
 		lt := strings.TrimSpace(l.Text)
 		if len(lt) >= 3 && len(lt) <= 60 && !seenText[lt] && strings.IndexFunc(lt, unicode.IsLetter) >= 0 {
 			seenText[lt] = true
-			e.linkTexts = append(e.linkTexts, lt)
+			e.addLinkText(lt)
 		}
 	}
 	for i := range doc.Sections {
@@ -107,6 +108,28 @@ func (x BuiltinExtractor) Extract(ctx context.Context, doc kgagent.Document, chu
 	}
 	e.links()
 	return e.out, nil
+}
+
+// addLinkText adds lt to e.linkTexts, indexed by its first word.
+func (e *extraction) addLinkText(lt string) {
+	li := int32(len(e.linkTexts))
+	e.linkTexts = append(e.linkTexts, lt)
+	first, _, _ := strings.Cut(lt, " ")
+	key := strings.TrimSuffix(first, "()")
+	if key == "" {
+		return // never a token
+	}
+	if e.linkKeys == nil {
+		e.linkKeys = map[string]int32{}
+	}
+	id, ok := e.linkKeys[key]
+	if !ok {
+		id = int32(len(e.keyTexts))
+		e.linkKeys[key] = id
+		e.keyTexts = append(e.keyTexts, nil)
+		e.keyStamp = append(e.keyStamp, 0)
+	}
+	e.keyTexts[id] = append(e.keyTexts[id], li)
 }
 
 // pageTitle drops a site suffix ("json — ... — Python 3.11 documentation").
@@ -124,14 +147,24 @@ type extraction struct {
 	page      kgagent.Entity
 	module    kgagent.Entity // the page's module, once a module heading is seen
 	out       []kgagent.Triple
-	seen      map[string]bool
+	seen      map[emitKey]bool
 	aliases   Aliases
 	byAnchor  map[string][]kgagent.Chunk
 	linkTexts []string         // distinct link texts worth matching in sections
+	linkKeys  map[string]int32 // a link text's first word, "()" removed -> key id
+	keyTexts  [][]int32        // key id -> indexes of its link texts, ascending
+	keyStamp  []int32          // key id -> the salient call that last saw it
+	stamp     int32            // salient calls so far
+	marked    []int32          // key ids the current salient call saw
+	cand      []int32          // link texts the current salient call tries
 	anchors   map[string]found // anchorOf's answers, by text
 	joined    string           // the sections' text for findAnchor, built on first use
 	secEnds   []int            // where each section ends in joined
 }
+
+// emitKey is what makes a triple distinct: subject, predicate, object,
+// literal and section.
+type emitKey struct{ s, p, o, lit, src string }
 
 // chunkFor picks the chunk of the section at anchor that holds evidence, or
 // its first chunk.
@@ -166,7 +199,7 @@ func (e *extraction) emit(s kgagent.Entity, p string, o kgagent.Entity, lit, anc
 		lit = clip(strings.TrimSpace(lit), 1000)
 	}
 	src := SectionURL(e.doc.URL, anchor)
-	k := s.ID + "\x00" + p + "\x00" + o.ID + "\x00" + lit + "\x00" + src
+	k := emitKey{s.ID, p, o.ID, lit, src}
 	if e.seen[k] {
 		return
 	}
@@ -205,10 +238,17 @@ func (e *extraction) linkAliases() {
 			continue
 		}
 		text := strings.TrimSpace(l.Text)
-		if text == "" || stopTerms[NormalizeName(text)] {
+		if text == "" {
 			continue
 		}
-		e.aliases.Add(text, NormalizeName(frag))
+		// e.aliases.Add(text, NormalizeName(frag)), text normalised once.
+		k := NormalizeName(text)
+		if stopTerms[k] || k == "" {
+			continue
+		}
+		if c := NormalizeName(frag); k != c {
+			e.aliases[k] = c
+		}
 	}
 }
 
@@ -350,18 +390,36 @@ func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 	}
 	// add ignores terms once out is full, so each pass below stops there.
 	full := func() bool { return len(out) >= e.x.MaxMentions }
-	tokens := map[string]bool{}
-	for _, class := range CodeTokens(text, tokens) {
+	// A link text is a candidate when its first word (without "()") is a
+	// token of the section: mark the keys seen, then take their texts in
+	// the order of e.linkTexts.
+	var saw func(string)
+	e.stamp++
+	e.marked = e.marked[:0]
+	if len(e.linkKeys) > 0 {
+		saw = func(tok string) {
+			if id, ok := e.linkKeys[tok]; ok && e.keyStamp[id] != e.stamp {
+				e.keyStamp[id] = e.stamp
+				e.marked = append(e.marked, id)
+			}
+		}
+	}
+	for _, class := range codeTokens(text, saw) {
 		for _, m := range class {
 			add(m, TypeTerm)
 		}
 	}
-	for _, lt := range e.linkTexts {
+	cand := e.cand[:0]
+	for _, id := range e.marked {
+		cand = append(cand, e.keyTexts[id]...)
+	}
+	slices.Sort(cand)
+	e.cand = cand
+	for _, li := range cand {
 		if full() {
 			return out
 		}
-		first, _, _ := strings.Cut(lt, " ")
-		if tokens[strings.TrimSuffix(first, "()")] && strings.Contains(text, lt) {
+		if lt := e.linkTexts[li]; strings.Contains(text, lt) {
 			add(lt, TypeTerm)
 		}
 	}
@@ -433,21 +491,26 @@ func (e *extraction) code(bl kgagent.Block, anchor string) {
 	if owner.ID == "" {
 		owner = e.page
 	}
-	for i, line := range strings.Split(bl.Text, "\n") {
-		if i > 500 {
-			break
-		}
-		if m := reDef.FindStringSubmatch(line); m != nil {
-			typ := TypeFunction
-			if m[1] == "class" {
-				typ = TypeClass
+	// The lines of strings.Split(bl.Text, "\n"), the first 501.
+	for i, rest, more := 0, bl.Text, true; more && i <= 500; i++ {
+		var line string
+		line, rest, more = strings.Cut(rest, "\n")
+		if mayDef(line) {
+			if m := reDef.FindStringSubmatch(line); m != nil {
+				typ := TypeFunction
+				if m[1] == "class" {
+					typ = TypeClass
+				}
+				e.emit(owner, PredDefines, NewEntity(m[2], typ), "", anchor, strings.TrimSpace(line))
+				continue
 			}
-			e.emit(owner, PredDefines, NewEntity(m[2], typ), "", anchor, strings.TrimSpace(line))
-			continue
 		}
 		// A signature line such as "json.dumps(obj, *, ...)" (not a REPL
-		// example or an assignment).
-		if m := reCodeSig.FindStringSubmatch(line); m != nil && !strings.Contains(line, ">>>") && strings.HasSuffix(strings.TrimSpace(line), ")") {
+		// example or an assignment); the cheap tests first.
+		if !strings.HasSuffix(strings.TrimSpace(line), ")") || strings.Contains(line, ">>>") {
+			continue
+		}
+		if m := reCodeSig.FindStringSubmatch(line); m != nil {
 			if parent, last, ok := splitQualified(m[1]); ok && last != "" {
 				ptyp := TypeModule
 				if r, _ := utf8.DecodeRuneInString(lastPart(parent)); unicode.IsUpper(r) {
@@ -459,18 +522,27 @@ func (e *extraction) code(bl kgagent.Block, anchor string) {
 	}
 }
 
+// mayDef reports whether line starts (after \s*) with "def", "class" or
+// "async", as every match of reDef does: a cheap test before the regexp.
+func mayDef(line string) bool {
+	i := 0
+	for i < len(line) && isSpace(line[i]) {
+		i++
+	}
+	t := line[i:]
+	return strings.HasPrefix(t, "def") || strings.HasPrefix(t, "class") || strings.HasPrefix(t, "async")
+}
+
 // sentences finds "X is a/an Y" and "X (Y)" definitions.
 func (e *extraction) sentences(text, anchor string) {
 	for _, sent := range splitSentences(text) {
 		if mayIsA(sent) {
 			e.isA("", sent, anchor)
 		}
-		if !hasSpaceParen(sent) {
-			continue // reParen needs whitespace before "("
+		if !mayParen(sent) {
+			continue
 		}
-		for _, m := range reParen.FindAllStringSubmatch(sent, 8) {
-			e.paren(m[1], m[2], anchor, sent)
-		}
+		parens(sent, 8, func(x, y string) { e.paren(x, y, anchor, sent) })
 	}
 }
 
@@ -619,12 +691,34 @@ func subsequence(short, long string) bool {
 // isSpace is the regexp package's \s.
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
 
-// hasSpaceParen reports whether s has a "(" right after whitespace, which
-// every match of reParen needs: a cheap test before the regexp.
-func hasSpaceParen(s string) bool {
+// mayParen reports whether s has what every match of reParen needs: a "("
+// after whitespace, which follows a byte that can end the X of "X (Y)"
+// ([\w\-)]), and then 2 to 60 characters other than "(" and ")" and a ")".
+// It is the cheap test run before the regexp.
+func mayParen(s string) bool {
 	for i := 1; i < len(s); i++ {
-		if s[i] == '(' && isSpace(s[i-1]) {
-			return true
+		if s[i] != '(' || !isSpace(s[i-1]) {
+			continue
+		}
+		j := i - 1
+		for j >= 0 && isSpace(s[j]) {
+			j--
+		}
+		if j < 0 || !isWordByte(s[j]) && s[j] != '-' && s[j] != ')' {
+			continue
+		}
+		n := 0 // characters inside, as regexp counts them (a bad byte is one)
+		for _, r := range s[i+1:] {
+			if r == '(' || r == ')' {
+				if r == ')' && n >= 2 && n <= 60 {
+					return true
+				}
+				break
+			}
+			n++
+			if n > 60 {
+				break
+			}
 		}
 	}
 	return false
@@ -695,7 +789,24 @@ func (e *extraction) links() {
 	if len(e.doc.Sections) > 0 {
 		lead = e.doc.Sections[0].Anchor
 	}
+	// The texts the loop below looks up, found in one pass.
+	var texts []string
 	n := 0
+	for _, l := range e.doc.Links {
+		if n >= 500 {
+			break
+		}
+		target := StripFragment(l.URL)
+		if !strings.HasPrefix(target, "http://") && !strings.HasPrefix(target, "https://") {
+			continue
+		}
+		texts = append(texts, strings.TrimSpace(l.Text))
+		if target != self {
+			n++
+		}
+	}
+	e.findAnchors(texts)
+	n = 0
 	for _, l := range e.doc.Links {
 		if n >= 500 {
 			break
@@ -736,7 +847,8 @@ func (e *extraction) hasAnchor(a string) bool {
 	return false
 }
 
-// anchorOf returns the anchor of the first section whose text holds s.
+// anchorOf returns the anchor of the first section whose text holds s
+// (found by findAnchors, or one by one for a text findAnchors was not given).
 func (e *extraction) anchorOf(s, fallback string) string {
 	if s == "" {
 		return fallback
@@ -761,36 +873,87 @@ type found struct {
 	ok     bool
 }
 
+// joinSections builds the page's text for findAnchor(s) once: each section's
+// heading and blocks, in order, each followed by a NUL byte.
+func (e *extraction) joinSections() {
+	if e.joined != "" {
+		return
+	}
+	n := 0
+	for i := range e.doc.Sections {
+		sec := &e.doc.Sections[i]
+		n += len(sec.Heading) + 1
+		for _, bl := range sec.Blocks {
+			n += len(bl.Text) + 1
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	e.secEnds = make([]int, len(e.doc.Sections))
+	for i := range e.doc.Sections {
+		sec := &e.doc.Sections[i]
+		b.WriteString(sec.Heading)
+		b.WriteByte(0)
+		for _, bl := range sec.Blocks {
+			b.WriteString(bl.Text)
+			b.WriteByte(0)
+		}
+		e.secEnds[i] = b.Len()
+	}
+	e.joined = b.String()
+}
+
+// sectionAt returns the anchor of the section that holds byte at of joined.
+func (e *extraction) sectionAt(at int) string {
+	return e.doc.Sections[sort.SearchInts(e.secEnds, at+1)].Anchor
+}
+
+// findAnchors remembers the answers of findAnchor for all texts at once,
+// with one pass over the page's text (firstIndexes) instead of one search
+// per text.
+func (e *extraction) findAnchors(texts []string) {
+	if e.anchors == nil {
+		e.anchors = make(map[string]found, len(texts))
+	}
+	var pats []string
+	for _, s := range texts {
+		if _, ok := e.anchors[s]; ok || s == "" {
+			continue
+		}
+		if strings.IndexByte(s, 0) >= 0 {
+			var f found
+			f.anchor, f.ok = e.findAnchorSlow(s)
+			e.anchors[s] = f
+			continue
+		}
+		e.anchors[s] = found{} // also marks s as taken
+		pats = append(pats, s)
+	}
+	if len(pats) == 0 {
+		return
+	}
+	e.joinSections()
+	for i, at := range firstIndexes(e.joined, pats) {
+		if at >= 0 {
+			e.anchors[pats[i]] = found{anchor: e.sectionAt(at), ok: true}
+		}
+	}
+}
+
 // findAnchor returns the anchor of the first section whose text holds s:
 // one search of the page's text (each section's heading and blocks, in
-// order, joined by NUL bytes) rather than one per block, which made link
-// anchors a fifth of the extractor's time on pages with many links.
+// order, joined by NUL bytes) rather than one per block.
 func (e *extraction) findAnchor(s string) (string, bool) {
 	if strings.IndexByte(s, 0) >= 0 {
 		// A match could span two blocks of the joined text.
 		return e.findAnchorSlow(s)
 	}
-	if e.joined == "" {
-		var b strings.Builder
-		e.secEnds = make([]int, len(e.doc.Sections))
-		for i := range e.doc.Sections {
-			sec := &e.doc.Sections[i]
-			b.WriteString(sec.Heading)
-			b.WriteByte(0)
-			for _, bl := range sec.Blocks {
-				b.WriteString(bl.Text)
-				b.WriteByte(0)
-			}
-			e.secEnds[i] = b.Len()
-		}
-		e.joined = b.String()
-	}
+	e.joinSections()
 	at := strings.Index(e.joined, s)
 	if at < 0 {
 		return "", false
 	}
-	i := sort.SearchInts(e.secEnds, at+1)
-	return e.doc.Sections[i].Anchor, true
+	return e.sectionAt(at), true
 }
 
 // findAnchorSlow is findAnchor block by block.
@@ -814,6 +977,14 @@ func (e *extraction) findAnchorSlow(s string) (string, bool) {
 // calls (print()), snake_case and CamelCase words. Every token seen (code or
 // not, "()" removed) is added to seen when it is not nil.
 func CodeTokens(text string, seen map[string]bool) [4][]string {
+	if seen == nil {
+		return codeTokens(text, nil)
+	}
+	return codeTokens(text, func(tok string) { seen[tok] = true })
+}
+
+// codeTokens is CodeTokens calling saw (when not nil) with every token seen.
+func codeTokens(text string, saw func(string)) [4][]string {
 	var out [4][]string
 	isTok := func(c byte) bool {
 		return c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
@@ -836,8 +1007,8 @@ func CodeTokens(text string, seen map[string]bool) [4][]string {
 		if tok == "" {
 			continue
 		}
-		if seen != nil {
-			seen[tok] = true
+		if saw != nil {
+			saw(tok)
 		}
 		if c := tok[0]; c >= '0' && c <= '9' {
 			continue
@@ -1020,4 +1191,121 @@ func isCapsDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// parens calls f with the groups (X and Y) of each match of reParen in s,
+// leftmost first, as FindAllStringSubmatch(s, n) finds them: at most n (all
+// when n < 0).
+// reParen, run on every sentence with a "(", was a tenth of the
+// extractor's time.
+//
+// The expression's shape makes every choice of the backtracking matcher
+// forced: each word or identifier part runs to its last [\w\-] or \w byte
+// (a shorter one would be followed by a byte that \s, "." or "(" cannot
+// match), and after each run of white space the next byte says whether X
+// goes on (a capital) or ends ("("); Y is every character up to the next
+// parenthesis, which must be ")".
+func parens(s string, n int, f func(x, y string)) {
+	if n < 0 {
+		n = len(s) + 1
+	}
+	for pos := 0; pos < len(s) && n > 0; n-- {
+		found := false
+		for x0 := pos; x0 < len(s); x0++ {
+			if xEnd, ys, ye, ok := parenAt(s, x0); ok {
+				f(s[x0:xEnd], s[ys:ye])
+				pos = ye + 1
+				found = true
+				break
+			}
+		}
+		if !found {
+			return
+		}
+	}
+}
+
+// parenAt matches reParen at s[x0:]: X is s[x0:xEnd], Y s[ys:ye], and the
+// match ends after s[ye] (")").
+func parenAt(s string, x0 int) (xEnd, ys, ye int, ok bool) {
+	c := s[x0]
+	if isUpperByte(c) {
+		// [A-Z][\w\-]*(?:\s+[A-Z][\w\-]*){0,5}
+		i := x0
+		for words := 1; ; words++ {
+			i++
+			for i < len(s) && (isWordByte(s[i]) || s[i] == '-') {
+				i++
+			}
+			j := i
+			for j < len(s) && isSpace(s[j]) {
+				j++
+			}
+			if j == i || j == len(s) {
+				break
+			}
+			if s[j] == '(' {
+				if ys, ye, ok := parenTail(s, j); ok {
+					return i, ys, ye, true
+				}
+				break
+			}
+			if !isUpperByte(s[j]) || words == 6 {
+				break
+			}
+			i = j
+		}
+	}
+	if !isUpperByte(c) && !isLowerByte(c) && c != '_' {
+		return 0, 0, 0, false
+	}
+	// [A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\(\))?
+	i := x0 + 1
+	for i < len(s) && isWordByte(s[i]) {
+		i++
+	}
+	for i+1 < len(s) && s[i] == '.' && (isUpperByte(s[i+1]) || isLowerByte(s[i+1]) || s[i+1] == '_') {
+		i += 2
+		for i < len(s) && isWordByte(s[i]) {
+			i++
+		}
+	}
+	if strings.HasPrefix(s[i:], "()") {
+		i += 2
+	}
+	j := i
+	for j < len(s) && isSpace(s[j]) {
+		j++
+	}
+	if j == i || j == len(s) || s[j] != '(' {
+		return 0, 0, 0, false
+	}
+	if ys, ye, ok := parenTail(s, j); ok {
+		return i, ys, ye, true
+	}
+	return 0, 0, 0, false
+}
+
+// parenTail matches \(([^()]{2,60})\) at s[j:] (s[j] is "("), returning
+// where the group starts and ends.
+func parenTail(s string, j int) (ys, ye int, ok bool) {
+	n := 0
+	for k := j + 1; k < len(s); {
+		switch s[k] {
+		case ')':
+			return j + 1, k, n >= 2
+		case '(':
+			return 0, 0, false
+		}
+		if s[k] < utf8.RuneSelf {
+			k++
+		} else {
+			_, w := utf8.DecodeRuneInString(s[k:])
+			k += w
+		}
+		if n++; n > 60 {
+			return 0, 0, false
+		}
+	}
+	return 0, 0, false
 }

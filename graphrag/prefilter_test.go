@@ -1,6 +1,9 @@
 package graphrag
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // FuzzPrefilters checks that the cheap tests run before reIsA and reParen
 // never skip a sentence the regexps would match.
@@ -11,6 +14,8 @@ func FuzzPrefilters(f *testing.F) {
 		"The GIL (global interpreter lock) is held.",
 		"json.dumps() (a function) returns str",
 		"this is not anything", "isa", " is a", "x is an", "(", " (x)", "x\n(ab)",
+		"x (ab)", "x (a)", "- (ab)", ") (ab)", ". (ab)", "x \t(\xff\xfe)", "x (日本)", "x (" + strings.Repeat("é", 60) + ")",
+		"x (" + strings.Repeat("é", 61) + ")", "x (a(b)c)", "a (b) c (de)",
 	} {
 		f.Add(s)
 	}
@@ -18,8 +23,11 @@ func FuzzPrefilters(f *testing.F) {
 		if reIsA.MatchString(s) && !mayIsA(s) {
 			t.Errorf("mayIsA(%q) = false, but reIsA matches", s)
 		}
-		if reParen.MatchString(s) && !hasSpaceParen(s) {
-			t.Errorf("hasSpaceParen(%q) = false, but reParen matches", s)
+		if reDef.MatchString(s) && !mayDef(s) {
+			t.Errorf("mayDef(%q) = false, but reDef matches", s)
+		}
+		if reParen.MatchString(s) && !mayParen(s) {
+			t.Errorf("mayParen(%q) = false, but reParen matches", s)
 		}
 	})
 }
@@ -34,12 +42,15 @@ func TestPrefilters(t *testing.T) {
 		{"This island is amazing", false, false},
 		{"The GIL (global interpreter lock) is held.", false, true},
 		{"f(x) is called", false, false},
+		{"Call it (see below).", false, true},
+		{"a list (x)", false, false},
+		{"a list. (see x)", false, false},
 	} {
 		if got := mayIsA(tc.s); got != tc.isA {
 			t.Errorf("mayIsA(%q) = %v, want %v", tc.s, got, tc.isA)
 		}
-		if got := hasSpaceParen(tc.s); got != tc.parens {
-			t.Errorf("hasSpaceParen(%q) = %v, want %v", tc.s, got, tc.parens)
+		if got := mayParen(tc.s); got != tc.parens {
+			t.Errorf("mayParen(%q) = %v, want %v", tc.s, got, tc.parens)
 		}
 	}
 }

@@ -14,8 +14,10 @@ import (
 // its rows in entity_words: random B-tree inserts whose pages every group
 // commit writes to the WAL again. On the Python docs that was about half of
 // the graph writer's CPU. Into an empty store the indexes are instead built
-// once at the end (CREATE INDEX sorts) and the words written in key order,
-// which costs a fraction of that.
+// once at the end (CREATE INDEX sorts), and the entities, whose reference
+// counts every page updated at random places of their B-tree, are derived
+// from the triples then (one GROUP BY) and written with their words in key
+// order, which costs a fraction of that.
 //
 // A bulk load is recorded in table bulk_load in the transaction that drops
 // the indexes, so a process that dies during one leaves a store that the
@@ -23,9 +25,9 @@ import (
 
 // BulkLoad makes the writes that follow a bulk load when the store holds no
 // triples and no entities at all (a fresh data dir): the secondary indexes
-// are dropped and entity words not written until Close builds both. It
-// reports whether it did. Until Close, lookups by name or object scan the
-// table and Entities without a name index finds nothing, so only a process
+// are dropped and no entities nor their words written until Close builds
+// them all. It reports whether it did. Until Close, lookups by name or
+// object scan the table and Entities finds nothing, so only a process
 // that writes and does not read the graph (kgagent ingest) should call it,
 // before its first write.
 func (s *Store) BulkLoad(ctx context.Context) (bool, error) {
@@ -62,36 +64,49 @@ func (s *Store) BulkLoad(ctx context.Context) (bool, error) {
 	return on, nil
 }
 
-// finishBulk completes a bulk load recorded in bulk_load, if any (every
-// entity's words written afresh), and creates the secondary indexes that
-// are missing, in one transaction on the writer w. The words are read and
-// computed on reader (the writer when nil) while the writer builds the
-// indexes: that part of the end of a load then runs on another core.
-func finishBulk(w *writer, reader queryer) error {
+// finishBulk completes a bulk load recorded in bulk_load, if any, and
+// creates the secondary indexes that are missing, in one transaction on the
+// writer w. The entities are those of tally, the load's own (Close), or,
+// when it is nil (Open after a load that did not finish), derived from the
+// triples stored; they and their words are computed on reader (the writer
+// when nil) while the writer builds the indexes, so that part of the end of
+// a load runs on another core, and stored in key order.
+func finishBulk(w *writer, reader queryer, tally *entityTally) error {
 	ctx := context.Background()
 	var pending int
 	if err := w.conn.QueryRowContext(ctx, `SELECT count(*) FROM bulk_load`).Scan(&pending); err != nil {
 		return err
 	}
 	type result struct {
-		rows []wordRow
-		err  error
+		ents  []entityRow
+		words []wordRow
+		err   error
 	}
-	words := make(chan result, 1)
+	derived := make(chan result, 1)
+	derive := func(c queryer) {
+		var ents []entityRow
+		var err error
+		if tally != nil {
+			ents = tally.rows()
+		} else {
+			ents, err = entitiesFromTriples(ctx, c)
+		}
+		var words []wordRow
+		if err == nil {
+			words = entityWords(ents)
+		}
+		derived <- result{ents, words, err}
+	}
 	if pending > 0 {
 		if reader == nil {
-			rows, err := entityWords(ctx, w.conn)
-			words <- result{rows, err}
+			derive(w.conn)
 		} else {
-			go func() {
-				rows, err := entityWords(ctx, reader)
-				words <- result{rows, err}
-			}()
+			go derive(reader)
 		}
 	}
 	if err := w.begin(ctx); err != nil {
 		if pending > 0 {
-			<-words
+			<-derived
 		}
 		return err
 	}
@@ -100,14 +115,17 @@ func finishBulk(w *writer, reader queryer) error {
 		if pending == 0 {
 			return err
 		}
-		r := <-words
+		r := <-derived
 		if err != nil {
 			return err
 		}
 		if r.err != nil {
 			return r.err
 		}
-		if err := writeWords(ctx, w.conn, r.rows); err != nil {
+		if err := writeEntities(ctx, w.conn, r.ents); err != nil {
+			return err
+		}
+		if err := writeWords(ctx, w.conn, r.words); err != nil {
 			return err
 		}
 		_, err = w.conn.ExecContext(ctx, `DELETE FROM bulk_load`)
@@ -120,30 +138,127 @@ func finishBulk(w *writer, reader queryer) error {
 	return w.commit(ctx)
 }
 
-// wordRow is one row of entity_words.
-type wordRow struct{ collection, word, id string }
+// entityTally is a bulk load's entities, kept in memory instead of the
+// entities table, whose reference counts every page would update at random
+// places of its B-tree: each committed write's changes (bulkDelta) are
+// applied as addRefs applies them to the table, so Close stores the same
+// rows a page-by-page load would have.
+type entityTally struct {
+	ents map[entityKey]*entityRow
+}
 
-// entityWords are the rows entity_words should hold: every entity's words
-// (see Words), in key order.
-func entityWords(ctx context.Context, c queryer) ([]wordRow, error) {
-	rows, err := c.QueryContext(ctx, `SELECT collection, id, norm FROM entities`)
+// entityKey is an entity's primary key.
+type entityKey struct{ collection, id string }
+
+// bulkDelta is one write's changes to the entities: reference-count deltas
+// by id, and the rows of those it may create.
+type bulkDelta struct {
+	collection string
+	refs       map[string]int
+	ents       map[string]entRow
+}
+
+// apply adds d's changes (nil: none) to the tally.
+func (t *entityTally) apply(d *bulkDelta) {
+	if d == nil {
+		return
+	}
+	if t.ents == nil {
+		t.ents = map[entityKey]*entityRow{}
+	}
+	for id, n := range d.refs {
+		k := entityKey{d.collection, id}
+		e, ok := t.ents[k]
+		switch {
+		case n > 0 && !ok:
+			// Copies: the names may point into a whole page's text.
+			r := d.ents[id]
+			e = &entityRow{collection: strings.Clone(d.collection), id: strings.Clone(id),
+				name: strings.Clone(r.name), typ: strings.Clone(r.typ), norm: strings.Clone(r.norm)}
+			t.ents[entityKey{e.collection, e.id}] = e
+			e.refs = n
+		case ok:
+			e.refs += n
+			if e.refs <= 0 {
+				delete(t.ents, k)
+			}
+		}
+	}
+}
+
+// rows are the tally's entities in key order.
+func (t *entityTally) rows() []entityRow {
+	all := make([]entityRow, 0, len(t.ents))
+	for _, e := range t.ents {
+		all = append(all, *e)
+	}
+	slices.SortFunc(all, func(a, b entityRow) int {
+		if c := strings.Compare(a.collection, b.collection); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	return all
+}
+
+// entityRow is one row of the entities table.
+type entityRow struct {
+	collection, id, name, typ, norm string
+	refs                            int
+}
+
+// entitiesFromTriples are the rows the entities table holds for the triples
+// stored, in key order: every subject, and every object of a triple without
+// a literal, counted once per triple that names it (as ReplaceDocument
+// counts references), with the name, type and normalised name of the
+// earliest stored triple that names it (by rowid, subject before object):
+// the triple a page-by-page load created the entity with, unless that one
+// was retracted since while others kept the entity.
+func entitiesFromTriples(ctx context.Context, c queryer) ([]entityRow, error) {
+	rows, err := c.QueryContext(ctx, `SELECT collection, id, name, type, norm, min(k), count(*) FROM (
+		SELECT collection, s_id AS id, s_name AS name, s_type AS type, s_norm AS norm, rowid * 2 AS k FROM triples
+		UNION ALL
+		SELECT collection, o_id, o_name, o_type, o_norm, rowid * 2 + 1 FROM triples WHERE literal = ''
+	) GROUP BY collection, id ORDER BY collection, id`)
 	if err != nil {
 		return nil, err
 	}
-	var all []wordRow
+	defer rows.Close()
+	var all []entityRow
 	for rows.Next() {
-		var coll, id, norm string
-		if err := rows.Scan(&coll, &id, &norm); err != nil {
-			rows.Close()
+		var e entityRow
+		var k int64
+		if err := rows.Scan(&e.collection, &e.id, &e.name, &e.typ, &e.norm, &k, &e.refs); err != nil {
 			return nil, err
 		}
-		for _, w := range Words(norm, id) {
-			all = append(all, wordRow{coll, w, id})
-		}
+		all = append(all, e)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
+	return all, rows.Err()
+}
+
+// writeEntities replaces the entities table by all (in key order).
+func writeEntities(ctx context.Context, c *sql.Conn, all []entityRow) error {
+	if _, err := c.ExecContext(ctx, `DELETE FROM entities`); err != nil {
+		return err
+	}
+	vals := make([]any, 0, 6*len(all))
+	for _, e := range all {
+		vals = append(vals, e.collection, e.id, e.name, e.typ, e.norm, e.refs)
+	}
+	return insertAll(ctx, c, `INSERT INTO entities (collection, id, name, type, norm, refs)`, 6, vals, "write entities")
+}
+
+// wordRow is one row of entity_words.
+type wordRow struct{ collection, word, id string }
+
+// entityWords are the rows entity_words holds for ents: every entity's
+// words (see Words), in key order.
+func entityWords(ents []entityRow) []wordRow {
+	var all []wordRow
+	for _, e := range ents {
+		for _, w := range Words(e.norm, e.id) {
+			all = append(all, wordRow{e.collection, w, e.id})
+		}
 	}
 	slices.SortFunc(all, func(a, b wordRow) int {
 		if c := strings.Compare(a.collection, b.collection); c != 0 {
@@ -154,40 +269,44 @@ func entityWords(ctx context.Context, c queryer) ([]wordRow, error) {
 		}
 		return strings.Compare(a.id, b.id)
 	})
-	return all, nil
+	return all
 }
 
 // writeWords replaces entity_words by all (in key order).
 func writeWords(ctx context.Context, c *sql.Conn, all []wordRow) error {
-	var err error
 	if _, err := c.ExecContext(ctx, `DELETE FROM entity_words`); err != nil {
 		return err
 	}
-	const head = `INSERT OR IGNORE INTO entity_words (collection, word, id)`
+	vals := make([]any, 0, 3*len(all))
+	for _, r := range all {
+		vals = append(vals, r.collection, r.word, r.id)
+	}
+	return insertAll(ctx, c, `INSERT OR IGNORE INTO entity_words (collection, word, id)`, 3, vals, "write entity words")
+}
+
+// insertAll inserts rows (each ncols values, flattened in vals) with
+// multi-row INSERTs of head on c, outside the writer's statement cache.
+func insertAll(ctx context.Context, c *sql.Conn, head string, ncols int, vals []any, what string) error {
 	stmts := map[int]*sql.Stmt{}
 	defer func() {
 		for _, st := range stmts {
 			st.Close()
 		}
 	}()
-	vals := make([]any, 0, 3*rowsPerInsert)
-	for len(all) > 0 {
-		n := min(len(all), rowsPerInsert)
+	for len(vals) > 0 {
+		n := min(len(vals)/ncols, rowsPerInsert)
 		st, ok := stmts[n]
 		if !ok {
-			if st, err = c.PrepareContext(ctx, insertSQL(head, 3, n)); err != nil {
+			var err error
+			if st, err = c.PrepareContext(ctx, insertSQL(head, ncols, n)); err != nil {
 				return err
 			}
 			stmts[n] = st
 		}
-		vals = vals[:0]
-		for _, r := range all[:n] {
-			vals = append(vals, r.collection, r.word, r.id)
+		if _, err := st.ExecContext(ctx, vals[:n*ncols]...); err != nil {
+			return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: %s", what)
 		}
-		if _, err := st.ExecContext(ctx, vals...); err != nil {
-			return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: write entity words")
-		}
-		all = all[n:]
+		vals = vals[n*ncols:]
 	}
 	return nil
 }

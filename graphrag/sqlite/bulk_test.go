@@ -25,8 +25,12 @@ func bulkDocs(t *testing.T, s *sqlite.Store) {
 	for d := range 6 {
 		doc := fmt.Sprintf("https://x.test/%d.html", d)
 		var ts []kgagent.Triple
+		shared := "Shared Thing %d"
+		if d%2 == 1 {
+			shared = "SHARED thing %d" // the same entities, named otherwise: the first name stays
+		}
 		for i := range 30 {
-			ts = append(ts, graphtest.T("c", doc, fmt.Sprintf("pkg%d.mod.func_%d", d, i), "defines", fmt.Sprintf("Shared Thing %d", i%7), fmt.Sprintf("a%d", i)))
+			ts = append(ts, graphtest.T("c", doc, fmt.Sprintf("pkg%d.mod.func_%d", d, i), "defines", fmt.Sprintf(shared, i%7), fmt.Sprintf("a%d", i)))
 		}
 		ts = append(ts, graphtest.L("c", doc, "os.path.join", "summary", fmt.Sprintf("Join paths %d", d), "x"))
 		if err := s.ReplaceDocument(ctx, "c", doc, ts); err != nil {
@@ -103,8 +107,28 @@ func TestBulkLoad(t *testing.T) {
 			}
 		}
 		bulkDocs(t, s)
+		var derived []string
+		if path == bulk {
+			// What Open would store had this process died before Close.
+			var err error
+			if derived, err = sqlite.EntitiesFromTriples(t.Context(), s); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(derived)
+		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
+		}
+		if path == bulk {
+			var stored []string
+			for _, r := range dump(t, bulk) {
+				if strings.HasPrefix(r, "entity ") {
+					stored = append(stored, r)
+				}
+			}
+			if len(stored) == 0 || !slices.Equal(derived, stored) {
+				t.Errorf("entities derived from the triples:\n%q\nstored by the bulk load:\n%q", derived, stored)
+			}
 		}
 	}
 	want, got := dump(t, plain), dump(t, bulk)

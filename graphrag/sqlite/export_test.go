@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/kgagent/kgagent"
@@ -94,4 +95,15 @@ func DecodeNames(b []byte) ([]byte, error) {
 		return nil, err
 	}
 	return encodeNames(idx), nil
+}
+
+// EntitiesFromTriples are the entities that Open stores for a bulk load
+// that did not finish, in the form of bulk_test.go's dump.
+func EntitiesFromTriples(ctx context.Context, s *Store) ([]string, error) {
+	ents, err := entitiesFromTriples(ctx, s.rdb)
+	var out []string
+	for _, e := range ents {
+		out = append(out, strings.Join([]string{"entity", e.collection, e.id, e.name, e.typ, e.norm, strconv.Itoa(e.refs)}, " "))
+	}
+	return out, err
 }

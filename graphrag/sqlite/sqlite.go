@@ -55,9 +55,10 @@ type Store struct {
 	w       writer                        // the writer connection; only the group's leader uses it
 
 	// bulk is set while a bulk load defers the secondary indexes and the
-	// entity words (bulk.go). Set before the first write, read by the
-	// writer only.
-	bulk bool
+	// entities (bulk.go), which tally then holds. Set before the first
+	// write; both are used by the writer only.
+	bulk  bool
+	tally entityTally
 
 	stmu    sync.Mutex
 	inserts map[string]string // multi-row INSERTs, by head, tail and rows
@@ -208,7 +209,7 @@ func Open(path string) (*Store, error) {
 	w := writer{conn: conn}
 	// A bulk load that did not finish (a crash) is completed first; then
 	// every index exists.
-	if err := finishBulk(&w, nil); err != nil {
+	if err := finishBulk(&w, nil, nil); err != nil {
 		w.close()
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: complete the bulk load of %s", path)
@@ -289,7 +290,7 @@ func (s *Store) Close() error {
 	if s.bulk {
 		// The bulk load's indexes and words; should this fail, the next
 		// Open completes them.
-		if berr := finishBulk(&s.w, s.rdb); berr != nil {
+		if berr := finishBulk(&s.w, s.rdb, &s.tally); berr != nil {
 			err = dbErr(context.Background(), berr, "complete the bulk load")
 		}
 		s.bulk = false

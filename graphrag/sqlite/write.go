@@ -40,6 +40,9 @@ type writeJob struct {
 	what string
 	fn   func(x *wtx) error
 	err  error
+	// bulk is what fn's last run changed of the entities during a bulk
+	// load, applied to the store's tally once its transaction commits.
+	bulk *bulkDelta
 }
 
 // wtx is a write transaction: the caller's context (checked between
@@ -47,6 +50,7 @@ type writeJob struct {
 // writer connection the transaction runs on.
 type wtx struct {
 	s    *Store
+	job  *writeJob
 	ctx  context.Context // the caller's: only for Err
 	ectx context.Context // for statements: never canceled
 }
@@ -172,7 +176,8 @@ func (s *Store) runOptimistic(group []*writeJob) bool {
 			skipped[i] = err
 			continue
 		}
-		x := &wtx{s: s, ctx: g.ctx, ectx: context.WithoutCancel(g.ctx)}
+		g.bulk = nil
+		x := &wtx{s: s, job: g, ctx: g.ctx, ectx: context.WithoutCancel(g.ctx)}
 		if err := g.fn(x); err != nil {
 			s.w.rollback(bg)
 			return false
@@ -190,6 +195,8 @@ func (s *Store) runOptimistic(group []*writeJob) bool {
 			g.err = skipped[i]
 		case err != nil:
 			g.err = dbErr(g.ctx, err, g.what)
+		default:
+			s.tally.apply(g.bulk)
 		}
 	}
 	return true
@@ -217,7 +224,8 @@ func (s *Store) runIsolated(group []*writeJob) {
 			g.err = err
 			continue
 		}
-		x := &wtx{s: s, ctx: g.ctx, ectx: context.WithoutCancel(g.ctx)}
+		g.bulk = nil
+		x := &wtx{s: s, job: g, ctx: g.ctx, ectx: context.WithoutCancel(g.ctx)}
 		if len(group) == 1 {
 			if err := g.fn(x); err != nil {
 				s.w.rollback(bg)
@@ -256,6 +264,12 @@ func (s *Store) runIsolated(group []*writeJob) {
 	}
 	if err := s.w.commit(bg); err != nil {
 		failAll(err)
+		return
+	}
+	for _, g := range group {
+		if g.err == nil {
+			s.tally.apply(g.bulk)
+		}
 	}
 }
 
@@ -511,6 +525,12 @@ func (x *wtx) upsertNew(collection string, refs map[string]int, ents map[string]
 // multi-row upsert), and entities no triple refers to any more are dropped
 // with their words.
 func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]entRow) error {
+	if x.s.bulk {
+		// A bulk load keeps the entities in memory until its end
+		// (bulk.go), once this transaction commits.
+		x.job.bulk = &bulkDelta{collection: collection, refs: refs, ents: ents}
+		return nil
+	}
 	var up, down []string
 	for id, d := range refs {
 		switch {
@@ -529,13 +549,7 @@ func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]en
 			e := ents[id]
 			vals = append(vals, coll, id, e.name, e.typ, e.norm, refs[id])
 		}
-		if x.s.bulk {
-			// No words until the end: nothing to learn from the upsert.
-			if err := x.insertRows(`INSERT INTO entities (collection, id, name, type, norm, refs)`,
-				` ON CONFLICT (collection, id) DO UPDATE SET refs = refs + excluded.refs`, 6, vals); err != nil {
-				return err
-			}
-		} else if err := x.upsertNew(collection, refs, ents, vals); err != nil {
+		if err := x.upsertNew(collection, refs, ents, vals); err != nil {
 			return err
 		}
 	}
@@ -567,9 +581,6 @@ func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]en
 		}
 		if _, err := x.exec(`DELETE FROM entities WHERE collection = ? AND id = ?`, collection, id); err != nil {
 			return err
-		}
-		if x.s.bulk {
-			continue // no words yet
 		}
 		// Exactly the words it was indexed under (see Words), so no scan
 		// of the collection's words.
