@@ -128,13 +128,17 @@ func (s *Service) IndexDocument(ctx context.Context, doc kgagent.Document, chunk
 // and source section), keeping the first of each: a triple stated twice on a
 // page is one fact. It returns a new slice.
 func Dedupe(ts []kgagent.Triple) []kgagent.Triple {
-	seen := make(map[string]bool, len(ts))
-	out := ts[:0:0]
-	for _, t := range ts {
-		k := t.Subject.ID + "\x00" + t.Predicate + "\x00" + t.Object.ID + "\x00" + t.Literal + "\x00" + t.SourceURL
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, t)
+	if len(ts) == 0 {
+		return ts[:0:0]
+	}
+	seen := make(map[emitKey]struct{}, len(ts))
+	out := make([]kgagent.Triple, 0, len(ts))
+	for i := range ts {
+		t := &ts[i]
+		k := emitKey{t.Subject.ID, t.Predicate, t.Object.ID, t.Literal, t.SourceURL}
+		if _, dup := seen[k]; !dup {
+			seen[k] = struct{}{}
+			out = append(out, *t)
 		}
 	}
 	return out
