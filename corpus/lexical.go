@@ -115,12 +115,14 @@ type lexScratch struct {
 
 var lexPool = sync.Pool{New: func() any { return new(lexScratch) }}
 
-// reset empties sc for a text of n bytes: the table starts with room for
-// about n features, so clearing it costs no more than reading the text.
+// reset empties sc for a text of n bytes: the table starts with 2n slots
+// or more, room for the n or so features prose gives (a word, a pair and
+// its trigrams per word of ~7 bytes) without growing, while clearing it
+// costs little next to reading the text.
 func (sc *lexScratch) reset(n int) {
 	sc.keys, sc.ws = sc.keys[:0], sc.ws[:0]
 	bits := uint(6)
-	for 1<<bits < n && bits < 20 {
+	for 1<<bits < 2*n && bits < 20 {
 		bits++
 	}
 	sc.setTable(bits)

@@ -99,6 +99,15 @@ var stemSuffixes = []string{
 	"er", "es", "ed", "ly", "s",
 }
 
+// stemSuffixesByLast are stemSuffixes by their last byte, in the same
+// order: the only ones stemBytes need try for a word ending in that byte.
+var stemSuffixesByLast = func() (by [256][]string) {
+	for _, suf := range stemSuffixes {
+		by[suf[len(suf)-1]] = append(by[suf[len(suf)-1]], suf)
+	}
+	return by
+}()
+
 // maxStopWordLen is the length in bytes of the longest stop word.
 const maxStopWordLen = 10
 
@@ -109,9 +118,8 @@ func stemBytes(dst, w []byte) []byte {
 	if len(w) <= 4 {
 		return dst
 	}
-	last := w[len(w)-1]
-	for _, suf := range stemSuffixes {
-		if suf[len(suf)-1] != last || len(w)-len(suf) < 3 || string(w[len(w)-len(suf):]) != suf {
+	for _, suf := range stemSuffixesByLast[w[len(w)-1]] {
+		if len(w)-len(suf) < 3 || string(w[len(w)-len(suf):]) != suf {
 			continue
 		}
 		if suf == "s" {

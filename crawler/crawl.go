@@ -168,6 +168,7 @@ type crawl struct {
 	mu        sync.Mutex
 	seen      map[string]bool
 	hashes    map[string]string // content hash -> URL that owns it
+	norm      normCache         // NormalizeURL of the links found on pages
 	queued    int64
 	truncated string
 	bytes     atomic.Int64
@@ -498,7 +499,7 @@ func (cr *crawl) onResponse(r *colly.Response) {
 	// page may still link to pages not seen yet.
 	linked := map[string]bool{}
 	for _, l := range doc.Links {
-		if n, err := NormalizeURL(l.URL); err == nil && !linked[n] && cr.scope.Follows(n) {
+		if n, ok := cr.norm.normalize(l.URL); ok && !linked[n] && cr.scope.Follows(n) {
 			linked[n] = true
 			page.Links = append(page.Links, n)
 			cr.enqueue(n, v.depth+1, false)

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-	"unsafe"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -25,13 +24,7 @@ func normSpace(s string) string {
 	if isNormSpace(s) {
 		return s
 	}
-	b := []byte(s)
-	b = b[:compactSpace(b)]
-	if len(b) == 0 {
-		return ""
-	}
-	// b is fresh and never written again.
-	return unsafe.String(&b[0], len(b))
+	return normSpaceBytes([]byte(s))
 }
 
 // normSpaceBytes is normSpace of string(b) with one copy at most; it

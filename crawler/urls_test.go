@@ -195,3 +195,42 @@ func FuzzParseSitemap(f *testing.F) {
 		}
 	})
 }
+
+var normCacheCases = []string{
+	"http://h.example/a/b.html#x", "http://h.example/a/b.html", "http://h.example/a/b.html#", "HTTP://H.example:80/a/./b#f",
+	"http://h.example/a#%zz", "http://h.example/a#%41", "http://h.example/a #f", " http://h.example/a", "http://h.example/a#f ",
+	"http://h.example/ü#x", "mailto:x@y#z", "http://h.example/a?b=1&a=2#f", "http://h.example/a%zz#f", "http://u@h.example/#f",
+	"http://h.example/a#b#c", "#f", "", "http://h.example/" + strings.Repeat("a", maxURLLength-30) + "#" + strings.Repeat("f", 40),
+}
+
+// TestNormCache checks the memo against NormalizeURL, twice per URL so that
+// the second answer comes from the cache.
+func TestNormCache(t *testing.T) {
+	var c normCache
+	for range 2 {
+		for _, raw := range normCacheCases {
+			want, err := NormalizeURL(raw)
+			if got, ok := c.normalize(raw); ok != (err == nil) || (ok && got != want) {
+				t.Errorf("normalize(%q) = %q, %v; NormalizeURL: %q, %v", raw, got, ok, want, err)
+			}
+		}
+	}
+	if len(c.m) == 0 {
+		t.Error("nothing was cached")
+	}
+}
+
+func FuzzNormCache(f *testing.F) {
+	for _, raw := range normCacheCases {
+		f.Add(raw, "http://h.example/a#g")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		var c normCache
+		for _, raw := range []string{a, b, a, b} {
+			want, err := NormalizeURL(raw)
+			if got, ok := c.normalize(raw); ok != (err == nil) || (ok && got != want) {
+				t.Fatalf("normalize(%q) = %q, %v; NormalizeURL: %q, %v", raw, got, ok, want, err)
+			}
+		}
+	})
+}

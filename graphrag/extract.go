@@ -86,7 +86,11 @@ func (x BuiltinExtractor) Extract(ctx context.Context, doc kgagent.Document, chu
 	if x.MaxTriples <= 0 {
 		x.MaxTriples = 5000
 	}
-	e := &extraction{x: x, doc: doc, seen: map[emitKey]bool{}, aliases: Aliases{}, byAnchor: map[string][]kgagent.Chunk{}}
+	// About six triples per section and one per four links on the Python
+	// docs: sized so, out and seen seldom grow.
+	est := min(6*len(doc.Sections)+len(doc.Links)/4, x.MaxTriples)
+	e := &extraction{x: x, doc: doc, seen: make(map[emitKey]bool, est), aliases: Aliases{}, byAnchor: map[string][]kgagent.Chunk{},
+		out: make([]kgagent.Triple, 0, est)}
 	for _, c := range chunks {
 		e.byAnchor[c.Anchor] = append(e.byAnchor[c.Anchor], c)
 	}
@@ -122,6 +126,8 @@ func (e *extraction) addLinkText(lt string) {
 	if e.linkKeys == nil {
 		e.linkKeys = map[string]int32{}
 	}
+	h := keyHash(key)
+	e.keyBloom[h>>6] |= 1 << (h & 63)
 	id, ok := e.linkKeys[key]
 	if !ok {
 		id = int32(len(e.keyTexts))
@@ -130,6 +136,11 @@ func (e *extraction) addLinkText(lt string) {
 		e.keyStamp = append(e.keyStamp, 0)
 	}
 	e.keyTexts[id] = append(e.keyTexts[id], li)
+}
+
+// keyHash is a cheap hash (0..1023) of a non-empty token, for keyBloom.
+func keyHash(s string) uint {
+	return (uint(s[0])*31 + uint(s[len(s)-1])*7 + uint(len(s))*131) & 1023
 }
 
 // pageTitle drops a site suffix ("json — ... — Python 3.11 documentation").
@@ -150,10 +161,13 @@ type extraction struct {
 	seen      map[emitKey]bool
 	aliases   Aliases
 	byAnchor  map[string][]kgagent.Chunk
+	srcAnchor string           // the anchor of src
+	src       string           // SectionURL of the last anchor emit saw
 	linkTexts []string         // distinct link texts worth matching in sections
 	linkKeys  map[string]int32 // a link text's first word, "()" removed -> key id
 	keyTexts  [][]int32        // key id -> indexes of its link texts, ascending
 	keyStamp  []int32          // key id -> the salient call that last saw it
+	keyBloom  [16]uint64       // bits keyHash of the keys set
 	stamp     int32            // salient calls so far
 	marked    []int32          // key ids the current salient call saw
 	cand      []int32          // link texts the current salient call tries
@@ -170,7 +184,7 @@ type emitKey struct{ s, p, o, lit, src string }
 // its first chunk.
 func (e *extraction) chunkFor(anchor, evidence string) string {
 	cs := e.byAnchor[anchor]
-	if evidence != "" {
+	if evidence != "" && len(cs) > 1 { // one chunk is the answer either way
 		probe := evidence
 		if len(probe) > 80 {
 			probe = clip(probe, 80)
@@ -198,7 +212,10 @@ func (e *extraction) emit(s kgagent.Entity, p string, o kgagent.Entity, lit, anc
 		o = kgagent.Entity{}
 		lit = clip(strings.TrimSpace(lit), 1000)
 	}
-	src := SectionURL(e.doc.URL, anchor)
+	if anchor != e.srcAnchor || e.src == "" {
+		e.srcAnchor, e.src = anchor, SectionURL(e.doc.URL, anchor)
+	}
+	src := e.src
 	k := emitKey{s.ID, p, o.ID, lit, src}
 	if e.seen[k] {
 		return
@@ -297,17 +314,22 @@ func (e *extraction) apiHeading(s *kgagent.Section, sec kgagent.Entity) kgagent.
 	h := strings.TrimSpace(s.Heading)
 	first := firstParagraph(s)
 	// Module heading: "json — JSON encoder and decoder", anchor "module-json".
-	if m := reModHead.FindStringSubmatch(h); m != nil && (strings.HasPrefix(s.Anchor, "module-") || s.Level <= 1) && isIdent(m[1]) {
-		mod := NewEntity(m[1], TypeModule)
-		if s.Anchor == "module-"+m[1] || e.module.ID == "" {
-			e.module = mod
+	if mayModHead(h) && (strings.HasPrefix(s.Anchor, "module-") || s.Level <= 1) {
+		if m := reModHead.FindStringSubmatch(h); m != nil && isIdent(m[1]) {
+			mod := NewEntity(m[1], TypeModule)
+			if s.Anchor == "module-"+m[1] || e.module.ID == "" {
+				e.module = mod
+			}
+			e.emit(mod, PredIsDefinedAs, kgagent.Entity{}, m[2], s.Anchor, "")
+			e.emit(sec, PredMentions, mod, "", s.Anchor, "")
+			if parent, _, ok := splitQualified(m[1]); ok {
+				e.emit(NewEntity(parent, TypeModule), PredDefines, mod, "", s.Anchor, "")
+			}
+			return mod
 		}
-		e.emit(mod, PredIsDefinedAs, kgagent.Entity{}, m[2], s.Anchor, "")
-		e.emit(sec, PredMentions, mod, "", s.Anchor, "")
-		if parent, _, ok := splitQualified(m[1]); ok {
-			e.emit(NewEntity(parent, TypeModule), PredDefines, mod, "", s.Anchor, "")
-		}
-		return mod
+	}
+	if !maySigHead(h) {
+		return kgagent.Entity{}
 	}
 	m := reSigHead.FindStringSubmatch(h)
 	if m == nil {
@@ -372,7 +394,6 @@ func splitQualified(q string) (parent, last string, ok bool) {
 // salient returns the section's salient terms, most specific first.
 func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 	var out []kgagent.Entity
-	seen := map[string]bool{}
 	add := func(name, typ string) {
 		if len(out) >= e.x.MaxMentions {
 			return
@@ -382,10 +403,14 @@ func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 			return
 		}
 		t := e.term(name, typ)
-		if t.ID == "" || seen[t.ID] || stopTerms[t.ID] || stopStarts[t.ID] {
+		if t.ID == "" || stopTerms[t.ID] || stopStarts[t.ID] {
 			return
 		}
-		seen[t.ID] = true
+		for i := range out { // at most MaxMentions
+			if out[i].ID == t.ID {
+				return
+			}
+		}
 		out = append(out, t)
 	}
 	// add ignores terms once out is full, so each pass below stops there.
@@ -398,6 +423,9 @@ func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 	e.marked = e.marked[:0]
 	if len(e.linkKeys) > 0 {
 		saw = func(tok string) {
+			if h := keyHash(tok); e.keyBloom[h>>6]&(1<<(h&63)) == 0 {
+				return // not a key: most tokens
+			}
 			if id, ok := e.linkKeys[tok]; ok && e.keyStamp[id] != e.stamp {
 				e.keyStamp[id] = e.stamp
 				e.marked = append(e.marked, id)
@@ -542,9 +570,7 @@ func (e *extraction) sentences(text, anchor string) {
 		if !mayParen(sent) {
 			continue
 		}
-		for _, m := range reParen.FindAllStringSubmatch(sent, 8) {
-			e.paren(m[1], m[2], anchor, sent)
-		}
+		parens(sent, 8, func(x, y string) { e.paren(x, y, anchor, sent) })
 	}
 }
 
@@ -688,6 +714,51 @@ func subsequence(short, long string) bool {
 		}
 	}
 	return i == len(short) && long[0] == short[0]
+}
+
+// mayModHead reports whether h starts as every match of reModHead does:
+// [A-Za-z_][\w.]*, white space, a dash. It is the cheap test run before the
+// regexp.
+func mayModHead(h string) bool {
+	if h == "" || !isUpperByte(h[0]) && !isLowerByte(h[0]) && h[0] != '_' {
+		return false
+	}
+	i := 1
+	for i < len(h) && (isWordByte(h[i]) || h[i] == '.') {
+		i++
+	}
+	j := i
+	for j < len(h) && isSpace(h[j]) {
+		j++
+	}
+	r := h[j:]
+	return j > i && (strings.HasPrefix(r, "-") || strings.HasPrefix(r, "—") || strings.HasPrefix(r, "–"))
+}
+
+// sigKinds are the words reSigHead allows before an API name.
+var sigKinds = map[string]bool{
+	"class": true, "exception": true, "async": true, "abstractmethod": true, "classmethod": true,
+	"staticmethod": true, "method": true, "function": true, "attribute": true, "property": true,
+	"data": true, "coroutine": true, "awaitable": true,
+}
+
+// maySigHead reports whether h can match reSigHead: its first word
+// ([A-Za-z_][\w.]*, all of it, or the expression fails) is the name, so
+// white space and then the end or "(" follow it, or it is one of sigKinds
+// followed by white space. It is the cheap test run before the regexp.
+func maySigHead(h string) bool {
+	if h == "" || !isUpperByte(h[0]) && !isLowerByte(h[0]) && h[0] != '_' {
+		return false
+	}
+	i := 1
+	for i < len(h) && (isWordByte(h[i]) || h[i] == '.') {
+		i++
+	}
+	j := i
+	for j < len(h) && isSpace(h[j]) {
+		j++
+	}
+	return j == len(h) || h[j] == '(' || j > i && sigKinds[h[:i]]
 }
 
 // isSpace is the regexp package's \s.
@@ -1002,7 +1073,14 @@ func codeTokens(text string, saw func(string)) [4][]string {
 		}
 		tok := strings.Trim(text[i:j], ".")
 		call := strings.HasPrefix(text[j:], "()")
+		// tok+"()" as a slice of text when the "()" follows tok there.
+		withCall := ""
 		if call {
+			if text[j-1] != '.' { // tok ends at j
+				withCall = text[j-len(tok) : j+2]
+			} else {
+				withCall = tok + "()"
+			}
 			j += 2
 		}
 		i = j
@@ -1015,24 +1093,17 @@ func codeTokens(text string, saw func(string)) [4][]string {
 		if c := tok[0]; c >= '0' && c <= '9' {
 			continue
 		}
-		suffix := ""
+		name := tok // with "()" for a call
 		if call {
-			suffix = "()"
+			name = withCall
 		}
 		switch {
 		case strings.Contains(tok, "."):
-			ok := true
-			for _, p := range strings.Split(tok, ".") {
-				if p == "" || p[0] >= '0' && p[0] <= '9' {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				out[0] = append(out[0], tok+suffix)
+			if dottedName(tok) {
+				out[0] = append(out[0], name)
 			}
 		case call:
-			out[1] = append(out[1], tok+suffix)
+			out[1] = append(out[1], name)
 		case isSnake(tok):
 			out[2] = append(out[2], tok)
 		case isCamel(tok):
@@ -1040,6 +1111,27 @@ func codeTokens(text string, saw func(string)) [4][]string {
 		}
 	}
 	return out
+}
+
+// dottedName reports whether every dot-separated part of tok is non-empty
+// and does not start with a digit.
+func dottedName(tok string) bool {
+	start := true
+	for i := 0; i < len(tok); i++ {
+		switch c := tok[i]; {
+		case c == '.':
+			if start {
+				return false
+			}
+			start = true
+		case start:
+			if isDigitByte(c) {
+				return false
+			}
+			start = false
+		}
+	}
+	return !start
 }
 
 // The matchers below are hand-written forms of regular expressions that
@@ -1193,4 +1285,121 @@ func isCapsDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// parens calls f with the groups (X and Y) of each match of reParen in s,
+// leftmost first, as FindAllStringSubmatch(s, n) finds them: at most n (all
+// when n < 0).
+// reParen, run on every sentence with a "(", was a tenth of the
+// extractor's time.
+//
+// The expression's shape makes every choice of the backtracking matcher
+// forced: each word or identifier part runs to its last [\w\-] or \w byte
+// (a shorter one would be followed by a byte that \s, "." or "(" cannot
+// match), and after each run of white space the next byte says whether X
+// goes on (a capital) or ends ("("); Y is every character up to the next
+// parenthesis, which must be ")".
+func parens(s string, n int, f func(x, y string)) {
+	if n < 0 {
+		n = len(s) + 1
+	}
+	for pos := 0; pos < len(s) && n > 0; n-- {
+		found := false
+		for x0 := pos; x0 < len(s); x0++ {
+			if xEnd, ys, ye, ok := parenAt(s, x0); ok {
+				f(s[x0:xEnd], s[ys:ye])
+				pos = ye + 1
+				found = true
+				break
+			}
+		}
+		if !found {
+			return
+		}
+	}
+}
+
+// parenAt matches reParen at s[x0:]: X is s[x0:xEnd], Y s[ys:ye], and the
+// match ends after s[ye] (")").
+func parenAt(s string, x0 int) (xEnd, ys, ye int, ok bool) {
+	c := s[x0]
+	if isUpperByte(c) {
+		// [A-Z][\w\-]*(?:\s+[A-Z][\w\-]*){0,5}
+		i := x0
+		for words := 1; ; words++ {
+			i++
+			for i < len(s) && (isWordByte(s[i]) || s[i] == '-') {
+				i++
+			}
+			j := i
+			for j < len(s) && isSpace(s[j]) {
+				j++
+			}
+			if j == i || j == len(s) {
+				break
+			}
+			if s[j] == '(' {
+				if ys, ye, ok := parenTail(s, j); ok {
+					return i, ys, ye, true
+				}
+				break
+			}
+			if !isUpperByte(s[j]) || words == 6 {
+				break
+			}
+			i = j
+		}
+	}
+	if !isUpperByte(c) && !isLowerByte(c) && c != '_' {
+		return 0, 0, 0, false
+	}
+	// [A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\(\))?
+	i := x0 + 1
+	for i < len(s) && isWordByte(s[i]) {
+		i++
+	}
+	for i+1 < len(s) && s[i] == '.' && (isUpperByte(s[i+1]) || isLowerByte(s[i+1]) || s[i+1] == '_') {
+		i += 2
+		for i < len(s) && isWordByte(s[i]) {
+			i++
+		}
+	}
+	if strings.HasPrefix(s[i:], "()") {
+		i += 2
+	}
+	j := i
+	for j < len(s) && isSpace(s[j]) {
+		j++
+	}
+	if j == i || j == len(s) || s[j] != '(' {
+		return 0, 0, 0, false
+	}
+	if ys, ye, ok := parenTail(s, j); ok {
+		return i, ys, ye, true
+	}
+	return 0, 0, 0, false
+}
+
+// parenTail matches \(([^()]{2,60})\) at s[j:] (s[j] is "("), returning
+// where the group starts and ends.
+func parenTail(s string, j int) (ys, ye int, ok bool) {
+	n := 0
+	for k := j + 1; k < len(s); {
+		switch s[k] {
+		case ')':
+			return j + 1, k, n >= 2
+		case '(':
+			return 0, 0, false
+		}
+		if s[k] < utf8.RuneSelf {
+			k++
+		} else {
+			_, w := utf8.DecodeRuneInString(s[k:])
+			k += w
+		}
+		if n++; n > 60 {
+			return 0, 0, false
+		}
+	}
+	return 0, 0, false
 }

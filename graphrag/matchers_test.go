@@ -54,6 +54,44 @@ func checkMatchers(t *testing.T, s string) {
 	}
 }
 
+// checkParens compares parens with reParen.FindAllStringSubmatch on s.
+func checkParens(t *testing.T, s string) {
+	t.Helper()
+	for _, n := range []int{8, 1, -1} {
+		var got []string
+		parens(s, n, func(x, y string) { got = append(got, x, y) })
+		var want []string
+		for _, m := range reParen.FindAllStringSubmatch(s, n) {
+			want = append(want, m[1], m[2])
+		}
+		if strings.Join(got, "\x00") != strings.Join(want, "\x00") || len(got) != len(want) {
+			t.Errorf("parens(%q, %d) = %q, want %q", s, n, got, want)
+		}
+	}
+}
+
+var parenSeeds = []string{
+	"The Global Interpreter Lock (GIL) is held.", "json.dumps() (a function) returns str",
+	"xFoo Bar (x)", "Foo bar (baz)", "Foo.bar (x)", "A B C D E F G (hi)", "A B C D E F (hi)",
+	"f(ab) (cd)", "foo (a) bar (bc) baz (de) x (f(g)) y (hi)", "a.b.c() (xy) and a..b (xy)",
+	"Foo-Bar  Baz\t(a, b)", "x (" + strings.Repeat("é", 60) + ")", "x (" + strings.Repeat("é", 61) + ")",
+	"x (\xff\xfe) y (\xc3)", "_x (ab) 9y (ab) y9 (ab)", "Foo (x) (ab)", "Foo\n(ab)", "Foo () (ab)",
+	"a (bc) b (cd) c (de) d (ef) e (fg) f (gh) g (hi) h (ij) i (jk) j (kl)",
+}
+
+func TestParens(t *testing.T) {
+	for _, s := range append(parenSeeds, matcherSeeds...) {
+		checkParens(t, s)
+	}
+}
+
+func FuzzParens(f *testing.F) {
+	for _, s := range parenSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(checkParens)
+}
+
 var matcherSeeds = []string{
 	"", "a", "A", "get_item", "_x", "a_", "a__", "a1_b", "a_B", "ab_c_", "MyClass", "Ab", "AbC", "A1B", "ABc", "AbCd_9",
 	"Mc", "McDonald Farm", "os.path.join", "os..path", ".os", "os.", "_a.b_c", "a.1b", "x9.y",

@@ -23,6 +23,12 @@ func FuzzPrefilters(f *testing.F) {
 		if reIsA.MatchString(s) && !mayIsA(s) {
 			t.Errorf("mayIsA(%q) = false, but reIsA matches", s)
 		}
+		if reModHead.MatchString(s) && !mayModHead(s) {
+			t.Errorf("mayModHead(%q) = false, but reModHead matches", s)
+		}
+		if reSigHead.MatchString(s) && !maySigHead(s) {
+			t.Errorf("maySigHead(%q) = false, but reSigHead matches", s)
+		}
 		if reDef.MatchString(s) && !mayDef(s) {
 			t.Errorf("mayDef(%q) = false, but reDef matches", s)
 		}

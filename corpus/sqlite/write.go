@@ -129,12 +129,11 @@ func (x *Index) runTx(jobs []*writeJob) bool {
 	return true
 }
 
-// insRows is how many chunk rows one multi-row INSERT writes (a
-// document's last rows, fewer, go one statement each). One statement per
-// 16 rows instead of one per row, with the document's collection and URL
-// bound once per statement, cut BenchmarkReplaceDocument's CPU per
-// document by ~N% (DECISIONS.md).
-const insRows = 16
+// insSizes are the row counts of the multi-row INSERTs, largest first: a
+// document's chunks go 16 rows per statement, the rest in at most four
+// more (8, 4, 2, 1), with the document's collection and URL bound once per
+// statement (see DECISIONS.md for what it saved).
+var insSizes = [...]int{16, 8, 4, 2, 1}
 
 // rowParams is the number of parameters of one row in an insert (all but
 // collection and doc_url, which are ?1 and ?2).
@@ -166,7 +165,8 @@ func insertSQL(rows int) string {
 // database (database/sql keeps each prepared per connection) and bound to
 // every write transaction, instead of being parsed again per document.
 type writeStmts struct {
-	dim, newColl, maxRid, docRids, delDoc, bump, setVersion, ins1, insN *sql.Stmt
+	dim, newColl, maxRid, docRids, delDoc, bump, setVersion *sql.Stmt
+	ins                                                     [len(insSizes)]*sql.Stmt // by insSizes
 }
 
 // prepareWrites prepares x.st.
@@ -182,8 +182,11 @@ func (x *Index) prepareWrites() error {
 		{&x.st.delDoc, `DELETE FROM chunks WHERE collection = ? AND doc_url = ?`},
 		{&x.st.bump, `UPDATE writes SET n = n + 1 WHERE id = 1 RETURNING n`},
 		{&x.st.setVersion, `UPDATE collections SET version = ? WHERE name = ?`},
-		{&x.st.ins1, insertSQL(1)},
-		{&x.st.insN, insertSQL(insRows)},
+		{&x.st.ins[0], insertSQL(insSizes[0])},
+		{&x.st.ins[1], insertSQL(insSizes[1])},
+		{&x.st.ins[2], insertSQL(insSizes[2])},
+		{&x.st.ins[3], insertSQL(insSizes[3])},
+		{&x.st.ins[4], insertSQL(insSizes[4])},
 	} {
 		st, err := x.db.Prepare(p.q)
 		if err != nil {
@@ -197,7 +200,7 @@ func (x *Index) prepareWrites() error {
 
 // closeWrites closes the statements prepareWrites prepared.
 func (x *Index) closeWrites() {
-	for _, st := range []*sql.Stmt{x.st.dim, x.st.newColl, x.st.maxRid, x.st.docRids, x.st.delDoc, x.st.bump, x.st.setVersion, x.st.ins1, x.st.insN} {
+	for _, st := range append([]*sql.Stmt{x.st.dim, x.st.newColl, x.st.maxRid, x.st.docRids, x.st.delDoc, x.st.bump, x.st.setVersion}, x.st.ins[:]...) {
 		if st != nil {
 			st.Close()
 		}
@@ -266,14 +269,14 @@ func (t *txWrite) writeDoc(g *writeJob) error {
 		return kgagent.Errorf(kgagent.EUNAVAILABLE, "corpus index: row ids exhausted")
 	}
 	for i := 0; i < len(g.chunks); {
-		n := insRows
-		if len(g.chunks)-i < insRows {
-			n = 1
+		k := 0
+		for insSizes[k] > len(g.chunks)-i {
+			k++
 		}
-		if err := t.insert(ctx, g, i, n, added); err != nil {
+		if err := t.insert(ctx, g, i, k, added); err != nil {
 			return err
 		}
-		i += n
+		i += insSizes[k]
 	}
 	g.removed, g.added = removed, added
 	return nil
@@ -334,13 +337,10 @@ func (t *txWrite) deleteDoc(ctx context.Context, collection, docURL string) ([]i
 	return rids, nil
 }
 
-// insert writes g's chunks [from, from+n) (n is 1 or insRows) with the
-// next row ids, recording them in added.
-func (t *txWrite) insert(ctx context.Context, g *writeJob, from, n int, added []int64) error {
-	st := t.x.st.ins1
-	if n > 1 {
-		st = t.x.st.insN
-	}
+// insert writes g's chunks [from, from+insSizes[k]) with the next row
+// ids, recording them in added.
+func (t *txWrite) insert(ctx context.Context, g *writeJob, from, k int, added []int64) error {
+	st, n := t.x.st.ins[k], insSizes[k]
 	args := append(t.args[:0], g.collection, g.docURL)
 	vb := t.vecBuf[:0]
 	for i := from; i < from+n; i++ {

@@ -87,9 +87,9 @@ func TestGroupCommit(t *testing.T) {
 	}
 }
 
-// TestMultiRowInsert writes documents whose chunks fill multi-row INSERTs
-// and the single-row ones after them (37 = 2*16 + 5 chunks), then
-// replaces one with fewer: every stored field and vector reads back as
+// TestMultiRowInsert writes documents whose chunks take every size of
+// multi-row INSERT (37 = 16+16+4+1 and 27 = 16+8+2+1 chunks), then
+// replaces one with fewer (21 = 16+4+1): every stored field and vector reads back as
 // written, row ids are unique, and the search copy (loaded before the
 // replacement, updated by it) holds exactly the table's rows.
 func TestMultiRowInsert(t *testing.T) {
@@ -145,7 +145,7 @@ func TestMultiRowInsert(t *testing.T) {
 		}
 	}
 	a, av := doc("https://x.test/a", 37, 0)
-	b, bv := doc("https://x.test/b", 16, 0)
+	b, bv := doc("https://x.test/b", 27, 0)
 	for _, d := range []struct {
 		url string
 		cs  []kgagent.Chunk
@@ -181,8 +181,8 @@ func TestMultiRowInsert(t *testing.T) {
 		table[rid] = url
 	}
 	rows.Close()
-	if len(table) != 21+16 {
-		t.Fatalf("%d rows, want %d", len(table), 21+16)
+	if len(table) != 21+27 {
+		t.Fatalf("%d rows, want %d", len(table), 21+27)
 	}
 	x.cacheMu.RLock()
 	m := x.cache["c"]
