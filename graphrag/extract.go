@@ -126,6 +126,8 @@ func (e *extraction) addLinkText(lt string) {
 	if e.linkKeys == nil {
 		e.linkKeys = map[string]int32{}
 	}
+	h := keyHash(key)
+	e.keyBloom[h>>6] |= 1 << (h & 63)
 	id, ok := e.linkKeys[key]
 	if !ok {
 		id = int32(len(e.keyTexts))
@@ -134,6 +136,11 @@ func (e *extraction) addLinkText(lt string) {
 		e.keyStamp = append(e.keyStamp, 0)
 	}
 	e.keyTexts[id] = append(e.keyTexts[id], li)
+}
+
+// keyHash is a cheap hash (0..1023) of a non-empty token, for keyBloom.
+func keyHash(s string) uint {
+	return (uint(s[0])*31 + uint(s[len(s)-1])*7 + uint(len(s))*131) & 1023
 }
 
 // pageTitle drops a site suffix ("json — ... — Python 3.11 documentation").
@@ -160,6 +167,7 @@ type extraction struct {
 	linkKeys  map[string]int32 // a link text's first word, "()" removed -> key id
 	keyTexts  [][]int32        // key id -> indexes of its link texts, ascending
 	keyStamp  []int32          // key id -> the salient call that last saw it
+	keyBloom  [16]uint64       // bits keyHash of the keys set
 	stamp     int32            // salient calls so far
 	marked    []int32          // key ids the current salient call saw
 	cand      []int32          // link texts the current salient call tries
@@ -415,6 +423,9 @@ func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 	e.marked = e.marked[:0]
 	if len(e.linkKeys) > 0 {
 		saw = func(tok string) {
+			if h := keyHash(tok); e.keyBloom[h>>6]&(1<<(h&63)) == 0 {
+				return // not a key: most tokens
+			}
 			if id, ok := e.linkKeys[tok]; ok && e.keyStamp[id] != e.stamp {
 				e.keyStamp[id] = e.stamp
 				e.marked = append(e.marked, id)

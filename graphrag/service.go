@@ -112,7 +112,9 @@ func (s *Service) IndexDocument(ctx context.Context, doc kgagent.Document, chunk
 	if err != nil {
 		return 0, err
 	}
-	ts = Dedupe(ts)
+	if _, builtin := s.cfg.Extractor.(BuiltinExtractor); !builtin {
+		ts = Dedupe(ts) // the built-in extractor emits each key once already
+	}
 	if err := s.cfg.Store.ReplaceDocument(ctx, doc.Collection, doc.URL, ts); err != nil {
 		return 0, err
 	}
@@ -126,20 +128,31 @@ func (s *Service) IndexDocument(ctx context.Context, doc kgagent.Document, chunk
 
 // Dedupe drops exact duplicates (same subject, predicate, object, literal
 // and source section), keeping the first of each: a triple stated twice on a
-// page is one fact. It returns a new slice.
+// page is one fact. It returns ts itself when it has no duplicates (the
+// usual case), else a new slice; ts is never changed.
 func Dedupe(ts []kgagent.Triple) []kgagent.Triple {
 	if len(ts) == 0 {
 		return ts[:0:0]
 	}
 	seen := make(map[emitKey]struct{}, len(ts))
-	out := make([]kgagent.Triple, 0, len(ts))
+	var out []kgagent.Triple // nil until the first duplicate
 	for i := range ts {
 		t := &ts[i]
 		k := emitKey{t.Subject.ID, t.Predicate, t.Object.ID, t.Literal, t.SourceURL}
-		if _, dup := seen[k]; !dup {
-			seen[k] = struct{}{}
+		if _, dup := seen[k]; dup {
+			if out == nil {
+				out = make([]kgagent.Triple, i, len(ts))
+				copy(out, ts[:i])
+			}
+			continue
+		}
+		seen[k] = struct{}{}
+		if out != nil {
 			out = append(out, *t)
 		}
+	}
+	if out == nil {
+		return ts
 	}
 	return out
 }

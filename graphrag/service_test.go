@@ -467,3 +467,25 @@ func TestServiceStoreDown(t *testing.T) {
 		t.Errorf("entity index written although the store failed: %d hits", len(hits))
 	}
 }
+
+func TestDedupe(t *testing.T) {
+	e := func(id string) kgagent.Entity { return kgagent.Entity{ID: id, Name: id, Type: "term"} }
+	a := kgagent.Triple{Subject: e("a"), Predicate: "is_a", Object: e("b"), SourceURL: "u#1"}
+	b := kgagent.Triple{Subject: e("a"), Predicate: "is_a", Object: e("b"), SourceURL: "u#2"}
+	c := kgagent.Triple{Subject: e("a"), Predicate: "is_defined_as", Literal: "x", SourceURL: "u#1"}
+	uniq := []kgagent.Triple{a, b, c}
+	if got := graphrag.Dedupe(uniq); len(got) != 3 || &got[0] != &uniq[0] {
+		t.Errorf("Dedupe of distinct triples = %v, want the same slice", got)
+	}
+	in := []kgagent.Triple{a, b, a, c, b, c}
+	got := graphrag.Dedupe(in)
+	if len(got) != 3 || got[0] != a || got[1] != b || got[2] != c {
+		t.Errorf("Dedupe = %v, want [a b c]", got)
+	}
+	if in[2] != a || in[4] != b || len(in) != 6 {
+		t.Errorf("Dedupe changed its input: %v", in)
+	}
+	if got := graphrag.Dedupe(nil); got != nil {
+		t.Errorf("Dedupe(nil) = %v, want nil", got)
+	}
+}
