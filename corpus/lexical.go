@@ -304,7 +304,7 @@ func (l *Lexical) features(sc *lexScratch, text string, mult float64) {
 
 // term adds the features of one lower-case token t.
 func (l *Lexical) term(sc *lexScratch, t []byte, mult float64) {
-	if len(t) > 64 || len(t) <= maxStopWordLen && IsStopWord(string(t)) {
+	if len(t) > 64 || isStopBytes(t) {
 		return
 	}
 	s := stemBytes(sc.stem[:0], t)
