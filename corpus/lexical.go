@@ -109,8 +109,12 @@ type lexScratch struct {
 	mark  []uint64  // a bit per bucket some feature fell in
 	tok   []byte    // current token, lower case
 	stem  []byte    // stem of the current token
-	prev  []byte    // stem of the previous token
-	grams []byte    // "<" + token + ">"
+	// pair is the FNV-1a state after "p:" + the previous token's stem +
+	// " ", the start of the next pair feature's hash; hasPrev says there
+	// is a previous token in this text
+	pair    uint64
+	hasPrev bool
+	grams   []byte // "<" + token + ">"
 }
 
 var lexPool = sync.Pool{New: func() any { return new(lexScratch) }}
@@ -262,7 +266,7 @@ func (l *Lexical) features(sc *lexScratch, text string, mult float64) {
 	if text == "" {
 		return
 	}
-	sc.prev = sc.prev[:0]
+	sc.hasPrev = false
 	// Like Terms(text), which lower-cases with strings.ToLower (that is
 	// unicode.ToLower rune by rune, invalid bytes becoming U+FFFD, which is
 	// no word character) and splits at non-word runes.
@@ -300,18 +304,24 @@ func (l *Lexical) features(sc *lexScratch, text string, mult float64) {
 
 // term adds the features of one lower-case token t.
 func (l *Lexical) term(sc *lexScratch, t []byte, mult float64) {
-	if len(t) > 64 || len(t) <= maxStopWordLen && IsStopWord(string(t)) {
+	if len(t) > 64 || isStopBytes(t) {
 		return
 	}
 	s := stemBytes(sc.stem[:0], t)
 	sc.stem = s
-	sc.add(fnvBytes(fnvW, s), l.cfg.WordWeight*mult)
-	if len(sc.prev) > 0 {
-		h := fnvBytes(fnvP, sc.prev)
-		h = (h ^ ' ') * fnvPrime
-		sc.add(fnvBytes(h, s), l.cfg.PairWeight*mult)
+	// the word's hash, the pair's (previous stem, this one) and this
+	// stem's pair prefix for the next pair, in one pass over s
+	hw, hp, hn := uint64(fnvW), sc.pair, uint64(fnvP)
+	for _, c := range s {
+		hw = (hw ^ uint64(c)) * fnvPrime
+		hp = (hp ^ uint64(c)) * fnvPrime
+		hn = (hn ^ uint64(c)) * fnvPrime
 	}
-	sc.prev, sc.stem = s, sc.prev
+	sc.add(hw, l.cfg.WordWeight*mult)
+	if sc.hasPrev {
+		sc.add(hp, l.cfg.PairWeight*mult)
+	}
+	sc.pair, sc.hasPrev = (hn^' ')*fnvPrime, true
 	g := append(sc.grams[:0], '<')
 	g = append(g, t...)
 	g = append(g, '>')

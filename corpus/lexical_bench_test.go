@@ -259,3 +259,26 @@ func BenchmarkChunkDocument(b *testing.B) {
 		}
 	}
 }
+
+// TestStopBytes checks isStopBytes against IsStopWord on every stop word
+// (and near misses) and every token of the golden texts.
+func TestStopBytes(t *testing.T) {
+	words := []string{"a", "z", "the", "thé", "you", "yours", "x86_64", "_", "9", "Ü"}
+	for w := range stopWords {
+		words = append(words, w, w+"s", "x"+w, w[:len(w)-1])
+		if c := w[0]; c < 'a' || c > 'z' || len(w) > maxStopWordLen {
+			t.Errorf("stop word %q does not start with a letter a-z or is longer than maxStopWordLen", w)
+		}
+	}
+	for _, text := range goldenTexts(t) {
+		words = append(words, Tokens(text)...)
+	}
+	for _, w := range words {
+		if w == "" {
+			continue
+		}
+		if got, want := isStopBytes([]byte(w)), IsStopWord(w); got != want {
+			t.Errorf("isStopBytes(%q) = %v, IsStopWord = %v", w, got, want)
+		}
+	}
+}

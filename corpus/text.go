@@ -111,6 +111,31 @@ var stemSuffixesByLast = func() (by [256][]string) {
 // maxStopWordLen is the length in bytes of the longest stop word.
 const maxStopWordLen = 10
 
+// stopByLenFirst lists the stop words by length and first letter (all are
+// lower-case ASCII letters, TestStopBytes checks), so isStopBytes compares
+// a token with the few of its length and first letter instead of hashing it.
+var stopByLenFirst = func() (by [maxStopWordLen + 1][26][]string) {
+	for w := range stopWords {
+		if c := w[0] - 'a'; len(w) <= maxStopWordLen && c < 26 {
+			by[len(w)][c] = append(by[len(w)][c], w)
+		}
+	}
+	return by
+}()
+
+// isStopBytes is IsStopWord(string(t)) for a non-empty token.
+func isStopBytes(t []byte) bool {
+	if len(t) > maxStopWordLen || t[0]-'a' >= 26 {
+		return false
+	}
+	for _, w := range stopByLenFirst[len(t)][t[0]-'a'] {
+		if string(t) == w {
+			return true
+		}
+	}
+	return false
+}
+
 // stemBytes writes the stem of w (as Stem computes it) over dst[:0] and
 // returns it, without allocating when dst has room.
 func stemBytes(dst, w []byte) []byte {

@@ -138,9 +138,11 @@ func (e *extraction) addLinkText(lt string) {
 	e.keyTexts[id] = append(e.keyTexts[id], li)
 }
 
-// keyHash is a cheap hash (0..1023) of a non-empty token, for keyBloom.
+// keyHash is a cheap hash (0..4095) of a non-empty token, for keyBloom:
+// of its length and first, middle and last bytes.
 func keyHash(s string) uint {
-	return (uint(s[0])*31 + uint(s[len(s)-1])*7 + uint(len(s))*131) & 1023
+	k := uint32(s[0]) | uint32(s[len(s)/2])<<8 | uint32(s[len(s)-1])<<16 | uint32(len(s))<<24
+	return uint((k * 0x9E3779B1) >> 20)
 }
 
 // pageTitle drops a site suffix ("json — ... — Python 3.11 documentation").
@@ -167,7 +169,7 @@ type extraction struct {
 	linkKeys  map[string]int32 // a link text's first word, "()" removed -> key id
 	keyTexts  [][]int32        // key id -> indexes of its link texts, ascending
 	keyStamp  []int32          // key id -> the salient call that last saw it
-	keyBloom  [16]uint64       // bits keyHash of the keys set
+	keyBloom  [64]uint64       // bits keyHash of the keys set
 	stamp     int32            // salient calls so far
 	marked    []int32          // key ids the current salient call saw
 	cand      []int32          // link texts the current salient call tries
@@ -563,7 +565,12 @@ func mayDef(line string) bool {
 
 // sentences finds "X is a/an Y" and "X (Y)" definitions.
 func (e *extraction) sentences(text, anchor string) {
-	for _, sent := range splitSentences(text) {
+	for rest := text; rest != ""; {
+		var sent string
+		sent, rest = nextSentence(rest)
+		if sent == "" {
+			continue
+		}
 		if mayIsA(sent) {
 			e.isA("", sent, anchor)
 		}
@@ -801,57 +808,47 @@ func mayParen(s string) bool {
 // or "an", whitespace: what every match of reIsA needs, tested before the
 // regexp.
 func mayIsA(s string) bool {
-	for i := 1; i < len(s); i++ {
-		if !isSpace(s[i-1]) || isSpace(s[i]) {
-			continue
-		}
-		j := i
-		switch {
-		case strings.HasPrefix(s[j:], "is"):
-			j += 2
-		case strings.HasPrefix(s[j:], "are"):
-			j += 3
-		default:
-			continue
-		}
-		k := j
-		for k < len(s) && isSpace(s[k]) {
+	for _, w := range [2]string{"is", "are"} {
+		for off := 0; ; {
+			i := strings.Index(s[off:], w)
+			if i < 0 {
+				break
+			}
+			i += off
+			off = i + 1
+			if i == 0 || !isSpace(s[i-1]) {
+				continue
+			}
+			j := i + len(w)
+			k := j
+			for k < len(s) && isSpace(s[k]) {
+				k++
+			}
+			if k == j || k >= len(s) || s[k] != 'a' {
+				continue
+			}
 			k++
-		}
-		if k == j || k >= len(s) || s[k] != 'a' {
-			continue
-		}
-		k++
-		if k < len(s) && s[k] == 'n' {
-			if k+1 < len(s) && isSpace(s[k+1]) {
+			if k < len(s) && s[k] == 'n' && k+1 < len(s) && isSpace(s[k+1]) {
 				return true
 			}
-		}
-		if k < len(s) && isSpace(s[k]) {
-			return true
+			if k < len(s) && isSpace(s[k]) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// splitSentences cuts text at ". ", "! ", "? " and newlines.
-func splitSentences(text string) []string {
-	var out []string
-	start := 0
+// nextSentence returns the first sentence of text (trimmed, maybe empty)
+// and the text after it: text is cut at ". ", "! ", "? " and newlines.
+func nextSentence(text string) (sent, rest string) {
 	for i := 0; i < len(text); i++ {
 		c := text[i]
-		end := c == '\n' || ((c == '.' || c == '!' || c == '?') && i+1 < len(text) && text[i+1] == ' ')
-		if end {
-			if s := strings.TrimSpace(text[start : i+1]); s != "" {
-				out = append(out, s)
-			}
-			start = i + 1
+		if c == '\n' || ((c == '.' || c == '!' || c == '?') && i+1 < len(text) && text[i+1] == ' ') {
+			return strings.TrimSpace(text[:i+1]), text[i+1:]
 		}
 	}
-	if s := strings.TrimSpace(text[start:]); s != "" {
-		out = append(out, s)
-	}
-	return out
+	return strings.TrimSpace(text), ""
 }
 
 // links emits page links_to page for links to other pages, with the link
