@@ -727,8 +727,20 @@ func subsequence(short, long string) bool {
 // [A-Za-z_][\w.]*, white space, a dash. It is the cheap test run before the
 // regexp.
 func mayModHead(h string) bool {
-	if h == "" || !isUpperByte(h[0]) && !isLowerByte(h[0]) && h[0] != '_' {
+	i, j, ok := headName(h)
+	if !ok {
 		return false
+	}
+	r := h[j:]
+	return j > i && (strings.HasPrefix(r, "-") || strings.HasPrefix(r, "—") || strings.HasPrefix(r, "–"))
+}
+
+// headName scans the name h starts with ([A-Za-z_][\w.]*): it returns where
+// the name ends and where the white space after it ends, or false when h
+// does not start with a name.
+func headName(h string) (end, next int, ok bool) {
+	if h == "" || !isUpperByte(h[0]) && !isLowerByte(h[0]) && h[0] != '_' {
+		return 0, 0, false
 	}
 	i := 1
 	for i < len(h) && (isWordByte(h[i]) || h[i] == '.') {
@@ -738,8 +750,7 @@ func mayModHead(h string) bool {
 	for j < len(h) && isSpace(h[j]) {
 		j++
 	}
-	r := h[j:]
-	return j > i && (strings.HasPrefix(r, "-") || strings.HasPrefix(r, "—") || strings.HasPrefix(r, "–"))
+	return i, j, true
 }
 
 // sigKinds are the words reSigHead allows before an API name.
@@ -754,16 +765,9 @@ var sigKinds = map[string]bool{
 // white space and then the end or "(" follow it, or it is one of sigKinds
 // followed by white space. It is the cheap test run before the regexp.
 func maySigHead(h string) bool {
-	if h == "" || !isUpperByte(h[0]) && !isLowerByte(h[0]) && h[0] != '_' {
+	i, j, ok := headName(h)
+	if !ok {
 		return false
-	}
-	i := 1
-	for i < len(h) && (isWordByte(h[i]) || h[i] == '.') {
-		i++
-	}
-	j := i
-	for j < len(h) && isSpace(h[j]) {
-		j++
 	}
 	return j == len(h) || h[j] == '(' || j > i && sigKinds[h[:i]]
 }
