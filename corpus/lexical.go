@@ -209,15 +209,6 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-// fnvBytes continues the FNV-1a hash h over b.
-func fnvBytes(h uint64, b []byte) uint64 {
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= fnvPrime
-	}
-	return h
-}
-
 // FNV-1a states after the feature prefixes "w:", "p:" and "c:".
 var (
 	fnvW = fnv64("w:")
