@@ -105,7 +105,9 @@ func replicaLoad(t *testing.T, bases []string, d time.Duration, conc int, hangAf
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc}}
 	start := time.Now()
 	end := start.Add(d)
+	faulted := make(chan struct{}) // closed when fault has returned
 	go func() {
+		defer close(faulted)
 		time.Sleep(d / 3)
 		mu.Lock()
 		faultAt = time.Now()
@@ -169,6 +171,9 @@ func replicaLoad(t *testing.T, bases []string, d time.Duration, conc int, hangAf
 		}()
 	}
 	wg.Wait()
+	// What fault changed (a killed node, a stopped replica) is read by
+	// the test's cleanup: wait for it, so that happens before.
+	<-faulted
 	st.Seconds = time.Since(start).Seconds()
 	if !lastErr.IsZero() && !faultAt.IsZero() {
 		st.Recover = lastErr.Sub(faultAt)
