@@ -863,7 +863,10 @@ func (e *extraction) links() {
 	if len(e.doc.Sections) > 0 {
 		lead = e.doc.Sections[0].Anchor
 	}
-	// The texts the loop below looks up, found in one pass.
+	// The links handled (to http(s) pages, up to 500 to other pages), and
+	// their texts' anchors found in one pass.
+	type link struct{ url, target, text string }
+	var links []link
 	var texts []string
 	n := 0
 	for _, l := range e.doc.Links {
@@ -874,29 +877,22 @@ func (e *extraction) links() {
 		if !strings.HasPrefix(target, "http://") && !strings.HasPrefix(target, "https://") {
 			continue
 		}
-		texts = append(texts, strings.TrimSpace(l.Text))
+		text := strings.TrimSpace(l.Text)
+		links = append(links, link{l.URL, target, text})
+		texts = append(texts, text)
 		if target != self {
 			n++
 		}
 	}
 	e.findAnchors(texts)
-	n = 0
-	for _, l := range e.doc.Links {
-		if n >= 500 {
-			break
-		}
-		target := StripFragment(l.URL)
-		if !strings.HasPrefix(target, "http://") && !strings.HasPrefix(target, "https://") {
-			continue
-		}
-		text := strings.TrimSpace(l.Text)
+	for _, l := range links {
+		target, text := l.target, l.text
 		anchor := e.anchorOf(text, lead)
 		if target != self {
-			n++
 			e.emit(e.page, PredLinksTo, PageEntity(target, text), "", anchor, text)
 		}
-		if i := strings.IndexByte(l.URL, '#'); i >= 0 && text != "" {
-			frag := l.URL[i+1:]
+		if i := strings.IndexByte(l.url, '#'); i >= 0 && text != "" {
+			frag := l.url[i+1:]
 			if isIdent(frag) && strings.Contains(frag, ".") {
 				alias := NewEntity(text, TypeTerm)
 				api := NewEntity(frag, TypeFunction)
