@@ -15,9 +15,9 @@ import (
 // commit writes to the WAL again. On the Python docs that was about half of
 // the graph writer's CPU. Into an empty store the indexes are instead built
 // once at the end (CREATE INDEX sorts), and the entities, whose reference
-// counts every page updated at random places of their B-tree, are derived
-// from the triples then (one GROUP BY) and written with their words in key
-// order, which costs a fraction of that.
+// counts every page updated at random places of their B-tree, are tallied
+// in memory (entityTally) and written with their words in key order at the
+// end, which costs a fraction of that.
 //
 // A bulk load is recorded in table bulk_load in the transaction that drops
 // the indexes, so a process that dies during one leaves a store that the

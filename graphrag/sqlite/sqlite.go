@@ -288,8 +288,8 @@ func (s *Store) Close() error {
 
 	var err error
 	if s.bulk {
-		// The bulk load's indexes and words; should this fail, the next
-		// Open completes them.
+		// The bulk load's indexes, entities and words; should this fail,
+		// the next Open completes them (the entities from the triples).
 		if berr := finishBulk(&s.w, s.rdb, &s.tally); berr != nil {
 			err = dbErr(context.Background(), berr, "complete the bulk load")
 		}
