@@ -135,6 +135,10 @@ type evalQuestion struct {
 	Question    string `json:"question"`
 	GoldPage    string `json:"gold_page"`
 	MustContain string `json:"must_contain"`
+	// GoldItems are the names (or values) a list, relation, attribute or
+	// comparison answer must name (bench/graph_pydocs.jsonl): scored as
+	// item coverage, all items named, and the first source holding them.
+	GoldItems []string `json:"gold_items,omitempty"`
 }
 
 // evalSummary is what eval prints for one question set.
@@ -151,12 +155,17 @@ type evalSummary struct {
 	// With --answers: the agent's answers (/api/v1/agent).
 	AgentRecallAtK      float64 `json:"agent_recall_at_k,omitempty"` // gold page among the answer's first k distinct source pages
 	AgentMRR            float64 `json:"agent_mrr,omitempty"`
-	AnswerContains      float64 `json:"answer_contains,omitempty"` // must_contain in the answer (names the module)
+	AnswerContains      float64 `json:"answer_contains,omitempty"` // must_contain in the answer (names the module), over the questions that have one
 	CitationsValid      float64 `json:"citations_valid,omitempty"` // every [n] names a listed source
 	AbstainAnswerable   float64 `json:"abstain_answerable"`        // answerable questions the agent abstained on
 	AbstainUnanswerable float64 `json:"abstain_unanswerable"`      // unanswerable questions it abstained on
 	AnswerP50Ms         float64 `json:"answer_p50_ms,omitempty"`
 	AnswerP99Ms         float64 `json:"answer_p99_ms,omitempty"`
+	// With --answers, over the questions with gold_items.
+	ItemQuestions    int     `json:"item_questions,omitempty"`
+	ItemCoverage     float64 `json:"item_coverage,omitempty"`      // mean share of gold items the answer names
+	AllItemsNamed    float64 `json:"all_items_named,omitempty"`    // share of answers naming every gold item
+	FirstSourceHolds float64 `json:"first_source_holds,omitempty"` // share whose first source is on the gold page
 }
 
 // pageRank is the 1-based rank of the gold page among the distinct pages
@@ -260,13 +269,73 @@ func printEval(w io.Writer, sum evalSummary, answers bool) {
 	if sum.Unanswerable > 0 {
 		fmt.Fprintf(w, "  /api/v1/agent   unanswerable: abstains %.3f\n", sum.AbstainUnanswerable)
 	}
+	if sum.ItemQuestions > 0 {
+		fmt.Fprintf(w, "  items (%d questions): coverage %.3f  all items named %.3f  first source holds the answer %.3f\n",
+			sum.ItemQuestions, sum.ItemCoverage, sum.AllItemsNamed, sum.FirstSourceHolds)
+	}
 	fmt.Fprintf(w, "  citations valid %.3f\n", sum.CitationsValid)
+}
+
+// namedItems counts the gold items an answer names: a dotted name
+// (shutil.copyfile) counts when its last part (copyfile) appears as a whole
+// word, any other item (a value such as 0o777 or 'Set-Cookie:') when it
+// appears as written.
+func namedItems(answer string, items []string) int {
+	n := 0
+	for _, it := range items {
+		if dottedIdent(it) {
+			if i := strings.LastIndexByte(it, '.'); i >= 0 {
+				it = it[i+1:]
+			}
+			if containsWord(answer, it) {
+				n++
+			}
+		} else if strings.Contains(answer, it) {
+			n++
+		}
+	}
+	return n
+}
+
+// dottedIdent reports whether s is an identifier or a dotted name.
+func dottedIdent(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !wordByte(c) && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func wordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// containsWord reports whether w occurs in s with no word byte either side.
+func containsWord(s, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(w)
+		if (j == 0 || !wordByte(s[j-1])) && (end == len(s) || !wordByte(s[end])) {
+			return true
+		}
+		i = j + 1
+	}
 }
 
 func evalSet(ctx context.Context, a *app, o evalOptions, coll string, qs []evalQuestion) (evalSummary, error) {
 	sum := evalSummary{Questions: len(qs), K: o.K}
 	var searchLat, answerLat []time.Duration
-	var contains, valid, abstainA, abstainU int
+	var contains, must, valid, abstainA, abstainU int
+	var coverage float64
+	var allNamed, firstHolds int
 	for _, q := range qs {
 		answerable := q.GoldPage != ""
 		gold := o.BaseURL + q.GoldPage
@@ -322,6 +391,9 @@ func evalSet(ctx context.Context, a *app, o evalOptions, coll string, qs []evalQ
 			abstainA++
 			ok = false
 		}
+		if q.MustContain != "" {
+			must++
+		}
 		if q.MustContain != "" && strings.Contains(ans.Answer, q.MustContain) {
 			contains++
 		} else if q.MustContain != "" {
@@ -332,6 +404,19 @@ func evalSet(ctx context.Context, a *app, o evalOptions, coll string, qs []evalQ
 			urls[i] = s.URL
 		}
 		rank := pageRank(urls, gold, q.GoldPage)
+		if len(q.GoldItems) > 0 {
+			sum.ItemQuestions++
+			n := namedItems(ans.Answer, q.GoldItems)
+			coverage += float64(n) / float64(len(q.GoldItems))
+			if n == len(q.GoldItems) {
+				allNamed++
+			} else {
+				ok = false
+			}
+			if rank == 1 {
+				firstHolds++
+			}
+		}
 		if rank > 0 {
 			if rank <= o.K {
 				sum.AgentRecallAtK++
@@ -345,11 +430,18 @@ func evalSet(ctx context.Context, a *app, o evalOptions, coll string, qs []evalQ
 		sum.MRR /= n
 		sum.AgentRecallAtK /= n
 		sum.AgentMRR /= n
-		sum.AnswerContains = float64(contains) / n
+		if must > 0 {
+			sum.AnswerContains = float64(contains) / float64(must)
+		}
 		sum.AbstainAnswerable = float64(abstainA) / n
 	}
 	if n := float64(sum.Unanswerable); n > 0 {
 		sum.AbstainUnanswerable = float64(abstainU) / n
+	}
+	if n := float64(sum.ItemQuestions); n > 0 {
+		sum.ItemCoverage = coverage / n
+		sum.AllItemsNamed = float64(allNamed) / n
+		sum.FirstSourceHolds = float64(firstHolds) / n
 	}
 	sum.SearchP50Ms, sum.SearchP99Ms = percentileMs(searchLat, 0.50), percentileMs(searchLat, 0.99)
 	if o.Answers {
