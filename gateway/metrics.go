@@ -100,9 +100,16 @@ func (m *Metrics) observeHTTP(route string, status int, d time.Duration) {
 	m.latency.WithLabelValues(route).Observe(d.Seconds())
 }
 
+// serviceUnknown is the one service label of calls for services that do
+// not exist.
+const serviceUnknown = "unknown"
+
 func (m *Metrics) observeCall(service, code string, d time.Duration) {
 	if code == "" {
 		code = "OK"
+	}
+	if !services[service] {
+		service = serviceUnknown
 	}
 	m.calls.WithLabelValues(service, code).Inc()
 	m.callTime.WithLabelValues(service).Observe(d.Seconds())

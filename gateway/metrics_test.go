@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -57,5 +59,59 @@ func TestPrivateMetrics(t *testing.T) {
 		if resp.StatusCode != tt.status {
 			t.Errorf("token %q: %d, want %d", tt.token, resp.StatusCode, tt.status)
 		}
+	}
+}
+
+// callSeries returns the kgagent_calls_total series of the server's
+// metrics, by their label text.
+func callSeries(t *testing.T, base string) map[string]bool {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	out := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "kgagent_calls_total{"); ok {
+			labels, _, _ := strings.Cut(rest, "}")
+			out[labels] = true
+		}
+	}
+	return out
+}
+
+// TestUnknownServicesBoundMetrics is finding 11 of issue 21: websocket
+// frames naming random services are refused (ENOTFOUND) before the name
+// reaches a metrics label, so they create no kgagent_calls_total series;
+// the one label of refused calls is service="unknown".
+func TestUnknownServicesBoundMetrics(t *testing.T) {
+	f := newFixture(t, Config{})
+	c := dialSocket(t, f.ts.URL, "")
+	for i := 0; i < 20; i++ {
+		send(t, c, fmt.Sprintf(`{"id":"r%d","service":"svc-%d-%x","request":{"question":"q"}}`, i, i, i*7919))
+		fr := readFrame(t, c)
+		if fr.Error == nil || fr.Error.Type != "NOT_FOUND" || !fr.Complete {
+			t.Fatalf("frame for an unknown service: %+v", fr)
+		}
+	}
+	// Run, as NATS calls it, refuses an unknown service too.
+	var got []Frame
+	f.srv.Run(context.Background(), Call{ID: "n1", Service: "nats-random-1"}, func(fr Frame) { got = append(got, fr) })
+	if len(got) != 1 || got[0].Error == nil || got[0].Error.Type != "NOT_FOUND" {
+		t.Fatalf("Run with an unknown service: %+v", got)
+	}
+	for labels := range callSeries(t, f.ts.URL) {
+		if strings.Contains(labels, "svc-") || strings.Contains(labels, "nats-random") {
+			t.Errorf("a client-chosen service became a label: kgagent_calls_total{%s}", labels)
+		}
+	}
+	send(t, c, `{"id":"ok","service":"agent","request":{"question":"q"}}`)
+	f.asker.unblock()
+	readUntilComplete(t, c, "ok")
+	series := callSeries(t, f.ts.URL)
+	if !series[`code="OK",service="agent"`] || len(series) > 3 {
+		t.Errorf("kgagent_calls_total series: %v", series)
 	}
 }

@@ -159,6 +159,14 @@ func (s *Server) Run(ctx context.Context, c Call, send func(Frame)) {
 // its frames and an error frame to send.
 func (s *Server) run(ctx context.Context, c Call, send func(Frame), call func(context.Context, Call, func(map[string]any, bool)) error) {
 	start := time.Now()
+	if !services[c.Service] {
+		// Refused before the name becomes a metrics label: the label
+		// set stays bounded whatever clients send (issue 21, finding 11).
+		err := unknownService(c.Service)
+		send(errorFrame(c.ID, err))
+		s.metrics.observeCall(serviceUnknown, kgagent.ErrorCode(err), time.Since(start))
+		return
+	}
 	out := func(resp map[string]any, complete bool) {
 		send(Frame{ID: c.ID, Response: resp, Complete: complete})
 	}

@@ -23,6 +23,15 @@ const (
 
 var services = map[string]bool{ServiceAgent: true, ServiceSearch: true, ServiceGraphRAG: true, ServiceTriples: true}
 
+// unknownService is the error of a request for a service that does not
+// exist: ENOTFOUND, naming the ones that do.
+func unknownService(name string) error {
+	if len(name) > 64 {
+		name = name[:64] + "…"
+	}
+	return kgagent.Errorf(kgagent.ENOTFOUND, "unknown service %q (known: agent, search, graph-rag, triples)", name)
+}
+
 // Request is the request object of every service, as REST bodies, websocket
 // "request" objects and NATS messages carry it (seed 004 plus kgagent's
 // fields). Fields a service does not use are ignored.
@@ -60,7 +69,7 @@ func DecodeRequest(service string, data []byte) (Request, error) {
 
 func (r *Request) validate(service string) error {
 	if !services[service] {
-		return kgagent.Errorf(kgagent.ENOTFOUND, "unknown service %q (known: agent, search, graph-rag, triples)", service)
+		return unknownService(service)
 	}
 	if r.Question == "" {
 		r.Question = r.Query

@@ -78,6 +78,11 @@ func DecodeSocketRequest(data []byte) (SocketRequest, error) {
 	if f.Service == "" {
 		return f, invalid(ReasonMissingField, "service", "service is required")
 	}
+	if !services[f.Service] {
+		// Refused here, before the name reaches a stream or a metrics
+		// label (issue 21, finding 11).
+		return f, unknownService(f.Service)
+	}
 	if len(f.Request) == 0 || string(f.Request) == "null" {
 		return f, invalid(ReasonMissingField, "request", "request is required")
 	}
