@@ -87,7 +87,17 @@ func rankings(t *testing.T, idx corpus.Index, docs map[string][]kgagent.Chunk, q
 // least 90% of the queries; with the title and headings weighted like the
 // body (plain BM25, as before) it agreed on fewer, which the test also
 // measures, so the field weighting is what makes the difference.
+// TestKeywordRanksLikeTheEmbeddedIndexRealServer does the same on a real
+// Qdrant.
 func TestKeywordRanksLikeTheEmbeddedIndex(t *testing.T) {
+	checkKeywordRanks(t, func(t *testing.T) qdrant.Config {
+		return qdrant.Config{Addr: startStandIn(t, qdranttest.Options{}).Addr()}
+	})
+}
+
+// checkKeywordRanks compares the adapter's keyword rankings on a fresh
+// server from fresh (stand-in or real) with the embedded index's.
+func checkKeywordRanks(t *testing.T, fresh func(t *testing.T) qdrant.Config) {
 	docs := siteChunks(t)
 	seen := map[string]bool{}
 	var queries []string
@@ -108,8 +118,9 @@ func TestKeywordRanksLikeTheEmbeddedIndex(t *testing.T) {
 	want := rankings(t, emb, docs, queries)
 
 	agreement := func(p qdrant.BM25) (top1, overlap float64) {
-		srv := startStandIn(t, qdranttest.Options{})
-		got := rankings(t, open(t, qdrant.Config{Addr: srv.Addr(), BM25: p}), docs, queries)
+		cfg := fresh(t)
+		cfg.BM25 = p
+		got := rankings(t, open(t, cfg), docs, queries)
 		for i := range queries {
 			if len(got[i]) > 0 && len(want[i]) > 0 && got[i][0] == want[i][0] {
 				top1++

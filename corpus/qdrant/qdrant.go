@@ -303,18 +303,10 @@ func (ix *Index) callCtx(ctx context.Context) (context.Context, context.CancelFu
 // collection whose dense vector has another size is a CONFLICT.
 func (ix *Index) ensure(ctx context.Context, collection string) (string, error) {
 	name := ix.CollectionName(collection)
-	ix.mu.Lock()
-	if ix.ready[name] {
-		ix.mu.Unlock()
+	lock := ix.creationLock(name)
+	if lock == nil {
 		return name, nil
 	}
-	lock := ix.locks[name]
-	if lock == nil {
-		lock = &sync.Mutex{}
-		ix.locks[name] = lock
-	}
-	ix.mu.Unlock()
-
 	lock.Lock()
 	defer lock.Unlock()
 	ix.mu.Lock()
@@ -343,6 +335,80 @@ func (ix *Index) ensure(ctx context.Context, collection string) (string, error) 
 	ix.ready[name] = true
 	ix.mu.Unlock()
 	return name, nil
+}
+
+// creationLock returns the lock that serialises the creation of the Qdrant
+// collection name within this Index, or nil when name is known to exist.
+func (ix *Index) creationLock(name string) *sync.Mutex {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.ready[name] {
+		return nil
+	}
+	lock := ix.locks[name]
+	if lock == nil {
+		lock = &sync.Mutex{}
+		ix.locks[name] = lock
+	}
+	return lock
+}
+
+// waitCreation returns once no creation of the Qdrant collection name is in
+// flight in this Index. Qdrant refuses point updates on a collection whose
+// shards are still being activated ("Please retry"), so a delete sent while
+// ensure is creating the collection waits for it instead of racing it.
+func (ix *Index) waitCreation(name string) {
+	if lock := ix.creationLock(name); lock != nil {
+		lock.Lock()
+		//lint:ignore SA2001 waiting for the holder is the point
+		lock.Unlock()
+	}
+}
+
+// Retries of Qdrant's transient "Please retry" answers (see retry).
+var (
+	retryAttempts = 8
+	retryBase     = 50 * time.Millisecond
+	retryMax      = 2 * time.Second
+)
+
+// retryable reports whether err is Qdrant asking the client to send an
+// update again: right after a collection is created, until its shard
+// replicas are active, updates fail with "Failed to apply operation to at
+// least one `Active` replica ... Please retry" (Internal), seen on Qdrant
+// 1.17.1 under concurrent deletes during creation.
+func retryable(err error) bool {
+	st, ok := status.FromError(err)
+	if !ok {
+		return false
+	}
+	switch st.Code() {
+	case codes.Internal, codes.Unknown, codes.Unavailable, codes.Aborted:
+		return strings.Contains(strings.ToLower(st.Message()), "please retry")
+	}
+	return false
+}
+
+// retry runs call, an idempotent update, again while it fails with a
+// retryable answer: at most retryAttempts tries, sleeping retryBase,
+// doubling up to retryMax, between them, and never past ctx. It returns
+// call's last error, unmapped (a raw client error).
+func (ix *Index) retry(ctx context.Context, call func() error) error {
+	delay := retryBase
+	for attempt := 1; ; attempt++ {
+		err := call()
+		if err == nil || attempt >= retryAttempts || !retryable(err) {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		delay = min(2*delay, retryMax)
+	}
 }
 
 // forget drops name from the known collections (after a drop, or when a call
@@ -408,14 +474,17 @@ var indexedFields = []string{fieldCollection, fieldDocURL, fieldPrefixes, fieldG
 
 func (ix *Index) createIndexes(ctx context.Context, name string, fields []string) error {
 	for _, field := range fields {
-		cctx, cancel := ix.callCtx(ctx)
-		_, err := ix.client.CreateFieldIndex(cctx, &qc.CreateFieldIndexCollection{
-			CollectionName: name,
-			Wait:           qc.PtrOf(true),
-			FieldName:      field,
-			FieldType:      qc.FieldType_FieldTypeKeyword.Enum(),
+		err := ix.retry(ctx, func() error {
+			cctx, cancel := ix.callCtx(ctx)
+			defer cancel()
+			_, err := ix.client.CreateFieldIndex(cctx, &qc.CreateFieldIndexCollection{
+				CollectionName: name,
+				Wait:           qc.PtrOf(true),
+				FieldName:      field,
+				FieldType:      qc.FieldType_FieldTypeKeyword.Enum(),
+			})
+			return err
 		})
-		cancel()
 		if err != nil {
 			return mapErr(ctx, err, "create payload index")
 		}

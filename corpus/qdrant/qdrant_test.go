@@ -84,54 +84,79 @@ func TestCollectionSchema(t *testing.T) {
 			srv := startStandIn(t, qdranttest.Options{})
 			cfg := tt.cfg
 			cfg.Addr = srv.Addr()
-			ix := open(t, cfg)
-			put(t, ix, "docs", "https://ex.org/a", "alpacas", 2)
-			put(t, ix, "docs", "https://ex.org/b", "badgers", 2)
-			put(t, ix, "other", "https://ex.org/a", "alpacas", 1)
-			if got := srv.Calls("Create"); got != 2 {
-				t.Errorf("Create called %d times, want 2 (one per kgagent collection)", got)
-			}
-			if got := srv.Calls("CreateFieldIndex"); got != 8 {
-				t.Errorf("CreateFieldIndex called %d times, want 8", got)
-			}
-			want := []string{ix.CollectionName("docs"), ix.CollectionName("other")}
-			slices.Sort(want)
-			if got := srv.Collections(); !slices.Equal(got, want) {
-				t.Errorf("collections %v, want %v", got, want)
-			}
-			info, err := rawClient(t, srv).GetCollectionInfo(context.Background(), ix.CollectionName("docs"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			params := info.GetConfig().GetParams()
-			dense := params.GetVectorsConfig().GetParamsMap().GetMap()[qdrant.DenseVector]
-			if dense.GetSize() != corpustest.Dim || dense.GetDistance() != qc.Distance_Cosine {
-				t.Errorf("dense vector %v, want size %d cosine", dense, corpustest.Dim)
-			}
-			sparse := params.GetSparseVectorsConfig().GetMap()[qdrant.SparseVector]
-			if sparse.GetModifier() != qc.Modifier_Idf {
-				t.Errorf("sparse vector %v, want the IDF modifier", sparse)
-			}
-			for _, f := range []string{"collection", "doc_url", "url_prefixes"} {
-				if info.GetPayloadSchema()[f].GetDataType() != qc.PayloadSchemaType_Keyword {
-					t.Errorf("payload index on %s: %v, want keyword", f, info.GetPayloadSchema()[f])
-				}
-			}
-			h := info.GetConfig().GetHnswConfig()
-			if h.GetM() != tt.wantM || h.GetEfConstruct() != tt.wantEf {
-				t.Errorf("hnsw m=%d ef_construct=%d, want %d %d", h.GetM(), h.GetEfConstruct(), tt.wantM, tt.wantEf)
-			}
-			if got := info.GetConfig().GetQuantizationConfig().GetScalar() != nil; got != tt.wantQuant {
-				t.Errorf("scalar quantisation %v, want %v", got, tt.wantQuant)
-			}
-
-			// A second adapter (a restart) reuses the collection.
-			again := open(t, cfg)
-			put(t, again, "docs", "https://ex.org/c", "camels", 1)
-			if got := srv.Calls("Create"); got != 2 {
-				t.Errorf("after restart Create called %d times, want still 2", got)
-			}
+			checkSchemaOf(t, cfg, rawClient(t, srv), srv.Calls, tt.wantM, tt.wantEf, tt.wantQuant)
 		})
+	}
+}
+
+// checkSchemaOf writes two collections through an adapter with cfg and
+// checks what raw sees of them; calls, when not nil, counts the server's
+// calls of a method (stand-in only).
+func checkSchemaOf(t *testing.T, cfg qdrant.Config, raw *qc.Client, calls func(string) int, wantM, wantEf uint64, wantQuant bool) {
+	ix := open(t, cfg)
+	put(t, ix, "docs", "https://ex.org/a", "alpacas", 2)
+	put(t, ix, "docs", "https://ex.org/b", "badgers", 2)
+	put(t, ix, "other", "https://ex.org/a", "alpacas", 1)
+	if calls != nil {
+		if got := calls("Create"); got != 2 {
+			t.Errorf("Create called %d times, want 2 (one per kgagent collection)", got)
+		}
+		if got := calls("CreateFieldIndex"); got != 8 {
+			t.Errorf("CreateFieldIndex called %d times, want 8", got)
+		}
+	}
+	want := []string{ix.CollectionName("docs"), ix.CollectionName("other")}
+	slices.Sort(want)
+	names, err := raw.ListCollections(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, n := range names {
+		if strings.HasPrefix(n, cfg.Prefix+"_") || cfg.Prefix == "" && strings.HasPrefix(n, qdrant.DefaultPrefix+"_") {
+			got = append(got, n)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("collections %v, want %v", got, want)
+	}
+	info, err := raw.GetCollectionInfo(context.Background(), ix.CollectionName("docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := info.GetConfig().GetParams()
+	dense := params.GetVectorsConfig().GetParamsMap().GetMap()[qdrant.DenseVector]
+	if dense.GetSize() != corpustest.Dim || dense.GetDistance() != qc.Distance_Cosine {
+		t.Errorf("dense vector %v, want size %d cosine", dense, corpustest.Dim)
+	}
+	sparse := params.GetSparseVectorsConfig().GetMap()[qdrant.SparseVector]
+	if sparse.GetModifier() != qc.Modifier_Idf {
+		t.Errorf("sparse vector %v, want the IDF modifier", sparse)
+	}
+	for _, f := range []string{"collection", "doc_url", "url_prefixes"} {
+		if info.GetPayloadSchema()[f].GetDataType() != qc.PayloadSchemaType_Keyword {
+			t.Errorf("payload index on %s: %v, want keyword", f, info.GetPayloadSchema()[f])
+		}
+	}
+	h := info.GetConfig().GetHnswConfig()
+	if h.GetM() != wantM || h.GetEfConstruct() != wantEf {
+		t.Errorf("hnsw m=%d ef_construct=%d, want %d %d", h.GetM(), h.GetEfConstruct(), wantM, wantEf)
+	}
+	if got := info.GetConfig().GetQuantizationConfig().GetScalar() != nil; got != wantQuant {
+		t.Errorf("scalar quantisation %v, want %v", got, wantQuant)
+	}
+
+	// A second adapter (a restart) reuses the collection.
+	again := open(t, cfg)
+	put(t, again, "docs", "https://ex.org/c", "camels", 1)
+	if calls != nil {
+		if got := calls("Create"); got != 2 {
+			t.Errorf("after restart Create called %d times, want still 2", got)
+		}
+	}
+	if n, err := raw.Count(context.Background(), &qc.CountPoints{CollectionName: ix.CollectionName("docs"), Exact: qc.PtrOf(true)}); err != nil || n != 5 {
+		t.Errorf("after restart the collection holds %d points (%v), want 5", n, err)
 	}
 }
 
@@ -192,12 +217,7 @@ func TestAPIKey(t *testing.T) {
 		t.Run("key="+tt.key, func(t *testing.T) {
 			before := len(srv.APIKeys())
 			if tt.wantCode != "" {
-				// A refused key is reported by New (issue 11, finding 9),
-				// not at the first search.
-				_, err := qdrant.New(context.Background(), qdrant.Config{Addr: srv.Addr(), APIKey: tt.key}, corpustest.Dim, corpustest.Embedder.Name())
-				if kgagent.ErrorCode(err) != tt.wantCode || !strings.Contains(err.Error(), "API key rejected") {
-					t.Fatalf("New with key %q: %v", tt.key, err)
-				}
+				checkKeyRefused(t, qdrant.Config{Addr: srv.Addr(), APIKey: tt.key})
 				return
 			}
 			ix := open(t, qdrant.Config{Addr: srv.Addr(), APIKey: tt.key})
@@ -222,6 +242,19 @@ func TestAPIKey(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkKeyRefused: a refused key is reported by New (issue 11, finding 9),
+// not at the first search, as UNAVAILABLE "API key rejected".
+func checkKeyRefused(t *testing.T, cfg qdrant.Config) {
+	t.Helper()
+	ix, err := qdrant.New(context.Background(), cfg, corpustest.Dim, corpustest.Embedder.Name())
+	if err == nil {
+		ix.Close()
+	}
+	if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE || !strings.Contains(err.Error(), "API key rejected") {
+		t.Fatalf("New with key %q: %v, want %s API key rejected", cfg.APIKey, err, kgagent.EUNAVAILABLE)
 	}
 }
 
@@ -661,8 +694,17 @@ func TestNewOnRESTPort(t *testing.T) {
 		_, _ = w.Write([]byte(`{"title":"qdrant - vector search engine"}`))
 	}))
 	defer rest.Close()
-	_, err := qdrant.New(context.Background(), qdrant.Config{Addr: strings.TrimPrefix(rest.URL, "http://")}, corpustest.Dim, corpustest.Embedder.Name())
+	checkNotGRPC(t, qdrant.Config{Addr: strings.TrimPrefix(rest.URL, "http://")})
+}
+
+// checkNotGRPC: New on cfg.Addr, an HTTP/1 port, says so.
+func checkNotGRPC(t *testing.T, cfg qdrant.Config) {
+	t.Helper()
+	ix, err := qdrant.New(context.Background(), cfg, corpustest.Dim, corpustest.Embedder.Name())
+	if err == nil {
+		ix.Close()
+	}
 	if err == nil || !strings.Contains(err.Error(), "not a gRPC endpoint") {
-		t.Fatalf("New on an HTTP/1 port: %v", err)
+		t.Fatalf("New on an HTTP/1 port (%s): %v", cfg.Addr, err)
 	}
 }

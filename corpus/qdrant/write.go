@@ -71,13 +71,17 @@ func (ix *Index) ReplaceDocument(ctx context.Context, collection, docURL string,
 	return ix.writeRetry(ctx, collection, func(name string) error {
 		for start := 0; start < len(points); start += ix.cfg.BatchSize {
 			end := min(start+ix.cfg.BatchSize, len(points))
-			cctx, cancel := ix.callCtx(ctx)
-			_, err := ix.client.Upsert(cctx, &qc.UpsertPoints{
-				CollectionName: name,
-				Wait:           qc.PtrOf(true),
-				Points:         points[start:end],
+			// Point ids derive from chunk ids: sending a batch again is harmless.
+			err := ix.retry(ctx, func() error {
+				cctx, cancel := ix.callCtx(ctx)
+				defer cancel()
+				_, err := ix.client.Upsert(cctx, &qc.UpsertPoints{
+					CollectionName: name,
+					Wait:           qc.PtrOf(true),
+					Points:         points[start:end],
+				})
+				return err
 			})
-			cancel()
 			if err != nil {
 				return mapErr(ctx, err, "upsert")
 			}
@@ -98,7 +102,11 @@ func (ix *Index) DeleteDocument(ctx context.Context, collection, docURL string) 
 		return err
 	}
 	defer ix.docs.lock(collection + "\x00" + docURL)()
-	err := ix.deleteWhere(ctx, ix.CollectionName(collection), docFilter(collection, docURL))
+	name := ix.CollectionName(collection)
+	// A write of this collection may be creating it right now: deleting
+	// from a collection whose shards are not active yet fails, so wait.
+	ix.waitCreation(name)
+	err := ix.deleteWhere(ctx, name, docFilter(collection, docURL))
 	if kgagent.ErrorCode(err) == kgagent.ENOTFOUND {
 		return nil // no collection, no chunks
 	}
@@ -146,13 +154,18 @@ func (ix *Index) writeRetry(ctx context.Context, collection string, write func(n
 	}
 }
 
+// deleteWhere deletes the points of name that match filter, again while
+// Qdrant answers "Please retry" (deleting by filter is idempotent).
 func (ix *Index) deleteWhere(ctx context.Context, name string, filter *qc.Filter) error {
-	cctx, cancel := ix.callCtx(ctx)
-	defer cancel()
-	_, err := ix.client.Delete(cctx, &qc.DeletePoints{
-		CollectionName: name,
-		Wait:           qc.PtrOf(true),
-		Points:         qc.NewPointsSelectorFilter(filter),
+	err := ix.retry(ctx, func() error {
+		cctx, cancel := ix.callCtx(ctx)
+		defer cancel()
+		_, err := ix.client.Delete(cctx, &qc.DeletePoints{
+			CollectionName: name,
+			Wait:           qc.PtrOf(true),
+			Points:         qc.NewPointsSelectorFilter(filter),
+		})
+		return err
 	})
 	return mapErr(ctx, err, "delete points")
 }

@@ -40,6 +40,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	qc "github.com/qdrant/go-client/qdrant"
@@ -59,6 +60,12 @@ type Options struct {
 	APIKey string
 	// TLS, when set, makes the listener serve TLS with this config.
 	TLS *tls.Config
+	// Activation, when set, is how long a new collection's shard stays
+	// inactive after Create: until then Upsert and Delete of its points fail
+	// with Internal "Failed to apply operation to at least one `Active`
+	// replica ... Please retry", as a real Qdrant answers updates sent while
+	// it is still creating the collection.
+	Activation time.Duration
 }
 
 // Server is a running stand-in.
@@ -77,13 +84,14 @@ type Server struct {
 }
 
 type collection struct {
-	dense   map[string]*qc.VectorParams
-	sparse  map[string]*qc.SparseVectorParams
-	hnsw    *qc.HnswConfigDiff
-	quant   *qc.QuantizationConfig
-	meta    map[string]*qc.Value
-	indexes map[string]qc.FieldType
-	points  map[string]*point
+	activeAt time.Time // updates are refused before (Options.Activation)
+	dense    map[string]*qc.VectorParams
+	sparse   map[string]*qc.SparseVectorParams
+	hnsw     *qc.HnswConfigDiff
+	quant    *qc.QuantizationConfig
+	meta     map[string]*qc.Value
+	indexes  map[string]qc.FieldType
+	points   map[string]*point
 }
 
 type point struct {
@@ -234,6 +242,15 @@ type collectionsService struct {
 	s *Server
 }
 
+// inactive is Qdrant's answer to a point update that reaches a collection
+// whose shard replica is not active yet (Options.Activation).
+func (col *collection) inactive() error {
+	if time.Now().Before(col.activeAt) {
+		return status.Error(codes.Internal, "Service internal error: Failed to apply operation to at least one `Active` replica. Consistency of this update is not guaranteed. Please retry.")
+	}
+	return nil
+}
+
 func notFound(name string) error {
 	return status.Errorf(codes.NotFound, "Not found: Collection `%s` doesn't exist!", name)
 }
@@ -303,6 +320,7 @@ func (c collectionsService) Create(_ context.Context, req *qc.CreateCollection) 
 	if _, ok := c.s.collections[name]; ok {
 		return nil, badInput("Collection `%s` already exists!", name)
 	}
+	col.activeAt = time.Now().Add(c.s.opts.Activation)
 	c.s.collections[name] = col
 	return &qc.CollectionOperationResponse{Result: true}, nil
 }
@@ -457,6 +475,9 @@ func (p pointsService) Upsert(_ context.Context, req *qc.UpsertPoints) (*qc.Poin
 	if col == nil {
 		return nil, notFound(req.GetCollectionName())
 	}
+	if err := col.inactive(); err != nil {
+		return nil, err
+	}
 	// Validate the whole batch before applying any of it.
 	batch := make([]*point, 0, len(req.GetPoints()))
 	for _, ps := range req.GetPoints() {
@@ -569,6 +590,9 @@ func (p pointsService) Delete(_ context.Context, req *qc.DeletePoints) (*qc.Poin
 	col := p.s.collections[req.GetCollectionName()]
 	if col == nil {
 		return nil, notFound(req.GetCollectionName())
+	}
+	if err := col.inactive(); err != nil {
+		return nil, err
 	}
 	switch sel := req.GetPoints().GetPointsSelectorOneOf().(type) {
 	case *qc.PointsSelector_Points:
