@@ -1,16 +1,33 @@
-# kgagent — the two commands of the README:
-#   make demo   runs the main job on embedded defaults (serve --demo)
-#   make test   installs what the tests need and runs every test
-.PHONY: demo test lint bench build
+# kgagent — the commands of the README:
+#   make demo    builds bin/kgagent and runs it on embedded defaults (serve --demo)
+#   make test    installs what the tests need and runs every test (deploy/test.sh)
+#   make llm     starts the local LLM the tests use (Ollama, SmolLM2 and
+#                Gemma-3) and prints the serve line that uses it
+#   make check   the quick loop: build, vet, staticcheck and the short tests
+#                of the packages that need no outside service
+.PHONY: demo test check llm lint bench build
 
-demo:
-	go run ./cmd/kgagent serve --demo
+demo: build
+	@echo "starting bin/kgagent serve --demo (Ctrl-C stops it)"
+	@bin/kgagent serve --demo
 
+# go build prints nothing while it compiles; say so, since a first build
+# (modules downloaded, ~400 packages compiled) takes minutes on a slow machine.
 build:
-	go build -o bin/kgagent ./cmd/kgagent
+	@echo "compiling bin/kgagent (go build; the first build downloads the modules and takes a few minutes)"
+	@go build -o bin/kgagent ./cmd/kgagent
+	@echo "built bin/kgagent"
 
 test:
 	bash deploy/test.sh
+
+llm:
+	@bash deploy/ollama/local.sh
+
+check: build
+	go vet ./...
+	go tool staticcheck ./...
+	go test -short $$(go list ./... | grep -v -e /cmd/kgagent -e /bench)
 
 lint:
 	go vet ./...

@@ -191,8 +191,21 @@ func TestCallTimeoutShare(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if d := m.callTimeout(ctx, 10); d > time.Second || d < 900*time.Millisecond {
-		t.Errorf("10 iterations in 10s: %v per call", d)
+	// The first calls get a third of the time left, not a tenth: a slow
+	// local model's first answer (after the search) fits.
+	if d := m.callTimeout(ctx, 10); d > 3400*time.Millisecond || d < 3*time.Second {
+		t.Errorf("10 iterations in 10s: %v for the first call, want a third", d)
+	}
+	if d := m.callTimeout(ctx, 2); d > 5*time.Second || d < 4500*time.Millisecond {
+		t.Errorf("2 iterations left in 10s: %v, want half", d)
+	}
+	if d := m.callTimeout(ctx, 1); d > 10*time.Second || d < 9*time.Second {
+		t.Errorf("the last iteration in 10s: %v, want all", d)
+	}
+	long, cancel2 := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel2()
+	if d := m.callTimeout(long, 9); d < 39*time.Second || d > 40*time.Second {
+		t.Errorf("the first LLM call of a 2-minute question with 10 iterations gets %v, want 40s", d)
 	}
 	if !m.nearDeadline(ctx, 2) == (time.Until(mustDeadline(ctx)) < 2*m.callTimeout(ctx, 2)) {
 		t.Error("nearDeadline disagrees with callTimeout")

@@ -53,8 +53,9 @@ type Config struct {
 	ActFirst bool
 	// LLMTimeout bounds one LLM call (0: none). Whatever it is, when the
 	// question has a deadline a call gets at most an equal share of the time
-	// left among the iterations left, so the iteration limit fits in the
-	// deadline. A call cut by its timeout is judged on what it wrote so far.
+	// left among the iterations left, counting at most three of them (the
+	// first calls, which usually answer, get enough time; later ones less).
+	// A call cut by its timeout is judged on what it wrote so far.
 	LLMTimeout time.Duration
 	// SearchFirst runs the corpus search on the question before the first
 	// LLM call of a docs agent (one whose few-shots ask

@@ -336,13 +336,20 @@ func (m *Manager) nearDeadline(ctx context.Context, itersLeft int) bool {
 	return share > 0 && left < 2*share
 }
 
+// callShares is how many calls the time left is shared among at most: a
+// docs run searches first, so its first one or two calls usually answer,
+// and a run that goes on gets less per call.
+const callShares = 3
+
 // callTimeout is the time one LLM call gets: LLMTimeout, and at most an
-// equal share of what is left of ctx's deadline among the iterations left;
-// 0 means no limit beyond ctx.
+// equal share of what is left of ctx's deadline among the iterations left,
+// counting no more than callShares of them (so with a 2-minute deadline and
+// 10 iterations the first call may take 40 s, not 13 s: a small local
+// model's first answer fits); 0 means no limit beyond ctx.
 func (m *Manager) callTimeout(ctx context.Context, itersLeft int) time.Duration {
 	t := m.cfg.LLMTimeout
 	if dl, ok := ctx.Deadline(); ok && itersLeft > 0 {
-		share := time.Until(dl) / time.Duration(itersLeft)
+		share := time.Until(dl) / time.Duration(min(itersLeft, callShares))
 		if t <= 0 || share < t {
 			t = max(share, time.Millisecond)
 		}
@@ -486,6 +493,11 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 	if err != nil {
 		if timedOut(err) {
 			return "", nil, "timeout", nil
+		}
+		if parent.Err() == nil {
+			// The whole error, with the server's own message, for the
+			// operator; callers get only its code and safe message.
+			m.cfg.Logger.Warn("llm call failed", "request_id", r.req.ID, "agent", agentName, "model", creq.Model, "protocol", creq.Protocol, "error", err)
 		}
 		return "", nil, "", llmError(parent, err)
 	}

@@ -3,6 +3,7 @@ package crawler
 import (
 	"context"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -240,6 +241,37 @@ func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters))
 		return rep, crawlErr
 	}
 	return rep, nil
+}
+
+// Forget removes every page of collection whose URL starts with prefix from
+// the graph, the corpus and the page state, as a run removes a page that is
+// gone, and returns how many it removed. It is for a site that moved (the
+// demo site on a new address): its old URLs would only be dead links. A
+// failure stops at the page that failed and leaves its state behind, so a
+// later call tries it again.
+func (in *Ingester) Forget(ctx context.Context, collection, prefix string) (int, error) {
+	if collection == "" {
+		collection = DefaultCollection
+	}
+	if prefix == "" {
+		return 0, kgagent.Errorf(kgagent.EINVALID, "forget: empty URL prefix")
+	}
+	states, err := in.states.ListPages(ctx, collection)
+	if err != nil {
+		return 0, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading page state")
+	}
+	r := &run{in: in, ctx: ctx, spec: Spec{Collection: collection}, known: map[string]PageState{}}
+	for _, st := range states {
+		if !strings.HasPrefix(st.URL, prefix) {
+			continue
+		}
+		r.remove(st.URL, "the site moved")
+		if len(r.errs) > 0 {
+			e := r.errs[0]
+			return int(r.c.Removed), kgagent.Errorf(e.Code, "%s: %s", e.URL, e.Reason)
+		}
+	}
+	return int(r.c.Removed), nil
 }
 
 func (r *run) update(f func(*Counters)) {

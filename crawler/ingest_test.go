@@ -473,3 +473,47 @@ func TestIngestMovedPage(t *testing.T) {
 		t.Errorf("removed %d", rep.Counters.Removed)
 	}
 }
+
+// TestIngestForget: a site that moved leaves no page of its old address in
+// the corpus, the graph or the page state; other sites' pages stay.
+func TestIngestForget(t *testing.T) {
+	pages := map[string]string{
+		"/":  htmlPage("Home", `<p>home</p><a href="/x">x</a>`),
+		"/x": htmlPage("X", "<p>x</p>"),
+	}
+	old, other := httptest.NewServer(newSite(pages)), httptest.NewServer(newSite(pages))
+	defer old.Close()
+	defer other.Close()
+	idx := newFakeIndex()
+	states := NewMemoryStates()
+	in := NewIngester(IngesterConfig{Crawler: testConfig(), Docs: idx, Graph: fakeGraph{idx}, States: states})
+	ctx := context.Background()
+	for _, u := range []string{old.URL, other.URL} {
+		if _, err := in.Run(ctx, Spec{Collection: "docs", URLs: []string{u + "/*"}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := in.Forget(ctx, "docs", ""); kgagent.ErrorCode(err) != kgagent.EINVALID {
+		t.Errorf("empty prefix: %v, want INVALID_ARGUMENT", err)
+	}
+	n, err := in.Forget(ctx, "docs", old.URL+"/")
+	if err != nil || n != 2 {
+		t.Fatalf("Forget: %d, %v; want 2 pages", n, err)
+	}
+	want := other.URL + "/ " + other.URL + "/x"
+	if got := strings.Join(idx.urls(), " "); got != want {
+		t.Errorf("index holds %s, want %s", got, want)
+	}
+	idx.mu.Lock()
+	if len(idx.triples) != 2 || idx.triples["docs|"+old.URL+"/x"] != 0 {
+		t.Errorf("graph holds %v", idx.triples)
+	}
+	idx.mu.Unlock()
+	st, _ := states.ListPages(ctx, "docs")
+	if len(st) != 2 || !strings.HasPrefix(st[0].URL, other.URL) || !strings.HasPrefix(st[1].URL, other.URL) {
+		t.Errorf("page state holds %v", st)
+	}
+	if n, err := in.Forget(ctx, "docs", old.URL+"/"); err != nil || n != 0 {
+		t.Errorf("second Forget: %d, %v; want 0", n, err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"mime"
 	"net/http"
@@ -84,6 +85,9 @@ type Config struct {
 	// HTTPClient is used for requests. Default: a client on a clone of
 	// http.DefaultTransport with no overall timeout (streams are long).
 	HTTPClient *http.Client
+	// Logger gets a warning, with the server's own message, when protocol
+	// auto moves on from a step protocol the server refused. Default: none.
+	Logger *slog.Logger
 }
 
 // Client is an agent.LLM over an OpenAI-compatible API. It is safe for
@@ -139,6 +143,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.MaxStop <= 0 {
 		cfg.MaxStop = DefaultMaxStop
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
@@ -165,7 +172,8 @@ func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (age
 		cctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
 	}
 	stops := cleanStops(req.Stop)
-	proto := c.protocol(req)
+	refused := map[string]bool{} // protocols this request's server refused
+	proto := c.protocol(req, refused)
 	for attempt := 0; ; attempt++ {
 		body, withOpts := c.body(req, stops, proto)
 		resp, err := c.post(cctx, body)
@@ -201,8 +209,9 @@ func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (age
 			continue
 		}
 		if resp.StatusCode == http.StatusBadRequest && req.Protocol == agent.ProtocolAuto && proto != agent.ProtocolText {
-			// Protocol auto: a server that refuses tools or a response
-			// format gets the next protocol, now and from now on.
+			// Protocol auto: a request the server refuses in one step
+			// protocol gets the next one; a server that says it refuses
+			// tools or a response format gets the next one from now on.
 			low := bytes.ToLower(raw)
 			switch {
 			case proto == agent.ProtocolTools && bytes.Contains(low, []byte("tool")):
@@ -210,13 +219,17 @@ func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (age
 			case proto == agent.ProtocolJSON && (bytes.Contains(low, []byte("response_format")) || bytes.Contains(low, []byte("json_schema")) || bytes.Contains(low, []byte("format"))):
 				c.noJSON.Store(true)
 			}
-			if next := c.protocol(req); next != proto {
+			refused[proto] = true
+			if next := c.protocol(req, refused); next != proto {
+				c.cfg.Logger.Warn("the LLM server refused a step protocol; trying the next", "model", c.model(req), "protocol", proto, "next", next,
+					"status", resp.StatusCode, "server_message", serverMessage(raw, c.cfg.APIKey))
 				proto = next
 				attempt--
 				continue
 			}
 		}
 		herr, retry := classify(resp.StatusCode, raw)
+		c.explain(herr, req, proto, raw)
 		if !retry || attempt >= c.cfg.MaxRetries {
 			cancel()
 			return nil, herr
@@ -239,9 +252,9 @@ func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (age
 }
 
 // protocol resolves the request's step protocol: auto is json, else tools,
-// else text, leaving out what this server refused before; no tools means
-// text.
-func (c *Client) protocol(req agent.CompletionRequest) string {
+// else text, leaving out what this server refused before and what it
+// refused for this request (refused); no tools means text.
+func (c *Client) protocol(req agent.CompletionRequest, refused map[string]bool) string {
 	if len(req.Tools) == 0 {
 		return agent.ProtocolText
 	}
@@ -252,14 +265,57 @@ func (c *Client) protocol(req agent.CompletionRequest) string {
 		// A schema-constrained step first: the server enforces it while
 		// decoding, so even a small model emits a valid step, where native
 		// tool calls depend on the model (SmolLM2 never made one).
-		if !c.noJSON.Load() {
+		if !c.noJSON.Load() && !refused[agent.ProtocolJSON] {
 			return agent.ProtocolJSON
 		}
-		if !c.noTools.Load() {
+		if !c.noTools.Load() && !refused[agent.ProtocolTools] {
 			return agent.ProtocolTools
 		}
 	}
 	return agent.ProtocolText
+}
+
+// model is the model a request goes to.
+func (c *Client) model(req agent.CompletionRequest) string {
+	if req.Model == "" || c.cfg.ForceModel {
+		return c.cfg.Model
+	}
+	return req.Model
+}
+
+// explain adds to a rejected request's error what the caller needs to fix
+// it: for a 404 the model asked for, for a 400 the step protocol and the
+// server's own reason (Ollama: "… does not support tools"), with the API
+// key, should the server echo it, cut out.
+func (c *Client) explain(herr *kgagent.Error, req agent.CompletionRequest, proto string, raw []byte) {
+	msg := serverMessage(raw, c.cfg.APIKey)
+	switch herr.Code {
+	case kgagent.ENOTFOUND:
+		herr.Message = fmt.Sprintf("LLM model %q or endpoint not found at %s", c.model(req), c.cfg.BaseURL)
+		herr.Details["model"] = c.model(req)
+	case kgagent.EINVALID:
+		if proto != agent.ProtocolText {
+			herr.Message += fmt.Sprintf(" in step protocol %s", proto)
+			herr.Details["protocol"] = proto
+		}
+	default:
+		return
+	}
+	if msg != "" {
+		herr.Message += ": " + msg
+	}
+}
+
+// serverMessage is the error message of a server's error answer, shortened,
+// with key (when set) cut out.
+func serverMessage(raw []byte, key string) string {
+	var er ErrorResponse
+	_ = json.Unmarshal(raw, &er)
+	msg := strings.TrimSpace(firstNonEmpty(er.Error.Message, string(raw)))
+	if key != "" {
+		msg = strings.ReplaceAll(msg, key, "[key]")
+	}
+	return truncate(msg, 200)
 }
 
 // body encodes the request; withOpts tells whether stream_options was sent.
@@ -413,6 +469,11 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if resp.StatusCode/100 != 2 {
 		herr, _ := classify(resp.StatusCode, raw)
+		if herr.Code == kgagent.ENOTFOUND || herr.Code == kgagent.EINVALID {
+			if msg := serverMessage(raw, c.cfg.APIKey); msg != "" {
+				herr.Message += ": " + msg
+			}
+		}
 		return nil, herr
 	}
 	var ml ModelList

@@ -1,13 +1,18 @@
 package openai_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/agent/openai"
 	"github.com/kgagent/kgagent/agent/openai/openaitest"
@@ -207,5 +212,88 @@ func TestAskAgentAsToolAndJSONStep(t *testing.T) {
 		if tt.proto == agent.ProtocolTools && !slices.Contains(names, "ask_agent_default") {
 			t.Errorf("tools offered %v", names)
 		}
+	}
+}
+
+// refusedCall runs one Complete with the weather tool in protocol proto and
+// reads the stream to its end.
+func refusedCall(t *testing.T, c *openai.Client, proto string) error {
+	t.Helper()
+	st, err := c.Complete(context.Background(), agent.CompletionRequest{
+		Model: "kgagent-gemma3", Protocol: proto, Messages: []agent.ChatMessage{{Role: "user", Content: "Weather in Paris?"}},
+		Tools: []agent.Tool{{Name: "weather", Description: "weather of a city"}},
+	})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for {
+		if _, err := st.Recv(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// TestRefusedProtocolIsExplained: a server's 400 names its reason, in the
+// error of an explicit protocol and in the log line of auto's fallback; in
+// auto, any 400 to a structured step moves that request on to the next
+// protocol, and only a refusal that names tools or the response format
+// does so for later requests too.
+func TestRefusedProtocolIsExplained(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.RejectTools()
+	c, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = refusedCall(t, c, agent.ProtocolTools)
+	if kgagent.ErrorCode(err) != kgagent.EINVALID || !strings.Contains(kgagent.ErrorMessage(err), "in step protocol tools: registry.ollama.ai/library/kgagent-gemma3 does not support tools") {
+		t.Errorf("explicit tools refused: %v", err)
+	}
+
+	var logs bytes.Buffer
+	other := openaitest.New(t,
+		openaitest.Step{Status: 400, ErrorType: "invalid_request_error", ErrorMessage: "template: gemma3: unexpected EOF"},
+		openaitest.Reply("Sunny."),
+		openaitest.Reply(`{"thought": "", "action": "answer", "input": "Cold."}`),
+	)
+	c, err = openai.New(openai.Config{BaseURL: other.URL + "/v1", MaxRetries: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := refusedCall(t, c, agent.ProtocolAuto); err != nil {
+		t.Fatalf("auto after a 400 to its JSON step: %v", err)
+	}
+	reqs := other.ChatRequests()
+	if len(reqs) != 2 || reqs[0].Body.ResponseFormat == nil || len(reqs[1].Body.Tools) == 0 {
+		t.Errorf("%d requests; want the JSON step refused, then tools", len(reqs))
+	}
+	if l := logs.String(); !strings.Contains(l, "protocol=json next=tools status=400") || !strings.Contains(l, `server_message="template: gemma3: unexpected EOF"`) {
+		t.Errorf("the fallback is not logged with the server's reason: %s", l)
+	}
+	// The refusal named neither tools nor the format: the next request
+	// asks for a JSON step again.
+	if err := refusedCall(t, c, agent.ProtocolAuto); err != nil {
+		t.Fatal(err)
+	}
+	if reqs := other.ChatRequests(); len(reqs) != 3 || reqs[2].Body.ResponseFormat == nil {
+		t.Errorf("the second request did not ask for a JSON step again")
+	}
+}
+
+// TestModelNotFoundNamesIt: a 404 says which model was asked for, where,
+// and what the server said.
+func TestModelNotFoundNamesIt(t *testing.T) {
+	srv := openaitest.New(t, openaitest.Step{Status: 404, ErrorType: "api_error", ErrorMessage: `model "smollm2" not found, try pulling it first`})
+	c, err := openai.New(openai.Config{BaseURL: srv.URL + "/v1", Model: "smollm2", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Complete(context.Background(), agent.CompletionRequest{Messages: []agent.ChatMessage{{Role: "user", Content: "hi"}}})
+	if msg := kgagent.ErrorMessage(err); kgagent.ErrorCode(err) != kgagent.ENOTFOUND || !strings.Contains(msg, `LLM model "smollm2" or endpoint not found at `+srv.URL+"/v1") || !strings.Contains(msg, "try pulling it first") {
+		t.Errorf("404: %v", err)
 	}
 }

@@ -44,7 +44,7 @@ func TestLoadRealStack(t *testing.T) {
 			base = strings.TrimSuffix(v, "/")
 		}
 		if v, ok := strings.CutPrefix(line, "NATS: "); ok {
-			natsURL = v
+			natsURL, _, _ = strings.Cut(v, " ")
 		}
 	}
 	go func() {

@@ -54,6 +54,11 @@ func TestEmbeddedNATSRequiresCredentials(t *testing.T) {
 	if strings.Contains(stdout.String(), "kgagent:") {
 		t.Errorf("serve printed the NATS password: %s", stdout.String())
 	}
+	// The banner says how to connect: the URL with credentials comes
+	// from `kgagent nats-url` on this data dir.
+	if want := bin + " nats-url --data-dir " + dir; !strings.Contains(stdout.String(), "NATS: "+plain+" (credentials required: `"+want+"` prints the URL with them)") {
+		t.Errorf("serve's NATS line does not say to run %q: %s", want, stdout.String())
+	}
 
 	out, err := exec.Command(bin, "nats-url", "--data-dir", dir).Output()
 	if err != nil {

