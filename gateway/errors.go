@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -88,7 +89,10 @@ func decodeJSON(data []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return invalid(ReasonWrongType, te.Field, "field %q must be %s, not %s", te.Field, te.Type.String(), te.Value)
+			if te.Field == "" {
+				return invalid(ReasonWrongType, "", "body must be %s, not %s", jsonKind(te.Type), te.Value)
+			}
+			return invalid(ReasonWrongType, te.Field, "field %q must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
 		}
 		if errors.Is(err, io.EOF) {
 			return invalid(ReasonInvalidJSON, "", "body is empty")
@@ -99,6 +103,33 @@ func decodeJSON(data []byte, v any) error {
 		return invalid(ReasonInvalidJSON, "", "body has data after the JSON value")
 	}
 	return nil
+}
+
+// jsonKind names the JSON value a Go type decodes from ("a JSON object"),
+// so that errors never name the server's Go types.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a JSON value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "a JSON object"
+	case reflect.Slice, reflect.Array:
+		return "a JSON array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "a JSON value"
 }
 
 // readBody reads a REST body within the configured limit.

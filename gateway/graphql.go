@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	graphql "github.com/graph-gophers/graphql-go"
@@ -239,29 +241,212 @@ func (q *gqlRoot) PostMessage(ctx context.Context, args struct {
 // graphQLMaxQuery bounds a GraphQL query (413 beyond).
 const graphQLMaxQuery = 16 << 10
 
-// GraphQLRequest is the body of POST /graphql.
+// graphQLMaxDepth bounds the field nesting of a query that reads data;
+// graphQLIntrospectionDepth that of a document asking only for __schema,
+// __type and __typename, deep enough for the standard introspection query
+// of schema explorers and code generators (graphql-js, gql: the type
+// references nest ofType seven to nine deep).
+const (
+	graphQLMaxDepth           = 8
+	graphQLIntrospectionDepth = 15
+)
+
+// GraphQLRequest is the body of POST /graphql (and the query parameters
+// of GET /graphql).
 type GraphQLRequest struct {
 	Query         string         `json:"query"`
 	OperationName string         `json:"operationName,omitempty"`
 	Variables     map[string]any `json:"variables,omitempty"`
 }
 
+// graphQLSchemas are the compiled schemas one request may run against.
+type graphQLSchemas struct {
+	data  *graphql.Schema // the schema, data queries nested up to graphQLMaxDepth
+	intro *graphql.Schema // the same, for introspection-only documents
+	// probe has a Query type without data fields and no mutations: a
+	// document valid against it asks only for introspection fields.
+	probe *graphql.Schema
+}
+
+// introspectionProbeSchema is graphQLSchemas.probe's schema.
+const introspectionProbeSchema = `schema { query: Query } type Query { introspectionOnly: Boolean }`
+
+type probeRoot struct{}
+
+func (*probeRoot) IntrospectionOnly() *bool { return nil }
+
+func newGraphQLSchemas(root *gqlRoot) graphQLSchemas {
+	length := graphql.MaxQueryLength(graphQLMaxQuery)
+	return graphQLSchemas{
+		data:  graphql.MustParseSchema(GraphQLSchema, root, graphql.MaxDepth(graphQLMaxDepth), length),
+		intro: graphql.MustParseSchema(GraphQLSchema, root, graphql.MaxDepth(graphQLIntrospectionDepth), length),
+		probe: graphql.MustParseSchema(introspectionProbeSchema, &probeRoot{}, graphql.MaxDepth(graphQLIntrospectionDepth), length),
+	}
+}
+
+// exec runs req: against intro when the document holds only queries that
+// ask only for introspection fields, else against data.
+func (g graphQLSchemas) exec(ctx context.Context, req GraphQLRequest) *graphql.Response {
+	queries := true
+	for _, op := range graphQLOperations(req.Query) {
+		queries = queries && op.kind == "query"
+	}
+	if queries && len(g.probe.ValidateWithVariables(req.Query, req.Variables)) == 0 {
+		return g.intro.Exec(ctx, req.Query, req.OperationName, req.Variables)
+	}
+	return g.data.Exec(ctx, req.Query, req.OperationName, req.Variables)
+}
+
+// gqlOperation is one operation of a GraphQL document.
+type gqlOperation struct {
+	kind string // query, mutation or subscription
+	name string // "" when anonymous
+}
+
+// graphQLOperations lists the operations of a GraphQL document in order.
+// It reads only the top level (names, braces, strings and comments);
+// whether the document is valid is the schema's business.
+func graphQLOperations(doc string) []gqlOperation {
+	var ops []gqlOperation
+	depth := 0
+	definition := true // the next top-level token starts a definition
+	named := -1        // the operation whose name may come next
+	for i := 0; i < len(doc); {
+		c := doc[i]
+		switch {
+		case c == '#':
+			for i < len(doc) && doc[i] != '\n' && doc[i] != '\r' {
+				i++
+			}
+		case strings.HasPrefix(doc[i:], `"""`):
+			end := strings.Index(strings.ReplaceAll(doc[i+3:], `\"""`, "xxxx"), `"""`)
+			if end < 0 {
+				return ops
+			}
+			i += 3 + end + 3
+		case c == '"':
+			for i++; i < len(doc) && doc[i] != '"' && doc[i] != '\n'; i++ {
+				if doc[i] == '\\' {
+					i++
+				}
+			}
+			i++
+		case c == '{' || c == '(' || c == '[':
+			if depth == 0 && c == '{' && definition {
+				ops = append(ops, gqlOperation{kind: "query"}) // the query shorthand
+			}
+			if depth == 0 {
+				definition, named = false, -1
+			}
+			depth++
+			i++
+		case c == '}' || c == ')' || c == ']':
+			depth--
+			if depth == 0 && c == '}' {
+				definition = true
+			}
+			i++
+		case c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z':
+			j := i
+			for j < len(doc) && (doc[j] == '_' || doc[j] >= 'A' && doc[j] <= 'Z' || doc[j] >= 'a' && doc[j] <= 'z' || doc[j] >= '0' && doc[j] <= '9') {
+				j++
+			}
+			name := doc[i:j]
+			i = j
+			if depth != 0 {
+				continue
+			}
+			switch {
+			case definition && (name == "query" || name == "mutation" || name == "subscription"):
+				ops = append(ops, gqlOperation{kind: name})
+				named = len(ops) - 1
+			case named >= 0:
+				ops[named].name = name
+				named = -1
+			default:
+				named = -1
+			}
+			definition = false
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',':
+			i++
+		default:
+			if depth == 0 {
+				named = -1
+			}
+			i++
+		}
+	}
+	return ops
+}
+
+// mutates reports whether the operation req runs is not a query (when
+// the document does not say which, whether any of them is not).
+func (g graphQLSchemas) mutates(req GraphQLRequest) bool {
+	ops := graphQLOperations(req.Query)
+	for _, op := range ops {
+		if op.kind != "query" && (req.OperationName == "" || op.name == req.OperationName) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkGraphQLRequest refuses a request without a query or with one over
+// graphQLMaxQuery.
+func checkGraphQLRequest(req GraphQLRequest) error {
+	if req.Query == "" {
+		return invalid(ReasonMissingField, "query", "query is required")
+	}
+	if len(req.Query) > graphQLMaxQuery {
+		return kgagent.Errorf(kgagent.ETOOLARGE, "query is over %d bytes", graphQLMaxQuery)
+	}
+	return nil
+}
+
+// graphQLRoutes serves /graphql over POST (a JSON body) and GET (query,
+// operationName and variables as URL parameters, queries only), as the
+// GraphQL-over-HTTP specification says.
 func (s *Server) graphQLRoutes() {
-	schema := graphql.MustParseSchema(GraphQLSchema, &gqlRoot{s}, graphql.MaxDepth(8), graphql.MaxQueryLength(graphQLMaxQuery))
+	schemas := newGraphQLSchemas(&gqlRoot{s})
 	s.handle("POST", "/graphql", ScopeAsk, func(w http.ResponseWriter, r *http.Request) {
-		var req GraphQLRequest
-		if err := s.decodeBody(w, r, &req); err != nil {
+		data, err := s.readJSONBody(w, r)
+		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		if req.Query == "" {
-			s.writeError(w, r, invalid(ReasonMissingField, "query", "query is required"))
+		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '[' {
+			s.writeError(w, r, invalid(ReasonWrongType, "", "batched requests (a JSON array) are not supported: send one {\"query\": ...} object per request"))
 			return
 		}
-		if len(req.Query) > graphQLMaxQuery {
-			s.writeError(w, r, kgagent.Errorf(kgagent.ETOOLARGE, "query is over %d bytes", graphQLMaxQuery))
+		var req GraphQLRequest
+		if err := decodeJSON(data, &req); err != nil {
+			s.writeError(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, schema.Exec(r.Context(), req.Query, req.OperationName, req.Variables))
+		if err := checkGraphQLRequest(req); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, schemas.exec(r.Context(), req))
+	})
+	s.handle("GET", "/graphql", ScopeAsk, func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		req := GraphQLRequest{Query: q.Get("query"), OperationName: q.Get("operationName")}
+		if v := q.Get("variables"); v != "" {
+			if err := decodeJSON([]byte(v), &req.Variables); err != nil {
+				s.writeError(w, r, invalid(ReasonInvalidJSON, "variables", "variables must be a JSON object"))
+				return
+			}
+		}
+		if err := checkGraphQLRequest(req); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if schemas.mutates(req) {
+			w.Header().Set("Allow", "POST")
+			s.writeError(w, r, kgagent.Errorf(kgagent.EMETHOD, "mutations need POST; GET runs queries only"))
+			return
+		}
+		writeJSON(w, http.StatusOK, schemas.exec(r.Context(), req))
 	})
 }

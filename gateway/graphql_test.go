@@ -2,6 +2,11 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -94,4 +99,120 @@ func TestGraphQL(t *testing.T) {
 	if status, _ := gql(t, u, "", `{ agents { name } }`, nil); status != 401 {
 		t.Errorf("no key: %d", status)
 	}
+}
+
+// TestGraphQLThirdPartyClients covers what schema explorers, code
+// generators and GraphQL-over-HTTP clients send (issue 21, item 13): the
+// standard introspection query (graphql-js's, type references nine deep)
+// passes while a data query past the depth limit is still refused; GET runs
+// queries but not mutations (405, Allow: POST); a batched array is a clear
+// 400 that names no Go type.
+func TestGraphQLThirdPartyClients(t *testing.T) {
+	cfg := authConfig()
+	cfg.DailyLimit = 1000
+	f := newFixture(t, cfg)
+	u := f.ts.URL
+
+	intro, err := os.ReadFile("testdata/introspection.graphql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, m := gql(t, u, "ask-key", string(intro), nil)
+	data, _ := m["data"].(map[string]any)
+	schema, _ := data["__schema"].(map[string]any)
+	types, _ := schema["types"].([]any)
+	mutation, _ := schema["mutationType"].(map[string]any)
+	if status != 200 || m["errors"] != nil || len(types) < 8 || mutation["name"] != "Mutation" {
+		t.Fatalf("introspection: %d errors %v", status, m["errors"])
+	}
+	// Deep nesting is still refused: past the introspection depth, and for
+	// any document that also reads data past the data depth.
+	deep := `{ __schema { types { fields { type { ofType { ofType { fields { type { ofType { ofType { fields { type { ofType { ofType { fields { name } } } } } } } } } } } } } } } }`
+	if _, m := gql(t, u, "ask-key", deep, nil); !strings.Contains(fmt.Sprint(m["errors"]), "exceeds max depth") || m["data"] != nil {
+		t.Errorf("introspection 16 deep: %v", m)
+	}
+	mixed := `{ agents { name } __schema { types { fields { type { ofType { ofType { ofType { ofType { name } } } } } } } } }`
+	if _, m := gql(t, u, "ask-key", mixed, nil); !strings.Contains(fmt.Sprint(m["errors"]), "exceeds max depth 8") {
+		t.Errorf("data query with introspection 9 deep: %v", m)
+	}
+	if _, m := gql(t, u, "ask-key", `{ sessions { messages { sources { __type(name:"Session") { fields { type { ofType { ofType { name } } } } } } } } }`, nil); !strings.Contains(fmt.Sprint(m["errors"]), "exceeds max depth 8") {
+		t.Errorf("data query 9 deep: %v", m)
+	}
+
+	// GET, as the GraphQL-over-HTTP specification allows for queries.
+	get := func(token string, q url.Values) (int, map[string]any, http.Header) {
+		t.Helper()
+		return do(t, "GET", u+"/graphql?"+q.Encode(), token, "")
+	}
+	status, m, _ = get("ask-key", url.Values{"query": {`query($n:String!){ __type(name:$n){ name } agents { name } }`}, "variables": {`{"n":"Session"}`}})
+	if d, _ := m["data"].(map[string]any); status != 200 || d == nil || d["__type"].(map[string]any)["name"] != "Session" || len(d["agents"].([]any)) == 0 {
+		t.Errorf("GET query: %d %v", status, m)
+	}
+	if status, m, h := get("ask-key", url.Values{"query": {`mutation { createSession(title:"x") { id } }`}}); status != 405 || h.Get("Allow") != "POST" || errCode(m) != "METHOD_NOT_ALLOWED" {
+		t.Errorf("GET mutation: %d %v %v", status, h, m)
+	}
+	if _, m = gql(t, u, "ask-key", `{ sessions { id } }`, nil); len(m["data"].(map[string]any)["sessions"].([]any)) != 0 {
+		t.Errorf("the GET mutation created a session: %v", m)
+	}
+	if status, m, _ := get("ask-key", url.Values{"query": {`{ agents { name } }`}, "variables": {`[1]`}}); status != 400 || errCode(m) != "INVALID_ARGUMENT" {
+		t.Errorf("GET with bad variables: %d %v", status, m)
+	}
+	if status, _, _ := get("", url.Values{"query": {`{ agents { name } }`}}); status != 401 {
+		t.Errorf("GET without a key: %d", status)
+	}
+	if status, m, _ := get("ask-key", nil); status != 400 || errCode(m) != "INVALID_ARGUMENT" {
+		t.Errorf("GET without a query: %d %v", status, m)
+	}
+
+	// A batch (an array of requests) is refused in words a client reads.
+	status, m, _ = do(t, "POST", u+"/graphql", "ask-key", `[{"query":"{ agents { name } }"},{"query":"{ sessions { id } }"}]`)
+	msg, _ := m["error"].(map[string]any)["message"].(string)
+	if status != 400 || errCode(m) != "INVALID_ARGUMENT" || !strings.Contains(msg, "batch") || strings.Contains(msg, "gateway.") || strings.Contains(msg, "GraphQLRequest") {
+		t.Errorf("batch: %d %v", status, m)
+	}
+	// Wrong types name JSON types, never Go ones.
+	status, m, _ = do(t, "POST", u+"/graphql", "ask-key", `{"query":"{ agents { name } }","variables":[1]}`)
+	if msg, _ := m["error"].(map[string]any)["message"].(string); status != 400 || !strings.Contains(msg, "a JSON object") || strings.Contains(msg, "map[") {
+		t.Errorf("variables as an array: %d %v", status, m)
+	}
+}
+
+func TestGraphQLOperations(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		want string
+	}{
+		{`{ agents { name } }`, "query:"},
+		{`query Q($a: ID!) @dir { session(id: $a) { id } }`, "query:Q"},
+		{"# mutation M { x }\nquery { agents { name } }", "query:"},
+		{`mutation { deleteSession(id: "}") }`, "mutation:"},
+		{`query A { agents { name } } mutation B { createSession { id } }`, "query:A mutation:B"},
+		{`fragment F on Agent { name } query { agents { ...F } }`, "query:"},
+		{`subscription S { x }`, "subscription:S"},
+		{`query { a(s: """ mutation { } \""" """) }`, "query:"},
+		{`mutation($x: String = "a{b") { createSession(title: $x) { id } }`, "mutation:"},
+		{``, ""},
+	} {
+		var got []string
+		for _, op := range graphQLOperations(tc.doc) {
+			got = append(got, op.kind+":"+op.name)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("graphQLOperations(%q) = %v, want %s", tc.doc, got, tc.want)
+		}
+	}
+}
+
+// FuzzGraphQLOperations: any document is read without panicking, and a
+// document the schema accepts as a mutation is never taken for queries only.
+func FuzzGraphQLOperations(f *testing.F) {
+	for _, s := range []string{`{ a }`, `mutation M { a }`, `query """x""" { a }`, "# c\n{ a }", `"`, `"""`, `}}}{`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		ops := graphQLOperations(doc)
+		if strings.HasPrefix(doc, "mutation") && (len(ops) == 0 || ops[0].kind != "mutation") {
+			t.Fatalf("%q read as %v", doc, ops)
+		}
+	})
 }

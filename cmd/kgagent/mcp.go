@@ -39,8 +39,11 @@ func runMCP(ctx context.Context, cfg Config, in io.Reader, out, stderr io.Writer
 	a, err := openApp(ctx, cfg, "mcp", log, true)
 	if err != nil {
 		var le *lockedError
+		if errors.As(err, &le) && le.base != "" {
+			return fmt.Errorf("%w\nkgagent mcp needs the data dir to itself: while serve runs, configure your MCP client with serve's Streamable HTTP endpoint (%s/mcp) instead", err, le.base)
+		}
 		if errors.As(err, &le) {
-			return fmt.Errorf("%w\nkgagent mcp needs the data dir to itself: while serve runs, configure your MCP client with serve's Streamable HTTP endpoint (http://%s/mcp) instead", err, cfg.Addr)
+			return fmt.Errorf("%w\nkgagent mcp needs the data dir to itself: wait until that command ends", err)
 		}
 		return err
 	}

@@ -711,3 +711,29 @@ func TestMCPReadmeConfig(t *testing.T) {
 	defer web2.Close()
 	structured(t, callTool(t, web2, "collections", map[string]any{}, nil), &struct{}{})
 }
+
+// TestMCPHeldDataDirHint: `kgagent mcp` on a data dir that serve holds
+// points at the /mcp of the address serve really listens on (issue 21,
+// item 14), not at the default --addr; on a dir another command holds, it
+// names no endpoint.
+func TestMCPHeldDataDirHint(t *testing.T) {
+	s := startServeFull(t)
+	var out, errb syncBuffer
+	if code := run(context.Background(), []string{"mcp", "--data-dir", s.dir}, &out, &errb, nil); code == 0 {
+		t.Fatal("mcp ran on a data dir serve holds")
+	}
+	if msg := errb.String(); !strings.Contains(msg, "("+s.base+"/mcp)") || strings.Contains(msg, ":8080") {
+		t.Fatalf("serve on %s; mcp said: %s", s.base, msg)
+	}
+
+	dir := t.TempDir()
+	l, err := lockDataDir(dir, "ingest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var errb2 syncBuffer
+	if code := run(context.Background(), []string{"mcp", "--data-dir", dir}, &out, &errb2, nil); code == 0 || strings.Contains(errb2.String(), "/mcp") || !strings.Contains(errb2.String(), "kgagent ingest") {
+		t.Fatalf("dir held by ingest: %d %s", code, errb2.String())
+	}
+}

@@ -39,7 +39,8 @@ func isTerminal(w io.Writer) bool {
 // dataLock is an exclusive advisory lock on a data directory, so a second
 // process gets a clear error naming the holder instead of corrupting stores.
 type dataLock struct {
-	f *os.File
+	f      *os.File
+	holder string // what the LOCK file says of this process
 }
 
 // lockDataDir creates dir if needed and takes its lock. The lock dies with
@@ -60,16 +61,38 @@ func lockDataDir(dir, command string) (*dataLock, error) {
 		if h == "" {
 			h = "another process"
 		}
-		return nil, &lockedError{fmt.Sprintf("data dir %s is in use by %s; stop it or use another --data-dir", dir, h)}
+		le := &lockedError{msg: fmt.Sprintf("data dir %s is in use by %s; stop it or use another --data-dir", dir, h)}
+		if i := strings.Index(h, lockServing); i >= 0 {
+			le.base = strings.Fields(h[i+len(lockServing):])[0]
+		}
+		return nil, le
 	}
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d (kgagent %s, started %s)\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))), 0)
-	_ = f.Sync()
-	return &dataLock{f: f}, nil
+	l := &dataLock{f: f, holder: fmt.Sprintf("pid %d (kgagent %s, started %s)", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))}
+	l.write(l.holder)
+	return l, nil
 }
 
-// lockedError is the error of a data dir held by another process.
-type lockedError struct{ msg string }
+// lockServing precedes, in the LOCK file, the base URL of the serve that
+// holds the data dir.
+const lockServing = "serving "
+
+// serving records in the LOCK file the base URL the holder serves HTTP
+// on, so that a command refused the data dir can name it.
+func (l *dataLock) serving(base string) {
+	if l != nil && l.f != nil {
+		l.write(l.holder + ", " + lockServing + base)
+	}
+}
+
+func (l *dataLock) write(holder string) {
+	_ = l.f.Truncate(0)
+	_, _ = l.f.WriteAt([]byte(holder+"\n"), 0)
+	_ = l.f.Sync()
+}
+
+// lockedError is the error of a data dir held by another process; base
+// is the HTTP base URL the holder serves on, when it is a serve.
+type lockedError struct{ msg, base string }
 
 func (e *lockedError) Error() string { return e.msg }
 

@@ -48,6 +48,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready chan
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
 	base := "http://" + ln.Addr().String()
+	a.lock.serving(base)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 

@@ -109,10 +109,16 @@ func New(b Backend, opts Options) *Server {
 		opts.MaxSessionsPerCaller = 64
 	}
 	s := &Server{b: b, opts: opts}
-	s.srv = sdk.NewServer(&sdk.Implementation{Name: "kgagent", Title: "kgagent knowledge base", Version: opts.Version}, &sdk.ServerOptions{
+	sopts := &sdk.ServerOptions{
 		Instructions: instructions,
 		Capabilities: &sdk.ServerCapabilities{},
-	})
+	}
+	if opts.Authenticate != nil {
+		// What a caller may list and read depends on its key: no shared
+		// caches.
+		sopts.SetCacheable = func(_ context.Context, _ sdk.Request, c *sdk.Cacheable) { c.CacheScope = "private" }
+	}
+	s.srv = sdk.NewServer(&sdk.Implementation{Name: "kgagent", Title: "kgagent knowledge base", Version: opts.Version}, sopts)
 	s.addTools()
 	s.addResources()
 	return s
@@ -127,20 +133,33 @@ const instructions = `kgagent answers questions from indexed documentation sites
 // SDK returns the underlying SDK server (to connect a transport).
 func (s *Server) SDK() *sdk.Server { return s.srv }
 
-// HTTPHandler returns the Streamable HTTP handler (one session per client,
-// server-sent events for progress). Mount it behind the gateway so its
-// credentials, Host/Origin and CORS rules apply; Options.Authenticate then
-// names the caller of every request.
+// sessionlessVersion is the first protocol revision without sessions
+// (SEP-2575, SEP-2567): each request names its version in the
+// MCP-Protocol-Version header and _meta, and no Mcp-Session-Id is kept.
+const sessionlessVersion = "2026-07-28"
+
+// HTTPHandler returns the Streamable HTTP handler. Clients of protocol
+// revisions before 2026-07-28 get one session each (server-sent events for
+// progress); requests of 2026-07-28 and later, which carry their version in
+// the MCP-Protocol-Version header, are served without sessions, as that
+// revision asks (progress still streams within the call). Mount it behind
+// the gateway so its credentials, Host/Origin and CORS rules apply;
+// Options.Authenticate then names the caller of every request.
 func (s *Server) HTTPHandler() http.Handler {
-	var h http.Handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
+	hopts := sdk.StreamableHTTPOptions{
 		MaxRequestBodyBytes: s.opts.MaxBodyBytes,
 		SessionTimeout:      30 * time.Minute,
 		// The gateway checks Host (loopback, or allowed_hosts) and Origin
 		// for every route, /mcp included; the SDK's own loopback-only Host
 		// rule would refuse the allowed_hosts a proxy forwards.
 		DisableLocalhostProtection: true,
-	})
+	}
+	server := func(*http.Request) *sdk.Server { return s.srv }
+	stateless := hopts
+	stateless.Stateless = true
+	var h http.Handler = sdk.NewStreamableHTTPHandler(server, &hopts)
 	h = &sessionGuard{s: s, next: h, total: s.opts.MaxSessions, perCaller: s.opts.MaxSessionsPerCaller, owners: map[string]string{}}
+	h = byProtocol{sessions: h, sessionless: sdk.NewStreamableHTTPHandler(server, &stateless)}
 	if !s.opts.RequireBearer || s.opts.Authenticate == nil || s.opts.Owner == nil {
 		return h
 	}
@@ -154,6 +173,18 @@ func (s *Server) HTTPHandler() http.Handler {
 		return &auth.TokenInfo{UserID: s.opts.Owner(cctx), Expiration: time.Now().Add(time.Hour)}, nil
 	}
 	return auth.RequireBearerToken(verify, nil)(h)
+}
+
+// byProtocol sends requests of a sessionless protocol revision to the
+// sessionless handler and the rest to the session-keeping one.
+type byProtocol struct{ sessions, sessionless http.Handler }
+
+func (b byProtocol) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if v := r.Header.Get("Mcp-Protocol-Version"); len(v) == len(sessionlessVersion) && v >= sessionlessVersion && v < "3" {
+		b.sessionless.ServeHTTP(w, r)
+		return
+	}
+	b.sessions.ServeHTTP(w, r)
 }
 
 // caller returns ctx carrying the caller of a request with extra (nil for

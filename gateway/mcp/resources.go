@@ -34,19 +34,39 @@ func (s *Server) addResources() {
 	}, s.readResource)
 	s.srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			if method != "resources/list" {
+			lr, ok := req.(*sdk.ListResourcesRequest)
+			if method != "resources/list" || !ok {
 				return next(ctx, method, req)
 			}
-			lr, _ := req.(*sdk.ListResourcesRequest)
-			cursor := ""
-			if lr != nil && lr.Params != nil {
-				cursor = lr.Params.Cursor
-			}
-			ctx, err := s.caller(ctx, req.GetExtra())
+			cctx, err := s.caller(ctx, req.GetExtra())
 			if err != nil {
 				return nil, rpcError(err)
 			}
-			return s.listResources(ctx, cursor)
+			// The SDK's own resources/list (of no static resources) builds
+			// the result, so its fields — cacheScope, ttlMs, resultType —
+			// are what the SDK sends for the session's protocol version;
+			// kgagent's cursor is its own, so the SDK sees none.
+			cursor, sdkReq := "", *lr
+			if lr.Params != nil {
+				cursor = lr.Params.Cursor
+				p := *lr.Params
+				p.Cursor = ""
+				sdkReq.Params = &p
+			}
+			res, err := next(ctx, method, &sdkReq)
+			if err != nil {
+				return nil, err
+			}
+			out, ok := res.(*sdk.ListResourcesResult)
+			if !ok {
+				return nil, rpcError(kgagent.Errorf(kgagent.EINTERNAL, "resources/list: the SDK returned %T", res))
+			}
+			page, err := s.listResources(cctx, cursor)
+			if err != nil {
+				return nil, err
+			}
+			out.Resources, out.NextCursor = page.Resources, page.NextCursor
+			return out, nil
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -24,6 +25,9 @@ import (
 // as subject in one and object in another; Search panics on "boom".
 type fakeBackend struct {
 	docs map[string][]corpus.DocumentInfo // by collection, sorted by URL
+
+	mu             sync.Mutex
+	lastK, lastLim int // the k of the last search, the limit of the last triples call
 }
 
 func newFakeBackend(pages map[string]int) *fakeBackend {
@@ -42,6 +46,9 @@ func (b *fakeBackend) Ask(ctx context.Context, q, col, ag string, emit agent.Emi
 }
 
 func (b *fakeBackend) Search(ctx context.Context, q, col string, k int, m corpus.Mode) ([]corpus.Hit, error) {
+	b.mu.Lock()
+	b.lastK = k
+	b.mu.Unlock()
 	if q == "boom" {
 		panic("backend bug")
 	}
@@ -49,6 +56,9 @@ func (b *fakeBackend) Search(ctx context.Context, q, col string, k int, m corpus
 }
 
 func (b *fakeBackend) Triples(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple, error) {
+	b.mu.Lock()
+	b.lastLim = p.Limit
+	b.mu.Unlock()
 	both := kgagent.Triple{Collection: p.Collection, Subject: kgagent.Entity{Name: "Lumen"}, Predicate: "is", Object: kgagent.Entity{Name: "Lumen"}, SourceURL: "https://a.example/p0000.html#s"}
 	switch {
 	case p.S == "Lumen":

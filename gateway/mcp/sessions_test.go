@@ -20,8 +20,9 @@ func (w asWho) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// Streamable HTTP sessions are bounded per caller and in all; ending a
-// session frees its place.
+// Streamable HTTP sessions (protocol revisions before 2026-07-28, which
+// keep no sessions) are bounded per caller and in all; ending a session
+// frees its place.
 func TestSessionLimits(t *testing.T) {
 	s := New(newFakeBackend(map[string]int{"a": 1}), Options{
 		MaxSessions: 3, MaxSessionsPerCaller: 2,
@@ -34,7 +35,7 @@ func TestSessionLimits(t *testing.T) {
 	t.Cleanup(ts.Close) // after the sessions (cleanups run last first)
 	open := func(who string) (*sdk.ClientSession, error) {
 		tr := &sdk.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: &http.Client{Transport: asWho(who)}}
-		return sdk.NewClient(&sdk.Implementation{Name: who, Version: "1"}, nil).Connect(context.Background(), tr, nil)
+		return sdk.NewClient(&sdk.Implementation{Name: who, Version: "1"}, nil).Connect(context.Background(), tr, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	}
 	mustOpen := func(who string) *sdk.ClientSession {
 		t.Helper()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -45,7 +46,7 @@ type askOut struct {
 type searchIn struct {
 	Query      string `json:"query" jsonschema:"what to look for: words or a question"`
 	Collection string `json:"collection,omitempty" jsonschema:"collection to search; default: the server's default collection"`
-	K          int    `json:"k,omitempty" jsonschema:"how many sections to return (1-100, default 10)"`
+	K          int    `json:"k,omitempty" jsonschema:"how many sections to return, 1 to 100; default 10"`
 	Mode       string `json:"mode,omitempty" jsonschema:"ranking: hybrid (default: keywords and meaning), keyword (BM25 only) or dense (embedding similarity only)"`
 }
 
@@ -65,10 +66,10 @@ type searchOut struct {
 type graphIn struct {
 	Entity     string `json:"entity,omitempty" jsonschema:"a thing's name: returns facts where it is the subject or the object (e.g. 'lumen backup')"`
 	S          string `json:"s,omitempty" jsonschema:"subject name to match (pattern search, with p and o)"`
-	P          string `json:"p,omitempty" jsonschema:"predicate to match, e.g. 'default port'"`
+	P          string `json:"p,omitempty" jsonschema:"predicate to match, e.g. 'is_a' (the extractor's predicates: is_a, is_defined_as, defines, alias_of, has_section, mentions, links_to)"`
 	O          string `json:"o,omitempty" jsonschema:"object name or literal to match"`
 	Collection string `json:"collection,omitempty" jsonschema:"collection; default: the server's default collection"`
-	Limit      int    `json:"limit,omitempty" jsonschema:"most facts returned (1-1000, default 100)"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"most facts returned, 1 to 1000; default 100"`
 }
 
 type tripleOut struct {
@@ -88,7 +89,7 @@ type ingestIn struct {
 	URLs       []string `json:"urls" jsonschema:"URLs to crawl; a trailing * crawls everything under that prefix, e.g. 'https://docs.example.com/*'"`
 	Exclude    []string `json:"exclude,omitempty" jsonschema:"wildcard patterns of URLs to skip, e.g. '*/changelog/*'"`
 	Collection string   `json:"collection,omitempty" jsonschema:"collection to ingest into; default: the server's default collection"`
-	MaxPages   int      `json:"max_pages,omitempty" jsonschema:"page limit (default: the server's)"`
+	MaxPages   int      `json:"max_pages,omitempty" jsonschema:"most pages crawled, at least 1; default: the server's limit"`
 	Wait       bool     `json:"wait,omitempty" jsonschema:"wait until the job is done, sending progress notifications; default false: return the job id at once"`
 }
 
@@ -170,25 +171,6 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, tweak func(*jsonschema.Schema)
 	})
 }
 
-// decodeArgs checks raw tool arguments against the input schema and
-// decodes them into dst. Errors: EINVALID naming what is wrong.
-func decodeArgs(raw json.RawMessage, schema *jsonschema.Resolved, dst any) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = json.RawMessage("{}")
-	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return kgagent.Errorf(kgagent.EINVALID, "arguments are not valid JSON: %v", err)
-	}
-	if err := schema.Validate(v); err != nil {
-		return kgagent.Errorf(kgagent.EINVALID, "arguments: %s", strings.TrimPrefix(err.Error(), "validating root: "))
-	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		return kgagent.Errorf(kgagent.EINVALID, "arguments: %v", err)
-	}
-	return nil
-}
-
 func (s *Server) addTools() {
 	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
 	addTool(s, &sdk.Tool{
@@ -212,8 +194,9 @@ func (s *Server) addTools() {
 		Annotations: readOnly,
 	}, func(sc *jsonschema.Schema) {
 		sc.Properties["query"].MinLength = ptr(1)
-		sc.Properties["k"].Minimum = ptr(0.0)
+		sc.Properties["k"].Minimum = ptr(1.0)
 		sc.Properties["k"].Maximum = ptr(float64(corpus.MaxK))
+		sc.Properties["k"].Default = json.RawMessage(strconv.Itoa(defaultK))
 		sc.Properties["mode"].Enum = []any{"hybrid", "keyword", "dense"}
 	}, s.search)
 	addTool(s, &sdk.Tool{
@@ -224,8 +207,9 @@ func (s *Server) addTools() {
 			"(names are matched case- and punctuation-insensitively).",
 		Annotations: readOnly,
 	}, func(sc *jsonschema.Schema) {
-		sc.Properties["limit"].Minimum = ptr(0.0)
-		sc.Properties["limit"].Maximum = ptr(1000.0)
+		sc.Properties["limit"].Minimum = ptr(1.0)
+		sc.Properties["limit"].Maximum = ptr(float64(maxGraphLimit))
+		sc.Properties["limit"].Default = json.RawMessage(strconv.Itoa(defaultGraphLimit))
 	}, s.graph)
 	addTool(s, &sdk.Tool{
 		Name:  "ingest",
@@ -235,8 +219,10 @@ func (s *Server) addTools() {
 			"pages queued) meanwhile. A second run re-indexes only pages that changed.",
 		Annotations: &sdk.ToolAnnotations{OpenWorldHint: ptr(true), IdempotentHint: true, DestructiveHint: ptr(false)},
 	}, func(sc *jsonschema.Schema) {
+		// A list, never null (a Go slice's inferred schema allows null).
+		sc.Properties["urls"].Type, sc.Properties["urls"].Types = "array", nil
 		sc.Properties["urls"].MinItems = ptr(1)
-		sc.Properties["max_pages"].Minimum = ptr(0.0)
+		sc.Properties["max_pages"].Minimum = ptr(1.0)
 	}, s.ingest)
 	addTool(s, &sdk.Tool{
 		Name:        "ingest_status",
@@ -251,6 +237,14 @@ func (s *Server) addTools() {
 		Annotations: readOnly,
 	}, nil, s.collections)
 }
+
+// Defaults and bounds of the search and graph tools (their schemas say
+// them; an absent argument takes the default, one out of bounds is refused).
+const (
+	defaultK          = 10
+	defaultGraphLimit = 100
+	maxGraphLimit     = 1000
+)
 
 func ptr[T any](v T) *T { return &v }
 
@@ -363,7 +357,11 @@ func (s *Server) search(ctx context.Context, req *sdk.CallToolRequest, in search
 	if err != nil {
 		return searchOut{}, nil, err
 	}
-	hits, err := s.b.Search(ctx, in.Query, col, in.K, corpus.Mode(in.Mode))
+	k := in.K
+	if k == 0 { // absent
+		k = defaultK
+	}
+	hits, err := s.b.Search(ctx, in.Query, col, k, corpus.Mode(in.Mode))
 	if err != nil {
 		return searchOut{}, nil, err
 	}
@@ -393,8 +391,8 @@ func (s *Server) graph(ctx context.Context, req *sdk.CallToolRequest, in graphIn
 		return graphOut{}, nil, err
 	}
 	limit := in.Limit
-	if limit == 0 {
-		limit = 100
+	if limit == 0 { // absent
+		limit = defaultGraphLimit
 	}
 	var ts []kgagent.Triple
 	if in.Entity != "" {
