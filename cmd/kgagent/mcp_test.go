@@ -165,9 +165,10 @@ func TestMCPStdio(t *testing.T) {
 	checkMCPSession(t, cs, prog, "docs", siteURL)
 	wantToolError(t, callTool(t, cs, "ingest_status", map[string]any{"job_id": "nope"}, nil), "NOT_FOUND")
 
-	// The data dir is held: a second `kgagent mcp` says where to go instead.
+	// The data dir is held: a second `kgagent mcp` names the holder (with a
+	// serve, its /mcp URL: TestMCPHeldDataDirHint).
 	out, err := exec.Command(bin, "mcp", "--data-dir", dir).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "is in use by") || !strings.Contains(string(out), "/mcp") {
+	if err == nil || !strings.Contains(string(out), "is in use by") || !strings.Contains(string(out), "(kgagent mcp,") {
 		t.Fatalf("second mcp on a held data dir: %v %s", err, out)
 	}
 }
@@ -393,9 +394,10 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestMCPStreamableHTTP connects the Go SDK's client to serve's /mcp on a
-// real loopback server with API keys: the same session checks as stdio, the
-// key's scope (no ingest with an ask key), its daily limit, and the
-// gateway's Host and Origin checks on /mcp.
+// real loopback server with API keys: the same session checks as stdio on
+// protocol 2026-07-28 (sessionless), the key's scope (no ingest with an ask
+// key), its daily limit, the gateway's Host and Origin checks on /mcp, and
+// a 2025-11-25 session bound to the key that opened it.
 func TestMCPStreamableHTTP(t *testing.T) {
 	keys := filepath.Join(t.TempDir(), "keys.yaml")
 	yaml := "keys:\n" +
@@ -406,27 +408,30 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	}
 	base, logs := startServe(t, "--demo", "--demo-site-dir", siteDir, "--api-keys-file", keys)
 	waitDemoIngested(t, logs)
-	connect := func(key string, prog *progressLog) (*sdk.ClientSession, error) {
+	connect := func(key string, prog *progressLog, version string) (*sdk.ClientSession, error) {
 		hc := &http.Client{Transport: bearer{key, http.DefaultTransport}}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		return newMCPClient(prog).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+		return newMCPClient(prog).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, &sdk.ClientSessionOptions{ProtocolVersion: version})
 	}
 
-	if cs, err := connect("wrong-key", &progressLog{}); err == nil {
+	if cs, err := connect("wrong-key", &progressLog{}, ""); err == nil {
 		cs.Close()
 		t.Fatal("connected with a wrong key")
 	}
 	prog := &progressLog{}
-	cs, err := connect("ask-key", prog)
+	cs, err := connect("ask-key", prog, "")
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, logs.String())
 	}
 	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" || cs.ID() != "" {
+		t.Fatalf("the Go SDK's client got protocol %s, session %q", v, cs.ID())
+	}
 	checkMCPSession(t, cs, prog, "default", "http://127.0.0.1:")
 	wantToolError(t, callTool(t, cs, "ingest", map[string]any{"urls": []string{"https://example.com/*"}}, nil), "FORBIDDEN")
 
-	tiny, err := connect("tiny-key", &progressLog{})
+	tiny, err := connect("tiny-key", &progressLog{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,14 +473,19 @@ func TestMCPStreamableHTTP(t *testing.T) {
 	if code := post("", "", "ask-key"); code != http.StatusOK {
 		t.Fatalf("plain initialize: %d", code)
 	}
-	// A session belongs to the key that opened it.
+	// A session (before 2026-07-28) belongs to the key that opened it.
+	legacy, err := connect("ask-key", &progressLog{}, "2025-11-25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer legacy.Close()
 	hijack := func(key string) int {
 		req, _ := http.NewRequest("POST", base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"collections","arguments":{}}}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Mcp-Session-Id", cs.ID())
-		req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
+		req.Header.Set("Mcp-Session-Id", legacy.ID())
+		req.Header.Set("Mcp-Protocol-Version", legacy.InitializeResult().ProtocolVersion)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -483,8 +493,8 @@ func TestMCPStreamableHTTP(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if cs.ID() == "" {
-		t.Fatal("no session id over Streamable HTTP")
+	if legacy.ID() == "" {
+		t.Fatal("no session id over Streamable HTTP on 2025-11-25")
 	}
 	if code := hijack("tiny-key"); code != http.StatusForbidden {
 		t.Fatalf("another key on the session: %d", code)
