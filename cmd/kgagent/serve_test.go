@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -180,9 +181,10 @@ func TestHelpListsEveryFlag(t *testing.T) {
 	}
 }
 
-// TestServeWarmsBeforeReady: serve on an ingested data dir loads the search
-// copies before /readyz says ready, and snapshots them, so the next process
-// on the data dir (serve or ask) reads them instead of rebuilding.
+// TestServeWarmsBeforeReady: `kgagent ingest` leaves current snapshots of
+// the search copy and the graph's name index (before, the first serve or
+// ask built them), and serve right after it loads them before /readyz says
+// ready without rebuilding any: its warm line says rebuilt=0.
 func TestServeWarmsBeforeReady(t *testing.T) {
 	site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
 	defer site.Close()
@@ -191,9 +193,11 @@ func TestServeWarmsBeforeReady(t *testing.T) {
 	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, nil); code != 0 {
 		t.Fatalf("ingest: %s", errb.String())
 	}
-	snap := filepath.Join(dir, "index.db-snap", hex.EncodeToString([]byte("default")))
-	if _, err := os.Stat(snap); !os.IsNotExist(err) {
-		t.Fatalf("snapshot before serve: %v", err)
+	coll := hex.EncodeToString([]byte("default"))
+	for _, snap := range []string{filepath.Join(dir, "index.db-snap", coll), filepath.Join(dir, "graph.db-snap", coll)} {
+		if _, err := os.Stat(snap); err != nil {
+			t.Errorf("no snapshot after the ingest: %v", err)
+		}
 	}
 	base, logs := startServe(t, "--data-dir", dir)
 	poll.Until(t, 30*time.Second, func() error {
@@ -202,13 +206,13 @@ func TestServeWarmsBeforeReady(t *testing.T) {
 		}
 		return nil
 	})
-	if !strings.Contains(logs.String(), "msg=warm") {
-		t.Errorf("ready before the warm-up ended: %s", logs.String())
+	warm := regexp.MustCompile(`msg=warm collections=(\d+) rebuilt=(\d+)`).FindStringSubmatch(logs.String())
+	if warm == nil {
+		t.Fatalf("ready before the warm-up ended: %s", logs.String())
 	}
-	poll.Until(t, 10*time.Second, func() error {
-		_, err := os.Stat(snap)
-		return err
-	})
+	if warm[1] == "0" || warm[2] != "0" {
+		t.Errorf("serve right after an ingest: %s collections warmed, %s rebuilt from the stores, want some and 0", warm[1], warm[2])
+	}
 }
 
 func TestWarmthGatesReadiness(t *testing.T) {

@@ -44,9 +44,12 @@ type services struct {
 	// graphWarm builds the graph's in-memory indexes (the embedded store);
 	// nil when the store has none.
 	graphWarm warmer
-	corpus    *corpus.Service
-	graph     *graphrag.Service
-	states    crawler.PageStateStore
+	// graphStore is the graph store, for what serve and ingest ask of the
+	// embedded one beyond graphrag.Store (snapshots, rebuild counts).
+	graphStore graphrag.Store
+	corpus     *corpus.Service
+	graph      *graphrag.Service
+	states     crawler.PageStateStore
 	// knowledge keeps index, graph, page state and embeds in step; the
 	// crawler writes and the gateway and agents read through it.
 	knowledge *knowledge.Service
@@ -172,6 +175,7 @@ func (a *app) openServices(ctx context.Context) error {
 	if w, ok := store.(warmer); ok {
 		s.graphWarm = w
 	}
+	s.graphStore = store
 
 	states, err := crawlersqlite.Open(filepath.Join(cfg.DataDir, "crawl.db"))
 	if err != nil {
@@ -442,7 +446,7 @@ func (a *app) startBackground(ctx context.Context) (<-chan error, error) {
 	if err := ns.Start(); err != nil {
 		return nil, err
 	}
-	ing := meteredRunner{r: a.ingester(a.cfg.AllowPrivateIngest), m: gw.Metrics()}
+	ing := meteredRunner{r: snapshotRunner{r: a.ingester(a.cfg.AllowPrivateIngest), a: a}, m: gw.Metrics()}
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	failed := make(chan error, 1)
@@ -481,7 +485,7 @@ func (a *app) startDemo(ctx context.Context, base string, out io.Writer) error {
 			}
 			a.log.Info("demo site moved", "from", d.Moved, "to", d.URL, "forgotten", n)
 		}
-		rep, err := ing.Run(ctx, spec, nil)
+		rep, err := snapshotRunner{r: ing, a: a}.Run(ctx, spec, nil)
 		if err != nil {
 			a.log.Error("demo ingestion failed", "err", err)
 			fmt.Fprintf(out, "demo: ingestion failed: %v\n", err)

@@ -272,6 +272,7 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		x.cacheMu.Unlock()
 		return m, nil
 	}
+	x.sqlLoads.Add(1)
 	var count int
 	if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM chunks WHERE collection = ?`, collection).Scan(&count); err != nil {
 		return nil, dbErr(err, "load collection")
@@ -336,6 +337,25 @@ func (x *Index) Warm(ctx context.Context, collection string) error {
 	_, err := x.collection(ctx, collection)
 	return err
 }
+
+// Snapshot loads a collection's search copy (from its snapshot when that is
+// current) and writes its snapshot now, unless a current one is on disk,
+// returning when it is written: the next process on the data dir (serve,
+// ask) then reads it back instead of building it from SQLite. kgagent
+// ingest calls it for the collections it wrote, at its end. A collection
+// that does not exist, or an in-memory index, has nothing to snapshot.
+func (x *Index) Snapshot(ctx context.Context, collection string) error {
+	m, err := x.collection(ctx, collection)
+	if err != nil || m == nil {
+		return err
+	}
+	x.snaps.Wait() // a load's own background write
+	return x.writeSnapshot(collection, m)
+}
+
+// Rebuilds counts the search copies this Index built from SQLite rather
+// than read back from a current snapshot (serve logs it once warm).
+func (x *Index) Rebuilds() int64 { return x.sqlLoads.Load() }
 
 func (x *Index) dense(ctx context.Context, q corpus.Query, n int) ([]scored, error) {
 	m, err := x.collection(ctx, q.Collection)

@@ -225,3 +225,37 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		_, _ = decodeSnapshot(b, 4, [3]float32{6, 2, 1})
 	})
 }
+
+// TestSnapshotNow: Snapshot writes a collection's snapshot before any search
+// loaded it (what kgagent ingest does at its end), so the next process
+// builds nothing from SQLite; without it, the next process rebuilds.
+func TestSnapshotNow(t *testing.T) {
+	for _, snapshot := range []bool{true, false} {
+		f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+		x := f.open(Config{})
+		f.put(x, "c", "https://x/zebra", "zebra stripes are black and white", "zebras graze")
+		f.put(x, "c", "https://x/json", "the json module parses JSON text")
+		if snapshot {
+			if err := x.Snapshot(context.Background(), "c"); err != nil {
+				t.Fatal(err)
+			}
+			if err := x.Snapshot(context.Background(), "no-such-collection"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		x.Close()
+		want := f.fresh("c")
+		x = f.open(Config{})
+		if got := f.results(x, "c"); !reflect.DeepEqual(got, want) {
+			t.Fatalf("results %v, want %v", got, want)
+		}
+		wantRebuilds := int64(1)
+		if snapshot {
+			wantRebuilds = 0
+		}
+		if n := x.Rebuilds(); n != wantRebuilds {
+			t.Errorf("snapshot written %v: %d search copies built from SQLite, want %d", snapshot, n, wantRebuilds)
+		}
+		x.Close()
+	}
+}

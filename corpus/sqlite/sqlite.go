@@ -104,6 +104,7 @@ type Index struct {
 
 	snaps    sync.WaitGroup // snapshots being written in the background
 	snapHits atomic.Int64   // search copies read from a snapshot
+	sqlLoads atomic.Int64   // search copies built from SQLite (Rebuilds)
 }
 
 var (

@@ -174,3 +174,45 @@ func decodeNames(b []byte) (*nameIndex, error) {
 	x.link(rows)
 	return x, nil
 }
+
+// Snapshot makes the collection's name-index snapshot current on disk, so
+// the next process on the data dir (serve) reads it back instead of
+// building the index from SQLite: kgagent ingest calls it for the
+// collection it wrote, at its end, with no write in flight. A bulk load in
+// progress is completed first (its indexes, entities and words, as Close
+// would), since the snapshot must match the entities stored. A current
+// snapshot is left as it is; a collection never written, or too big to
+// keep an index of, gets none.
+func (s *Store) Snapshot(ctx context.Context, collection string) error {
+	if s.bulk {
+		if err := finishBulk(&s.w, s.rdb, &s.tally); err != nil {
+			return dbErr(ctx, err, "complete the bulk load")
+		}
+		s.bulk = false
+		s.tally = entityTally{}
+	}
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return dbErr(ctx, err, "snapshot the name index")
+	}
+	defer tx.Rollback()
+	header, err := snapState(ctx, tx, collection)
+	if err != nil {
+		return dbErr(ctx, err, "snapshot the name index")
+	}
+	if header == "" || s.readNamesSnapshot(collection, header, 0) != nil {
+		return nil
+	}
+	idx, err := loadNames(ctx, tx, collection, 0)
+	if err != nil {
+		return dbErr(ctx, err, "snapshot the name index")
+	}
+	if idx == nil {
+		return nil
+	}
+	return s.writeNamesSnapshot(collection, header, idx)
+}
+
+// Rebuilds counts the name indexes this store built from SQLite rather than
+// read back from a current snapshot (serve logs it once warm).
+func (s *Store) Rebuilds() int64 { return s.names.sqlLoads.Load() }

@@ -199,3 +199,39 @@ func TestNamesSnapshotOnEarlierStore(t *testing.T) {
 		t.Errorf("after a delete: %d loads from SQL, want 1", n)
 	}
 }
+
+// TestSnapshotAfterBulkLoad: Snapshot at the end of a bulk load (what
+// kgagent ingest does) completes the load and writes the name index's
+// snapshot, so the next process's warm-up builds nothing from SQL; without
+// it, that warm-up rebuilds the index.
+func TestSnapshotAfterBulkLoad(t *testing.T) {
+	for _, snapshot := range []bool{true, false} {
+		path := filepath.Join(t.TempDir(), "graph.db")
+		s, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if on, err := s.BulkLoad(t.Context()); err != nil || !on {
+			t.Fatalf("BulkLoad: %v %v", on, err)
+		}
+		bulkDocs(t, s)
+		if snapshot {
+			if err := s.Snapshot(t.Context(), "c"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Snapshot(t.Context(), "never-written"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		want := int64(1)
+		if snapshot {
+			want = 0
+		}
+		if n := warmAndCompare(t, path); n != want {
+			t.Errorf("snapshot at the end of the load %v: the next warm-up built %d indexes from SQL, want %d", snapshot, n, want)
+		}
+	}
+}
