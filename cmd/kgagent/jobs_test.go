@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,16 +63,23 @@ func submit(t *testing.T, base, body string) string {
 
 // TestIngestionJobOverAPI submits a corpus over REST: the job runs on the
 // JetStream queue, its status is readable, the pages become searchable and
-// /metrics counts them.
+// /metrics counts them, and the job leaves current snapshots of the
+// collection's search copy and graph name index behind.
 func TestIngestionJobOverAPI(t *testing.T) {
 	site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
 	defer site.Close()
-	base, _ := startServe(t, "--allow-private-ingest")
+	srv := startServeFull(t, "--allow-private-ingest")
+	base := srv.base
 	id := submit(t, base, `{"collection":"lumen","urls":["`+site.URL+`/*"],"exclude":["*/api/*"]}`)
 	st := waitJob(t, base, id)
 	c, _ := st["counters"].(map[string]any)
 	if st["state"] != "succeeded" || c["indexed"].(float64) < 20 || c["failed"].(float64) != 0 {
 		t.Fatalf("job: %v", st)
+	}
+	for _, snap := range []string{"index.db-snap", "graph.db-snap"} {
+		if _, err := os.Stat(filepath.Join(srv.dir, snap, hex.EncodeToString([]byte("lumen")))); err != nil {
+			t.Errorf("no snapshot after the job: %v", err)
+		}
 	}
 
 	code, m := postJSON(t, base+"/api/v1/search", `{"query":"default retention period","collection":"lumen"}`)
