@@ -91,17 +91,21 @@ type Config struct {
 	CrawlMaxPages       int           `key:"crawl_max_pages" usage:"default page limit of a crawl"`
 	CrawlTimeout        time.Duration `key:"crawl_timeout" usage:"per-request timeout of the crawler"`
 
-	APIKeysFile     string   `key:"api_keys_file" usage:"YAML file of API keys (hashed) with scopes and collections"`
-	JWKSFile        string   `key:"jwks_file" usage:"JWKS file for agent-protocol JWT verification"`
-	JWKSURL         string   `key:"jwks_url" usage:"JWKS URL for agent-protocol JWT verification"`
-	JWTAudience     []string `key:"jwt_audience" usage:"accepted JWT audiences"`
-	DailyQueryLimit int      `key:"daily_query_limit" usage:"queries per API key and per user per day"`
-	CORSOrigins     []string `key:"cors_origins" usage:"origins allowed to call the API from a browser (chat widget)"`
-	AllowedHosts    []string `key:"allowed_hosts" usage:"Host names served besides loopback ones (* for any); empty: loopback only without credentials, any with them"`
-	PrivateMetrics  bool     `key:"private_metrics" usage:"/metrics needs an admin key (default: public, for scrapers on a private network)"`
-	MaxBodyBytes    int64    `key:"max_body_bytes" usage:"largest accepted request body"`
-	MaxStreamBytes  int64    `key:"max_stream_bytes" usage:"bytes of websocket stream events kept for resuming, across all streams (oldest dropped first)"`
-	ForwardJWT      bool     `key:"forward_jwt" usage:"forward the caller's JWT to remote agents and funcs (they could replay it)"`
+	APIKeysFile        string        `key:"api_keys_file" usage:"YAML file of API keys (hashed) with scopes and collections"`
+	JWKSFile           string        `key:"jwks_file" usage:"JWKS file for agent-protocol JWT verification"`
+	JWKSURL            string        `key:"jwks_url" usage:"JWKS URL for agent-protocol JWT verification"`
+	JWTAudience        []string      `key:"jwt_audience" usage:"accepted JWT audiences"`
+	DailyQueryLimit    int           `key:"daily_query_limit" usage:"queries per API key and per user per day"`
+	CORSOrigins        []string      `key:"cors_origins" usage:"origins allowed to call the API from a browser (chat widget)"`
+	AllowedHosts       []string      `key:"allowed_hosts" usage:"Host names served besides loopback ones (* for any); empty: loopback only without credentials, any with them"`
+	PrivateMetrics     bool          `key:"private_metrics" usage:"/metrics needs an admin key (default: public, for scrapers on a private network)"`
+	MaxBodyBytes       int64         `key:"max_body_bytes" usage:"largest accepted request body"`
+	HTTPReadTimeout    time.Duration `key:"http_read_timeout" usage:"longest a client may take to send a request's line, headers and body (headers alone: at most 10s); a slower one is cut"`
+	HTTPWriteTimeout   time.Duration `key:"http_write_timeout" usage:"longest a request may take from its headers to the end of its response, streams excepted (SSE, websocket, MCP streams); keep it above the 2m question timeout"`
+	HTTPIdleTimeout    time.Duration `key:"http_idle_timeout" usage:"how long a keep-alive connection may wait for its next request"`
+	HTTPMaxHeaderBytes int           `key:"http_max_header_bytes" usage:"largest request line and headers; larger get 431"`
+	MaxStreamBytes     int64         `key:"max_stream_bytes" usage:"bytes of websocket stream events kept for resuming, across all streams (oldest dropped first)"`
+	ForwardJWT         bool          `key:"forward_jwt" usage:"forward the caller's JWT to remote agents and funcs (they could replay it)"`
 
 	PublicURL     string        `key:"public_url" usage:"URL clients reach serve at (e.g. https://kgagent.example), for signed embed URLs; empty: http:// and addr, or the listener's address when addr has port 0 or a wildcard host"`
 	EmbedMaxBytes int64         `key:"embed_max_bytes" usage:"largest embed uploaded, stored or read by an agent"`
@@ -146,6 +150,10 @@ func defaultConfig() Config {
 		CrawlTimeout:         20 * time.Second,
 		DailyQueryLimit:      1000,
 		MaxBodyBytes:         1 << 20,
+		HTTPReadTimeout:      30 * time.Second,
+		HTTPWriteTimeout:     150 * time.Second,
+		HTTPIdleTimeout:      time.Minute,
+		HTTPMaxHeaderBytes:   64 << 10,
 		MaxStreamBytes:       64 << 20,
 		EmbedMaxBytes:        embeds.DefaultMaxBytes,
 		EmbedURLTTL:          embeds.DefaultTTL,
@@ -395,6 +403,10 @@ func (c *Config) validate() error {
 	pos("llm_max_tokens", c.LLMMaxTokens)
 	pos("embed_batch_size", c.EmbedBatchSize)
 	pos("embed_concurrency", c.EmbedConcurrency)
+	pos("http_max_header_bytes", c.HTTPMaxHeaderBytes)
+	if c.HTTPReadTimeout <= 0 || c.HTTPWriteTimeout <= 0 || c.HTTPIdleTimeout <= 0 {
+		add(fmt.Errorf("config: keys %q, %q and %q: must be positive", "http_read_timeout", "http_write_timeout", "http_idle_timeout"))
+	}
 	if c.LLMCallTimeout < 0 || c.EmbedTimeout <= 0 || c.LLMObservationTokens < 0 {
 		add(fmt.Errorf("config: keys %q, %q and %q: must not be negative (embed_timeout positive)", "llm_call_timeout", "embed_timeout", "llm_observation_tokens"))
 	}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kgagent/kgagent/gateway"
 )
 
 // demoSiteFile keeps, in the data dir, the loopback address the demo site
@@ -60,7 +62,7 @@ func startDemoSite(dir, dataDir string) (*demoSite, error) {
 			return nil, err
 		}
 	}
-	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 5 * time.Second}
+	srv := gateway.NewHTTPServer(http.FileServer(http.Dir(dir)), gateway.HTTPLimits{})
 	go func() { _ = srv.Serve(ln) }() // ends with ErrServerClosed on Close
 	d := &demoSite{srv: srv, URL: "http://" + addr}
 	if prev != "" && prev != addr {

@@ -10,9 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kgagent/kgagent/gateway"
 )
 
 func newServeCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
@@ -25,6 +26,12 @@ func newServeCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 			return serve(cmd.Context(), *cfg, stdout, stderr, nil)
 		},
 	}
+}
+
+// httpLimits are the connection limits of serve's HTTP listener.
+func httpLimits(cfg Config) gateway.HTTPLimits {
+	return gateway.HTTPLimits{ReadTimeout: cfg.HTTPReadTimeout, WriteTimeout: cfg.HTTPWriteTimeout,
+		IdleTimeout: cfg.HTTPIdleTimeout, MaxHeaderBytes: cfg.HTTPMaxHeaderBytes}
 }
 
 // serve runs until ctx is done, then shuts down gracefully. ready, when not
@@ -46,7 +53,7 @@ func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready chan
 		ln.Close()
 		return err
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	srv := gateway.NewHTTPServer(handler, httpLimits(cfg))
 	base := "http://" + ln.Addr().String()
 	a.lock.serving(base)
 	serveErr := make(chan error, 1)
