@@ -47,7 +47,8 @@ type Counters struct {
 	Skipped   int64 `json:"skipped"`
 	Unchanged int64 `json:"unchanged"`
 	Indexed   int64 `json:"indexed"`
-	Removed   int64 `json:"removed"`
+	Removed   int64 `json:"removed"` // pages removed from the collection: see Ingester for when
+	Kept      int64 `json:"kept"`    // known pages the run did not confirm and kept (set at the end; see JobStatus.KeptReason)
 	Failed    int64 `json:"failed"`
 	Chunks    int64 `json:"chunks"`
 	Triples   int64 `json:"triples"`
@@ -75,6 +76,9 @@ type JobStatus struct {
 	StartedAt  *time.Time  `json:"started_at,omitempty"`
 	FinishedAt *time.Time  `json:"finished_at,omitempty"`
 	Message    string      `json:"message,omitempty"`
+	// KeptReason says why the job kept the Counters.Kept pages it did not
+	// confirm instead of removing them (Report.KeptReason).
+	KeptReason string `json:"kept_reason,omitempty"`
 }
 
 // Validate checks that a Spec can run: a collection name users may give

@@ -48,6 +48,6 @@ func Example() {
 		fmt.Println(string(b))
 	}
 	// Output:
-	// {"pages":29,"chunks":0,"triples":0,"unchanged":0,"failed":0,"seconds":0}
-	// {"pages":29,"chunks":0,"triples":0,"unchanged":29,"failed":0,"seconds":0}
+	// {"pages":29,"chunks":0,"triples":0,"unchanged":0,"failed":0,"removed":0,"kept":0,"seconds":0}
+	// {"pages":29,"chunks":0,"triples":0,"unchanged":29,"failed":0,"removed":0,"kept":0,"seconds":0}
 }

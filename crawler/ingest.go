@@ -2,7 +2,11 @@ package crawler
 
 import (
 	"context"
-	"net/url"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +53,48 @@ type PageStateStore interface {
 	DeleteCollection(ctx context.Context, collection string) error
 }
 
+// SpecLog remembers, per collection, the corpus specs (by SpecKey) that
+// have crawled it completely: nothing failed, nothing was cut short. An
+// ingestion infers that a page is gone from its absence only on a complete
+// crawl of a spec already in the log (see Ingester). CompleteSpecs of an
+// unknown collection is empty, not an error; AddCompleteSpec of a key
+// already there is not an error; PageStateStore.DeleteCollection forgets
+// the collection's specs too. MemoryStates and crawler/sqlite implement it.
+type SpecLog interface {
+	CompleteSpecs(ctx context.Context, collection string) ([]string, error)
+	AddCompleteSpec(ctx context.Context, collection, key string) error
+}
+
+// SpecKey identifies a corpus spec for SpecLog: its URLs (normalised,
+// sorted), exclude patterns (sorted) and max_depth. The collection, the
+// bearer token and max_pages are not part of it: they do not change which
+// pages a complete crawl reaches.
+func SpecKey(spec Spec) string {
+	var urls []string
+	if _, seeds, _, err := NewScope(spec.URLs, spec.Exclude); err == nil {
+		for _, sd := range seeds {
+			if sd.Glob {
+				urls = append(urls, sd.URL+"*")
+			} else {
+				urls = append(urls, sd.URL)
+			}
+		}
+	}
+	var ex []string
+	for _, e := range spec.Exclude {
+		ex = append(ex, strings.TrimSpace(e))
+	}
+	slices.Sort(urls)
+	slices.Sort(ex)
+	b, _ := json.Marshal(struct {
+		URLs     []string `json:"u"`
+		Exclude  []string `json:"x"`
+		MaxDepth int      `json:"d"`
+	}{slices.Compact(urls), slices.Compact(ex), spec.MaxDepth})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
 // DefaultCollection is used when a Spec names none.
 const DefaultCollection = "default"
 
@@ -62,7 +108,10 @@ type IngesterConfig struct {
 	Crawler Config
 	Docs    DocumentIndexer // nil: documents are extracted and dropped
 	Graph   GraphIndexer    // nil: no triples
-	States  PageStateStore  // nil: an in-memory store, so nothing is incremental across processes
+	// States keeps the page states; when it is also a SpecLog (MemoryStates
+	// and crawler/sqlite are) it keeps the complete specs too. nil: an
+	// in-memory store, so nothing is incremental across processes.
+	States PageStateStore
 	// IndexConcurrency caps concurrent IndexDocument calls (corpus then
 	// graph, per page); 0 leaves it to the crawl's workers (Parallelism per
 	// host). Lower it when indexing is CPU-bound and the crawl is not.
@@ -82,13 +131,28 @@ type IngesterConfig struct {
 const DefaultGraphQueue = 64
 
 // Ingester runs ingestion of Specs: crawl, index new and changed pages into
-// the corpus and the graph, skip unchanged ones, remove pages that are gone
-// or fell out of the corpus. It is safe for concurrent use.
+// the corpus and the graph, skip unchanged ones, and remove pages only when
+// the crawl positively knows they are gone. It is safe for concurrent use.
+//
+// A page is removed from the collection when, and only when:
+//   - it answered 404 or 410 (removed at once), or
+//   - it is under the spec's URLs and a complete crawl (no page failed,
+//     nothing cut short by max_pages, the byte budget, a deadline or
+//     cancellation) of a spec that has crawled the collection completely
+//     before (SpecLog) did not confirm it: it redirected elsewhere, robots.txt
+//     or a noindex now refuse it, it became a duplicate or not text, an
+//     exclude pattern covers it, or nothing reached it.
+//
+// Any other run removes nothing it merely did not see, and its Report says
+// how many such pages it kept and why (Counters.Kept, KeptReason). Pages
+// outside the spec's URLs (another spec feeding the same collection, or a
+// wider spec of before) are never removed by it.
 type Ingester struct {
 	crawler *Crawler
 	docs    DocumentIndexer
 	graph   GraphIndexer
 	states  PageStateStore
+	specs   SpecLog
 	slots   chan struct{} // nil: no cap on concurrent indexing
 	gqueue  int           // pages whose graph step may be in flight; 0: inline
 }
@@ -104,6 +168,11 @@ func NewIngester(cfg IngesterConfig) *Ingester {
 	}
 	if in.states == nil {
 		in.states = NewMemoryStates()
+	}
+	if sl, ok := in.states.(SpecLog); ok {
+		in.specs = sl
+	} else {
+		in.specs = NewMemoryStates() // not kept across processes: the first run after a start removes nothing by absence
 	}
 	if cfg.IndexConcurrency > 0 {
 		in.slots = make(chan struct{}, cfg.IndexConcurrency)
@@ -125,23 +194,31 @@ type Report struct {
 	Seconds   float64     `json:"seconds"`
 	Truncated bool        `json:"truncated,omitempty"`
 	Reason    string      `json:"reason,omitempty"`
+	// KeptReason says why the Counters.Kept pages that this run did not
+	// confirm were kept rather than removed ("" when it kept none).
+	KeptReason string `json:"kept_reason,omitempty"`
 }
 
 // Summary is the one JSON object `kgagent ingest --json` prints.
 type Summary struct {
-	Pages     int64   `json:"pages"` // pages in the corpus after the run: indexed + unchanged
-	Chunks    int64   `json:"chunks"`
-	Triples   int64   `json:"triples"`
-	Unchanged int64   `json:"unchanged"`
-	Failed    int64   `json:"failed"`
-	Seconds   float64 `json:"seconds"`
+	Pages     int64 `json:"pages"` // pages in the corpus after the run: indexed + unchanged
+	Chunks    int64 `json:"chunks"`
+	Triples   int64 `json:"triples"`
+	Unchanged int64 `json:"unchanged"`
+	Failed    int64 `json:"failed"`
+	Removed   int64 `json:"removed"` // pages removed from the collection (see Ingester)
+	Kept      int64 `json:"kept"`    // pages this run did not confirm but kept, for KeptReason
+	// KeptReason says why the kept pages were not removed.
+	KeptReason string  `json:"kept_reason,omitempty"`
+	Seconds    float64 `json:"seconds"`
 }
 
 // Summary condenses the report.
 func (r Report) Summary() Summary {
 	return Summary{
 		Pages: r.Counters.Indexed + r.Counters.Unchanged, Chunks: r.Counters.Chunks, Triples: r.Counters.Triples,
-		Unchanged: r.Counters.Unchanged, Failed: r.Counters.Failed, Seconds: r.Seconds,
+		Unchanged: r.Counters.Unchanged, Failed: r.Counters.Failed, Removed: r.Counters.Removed,
+		Kept: r.Counters.Kept, KeptReason: r.KeptReason, Seconds: r.Seconds,
 	}
 }
 
@@ -158,6 +235,11 @@ type run struct {
 	skips []PageError
 	known map[string]PageState
 	seeds map[string]bool
+	// confirmed holds the pages this run saw answer as part of the corpus
+	// (indexed, unchanged, 304); why holds, for known pages it saw leave
+	// the corpus, the reason they would be removed on a complete crawl.
+	confirmed map[string]bool
+	why       map[string]string
 
 	gsem chan struct{}  // graph steps in flight (nil: inline)
 	gwg  sync.WaitGroup // graph steps not finished
@@ -176,7 +258,8 @@ func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters))
 	if spec.Collection == "" {
 		spec.Collection = DefaultCollection
 	}
-	r := &run{in: in, ctx: ctx, spec: spec, progress: progress, known: map[string]PageState{}, seeds: map[string]bool{}}
+	r := &run{in: in, ctx: ctx, spec: spec, progress: progress, known: map[string]PageState{}, seeds: map[string]bool{},
+		confirmed: map[string]bool{}, why: map[string]string{}}
 	if in.gqueue > 0 {
 		r.gsem = make(chan struct{}, in.gqueue)
 	}
@@ -192,12 +275,6 @@ func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters))
 		return Report{}, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading page state")
 	}
 	var recheck []string
-	hosts := map[string]bool{}
-	for _, s := range seeds {
-		if u, err := url.Parse(s.URL); err == nil {
-			hosts[u.Host] = true
-		}
-	}
 	for _, st := range states {
 		r.known[st.URL] = st
 		if scope.Contains(st.URL) {
@@ -219,20 +296,9 @@ func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters))
 	if crawlErr != nil && kgagent.ErrorCode(crawlErr) == kgagent.EINVALID {
 		return Report{}, crawlErr
 	}
-	// Pages on the spec's hosts that the spec no longer covers (a narrower
-	// prefix, a new exclude pattern) fell out of the corpus. Pages on other
-	// hosts may belong to another spec feeding the same collection.
-	if crawlErr == nil && len(seeds) > 0 {
-		for _, st := range states {
-			u, err := url.Parse(st.URL)
-			if err != nil || !hosts[u.Host] || scope.Contains(st.URL) {
-				continue
-			}
-			r.remove(st.URL, "fell out of the corpus")
-		}
-	}
+	keptReason := r.settle(scope, states, res, crawlErr)
 	r.mu.Lock()
-	rep := Report{Counters: r.c, Errors: r.errs, Skips: r.skips, Seconds: time.Since(start).Seconds(), Truncated: res.Truncated, Reason: res.Reason}
+	rep := Report{Counters: r.c, Errors: r.errs, Skips: r.skips, Seconds: time.Since(start).Seconds(), Truncated: res.Truncated, Reason: res.Reason, KeptReason: keptReason}
 	r.mu.Unlock()
 	if progress != nil {
 		progress(rep.Counters)
@@ -272,6 +338,93 @@ func (in *Ingester) Forget(ctx context.Context, collection, prefix string) (int,
 		}
 	}
 	return int(r.c.Removed), nil
+}
+
+// settle decides, once the crawl is over, what becomes of the known pages
+// this run did not confirm (see Ingester for the rule): it removes them
+// when the crawl was complete and its spec had crawled the collection
+// completely before, and otherwise counts them kept. It records a complete
+// crawl's spec in the SpecLog and returns why pages were kept.
+func (r *run) settle(scope *Scope, states []PageState, res CrawlResult, crawlErr error) string {
+	r.mu.Lock()
+	failed := r.c.Failed
+	var outside int64
+	var pending []string
+	for _, st := range states {
+		if _, still := r.known[st.URL]; !still || r.confirmed[st.URL] {
+			continue // removed (404/410) or confirmed by this run
+		}
+		if !scope.Covers(st.URL) {
+			outside++
+			continue
+		}
+		pending = append(pending, st.URL)
+	}
+	r.mu.Unlock()
+	var why string
+	switch {
+	case crawlErr != nil || r.ctx.Err() != nil:
+		why = "the crawl was canceled before it ended"
+	case res.Truncated:
+		why = "the crawl stopped early (" + res.Reason + ")"
+	case failed > 0:
+		why = fmt.Sprintf("%d %s failed, and a crawl with failures removes only pages that answered 404 or 410", failed, plural(failed, "page", "pages"))
+	default:
+		key := SpecKey(r.spec)
+		done, err := r.in.specs.CompleteSpecs(r.ctx, r.spec.Collection)
+		switch {
+		case err != nil:
+			why = "the record of complete crawls could not be read: " + kgagent.ErrorMessage(err)
+		case !slices.Contains(done, key):
+			why = "this is the first complete crawl of this spec (URLs, excludes, max_depth) into the collection; " +
+				"the next complete crawl of the same spec removes the pages it still does not reach"
+			_ = r.in.specs.AddCompleteSpec(r.ctx, r.spec.Collection, key) // not recorded: the next run removes nothing, safely
+		default:
+			for _, u := range pending {
+				reason := r.why[u]
+				if reason == "" {
+					reason = "not reached by a complete crawl"
+				}
+				r.remove(u, reason)
+			}
+			pending = nil
+		}
+	}
+	kept := outside + int64(len(pending))
+	r.update(func(c *Counters) { c.Kept = kept })
+	var parts []string
+	if outside > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s outside this spec's URLs (a crawl never removes pages outside its URLs)", outside, plural(outside, "page", "pages")))
+	}
+	if n := int64(len(pending)); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s this crawl did not confirm, because %s", n, plural(n, "page", "pages"), why))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "kept " + strings.Join(parts, "; ")
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func (r *run) confirm(u string) {
+	r.mu.Lock()
+	r.confirmed[u] = true
+	r.mu.Unlock()
+}
+
+// leaving notes why a known page would be removed by a complete crawl.
+func (r *run) leaving(u, why string) {
+	r.mu.Lock()
+	if _, ok := r.known[u]; ok && !r.confirmed[u] {
+		r.why[u] = why
+	}
+	r.mu.Unlock()
 }
 
 func (r *run) update(f func(*Counters)) {
@@ -325,12 +478,13 @@ func (r *run) page(p Page) {
 	case NotModified:
 		r.update(func(c *Counters) { c.Unchanged++ })
 		if st, ok := r.knownState(p.URL); ok {
+			r.confirm(p.URL)
 			st.LastSeen = time.Now().UTC()
 			_ = r.in.states.PutPage(ctx, st)
 		}
 	case Gone:
 		if _, ok := r.knownState(p.URL); ok {
-			r.remove(p.URL, "gone")
+			r.remove(p.URL, "gone: "+p.Err.Reason) // the one removal that needs no complete crawl
 			return
 		}
 		if r.seeds[p.URL] {
@@ -340,9 +494,11 @@ func (r *run) page(p Page) {
 		r.skip(&PageError{URL: p.URL, Code: p.Err.Code, Reason: p.Err.Reason + " (broken link)"})
 	case Skipped, Excluded:
 		r.skip(p.Err)
-		if _, ok := r.knownState(p.URL); ok {
-			r.remove(p.URL, "no longer part of the corpus")
+		why := "no longer part of the corpus"
+		if p.Err != nil {
+			why += ": " + p.Err.Reason
 		}
+		r.leaving(p.URL, why)
 	case Failed:
 		pe := PageError{URL: p.URL, Code: kgagent.EINTERNAL, Reason: "failed"}
 		if p.Err != nil {
@@ -358,13 +514,12 @@ func (r *run) page(p Page) {
 func (r *run) indexPage(ctx context.Context, p Page) bool {
 	doc := p.Doc
 	if p.From != "" {
-		if _, ok := r.knownState(p.From); ok {
-			r.remove(p.From, "moved to "+p.URL)
-		}
+		r.leaving(p.From, "moved to "+p.URL)
 	}
 	st, known := r.knownState(p.URL)
 	now := time.Now().UTC()
 	if known && st.ContentHash == doc.ContentHash {
+		r.confirm(p.URL)
 		r.update(func(c *Counters) { c.Unchanged++ })
 		st.ETag, st.LastModified, st.LastSeen, st.Links = doc.ETag, doc.LastModified, now, p.Links
 		if err := r.in.states.PutPage(ctx, st); err != nil {
@@ -426,6 +581,7 @@ func (r *run) graphStep(ctx context.Context, p Page, chunks []kgagent.Chunk, now
 	}
 	r.mu.Lock()
 	r.known[p.URL] = st
+	r.confirmed[p.URL] = true
 	r.mu.Unlock()
 	r.update(func(c *Counters) {
 		c.Indexed++
@@ -472,14 +628,38 @@ func (nopGraph) IndexDocument(context.Context, kgagent.Document, []kgagent.Chunk
 }
 func (nopGraph) DeleteDocument(context.Context, string, string) error { return nil }
 
-// MemoryStates is a PageStateStore in memory, for tests and dry runs.
+// MemoryStates is a PageStateStore and SpecLog in memory, for tests and dry
+// runs.
 type MemoryStates struct {
-	mu sync.Mutex
-	m  map[string]map[string]PageState
+	mu    sync.Mutex
+	m     map[string]map[string]PageState
+	specs map[string][]string
 }
 
 // NewMemoryStates returns an empty MemoryStates.
-func NewMemoryStates() *MemoryStates { return &MemoryStates{m: map[string]map[string]PageState{}} }
+func NewMemoryStates() *MemoryStates {
+	return &MemoryStates{m: map[string]map[string]PageState{}, specs: map[string][]string{}}
+}
+
+// CompleteSpecs implements SpecLog.
+func (s *MemoryStates) CompleteSpecs(_ context.Context, collection string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.specs[collection]), nil
+}
+
+// AddCompleteSpec implements SpecLog.
+func (s *MemoryStates) AddCompleteSpec(_ context.Context, collection, key string) error {
+	if collection == "" || key == "" {
+		return kgagent.Errorf(kgagent.EINVALID, "a complete spec needs a collection and a key")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.specs[collection], key) {
+		s.specs[collection] = append(s.specs[collection], key)
+	}
+	return nil
+}
 
 // ListPages implements PageStateStore.
 func (s *MemoryStates) ListPages(_ context.Context, collection string) ([]PageState, error) {
@@ -520,7 +700,11 @@ func (s *MemoryStates) DeleteCollection(_ context.Context, collection string) er
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, collection)
+	delete(s.specs, collection)
 	return nil
 }
 
-var _ PageStateStore = (*MemoryStates)(nil)
+var (
+	_ PageStateStore = (*MemoryStates)(nil)
+	_ SpecLog        = (*MemoryStates)(nil)
+)

@@ -219,6 +219,8 @@ func TestIngestIncremental(t *testing.T) {
 	s.mu.Unlock()
 
 	// Third run: b changed, c deleted (404), d excluded now, a new page f.
+	// c answered 404 and goes at once; d is only excluded by a spec that has
+	// never crawled the collection completely, so it is kept and said so.
 	s.set("/docs/b", htmlPage("B", "<p>beta, second edition</p>"))
 	s.del("/docs/c")
 	s.set("/docs/", htmlPage("Home", "<p>home v2</p>"+link+`<a href="/docs/f">f</a>`))
@@ -231,17 +233,32 @@ func TestIngestIncremental(t *testing.T) {
 	if got, want := strings.Join(idx.takeIndexed(), " "), strings.Join([]string{srv.URL + "/docs/", srv.URL + "/docs/b", srv.URL + "/docs/f"}, " "); got != want {
 		t.Errorf("re-indexed %s, want %s", got, want)
 	}
-	want := []string{srv.URL + "/docs/", srv.URL + "/docs/a", srv.URL + "/docs/b", srv.URL + "/docs/e", srv.URL + "/docs/f"}
+	want := []string{srv.URL + "/docs/", srv.URL + "/docs/a", srv.URL + "/docs/b", srv.URL + "/docs/d", srv.URL + "/docs/e", srv.URL + "/docs/f"}
 	if got := idx.urls(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("index holds %v, want %v", got, want)
 	}
 	idx.mu.Lock()
-	if len(idx.triples) != 5 || idx.triples["docs|"+srv.URL+"/docs/c"] != 0 {
+	if len(idx.triples) != 6 || idx.triples["docs|"+srv.URL+"/docs/c"] != 0 {
 		t.Errorf("graph holds %v", idx.triples)
 	}
 	idx.mu.Unlock()
-	if rep.Counters.Removed != 2 || rep.Counters.Indexed != 3 || rep.Counters.Unchanged != 2 || rep.Counters.Failed != 0 {
+	if rep.Counters.Removed != 1 || rep.Counters.Kept != 1 || rep.Counters.Indexed != 3 || rep.Counters.Unchanged != 2 || rep.Counters.Failed != 0 {
 		t.Errorf("third run counters %+v errors %v", rep.Counters, rep.Errors)
+	}
+	if !strings.Contains(rep.KeptReason, "first complete crawl of this spec") {
+		t.Errorf("kept reason %q", rep.KeptReason)
+	}
+	// Fourth run, the same spec again and complete: d is removed now.
+	rep, err = in.Run(ctx, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{srv.URL + "/docs/", srv.URL + "/docs/a", srv.URL + "/docs/b", srv.URL + "/docs/e", srv.URL + "/docs/f"}
+	if got := idx.urls(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("index holds %v, want %v", got, want)
+	}
+	if rep.Counters.Removed != 1 || rep.Counters.Kept != 0 || rep.KeptReason != "" {
+		t.Errorf("fourth run counters %+v kept reason %q", rep.Counters, rep.KeptReason)
 	}
 	st, _ := states.ListPages(ctx, "docs")
 	if len(st) != 5 {

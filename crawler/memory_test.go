@@ -9,4 +9,5 @@ import (
 
 func TestMemoryStatesConformance(t *testing.T) {
 	crawlertest.TestPageStateStore(t, func(t *testing.T) crawler.PageStateStore { return crawler.NewMemoryStates() })
+	crawlertest.TestSpecLog(t, func(t *testing.T) crawler.PageStateStore { return crawler.NewMemoryStates() })
 }

@@ -320,6 +320,23 @@ func (s *Scope) Contains(u string) bool {
 	return in && !s.Excluded(u)
 }
 
+// Covers reports whether the normalised URL u is under the corpus's URLs (an
+// exact page or a glob prefix), whatever the exclude patterns say: the
+// pages a crawl of the corpus may speak for. Pages it does not cover belong
+// to another spec feeding the same collection, and the crawl never removes
+// them.
+func (s *Scope) Covers(u string) bool {
+	if s.exact[u] {
+		return true
+	}
+	for _, p := range s.prefixes {
+		if strings.HasPrefix(u, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // Excluded reports whether u matches an exclude pattern.
 func (s *Scope) Excluded(u string) bool {
 	for _, re := range s.excludes {

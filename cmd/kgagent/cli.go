@@ -81,7 +81,10 @@ func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, 
 		return json.NewEncoder(stdout).Encode(rep.Summary())
 	}
 	s := rep.Summary()
-	fmt.Fprintf(stdout, "pages %d (unchanged %d), chunks %d, triples %d, failed %d, %.1fs\n", s.Pages, s.Unchanged, s.Chunks, s.Triples, s.Failed, s.Seconds)
+	fmt.Fprintf(stdout, "pages %d (unchanged %d), chunks %d, triples %d, failed %d, removed %d, kept %d, %.1fs\n", s.Pages, s.Unchanged, s.Chunks, s.Triples, s.Failed, s.Removed, s.Kept, s.Seconds)
+	if s.KeptReason != "" {
+		fmt.Fprintf(stdout, "  %s\n", s.KeptReason)
+	}
 	for _, e := range rep.Errors {
 		fmt.Fprintf(stdout, "  failed %s: %s %s\n", e.URL, e.Code, e.Reason)
 	}

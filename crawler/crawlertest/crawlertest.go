@@ -103,6 +103,70 @@ func TestPageStateStore(t *testing.T, open func(t *testing.T) crawler.PageStateS
 	})
 }
 
+// TestSpecLog runs the conformance suite of crawler.SpecLog against stores
+// made by open (a PageStateStore that is also a SpecLog); each subtest gets
+// a fresh, empty store.
+func TestSpecLog(t *testing.T, open func(t *testing.T) crawler.PageStateStore) {
+	ctx := context.Background()
+	log := func(t *testing.T) (crawler.PageStateStore, crawler.SpecLog) {
+		s := open(t)
+		l, ok := s.(crawler.SpecLog)
+		if !ok {
+			t.Fatalf("%T is not a crawler.SpecLog", s)
+		}
+		return s, l
+	}
+	specs := func(t *testing.T, l crawler.SpecLog, col string) string {
+		t.Helper()
+		got, err := l.CompleteSpecs(ctx, col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(got)
+		return strings.Join(got, " ")
+	}
+	t.Run("add, dedupe, per collection", func(t *testing.T) {
+		_, l := log(t)
+		if got := specs(t, l, "c1"); got != "" {
+			t.Fatalf("empty store has %q", got)
+		}
+		for _, k := range []string{"k2", "k1", "k2"} {
+			if err := l.AddCompleteSpec(ctx, "c1", k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = l.AddCompleteSpec(ctx, "c2", "k3")
+		if got := specs(t, l, "c1"); got != "k1 k2" {
+			t.Fatalf("c1 = %q, want k1 k2", got)
+		}
+		if got := specs(t, l, "c2"); got != "k3" {
+			t.Fatalf("c2 = %q, want k3", got)
+		}
+	})
+	t.Run("delete collection forgets its specs", func(t *testing.T) {
+		s, l := log(t)
+		_ = l.AddCompleteSpec(ctx, "c1", "k1")
+		_ = l.AddCompleteSpec(ctx, "c2", "k2")
+		if err := s.DeleteCollection(ctx, "c1"); err != nil {
+			t.Fatal(err)
+		}
+		if got := specs(t, l, "c1"); got != "" {
+			t.Fatalf("c1 after delete = %q", got)
+		}
+		if got := specs(t, l, "c2"); got != "k2" {
+			t.Fatalf("delete touched c2: %q", got)
+		}
+	})
+	t.Run("bad input", func(t *testing.T) {
+		_, l := log(t)
+		for _, bad := range [][2]string{{"", "k"}, {"c", ""}} {
+			if err := l.AddCompleteSpec(ctx, bad[0], bad[1]); kgagent.ErrorCode(err) != kgagent.EINVALID {
+				t.Errorf("AddCompleteSpec(%q, %q) = %v, want %s", bad[0], bad[1], err, kgagent.EINVALID)
+			}
+		}
+	})
+}
+
 func equal(x, y crawler.PageState) bool {
 	return x.Collection == y.Collection && x.URL == y.URL && x.ETag == y.ETag && x.LastModified == y.LastModified &&
 		x.ContentHash == y.ContentHash && x.LastSeen.Equal(y.LastSeen) && strings.Join(x.Links, " ") == strings.Join(y.Links, " ")

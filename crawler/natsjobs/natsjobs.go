@@ -432,7 +432,7 @@ func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 		runErr = kgagent.Errorf(kgagent.ECANCELED, "canceled")
 	}
 	fin := time.Now().UTC()
-	st.Counters, st.Errors, st.Skipped, st.FinishedAt = rep.Counters, rep.Errors, rep.Skips, &fin
+	st.Counters, st.Errors, st.Skipped, st.FinishedAt, st.KeptReason = rep.Counters, rep.Errors, rep.Skips, &fin, rep.KeptReason
 	st.PagesPerS = rate(rep.Counters, time.Since(started))
 	switch {
 	case runErr == nil && rep.Counters.Failed > 0 && rep.Counters.Indexed+rep.Counters.Unchanged == 0:

@@ -28,7 +28,10 @@ type Store struct {
 	db *sql.DB
 }
 
-var _ crawler.PageStateStore = (*Store)(nil)
+var (
+	_ crawler.PageStateStore = (*Store)(nil)
+	_ crawler.SpecLog        = (*Store)(nil)
+)
 
 // Open opens (creating when needed) the store at path: a file, or a
 // directory that gets FileName in it. ":memory:" gives a private in-memory
@@ -63,6 +66,11 @@ func Open(path string) (*Store, error) {
 		last_seen     INTEGER NOT NULL DEFAULT 0,
 		links         TEXT NOT NULL DEFAULT '',
 		PRIMARY KEY (collection, url)
+	) WITHOUT ROWID;
+	CREATE TABLE IF NOT EXISTS complete_specs (
+		collection TEXT NOT NULL,
+		spec       TEXT NOT NULL,
+		PRIMARY KEY (collection, spec)
 	) WITHOUT ROWID`)
 	if err != nil {
 		db.Close()
@@ -125,10 +133,48 @@ func (s *Store) DeletePage(ctx context.Context, collection, url string) error {
 	return dbError(err, "deleting page state")
 }
 
-// DeleteCollection implements crawler.PageStateStore.
+// DeleteCollection implements crawler.PageStateStore; it forgets the
+// collection's complete specs too.
 func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM pages WHERE collection = ?`, collection)
-	return dbError(err, "deleting page states")
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return dbError(err, "deleting page states")
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM pages WHERE collection = ?`, collection); err != nil {
+		return dbError(err, "deleting page states")
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM complete_specs WHERE collection = ?`, collection); err != nil {
+		return dbError(err, "deleting complete specs")
+	}
+	return dbError(tx.Commit(), "deleting page states")
+}
+
+// CompleteSpecs implements crawler.SpecLog.
+func (s *Store) CompleteSpecs(ctx context.Context, collection string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT spec FROM complete_specs WHERE collection = ? ORDER BY spec`, collection)
+	if err != nil {
+		return nil, dbError(err, "listing complete specs")
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, dbError(err, "reading complete specs")
+		}
+		out = append(out, k)
+	}
+	return out, dbError(rows.Err(), "reading complete specs")
+}
+
+// AddCompleteSpec implements crawler.SpecLog.
+func (s *Store) AddCompleteSpec(ctx context.Context, collection, key string) error {
+	if collection == "" || key == "" {
+		return kgagent.Errorf(kgagent.EINVALID, "a complete spec needs a collection and a key")
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO complete_specs (collection, spec) VALUES (?, ?) ON CONFLICT DO NOTHING`, collection, key)
+	return dbError(err, "saving a complete spec")
 }
 
 // dbError maps a database failure to a stable code.

@@ -12,14 +12,16 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	crawlertest.TestPageStateStore(t, func(t *testing.T) crawler.PageStateStore {
+	open := func(t *testing.T) crawler.PageStateStore {
 		s, err := sqlite.Open(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
 		return s
-	})
+	}
+	crawlertest.TestPageStateStore(t, open)
+	crawlertest.TestSpecLog(t, open)
 }
 
 func TestPersistsAcrossOpen(t *testing.T) {

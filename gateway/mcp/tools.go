@@ -101,9 +101,10 @@ type jobOut struct {
 	JobID      string              `json:"job_id" jsonschema:"the job id"`
 	State      string              `json:"state" jsonschema:"queued, running, succeeded, failed or canceled"`
 	Collection string              `json:"collection" jsonschema:"the collection ingested into"`
-	Counters   crawler.Counters    `json:"counters" jsonschema:"pages queued, done, indexed, unchanged, failed, skipped; chunks and triples written"`
+	Counters   crawler.Counters    `json:"counters" jsonschema:"pages queued, done, indexed, unchanged, failed, skipped, removed from the collection, kept unconfirmed; chunks and triples written"`
 	Errors     []crawler.PageError `json:"errors,omitempty" jsonschema:"pages that failed, with a stable code (first ones)"`
 	Message    string              `json:"message,omitempty" jsonschema:"why the job failed, if it did"`
+	KeptReason string              `json:"kept_reason,omitempty" jsonschema:"why the job kept counters.kept pages it did not confirm instead of removing them"`
 }
 
 type collectionsIn struct{}
@@ -216,8 +217,12 @@ func (s *Server) addTools() {
 		Title: "Crawl a site into a collection",
 		Description: "Crawl and index documentation pages into a collection (needs the ingest scope). Returns the job " +
 			"id at once; with wait=true it returns when the job is done, sending progress notifications (pages done of " +
-			"pages queued) meanwhile. A second run re-indexes only pages that changed.",
-		Annotations: &sdk.ToolAnnotations{OpenWorldHint: ptr(true), IdempotentHint: true, DestructiveHint: ptr(false)},
+			"pages queued) meanwhile. A second run re-indexes only pages that changed. It can remove pages from the " +
+			"collection: a page that answers 404 or 410 is removed, and so is a page under the given urls that a complete " +
+			"crawl (no page failed, not cut short by max_pages) of the same urls, exclude and depth as an earlier complete " +
+			"crawl no longer finds (excluded, noindex, redirected, unreachable). Any other run removes nothing else, and " +
+			"pages outside the given urls are never removed; the result counts the pages kept (counters.kept) and says why (kept_reason).",
+		Annotations: &sdk.ToolAnnotations{OpenWorldHint: ptr(true), IdempotentHint: true, DestructiveHint: ptr(true)},
 	}, func(sc *jsonschema.Schema) {
 		// A list, never null (a Go slice's inferred schema allows null).
 		sc.Properties["urls"].Type, sc.Properties["urls"].Types = "array", nil
@@ -437,7 +442,7 @@ func (s *Server) graph(ctx context.Context, req *sdk.CallToolRequest, in graphIn
 }
 
 func jobOf(st crawler.JobStatus) jobOut {
-	return jobOut{JobID: st.ID, State: string(st.State), Collection: st.Spec.Collection, Counters: st.Counters, Errors: st.Errors, Message: st.Message}
+	return jobOut{JobID: st.ID, State: string(st.State), Collection: st.Spec.Collection, Counters: st.Counters, Errors: st.Errors, Message: st.Message, KeptReason: st.KeptReason}
 }
 
 func finished(st crawler.JobState) bool {
