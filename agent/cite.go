@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"encoding/json"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -219,21 +221,33 @@ func (r *run) citer() *citeMap {
 const unsupportedNote = "None of the sources found supports this answer."
 
 // ground returns the final answer text (in the run's numbers) and who cited
-// it (Answer.Citations). An answer that cites a source the run gathered
+// it (Answer.Citations). The model's text is cleaned first (cleanAnswer:
+// protocol syntax, echoed instructions and a small model's leading junk
+// never reach the answer). An answer that cites a source the run gathered
 // keeps its citations (the model's); when the run searched and
 // AttributeCitations is set, only those the cited passage supports
 // (checkCitations), and an answer left with none is treated as one that
-// cites nothing. Then, when the run searched and
-// AttributeCitations is set, the sentences the evidence supports are cited
-// (extractive.Attribute); when none is, the answer is followed by a note
-// saying so and by the built-in answerer's answer from the same evidence:
-// what the docs say, cited, or that they don't say it. A run whose model
-// gave no answer (noAnswer) answers with that alone.
+// cites nothing. Then, when the run searched and AttributeCitations is
+// set, the sentences the evidence supports are cited (extractive.Attribute;
+// a sentence with no claim, or naming a command, URL or number the passage
+// lacks, is not supported). When none is, or when the built-in answerer
+// abstains on the same evidence (the docs do not cover the question, so a
+// sentence the model got from them answers something else), the answer is
+// what the built-in answerer says: with a note that no source supports the
+// model's answer, after it, when the docs do answer; the abstention alone
+// when they don't. A run whose model gave no answer (noAnswer), or only
+// protocol text, answers with what the docs say alone.
 func (m *Manager) ground(r *run, question, text string) (string, string) {
+	grounding := m.cfg.AttributeCitations && len(r.evidence) > 0
+	if clean := cleanAnswer(text); clean != text {
+		text = clean
+		if strings.TrimSpace(text) == "" && grounding && r.noAnswer == "" {
+			r.noAnswer = "only protocol text"
+		}
+	}
 	if r.noAnswer != "" {
 		return "The model gave no answer (" + r.noAnswer + "). " + docsSay(question, r.evidence), kgagent.CitationsFallback
 	}
-	grounding := m.cfg.AttributeCitations && len(r.evidence) > 0
 	if slices.ContainsFunc(Citations(text), func(n int) bool { return n >= 1 && n <= len(r.sources) }) {
 		if !grounding {
 			return text, kgagent.CitationsModel
@@ -247,10 +261,78 @@ func (m *Manager) ground(r *run, question, text string) (string, string) {
 	if !grounding {
 		return text, ""
 	}
+	docs := docsSay(question, r.evidence)
+	if extractive.Abstained(docs) {
+		return docs, kgagent.CitationsUnsupported
+	}
 	if a := extractive.Attribute(text, r.evidence); a.Supported > 0 {
 		return a.Text, kgagent.CitationsAttributed
 	}
-	return strings.TrimRight(text, " \n") + "\n\n" + unsupportedNote + " " + docsSay(question, r.evidence), kgagent.CitationsUnsupported
+	return strings.TrimRight(text, " \n") + "\n\n" + unsupportedNote + " " + docs, kgagent.CitationsUnsupported
+}
+
+// echoed are the instructions kgagent writes to the model, which a small
+// model repeats in its answer.
+var echoed = []string{"Reply with one line", "You must answer now", answerNow}
+
+// junkLead is a small model's broken start of an answer: a lone letter
+// ("a", "i"), "answer" cut into pieces ("a nswer:") before the text, or
+// the prompt's placeholder itself ("A: answer [1]").
+var junkLead = regexp.MustCompile(`^(?i)(?:[a-z]\s*$|a\s*n\s*s?\s*w?\s*e?\s*r?\s*:\s*|a\s+nswer\b\s*:?\s*|(?:the\s+|your\s+)?answer\s*(?:\[\d+\])?\s*\.?\s*$)`)
+
+// cleanAnswer removes from a model's answer what is not answer: lines of
+// the ReAct protocol (Ask Func[…], Func[…] says, Q:, a JSON step), the
+// "A:" before an answer line, echoed instructions, and leading junk.
+// Code blocks are kept as they are.
+func cleanAnswer(text string) string {
+	var out []string
+	fence := false
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = !fence
+			out = append(out, line)
+			continue
+		}
+		if fence {
+			out = append(out, line)
+			continue
+		}
+		switch l := ClassifyLine(t); {
+		case l.Kind == LineAnswer:
+			line = l.Text
+		case l.Kind != LineThought:
+			continue
+		case strings.HasPrefix(t, "{") && strings.Contains(t, `"action"`):
+			// A JSON step written as text: its answer, else nothing.
+			var st struct{ Action, Input string }
+			if json.Unmarshal([]byte(t), &st) != nil || st.Action != "answer" {
+				continue
+			}
+			line = st.Input
+		case slices.ContainsFunc(echoed, func(e string) bool { return strings.Contains(t, e) }):
+			continue
+		}
+		for _, p := range []string{"Thought:", "Answer:", "Action:", "Observation:"} {
+			if strings.HasPrefix(strings.TrimSpace(line), p) {
+				if p == "Answer:" {
+					line = strings.TrimSpace(strings.TrimSpace(line)[len(p):])
+				} else {
+					line = ""
+				}
+			}
+		}
+		if len(out) == 0 || strings.TrimSpace(strings.Join(out, "")) == "" {
+			// Before any text: drop a small model's junk start.
+			line = junkLead.ReplaceAllString(strings.TrimSpace(line), "")
+		}
+		out = append(out, line)
+	}
+	res := strings.Trim(strings.Join(out, "\n"), "\n ")
+	if res == strings.Trim(text, "\n ") {
+		return text
+	}
+	return res
 }
 
 // docsSay is the built-in answerer's answer from evidence: "The docs say:

@@ -30,7 +30,27 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 		{name: "wrong number is unsupported", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 80 by default.",
 			citations: kgagent.CitationsUnsupported, want: []string{"port 80 by default.\n\n" + unsupportedNote + " The docs say: ", "8086", "[1]"}},
 		{name: "not in the docs", question: "How do I put Lumen behind nginx?", output: "A: Use an nginx proxy_pass block.",
-			citations: kgagent.CitationsUnsupported, want: []string{unsupportedNote + " " + extractive.Abstention, "nginx"}, notWant: []string{"The docs say: "}},
+			// The docs do not cover it: the abstention alone, not the
+			// model's invented answer.
+			citations: kgagent.CitationsUnsupported, want: []string{extractive.Abstention, "nginx"}, notWant: []string{"The docs say: ", "proxy_pass", unsupportedNote}},
+		// A small model's junk and echoes never reach the answer, and
+		// what it names must be in the passage verbatim (issue 26).
+		{name: "junk letter before the answer", question: "What is the default HTTP port?", output: "A: a\nThe HTTP API listens on port 8086 by default.",
+			citations: kgagent.CitationsAttributed, want: []string{"The HTTP API listens on port 8086 by default [1]."}, notWant: []string{"a\n"}},
+		{name: "broken answer label", question: "What is the default HTTP port?", output: "A: a nswer: The HTTP API listens on port 8086 by default.",
+			citations: kgagent.CitationsAttributed, want: []string{"The HTTP API listens on port 8086 by default [1]."}, notWant: []string{"nswer"}},
+		{name: "echoed instructions", question: "What is the default HTTP port?",
+			output:    "A: The HTTP API listens on port 8086 by default.\nReply with one line: Ask Func[name]: input, Ask Agent[name]: question, or A: answer.",
+			citations: kgagent.CitationsAttributed, want: []string{"The HTTP API listens on port 8086 by default [1]."}, notWant: []string{"Reply with one line", "Ask Func", "A: answer"}},
+		{name: "the placeholder alone", question: "What is the default HTTP port?", output: "A: answer [1]",
+			citations: kgagent.CitationsFallback, want: []string{"The model gave no answer (only protocol text).", "8086"}, notWant: []string{"answer [1]"}},
+		{name: "a title is no claim", question: "What is the default HTTP port?", output: "A: Lumen documentation [1].",
+			citations: kgagent.CitationsUnsupported, want: []string{unsupportedNote, "8086"}, notWant: []string{"documentation [1]"}},
+		{name: "a command not in the docs", question: "What is the default HTTP port?", output: "A: Run `lumen --http.port 8086` to change the HTTP port.",
+			citations: kgagent.CitationsUnsupported, want: []string{"Run `lumen --http.port 8086` to change the HTTP port.\n\n" + unsupportedNote}},
+		{name: "made-up URL for a question the docs do not cover", question: "How do I deploy Lumen with a Helm chart on Kubernetes?",
+			output:    "A: The HTTP API listens on port 8086 by default. Install the chart from https://kubernetes.io/docs/helm/lumen.",
+			citations: kgagent.CitationsUnsupported, want: []string{extractive.Abstention, "Helm"}, notWant: []string{"kubernetes.io", "by default", unsupportedNote}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,7 +99,7 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 					t.Errorf("[%d] with %d sources: %q", n, len(ans.Sources), ans.Answer)
 				}
 			}
-			if tt.citations != kgagent.CitationsModel && len(Citations(ans.Answer)) > 0 && !strings.Contains(ans.Sources[0].Snippet, "8086") && !strings.Contains(tt.question, "nginx") {
+			if tt.citations != kgagent.CitationsModel && len(Citations(ans.Answer)) > 0 && !strings.Contains(ans.Sources[0].Snippet, "8086") && !extractive.Abstained(ans.Answer) {
 				t.Errorf("[1] is %+v", ans.Sources[0])
 			}
 		})

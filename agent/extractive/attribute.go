@@ -27,8 +27,10 @@ type Attribution struct {
 // passage holding the largest share of its content terms (each weighted by
 // its inverse frequency across the evidence's sentences), when that share
 // is at least MinSupport, at least two of its terms (or its only one) are
-// there, and every number in it is there too (a wrong port or version is
-// not "supported" by a passage that names another). A sentence no passage
+// there, every number in it is there too (a wrong port or version is
+// not "supported" by a passage that names another), and every command,
+// URL, flag, number and code span it names is in the passage verbatim.
+// Sentences that make no claim (a title, protocol syntax) are not judged. A sentence no passage
 // supports stays as it is; code blocks are never cited. The numbers are
 // the evidence's N (the run's citation numbers); a run of sentences cited
 // with the same number in one line is cited once, after the last.
@@ -101,6 +103,7 @@ func Attribute(answer string, evs []kgagent.Evidence) Attribution {
 type Support struct {
 	ps     []*passage
 	pterms []map[string]bool
+	ptext  []string // each passage's text, white space squashed
 	n      int
 	df     map[string]int
 }
@@ -111,7 +114,9 @@ func NewSupport(evs []kgagent.Evidence) *Support {
 	sents, df := split(ps)
 	s := &Support{ps: ps, n: len(sents), df: df}
 	s.pterms = make([]map[string]bool, len(ps))
+	s.ptext = make([]string, len(ps))
 	for i, p := range ps {
+		s.ptext[i] = squash(p.Text)
 		s.pterms[i] = map[string]bool{}
 		for _, t := range words.Terms(p.Text) {
 			s.pterms[i][t] = true
@@ -123,20 +128,24 @@ func NewSupport(evs []kgagent.Evidence) *Support {
 	return s
 }
 
-// Judged reports whether a sentence has content to judge: a content word of
-// three letters or more ("1." of a list has none).
-func Judged(sentence string) bool { return meaningful(words.ContentTerms(sentence)) }
+// Judged reports whether a sentence has a claim to judge: a content word of
+// three letters or more ("1." of a list has none), three words or more
+// besides articles ("Lumen documentation" is a title, not a claim), and no
+// protocol syntax or echoed prompt ("A: answer", "Ask Func[…]").
+func Judged(sentence string) bool {
+	return meaningful(words.ContentTerms(sentence)) && claims(sentence)
+}
 
 // Best returns the number of the passage that supports sentence best, 0
 // when none does.
 func (s *Support) Best(sentence string) int {
-	terms := words.ContentTerms(sentence)
-	if !meaningful(terms) {
+	if !Judged(sentence) {
 		return 0
 	}
+	terms, items := words.ContentTerms(sentence), exactItems(sentence)
 	best, bestShare := -1, 0.0
 	for pi := range s.ps {
-		if share, ok := s.share(terms, pi); ok && (best < 0 || share > bestShare) {
+		if share, ok := s.share(terms, items, pi); ok && (best < 0 || share > bestShare) {
 			best, bestShare = pi, share
 		}
 	}
@@ -149,13 +158,14 @@ func (s *Support) Best(sentence string) int {
 // Supports reports whether a passage numbered n supports sentence; known
 // is false when no passage is numbered n (nothing to judge by).
 func (s *Support) Supports(sentence string, n int) (ok, known bool) {
-	terms := words.ContentTerms(sentence)
+	terms, items := words.ContentTerms(sentence), exactItems(sentence)
+	judged := Judged(sentence)
 	for pi, p := range s.ps {
 		if p.N != n {
 			continue
 		}
 		known = true
-		if _, sup := s.share(terms, pi); sup && meaningful(terms) {
+		if _, sup := s.share(terms, items, pi); sup && judged {
 			return true, true
 		}
 	}
@@ -163,11 +173,20 @@ func (s *Support) Supports(sentence string, n int) (ok, known bool) {
 }
 
 // share is the weighted share of terms passage pi holds, and whether that
-// is support: at least MinSupport, two terms or all of them, and every
-// number.
-func (s *Support) share(terms []string, pi int) (float64, bool) {
+// is support: at least MinSupport, two terms or all of them, every number,
+// and every one of the sentence's exact items (commands, URLs, flags,
+// numbers, code) verbatim.
+func (s *Support) share(terms, items []string, pi int) (float64, bool) {
 	share, matched, numbersOK := support(terms, s.pterms[pi], s.n, s.df)
-	return share, numbersOK && matched >= min(2, len(terms)) && share >= MinSupport
+	if !numbersOK || matched < min(2, len(terms)) || share < MinSupport {
+		return share, false
+	}
+	for _, it := range items {
+		if !holdsVerbatim(s.ptext[pi], it) {
+			return share, false
+		}
+	}
+	return share, true
 }
 
 // meaningful reports whether a sentence's content terms can be judged: at

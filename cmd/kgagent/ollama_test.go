@@ -21,6 +21,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/agent/extractive"
 	"github.com/kgagent/kgagent/graphrag"
 	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
 	"github.com/kgagent/kgagent/internal/testdep"
@@ -76,13 +77,33 @@ type ollamaSource struct {
 // ends. The citations may be the model's or kgagent's (search first,
 // attribution: the answer's "citations" field says which; the BENCH line
 // counts them); the test logs, not asserts, whether the answer is right.
+//
+// For every model (KGAGENT_TEST_OLLAMA_MODELS, make test: SmolLM2 and
+// Gemma-3) and protocol, no answer shows protocol syntax, echoed
+// instructions or a small model's junk start; every sentence kgagent
+// attributed has the URLs, code and numbers it names verbatim in the cited
+// page; and a question the docs do not cover (Helm) abstains.
 func TestOllamaDemoQuestions(t *testing.T) {
 	base, model := ollamaServer(t)
+	models := strings.Fields(os.Getenv("KGAGENT_TEST_OLLAMA_MODELS"))
+	if len(models) == 0 {
+		models = []string{model}
+	}
+	for _, model := range models {
+		t.Run(model, func(t *testing.T) { ollamaDemoQuestions(t, base, model) })
+	}
+}
+
+// notCovered is a demo question the docs do not answer: every model and
+// protocol must abstain on it.
+const notCovered = "How do I deploy Lumen with a Helm chart on Kubernetes?"
+
+func ollamaDemoQuestions(t *testing.T, base, model string) {
 	const maxIter = 3
 	// One question over each transport in each protocol keeps the suite
 	// within a few minutes (make test); KGAGENT_TEST_OLLAMA_QUESTIONS runs
 	// the benchmark.
-	questions := []string{"What is the default HTTP port of the Lumen server?"}
+	questions := []string{"What is the default HTTP port of the Lumen server?", notCovered}
 	if f := os.Getenv("KGAGENT_TEST_OLLAMA_QUESTIONS"); f != "" {
 		// The benchmark: a JSONL question set ({"question": …} a line).
 		questions = nil
@@ -110,6 +131,9 @@ func TestOllamaDemoQuestions(t *testing.T) {
 			defer func() { t.Log(summarizeRuns(model, proto, runs)) }()
 			for i, q := range questions {
 				for _, transport := range []string{"rest", "websocket"} {
+					if q == notCovered && transport == "websocket" {
+						continue // the abstention is the same on both; one keeps the suite short
+					}
 					var r ollamaRun
 					start := time.Now()
 					if transport == "rest" {
@@ -140,6 +164,17 @@ func TestOllamaDemoQuestions(t *testing.T) {
 					}
 					if r.valid == 0 {
 						t.Errorf("%s %s %q: no valid citation (citations %q) in %q", proto, transport, q, r.citations, r.answer)
+					}
+					if junk := protocolJunk(r.answer); junk != "" {
+						t.Errorf("%s %s %q: the answer shows %q: %q", proto, transport, q, junk, r.answer)
+					}
+					if r.citations == kgagent.CitationsAttributed {
+						for _, miss := range notVerbatim(t, r) {
+							t.Errorf("%s %s %q: attributed %s", proto, transport, q, miss)
+						}
+					}
+					if q == notCovered && !strings.HasPrefix(r.answer, extractive.Abstention) {
+						t.Errorf("%s %s %q: the docs do not cover it, but the answer is %q (citations %s)", proto, transport, q, r.answer, r.citations)
 					}
 				}
 			}
@@ -209,6 +244,55 @@ func validCitations(t *testing.T, r ollamaRun) int {
 		}
 	}
 	return valid
+}
+
+// protocolJunk returns the protocol syntax, echoed instruction or junk
+// start an answer shows, "" when it shows none.
+func protocolJunk(answer string) string {
+	for _, re := range []*regexp.Regexp{
+		regexp.MustCompile(`Ask (?:Func|Agent)\[[^\]]*\]`), regexp.MustCompile(`(?:Func|Agent)\[[^\]]*\] says`),
+		regexp.MustCompile(`(?m)^\s*(?:A|Q|Thought|Action|Observation):`), regexp.MustCompile(`Reply with one line|You must answer now`),
+		regexp.MustCompile(`\{\s*"(?:thought|action|input)"\s*:`),
+		regexp.MustCompile(`^(?i)(?:[a-z]\s*\n|a\s+nswer\b|answer\s*(?:\[\d+\])?\s*\.?\s*$)`),
+	} {
+		if m := re.FindString(answer); m != "" {
+			return m
+		}
+	}
+	return ""
+}
+
+// notVerbatim lists, for an attributed answer, each cited sentence's URL,
+// inline code or number that the cited page does not hold verbatim.
+func notVerbatim(t *testing.T, r ollamaRun) []string {
+	t.Helper()
+	page := pageTexts(t)
+	var out []string
+	prev := 0
+	items := regexp.MustCompile("https?://[^\\s)\\]`'\"<>]+|`[^`\n]+`|[A-Za-z0-9._:/-]*[0-9][A-Za-z0-9._:/-]*")
+	for _, m := range regexp.MustCompile(`\[(\d+(?:, *\d+)*)\]`).FindAllStringSubmatchIndex(r.answer, -1) {
+		sentence := r.answer[prev:m[0]]
+		for _, end := range []string{". ", "! ", "? ", "\n"} {
+			if i := strings.LastIndex(sentence, end); i >= 0 {
+				sentence = sentence[i+len(end):]
+			}
+		}
+		prev = m[1]
+		for _, num := range strings.Split(r.answer[m[2]:m[3]], ",") {
+			n, _ := strconv.Atoi(strings.TrimSpace(num))
+			if n < 1 || n > len(r.sources) {
+				continue
+			}
+			text := page(r.sources[n-1].URL)
+			for _, it := range items.FindAllString(sentence, -1) {
+				it = strings.ToLower(strings.Trim(strings.TrimRight(it, ".,;:"), "`"))
+				if it != "" && !strings.Contains(text, it) {
+					out = append(out, fmt.Sprintf("%q [%d] names %q, which %s does not hold", sentence, n, it, r.sources[n-1].URL))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // pageTexts returns a function giving the lower-cased text of a page (HTML
@@ -396,5 +480,23 @@ func TestOllamaTripleExtractor(t *testing.T) {
 		sum["pages"], sum["triples"], took.Round(time.Millisecond), added, grounded, strings.Join(examples, "; "))
 	if grounded != added {
 		t.Errorf("the LLM added %d triples beyond the rules', only %d grounded in their page", added, grounded)
+	}
+}
+
+// TestProtocolJunk: the real-LLM suite's check catches what the issue saw
+// the small models write, and passes a clean answer.
+func TestProtocolJunk(t *testing.T) {
+	for answer, want := range map[string]string{
+		"a\nThe default HTTP port is 8086 [1].":   "a\n",
+		"a nswer: The default HTTP port is 8086.": "a nswer",
+		"A: answer [1]": "A:",
+		"Reply with one line: Ask Func[name]: input, or A: answer.":      "Ask Func[name]",
+		"The port is 8086.\nFunc[fixie_query_corpus] says: [1] HTTP API": "Func[fixie_query_corpus] says",
+		`{"thought": "", "action": "answer", "input": "8086"}`:           `{"thought":`,
+		"The Lumen server listens on port 8086 by default [1].":          "",
+	} {
+		if got := protocolJunk(answer); got != want {
+			t.Errorf("protocolJunk(%q) = %q, want %q", answer, got, want)
+		}
 	}
 }

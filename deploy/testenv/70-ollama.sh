@@ -8,4 +8,6 @@ eval "$ollama_env"
 on_exit "kill $OLLAMA_PID"
 export KGAGENT_TEST_OLLAMA_URL="$OLLAMA_URL"
 export KGAGENT_TEST_OLLAMA_MODEL=kgagent-smollm2
+# TestOllamaDemoQuestions runs every shipped model.
+export KGAGENT_TEST_OLLAMA_MODELS="kgagent-smollm2 kgagent-gemma3"
 export KGAGENT_REQUIRE_OLLAMA=1

@@ -1,0 +1,101 @@
+package extractive
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestExactItems(t *testing.T) {
+	tests := []struct {
+		sentence string
+		want     []string
+	}{
+		{"Install it with pip install lumen and restart.", []string{"pip install lumen"}},
+		{"Run `lumen backup create --since 2d` first.", []string{"lumen backup create --since 2d"}},
+		{"See https://kubernetes.io/docs/helm.", []string{"https://kubernetes.io/docs/helm"}},
+		{"The default HTTP port is 8086.", []string{"8086"}},
+		{"Use go to the settings page.", nil},
+		{"Install it with pip.", nil},
+		{"Pass --data-dir to choose it.", []string{"--data-dir"}},
+		{"It supports Python 3.9 and later.", []string{"3.9"}},
+	}
+	for _, tt := range tests {
+		if got := exactItems(tt.sentence); !slices.Equal(got, tt.want) {
+			t.Errorf("exactItems(%q) = %q, want %q", tt.sentence, got, tt.want)
+		}
+	}
+}
+
+func TestHoldsVerbatim(t *testing.T) {
+	text := squash("Install it with pip install lumen-client.\nListen on 127.0.0.1:8086 (Python 3.9.1 or\n  13.9).")
+	for item, want := range map[string]bool{
+		"pip install lumen":        false, // lumen-client
+		"pip install lumen-client": true,
+		"8086":                     true,  // after a ':'
+		"3.9":                      false, // 3.9.1
+		"3.9.1":                    true,
+		"3.9.1 or 13.9":            true, // wrapped in the passage
+		"13":                       false,
+		"lumen":                    false,
+	} {
+		if got := holdsVerbatim(text, item); got != want {
+			t.Errorf("holdsVerbatim(%q) = %v, want %v", item, got, want)
+		}
+	}
+}
+
+// TestAttributeNeedsClaimsVerbatim: a sentence with no claim, protocol
+// syntax, or a command, URL, flag or number the passage does not hold
+// verbatim gets no citation, however many of its words the passage has.
+func TestAttributeNeedsClaimsVerbatim(t *testing.T) {
+	evs := ev("", lumen...)
+	for answer, want := range map[string]int{
+		"Install it with pip install lumen.":        0, // the docs say lumen-client
+		"Install it with `pip install lumen`.":      0,
+		"Install it with pip install lumen-client.": 4,
+		"A: answer":            0,
+		"Lumen documentation.": 0,
+		"Ask Func[fixie_query_corpus]: restore the data directory snapshot":                     0,
+		"Reply with one line: restoring replaces the data directory with the snapshot.":         0,
+		"Restoring replaces the data directory, see https://kubernetes.io/docs/lumen-helm.":     0,
+		"Restore with lumen backup restore --from 2026-01-01T00:00Z --data-dir /var/lib/lumen.": 1,
+		"Restore with lumen backup restore --to 2026-01-01T00:00Z --data-dir /var/lib/lumen.":   0,
+		"Restoring replaces the data directory with the snapshot.":                              1,
+	} {
+		got := Attribute(answer, evs)
+		n := 0
+		if c := citationsIn(got.Text); len(c) > 0 {
+			n = c[0]
+		}
+		if n != want {
+			t.Errorf("%q: cited [%d] (%q), want [%d]", answer, n, got.Text, want)
+		}
+	}
+}
+
+// citationsIn returns the numbers of the [n] in text.
+func citationsIn(text string) []int {
+	var out []int
+	for i := 0; i+2 < len(text); i++ {
+		if text[i] == '[' && text[i+1] >= '0' && text[i+1] <= '9' && text[i+2] == ']' {
+			out = append(out, int(text[i+1]-'0'))
+		}
+	}
+	return out
+}
+
+// FuzzExactItems: every exact item of a sentence is held verbatim by the
+// sentence itself (so a passage that repeats the sentence supports it).
+func FuzzExactItems(f *testing.F) {
+	for _, s := range []string{"Install it with pip install lumen-client.", "Run `x --y 3` on https://a.b/c?d=1.", "Port 127.0.0.1:8086, v1.2.3-rc1.", "sudo apt-get install -y  nlohmann-json3-dev"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		text := squash(s)
+		for _, it := range exactItems(s) {
+			if !holdsVerbatim(text, it) {
+				t.Fatalf("%q: item %q not held by the sentence itself", s, it)
+			}
+		}
+	})
+}
