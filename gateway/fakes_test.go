@@ -76,8 +76,12 @@ func (f *fakeAsker) Ask(ctx context.Context, req agent.Request, emit agent.Emit)
 	if agentName == "" {
 		agentName = "docs"
 	}
+	usage := kgagent.Usage{PromptTokens: 10, CompletionTokens: 5}
+	if strings.HasPrefix(req.Question, "cached") {
+		usage = kgagent.Usage{} // as an answer from the agent's cache: no tokens spent
+	}
 	return kgagent.Answer{
-		RequestID: req.ID, Agent: agentName, Answer: answer, Iterations: 2, Usage: kgagent.Usage{PromptTokens: 10, CompletionTokens: 5},
+		RequestID: req.ID, Agent: agentName, Answer: answer, Iterations: 2, Usage: usage,
 		Sources: sources,
 	}, nil
 }

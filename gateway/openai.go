@@ -4,33 +4,67 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/kgagent/kgagent"
 )
 
-// The OpenAI-compatible API, so existing chat UIs can use each agent as a
-// model: GET /v1/models lists "kgagent" (the router) and every agent of the
-// registry; POST /v1/chat/completions answers the last user message with
-// that agent, as one JSON completion or, with "stream": true, as SSE chunks
-// ending with "data: [DONE]". Citations are appended to the content as a
-// Markdown list and also given in the extra field "sources".
+// The OpenAI-compatible API, so existing chat UIs and SDKs can use each
+// agent as a model: GET /v1/models lists "kgagent" (the router) and every
+// agent of the registry, GET /v1/models/{id} returns one; POST
+// /v1/chat/completions answers the last user message with that agent, as
+// one JSON completion or, with "stream": true, as SSE chunks ending with
+// "data: [DONE]". Citations are appended to the content as a Markdown list
+// and also given in the extra field "sources".
+//
+// Every request parameter is honoured or refused: tools, tool_choice
+// (other than "none" and "auto"), functions, function_call, n > 1, stop and
+// logprobs are 400 with the OpenAI error shape (param, code
+// "unsupported_parameter"); response_format json_object and json_schema
+// return the answer object as JSON (a json_schema that object cannot
+// satisfy is refused before the agent runs); max_tokens and
+// max_completion_tokens cut the content (4 bytes a token, finish_reason
+// "length"); stream_options.include_usage adds the usage chunk. Errors of
+// these routes carry OpenAI's fields (message, type, param, code) beside
+// kgagent's details.
 
 // RouterModel is the model name that lets the router choose the agent.
 const RouterModel = "kgagent"
 
-// ChatCompletionRequest is the subset of OpenAI's request kgagent reads.
+// ChatCompletionRequest is OpenAI's chat completion request as kgagent
+// reads it. The RawMessage fields are the parameters kgagent refuses or
+// interprets; they are checked by chatOptionsOf.
 type ChatCompletionRequest struct {
 	Model      string        `json:"model"`
 	Messages   []ChatMessage `json:"messages"`
 	Stream     bool          `json:"stream,omitempty"`
 	User       string        `json:"user,omitempty"`
 	Collection string        `json:"collection,omitempty"` // kgagent extension
-	// Accepted and ignored: the agent decides.
+	// Accepted and ignored: the agent decides how it samples.
 	Temperature *float64 `json:"temperature,omitempty"`
-	MaxTokens   *int     `json:"max_tokens,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+	// The content is cut after this many tokens (4 bytes each).
+	MaxTokens           *int `json:"max_tokens,omitempty"`
+	MaxCompletionTokens *int `json:"max_completion_tokens,omitempty"`
+	// 1 or absent; more is refused.
+	N *int `json:"n,omitempty"`
+	// Include usage: a last chunk with the usage and no choices.
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options,omitempty"`
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
+	Tools          json.RawMessage `json:"tools,omitempty"`
+	ToolChoice     json.RawMessage `json:"tool_choice,omitempty"`
+	Functions      json.RawMessage `json:"functions,omitempty"`
+	FunctionCall   json.RawMessage `json:"function_call,omitempty"`
+	Stop           json.RawMessage `json:"stop,omitempty"`
+	Logprobs       *bool           `json:"logprobs,omitempty"`
 }
 
 // ChatMessage is one message; content is a string or a list of
@@ -92,7 +126,66 @@ func DecodeChatCompletion(data []byte) (ChatCompletionRequest, string, error) {
 
 func (s *Server) openAIRoutes() {
 	s.handle("GET", "/v1/models", ScopeAsk, s.listModels)
+	s.handle("GET", "/v1/models/{id}", ScopeAsk, s.getModel)
 	s.handle("POST", "/v1/chat/completions", ScopeAsk, s.chatCompletions)
+}
+
+// ReasonUnsupportedParameter is the reason (and, on /v1, the OpenAI error
+// code) of a request parameter kgagent does not honour.
+const ReasonUnsupportedParameter = "unsupported_parameter"
+
+func unsupportedParam(param, format string, args ...any) *kgagent.Error {
+	return invalid(ReasonUnsupportedParameter, param, format, args...)
+}
+
+// openAIError is the error body of the /v1 routes: OpenAI's fields
+// (message, type, param, code) with kgagent's details. code is kgagent's
+// stable code, or "unsupported_parameter".
+type openAIError struct {
+	Message string         `json:"message"`
+	Type    string         `json:"type"`
+	Param   *string        `json:"param"`
+	Code    string         `json:"code"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+func openAIErrorOf(err error) (int, openAIError) {
+	e := toError(err)
+	status := kgagent.HTTPStatus(e.Code)
+	o := openAIError{Message: e.Message, Type: "invalid_request_error", Code: e.Code, Details: e.Details}
+	switch {
+	case status == http.StatusUnauthorized:
+		o.Type = "authentication_error"
+	case status == http.StatusForbidden:
+		o.Type = "permission_error"
+	case status == http.StatusNotFound:
+		o.Type = "not_found_error"
+	case status == http.StatusTooManyRequests:
+		o.Type = "rate_limit_error"
+	case status >= 500:
+		o.Type = "server_error"
+	}
+	if f, ok := e.Details["field"].(string); ok {
+		o.Param = &f
+	}
+	if e.Details["reason"] == ReasonUnsupportedParameter {
+		o.Code = ReasonUnsupportedParameter
+	}
+	return status, o
+}
+
+// writeOpenAIError writes err in the shape OpenAI's SDKs read.
+func (s *Server) writeOpenAIError(w http.ResponseWriter, r *http.Request, err error) {
+	status, o := openAIErrorOf(err)
+	if status >= 500 {
+		s.log.ErrorContext(r.Context(), "request failed", "err", err, "path", r.URL.Path, "request_id", requestID(r.Context()))
+	}
+	if o.Code == kgagent.ERATELIMIT {
+		if ra, ok := o.Details["retry_after_s"]; ok {
+			w.Header().Set("Retry-After", jsonString(ra))
+		}
+	}
+	writeJSON(w, status, map[string]any{"error": o})
 }
 
 func (s *Server) models(r *http.Request) ([]string, error) {
@@ -109,17 +202,44 @@ func (s *Server) models(r *http.Request) ([]string, error) {
 	return names, nil
 }
 
+func modelObject(id string) map[string]any {
+	return map[string]any{"id": id, "object": "model", "created": 0, "owned_by": "kgagent"}
+}
+
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	names, err := s.models(r)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.writeOpenAIError(w, r, err)
 		return
 	}
 	data := make([]map[string]any, 0, len(names))
 	for _, n := range names {
-		data = append(data, map[string]any{"id": n, "object": "model", "created": 0, "owned_by": "kgagent"})
+		data = append(data, modelObject(n))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+// checkModel returns ENOTFOUND unless id is a model of /v1/models.
+func (s *Server) checkModel(r *http.Request, id string) error {
+	names, err := s.models(r)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(names, id) {
+		e := kgagent.Errorf(kgagent.ENOTFOUND, "no model %q (GET /v1/models lists them)", id)
+		e.Details = map[string]any{"field": "model"}
+		return e
+	}
+	return nil
+}
+
+func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := s.checkModel(r, id); err != nil {
+		s.writeOpenAIError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, modelObject(id))
 }
 
 func citations(src []kgagent.Source) string {
@@ -139,20 +259,224 @@ func citations(src []kgagent.Source) string {
 	return b.String()
 }
 
+// chatOptions are the parameters of a chat completion kgagent honours.
+type chatOptions struct {
+	json         bool                 // content is the answer object as JSON
+	schema       *jsonschema.Resolved // that object must validate against it (json_schema)
+	keep         map[string]bool      // properties the schema allows, when it allows no others
+	maxBytes     int                  // the content is cut after this many bytes (0: not cut)
+	includeUsage bool
+}
+
+// bytesPerToken is how kgagent counts tokens where a model did not: 4
+// bytes each, as the agent estimates them.
+const bytesPerToken = 4
+
+// chatOptionsOf checks the parameters kgagent does not simply accept and
+// returns what it honours. Errors: EINVALID with reason
+// unsupported_parameter and the parameter as field, or a bad value.
+func chatOptionsOf(req ChatCompletionRequest) (chatOptions, error) {
+	var o chatOptions
+	present := func(raw json.RawMessage) bool {
+		t := strings.TrimSpace(string(raw))
+		return t != "" && t != "null" && t != "[]" && t != `""`
+	}
+	if present(req.Tools) || present(req.Functions) {
+		param := "tools"
+		if !present(req.Tools) {
+			param = "functions"
+		}
+		return o, unsupportedParam(param, "%s is not supported: kgagent's agents call their own functions and answer in text (ask without %s, or use response_format json_schema for structured output)", param, param)
+	}
+	if present(req.ToolChoice) {
+		var choice string
+		if json.Unmarshal(req.ToolChoice, &choice) != nil || (choice != "none" && choice != "auto") {
+			return o, unsupportedParam("tool_choice", `tool_choice is not supported (only "none" and "auto" without tools): kgagent's agents do not call the caller's tools`)
+		}
+	}
+	if present(req.FunctionCall) {
+		return o, unsupportedParam("function_call", "function_call is not supported: kgagent's agents do not call the caller's functions")
+	}
+	if req.N != nil && *req.N != 1 {
+		if *req.N < 1 {
+			return o, invalid(ReasonUnknownValue, "n", "n must be at least 1, not %d", *req.N)
+		}
+		return o, unsupportedParam("n", "n = %d is not supported: kgagent gives one answer per request (n = 1)", *req.N)
+	}
+	if present(req.Stop) {
+		return o, unsupportedParam("stop", "stop is not supported: kgagent's answers end where the agent ends them (max_tokens cuts them)")
+	}
+	if req.Logprobs != nil && *req.Logprobs {
+		return o, unsupportedParam("logprobs", "logprobs is not supported")
+	}
+	for _, mt := range []struct {
+		name string
+		v    *int
+	}{{"max_tokens", req.MaxTokens}, {"max_completion_tokens", req.MaxCompletionTokens}} {
+		if mt.v == nil {
+			continue
+		}
+		if *mt.v < 1 {
+			return o, invalid(ReasonUnknownValue, mt.name, "%s must be at least 1, not %d", mt.name, *mt.v)
+		}
+		if b := *mt.v * bytesPerToken; o.maxBytes == 0 || b < o.maxBytes {
+			o.maxBytes = b
+		}
+	}
+	if req.StreamOptions != nil {
+		o.includeUsage = req.StreamOptions.IncludeUsage
+	}
+	if present(req.ResponseFormat) {
+		var rf struct {
+			Type       string `json:"type"`
+			JSONSchema *struct {
+				Name   string          `json:"name"`
+				Schema json.RawMessage `json:"schema"`
+			} `json:"json_schema"`
+		}
+		if err := json.Unmarshal(req.ResponseFormat, &rf); err != nil {
+			return o, invalid(ReasonWrongType, "response_format", "response_format must be an object with a type")
+		}
+		switch rf.Type {
+		case "text":
+		case "json_object":
+			o.json = true
+		case "json_schema":
+			o.json = true
+			if rf.JSONSchema == nil || len(rf.JSONSchema.Schema) == 0 {
+				return o, invalid(ReasonMissingField, "response_format", "response_format json_schema needs json_schema.schema")
+			}
+			if err := o.setSchema(rf.JSONSchema.Schema); err != nil {
+				return o, err
+			}
+		default:
+			return o, unsupportedParam("response_format", `response_format type %q is not supported (text, json_object or json_schema)`, rf.Type)
+		}
+	}
+	return o, nil
+}
+
+// answerObjectDoc says what the JSON content of a json response_format is.
+const answerObjectDoc = `{"answer": string, "sources": [{"url", "title", "score", "heading_path"?}], "agent"?: string, "citations"?: string}`
+
+// setSchema takes a json_schema response format: kgagent returns its
+// answer object, keeping only the properties the schema names when it
+// allows no others, and refuses a schema such an object cannot satisfy
+// (checked on a sample answer, before the agent runs).
+func (o *chatOptions) setSchema(raw json.RawMessage) error {
+	var sc jsonschema.Schema
+	if err := json.Unmarshal(raw, &sc); err != nil {
+		return invalid(ReasonWrongType, "response_format", "response_format json_schema.schema is not a JSON Schema: %v", err)
+	}
+	rs, err := sc.Resolve(nil)
+	if err != nil {
+		return unsupportedParam("response_format", "response_format json_schema.schema cannot be used: %v", err)
+	}
+	o.schema = rs
+	if sc.AdditionalProperties != nil && sc.AdditionalProperties.Not != nil {
+		o.keep = map[string]bool{}
+		for name := range sc.Properties {
+			o.keep[name] = true
+		}
+	}
+	sample := kgagent.Answer{Answer: "An answer [1].", Agent: "docs", Citations: kgagent.CitationsModel,
+		Sources: []kgagent.Source{{URL: "https://docs.example/page#section", Title: "Page", Score: 1, HeadingPath: []string{"Page", "Section"}}}}
+	if _, err := o.answerJSON(sample); err != nil {
+		return unsupportedParam("response_format", "kgagent answers with the object %s; this json_schema does not accept it (%v), so it cannot be honoured", answerObjectDoc, err)
+	}
+	return nil
+}
+
+// answerJSON renders ans as the content of a json response format.
+func (o *chatOptions) answerJSON(ans kgagent.Answer) (string, error) {
+	src := make([]map[string]any, len(ans.Sources))
+	for i, s := range ans.Sources {
+		src[i] = map[string]any{"url": s.URL, "title": s.Title, "score": s.Score}
+		if len(s.HeadingPath) > 0 {
+			src[i]["heading_path"] = s.HeadingPath
+		}
+	}
+	obj := map[string]any{"answer": ans.Answer, "sources": src}
+	if ans.Agent != "" {
+		obj["agent"] = ans.Agent
+	}
+	if ans.Citations != "" {
+		obj["citations"] = ans.Citations
+	}
+	if o.keep != nil {
+		for k := range obj {
+			if !o.keep[k] {
+				delete(obj, k)
+			}
+		}
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return "", err
+	}
+	if o.schema != nil {
+		var v any
+		_ = json.Unmarshal(b, &v)
+		if err := o.schema.Validate(v); err != nil {
+			return "", err
+		}
+	}
+	return string(b), nil
+}
+
+// cut returns content cut to o.maxBytes (at a rune boundary) and whether
+// it was cut.
+func (o *chatOptions) cut(content string) (string, bool) {
+	if o.maxBytes == 0 || len(content) <= o.maxBytes {
+		return content, false
+	}
+	n := o.maxBytes
+	for n > 0 && !utf8.RuneStart(content[n]) {
+		n--
+	}
+	return content[:n], true
+}
+
+// chatUsage is the usage of a completion: the run's LLM tokens, or, when
+// none were spent (an answer from the cache), the prompt and the reply
+// counted at 4 bytes a token, so that clients never see zero.
+func chatUsage(u kgagent.Usage, req ChatCompletionRequest, content string) map[string]int {
+	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		n := 0
+		for _, m := range req.Messages {
+			t, _ := m.text()
+			n += len(t)
+		}
+		u.PromptTokens = (n + bytesPerToken - 1) / bytesPerToken
+		u.CompletionTokens = (len(content) + bytesPerToken - 1) / bytesPerToken
+	}
+	return map[string]int{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.PromptTokens + u.CompletionTokens}
+}
+
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	data, err := s.readJSONBody(w, r)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.writeOpenAIError(w, r, err)
 		return
 	}
 	req, question, err := DecodeChatCompletion(data)
 	if err != nil {
-		s.writeError(w, r, err)
+		s.writeOpenAIError(w, r, err)
+		return
+	}
+	opts, err := chatOptionsOf(req)
+	if err != nil {
+		s.writeOpenAIError(w, r, err)
 		return
 	}
 	model := req.Model
 	if model == "" {
 		model = RouterModel
+	}
+	// An unknown model is 404 before anything is charged or streamed.
+	if err := s.checkModel(r, model); err != nil {
+		s.writeOpenAIError(w, r, err)
+		return
 	}
 	agentName := model
 	if model == RouterModel {
@@ -163,23 +487,44 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel, err := s.admit(r.Context(), p, admission{scope: ScopeAsk, service: ServiceAgent, req: &areq, charge: true})
 	defer cancel()
 	if err != nil {
-		s.writeError(w, r, err)
+		s.writeOpenAIError(w, r, err)
 		return
 	}
 	r = r.WithContext(ctx)
 	id := "chatcmpl-" + requestID(r.Context())
 	created := time.Now().Unix()
 	call := Call{ID: requestID(r.Context()), Service: ServiceAgent, Request: areq, Caller: s.callerOf(p)}
+	// content returns the whole content of ans as the options want it,
+	// and the finish reason.
+	content := func(ans kgagent.Answer) (string, string, error) {
+		text := ans.Answer + citations(ans.Sources)
+		if opts.json {
+			var err error
+			if text, err = opts.answerJSON(ans); err != nil {
+				return "", "", kgagent.WrapError(kgagent.EINTERNAL, err, "the answer does not fit the response_format json_schema")
+			}
+		}
+		text, cut := opts.cut(text)
+		if cut {
+			return text, "length", nil
+		}
+		return text, "stop", nil
+	}
 	if !req.Stream {
 		ans, err := s.ask(r.Context(), call, func(kgagent.Event) {})
 		if err != nil {
-			s.writeError(w, r, err)
+			s.writeOpenAIError(w, r, err)
+			return
+		}
+		text, finish, err := content(ans)
+		if err != nil {
+			s.writeOpenAIError(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": id, "object": "chat.completion", "created": created, "model": model,
-			"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": ans.Answer + citations(ans.Sources)}, "finish_reason": "stop"}},
-			"usage":   map[string]int{"prompt_tokens": ans.Usage.PromptTokens, "completion_tokens": ans.Usage.CompletionTokens, "total_tokens": ans.Usage.PromptTokens + ans.Usage.CompletionTokens},
+			"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": finish}},
+			"usage":   chatUsage(ans.Usage, req, text),
 			"sources": nonNil(ans.Sources),
 		})
 		return
@@ -191,56 +536,100 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	var mu sync.Mutex
 	open := true
-	streamed := false
-	chunk := func(delta map[string]any, finish any, extra map[string]any) {
-		m := map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}}
-		for k, v := range extra {
-			m[k] = v
+	sent := 0          // content bytes sent so far
+	streamed := false  // answer deltas were sent
+	truncated := false // max_tokens cut them
+	write := func(m map[string]any) {
+		if opts.includeUsage {
+			if _, ok := m["usage"]; !ok {
+				m["usage"] = nil
+			}
 		}
 		b, _ := json.Marshal(m)
-		mu.Lock()
-		defer mu.Unlock()
 		if !open {
 			return
 		}
 		_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
 		_ = rc.Flush()
 	}
-	chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil)
-	ans, err := s.ask(r.Context(), call, func(ev kgagent.Event) {
-		if ev.Kind == kgagent.EventAnswer && ev.Delta {
-			mu.Lock()
-			streamed = true
-			mu.Unlock()
-			chunk(map[string]any{"content": ev.Text}, nil, nil)
+	chunk := func(delta map[string]any, finish any, extra map[string]any) map[string]any {
+		m := map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}}
+		for k, v := range extra {
+			m[k] = v
 		}
-	})
-	if err != nil {
-		e := toError(err)
-		b, _ := json.Marshal(errorBody{Error: e})
+		return m
+	}
+	mu.Lock()
+	write(chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil))
+	mu.Unlock()
+	ans, err := s.ask(r.Context(), call, func(ev kgagent.Event) {
+		if ev.Kind != kgagent.EventAnswer || !ev.Delta || opts.json {
+			return // JSON content is sent whole at the end
+		}
 		mu.Lock()
+		defer mu.Unlock()
+		streamed = true
+		text := ev.Text
+		if opts.maxBytes > 0 {
+			cut := true
+			if sent < opts.maxBytes {
+				text, cut = (&chatOptions{maxBytes: opts.maxBytes - sent}).cut(text)
+			}
+			truncated = truncated || cut
+			if sent >= opts.maxBytes {
+				return
+			}
+		}
+		if text == "" {
+			return
+		}
+		sent += len(text)
+		write(chunk(map[string]any{"content": text}, nil, nil))
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	defer func() { open = false }()
+	if err != nil {
+		_, o := openAIErrorOf(err)
+		b, _ := json.Marshal(map[string]any{"error": o})
 		_, _ = fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
-		open = false
-		mu.Unlock()
 		return
 	}
-	rest := citations(ans.Sources)
-	mu.Lock()
-	tokens := streamed
-	mu.Unlock()
-	if !tokens {
-		rest = ans.Answer + rest
+	text, finish, err := content(ans)
+	if err != nil {
+		_, o := openAIErrorOf(err)
+		b, _ := json.Marshal(map[string]any{"error": o})
+		_, _ = fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
+		return
+	}
+	// What the deltas did not carry: the whole content when none came,
+	// else the citations after the answer, within max_tokens.
+	rest := text
+	if streamed {
+		rest, finish = citations(ans.Sources), "stop"
+		if opts.maxBytes > 0 {
+			cut := truncated
+			if !cut {
+				rest, cut = (&chatOptions{maxBytes: opts.maxBytes - sent}).cut(rest)
+			} else {
+				rest = ""
+			}
+			if cut {
+				finish = "length"
+			}
+		}
 	}
 	if rest != "" {
-		chunk(map[string]any{"content": rest}, nil, nil)
+		write(chunk(map[string]any{"content": rest}, nil, nil))
 	}
-	chunk(map[string]any{}, "stop", map[string]any{"sources": nonNil(ans.Sources)})
-	mu.Lock()
+	write(chunk(map[string]any{}, finish, map[string]any{"sources": nonNil(ans.Sources)}))
+	if opts.includeUsage {
+		write(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+			"choices": []any{}, "usage": chatUsage(ans.Usage, req, text)})
+	}
 	_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
 	_ = rc.Flush()
-	open = false
-	mu.Unlock()
 }
 
 func nonNil(s []kgagent.Source) []kgagent.Source {
