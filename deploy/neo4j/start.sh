@@ -81,8 +81,10 @@ if [ ! -f "$stamp" ] || [ ! -d "$here/target/lib" ] || [ "$here/pom.xml" -nt "$s
 	[ -n "$(find "$here/src" -newer "$stamp" -type f 2>/dev/null)" ]; then
 	command -v mvn >/dev/null || { log "mvn not found (needed once, to resolve Neo4j from Maven Central)"; exit 1; }
 	log "building the launcher (first run downloads Neo4j from Maven Central)"
-	if ! mvn -B -q -o -f "$here/pom.xml" process-classes >"$run/build.log" 2>&1; then
-		mvn -B -q -f "$here/pom.xml" process-classes >"$run/build.log" 2>&1 || {
+	# Maven's local repository goes under the user cache, not ~/.m2.
+	m2="${MAVEN_REPO_LOCAL:-${KGAGENT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/kgagent}/m2}"
+	if ! mvn -B -q -o "-Dmaven.repo.local=$m2" -f "$here/pom.xml" process-classes >"$run/build.log" 2>&1; then
+		mvn -B -q "-Dmaven.repo.local=$m2" -f "$here/pom.xml" process-classes >"$run/build.log" 2>&1 || {
 			log "maven build failed:"; cat "$run/build.log" >&2; exit 1; }
 	fi
 fi
