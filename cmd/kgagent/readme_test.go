@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/kgagent/kgagent/internal/testdep"
 )
 
 // readmeExample is a curl command of the README and the output it shows
@@ -402,4 +404,41 @@ func coveredBy(keys []string, kinds map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// TestReadmeWebsocketClient runs the README's websocket client (Python's
+// websockets package, as make test installs it with the Python clients)
+// against serve --demo, as written but for the port: it prints every frame
+// up to the complete answer, which names the port and cites its sources.
+func TestReadmeWebsocketClient(t *testing.T) {
+	py := testdep.Env(t, "KGAGENT_TEST_PYCLIENTS", "KGAGENT_REQUIRE_PYCLIENTS", "KGAGENT_TEST_PYCLIENTS not set: no Python with websockets (make test installs one)")
+	if err := exec.Command(py, "-c", "import websockets").Run(); err != nil {
+		t.Fatalf("%s has no websockets package: %v", py, err)
+	}
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "\n.venv/bin/python -c '\n")
+	code, _, ok2 := strings.Cut(rest, "'\n```")
+	if !ok || !ok2 {
+		t.Fatal("the README shows no `.venv/bin/python -c '…'` websocket client")
+	}
+	base, logs := startServe(t, "--demo", "--demo-site-dir", siteDir)
+	waitDemoIngested(t, logs)
+	code = strings.ReplaceAll(code, "localhost:8080", strings.TrimPrefix(base, "http://"))
+	out, err := exec.Command(py, "-c", code).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's websocket client: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var last struct {
+		ID       string         `json:"id"`
+		Complete bool           `json:"complete"`
+		Response map[string]any `json:"response"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || len(lines) < 3 || !last.Complete || last.ID != "q1" ||
+		!strings.Contains(fmt.Sprint(last.Response["answer"]), "8086") || last.Response["sources"] == nil {
+		t.Fatalf("the README's websocket client printed:\n%s", out)
+	}
 }
