@@ -15,6 +15,10 @@ type Evidence struct {
 	Query    string            `json:"query"`
 	Passages []EvidencePassage `json:"passages"`
 	Facts    []EvidenceFact    `json:"facts,omitempty"`
+	// List is the graph's structured answer when the query has a shape
+	// the graph answers outright (a list, relation, attribute or
+	// comparison question); nil otherwise.
+	List *EvidenceList `json:"list,omitempty"`
 	// Unknown lists the query's words that no document of the collection
 	// contains, when the index can tell: the docs never mention them.
 	Unknown []string `json:"unknown,omitempty"`
@@ -41,6 +45,66 @@ type EvidenceFact struct {
 	Text      string  `json:"text"`       // the triple as a sentence
 	SourceURL string  `json:"source_url"` // page URL with the section anchor
 	Score     float64 `json:"score"`
+}
+
+// Question shapes the graph answers outright (EvidenceList.Shape).
+const (
+	ShapeList       = "list"       // which functions, classes, exceptions, methods X provides
+	ShapeRelation   = "relation"   // what X raises, accepts, is a subclass of, which module it is in
+	ShapeAttribute  = "attribute"  // a default value, the version X was added in or deprecated since
+	ShapeComparison = "comparison" // the difference between A and B
+)
+
+// EvidenceList is the graph's answer to a shaped question, read from its
+// triples: the entity asked about, what was asked of it, and one item per
+// answer (a function, an exception, a value), each with the section that
+// states it. The answerer writes a one-line lead citing the subject's
+// section, then one line per item citing the item's.
+type EvidenceList struct {
+	Shape string `json:"shape"` // ShapeList, ShapeRelation, ShapeAttribute or ShapeComparison
+	// Subject is the entity asked about (shutil, json.loads); for a
+	// comparison, the first of the two.
+	Subject string `json:"subject"`
+	// Other is the second entity of a comparison.
+	Other string `json:"other,omitempty"`
+	// Relation is what was asked: for a list the kind of its items
+	// (function, class, exception, method); else raises, parameters,
+	// default, added_in, deprecated_since, subclass_of, module, compare.
+	Relation string `json:"relation"`
+	// Param is the parameter a default-value question names.
+	Param string `json:"param,omitempty"`
+	// Restriction is the question's narrowing words ("copying files"),
+	// when the items were filtered by them.
+	Restriction string `json:"restriction,omitempty"`
+	// N and SourceURL are the subject's own section, which the lead cites.
+	N         int    `json:"n"`
+	SourceURL string `json:"source_url"`
+	// Summary is the subject's one-line description, when the graph has one.
+	Summary string         `json:"summary,omitempty"`
+	Items   []EvidenceItem `json:"items"`
+	// More counts the items left out beyond the answer's limit.
+	More int `json:"more,omitempty"`
+}
+
+// EvidenceItem is one item of an EvidenceList.
+type EvidenceItem struct {
+	N         int    `json:"n"`
+	Name      string `json:"name"`           // the item: a qualified name or a value
+	Kind      string `json:"kind,omitempty"` // its entity type (function, exception, …)
+	Text      string `json:"text,omitempty"` // its one-line description
+	SourceURL string `json:"source_url"`     // the section that states it
+	// Of names the compared entity an item belongs to (comparisons).
+	Of string `json:"of,omitempty"`
+}
+
+// Source is the list subject's section as a cited source.
+func (l EvidenceList) Source() Source {
+	return Source{URL: l.SourceURL, Title: l.Subject, Score: 1, Snippet: Snippet(l.Summary, 200)}
+}
+
+// Source is the item's section as a cited source.
+func (it EvidenceItem) Source() Source {
+	return Source{URL: it.SourceURL, Title: it.Name, Score: 1, Snippet: Snippet(it.Text, 200)}
 }
 
 // Heading is the passage's most specific heading, or the title.

@@ -142,7 +142,7 @@ func (b *Builtins) queryCorpus(ctx context.Context, call FuncCall) (FuncResult, 
 	if err != nil {
 		return FuncResult{}, err
 	}
-	if len(ev.Passages) == 0 && len(ev.Facts) == 0 {
+	if len(ev.Passages) == 0 && len(ev.Facts) == 0 && ev.List == nil {
 		return FuncResult{Message: kgagent.Message{Text: "No documents matched the query."}, Evidence: &ev}, nil
 	}
 	return evidenceResult(&ev, call.Citer()), nil
@@ -155,6 +155,26 @@ func evidenceResult(ev *kgagent.Evidence, cite func(kgagent.Source) int) FuncRes
 	knowledge.Number(ev, cite)
 	res := FuncResult{Evidence: ev}
 	var sb strings.Builder
+	if l := ev.List; l != nil {
+		// The graph's answer first, each item with its own section: an
+		// LLM reading the observation keeps the per-item citations.
+		if l.SourceURL != "" {
+			res.Sources = append(res.Sources, l.Source())
+		}
+		fmt.Fprintf(&sb, "Graph answer (%s %s of %s) [%d]:\n", l.Shape, l.Relation, l.Subject, l.N)
+		for _, it := range l.Items {
+			res.Sources = append(res.Sources, it.Source())
+			line := it.Name
+			if it.Text != "" {
+				line += ": " + it.Text
+			}
+			fmt.Fprintf(&sb, "- %s [%d]\n", line, it.N)
+		}
+		if l.More > 0 {
+			fmt.Fprintf(&sb, "- and %d more\n", l.More)
+		}
+		sb.WriteString("\n")
+	}
 	for _, p := range ev.Passages {
 		res.Sources = append(res.Sources, p.Source())
 		fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(p.N, p.Title, p.HeadingPath, p.URL), strings.TrimSpace(p.Text))

@@ -129,10 +129,13 @@ class Entry:
         return out
 
     def version(self, cls):
+        """The version of a version note directly in the <dd>; for "New in version", only a bare note (one
+        that dates the entry, not "New in version 3.8: the dirs_exist_ok parameter")."""
         for d in self.dd.elems():
             if d.tag == "div" and cls in d.cls():
-                m = re.search(r"version (\d+\.\d+)", d.text())
-                if m:
+                t = ws(d.text())
+                m = re.search(r"version (\d+\.\d+)", t)
+                if m and (cls != "versionadded" or t[m.end():].strip(" .") == ""):
                     return m.group(1)
         return None
 

@@ -26,6 +26,9 @@ const (
 	TypeFunction = "function"
 	TypeClass    = "class"
 	TypeConcept  = "concept"
+	// API entries of a more specific kind than function or class.
+	TypeException = "exception" // an exception class (Sphinx "exception X")
+	TypeMethod    = "method"    // a function entry of a class
 )
 
 // Predicates the extractors emit. LLM extraction may add free predicates,
@@ -38,6 +41,13 @@ const (
 	PredDefines     = "defines"
 	PredLinksTo     = "links_to"
 	PredAliasOf     = "alias_of"
+	// Read from an API entry's own section (signature, field lists and
+	// version notes), each with that section as source.
+	PredRaises          = "raises"           // API entry raises exception
+	PredHasParameter    = "has_parameter"    // literal: "name" or "name=default"
+	PredAddedIn         = "added_in"         // literal: the version of "New in version X"
+	PredDeprecatedSince = "deprecated_since" // literal: the version of "Deprecated since version X"
+	PredSubclassOf      = "subclass_of"      // class or exception is a subclass of another
 )
 
 // NormalizeName folds an entity name to the key entities are merged by:

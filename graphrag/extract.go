@@ -96,6 +96,7 @@ func (x BuiltinExtractor) Extract(ctx context.Context, doc kgagent.Document, chu
 	}
 	e.page = PageEntity(doc.URL, pageTitle(doc))
 	e.linkAliases()
+	e.apiKinds()
 	seenText := map[string]bool{}
 	for _, l := range doc.Links {
 		lt := strings.TrimSpace(l.Text)
@@ -158,7 +159,9 @@ type extraction struct {
 	x         BuiltinExtractor
 	doc       kgagent.Document
 	page      kgagent.Entity
-	module    kgagent.Entity // the page's module, once a module heading is seen
+	module    kgagent.Entity  // the page's module, once a module heading is seen
+	classes   map[string]bool // ids of the page's class and exception entries
+	excNames  map[string]bool // last parts of the page's exception entries (Full, SkipTest)
 	out       []kgagent.Triple
 	seen      map[emitKey]bool
 	aliases   Aliases
@@ -314,6 +317,8 @@ func (e *extraction) section(s *kgagent.Section) {
 // API entity ("" id when the heading is prose).
 func (e *extraction) apiHeading(s *kgagent.Section, sec kgagent.Entity) kgagent.Entity {
 	h := strings.TrimSpace(s.Heading)
+	// "@contextlib.contextmanager": a decorator is a function entry.
+	h = strings.TrimPrefix(h, "@")
 	first := firstParagraph(s)
 	// Module heading: "json — JSON encoder and decoder", anchor "module-json".
 	if mayModHead(h) && (strings.HasPrefix(s.Anchor, "module-") || s.Level <= 1) {
@@ -345,28 +350,199 @@ func (e *extraction) apiHeading(s *kgagent.Section, sec kgagent.Entity) kgagent.
 	if isIdent(s.Anchor) && (s.Anchor == name || strings.HasSuffix(s.Anchor, "."+lastPart(name))) {
 		qualified = s.Anchor
 	}
+	parent, _, qualifiedOK := splitQualified(qualified)
+	ptyp := TypeModule
+	if qualifiedOK {
+		if r, _ := utf8.DecodeRuneInString(lastPart(parent)); unicode.IsUpper(r) || e.classes[NormalizeName(parent)] {
+			ptyp = TypeClass
+		}
+	}
 	typ := TypeFunction
 	switch {
-	case kind == "class" || kind == "exception":
+	case kind == "exception":
+		typ = TypeException
+	case kind == "class":
 		typ = TypeClass
 	case params == "":
 		typ = TypeTerm // an attribute or data
+	case ptyp == TypeClass:
+		typ = TypeMethod
 	}
 	ent := NewEntity(qualified, typ)
 	e.emit(sec, PredMentions, ent, "", s.Anchor, "")
 	if first != "" {
 		e.emit(ent, PredIsDefinedAs, kgagent.Entity{}, first, s.Anchor, first)
 	}
-	if parent, _, ok := splitQualified(qualified); ok {
-		ptyp := TypeModule
-		if r, _ := utf8.DecodeRuneInString(lastPart(parent)); unicode.IsUpper(r) {
-			ptyp = TypeClass
-		}
+	if qualifiedOK {
 		e.emit(NewEntity(parent, ptyp), PredDefines, ent, "", s.Anchor, "")
 	} else if e.module.ID != "" {
 		e.emit(e.module, PredDefines, ent, "", s.Anchor, "")
 	}
+	e.apiFacts(s, ent, params)
 	return ent
+}
+
+// apiKinds notes the page's class and exception entries before the
+// sections are read, so that a method of a lower-case class (mmap.mmap)
+// is typed a method and an exception named without "Error" (queue.Full)
+// is known as one where another entry raises it.
+func (e *extraction) apiKinds() {
+	for i := range e.doc.Sections {
+		h := strings.TrimSpace(e.doc.Sections[i].Heading)
+		kind, rest, ok := strings.Cut(h, " ")
+		if !ok || kind != "class" && kind != "exception" {
+			continue
+		}
+		name := rest
+		if j := strings.IndexAny(name, "( "); j >= 0 {
+			name = name[:j]
+		}
+		if !isIdent(name) {
+			continue
+		}
+		if e.classes == nil {
+			e.classes, e.excNames = map[string]bool{}, map[string]bool{}
+		}
+		e.classes[NormalizeName(name)] = true
+		if a := e.doc.Sections[i].Anchor; isIdent(a) {
+			e.classes[NormalizeName(a)] = true
+		}
+		if kind == "exception" {
+			e.excNames[lastPart(name)] = true
+		}
+	}
+}
+
+var (
+	reVersionNote = regexp.MustCompile(`^(New in version|Deprecated since version|Changed in version|Deprecated, removed in version)\s+(\d+(?:\.\d+)*)`)
+	reSubclass    = regexp.MustCompile(`(?i)\bsubclass(?:es)? of (?:the )?(?:built-in |builtin )?(?:class |exception )?([A-Za-z_][\w.]*)`)
+	reExcName     = regexp.MustCompile(`\b([A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Iteration|ExceptionGroup)\b|\bException\b`)
+	reCapIdent    = regexp.MustCompile(`\b(?:[A-Za-z_]\w*\.)*[A-Z]\w+\b`)
+)
+
+// apiFacts reads the relations of an API entry from its own section: the
+// parameters of its signature (with their defaults), the exceptions its
+// description names (a "Raises" field, or exception names in its prose,
+// version notes left out), "New in version" and "Deprecated since
+// version" notes, and "Subclass of X" for classes and exceptions. Each
+// triple's source is the entry's section.
+func (e *extraction) apiFacts(s *kgagent.Section, ent kgagent.Entity, params string) {
+	for _, p := range sigParams(params) {
+		e.emit(ent, PredHasParameter, kgagent.Entity{}, p, s.Anchor, "")
+	}
+	raised := map[string]bool{}
+	raise := func(name string) {
+		name = strings.Trim(name, ".")
+		if name == "" || raised[name] || NormalizeName(name) == ent.ID {
+			return
+		}
+		raised[name] = true
+		e.emit(ent, PredRaises, e.term(name, TypeException), "", s.Anchor, name)
+	}
+	subclassSeen := false
+	for bi, bl := range s.Blocks {
+		switch bl.Kind {
+		case kgagent.BlockDefList:
+			for _, d := range bl.Terms {
+				t := strings.ToLower(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(d.Term), ":")))
+				if t == "raises" || t == "throws" || t == "raise" {
+					for _, m := range reCapIdent.FindAllString(d.Definition, -1) {
+						raise(m)
+					}
+				}
+			}
+		case kgagent.BlockParagraph, kgagent.BlockList:
+			text := strings.TrimSpace(bl.Text)
+			if m := reVersionNote.FindStringSubmatch(text); m != nil {
+				switch m[1] {
+				case "New in version":
+					// A bare note dates the entry; "New in version 3.8: the
+					// dirs_exist_ok parameter" dates a part of it.
+					if rest := strings.TrimSpace(text[len(m[0]):]); rest == "" || rest == "." {
+						e.emit(ent, PredAddedIn, kgagent.Entity{}, m[2], s.Anchor, "")
+					}
+				case "Deprecated since version", "Deprecated, removed in version":
+					e.emit(ent, PredDeprecatedSince, kgagent.Entity{}, m[2], s.Anchor, "")
+				}
+				continue // history: what used to be raised is not raised now
+			}
+			if strings.HasPrefix(text, "Raises an auditing event") {
+				continue
+			}
+			// A class's description names exceptions it derives from or
+			// holds ("Subclass of ValueError"): only raising sentences count.
+			if ent.Type == TypeFunction || ent.Type == TypeMethod || strings.Contains(text, "rais") || strings.Contains(text, "throw") {
+				for _, m := range reExcName.FindAllString(text, -1) {
+					raise(m)
+				}
+			}
+			if len(e.excNames) > 0 {
+				for _, m := range reCapIdent.FindAllString(text, -1) {
+					if e.excNames[lastPart(m)] && (strings.Contains(text, "rais") || strings.Contains(text, "throw")) {
+						raise(m)
+					}
+				}
+			}
+			if !subclassSeen && bi < 3 && (ent.Type == TypeClass || ent.Type == TypeException) {
+				if m := reSubclass.FindStringSubmatch(text); m != nil && m[1] != "of" {
+					subclassSeen = true
+					typ := TypeClass
+					if ent.Type == TypeException {
+						typ = TypeException
+					}
+					e.emit(ent, PredSubclassOf, e.term(strings.Trim(m[1], "."), typ), "", s.Anchor, m[0])
+				}
+			}
+		}
+	}
+}
+
+// sigParams splits a signature's parameter list "(src, dst, *,
+// follow_symlinks=True)" into its parameters ("src", "dst",
+// "follow_symlinks=True"): markers (*, /) and self left out, stars kept
+// on *args and **kwargs.
+func sigParams(params string) []string {
+	params = strings.TrimSpace(params)
+	if !strings.HasPrefix(params, "(") {
+		return nil
+	}
+	end := strings.LastIndexByte(params, ')')
+	if end < 0 {
+		end = len(params)
+	}
+	// "fdst[, length]": optional parameters are parameters
+	inner := strings.NewReplacer("[", "", "]", "").Replace(params[1:end])
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i <= len(inner); i++ {
+		if i < len(inner) {
+			switch inner[i] {
+			case '(', '[', '{':
+				depth++
+				continue
+			case ')', ']', '}':
+				depth--
+				continue
+			case ',':
+				if depth > 0 {
+					continue
+				}
+			default:
+				continue
+			}
+		}
+		p := strings.TrimSpace(inner[start:i])
+		start = i + 1
+		p = strings.Trim(p, "[] ")
+		if p == "" || p == "*" || p == "/" || p == "self" || p == "..." || len(p) > 200 {
+			continue
+		}
+		if len(out) == 32 {
+			break
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 func firstParagraph(s *kgagent.Section) string {

@@ -73,8 +73,13 @@ type sentence struct {
 
 // Compose answers question from the evidence of the run's searches (in the
 // order they were made). It returns the answer text with [n] citations.
+// When the graph answered the question's shape outright (Evidence.List),
+// the answer is that list (ListAnswer).
 func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	cfg = cfg.withDefaults()
+	if l := graphList(evs); l != nil {
+		return ListAnswer(l)
+	}
 	ps := collect(evs)
 	if len(ps) == 0 {
 		return Abstention + ": nothing in them matched the question."

@@ -52,6 +52,7 @@ func Run(t *testing.T, newStore func(t *testing.T) graphrag.Store) {
 		{"BadInputNothingWritten", testBadInput},
 		{"ConcurrentWriters", testConcurrent},
 		{"Unicode", testUnicode},
+		{"StructuredAnswers", testStructured},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -606,4 +607,104 @@ func testUnicode(t *testing.T, s graphrag.Store) {
 	replace(t, s, coll, a, t1, t2)
 	sameSet(t, "unicode", all(t, s, coll), []kgagent.Triple{t1, t2})
 	sameSet(t, "unicode find", find(t, s, graphrag.Pattern{Collection: coll, S: "東京"}), []kgagent.Triple{t2})
+}
+
+// api builds the triples the built-in extractor reads from a Sphinx API
+// page (module shutil at doc): entries that define their items in their own
+// sections, their descriptions, parameters, raised exceptions and version
+// notes, and a code example elsewhere that also "defines" an item.
+func api(coll, doc, other string) []kgagent.Triple {
+	ent := func(name, typ string) kgagent.Entity { return graphrag.NewEntity(name, typ) }
+	tr := func(s kgagent.Entity, p string, o kgagent.Entity, lit, src string) kgagent.Triple {
+		return kgagent.Triple{Collection: coll, Subject: s, Predicate: p, Object: o, Literal: lit,
+			DocURL: src[:strings.IndexByte(src, '#')], SourceURL: src}
+	}
+	mod := ent("shutil", graphrag.TypeModule)
+	cf, cp, rm := ent("shutil.copyfile", graphrag.TypeFunction), ent("shutil.copy", graphrag.TypeFunction), ent("shutil.rmtree", graphrag.TypeFunction)
+	sfe, oe := ent("shutil.SameFileError", graphrag.TypeException), ent("OSError", graphrag.TypeException)
+	at := func(a string) string { return graphrag.SectionURL(doc, a) }
+	none := kgagent.Entity{}
+	return []kgagent.Triple{
+		tr(mod, graphrag.PredIsDefinedAs, none, "High-level file operations", at("module-shutil")),
+		tr(mod, graphrag.PredDefines, cf, "", at("shutil.copyfile")),
+		tr(cf, graphrag.PredIsDefinedAs, none, "Copy the contents (no metadata) of the file named src to a file named dst. More.", at("shutil.copyfile")),
+		tr(cf, graphrag.PredHasParameter, none, "src", at("shutil.copyfile")),
+		tr(cf, graphrag.PredHasParameter, none, "follow_symlinks=True", at("shutil.copyfile")),
+		tr(cf, graphrag.PredRaises, sfe, "", at("shutil.copyfile")),
+		tr(cf, graphrag.PredRaises, oe, "", at("shutil.copyfile")),
+		tr(mod, graphrag.PredDefines, cp, "", at("shutil.copy")),
+		tr(cp, graphrag.PredIsDefinedAs, none, "Copies the file src to the file or directory dst.", at("shutil.copy")),
+		tr(cp, graphrag.PredAddedIn, none, "3.3", at("shutil.copy")),
+		tr(mod, graphrag.PredDefines, rm, "", at("shutil.rmtree")),
+		tr(rm, graphrag.PredIsDefinedAs, none, "Delete an entire directory tree.", at("shutil.rmtree")),
+		tr(mod, graphrag.PredDefines, sfe, "", at("shutil.SameFileError")),
+		tr(sfe, graphrag.PredIsDefinedAs, none, "This exception is raised if source and destination are the same file.", at("shutil.SameFileError")),
+		tr(sfe, graphrag.PredSubclassOf, ent("Error", graphrag.TypeException), "", at("shutil.SameFileError")),
+		// A code example on another page calls shutil.move: not an entry.
+		tr(mod, graphrag.PredDefines, ent("shutil.move", graphrag.TypeFunction), "", graphrag.SectionURL(other, "example")),
+	}
+}
+
+// testStructured checks graphrag.Service.Structured over the store: the
+// list, relation and attribute answers read through Find are the same on
+// every store (items by name, each with its own section).
+func testStructured(t *testing.T, s graphrag.Store) {
+	coll := Collection(t, "structured")
+	doc, other := "https://docs.test/library/shutil.html", "https://docs.test/howto/files.html"
+	ts := api(coll, doc, other)
+	var onDoc, onOther []kgagent.Triple
+	for _, tr := range ts {
+		if tr.DocURL == doc {
+			onDoc = append(onDoc, tr)
+		} else {
+			onOther = append(onOther, tr)
+		}
+	}
+	replace(t, s, coll, doc, onDoc...)
+	replace(t, s, coll, other, onOther...)
+	svc, err := graphrag.New(graphrag.Config{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(a string) string { return graphrag.SectionURL(doc, a) }
+	for _, c := range []struct {
+		q     string
+		items []string // name@anchor
+		lead  string   // the list's own section anchor
+	}{
+		{"What functions does the shutil module provide?", []string{"shutil.copy@shutil.copy", "shutil.copyfile@shutil.copyfile", "shutil.rmtree@shutil.rmtree"}, "module-shutil"},
+		{"What functions does the shutil module provide for copying files?", []string{"shutil.copy@shutil.copy", "shutil.copyfile@shutil.copyfile"}, "module-shutil"},
+		{"Which exceptions does shutil define?", []string{"shutil.SameFileError@shutil.SameFileError"}, "module-shutil"},
+		{"Which exceptions can shutil.copyfile raise?", []string{"OSError@shutil.copyfile", "shutil.SameFileError@shutil.copyfile"}, "shutil.copyfile"},
+		{"What is the default value of follow_symlinks in shutil.copyfile?", []string{"True@shutil.copyfile"}, "shutil.copyfile"},
+		{"In which version was shutil.copy added?", []string{"3.3@shutil.copy"}, "shutil.copy"},
+		{"What is shutil.SameFileError a subclass of?", []string{"Error@shutil.SameFileError"}, "shutil.SameFileError"},
+		{"Which module is shutil.rmtree in?", []string{"shutil@shutil.rmtree"}, "shutil.rmtree"},
+		{"What is the difference between shutil.copy and shutil.copyfile?", []string{"shutil.copy@shutil.copy", "shutil.copyfile(src, follow_symlinks=True)@shutil.copyfile"}, "shutil.copy"},
+	} {
+		l, err := svc.Structured(ctx(t), c.q, coll)
+		if err != nil {
+			t.Fatalf("%q: %v", c.q, err)
+		}
+		if l == nil {
+			t.Errorf("%q: no structured answer", c.q)
+			continue
+		}
+		var got []string
+		for _, it := range l.Items {
+			got = append(got, it.Name+"@"+strings.TrimPrefix(it.SourceURL, doc+"#"))
+		}
+		if !slices.Equal(got, c.items) {
+			t.Errorf("%q: items %q, want %q", c.q, got, c.items)
+		}
+		if l.SourceURL != at(c.lead) {
+			t.Errorf("%q: lead section %q, want %q", c.q, l.SourceURL, at(c.lead))
+		}
+	}
+	// Questions without a shape, or about what the graph lacks, get none.
+	for _, q := range []string{"How do I copy a file?", "Which exceptions can shutil.rmtree raise?", "What functions does nosuchmodule provide?"} {
+		if l, err := svc.Structured(ctx(t), q, coll); err != nil || l != nil {
+			t.Errorf("%q: %+v, %v; want nil", q, l, err)
+		}
+	}
 }

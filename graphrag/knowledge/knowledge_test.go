@@ -106,3 +106,35 @@ func TestRetrieveRanksDownLinkListsAndNumbersOnce(t *testing.T) {
 		t.Errorf("facts %+v: want numbers 1 (the json section) and 4 (a new section)", ev.Facts)
 	}
 }
+
+// listFacts is a graph that also answers shaped questions outright.
+type listFacts struct {
+	fakeFacts
+	list *kgagent.EvidenceList
+}
+
+func (f listFacts) Structured(ctx context.Context, q, c string) (*kgagent.EvidenceList, error) {
+	return f.list, nil
+}
+
+// TestRetrieveCarriesTheGraphList checks that a graph's structured answer
+// travels in the evidence, its subject and items numbered with the
+// passages (a shared section shares its number).
+func TestRetrieveCarriesTheGraphList(t *testing.T) {
+	s := fakeSearch{hit("https://d/shutil.html#module-shutil", "shutil", "High-level file operations.", 0.9)}
+	l := &kgagent.EvidenceList{Shape: kgagent.ShapeList, Subject: "shutil", Relation: graphrag.TypeFunction, SourceURL: "https://d/shutil.html#module-shutil",
+		Items: []kgagent.EvidenceItem{{Name: "shutil.copy", SourceURL: "https://d/shutil.html#shutil.copy"}, {Name: "shutil.copyfile", SourceURL: "https://d/shutil.html#shutil.copyfile"}}}
+	r := knowledge.NewRetriever(s, listFacts{list: l}, knowledge.RetrieveConfig{})
+	ev, err := r.Retrieve(t.Context(), "What functions does shutil provide?", "c", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.List == nil || ev.List.N != 1 || ev.List.Items[0].N != 2 || ev.List.Items[1].N != 3 {
+		t.Fatalf("list %+v: want the subject numbered 1 (the passage's section), items 2 and 3", ev.List)
+	}
+	// A graph without Structured leaves the list out.
+	ev, err = knowledge.NewRetriever(s, fakeFacts{}, knowledge.RetrieveConfig{}).Retrieve(t.Context(), "What functions does shutil provide?", "c", 3)
+	if err != nil || ev.List != nil {
+		t.Fatalf("list %+v, %v: want none", ev.List, err)
+	}
+}

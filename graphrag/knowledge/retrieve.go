@@ -21,6 +21,13 @@ type Facts interface {
 	Retrieve(ctx context.Context, question, collection string) ([]graphrag.Fact, error)
 }
 
+// Lists answers shaped questions (list, relation, attribute, comparison)
+// from the graph outright: the graphrag service implements it. A Facts
+// that also implements Lists has its answer put in Evidence.List.
+type Lists interface {
+	Structured(ctx context.Context, question, collection string) (*kgagent.EvidenceList, error)
+}
+
 // RetrieveConfig tunes Retrieve. Zero values are the defaults.
 type RetrieveConfig struct {
 	// K is how many passages Retrieve returns when the caller asks for
@@ -68,14 +75,20 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 	}
 	type graphResult struct {
 		facts []graphrag.Fact
+		list  *kgagent.EvidenceList
 		err   error
 	}
 	var graphDone chan graphResult
 	if r.facts != nil {
 		graphDone = make(chan graphResult, 1)
 		go func() {
-			facts, err := r.facts.Retrieve(ctx, question, collection)
-			graphDone <- graphResult{facts, err}
+			var g graphResult
+			if ls, ok := r.facts.(Lists); ok {
+				// A failing structured answer leaves it out, like facts.
+				g.list, _ = ls.Structured(ctx, question, collection)
+			}
+			g.facts, g.err = r.facts.Retrieve(ctx, question, collection)
+			graphDone <- g
 		}()
 	}
 	// More candidates than asked for, so that passages ranked down for
@@ -88,6 +101,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 		if g.err == nil {
 			facts = g.facts
 		}
+		ev.List = g.list
 	}
 	if err != nil {
 		return ev, err
@@ -144,9 +158,10 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 	return ev, nil
 }
 
-// Number numbers ev's passages and facts by first appearance of their URL
-// (passages first, then facts), equal URLs sharing a number. With cite set
-// (an agent run's citation numbering) the numbers are cite's instead.
+// Number numbers ev's passages, facts and list (its subject's section, then
+// its items) by first appearance of their URL (passages first, then facts,
+// then the list), equal URLs sharing a number. With cite set (an agent
+// run's citation numbering) the numbers are cite's instead.
 func Number(ev *kgagent.Evidence, cite func(kgagent.Source) int) {
 	local := map[string]int{}
 	num := func(url string, src kgagent.Source) int {
@@ -166,6 +181,15 @@ func Number(ev *kgagent.Evidence, cite func(kgagent.Source) int) {
 	for i := range ev.Facts {
 		f := &ev.Facts[i]
 		f.N = num(f.SourceURL, f.Source())
+	}
+	if l := ev.List; l != nil {
+		if l.SourceURL != "" {
+			l.N = num(l.SourceURL, l.Source())
+		}
+		for i := range l.Items {
+			it := &l.Items[i]
+			it.N = num(it.SourceURL, it.Source())
+		}
 	}
 }
 

@@ -1,0 +1,85 @@
+package extractive
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kgagent/kgagent"
+)
+
+// graphList is the first structured graph answer among the evidence.
+func graphList(evs []kgagent.Evidence) *kgagent.EvidenceList {
+	for i := range evs {
+		if l := evs[i].List; l != nil && len(l.Items) > 0 {
+			return l
+		}
+	}
+	return nil
+}
+
+// plural is a list item kind's plural ("class" -> "classes").
+func plural(kind string) string {
+	switch {
+	case kind == "":
+		return "items"
+	case strings.HasSuffix(kind, "s"):
+		return kind + "es"
+	}
+	return kind + "s"
+}
+
+// citeN is " [n]", or "" for an unnumbered source.
+func citeN(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" [%d]", n)
+}
+
+// ListAnswer writes the answer to a shaped question from the graph's
+// structured answer: a one-line lead citing the subject's section, then
+// one line per item with its one-line description citing the item's own
+// section, "and K more" past the limit; a single value (a default, a
+// version, a module) is one sentence; a comparison puts both entities side
+// by side.
+func ListAnswer(l *kgagent.EvidenceList) string {
+	var b strings.Builder
+	one := func(format string, args ...any) string {
+		return fmt.Sprintf(format, args...) + citeN(l.Items[0].N) + "."
+	}
+	switch l.Relation {
+	case "default":
+		return one("The default value of `%s` in `%s` is `%s`", l.Param, l.Subject, l.Items[0].Name)
+	case "added_in":
+		return one("`%s` was added in Python %s (New in version %s)", l.Subject, l.Items[0].Name, l.Items[0].Name)
+	case "deprecated_since":
+		return one("Yes: `%s` is deprecated since version %s", l.Subject, l.Items[0].Name)
+	case "subclass_of":
+		return one("`%s` is a subclass of `%s`", l.Subject, l.Items[0].Name)
+	case "module":
+		return one("`%s` is in the `%s` module", l.Subject, l.Items[0].Name)
+	case "compare":
+		fmt.Fprintf(&b, "`%s` and `%s` side by side:", l.Subject, l.Other)
+	case "raises":
+		fmt.Fprintf(&b, "`%s` can raise:", l.Subject)
+	case "parameters":
+		fmt.Fprintf(&b, "`%s` accepts these parameters%s:", l.Subject, citeN(l.N))
+	default:
+		what := plural(l.Relation)
+		if l.Restriction != "" {
+			what += " for " + l.Restriction
+		}
+		fmt.Fprintf(&b, "`%s` provides %d %s%s:", l.Subject, len(l.Items)+l.More, what, citeN(l.N))
+	}
+	for _, it := range l.Items {
+		b.WriteString("\n- `" + it.Name + "`")
+		if it.Text != "" {
+			b.WriteString(" — " + strings.TrimSpace(it.Text))
+		}
+		b.WriteString(citeN(it.N))
+	}
+	if l.More > 0 {
+		fmt.Fprintf(&b, "\n- and %d more%s", l.More, citeN(l.N))
+	}
+	return b.String()
+}

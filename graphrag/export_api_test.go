@@ -1,0 +1,4 @@
+package graphrag
+
+// SigParams is sigParams, for the fuzz test.
+var SigParams = sigParams

@@ -1,0 +1,121 @@
+package graphrag_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/graphrag"
+)
+
+// pyDoc extracts a page of testdata/pydocs/library (trimmed from Debian's
+// python3.11-doc) as the crawler would, served at /library/<name>.
+func pyDoc(t testing.TB, name string) kgagent.Document {
+	t.Helper()
+	body, err := os.ReadFile("../testdata/pydocs/library/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := crawler.Extract("http://docs.test/library/"+name, "text/html; charset=utf-8", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Collection = "pydocs"
+	return doc
+}
+
+func pyTriples(t testing.TB, name string) []kgagent.Triple {
+	t.Helper()
+	ts, err := graphrag.BuiltinExtractor{}.Extract(context.Background(), pyDoc(t, name), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// objects lists the objects (entity ids, or literals) of subject's
+// triples with predicate p, with the section each came from.
+func objects(ts []kgagent.Triple, subject, p string) (objs []string, srcs []string) {
+	for _, t := range ts {
+		if t.Subject.ID == subject && t.Predicate == p {
+			o := t.Object.ID
+			if t.Literal != "" {
+				o = t.Literal
+			}
+			objs = append(objs, o)
+			srcs = append(srcs, t.SourceURL)
+		}
+	}
+	return objs, srcs
+}
+
+// TestExtractSphinxAPI checks the relations read from Sphinx API entries
+// of real pages (trimmed from python3.11-doc): kinds, parameters with
+// defaults, raised exceptions (version notes and "Subclass of" left out),
+// version notes and subclasses, each from the entry's own section.
+func TestExtractSphinxAPI(t *testing.T) {
+	ts := append(pyTriples(t, "shutil.html"), pyTriples(t, "json.html")...)
+	sec := func(page, anchor string) string { return "http://docs.test/library/" + page + "#" + anchor }
+	for _, c := range []struct {
+		s, p string
+		want []string // objects (ids or literals), in order
+		src  string   // the section every one of them comes from
+	}{
+		{"shutil.copyfile", graphrag.PredHasParameter, []string{"src", "dst", "follow_symlinks=True"}, sec("shutil.html", "shutil.copyfile")},
+		{"shutil.copyfileobj", graphrag.PredHasParameter, []string{"fsrc", "fdst", "length"}, sec("shutil.html", "shutil.copyfileobj")},
+		// "IOError used to be raised" is history (a version note): left out.
+		{"shutil.copyfile", graphrag.PredRaises, []string{"shutil.samefileerror", "oserror"}, sec("shutil.html", "shutil.copyfile")},
+		{"json.loads", graphrag.PredRaises, []string{"json.jsondecodeerror"}, sec("json.html", "json.loads")},
+		// "Subclass of ValueError" is no raise.
+		{"json.jsondecodeerror", graphrag.PredRaises, nil, ""},
+		{"json.jsondecodeerror", graphrag.PredSubclassOf, []string{"valueerror"}, sec("json.html", "json.JSONDecodeError")},
+		{"json.jsondecodeerror", graphrag.PredAddedIn, []string{"3.5"}, sec("json.html", "json.JSONDecodeError")},
+		{"shutil.disk_usage", graphrag.PredAddedIn, []string{"3.3"}, sec("shutil.html", "shutil.disk_usage")},
+		// "New in version 3.8: the dirs_exist_ok parameter" dates a part.
+		{"shutil.copytree", graphrag.PredAddedIn, nil, ""},
+	} {
+		got, srcs := objects(ts, c.s, c.p)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s %s: %q, want %q", c.s, c.p, got, c.want)
+		}
+		for _, s := range srcs {
+			if s != c.src {
+				t.Errorf("%s %s: source %s, want %s", c.s, c.p, s, c.src)
+			}
+		}
+	}
+	types := map[string]string{}
+	for _, tr := range ts {
+		if tr.Predicate == graphrag.PredDefines && strings.HasSuffix(tr.SourceURL, "#"+tr.Object.Name) {
+			types[tr.Object.ID] = tr.Object.Type
+		}
+	}
+	for id, want := range map[string]string{
+		"shutil.copyfile": graphrag.TypeFunction, "shutil.samefileerror": graphrag.TypeException, "shutil.error": graphrag.TypeException,
+		"json.jsonencoder": graphrag.TypeClass, "json.jsonencoder.default": graphrag.TypeMethod, "json.jsondecoder.decode": graphrag.TypeMethod,
+		"json.jsondecodeerror": graphrag.TypeException,
+	} {
+		if types[id] != want {
+			t.Errorf("%s is defined as a %q, want %q", id, types[id], want)
+		}
+	}
+}
+
+// FuzzSigParams checks that any signature splits without a panic into
+// parameters that are no markers.
+func FuzzSigParams(f *testing.F) {
+	for _, s := range []string{"(src, dst, *, follow_symlinks=True)", "(fsrc, fdst[, length])", "(a=(1, 2), /, *args, **kw)", "(", "())", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sig string) {
+		for _, p := range graphrag.SigParams(sig) {
+			if p == "" || p == "*" || p == "/" {
+				t.Fatalf("SigParams(%q) has %q", sig, p)
+			}
+		}
+	})
+}
