@@ -318,7 +318,7 @@ func (e *extraction) section(s *kgagent.Section) {
 func (e *extraction) apiHeading(s *kgagent.Section, sec kgagent.Entity) kgagent.Entity {
 	h := strings.TrimSpace(s.Heading)
 	// "@contextlib.contextmanager": a decorator is a function entry.
-	h = strings.TrimPrefix(h, "@")
+	h, decorator := strings.CutPrefix(h, "@")
 	first := firstParagraph(s)
 	// Module heading: "json — JSON encoder and decoder", anchor "module-json".
 	if mayModHead(h) && (strings.HasPrefix(s.Anchor, "module-") || s.Level <= 1) {
@@ -363,7 +363,7 @@ func (e *extraction) apiHeading(s *kgagent.Section, sec kgagent.Entity) kgagent.
 		typ = TypeException
 	case kind == "class":
 		typ = TypeClass
-	case params == "":
+	case params == "" && !decorator:
 		typ = TypeTerm // an attribute or data
 	case ptyp == TypeClass:
 		typ = TypeMethod

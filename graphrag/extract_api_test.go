@@ -119,3 +119,26 @@ func FuzzSigParams(f *testing.F) {
 		}
 	})
 }
+
+// TestExtractDecoratorEntry checks that a decorator entry
+// ("@contextlib.contextmanager", no parameter list) is a function.
+func TestExtractDecoratorEntry(t *testing.T) {
+	doc := kgagent.Document{Collection: "pydocs", URL: "http://docs.test/library/contextlib.html", Title: "contextlib", Sections: []kgagent.Section{
+		{Anchor: "module-contextlib", Heading: "contextlib — Utilities for with-statement contexts", Level: 1},
+		{Anchor: "contextlib.contextmanager", Heading: "@contextlib.contextmanager", Level: 2,
+			Blocks: []kgagent.Block{{Kind: kgagent.BlockParagraph, Text: "This function is a decorator that can be used to define a factory function."}}},
+	}}
+	ts, err := graphrag.BuiltinExtractor{}.Extract(t.Context(), doc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range ts {
+		if tr.Predicate == graphrag.PredDefines && tr.Object.ID == "contextlib.contextmanager" {
+			if tr.Subject.ID != "contextlib" || tr.Object.Type != graphrag.TypeFunction {
+				t.Errorf("%s defines %s (%s), want contextlib defines a function", tr.Subject.ID, tr.Object.ID, tr.Object.Type)
+			}
+			return
+		}
+	}
+	t.Errorf("no defines triple for the decorator: %v", ts)
+}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/kgagent/kgagent"
 )
@@ -119,26 +118,45 @@ func firstSentence(s string) string {
 	return kgagent.Snippet(s, 200)
 }
 
-// entries fetches the own-section entry of each id, several at a time
-// (a remote store answers each Find in a round trip).
+// entries finds the own-section entry of each id in one Expand of one hop
+// (the embedded store answers it from memory; a remote one in one round
+// trip), falling back to entry for an id whose description was not among
+// the triples the hop kept.
 func (g graphQuery) entries(ctx context.Context, ids []string) ([]entry, error) {
 	out := make([]entry, len(ids))
-	errs := make([]error, len(ids))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i, id := range ids {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			out[i], errs[i] = g.entry(ctx, id)
-		}()
+	if len(ids) == 0 {
+		return out, nil
 	}
-	wg.Wait()
-	for _, err := range errs {
+	ts, err := g.s.Expand(ctx, g.coll, ids, ExpandLimits{Hops: 1, TriplesPerEntity: 40})
+	if err != nil {
+		return nil, err
+	}
+	at := make(map[string]int, len(ids))
+	for i, id := range ids {
+		at[id] = i
+	}
+	own := make([]bool, len(ids))
+	for _, t := range ts {
+		i, ok := at[t.Subject.ID]
+		if !ok || t.Predicate != PredIsDefinedAs || own[i] {
+			continue
+		}
+		mine := anchorID(t.SourceURL) == t.Subject.ID
+		if out[i].url == "" || mine {
+			out[i] = entry{name: t.Subject.Name, text: firstSentence(t.Literal), url: t.SourceURL}
+			own[i] = mine
+		}
+	}
+	for i, id := range ids {
+		if own[i] {
+			continue
+		}
+		e, err := g.entry(ctx, id)
 		if err != nil {
 			return nil, err
+		}
+		if e.url != "" {
+			out[i] = e
 		}
 	}
 	return out, nil
