@@ -69,6 +69,13 @@ func (f *fakeAsker) Ask(ctx context.Context, req agent.Request, emit agent.Emit)
 		answer = "Restore with `lumen backup restore` [1].\n\n```\nlumen backup restore --input <b>x</b>\n```"
 		sources = []kgagent.Source{{URL: "https://docs.example.org/backup.html#restore", Title: "Backups", HeadingPath: []string{"Backups", "Restoring"}}}
 	}
+	if strings.HasPrefix(req.Question, "list") {
+		// A list answer as the built-in answerer writes it from the graph.
+		answer = "`shutil` provides 2 functions for copying files [1]:\n- `shutil.copy` - Copies the file src. [2]\n- `shutil.copyfile` - Copy the contents. [3]"
+		sources = []kgagent.Source{{URL: "https://docs.example.org/shutil.html#module-shutil", Title: "shutil"},
+			{URL: "https://docs.example.org/shutil.html#shutil.copy", Title: "shutil.copy"},
+			{URL: "https://docs.example.org/shutil.html#shutil.copyfile", Title: "shutil.copyfile"}}
+	}
 	emit(kgagent.Event{Kind: kgagent.EventAnswer, Delta: true, Text: answer[:len(answer)/2]})
 	emit(kgagent.Event{Kind: kgagent.EventAnswer, Delta: true, Text: answer[len(answer)/2:]})
 	emit(kgagent.Event{Kind: kgagent.EventAnswer, Final: true, Text: answer})

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -165,6 +166,44 @@ func TestChatPageRendersAnswer(t *testing.T) {
 	}
 	if section.Value != "https://docs.example.org/backup.html#restore" {
 		t.Errorf("found section links to %q", section.Value)
+	}
+}
+
+// TestChatPageRendersListAnswer: a list answer (a lead, then "- " lines)
+// shows as a bulleted list, one item per line, each item's [n] linking to
+// its own section.
+func TestChatPageRendersListAnswer(t *testing.T) {
+	f := newFixture(t, Config{})
+	ctx := browser(t)
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(f.ts.URL+"/"),
+		chromedp.WaitVisible(chromedp.ID("question")),
+		chromedp.SendKeys(chromedp.ID("question"), "list: what functions does shutil provide for copying files?"),
+		chromedp.Click(chromedp.ID("send")),
+		chromedp.WaitVisible(chromedp.CSS(".turn .answer ul li")),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll(".turn .answer ul li")).map(li => li.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hrefs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll(".turn .answer ul li a.cite")).map(a => a.getAttribute("href"))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantItems := []string{"shutil.copy - Copies the file src. [2]", "shutil.copyfile - Copy the contents. [3]"}
+	wantHrefs := []string{"https://docs.example.org/shutil.html#shutil.copy", "https://docs.example.org/shutil.html#shutil.copyfile"}
+	if !slices.Equal(items, wantItems) || !slices.Equal(hrefs, wantHrefs) {
+		t.Errorf("list items %q linking %q, want %q linking %q", items, hrefs, wantItems, wantHrefs)
+	}
+	lead, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(".turn .answer p")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lead != "shutil provides 2 functions for copying files [1]:" {
+		t.Errorf("lead = %q", lead)
 	}
 }
 

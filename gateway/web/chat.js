@@ -173,9 +173,32 @@
     return li;
   }
 
-  // render shows the final answer: ``` fences as code blocks, `inline`
-  // code as code, and [n] as a link to the n-th source's section. Built
-  // from DOM nodes, never HTML, so nothing in an answer can run.
+  // inline fills node with a line's text: `inline` code as code and [n] as
+  // a link to the n-th source's section.
+  function inline(node, text, srcs) {
+    var pieces = text.split("`");
+    pieces.forEach(function (piece, j) {
+      if (j % 2 === 1) { node.appendChild(el("code", "", piece)); return; }
+      var re = /\[(\d+(?:,\s*\d+)*)\]/g, last = 0, m;
+      while ((m = re.exec(piece)) !== null) {
+        node.appendChild(document.createTextNode(piece.slice(last, m.index)));
+        m[1].split(/,\s*/).forEach(function (n) {
+          var s = srcs[Number(n) - 1];
+          var href = s && safeURL(s.url);
+          if (href) node.appendChild(link("cite", "[" + n + "]", href));
+          else node.appendChild(document.createTextNode("[" + n + "]"));
+        });
+        last = re.lastIndex;
+      }
+      node.appendChild(document.createTextNode(piece.slice(last)));
+    });
+  }
+
+  // render shows the final answer: ``` fences as code blocks, lines that
+  // start with "- " as a bulleted list (a list answer: one item per line,
+  // each with its citation), other text as paragraphs, `inline` code as
+  // code, and [n] as a link to the n-th source's section. Built from DOM
+  // nodes, never HTML, so nothing in an answer can run.
   function render(box, text, srcs) {
     box.textContent = "";
     var parts = text.split("```");
@@ -186,24 +209,24 @@
         box.appendChild(pre);
         return;
       }
-      var p = el("p");
-      var pieces = part.replace(/^\n+|\n+$/g, "").split("`");
-      pieces.forEach(function (piece, j) {
-        if (j % 2 === 1) { p.appendChild(el("code", "", piece)); return; }
-        var re = /\[(\d+(?:,\s*\d+)*)\]/g, last = 0, m;
-        while ((m = re.exec(piece)) !== null) {
-          p.appendChild(document.createTextNode(piece.slice(last, m.index)));
-          m[1].split(/,\s*/).forEach(function (n) {
-            var s = srcs[Number(n) - 1];
-            var href = s && safeURL(s.url);
-            if (href) p.appendChild(link("cite", "[" + n + "]", href));
-            else p.appendChild(document.createTextNode("[" + n + "]"));
-          });
-          last = re.lastIndex;
+      var p = null, ul = null;
+      part.replace(/^\n+|\n+$/g, "").split("\n").forEach(function (line) {
+        if (line.indexOf("- ") === 0) {
+          if (!ul) { ul = el("ul", "items"); box.appendChild(ul); }
+          var li = el("li");
+          inline(li, line.slice(2), srcs);
+          ul.appendChild(li);
+          p = null;
+          return;
         }
-        p.appendChild(document.createTextNode(piece.slice(last)));
+        ul = null;
+        if (!p) { p = el("p"); box.appendChild(p); }
+        else p.appendChild(document.createTextNode("\n"));
+        inline(p, line, srcs);
       });
-      if (p.childNodes.length && p.textContent.trim() !== "") box.appendChild(p);
+      box.querySelectorAll("p").forEach(function (q) {
+        if (q.textContent.trim() === "") q.remove();
+      });
     });
   }
 
