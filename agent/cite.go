@@ -230,12 +230,11 @@ const unsupportedNote = "None of the sources found supports this answer."
 // cites nothing. Then, when the run searched and AttributeCitations is
 // set, the sentences the evidence supports are cited (extractive.Attribute;
 // a sentence with no claim, or naming a command, URL or number the passage
-// lacks, is not supported). When none is, or when the built-in answerer
-// abstains on the same evidence (the docs do not cover the question, so a
-// sentence the model got from them answers something else), the answer is
-// what the built-in answerer says: with a note that no source supports the
-// model's answer, after it, when the docs do answer; the abstention alone
-// when they don't. A run whose model gave no answer (noAnswer), or only
+// lacks, is not supported). When none is, the answer is what the built-in
+// answerer says from the same evidence: after the model's answer and a
+// note that no source supports it, when the docs answer; the abstention
+// alone when they don't (an unsupported answer to a question the docs do
+// not cover is made up). A run whose model gave no answer (noAnswer), or only
 // protocol text, answers with what the docs say alone.
 func (m *Manager) ground(r *run, question, text string) (string, string) {
 	grounding := m.cfg.AttributeCitations && len(r.evidence) > 0
@@ -261,12 +260,12 @@ func (m *Manager) ground(r *run, question, text string) (string, string) {
 	if !grounding {
 		return text, ""
 	}
+	if a := extractive.Attribute(text, r.evidence); a.Supported > 0 {
+		return a.Text, kgagent.CitationsAttributed
+	}
 	docs := docsSay(question, r.evidence)
 	if extractive.Abstained(docs) {
 		return docs, kgagent.CitationsUnsupported
-	}
-	if a := extractive.Attribute(text, r.evidence); a.Supported > 0 {
-		return a.Text, kgagent.CitationsAttributed
 	}
 	return strings.TrimRight(text, " \n") + "\n\n" + unsupportedNote + " " + docs, kgagent.CitationsUnsupported
 }

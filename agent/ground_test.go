@@ -49,8 +49,8 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 		{name: "a command not in the docs", question: "What is the default HTTP port?", output: "A: Run `lumen --http.port 8086` to change the HTTP port.",
 			citations: kgagent.CitationsUnsupported, want: []string{"Run `lumen --http.port 8086` to change the HTTP port.\n\n" + unsupportedNote}},
 		{name: "made-up URL for a question the docs do not cover", question: "How do I deploy Lumen with a Helm chart on Kubernetes?",
-			output:    "A: The HTTP API listens on port 8086 by default. Install the chart from https://kubernetes.io/docs/helm/lumen.",
-			citations: kgagent.CitationsUnsupported, want: []string{extractive.Abstention, "Helm"}, notWant: []string{"kubernetes.io", "by default", unsupportedNote}},
+			output:    "A: Install the chart with helm install lumen lumen/lumen, see https://kubernetes.io/docs/helm/lumen for the values.",
+			citations: kgagent.CitationsUnsupported, want: []string{extractive.Abstention, "Helm"}, notWant: []string{"kubernetes.io", "helm install", unsupportedNote}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
