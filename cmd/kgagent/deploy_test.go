@@ -2,13 +2,18 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -73,7 +78,9 @@ func strs(v any) []string {
 }
 
 // TestDeployFilesAreTrue reads deploy/docker-compose.yml and
-// deploy/k8s/kgagent.yaml and checks them against the binary: every kgagent
+// deploy/k8s/kgagent.yaml and checks them against the binary (and the
+// README's nats-server permissions block against the embedded NATS
+// server's users: checkNATSPermissionsBlock): every kgagent
 // command line parses with the binary's flags, every KGAGENT_* variable is a
 // configuration key and the whole configuration validates, every health
 // check asks /readyz, the compose file has two serve replicas, a worker, a
@@ -210,6 +217,8 @@ func TestDeployFilesAreTrue(t *testing.T) {
 		t.Errorf("k8s: replicas %v, want 2 or more serve and a worker", k8s)
 	}
 
+	checkNATSPermissionsBlock(t)
+
 	// The example API keys file the deploy files point to loads.
 	cfg := defaultConfig()
 	cfg.APIKeysFile = "../../deploy/config/api-keys.example.yaml"
@@ -243,4 +252,58 @@ func checkNATSArgs(t *testing.T, all [][]string) {
 			}
 		}
 	}
+}
+
+// checkNATSPermissionsBlock parses the README's nats-server configuration
+// for an external NATS with nats-server's own parser and checks it gives
+// the users the embedded server has: the service user kgagent unrestricted,
+// the client user exactly natsClientPermissions (finding 2 of issue 21).
+func checkNATSPermissionsBlock(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block string
+	for _, part := range strings.Split(string(b), "```conf\n")[1:] {
+		body, _, _ := strings.Cut(part, "```")
+		if strings.Contains(body, "authorization {") {
+			block = body
+		}
+	}
+	if block == "" {
+		t.Fatal("the README gives no ```conf nats-server authorization block for an external NATS")
+	}
+	t.Setenv("KGAGENT_NATS_PASSWORD", "service-secret")
+	t.Setenv("KGAGENT_NATS_CLIENT_PASSWORD", "client-secret")
+	conf := filepath.Join(t.TempDir(), "nats-server.conf")
+	if err := os.WriteFile(conf, []byte(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := natsserver.ProcessConfigFile(conf)
+	if err != nil {
+		t.Fatalf("the README's nats-server block does not parse: %v\n%s", err, block)
+	}
+	users := map[string]*natsserver.User{}
+	for _, u := range opts.Users {
+		users[u.Username] = u
+	}
+	if len(users) != 2 {
+		t.Errorf("README nats-server block: users %v, want %s and %s", users, natsServiceUser, natsClientUser)
+	}
+	if u := users[natsServiceUser]; u == nil || u.Password != "service-secret" || u.Permissions != nil {
+		t.Errorf("README nats-server block: service user %+v, want %s with $KGAGENT_NATS_PASSWORD and no restrictions", u, natsServiceUser)
+	}
+	u := users[natsClientUser]
+	if u == nil || u.Password != "client-secret" {
+		t.Fatalf("README nats-server block: client user %+v, want %s with $KGAGENT_NATS_CLIENT_PASSWORD", u, natsClientUser)
+	}
+	if got, want := u.Permissions, natsClientPermissions(); !reflect.DeepEqual(got, want) {
+		t.Errorf("README nats-server block: client permissions\n%s\nwant the embedded server's\n%s", permString(got), permString(want))
+	}
+}
+
+func permString(p *natsserver.Permissions) string {
+	b, _ := json.Marshal(p)
+	return string(b)
 }

@@ -150,7 +150,7 @@ func TestWorkerAnswersOverExternalNATS(t *testing.T) {
 	done := make(chan int, 1)
 	var wout, werr syncBuffer
 	go func() {
-		done <- run(ctx, []string{"worker", "--data-dir", dir, "--nats-url", ns.ClientURL()}, &wout, &werr, nil)
+		done <- run(ctx, []string{"worker", "--data-dir", dir, "--nats-url", ns.ClientURL(), "--job-secret", testJobSecret}, &wout, &werr, nil)
 	}()
 	defer func() {
 		cancel()

@@ -200,7 +200,7 @@ func TestFaultWorkerKilledMidIngest(t *testing.T) {
 	site := slowSite(t, 60*time.Millisecond)
 	env := []string{"KGAGENT_NEO4J_PASSWORD=" + neo.Password}
 	worker := func(name string) *proc {
-		return startProc(t, name, env, "worker", "--data-dir", t.TempDir(), "--nats-url", ns.ClientURL(),
+		return startProc(t, name, env, "worker", "--data-dir", t.TempDir(), "--nats-url", ns.ClientURL(), "--job-secret", testJobSecret,
 			"--index", "qdrant", "--qdrant-addr", qs.Addr(), "--graph", "neo4j", "--neo4j-url", neo.URL, "--neo4j-user", neo.User,
 			"--allow-private-ingest", "--job-ack-wait", "2s", "--crawl-parallelism", "1")
 	}

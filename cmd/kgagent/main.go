@@ -84,8 +84,8 @@ func newRootCommand(stdout, stderr io.Writer, environ []string) *cobra.Command {
 		newProbeCommand(&cfg, stdout, stderr),
 		&cobra.Command{
 			Use:   "nats-url",
-			Short: "Print the URL, with credentials, of the in-process NATS server of the data dir",
-			Long:  "nats-url prints the URL (nats://kgagent:<password>@host:port) that local clients such as the nats CLI\nuse to reach the in-process NATS server of a running serve or worker; it is kept in <data_dir>/nats.url (0600).",
+			Short: "Print the URL, with the client user's credentials, of the in-process NATS server of the data dir",
+			Long:  "nats-url prints the URL (nats://kgagent-client:<password>@host:port) that local clients such as the nats CLI\nuse to reach the in-process NATS server of a running serve or worker; it is kept in <data_dir>/nats.url (0600).\nThe client user may only publish requests (kgagent.request.>, kgagent.ask.>) and subscribe to reply inboxes (_INBOX.>).",
 			Args:  cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				u, err := natsURLOf(cfg.DataDir)

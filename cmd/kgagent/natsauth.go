@@ -11,15 +11,38 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+
+	"github.com/kgagent/kgagent/gateway/natsapi"
 )
 
-// The embedded NATS server's credentials (issue 11): a user and a random
-// password kept in the data dir, readable by its owner only.
+// The embedded NATS server's users (issues 11 and 21). The service user,
+// whose password is random per start and never leaves the process, is the
+// in-process components' (the NATS API, the job queue, JetStream state).
+// The client user, whose password is kept in the data dir (0600) and
+// whose URL `kgagent nats-url` prints, may only ask: publish requests and
+// read its replies (natsClientPermissions).
 const (
-	natsUser         = "kgagent"
-	natsPasswordFile = "nats.password"
-	natsURLFile      = "nats.url"
+	natsServiceUser  = "kgagent"
+	natsClientUser   = "kgagent-client"
+	natsPasswordFile = "nats.password" // the client user's password
+	natsURLFile      = "nats.url"      // the client user's URL
 )
+
+// natsClientPermissions are the client user's permissions: publish on the
+// request subjects (streamed, kgagent.request.<service>, and single-reply,
+// kgagent.ask.<service>) and subscribe to reply inboxes; nothing else — no
+// request subscriptions or queue groups (it would see other callers'
+// credentials or answer for the service), no JetStream (job and state
+// buckets), no job subjects. The README's nats-server permissions block
+// for an external NATS is checked against this (TestDeployFilesAreTrue).
+func natsClientPermissions() *natsserver.Permissions {
+	return &natsserver.Permissions{
+		Publish:   &natsserver.SubjectPermission{Allow: []string{natsapi.DefaultSubjectPrefix + ".>", natsapi.DefaultAskPrefix + ".>"}},
+		Subscribe: &natsserver.SubjectPermission{Allow: []string{"_INBOX.>"}},
+	}
+}
 
 // ensurePrivateDir creates dir (0700) and narrows an existing one to 0700:
 // the data dir holds session messages, keys and credentials.
@@ -56,11 +79,10 @@ func writePrivateFile(path string, data []byte) error {
 func loadOrCreateSecretFile(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		key := make([]byte, 32)
-		if _, err := io.ReadFull(rand.Reader, key); err != nil {
+		secret, err := randomSecret()
+		if err != nil {
 			return "", err
 		}
-		secret := hex.EncodeToString(key)
 		if err := writePrivateFile(path, []byte(secret+"\n")); err != nil {
 			return "", err
 		}
@@ -79,18 +101,28 @@ func loadOrCreateSecretFile(path string) (string, error) {
 	return secret, nil
 }
 
-// credentialURL returns clientURL with the embedded server's credentials.
-func credentialURL(clientURL, password string) string {
+// credentialURL returns clientURL with user's credentials.
+func credentialURL(clientURL, user, password string) string {
 	u, err := url.Parse(clientURL)
 	if err != nil {
 		return clientURL
 	}
-	u.User = url.UserPassword(natsUser, password)
+	u.User = url.UserPassword(user, password)
 	return u.String()
 }
 
-// natsURLOf returns the URL with credentials of the in-process NATS server
-// of dataDir, as its serve or worker wrote it at start.
+// randomSecret returns 32 random bytes, hex.
+func randomSecret() (string, error) {
+	key := make([]byte, 32)
+	if _, err := io.ReadFull(rand.Reader, key); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(key), nil
+}
+
+// natsURLOf returns the URL, with the client user's credentials, of the
+// in-process NATS server of dataDir, as its serve or worker wrote it at
+// start.
 func natsURLOf(dataDir string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(dataDir, natsURLFile))
 	if errors.Is(err, fs.ErrNotExist) {

@@ -46,32 +46,41 @@ func TestNATSCLIAsInReadme(t *testing.T) {
 	defer cancel()
 	// The line exactly as the README shows it, run by sh in that
 	// directory, `nats` found on PATH.
-	line := readmeNATSLine(t)
-	cmd := exec.CommandContext(ctx, "sh", "-c", line)
-	cmd.Dir = home
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Join(home, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", line, err, out)
+	runLine := func(subject string) string {
+		line := readmeNATSLine(t, subject)
+		cmd := exec.CommandContext(ctx, "sh", "-c", line)
+		cmd.Dir = home
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Join(home, "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		return string(out)
 	}
-	s := string(out)
+	s := runLine("kgagent.request.agent")
 	if !strings.Contains(s, `"complete":true`) || !strings.Contains(s, "8086") || !strings.Contains(s, `"sources":[{`) {
 		t.Fatalf("nats req printed no complete, cited answer naming 8086:\n%s", s)
 	}
+	// The single-reply line (finding 3 of issue 21): without --replies,
+	// nats req waits for one reply, which is the whole answer.
+	s = runLine("kgagent.ask.agent")
+	if !strings.Contains(s, `"complete":true`) || !strings.Contains(s, "8086") || strings.Contains(s, `"thought"`) {
+		t.Fatalf("nats req on kgagent.ask.agent printed no single, complete answer naming 8086:\n%s", s)
+	}
 }
 
-// readmeNATSLine returns the README's `nats --server … req` line.
-func readmeNATSLine(t *testing.T) string {
+// readmeNATSLine returns the README's `nats --server … req <subject>` line.
+func readmeNATSLine(t *testing.T, subject string) string {
 	t.Helper()
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, "nats --server ") && strings.Contains(line, " req kgagent.request.agent ") {
+		if strings.HasPrefix(line, "nats --server ") && strings.Contains(line, " req "+subject+" ") {
 			return line
 		}
 	}
-	t.Fatal("the README shows no `nats --server … req kgagent.request.agent` command")
+	t.Fatalf("the README shows no `nats --server … req %s` command", subject)
 	return ""
 }

@@ -26,7 +26,7 @@ import (
 func startReplica(t *testing.T, name, natsURL string, extra ...string) (*proc, string) {
 	t.Helper()
 	args := append([]string{"serve", "--demo", "--demo-site-dir", siteDir, "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0",
-		"--nats-url", natsURL, "--daily-query-limit", "100000000", "--shutdown-timeout", "5s"}, extra...)
+		"--nats-url", natsURL, "--job-secret", testJobSecret, "--daily-query-limit", "100000000", "--shutdown-timeout", "5s"}, extra...)
 	p := startProc(t, name, nil, args...)
 	var base string
 	poll.Until(t, 60*time.Second, func() error {

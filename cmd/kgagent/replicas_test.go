@@ -23,8 +23,8 @@ import (
 // B's own stores.
 func TestCacheInvalidatedAcrossReplicas(t *testing.T) {
 	ns := startJetStream(t)
-	a, _ := startServe(t, "--nats-url", ns.ClientURL())
-	b, logsB := startServe(t, "--nats-url", ns.ClientURL(), "--demo", "--demo-site-dir", siteDir)
+	a, _ := startServe(t, "--nats-url", ns.ClientURL(), "--job-secret", testJobSecret)
+	b, logsB := startServe(t, "--nats-url", ns.ClientURL(), "--job-secret", testJobSecret, "--demo", "--demo-site-dir", siteDir)
 	waitDemoIngested(t, logsB)
 	q := `{"question":"What is the default HTTP port of the Lumen server?"}`
 	if code, m := postJSON(t, b+"/api/v1/agent", q); code != 200 {
@@ -80,7 +80,7 @@ func TestLimitsExactAcrossReplicas(t *testing.T) {
 	}
 	var bases []string
 	for range 2 {
-		b, _ := startServe(t, "--nats-url", ns.ClientURL(), "--api-keys-file", keys)
+		b, _ := startServe(t, "--nats-url", ns.ClientURL(), "--job-secret", testJobSecret, "--api-keys-file", keys)
 		bases = append(bases, b)
 	}
 	codes := make([]int, 30)
@@ -117,8 +117,8 @@ func TestLimitsExactAcrossReplicas(t *testing.T) {
 // frame exactly once, in order, to the complete one.
 func TestResumeAcrossReplicas(t *testing.T) {
 	ns := startJetStream(t)
-	a, logsA := startServe(t, "--nats-url", ns.ClientURL(), "--demo", "--demo-site-dir", siteDir, "--answer-cache-size", "0")
-	b, _ := startServe(t, "--nats-url", ns.ClientURL())
+	a, logsA := startServe(t, "--nats-url", ns.ClientURL(), "--job-secret", testJobSecret, "--demo", "--demo-site-dir", siteDir, "--answer-cache-size", "0")
+	b, _ := startServe(t, "--nats-url", ns.ClientURL(), "--job-secret", testJobSecret)
 	waitDemoIngested(t, logsA)
 	dial := func(base string) *websocket.Conn {
 		ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/api/v1/socket", nil)
@@ -180,3 +180,8 @@ func TestResumeAcrossReplicas(t *testing.T) {
 		t.Errorf("frame after the complete one: %+v", extra)
 	}
 }
+
+// testJobSecret is the job_secret the tests' processes sharing one NATS
+// server set, as the README asks: it seals their jobs' tokens and their
+// shared websocket streams.
+const testJobSecret = "the tests' shared job secret"

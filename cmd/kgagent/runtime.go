@@ -114,12 +114,14 @@ type bus struct {
 
 // openBus connects to cfg.NATSURL, or starts an in-process NATS server with
 // JetStream storing its files in the data dir and listening on
-// cfg.NATSListen. The in-process server requires credentials: user
-// natsUser and the password kept in <data_dir>/nats.password (generated on
-// first start, mode 0600); the URL with them is written to
-// <data_dir>/nats.url (0600) for `kgagent nats-url`. A listen address
-// beyond loopback is refused when no API keys are configured (NATS
-// requests would be open to the network).
+// cfg.NATSListen. The in-process server requires credentials and has two
+// users: the service user (natsServiceUser, a password random per start),
+// which this process connects as, and the client user (natsClientUser,
+// natsClientPermissions: it may only ask), whose password is kept in
+// <data_dir>/nats.password (generated on first start, mode 0600) and whose
+// URL is written to <data_dir>/nats.url (0600) for `kgagent nats-url`. A
+// listen address beyond loopback is refused when no API keys are
+// configured (NATS requests would be open to the network).
 func openBus(cfg Config, log *slog.Logger) (*bus, error) {
 	if cfg.NATSURL != "" {
 		nc, err := nats.Connect(cfg.NATSURL, nats.Name("kgagent"), nats.MaxReconnects(-1))
@@ -139,7 +141,11 @@ func openBus(cfg Config, log *slog.Logger) (*bus, error) {
 	if !gatewayAuthEnabled(cfg) && !isLoopbackAddr(cfg.NATSListen) {
 		return nil, fmt.Errorf("config: key %q: %s is not a loopback address and no API keys or JWKS are configured; refusing to open the bus beyond this machine (set api_keys_file)", "nats_listen", cfg.NATSListen)
 	}
-	password, err := loadOrCreateSecretFile(filepath.Join(cfg.DataDir, natsPasswordFile))
+	clientPassword, err := loadOrCreateSecretFile(filepath.Join(cfg.DataDir, natsPasswordFile))
+	if err != nil {
+		return nil, err
+	}
+	password, err := randomSecret()
 	if err != nil {
 		return nil, err
 	}
@@ -147,8 +153,10 @@ func openBus(cfg Config, log *slog.Logger) (*bus, error) {
 		ServerName: "kgagent",
 		Host:       host,
 		Port:       port,
-		Username:   natsUser,
-		Password:   password,
+		Users: []*natsserver.User{
+			{Username: natsServiceUser, Password: password},
+			{Username: natsClientUser, Password: clientPassword, Permissions: natsClientPermissions()},
+		},
 		JetStream:  true,
 		StoreDir:   filepath.Join(cfg.DataDir, "nats"),
 		NoSigs:     true,
@@ -164,12 +172,12 @@ func openBus(cfg Config, log *slog.Logger) (*bus, error) {
 		ns.Shutdown()
 		return nil, fmt.Errorf("in-process NATS could not listen on %s (is the port taken? set --nats-listen)", cfg.NATSListen)
 	}
-	nc, err := nats.Connect(ns.ClientURL(), nats.Name("kgagent"), nats.InProcessServer(ns), nats.UserInfo(natsUser, password))
+	nc, err := nats.Connect(ns.ClientURL(), nats.Name("kgagent"), nats.InProcessServer(ns), nats.UserInfo(natsServiceUser, password))
 	if err != nil {
 		ns.Shutdown()
 		return nil, fmt.Errorf("nats: %w", err)
 	}
-	if err := writePrivateFile(filepath.Join(cfg.DataDir, natsURLFile), []byte(credentialURL(ns.ClientURL(), password)+"\n")); err != nil {
+	if err := writePrivateFile(filepath.Join(cfg.DataDir, natsURLFile), []byte(credentialURL(ns.ClientURL(), natsClientUser, clientPassword)+"\n")); err != nil {
 		nc.Close()
 		ns.Shutdown()
 		return nil, err

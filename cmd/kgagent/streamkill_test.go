@@ -36,7 +36,7 @@ func TestFaultServeReplicaKilledMidStream(t *testing.T) {
 	llm := openaitest.New(t, search(1), answer, search(2), answer)
 	llm.SetDefault(answer)
 	serve := func(name string) (*proc, string) {
-		p := startProc(t, name, nil, "serve", "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--nats-url", ns.ClientURL(),
+		p := startProc(t, name, nil, "serve", "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--nats-url", ns.ClientURL(), "--job-secret", testJobSecret,
 			"--llm", "openai", "--llm-base-url", llm.URL, "--llm-model", "scripted", "--llm-protocol", "text", "--answer-cache-size", "0")
 		var base string
 		deadline := time.Now().Add(60 * time.Second)

@@ -242,13 +242,9 @@ func (a *app) openServices(ctx context.Context) error {
 	s.agents = m
 
 	if a.bus != nil {
-		key := []byte(cfg.JobSecret)
-		if len(key) == 0 {
-			k, err := loadOrCreateSecretFile(filepath.Join(cfg.DataDir, "jobs.key"))
-			if err != nil {
-				return err
-			}
-			key = []byte(k)
+		key, err := a.secretKey()
+		if err != nil {
+			return err
 		}
 		q, err := natsjobs.New(ctx, a.bus.conn, natsjobs.Config{SecretKey: key, AckWait: a.cfg.JobAckWait})
 		if err != nil {
@@ -257,6 +253,22 @@ func (a *app) openServices(ctx context.Context) error {
 		s.jobs = q
 	}
 	return nil
+}
+
+// secretKey is the key sealing what kgagent keeps on the bus (internal/seal):
+// the bearer tokens of queued jobs, and the resume tokens, requests and
+// frames of shared websocket streams. job_secret, else a key generated
+// once and kept in <data_dir>/jobs.key (0600); processes sharing a NATS
+// server need the same one.
+func (a *app) secretKey() ([]byte, error) {
+	if a.cfg.JobSecret != "" {
+		return []byte(a.cfg.JobSecret), nil
+	}
+	k, err := loadOrCreateSecretFile(filepath.Join(a.cfg.DataDir, "jobs.key"))
+	if err != nil {
+		return nil, err
+	}
+	return []byte(k), nil
 }
 
 // llmCompleter adapts the agent's streaming LLM to graphrag's Completer.
@@ -368,7 +380,14 @@ func (a *app) sharedGatewayState(gc *gateway.Config) error {
 		return err
 	}
 	gc.Limiter = l
-	st, err := natsstate.NewStreams(ctx, a.bus.conn, natsstate.StreamsConfig{MaxBytes: a.cfg.MaxStreamBytes})
+	if a.cfg.JobSecret == "" {
+		a.log.Warn("job_secret is not set: websocket streams and queued jobs are sealed with this data dir's jobs.key, so other replicas cannot resume them; set the same job_secret on every process")
+	}
+	key, err := a.secretKey()
+	if err != nil {
+		return err
+	}
+	st, err := natsstate.NewStreams(ctx, a.bus.conn, natsstate.StreamsConfig{MaxBytes: a.cfg.MaxStreamBytes, SecretKey: key})
 	if err != nil {
 		return err
 	}

@@ -1,72 +1,47 @@
 package natsjobs
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"strings"
+	"errors"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/seal"
 )
 
 // sealedPrefix starts a bearer token sealed by sealer: job records on the
 // bus and in JetStream's files never hold the token in plain text.
-const sealedPrefix = "sealed:v1:"
+const sealedPrefix = seal.Prefix
 
-// sealer encrypts secrets of job records with AES-256-GCM under a key
-// derived (sha256) from Config.SecretKey.
-type sealer struct{ aead cipher.AEAD }
+// sealContext binds a sealed bearer token to job records.
+const sealContext = "kgagent job secret"
+
+// sealer seals the secrets of job records (internal/seal, AES-256-GCM
+// under Config.SecretKey), with this package's error messages.
+type sealer struct{ s *seal.Sealer }
 
 func newSealer(key []byte) (*sealer, error) {
-	if len(key) == 0 {
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, kgagent.WrapError(kgagent.EINTERNAL, err, "job secret key")
-		}
-	}
-	sum := sha256.Sum256(key)
-	block, err := aes.NewCipher(sum[:])
+	s, err := seal.New(key)
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EINTERNAL, err, "job secret key")
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EINTERNAL, err, "job secret key")
-	}
-	return &sealer{aead: aead}, nil
+	return &sealer{s: s}, nil
 }
 
 // seal returns secret encrypted ("" stays "").
-func (s *sealer) seal(secret string) string {
-	if secret == "" {
-		return ""
-	}
-	nonce := make([]byte, s.aead.NonceSize())
-	_, _ = rand.Read(nonce)
-	ct := s.aead.Seal(nonce, nonce, []byte(secret), []byte("kgagent job secret"))
-	return sealedPrefix + base64.RawStdEncoding.EncodeToString(ct)
-}
+func (s *sealer) seal(secret string) string { return s.s.SealString(secret, sealContext) }
 
 // open decrypts a sealed secret. Errors: EINVALID when it was sealed under
 // another key (a restart without a persistent Config.SecretKey) or is
 // damaged; a value that is not sealed is refused too.
 func (s *sealer) open(sealed string) (string, error) {
-	if sealed == "" {
-		return "", nil
-	}
-	b64, ok := strings.CutPrefix(sealed, sealedPrefix)
-	if !ok {
+	pt, err := s.s.OpenString(sealed, sealContext)
+	switch {
+	case err == nil:
+		return pt, nil
+	case errors.Is(err, seal.ErrNotSealed):
 		return "", kgagent.Errorf(kgagent.EINVALID, "the job's bearer token is not sealed")
-	}
-	ct, err := base64.RawStdEncoding.DecodeString(b64)
-	if err != nil || len(ct) < s.aead.NonceSize() {
+	case errors.Is(err, seal.ErrDamaged):
 		return "", kgagent.Errorf(kgagent.EINVALID, "the job's bearer token is damaged")
-	}
-	pt, err := s.aead.Open(nil, ct[:s.aead.NonceSize()], ct[s.aead.NonceSize():], []byte("kgagent job secret"))
-	if err != nil {
+	default:
 		return "", kgagent.Errorf(kgagent.EINVALID, "the job's bearer token was sealed with another key (set the job secret key to the same value on every process)")
 	}
-	return string(pt), nil
 }

@@ -4,10 +4,14 @@
 // request's reply inbox in the websocket's JSON (gateway.Frame), the last one
 // with "complete": true. Bad requests get an error frame on the inbox.
 //
+// The same requests on kgagent.ask.<service> get one reply, the last frame
+// (the answer, or the error): what a plain request/reply call
+// (nc.Request, nats-py's request, `nats req` without --replies) waits for.
+//
 // From the plain nats CLI (replies=0 waits for every reply until the timeout):
 //
 //	nats req kgagent.request.agent '{"question":"What is the GIL?"}' --replies=0 --timeout=30s
-//	nats req kgagent.request.search '{"query":"asyncio","collection":"python","k":3}'
+//	nats req kgagent.ask.search '{"query":"asyncio","collection":"python","k":3}'
 //
 // The message is the websocket's "request" object, plus an optional "id" (the
 // request id, generated when absent) and "flow" (default "default"), or the
@@ -19,8 +23,10 @@
 // through the gateway's pipeline: checked for scope and collection and
 // charged to the daily limit exactly like HTTP. A server without keys
 // treats NATS callers as it treats HTTP ones (open). The bus itself must
-// still require credentials (the embedded server does): whoever reaches it
-// can read the job records.
+// still keep clients to asking: the embedded server gives them a user that
+// may only publish on the two request prefixes and subscribe to reply
+// inboxes, so no client reads another's requests (their credentials) or
+// answers in the queue group.
 //
 //	nats req kgagent.request.agent '{"question":"What is the GIL?"}' -H 'Authorization:Bearer <key>'
 package natsapi
@@ -68,9 +74,16 @@ func credential(m *nats.Msg) string {
 
 var _ Runner = (*gateway.Server)(nil)
 
+// The default subject prefixes: requests on <prefix>.<service>.
+const (
+	DefaultSubjectPrefix = "kgagent.request" // frames streamed to the reply inbox
+	DefaultAskPrefix     = "kgagent.ask"     // one reply: the last frame
+)
+
 // Config configures a Server. The zero value works.
 type Config struct {
-	SubjectPrefix   string       // default "kgagent.request"; services are <prefix>.<service>
+	SubjectPrefix   string       // default DefaultSubjectPrefix; services are <prefix>.<service>, streamed
+	AskPrefix       string       // default DefaultAskPrefix; <prefix>.<service> answers once
 	Queue           string       // queue group; default "kgagent"
 	MaxConcurrent   int          // calls run at once per Server; default 64
 	MaxMessageBytes int          // larger requests get TOO_LARGE; default 64 KiB
@@ -82,7 +95,7 @@ type Server struct {
 	nc     *nats.Conn
 	run    Runner
 	cfg    Config
-	sub    *nats.Subscription
+	subs   []*nats.Subscription
 	sem    chan struct{}
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -92,7 +105,10 @@ type Server struct {
 // New returns a Server on nc; Start subscribes.
 func New(nc *nats.Conn, r Runner, cfg Config) *Server {
 	if cfg.SubjectPrefix == "" {
-		cfg.SubjectPrefix = "kgagent.request"
+		cfg.SubjectPrefix = DefaultSubjectPrefix
+	}
+	if cfg.AskPrefix == "" {
+		cfg.AskPrefix = DefaultAskPrefix
 	}
 	if cfg.Queue == "" {
 		cfg.Queue = "kgagent"
@@ -110,24 +126,31 @@ func New(nc *nats.Conn, r Runner, cfg Config) *Server {
 	return &Server{nc: nc, run: r, cfg: cfg, sem: make(chan struct{}, cfg.MaxConcurrent), ctx: ctx, cancel: cancel}
 }
 
-// Start subscribes to <prefix>.* in the queue group.
+// Start subscribes to <prefix>.* and <ask prefix>.* in the queue group.
 func (s *Server) Start() error {
-	sub, err := s.nc.QueueSubscribe(s.cfg.SubjectPrefix+".*", s.cfg.Queue, s.handle)
-	if err != nil {
-		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "cannot subscribe to %s.*", s.cfg.SubjectPrefix)
+	for _, p := range []struct {
+		prefix string
+		once   bool
+	}{{s.cfg.SubjectPrefix, false}, {s.cfg.AskPrefix, true}} {
+		sub, err := s.nc.QueueSubscribe(p.prefix+".*", s.cfg.Queue, func(m *nats.Msg) { s.handle(m, p.prefix, p.once) })
+		if err != nil {
+			return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "cannot subscribe to %s.*", p.prefix)
+		}
+		// Requests wait in the client's buffer while MaxConcurrent run;
+		// allow a deep buffer instead of dropping them as a slow consumer.
+		_ = sub.SetPendingLimits(1<<16, 256<<20)
+		s.subs = append(s.subs, sub)
 	}
-	// Requests wait in the client's buffer while MaxConcurrent run; allow a
-	// deep buffer instead of dropping them as a slow consumer.
-	_ = sub.SetPendingLimits(1<<16, 256<<20)
-	s.sub = sub
 	return s.nc.Flush()
 }
 
 // Close unsubscribes, cancels running calls and waits for them.
 func (s *Server) Close() error {
 	var err error
-	if s.sub != nil {
-		err = s.sub.Unsubscribe()
+	for _, sub := range s.subs {
+		if e := sub.Unsubscribe(); e != nil && err == nil {
+			err = e
+		}
 	}
 	s.cancel()
 	s.wg.Wait()
@@ -173,12 +196,14 @@ func DecodeMessage(service string, data []byte, max int) (gateway.Request, error
 	return req, err
 }
 
-func (s *Server) handle(m *nats.Msg) {
+// handle runs the request m on a subject of prefix: its frames go to the
+// reply inbox as they come, or, once, only the last one.
+func (s *Server) handle(m *nats.Msg, prefix string, once bool) {
 	if m.Reply == "" {
 		s.cfg.Logger.Warn("nats request without reply subject; dropped", "subject", m.Subject)
 		return
 	}
-	service := strings.TrimPrefix(m.Subject, s.cfg.SubjectPrefix+".")
+	service := strings.TrimPrefix(m.Subject, prefix+".")
 	req, err := DecodeMessage(service, m.Data, s.cfg.MaxMessageBytes)
 	id := req.ID
 	if id == "" {
@@ -201,7 +226,9 @@ func (s *Server) handle(m *nats.Msg) {
 		send := func(f gateway.Frame) {
 			seq++
 			f.Seq = seq
-			s.publish(m.Reply, f)
+			if !once || f.Complete {
+				s.publish(m.Reply, f)
+			}
 		}
 		p, err := s.run.Authenticate(s.ctx, credential(m), "nats")
 		if err != nil {

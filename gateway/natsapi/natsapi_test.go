@@ -265,3 +265,53 @@ func TestNATSChecksAndChargesLikeHTTP(t *testing.T) {
 		t.Errorf("HTTP after the NATS queries: %d", resp.StatusCode)
 	}
 }
+
+// TestNATSSingleReply is finding 3 of issue 21: a request on
+// kgagent.ask.<service> is answered once, with the last frame, so a plain
+// request/reply call (nc.Request) gets the answer, not the first thought;
+// errors come back the same way.
+func TestNATSSingleReply(t *testing.T) {
+	ns := startNATS(t)
+	startWorker(t, ns, &asker{})
+	nc := connect(t, ns)
+	m, err := nc.Request("kgagent.ask.agent", []byte(`{"id":"a1","question":"What is NATS?"}`), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f gateway.Frame
+	if err := json.Unmarshal(m.Data, &f); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Complete || f.ID != "a1" || f.Response["answer"] != "A: What is NATS?" || f.Response["sources"] == nil {
+		t.Errorf("single reply = %+v", f)
+	}
+	// Exactly one message reaches the inbox.
+	inbox := nats.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.PublishRequest("kgagent.ask.search", inbox, []byte(`{"query":"q"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.NextMsg(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if extra, err := sub.NextMsg(300 * time.Millisecond); err == nil {
+		t.Errorf("a second reply: %s", extra.Data)
+	}
+	for _, tt := range []struct{ subject, data, typ string }{
+		{"kgagent.ask.agent", `{}`, "INVALID_ARGUMENT"},
+		{"kgagent.ask.llm", `{"question":"q"}`, "NOT_FOUND"},
+	} {
+		m, err := nc.Request(tt.subject, []byte(tt.data), 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f gateway.Frame
+		_ = json.Unmarshal(m.Data, &f)
+		if f.Error == nil || f.Error.Type != tt.typ || !f.Complete {
+			t.Errorf("%s %s: %+v, want %s", tt.subject, tt.data, f, tt.typ)
+		}
+	}
+}

@@ -19,7 +19,7 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 func benchmarkAppend(b *testing.B, url string) {
-	ss, err := NewStreams(context.Background(), connect(b, url), StreamsConfig{})
+	ss, err := NewStreams(context.Background(), connect(b, url), StreamsConfig{SecretKey: testKey})
 	if err != nil {
 		b.Fatal(err)
 	}

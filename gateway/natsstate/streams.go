@@ -20,6 +20,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/gateway"
 	"github.com/kgagent/kgagent/internal/natskv"
+	"github.com/kgagent/kgagent/internal/seal"
 )
 
 // StreamsConfig names the JetStream resources of Streams and sets their
@@ -33,6 +34,13 @@ type StreamsConfig struct {
 	MaxBytes  int64         // bytes of frames kept in all, oldest dropped first; 64 MiB
 	Replicas  int           // replicas of the stream and bucket; 0: natskv.Replicas
 	Stale     time.Duration // the lease: a running stream's record unchanged for this long (seen by a reader) is taken over; 5s
+	// SecretKey seals what the stream and bucket hold of a stream — its
+	// resume token and request in the record, its frames and notes —
+	// with AES-256-GCM (internal/seal), so the bus and JetStream never
+	// hold them in plain text. Every replica needs the same key (kgagent
+	// uses job_secret); empty: a random key, so streams resume only on
+	// this process.
+	SecretKey []byte
 }
 
 // Streams is a gateway.StreamStore in NATS JetStream, so a websocket client
@@ -68,6 +76,7 @@ type Streams struct {
 	nc  *nats.Conn
 	js  jetstream.JetStream
 	kv  jetstream.KeyValue
+	sl  *seal.Sealer
 
 	mu  sync.Mutex
 	run func(gateway.Takeover)
@@ -75,15 +84,77 @@ type Streams struct {
 
 var _ gateway.DurableStreams = (*Streams)(nil)
 
-// record is the key-value entry of one stream.
+// record is the key-value entry of one stream, as this process holds it;
+// in the bucket its Token and Run are sealed (encode, decode).
 type record struct {
-	Token     string          `json:"token"`
-	Subject   string          `json:"subject"`
-	Done      bool            `json:"done"`
-	Beat      int64           `json:"beat"`            // when the running replica last renewed it (Unix ms)
-	Owner     string          `json:"owner,omitempty"` // the run that holds the lease (random per run)
-	Run       json.RawMessage `json:"run,omitempty"`   // the request, to be continued elsewhere (gateway's, opaque here)
-	Takeovers int             `json:"takeovers,omitempty"`
+	Token     string `json:"token"` // the resume token
+	Subject   string `json:"subject"`
+	Done      bool   `json:"done"`
+	Beat      int64  `json:"beat"`            // when the running replica last renewed it (Unix ms)
+	Owner     string `json:"owner,omitempty"` // the run that holds the lease (random per run)
+	Run       []byte `json:"run,omitempty"`   // the request, to be continued elsewhere (gateway's, opaque here)
+	Takeovers int    `json:"takeovers,omitempty"`
+}
+
+// stored is a record as the bucket holds it: its resume token and request
+// sealed, each bound to the stream's record key.
+type storedRecord struct {
+	Token     string `json:"token"`
+	Subject   string `json:"subject"`
+	Done      bool   `json:"done"`
+	Beat      int64  `json:"beat"`
+	Owner     string `json:"owner,omitempty"`
+	Run       string `json:"run,omitempty"`
+	Takeovers int    `json:"takeovers,omitempty"`
+}
+
+// Contexts the sealed parts of a stream are bound to (with its record
+// key or subject).
+const (
+	sealToken = "kgagent stream token "
+	sealRun   = "kgagent stream request "
+	sealFrame = "kgagent stream frame "
+)
+
+// encode returns r as the bucket keeps it under record key rk.
+func (s *Streams) encode(rk string, r record) []byte {
+	b, _ := json.Marshal(storedRecord{Token: s.sl.SealString(r.Token, sealToken+rk), Subject: r.Subject, Done: r.Done,
+		Beat: r.Beat, Owner: r.Owner, Run: s.sl.SealString(string(r.Run), sealRun+rk), Takeovers: r.Takeovers})
+	return b
+}
+
+// decode reads the bucket's entry of record key rk. Its lease fields are
+// returned even when err says its sealed parts could not be opened
+// (EUNAVAILABLE: sealed with another replica's key).
+func (s *Streams) decode(rk string, data []byte) (record, error) {
+	var sr storedRecord
+	if err := json.Unmarshal(data, &sr); err != nil {
+		return record{}, kgagent.Errorf(kgagent.EUNAVAILABLE, "the stream record is damaged")
+	}
+	r := record{Subject: sr.Subject, Done: sr.Done, Beat: sr.Beat, Owner: sr.Owner, Takeovers: sr.Takeovers}
+	tok, terr := s.sl.OpenString(sr.Token, sealToken+rk)
+	run, rerr := s.sl.OpenString(sr.Run, sealRun+rk)
+	if terr != nil || rerr != nil {
+		return r, kgagent.Errorf(kgagent.EUNAVAILABLE, "the stream record was sealed with another key (set job_secret to the same value on every replica)")
+	}
+	r.Token = tok
+	if run != "" {
+		r.Run = []byte(run)
+	}
+	return r, nil
+}
+
+// sealData seals a frame or note for subject; openData opens it.
+func (s *Streams) sealData(subject string, data []byte) []byte {
+	return s.sl.Seal(data, sealFrame+subject)
+}
+
+func (s *Streams) openData(subject string, data []byte) ([]byte, error) {
+	b, err := s.sl.Open(data, sealFrame+subject)
+	if err != nil {
+		return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "the stream's events were sealed with another key (set job_secret to the same value on every replica)")
+	}
+	return b, nil
 }
 
 // NewStreams creates (or opens) the stream and the bucket. Errors:
@@ -109,6 +180,10 @@ func NewStreams(ctx context.Context, nc *nats.Conn, cfg StreamsConfig) (*Streams
 	}
 	if cfg.Stale <= 0 {
 		cfg.Stale = 5 * time.Second
+	}
+	sl, err := seal.New(cfg.SecretKey)
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EINTERNAL, err, "stream secret key")
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -136,7 +211,7 @@ func NewStreams(ctx context.Context, nc *nats.Conn, cfg StreamsConfig) (*Streams
 	if err != nil {
 		return nil, err
 	}
-	return &Streams{cfg: cfg, nc: nc, js: js, kv: kv}, nil
+	return &Streams{cfg: cfg, nc: nc, js: js, kv: kv, sl: sl}, nil
 }
 
 // recordKey is the bucket key of a stream key (which may hold any byte).
@@ -156,15 +231,14 @@ func (s *Streams) Start(ctx context.Context, key, token string) (gateway.Stream,
 	case err != nil:
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading the stream record")
 	default:
-		var r record
-		if json.Unmarshal(e.Value(), &r) == nil && !r.Done {
+		if r, err := s.decode(rk, e.Value()); (err == nil || r.Subject != "") && !r.Done {
 			return nil, kgagent.Errorf(kgagent.ECONFLICT, "a request with this id is already running")
 		}
 		rev = e.Revision()
 	}
 	st := s.newOwner(key, rk)
 	r := record{Token: token, Subject: s.cfg.Subject + "." + rk + "." + randomHex(8), Beat: time.Now().UnixMilli(), Owner: st.ownerID}
-	b, _ := json.Marshal(r)
+	b := s.encode(rk, r)
 	if rev == 0 {
 		rev, err = s.kv.Create(ctx, rk, b)
 	} else {
@@ -221,7 +295,7 @@ func (s *Streams) takeOver(key, rk string, e jetstream.KeyValueEntry, r record) 
 	st := s.newOwner(key, rk)
 	r.Owner, r.Beat = st.ownerID, time.Now().UnixMilli()
 	r.Takeovers++
-	b, _ := json.Marshal(r)
+	b := s.encode(rk, r)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	rev, err := s.kv.Update(ctx, rk, b, e.Revision())
@@ -304,15 +378,19 @@ func (s *Streams) stored(ctx context.Context, subject string) (frames, notes [][
 			if err != nil {
 				return nil, nil, 0, 0, false, err
 			}
+			data, err := s.openData(subject, m.Data())
+			if err != nil {
+				return nil, nil, 0, 0, false, err
+			}
 			if m.Headers().Get(noteHeader) != "" {
-				notes = append(notes, m.Data())
+				notes = append(notes, data)
 			} else {
 				n, _ := strconv.ParseInt(m.Headers().Get(seqHeader), 10, 64)
 				if n != last+1 {
 					whole = false
 				}
 				last = n
-				frames = append(frames, m.Data())
+				frames = append(frames, data)
 			}
 			if md.Sequence.Stream >= lm.Sequence {
 				return frames, notes, last, md.Sequence.Stream, whole, nil
@@ -335,7 +413,7 @@ func (st *stream) putLocked(r record) error {
 	if st.isLost() {
 		return errLost
 	}
-	b, _ := json.Marshal(r)
+	b := st.s.encode(st.rk, r)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	at := time.Now()
@@ -345,7 +423,10 @@ func (st *stream) putLocked(r record) error {
 		// this run's when it names it.
 		e, gerr := st.s.kv.Get(ctx, st.rk)
 		var cur record
-		if gerr == nil && json.Unmarshal(e.Value(), &cur) == nil && cur.Owner == st.ownerID {
+		if gerr == nil {
+			cur, _ = st.s.decode(st.rk, e.Value()) // the owner is not sealed
+		}
+		if gerr == nil && cur.Owner == st.ownerID {
 			st.rev = e.Revision()
 			rev, err = st.s.kv.Update(ctx, st.rk, b, st.rev)
 		}
@@ -439,9 +520,9 @@ func (s *Streams) Get(ctx context.Context, key string) (gateway.Stream, error) {
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading the stream record")
 	}
-	var r record
-	if err := json.Unmarshal(e.Value(), &r); err != nil {
-		return nil, kgagent.Errorf(kgagent.ENOTFOUND, "no such stream")
+	r, err := s.decode(rk, e.Value())
+	if err != nil {
+		return nil, err
 	}
 	return &stream{s: s, key: key, rk: rk, rec: r}, nil
 }
@@ -497,8 +578,7 @@ func (st *stream) Done() bool {
 	if err != nil {
 		return errors.Is(err, jetstream.ErrKeyNotFound)
 	}
-	var r record
-	_ = json.Unmarshal(e.Value(), &r)
+	r, _ := st.s.decode(st.rk, e.Value()) // done is not sealed
 	return r.Done
 }
 
@@ -536,7 +616,7 @@ func (st *stream) Append(f gateway.Frame) {
 	}
 	msg := nats.NewMsg(st.rec.Subject)
 	msg.Header.Set(seqHeader, strconv.FormatInt(f.Seq, 10))
-	msg.Data = data
+	msg.Data = st.s.sealData(st.rec.Subject, data)
 	if !st.gaveUp.Load() && !st.publish(msg) {
 		st.mu.Unlock()
 		st.markLost()
@@ -621,7 +701,7 @@ func (st *stream) Note(data []byte) error {
 	}
 	msg := nats.NewMsg(st.rec.Subject)
 	msg.Header.Set(noteHeader, "1")
-	msg.Data = data
+	msg.Data = st.s.sealData(st.rec.Subject, data)
 	ok := st.publish(msg)
 	stored := ok && !st.gaveUp.Load()
 	st.mu.Unlock()
@@ -711,8 +791,13 @@ func (st *stream) Attach(subID uint64, lastSeq int64, send func([]byte) bool) er
 			fail(fmt.Sprintf("events %d to %d of this request were not stored; ask again", sent+1, n-1))
 			return
 		}
+		data, err := st.s.openData(st.rec.Subject, m.Data())
+		if err != nil {
+			fail(kgagent.ErrorMessage(err))
+			return
+		}
 		sent = n
-		if !send(m.Data()) || complete(m.Data()) {
+		if !send(data) || complete(data) {
 			stop()
 		}
 	})
@@ -755,8 +840,8 @@ func (st *stream) watch(stopped *atomic.Bool, dead func()) {
 		if err != nil {
 			continue
 		}
-		var r record
-		if json.Unmarshal(e.Value(), &r) != nil || r.Done {
+		r, err := st.s.decode(st.rk, e.Value())
+		if (err != nil && r.Subject == "") || r.Done {
 			continue
 		}
 		if e.Revision() != rev {

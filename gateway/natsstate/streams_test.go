@@ -75,8 +75,8 @@ func seqRange(from, to int64) []int64 {
 func TestResumeOnAnotherReplica(t *testing.T) {
 	s := startNATS(t)
 	ctx := context.Background()
-	a := newStreams(t, s.ClientURL(), StreamsConfig{})
-	b := newStreams(t, s.ClientURL(), StreamsConfig{})
+	a := newStreams(t, s.ClientURL(), StreamsConfig{SecretKey: testKey})
+	b := newStreams(t, s.ClientURL(), StreamsConfig{SecretKey: testKey})
 	st, err := a.Start(ctx, "o:user\x00q1", "tok")
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestResumeOnAnotherReplica(t *testing.T) {
 func TestByteBudget(t *testing.T) {
 	s := startNATS(t)
 	ctx := context.Background()
-	ss := newStreams(t, s.ClientURL(), StreamsConfig{MaxBytes: 4096})
+	ss := newStreams(t, s.ClientURL(), StreamsConfig{SecretKey: testKey, MaxBytes: 4096})
 	st, err := ss.Start(ctx, "k", "tok")
 	if err != nil {
 		t.Fatal(err)
@@ -169,11 +169,11 @@ func TestResumeAfterTheRunningReplicaDied(t *testing.T) {
 	s := startNATS(t)
 	ctx := context.Background()
 	ncA := connect(t, s.ClientURL())
-	a, err := NewStreams(ctx, ncA, StreamsConfig{Stale: 1500 * time.Millisecond})
+	a, err := NewStreams(ctx, ncA, StreamsConfig{SecretKey: testKey, Stale: 1500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newStreams(t, s.ClientURL(), StreamsConfig{Stale: 1500 * time.Millisecond})
+	b := newStreams(t, s.ClientURL(), StreamsConfig{SecretKey: testKey, Stale: 1500 * time.Millisecond})
 	st, err := a.Start(ctx, "o:u\x00q9", "tok")
 	if err != nil {
 		t.Fatal(err)
@@ -217,3 +217,6 @@ func TestResumeAfterTheRunningReplicaDied(t *testing.T) {
 	}
 	t.Logf("final UNAVAILABLE frame %s after resuming", time.Since(start).Round(time.Millisecond))
 }
+
+// testKey is the secret every replica of a test shares (job_secret).
+var testKey = []byte("the job_secret of every replica")

@@ -63,7 +63,7 @@ func TestTakeoverOnCluster(t *testing.T) {
 // and urlC; die is called when A dies.
 func takeoverExactlyOnce(t *testing.T, urlA, urlB, urlC string, die func()) {
 	ctx := context.Background()
-	cfg := StreamsConfig{Stale: 600 * time.Millisecond}
+	cfg := StreamsConfig{SecretKey: testKey, Stale: 600 * time.Millisecond}
 	ncA := connect(t, urlA)
 	a, err := NewStreams(ctx, ncA, cfg)
 	if err != nil {
@@ -147,7 +147,7 @@ func takeoverExactlyOnce(t *testing.T, urlA, urlB, urlC string, die func()) {
 func TestTakeoverCompareAndSet(t *testing.T) {
 	s := startNATS(t)
 	ctx := context.Background()
-	a := newStreams(t, s.ClientURL(), StreamsConfig{})
+	a := newStreams(t, s.ClientURL(), StreamsConfig{SecretKey: testKey})
 	st, err := a.Start(ctx, "o:u\x00q2", "tok")
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestTakeoverCompareAndSet(t *testing.T) {
 	var runs atomic.Int32
 	var reps []*Streams
 	for range 8 {
-		r := newStreams(t, s.ClientURL(), StreamsConfig{})
+		r := newStreams(t, s.ClientURL(), StreamsConfig{SecretKey: testKey})
 		r.OnTakeover(func(gateway.Takeover) { runs.Add(1) })
 		reps = append(reps, r)
 	}
@@ -169,8 +169,10 @@ func TestTakeoverCompareAndSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec record
-	_ = json.Unmarshal(e.Value(), &rec)
+	rec, err := a.decode(rk, e.Value())
+	if err != nil {
+		t.Fatal(err)
+	}
 	outcomes := make([]int, len(reps))
 	var wg sync.WaitGroup
 	for i, r := range reps {
@@ -204,8 +206,8 @@ func TestTakeoverCompareAndSet(t *testing.T) {
 func TestTakenOverReplicaWritesNothing(t *testing.T) {
 	s := startNATS(t)
 	ctx := context.Background()
-	a := newStreams(t, s.ClientURL(), StreamsConfig{})
-	b := newStreams(t, s.ClientURL(), StreamsConfig{})
+	a := newStreams(t, s.ClientURL(), StreamsConfig{SecretKey: testKey})
+	b := newStreams(t, s.ClientURL(), StreamsConfig{SecretKey: testKey})
 	continued := make(chan struct{})
 	b.OnTakeover(func(to gateway.Takeover) {
 		to.Stream.Append(gateway.Frame{ID: "q3", Response: map[string]any{"thought": "3 by B"}})
@@ -227,8 +229,10 @@ func TestTakenOverReplicaWritesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rec record
-		_ = json.Unmarshal(e.Value(), &rec)
+		rec, err := b.decode(rk, e.Value())
+		if err != nil {
+			t.Fatal(err)
+		}
 		o := b.takeOver("o:u\x00q3", rk, e, rec)
 		if o == tookOver {
 			break
@@ -270,7 +274,7 @@ func TestTakenOverReplicaWritesNothing(t *testing.T) {
 func TestTakeoverOfATakeover(t *testing.T) {
 	s := startNATS(t)
 	ctx := context.Background()
-	cfg := StreamsConfig{Stale: 600 * time.Millisecond}
+	cfg := StreamsConfig{SecretKey: testKey, Stale: 600 * time.Millisecond}
 	ncA, ncB := connect(t, s.ClientURL()), connect(t, s.ClientURL())
 	a, err := NewStreams(ctx, ncA, cfg)
 	if err != nil {
