@@ -118,8 +118,8 @@ type deadlineWriter struct {
 	http.ResponseWriter
 	rc       *http.ResponseController
 	bodyDone atomic.Bool
-	wrote    bool
-	flushed  bool
+	wrote    atomic.Bool // the response's header was written
+	flushed  atomic.Bool // the response flushed: a stream
 }
 
 // header runs before the response's header is written. An error response
@@ -128,10 +128,9 @@ type deadlineWriter struct {
 // client sends it, before the response and again at its end): reading
 // ends now, and the connection is closed after the response.
 func (w *deadlineWriter) header(status int) {
-	if w.wrote || status < 200 { // 1xx are not the response
+	if status < 200 || !w.wrote.CompareAndSwap(false, true) { // 1xx are not the response
 		return
 	}
-	w.wrote = true
 	if status >= 400 && !w.bodyDone.Load() {
 		w.Header().Set("Connection", "close")
 		_ = w.rc.SetReadDeadline(time.Now())
@@ -152,8 +151,7 @@ func (w *deadlineWriter) Write(b []byte) (int, error) {
 // the write deadline no longer bounds.
 func (w *deadlineWriter) FlushError() error {
 	w.header(http.StatusOK)
-	if !w.flushed {
-		w.flushed = true
+	if w.flushed.CompareAndSwap(false, true) {
 		_ = w.rc.SetWriteDeadline(time.Time{})
 	}
 	return w.rc.Flush()

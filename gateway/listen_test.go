@@ -237,14 +237,13 @@ func jsonDecode(r io.Reader, v any) error {
 }
 
 // TestHTTPStreamsOutliveWriteTimeout: on the gateway's own routes behind
-// NewHTTPServer, a websocket keeps working past the write and read
-// timeouts (its answer comes after both), and an OpenAI SSE stream is
-// served under them.
+// NewHTTPServer, a websocket and an OpenAI SSE stream keep working past
+// the write and read timeouts: their answers come after both.
 func TestHTTPStreamsOutliveWriteTimeout(t *testing.T) {
 	const limit = 300 * time.Millisecond
+	limits := HTTPLimits{ReadTimeout: limit, WriteTimeout: limit}
 	f := newFixture(t, Config{})
-	addr := startLimited(t, f.srv.Handler(), HTTPLimits{ReadTimeout: limit, WriteTimeout: limit})
-	base := "http://" + addr
+	base := "http://" + startLimited(t, f.srv.Handler(), limits)
 	c := dialSocket(t, base, "")
 	time.Sleep(2 * limit)
 	send(t, c, `{"id":"late","service":"agent","request":{"question":"block then answer"}}`)
@@ -255,14 +254,17 @@ func TestHTTPStreamsOutliveWriteTimeout(t *testing.T) {
 		t.Errorf("websocket answer after the timeouts: %+v", last)
 	}
 
+	g := newFixture(t, Config{})
+	base = "http://" + startLimited(t, g.srv.Handler(), limits)
+	go func() { time.Sleep(3 * limit); g.asker.unblock() }()
 	resp, err := http.Post(base+"/v1/chat/completions", "application/json",
-		strings.NewReader(`{"model":"kgagent","stream":true,"messages":[{"role":"user","content":"q"}]}`))
+		strings.NewReader(`{"model":"kgagent","stream":true,"messages":[{"role":"user","content":"block then answer"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(string(b), "data: [DONE]") {
-		t.Errorf("SSE stream: %d %q", resp.StatusCode, b)
+		t.Errorf("SSE stream past the write timeout: %d %q", resp.StatusCode, b)
 	}
 }
