@@ -263,7 +263,7 @@ func citations(src []kgagent.Source) string {
 type chatOptions struct {
 	json         bool                 // content is the answer object as JSON
 	schema       *jsonschema.Resolved // that object must validate against it (json_schema)
-	keep         map[string]bool      // properties the schema allows, when it allows no others
+	rawSchema    map[string]any       // that schema, to drop what it forbids
 	maxBytes     int                  // the content is cut after this many bytes (0: not cut)
 	includeUsage bool
 }
@@ -373,12 +373,7 @@ func (o *chatOptions) setSchema(raw json.RawMessage) error {
 		return unsupportedParam("response_format", "response_format json_schema.schema cannot be used: %v", err)
 	}
 	o.schema = rs
-	if sc.AdditionalProperties != nil && sc.AdditionalProperties.Not != nil {
-		o.keep = map[string]bool{}
-		for name := range sc.Properties {
-			o.keep[name] = true
-		}
-	}
+	_ = json.Unmarshal(raw, &o.rawSchema)
 	sample := kgagent.Answer{Answer: "An answer [1].", Agent: "docs", Citations: kgagent.CitationsModel,
 		Sources: []kgagent.Source{{URL: "https://docs.example/page#section", Title: "Page", Score: 1, HeadingPath: []string{"Page", "Section"}}}}
 	if _, err := o.answerJSON(sample); err != nil {
@@ -403,25 +398,71 @@ func (o *chatOptions) answerJSON(ans kgagent.Answer) (string, error) {
 	if ans.Citations != "" {
 		obj["citations"] = ans.Citations
 	}
-	if o.keep != nil {
-		for k := range obj {
-			if !o.keep[k] {
-				delete(obj, k)
-			}
-		}
+	if o.schema == nil {
+		b, err := json.Marshal(obj)
+		return string(b), err
 	}
+	// The schema sees the object as JSON decodes it.
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return "", err
 	}
-	if o.schema != nil {
-		var v any
-		_ = json.Unmarshal(b, &v)
-		if err := o.schema.Validate(v); err != nil {
-			return "", err
+	var v any
+	_ = json.Unmarshal(b, &v)
+	v = project(v, o.rawSchema, o.rawSchema, 0)
+	if err := o.schema.Validate(v); err != nil {
+		return "", err
+	}
+	b, err = json.Marshal(v)
+	return string(b), err
+}
+
+// project drops from v, at every level, the object properties that the
+// schema sch (part of root) forbids with additionalProperties: false, so
+// that a strict schema naming some of the answer's fields accepts it.
+func project(v any, sch, root map[string]any, depth int) any {
+	if depth > 32 || sch == nil {
+		return v
+	}
+	for i := 0; i < 8; i++ { // follow local $refs ("#/$defs/Source")
+		ref, ok := sch["$ref"].(string)
+		if !ok || !strings.HasPrefix(ref, "#/") {
+			break
+		}
+		var at any = root
+		for _, part := range strings.Split(ref[2:], "/") {
+			m, _ := at.(map[string]any)
+			at = m[strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")]
+		}
+		next, ok := at.(map[string]any)
+		if !ok {
+			return v
+		}
+		sch = next
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		props, _ := sch["properties"].(map[string]any)
+		if ap, ok := sch["additionalProperties"].(bool); ok && !ap {
+			for k := range x {
+				if _, ok := props[k]; !ok {
+					delete(x, k)
+				}
+			}
+		}
+		for k, val := range x {
+			if ps, ok := props[k].(map[string]any); ok {
+				x[k] = project(val, ps, root, depth+1)
+			}
+		}
+	case []any:
+		if is, ok := sch["items"].(map[string]any); ok {
+			for i := range x {
+				x[i] = project(x[i], is, root, depth+1)
+			}
 		}
 	}
-	return string(b), nil
+	return v
 }
 
 // cut returns content cut to o.maxBytes (at a rune boundary) and whether

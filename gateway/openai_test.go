@@ -238,6 +238,8 @@ func TestOpenAIParameters(t *testing.T) {
 	for _, rf := range []string{
 		`{"type":"json_object"}`,
 		`{"type":"json_schema","json_schema":{"name":"doc_answer","strict":true,"schema":{"type":"object","properties":{"answer":{"type":"string"},"sources":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string"},"title":{"type":"string"}},"required":["url","title"]}}},"required":["answer","sources"],"additionalProperties":false}}}`,
+		// As LangChain's with_structured_output writes a strict Pydantic model.
+		`{"type":"json_schema","json_schema":{"name":"DocAnswer","strict":true,"schema":{"$defs":{"Source":{"type":"object","properties":{"url":{"type":"string"},"title":{"type":"string"}},"required":["url","title"],"additionalProperties":false}},"type":"object","properties":{"answer":{"type":"string"},"sources":{"type":"array","items":{"$ref":"#/$defs/Source"}}},"required":["answer","sources"],"additionalProperties":false}}}`,
 	} {
 		status, m, _ := do(t, "POST", u+"/v1/chat/completions", "", `{"model":"docs",`+msgs+`,"response_format":`+rf+`}`)
 		c, _ := content(m)
@@ -247,6 +249,9 @@ func TestOpenAIParameters(t *testing.T) {
 		}
 		if strings.Contains(rf, "additionalProperties") && len(obj) != 2 {
 			t.Errorf("%s: properties the schema forbids: %v", rf, obj)
+		}
+		if strings.Contains(rf, "$defs") && len(obj["sources"].([]any)[0].(map[string]any)) != 2 {
+			t.Errorf("%s: source properties the schema forbids: %v", rf, obj)
 		}
 	}
 	// max_tokens cuts the content (4 bytes a token), streamed or not.

@@ -185,6 +185,13 @@ func TestToolSchemasMatchBehaviour(t *testing.T) {
 		props[tool.Name] = sc.Properties
 	}
 	prop := func(tool, name string) map[string]any { return props[tool][name].(map[string]any) }
+	for _, tool := range tools.Tools {
+		for _, schema := range []any{tool.InputSchema, tool.OutputSchema} {
+			if raw, _ := json.Marshal(schema); strings.Contains(string(raw), `"type":[`) {
+				t.Errorf("%s: a property of several types: %s", tool.Name, raw)
+			}
+		}
+	}
 	if typ := prop("ingest", "urls")["type"]; typ != "array" {
 		t.Errorf("ingest urls type %v", typ)
 	}
@@ -225,6 +232,7 @@ func TestToolSchemasMatchBehaviour(t *testing.T) {
 		{"graph", map[string]any{"s": "Lumen", "limit": 0}, "INVALID_ARGUMENT: limit must be between 1 and 1000, not 0"},
 		{"ingest", map[string]any{"urls": nil}, "INVALID_ARGUMENT: urls must be an array, not null"},
 		{"ingest", map[string]any{"urls": []any{}}, "INVALID_ARGUMENT: urls needs at least 1 item(s)"},
+		{"ingest", map[string]any{"urls": []any{"https://x.example/"}, "exclude": nil}, "INVALID_ARGUMENT: exclude must be an array, not null"},
 		{"ingest", map[string]any{"urls": []any{1}}, "INVALID_ARGUMENT: urls[0] must be a string, not the number 1"},
 		{"ingest", map[string]any{"urls": []any{"https://x.example/"}, "max_pages": 0}, "INVALID_ARGUMENT: max_pages must be at least 1, not 0"},
 		{"ask", map[string]any{"question": strings.Repeat("x", 40000)}, "INVALID_ARGUMENT: question is 40000 characters long, over the limit of 32768"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -134,6 +135,7 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, tweak func(*jsonschema.Schema)
 	if err != nil {
 		panic(fmt.Sprintf("mcp tool %s: input schema: %v", t.Name, err))
 	}
+	singleTypes(in)
 	if tweak != nil {
 		tweak(in)
 	}
@@ -145,6 +147,7 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, tweak func(*jsonschema.Schema)
 	if err != nil {
 		panic(fmt.Sprintf("mcp tool %s: output schema: %v", t.Name, err))
 	}
+	singleTypes(out)
 	t.InputSchema, t.OutputSchema = in, out
 	s.srv.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
 		defer func() {
@@ -170,6 +173,28 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, tweak func(*jsonschema.Schema)
 		}
 		return &sdk.CallToolResult{Content: content, StructuredContent: o}, nil
 	})
+}
+
+// singleTypes gives every property of s one type: a Go slice's inferred
+// schema is ["null","array"], but kgagent never sends null for a list (it
+// sends [] or leaves the property out) and refuses null for one, and
+// clients that map schemas onto a one-type dialect (Gemini's function
+// declarations, the MCP Inspector's --strict check) want a single type.
+func singleTypes(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
+		t := s.Types[0]
+		if t == "null" {
+			t = s.Types[1]
+		}
+		s.Type, s.Types = t, nil
+	}
+	for _, p := range s.Properties {
+		singleTypes(p)
+	}
+	singleTypes(s.Items)
 }
 
 func (s *Server) addTools() {
@@ -224,8 +249,6 @@ func (s *Server) addTools() {
 			"pages outside the given urls are never removed; the result counts the pages kept (counters.kept) and says why (kept_reason).",
 		Annotations: &sdk.ToolAnnotations{OpenWorldHint: ptr(true), IdempotentHint: true, DestructiveHint: ptr(true)},
 	}, func(sc *jsonschema.Schema) {
-		// A list, never null (a Go slice's inferred schema allows null).
-		sc.Properties["urls"].Type, sc.Properties["urls"].Types = "array", nil
 		sc.Properties["urls"].MinItems = ptr(1)
 		sc.Properties["max_pages"].Minimum = ptr(1.0)
 	}, s.ingest)
