@@ -7,9 +7,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,6 +107,17 @@ func TestDeployFilesAreTrue(t *testing.T) {
 		case strings.HasPrefix(img, "nats:"):
 			count["nats"]++
 			natsArgs = append(natsArgs, strs(svc["command"]))
+			// The users of deploy/config/nats-auth.conf, with the
+			// passwords it reads from the environment.
+			if !slices.Contains(strs(svc["volumes"]), "./config/nats-auth.conf:/etc/nats/kgagent-auth.conf:ro") {
+				t.Errorf("compose %s: does not mount deploy/config/nats-auth.conf: %v", name, svc["volumes"])
+			}
+			envMap, _ := svc["environment"].(map[string]any)
+			for _, k := range []string{"KGAGENT_NATS_PASSWORD", "KGAGENT_NATS_CLIENT_PASSWORD"} {
+				if _, ok := envMap[k]; !ok {
+					t.Errorf("compose %s: no %s for nats-auth.conf", name, k)
+				}
+			}
 			continue
 		case strings.HasPrefix(img, "qdrant/qdrant:"):
 			count["qdrant"]++
@@ -127,6 +138,12 @@ func TestDeployFilesAreTrue(t *testing.T) {
 		}
 		if _, ok := envMap["KGAGENT_JOB_SECRET"]; !ok {
 			t.Errorf("compose %s: no KGAGENT_JOB_SECRET: processes sharing a job queue need the same key", name)
+		}
+		natsURL, _ := envMap["KGAGENT_NATS_URL"].(string)
+		for _, u := range strings.Split(natsURL, ",") {
+			if !strings.HasPrefix(u, "nats://"+natsServiceUser+":${KGAGENT_NATS_PASSWORD") {
+				t.Errorf("compose %s: NATS URL %q does not connect as the service user %s", name, u, natsServiceUser)
+			}
 		}
 		cmd := strs(svc["command"])
 		sub := checkInvocation(t, "compose "+name, cmd, env)
@@ -191,10 +208,19 @@ func TestDeployFilesAreTrue(t *testing.T) {
 			c := c.(map[string]any)
 			env := append(append([]string(nil), base...), cm...)
 			secret := false
+			natsURL := ""
 			for _, e := range c["env"].([]any) {
 				n := e.(map[string]any)["name"].(string)
 				env = append(env, n+"=from-a-secret")
 				secret = secret || n == "KGAGENT_JOB_SECRET"
+				if n == "KGAGENT_NATS_URL" {
+					natsURL, _ = e.(map[string]any)["value"].(string)
+				}
+			}
+			for _, u := range strings.Split(natsURL, ",") {
+				if !strings.HasPrefix(u, "nats://"+natsServiceUser+":$(NATS_PASSWORD)@") {
+					t.Errorf("k8s %s: NATS URL %q does not connect as the service user %s", name, u, natsServiceUser)
+				}
 			}
 			if !secret {
 				t.Errorf("k8s %s: no KGAGENT_JOB_SECRET: processes sharing a job queue need the same key", name)
@@ -234,7 +260,7 @@ func TestDeployFilesAreTrue(t *testing.T) {
 func checkNATSArgs(t *testing.T, all [][]string) {
 	for _, args := range all {
 		joined := strings.Join(args, " ")
-		for _, want := range []string{"-js", "--cluster_name kgagent", "--routes nats://nats-1:6222,nats://nats-2:6222,nats://nats-3:6222"} {
+		for _, want := range []string{"-js", "-c /etc/nats/kgagent-auth.conf", "--cluster_name kgagent", "--routes nats://nats-1:6222,nats://nats-2:6222,nats://nats-3:6222"} {
 			if !strings.Contains(joined, want) {
 				t.Errorf("compose nats command %q lacks %q", joined, want)
 			}
@@ -254,10 +280,12 @@ func checkNATSArgs(t *testing.T, all [][]string) {
 	}
 }
 
-// checkNATSPermissionsBlock parses the README's nats-server configuration
-// for an external NATS with nats-server's own parser and checks it gives
-// the users the embedded server has: the service user kgagent unrestricted,
-// the client user exactly natsClientPermissions (finding 2 of issue 21).
+// checkNATSPermissionsBlock checks the README's nats-server configuration
+// for an external NATS: it is deploy/config/nats-auth.conf (which the
+// compose file's NATS nodes load), and, parsed by nats-server's own
+// parser, it gives the users the embedded server has: the service user
+// kgagent unrestricted, the client user exactly natsClientPermissions
+// (finding 2 of issue 21).
 func checkNATSPermissionsBlock(t *testing.T) {
 	t.Helper()
 	b, err := os.ReadFile("../../README.md")
@@ -274,15 +302,23 @@ func checkNATSPermissionsBlock(t *testing.T) {
 	if block == "" {
 		t.Fatal("the README gives no ```conf nats-server authorization block for an external NATS")
 	}
-	t.Setenv("KGAGENT_NATS_PASSWORD", "service-secret")
-	t.Setenv("KGAGENT_NATS_CLIENT_PASSWORD", "client-secret")
-	conf := filepath.Join(t.TempDir(), "nats-server.conf")
-	if err := os.WriteFile(conf, []byte(block), 0o600); err != nil {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(block, " \n"), "\n") {
+		lines = append(lines, strings.TrimPrefix(l, "  ")) // the README's list indentation
+	}
+	conf := "../../deploy/config/nats-auth.conf"
+	file, err := os.ReadFile(conf)
+	if err != nil {
 		t.Fatal(err)
 	}
+	if got := strings.Join(lines, "\n"); got != strings.TrimRight(string(file), "\n") {
+		t.Errorf("the README's nats-server block is not deploy/config/nats-auth.conf:\n%s\n---\n%s", got, file)
+	}
+	t.Setenv("KGAGENT_NATS_PASSWORD", "service-secret")
+	t.Setenv("KGAGENT_NATS_CLIENT_PASSWORD", "client-secret")
 	opts, err := natsserver.ProcessConfigFile(conf)
 	if err != nil {
-		t.Fatalf("the README's nats-server block does not parse: %v\n%s", err, block)
+		t.Fatalf("deploy/config/nats-auth.conf does not parse: %v", err)
 	}
 	users := map[string]*natsserver.User{}
 	for _, u := range opts.Users {
