@@ -1,5 +1,7 @@
 # kgagent — the commands of the README:
-#   make demo    builds bin/kgagent and runs it on embedded defaults (serve --demo)
+#   make demo    builds bin/kgagent, fetches the semantic model's weights into
+#                the user cache (deploy/minilm.sh) and runs it on embedded
+#                defaults (serve --demo)
 #   make test    installs what the tests need and runs every test (deploy/test.sh)
 #   make llm     starts the local LLM the tests use (Ollama, SmolLM2 and
 #                Gemma-3) and prints the serve line that uses it
@@ -8,6 +10,7 @@
 .PHONY: demo test check llm lint bench build
 
 demo: build
+	@bash deploy/minilm.sh >/dev/null || echo "could not fetch the semantic model's weights (deploy/minilm.sh); --embedder minilm runs on the lexical embedder without them"
 	@echo "starting bin/kgagent serve --demo (Ctrl-C stops it)"
 	@bin/kgagent serve --demo
 

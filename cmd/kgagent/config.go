@@ -68,7 +68,8 @@ type Config struct {
 	AnswerCacheSize int           `key:"answer_cache_size" usage:"answers kept for questions asked again without a session (0: no answer cache)"`
 	AnswerCacheTTL  time.Duration `key:"answer_cache_ttl" usage:"longest a cached answer is served; any write to the corpus or graph ends it sooner"`
 
-	Embedder       string `key:"embedder" usage:"embedder: lexical (built-in) or openai"`
+	Embedder       string `key:"embedder" usage:"embedder: lexical (built-in, hashed n-grams), minilm (built-in semantic model all-MiniLM-L6-v2, run in Go; falls back to lexical, saying so, when its weights are not fetched) or openai"`
+	EmbedModelDir  string `key:"embed_model_dir" usage:"with embedder minilm: a HuggingFace-format sentence-transformers directory of a BERT model with mean pooling (config.json, tokenizer.json, model.safetensors); empty: all-MiniLM-L6-v2 from the user cache (deploy/minilm.sh fetches it)"`
 	EmbedBaseURL   string `key:"embed_base_url" usage:"OpenAI-compatible embeddings base URL"`
 	EmbedAPIKey    string `key:"embed_api_key" usage:"API key of the embeddings API"`
 	EmbedModel     string `key:"embed_model" usage:"embedding model name"`
@@ -388,7 +389,7 @@ func (c *Config) validate() error {
 	add(oneOf("index", c.Index, "sqlite", "qdrant"))
 	add(oneOf("graph", c.Graph, "sqlite", "neo4j"))
 	add(oneOf("llm", c.LLM, "extractive", "openai"))
-	add(oneOf("embedder", c.Embedder, "lexical", "openai"))
+	add(oneOf("embedder", c.Embedder, "lexical", "minilm", "openai"))
 	add(oneOf("llm_protocol", c.LLMProtocol, "auto", "tools", "json", "text"))
 	add(oneOf("extractor", c.Extractor, "builtin", "llm"))
 	pos := func(key string, n int) {
@@ -424,6 +425,9 @@ func (c *Config) validate() error {
 	}
 	if c.Embedder == "openai" && (c.EmbedBaseURL == "" || c.EmbedDimension <= 0) {
 		add(fmt.Errorf("config: keys %q and %q: required when embedder is openai", "embed_base_url", "embed_dimension"))
+	}
+	if c.EmbedModelDir != "" && c.Embedder != "minilm" {
+		add(fmt.Errorf("config: key %q: only used with embedder minilm", "embed_model_dir"))
 	}
 	if c.Extractor == "llm" && c.LLM != "openai" {
 		add(fmt.Errorf("config: key %q: llm extraction needs llm=openai", "extractor"))

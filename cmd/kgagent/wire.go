@@ -21,6 +21,7 @@ import (
 	agentsqlite "github.com/kgagent/kgagent/agent/sqlite"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/embeds"
+	"github.com/kgagent/kgagent/corpus/minilm"
 	corpusopenai "github.com/kgagent/kgagent/corpus/openai"
 	"github.com/kgagent/kgagent/corpus/qdrant"
 	corpussqlite "github.com/kgagent/kgagent/corpus/sqlite"
@@ -82,8 +83,29 @@ func (a *app) openServices(ctx context.Context) error {
 			return err
 		}
 		s.embedder = e
+	case "minilm":
+		e, err := openMiniLM(cfg.EmbedModelDir)
+		switch {
+		case err == nil:
+			a.log.Info("embedder: built-in semantic model", "model", e.Name(), "kernel", e.Kernel(), "max_tokens", e.MaxTokens())
+			s.embedder = e
+		case cfg.EmbedModelDir == "" && kgagent.ErrorCode(err) == kgagent.ENOTFOUND:
+			// No weights fetched: start anyway, on the lexical embedder.
+			a.log.Warn("embedder: the semantic model's weights are not fetched; using the built-in lexical embedder (bash deploy/minilm.sh fetches them)", "err", err)
+			s.embedder = corpus.NewLexical(corpus.LexicalConfig{})
+		default:
+			return fmt.Errorf("config: key %q: %w", "embed_model_dir", err)
+		}
 	default:
 		s.embedder = corpus.NewLexical(corpus.LexicalConfig{})
+	}
+	if cfg.Index != "qdrant" {
+		// The embedded index keeps no record of the embedder its vectors
+		// came from; the data dir does, so that vectors of one model are
+		// never searched with another's.
+		if err := checkDataDirEmbedder(cfg.DataDir, s.embedder.Name()); err != nil {
+			return err
+		}
 	}
 
 	switch cfg.Index {
@@ -560,4 +582,13 @@ func checkLLMModel(ctx context.Context, c *agentopenai.Client, log *slog.Logger)
 	}
 	slices.Sort(ids)
 	return fmt.Errorf("config: key %q: the LLM server at %s has no model %q; it has: %s", "llm_model", base, model, strings.Join(ids, ", "))
+}
+
+// openMiniLM loads the built-in semantic embedder from dir, or from the
+// user cache when dir is empty.
+func openMiniLM(dir string) (*minilm.Embedder, error) {
+	if dir != "" {
+		return minilm.Load(dir, minilm.Options{})
+	}
+	return minilm.LoadDefault(minilm.Options{})
 }
