@@ -149,9 +149,9 @@ func loadBert(cfg BertConfig, tensors map[string]Tensor, kern gemmImpl) (*bert, 
 // workspace is the scratch memory of one goroutine's forward passes, kept
 // between calls so that a steady stream of texts allocates nothing.
 type workspace struct {
-	x, qkv, ctx, tmp, inter, scores []float32
-	kp, vp                          packed
-	g                               gemmScratch
+	x, qkv, ctx, tmp, inter, scores, sums []float32
+	kp, vp                                packed
+	g                                     gemmScratch
 }
 
 func grow(s []float32, n int) []float32 {
@@ -202,6 +202,7 @@ func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 		for _, s := range seqs {
 			n := len(s)
 			ws.scores = grow(ws.scores, n*n)
+			ws.sums = grow(ws.sums, n)
 			base := row * 3 * h
 			for hh := 0; hh < heads; hh++ {
 				q := ws.qkv[base+hh*hd:]
@@ -210,10 +211,17 @@ func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 				ws.kp.packRows(k, n, hd, 3*h, m.kern.nr)
 				m.kern.gemm(&ws.g, n, q, 3*h, &ws.kp, ws.scores, n, nil)
 				for i := 0; i < n; i++ {
-					softmax(ws.scores[i*n : i*n+n])
+					ws.sums[i] = 1 / expRow(ws.scores[i*n:i*n+n])
 				}
 				ws.vp.packCols(v, n, hd, 3*h, m.kern.nr)
-				m.kern.gemm(&ws.g, n, ws.scores, n, &ws.vp, ws.ctx[row*h+hh*hd:], h, nil)
+				ctx := ws.ctx[row*h+hh*hd:]
+				m.kern.gemm(&ws.g, n, ws.scores, n, &ws.vp, ctx, h, nil)
+				for i := 0; i < n; i++ {
+					cr := ctx[i*h : i*h+hd]
+					for j := range cr {
+						cr[j] *= ws.sums[i]
+					}
+				}
 			}
 			row += n
 		}
@@ -283,8 +291,15 @@ func layerNorm(x, g, b []float32, eps float32) {
 	}
 }
 
-// softmax turns x into exp(x - max) / Σ exp(x - max), in place.
-func softmax(x []float32) {
+// expRow replaces x by exp(x - max x), in place, and returns the sum of
+// the results: a softmax row before its division (done on the attention
+// output instead, 32 values a row rather than one per token). gelu applies
+// GELU in place. Both are vectorised where the CPU allows
+// (vecmath_amd64.go).
+var expRow, gelu = expRowGo, geluGo
+
+// expRowGo is the portable expRow.
+func expRowGo(x []float32) float32 {
 	mx := x[0]
 	for _, v := range x[1:] {
 		mx = max(mx, v)
@@ -295,14 +310,19 @@ func softmax(x []float32) {
 		x[i] = e
 		sum += e
 	}
-	inv := 1 / sum
+	return sum
+}
+
+// softmax turns x into exp(x - max) / Σ exp(x - max), in place.
+func softmax(x []float32) {
+	inv := 1 / expRow(x)
 	for i := range x {
 		x[i] *= inv
 	}
 }
 
-// gelu applies the exact (erf) GELU in place: x·(1 + erf(x/√2))/2.
-func gelu(x []float32) {
+// geluGo applies the exact (erf) GELU in place: x·(1 + erf(x/√2))/2.
+func geluGo(x []float32) {
 	for i, v := range x {
 		x[i] = 0.5 * v * (1 + erff(v*math.Sqrt2/2))
 	}

@@ -88,3 +88,54 @@ func TestErfExp(t *testing.T) {
 		t.Errorf("expf out of range: %g %g", expf(-100), expf(100))
 	}
 }
+
+// TestVectorMath checks softmax and gelu (vectorised where the CPU allows)
+// against float64 math, on lengths with and without a tail.
+func TestVectorMath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 7, 16, 33, 256, 1000} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = rng.Float32()*40 - 30
+		}
+		sm := append([]float32(nil), x...)
+		softmax(sm)
+		if n%2 == 1 { // the portable one too
+			sm = append(sm[:0], x...)
+			inv := 1 / expRowGo(sm)
+			for i := range sm {
+				sm[i] *= inv
+			}
+		}
+		mx := math.Inf(-1)
+		for _, v := range x {
+			mx = max(mx, float64(v))
+		}
+		var sum float64
+		for _, v := range x {
+			sum += math.Exp(float64(v) - mx)
+		}
+		for i, v := range x {
+			want := math.Exp(float64(v)-mx) / sum
+			if d := math.Abs(float64(sm[i]) - want); d > 1e-6*want+1e-12 {
+				t.Fatalf("softmax n=%d [%d] = %g, want %g", n, i, sm[i], want)
+			}
+		}
+		g := make([]float32, n)
+		for i := range g {
+			g[i] = rng.Float32()*12 - 6
+		}
+		want := append([]float32(nil), g...)
+		if n%2 == 1 {
+			geluGo(g)
+		} else {
+			gelu(g)
+		}
+		for i, v := range want {
+			w := 0.5 * float64(v) * (1 + math.Erf(float64(v)/math.Sqrt2))
+			if d := math.Abs(float64(g[i]) - w); d > 2e-6*(1+math.Abs(w)) {
+				t.Fatalf("gelu n=%d (%g) = %g, want %g", n, v, g[i], w)
+			}
+		}
+	}
+}

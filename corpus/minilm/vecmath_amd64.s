@@ -1,0 +1,128 @@
+#include "textflag.h"
+
+// func expShiftAVX512(x *float32, n int, c *[16]float32, sum *[16]float32)
+// x[i] = exp(x[i] - c[0]) for i < n (a multiple of 16), each result added
+// to its lane of sum. c holds max, log2e, ln2hi, ln2lo, then the Taylor
+// coefficients 1/5040, 1/720, 1/120, 1/24, 1/6, 1/2, 1. e^r for |r| <= ln2/2
+// by the polynomial, times 2^n with VSCALEFPS (which underflows to 0).
+TEXT ·expShiftAVX512(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ c+16(FP), DX
+	MOVQ sum+24(FP), DI
+	VBROADCASTSS 0(DX), Z20
+	VBROADCASTSS 4(DX), Z21
+	VBROADCASTSS 8(DX), Z22
+	VBROADCASTSS 12(DX), Z23
+	VBROADCASTSS 16(DX), Z24
+	VBROADCASTSS 20(DX), Z25
+	VBROADCASTSS 24(DX), Z26
+	VBROADCASTSS 28(DX), Z27
+	VBROADCASTSS 32(DX), Z28
+	VBROADCASTSS 36(DX), Z29
+	VBROADCASTSS 40(DX), Z30
+	VMOVUPS 0(DI), Z19
+	SHRQ $4, CX
+	JZ expdone
+exploop:
+	VMOVUPS (SI), Z0
+	VSUBPS Z20, Z0, Z0
+	VMULPS Z21, Z0, Z1
+	VRNDSCALEPS $0, Z1, Z1
+	VFNMADD231PS Z22, Z1, Z0
+	VFNMADD231PS Z23, Z1, Z0
+	VMOVAPS Z24, Z2
+	VFMADD213PS Z25, Z0, Z2
+	VFMADD213PS Z26, Z0, Z2
+	VFMADD213PS Z27, Z0, Z2
+	VFMADD213PS Z28, Z0, Z2
+	VFMADD213PS Z29, Z0, Z2
+	VFMADD213PS Z30, Z0, Z2
+	VFMADD213PS Z30, Z0, Z2
+	VSCALEFPS Z1, Z2, Z2
+	VMOVUPS Z2, (SI)
+	VADDPS Z2, Z19, Z19
+	ADDQ $64, SI
+	DECQ CX
+	JNZ exploop
+expdone:
+	VMOVUPS Z19, 0(DI)
+	VZEROUPPER
+	RET
+
+// func geluAVX512(x *float32, n int, c *[16]float32)
+// x[i] = x[i]/2 * (1 + erf(x[i]/sqrt2)) for i < n (a multiple of 16), erf
+// by the rational approximation of erff: c holds 1/sqrt2, 4, -4, then the
+// numerator's coefficients a13..a1 (7), the denominator's b8..b0 (5).
+TEXT ·geluAVX512(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ c+16(FP), DX
+	VBROADCASTSS 0(DX), Z16
+	VBROADCASTSS 4(DX), Z17
+	VBROADCASTSS 8(DX), Z18
+	VBROADCASTSS 12(DX), Z19
+	VBROADCASTSS 16(DX), Z20
+	VBROADCASTSS 20(DX), Z21
+	VBROADCASTSS 24(DX), Z22
+	VBROADCASTSS 28(DX), Z23
+	VBROADCASTSS 32(DX), Z24
+	VBROADCASTSS 36(DX), Z25
+	VBROADCASTSS 40(DX), Z26
+	VBROADCASTSS 44(DX), Z27
+	VBROADCASTSS 48(DX), Z28
+	VBROADCASTSS 52(DX), Z29
+	VBROADCASTSS 56(DX), Z30
+	VBROADCASTSS 60(DX), Z31
+	SHRQ $4, CX
+	JZ geludone
+geluloop:
+	VMOVUPS (SI), Z0
+	VMULPS Z16, Z0, Z1
+	VMINPS Z17, Z1, Z1
+	VMAXPS Z18, Z1, Z1
+	VMULPS Z1, Z1, Z2
+	VMOVAPS Z19, Z3
+	VFMADD213PS Z20, Z2, Z3
+	VFMADD213PS Z21, Z2, Z3
+	VFMADD213PS Z22, Z2, Z3
+	VFMADD213PS Z23, Z2, Z3
+	VFMADD213PS Z24, Z2, Z3
+	VFMADD213PS Z25, Z2, Z3
+	VMULPS Z1, Z3, Z3
+	VMOVAPS Z26, Z4
+	VFMADD213PS Z27, Z2, Z4
+	VFMADD213PS Z28, Z2, Z4
+	VFMADD213PS Z29, Z2, Z4
+	VFMADD213PS Z30, Z2, Z4
+	VDIVPS Z4, Z3, Z3
+	VMULPS Z31, Z0, Z5
+	VFMADD213PS Z5, Z5, Z3
+	VMOVUPS Z3, (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JNZ geluloop
+geludone:
+	VZEROUPPER
+	RET
+
+// func maxAVX512(x *float32, n int, out *[16]float32)
+// out[l] = max of x[l], x[l+16], ... for i < n (a multiple of 16, > 0).
+TEXT ·maxAVX512(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ out+16(FP), DI
+	VMOVUPS (SI), Z0
+	ADDQ $64, SI
+	SHRQ $4, CX
+	DECQ CX
+	JZ maxdone
+maxloop:
+	VMAXPS (SI), Z0, Z0
+	ADDQ $64, SI
+	DECQ CX
+	JNZ maxloop
+maxdone:
+	VMOVUPS Z0, 0(DI)
+	VZEROUPPER
+	RET
