@@ -5,9 +5,17 @@ import (
 	"encoding/json"
 	"math"
 	"sort"
+	"unsafe"
 
 	"github.com/kgagent/kgagent"
 )
+
+// littleEndian is whether this CPU stores floats as safetensors files do,
+// so an aligned F32 tensor can be copied whole.
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
 
 // maxHeaderBytes bounds a safetensors header (the format's own limit is
 // 100 MB; real headers are a few kilobytes per hundred tensors).
@@ -38,6 +46,10 @@ func (t Tensor) Float32() ([]float32, error) {
 	out := make([]float32, n)
 	switch t.DType {
 	case "F32":
+		if n > 0 && littleEndian && uintptr(unsafe.Pointer(&t.Data[0]))%4 == 0 {
+			copy(out, unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[0])), n))
+			break
+		}
 		for i := range out {
 			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
 		}
