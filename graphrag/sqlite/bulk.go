@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -215,11 +217,17 @@ type entityRow struct {
 // the triple a page-by-page load created the entity with, unless that one
 // was retracted since while others kept the entity.
 func entitiesFromTriples(ctx context.Context, c queryer) ([]entityRow, error) {
-	rows, err := c.QueryContext(ctx, `SELECT collection, id, name, type, norm, min(k), count(*) FROM (
-		SELECT collection, s_id AS id, s_name AS name, s_type AS type, s_norm AS norm, rowid * 2 AS k FROM triples
-		UNION ALL
-		SELECT collection, o_id, o_name, o_type, o_norm, rowid * 2 + 1 FROM triples WHERE literal = ''
-	) GROUP BY collection, id ORDER BY collection, id`)
+	// Grouped by string ids (min(k) picks the bare columns of its row),
+	// then the strings joined and sorted.
+	rows, err := c.QueryContext(ctx, `SELECT c.s, i.s, n.s, ty.s, nm.s, g.k, g.refs FROM (
+		SELECT collection, id, name, type, norm, min(k) AS k, count(*) AS refs FROM (
+			SELECT collection, s_id AS id, s_name AS name, s_type AS type, s_norm AS norm, rowid * 2 AS k FROM triples
+			UNION ALL
+			SELECT collection, o_id, o_name, o_type, o_norm, rowid * 2 + 1 FROM triples WHERE literal = 1
+		) GROUP BY collection, id) AS g
+		CROSS JOIN strs AS c ON c.id = g.collection CROSS JOIN strs AS i ON i.id = g.id CROSS JOIN strs AS n ON n.id = g.name
+		CROSS JOIN strs AS ty ON ty.id = g.type CROSS JOIN strs AS nm ON nm.id = g.norm
+		ORDER BY c.s, i.s`)
 	if err != nil {
 		return nil, err
 	}
@@ -272,16 +280,85 @@ func entityWords(ents []entityRow) []wordRow {
 	return all
 }
 
-// writeWords replaces entity_words by all (in key order).
+// writeWords replaces entity_words by all, with the strs ids of their
+// collections and entity ids (read in one pass over strs: every entity id
+// is a triple's string already), in key order.
 func writeWords(ctx context.Context, c *sql.Conn, all []wordRow) error {
 	if _, err := c.ExecContext(ctx, `DELETE FROM entity_words`); err != nil {
 		return err
 	}
-	vals := make([]any, 0, 3*len(all))
+	ids := map[string]int64{}
 	for _, r := range all {
+		ids[r.collection], ids[r.id] = 0, 0
+	}
+	if err := lookupStrs(ctx, c, ids); err != nil {
+		return err
+	}
+	type row struct {
+		collection int64
+		word       string
+		id         int64
+	}
+	rows := make([]row, len(all))
+	for i, r := range all {
+		rows[i] = row{ids[r.collection], r.word, ids[r.id]}
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		if a.collection != b.collection {
+			return cmp.Compare(a.collection, b.collection)
+		}
+		if c := strings.Compare(a.word, b.word); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	vals := make([]any, 0, 3*len(rows))
+	for _, r := range rows {
 		vals = append(vals, r.collection, r.word, r.id)
 	}
 	return insertAll(ctx, c, `INSERT OR IGNORE INTO entity_words (collection, word, id)`, 3, vals, "write entity words")
+}
+
+// lookupStrs sets the value of every key of ids to the key's strs id,
+// adding the strings strs lacks.
+func lookupStrs(ctx context.Context, c *sql.Conn, ids map[string]int64) error {
+	find := func() (missing []any, err error) {
+		rows, err := c.QueryContext(ctx, `SELECT id, s FROM strs`)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var id int64
+		var str sql.RawBytes
+		for rows.Next() {
+			if err := rows.Scan(&id, &str); err != nil {
+				return nil, err
+			}
+			if _, ok := ids[string(str)]; ok {
+				ids[string(str)] = id
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		for s, id := range ids {
+			if id == 0 {
+				missing = append(missing, s)
+			}
+		}
+		return missing, nil
+	}
+	missing, err := find()
+	if err != nil || len(missing) == 0 {
+		return err
+	}
+	if err := insertAll(ctx, c, `INSERT OR IGNORE INTO strs (s)`, 1, missing, "write strings"); err != nil {
+		return err
+	}
+	if missing, err = find(); err == nil && len(missing) > 0 {
+		err = fmt.Errorf("graph store: %d strings not interned", len(missing))
+	}
+	return err
 }
 
 // insertAll inserts rows (each ncols values, flattened in vals) with

@@ -47,6 +47,15 @@ func bulkDocs(t *testing.T, s *sqlite.Store) {
 	}
 }
 
+// strs selects the strings of interned columns of the table aliased t.
+func strs(cols ...string) string {
+	var out []string
+	for _, c := range cols {
+		out = append(out, "(SELECT s FROM strs WHERE id = t."+c+")")
+	}
+	return strings.Join(out, ", ")
+}
+
 // dump is every row of the store's tables (rowids aside) and its index
 // names, one string per row.
 func dump(t *testing.T, path string) []string {
@@ -58,9 +67,11 @@ func dump(t *testing.T, path string) []string {
 	defer db.Close()
 	var out []string
 	for _, q := range []string{
-		`SELECT 'triple', collection, doc_url, s_id, s_name, s_norm, p, o_id, o_norm, literal, source_url FROM triples`,
+		// The strings of the interned columns (the ids depend on the
+		// order strings were first stored in).
+		`SELECT 'triple', ` + strs("collection", "doc_url", "s_id", "s_name", "s_norm", "p", "o_id", "o_norm", "literal", "source_url") + ` FROM triples AS t`,
 		`SELECT 'entity', collection, id, name, type, norm, refs FROM entities`,
-		`SELECT 'word', collection, word, id FROM entity_words`,
+		`SELECT 'word', ` + strs("collection") + `, word, ` + strs("id") + ` FROM entity_words AS t`,
 		`SELECT 'bulk', id FROM bulk_load`,
 		`SELECT 'index', name, sql FROM sqlite_schema WHERE type = 'index' AND name NOT LIKE 'sqlite_%'`,
 	} {

@@ -99,8 +99,7 @@ func schemaNames(t *testing.T, path string) []string {
 // TestMigrateLegacyStore opens a store written by the earlier version, with
 // two documents whose rows interleave, and checks that every query and write
 // works on it afterwards, including replacing and deleting the old
-// documents without leaving a stale triple, and that a store an earlier
-// version wrote to again after the migration is migrated again.
+// documents without leaving a stale triple.
 func TestMigrateLegacyStore(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "graph.db")
@@ -166,29 +165,18 @@ func TestMigrateLegacyStore(t *testing.T) {
 	}
 	s.Close()
 
-	// An earlier version writes again: it recreates its index and adds a
-	// document the docs table does not know of.
-	db, err = sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(legacySchema); err != nil {
-		t.Fatal(err)
-	}
-	legacyWrite(t, db, []kgagent.Triple{graphtest.T("c", "https://x.test/c.html", "written by the old version", "links_to", "shared", "z")})
-	db.Close()
-
+	// (An earlier version writing the store again after the migration is
+	// no longer supported: since the strings are interned (strs), a
+	// version before that cannot read or write the migrated tables.)
 	s, err = sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for _, doc := range []string{b, "https://x.test/c.html"} {
-		if err := s.DeleteDocument(ctx, "c", doc); err != nil {
-			t.Fatal(err)
-		}
+	if err := s.DeleteDocument(ctx, "c", b); err != nil {
+		t.Fatal(err)
 	}
 	if n, e, err := s.Stats(ctx, "c"); err != nil || n != 1 || e != 2 {
-		t.Errorf("after deleting b and c: %d triples, %d entities, %v; want 1, 2", n, e, err)
+		t.Errorf("after deleting b: %d triples, %d entities, %v; want 1, 2", n, e, err)
 	}
 }

@@ -320,31 +320,24 @@ func loadNames(ctx context.Context, db queryer, collection string, version int64
 }
 
 // loadTriples reads the collection's triples into the adjacency lists. It
-// leaves x.rows nil for collections above maxIndexedTriples.
+// leaves x.rows nil for collections above maxIndexedTriples. The rows are
+// read as strs ids, and the strings they name in one pass over strs, not
+// with a join per column and row.
 func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection string) error {
-	rows, err := db.QueryContext(ctx, `SELECT `+cols+` FROM triples WHERE collection = ?`, collection)
+	rows, err := db.QueryContext(ctx, `SELECT rowid, s_id, s_name, s_type, p, o_id, o_name, o_type, literal, chunk_id, doc_url, source_url
+		FROM triples WHERE collection = `+strID("?"), collection)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	x.strID = map[string]int32{"": 0}
-	x.strs = []string{""}
-	intern := func(b []byte) int32 {
-		if i, ok := x.strID[string(b)]; ok {
-			return i
-		}
-		i := int32(len(x.strs))
-		str := string(b)
-		x.strs = append(x.strs, str)
-		x.strID[str] = i
-		return i
-	}
-	var raw [11]sql.RawBytes
+	// local numbers the strings the rows use, "" (strs id 1) as 0.
+	local := map[int64]int32{1: 0}
+	var ids [11]int64
 	dest := make([]any, 12)
 	var rowid int64
 	dest[0] = &rowid
-	for i := range raw {
-		dest[i+1] = &raw[i]
+	for i := range ids {
+		dest[i+1] = &ids[i]
 	}
 	list := make([]memTriple, 0, 1024)
 	for rows.Next() {
@@ -355,12 +348,37 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 			return err
 		}
 		t := memTriple{rowid: rowid}
-		for i := range raw {
-			t.col[i] = intern(raw[i])
+		for i, id := range ids {
+			n, ok := local[id]
+			if !ok {
+				n = int32(len(local))
+				local[id] = n
+			}
+			t.col[i] = n
 		}
 		list = append(list, t)
 	}
 	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows.Close()
+	x.strs = make([]string, len(local))
+	srows, err := db.QueryContext(ctx, `SELECT id, s FROM strs`)
+	if err != nil {
+		return err
+	}
+	defer srows.Close()
+	var id int64
+	var str sql.RawBytes
+	for srows.Next() {
+		if err := srows.Scan(&id, &str); err != nil {
+			return err
+		}
+		if n, ok := local[id]; ok {
+			x.strs[n] = string(str)
+		}
+	}
+	if err := srows.Err(); err != nil {
 		return err
 	}
 	sort.Slice(list, func(a, b int) bool { return list[a].rowid < list[b].rowid })
@@ -523,8 +541,9 @@ func (s *Store) entitiesSQL(ctx context.Context, collection string, forms []stri
 			continue
 		}
 		rows, err := s.rdb.QueryContext(ctx, `SELECT e.id, e.name, e.type, e.norm, e.refs FROM entity_words w
-			JOIN entities e ON e.collection = w.collection AND e.id = w.id
-			WHERE w.collection = ? AND w.word = ? ORDER BY e.refs DESC, e.id LIMIT ?`, collection, lookupWord(term), limit*4)
+			CROSS JOIN strs i ON i.id = w.id
+			CROSS JOIN entities e ON e.collection = ?1 AND e.id = i.s
+			WHERE w.collection = `+strID("?1")+` AND w.word = ?2 ORDER BY e.refs DESC, e.id LIMIT ?3`, collection, lookupWord(term), limit*4)
 		if err != nil {
 			return nil, dbErr(ctx, err, "entities")
 		}
@@ -534,7 +553,8 @@ func (s *Store) entitiesSQL(ctx context.Context, collection string, forms []stri
 		}
 		if n == 0 && len(term) >= 4 && !strings.Contains(term, " ") {
 			rows, err := s.rdb.QueryContext(ctx, `SELECT e.id, e.name, e.type, e.norm, e.refs FROM entities e
-				WHERE e.collection = ?1 AND e.id IN (SELECT w.id FROM entity_words w WHERE w.collection = ?1 AND w.word > ?2 AND w.word < ?3)
+				WHERE e.collection = ?1 AND e.id IN (SELECT i.s FROM entity_words w CROSS JOIN strs i ON i.id = w.id
+					WHERE w.collection = `+strID("?1")+` AND w.word > ?2 AND w.word < ?3)
 				ORDER BY e.refs DESC, e.id LIMIT ?4`, collection, term, term+"\uffff", limit)
 			if err != nil {
 				return nil, dbErr(ctx, err, "entities")

@@ -72,21 +72,31 @@ type Store struct {
 }
 
 const schema = `
+-- Every string the triples and entity_words hold (ids, names, types,
+-- predicates, literals, URLs, chunk ids, collections) is stored once here
+-- and referred to by its integer id: on the Python docs a triple row fell
+-- from ~380 bytes of repeated text to ~40 (DECISIONS.md, "Interned
+-- strings"). Id 1 is the empty string, so "no literal" is literal = 1.
+CREATE TABLE IF NOT EXISTS strs (
+	id INTEGER PRIMARY KEY,
+	s  TEXT NOT NULL UNIQUE
+);
+INSERT OR IGNORE INTO strs (id, s) VALUES (1, '');
 CREATE TABLE IF NOT EXISTS triples (
-	collection TEXT NOT NULL,
-	doc_url    TEXT NOT NULL,
-	s_id       TEXT NOT NULL,
-	s_name     TEXT NOT NULL,
-	s_type     TEXT NOT NULL,
-	s_norm     TEXT NOT NULL,
-	p          TEXT NOT NULL,
-	o_id       TEXT NOT NULL,
-	o_name     TEXT NOT NULL,
-	o_type     TEXT NOT NULL,
-	o_norm     TEXT NOT NULL,
-	literal    TEXT NOT NULL,
-	chunk_id   TEXT NOT NULL,
-	source_url TEXT NOT NULL
+	collection INTEGER NOT NULL,
+	doc_url    INTEGER NOT NULL,
+	s_id       INTEGER NOT NULL,
+	s_name     INTEGER NOT NULL,
+	s_type     INTEGER NOT NULL,
+	s_norm     INTEGER NOT NULL,
+	p          INTEGER NOT NULL,
+	o_id       INTEGER NOT NULL,
+	o_name     INTEGER NOT NULL,
+	o_type     INTEGER NOT NULL,
+	o_norm     INTEGER NOT NULL,
+	literal    INTEGER NOT NULL,
+	chunk_id   INTEGER NOT NULL,
+	source_url INTEGER NOT NULL
 );
 -- Indexes of earlier versions (triples_doc goes in migrateDocs).
 DROP INDEX IF EXISTS triples_s;
@@ -114,10 +124,11 @@ CREATE TABLE IF NOT EXISTS entities (
 	refs       INTEGER NOT NULL,
 	PRIMARY KEY (collection, id)
 ) WITHOUT ROWID;
+-- collection and id are strs ids.
 CREATE TABLE IF NOT EXISTS entity_words (
-	collection TEXT NOT NULL,
+	collection INTEGER NOT NULL,
 	word       TEXT NOT NULL,
-	id         TEXT NOT NULL,
+	id         INTEGER NOT NULL,
 	PRIMARY KEY (collection, word, id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS extract_cache (
@@ -141,24 +152,37 @@ CREATE TABLE IF NOT EXISTS bulk_load (id INTEGER PRIMARY KEY CHECK (id = 1));
 const indexes = `
 -- The id, name and literal indexes lead with the column a lookup names and
 -- end with the collection (lookups name both): B-tree searches then settle
--- on the first, varied column instead of comparing the collection, the same
--- in every row, at each step. A document's triples are found by the rowid
--- range in docs, not by an index entry per triple.
+-- on the first, varied column. Every column is a strs id, so an entry is a
+-- few bytes. A document's triples are found by the rowid range in docs,
+-- not by an index entry per triple.
 CREATE INDEX IF NOT EXISTS triples_sid ON triples(s_id, collection);
 CREATE INDEX IF NOT EXISTS triples_oid ON triples(o_id, collection);
 CREATE INDEX IF NOT EXISTS triples_sname ON triples(s_norm, collection) WHERE s_norm != s_id;
 CREATE INDEX IF NOT EXISTS triples_oname ON triples(o_norm, collection) WHERE o_norm != o_id;
 CREATE INDEX IF NOT EXISTS triples_p ON triples(collection, p);
-CREATE INDEX IF NOT EXISTS triples_literal ON triples(substr(literal, 1, 64), collection) WHERE literal != '';
+CREATE INDEX IF NOT EXISTS triples_literal ON triples(literal, collection) WHERE literal != 1;
 `
 
 // indexNames are the indexes that indexes creates.
 var indexNames = []string{"triples_sid", "triples_oid", "triples_sname", "triples_oname", "triples_p", "triples_literal"}
 
-const cols = `rowid, s_id, s_name, s_type, p, o_id, o_name, o_type, literal, chunk_id, doc_url, source_url`
+// tcols are a triple's columns as text, of the table aliased t joined with
+// strs by tjoin: rowid, s_id, s_name, s_type, p, o_id, o_name, o_type,
+// literal, chunk_id, doc_url, source_url (what scan reads).
+const tcols = `t.rowid, x1.s, x2.s, x3.s, x4.s, x5.s, x6.s, x7.s, x8.s, x9.s, x10.s, x11.s`
 
-// tcols are cols of the table aliased t.
-const tcols = `t.rowid, t.s_id, t.s_name, t.s_type, t.p, t.o_id, t.o_name, t.o_type, t.literal, t.chunk_id, t.doc_url, t.source_url`
+// tjoin joins the strings of tcols to the triples aliased t. CROSS JOIN
+// keeps t the outer loop, driven by its own indexes.
+const tjoin = ` CROSS JOIN strs AS x1 ON x1.id = t.s_id CROSS JOIN strs AS x2 ON x2.id = t.s_name
+	CROSS JOIN strs AS x3 ON x3.id = t.s_type CROSS JOIN strs AS x4 ON x4.id = t.p
+	CROSS JOIN strs AS x5 ON x5.id = t.o_id CROSS JOIN strs AS x6 ON x6.id = t.o_name
+	CROSS JOIN strs AS x7 ON x7.id = t.o_type CROSS JOIN strs AS x8 ON x8.id = t.literal
+	CROSS JOIN strs AS x9 ON x9.id = t.chunk_id CROSS JOIN strs AS x10 ON x10.id = t.doc_url
+	CROSS JOIN strs AS x11 ON x11.id = t.source_url`
+
+// strID is the SQL of the strs id of the string bound to parameter param
+// (NULL when no row holds it, which then matches nothing).
+func strID(param string) string { return `(SELECT id FROM strs WHERE s = ` + param + `)` }
 
 // OpenDir opens (creating if needed) the store in dataDir/graph.db.
 func OpenDir(dataDir string) (*Store, error) {
@@ -201,6 +225,10 @@ func Open(path string) (*Store, error) {
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: migrate %s", path)
 	}
+	if err := migrateInterned(wdb); err != nil {
+		wdb.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: migrate %s to interned strings", path)
+	}
 	conn, err := wdb.Conn(context.Background())
 	if err != nil {
 		wdb.Close()
@@ -223,8 +251,8 @@ func Open(path string) (*Store, error) {
 	rdb.SetMaxOpenConns(8)
 	rdb.SetMaxIdleConns(8)
 	s := &Store{path: path, wdb: wdb, rdb: rdb, w: w, writesQ: groupcommit.New[*writeJob](maxGroup)}
-	s.stNear, err = rdb.Prepare(`SELECT ` + cols + ` FROM triples WHERE collection = ?1 AND s_id = ?2
-		UNION ALL SELECT ` + cols + ` FROM triples WHERE collection = ?1 AND o_id = ?2 AND s_id != ?2 LIMIT ?3`)
+	s.stNear, err = rdb.Prepare(`SELECT ` + tcols + ` FROM triples AS t` + tjoin + ` WHERE t.collection = ` + strID("?1") + ` AND t.s_id = ` + strID("?2") + `
+		UNION ALL SELECT ` + tcols + ` FROM triples AS t` + tjoin + ` WHERE t.collection = ` + strID("?1") + ` AND t.o_id = ` + strID("?2") + ` AND t.s_id != t.o_id LIMIT ?3`)
 	if err != nil {
 		s.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: prepare")
@@ -275,6 +303,50 @@ func migrateVersions(db *sql.DB) error {
 	return execTx(db,
 		`INSERT OR IGNORE INTO versions (collection, version) SELECT DISTINCT collection, 0 FROM entities`,
 		`INSERT OR IGNORE INTO versions (collection, version) VALUES ('', 0)`)
+}
+
+// migrateInterned moves a store written before the strings were interned
+// (triples and entity_words holding text) to the interned layout, in one
+// transaction: every string into strs, the rows rewritten with their ids
+// (same rowids, so docs' ranges hold), the old tables dropped with their
+// indexes (Open then creates the new ones). The file is vacuumed after, so
+// the space the text took is given back. Stored output is unchanged: the
+// rows read back as before (TestMigrateInterned).
+func migrateInterned(db *sql.DB) error {
+	var typ string
+	if err := db.QueryRow(`SELECT type FROM pragma_table_info('triples') WHERE name = 'collection'`).Scan(&typ); err != nil {
+		return err
+	}
+	if !strings.EqualFold(typ, "TEXT") {
+		return nil
+	}
+	cols := []string{"collection", "doc_url", "s_id", "s_name", "s_type", "s_norm", "p", "o_id", "o_name", "o_type", "o_norm", "literal", "chunk_id", "source_url"}
+	var all, ids []string
+	for _, c := range cols {
+		all = append(all, `SELECT `+c+` FROM triples_text`)
+		ids = append(ids, `(SELECT id FROM strs WHERE s = o.`+c+`)`)
+	}
+	newTriples := schema[strings.Index(schema, "CREATE TABLE IF NOT EXISTS triples ("):]
+	newTriples = newTriples[:strings.Index(newTriples, ");")+2]
+	newWords := schema[strings.Index(schema, "CREATE TABLE IF NOT EXISTS entity_words ("):]
+	newWords = newWords[:strings.Index(newWords, ";")+1]
+	err := execTx(db,
+		`ALTER TABLE triples RENAME TO triples_text`,
+		`ALTER TABLE entity_words RENAME TO entity_words_text`,
+		`INSERT OR IGNORE INTO strs (s) `+strings.Join(all, ` UNION `)+
+			` UNION SELECT collection FROM entity_words_text UNION SELECT id FROM entity_words_text`,
+		newTriples,
+		`INSERT INTO triples (rowid, `+strings.Join(cols, ", ")+`) SELECT o.rowid, `+strings.Join(ids, ", ")+` FROM triples_text AS o ORDER BY o.rowid`,
+		newWords,
+		`INSERT INTO entity_words (collection, word, id) SELECT (SELECT id FROM strs WHERE s = o.collection), o.word, (SELECT id FROM strs WHERE s = o.id)
+			FROM entity_words_text AS o ORDER BY 1, 2, 3`,
+		`DROP TABLE triples_text`,
+		`DROP TABLE entity_words_text`)
+	if err != nil {
+		return err
+	}
+	_, err = db.Exec(`VACUUM`)
+	return err
 }
 
 // Close releases the database.
@@ -395,18 +467,30 @@ func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
 			return err
 		}
 		for _, q := range []string{
-			`DELETE FROM triples WHERE collection = ?`,
-			`DELETE FROM docs WHERE collection = ?`,
-			`DELETE FROM entities WHERE collection = ?`,
-			`DELETE FROM entity_words WHERE collection = ?`,
+			`DELETE FROM triples WHERE collection = ` + strID("?1"),
+			`DELETE FROM docs WHERE collection = ?1`,
+			`DELETE FROM entities WHERE collection = ?1`,
+			`DELETE FROM entity_words WHERE collection = ` + strID("?1"),
+			// The strings no row refers to any more, this collection's
+			// among them (its URLs and names must not outlive it).
+			`DELETE FROM strs WHERE id > 1 AND id NOT IN (` + referencedStrs + `)`,
 		} {
 			if _, err := x.s.w.conn.ExecContext(x.ectx, q, collection); err != nil {
 				return err
 			}
 		}
+		x.s.w.strs.clear() // ids of deleted strings may be given again
 		return nil
 	})
 }
+
+// referencedStrs selects the ids of the strings some row refers to.
+const referencedStrs = `SELECT collection FROM triples UNION SELECT doc_url FROM triples
+	UNION SELECT s_id FROM triples UNION SELECT s_name FROM triples UNION SELECT s_type FROM triples
+	UNION SELECT s_norm FROM triples UNION SELECT p FROM triples UNION SELECT o_id FROM triples
+	UNION SELECT o_name FROM triples UNION SELECT o_type FROM triples UNION SELECT o_norm FROM triples
+	UNION SELECT literal FROM triples UNION SELECT chunk_id FROM triples UNION SELECT source_url FROM triples
+	UNION SELECT collection FROM entity_words UNION SELECT id FROM entity_words`
 
 // Find implements graphrag.Store.
 func (s *Store) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple, error) {
@@ -439,35 +523,38 @@ func findQuery(p graphrag.Pattern) (string, []any) {
 		args = append(args, v)
 		return "?" + strconv.Itoa(len(args))
 	}
-	where := ` WHERE t.collection = ?1`
+	// Every column is a strs id: a value is compared by its id.
+	id := func(v any) string { return strID(arg(v)) }
+	where := ` WHERE t.collection = ` + strID("?1")
 	drive := ""
 	if p.S != "" {
-		s, n := arg(p.S), arg(graphrag.NormalizeName(p.S))
+		s, n := id(p.S), id(graphrag.NormalizeName(p.S))
 		// A normalised name equal to the id is found by the id index;
 		// the name indexes hold only names that differ from their ids.
-		drive = `SELECT rowid AS r FROM triples WHERE collection = ?1 AND s_id = ` + s +
-			` UNION SELECT rowid FROM triples WHERE collection = ?1 AND s_id = ` + n +
-			` UNION SELECT rowid FROM triples WHERE collection = ?1 AND s_norm = ` + n + ` AND s_norm != s_id`
+		drive = `SELECT rowid AS r FROM triples WHERE collection = ` + strID("?1") + ` AND s_id = ` + s +
+			` UNION SELECT rowid FROM triples WHERE collection = ` + strID("?1") + ` AND s_id = ` + n +
+			` UNION SELECT rowid FROM triples WHERE collection = ` + strID("?1") + ` AND s_norm = ` + n + ` AND s_norm != s_id`
 	}
 	if p.O != "" {
-		o, n, l := arg(p.O), arg(graphrag.NormalizeName(p.O)), arg(p.O)
+		o, n, l := id(p.O), id(graphrag.NormalizeName(p.O)), id(p.O)
 		if drive == "" {
-			drive = `SELECT rowid AS r FROM triples WHERE collection = ?1 AND o_id = ` + o +
-				` UNION SELECT rowid FROM triples WHERE collection = ?1 AND o_id = ` + n +
-				` UNION SELECT rowid FROM triples WHERE collection = ?1 AND o_norm = ` + n + ` AND o_norm != o_id` +
-				` UNION SELECT rowid FROM triples WHERE collection = ?1 AND literal != '' AND substr(literal, 1, 64) = substr(` + l + `, 1, 64) AND literal = ` + l
+			drive = `SELECT rowid AS r FROM triples WHERE collection = ` + strID("?1") + ` AND o_id = ` + o +
+				` UNION SELECT rowid FROM triples WHERE collection = ` + strID("?1") + ` AND o_id = ` + n +
+				` UNION SELECT rowid FROM triples WHERE collection = ` + strID("?1") + ` AND o_norm = ` + n + ` AND o_norm != o_id` +
+				` UNION SELECT rowid FROM triples WHERE collection = ` + strID("?1") + ` AND literal != 1 AND literal = ` + l
 		} else {
 			where += ` AND (t.o_id = ` + o + ` OR t.o_norm = ` + n + ` OR t.literal = ` + l + `)`
 		}
 	}
 	if p.P != "" {
-		where += ` AND t.p = ` + arg(p.P)
+		where += ` AND t.p = ` + id(p.P)
 	}
 	// Without S or O, the order of the (collection, p) index: no sort of a
-	// whole collection before the LIMIT.
-	q := `SELECT ` + tcols + ` FROM triples AS t INDEXED BY triples_p` + where + ` ORDER BY t.p, t.rowid`
+	// whole collection before the LIMIT (predicates in the order their
+	// strings were first stored, then rowids).
+	q := `SELECT ` + tcols + ` FROM triples AS t INDEXED BY triples_p` + tjoin + where + ` ORDER BY t.p, t.rowid`
 	if drive != "" {
-		q = `SELECT ` + tcols + ` FROM (` + drive + `) AS m CROSS JOIN triples AS t ON t.rowid = m.r` + where + ` ORDER BY t.rowid`
+		q = `SELECT ` + tcols + ` FROM (` + drive + `) AS m CROSS JOIN triples AS t ON t.rowid = m.r` + tjoin + where + ` ORDER BY t.rowid`
 	}
 	q += ` LIMIT ` + arg(limit)
 	return q, args
@@ -539,7 +626,7 @@ func (s *Store) Put(ctx context.Context, key, value string) error {
 
 // Stats counts the triples and entities of a collection.
 func (s *Store) Stats(ctx context.Context, collection string) (triples, entities int, err error) {
-	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM triples WHERE collection = ?`, collection).Scan(&triples); err != nil {
+	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM triples WHERE collection = `+strID("?"), collection).Scan(&triples); err != nil {
 		return 0, 0, dbErr(ctx, err, "stats")
 	}
 	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM entities WHERE collection = ?`, collection).Scan(&entities); err != nil {

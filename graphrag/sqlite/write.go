@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -100,7 +101,50 @@ func (x *wtx) stmt(q string) (*sql.Stmt, error) {
 type writer struct {
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt // by SQL text
+	strs  strCache             // strs ids of strings the writer stored or looked up
 }
+
+// strCache maps strings to their strs ids for the writer, so a write looks
+// up in SQL only the strings it has not met yet. ids are committed and
+// stay valid until strings are deleted (DeleteCollection clears the
+// cache); pend are those learned in the running transaction, kept at its
+// commit and dropped at any rollback (also of a savepoint), since strings
+// it inserted are then gone. Past maxCachedStrs the committed ones are
+// dropped and learned again, so the cache stays bounded on any corpus.
+type strCache struct {
+	ids, pend map[string]int64
+}
+
+// maxCachedStrs bounds strCache (the Python docs hold ~150,000 strings).
+const maxCachedStrs = 1 << 18
+
+func (c *strCache) get(s string) (int64, bool) {
+	if id, ok := c.ids[s]; ok {
+		return id, true
+	}
+	id, ok := c.pend[s]
+	return id, ok
+}
+
+// committed keeps pend.
+func (c *strCache) committed() {
+	if len(c.ids)+len(c.pend) > maxCachedStrs {
+		c.ids = nil
+	}
+	if c.ids == nil {
+		c.ids = make(map[string]int64, len(c.pend))
+	}
+	for s, id := range c.pend {
+		c.ids[s] = id
+	}
+	c.pend = nil
+}
+
+// rolledBack drops pend.
+func (c *strCache) rolledBack() { c.pend = nil }
+
+// clear drops everything (strings were deleted).
+func (c *strCache) clear() { c.ids, c.pend = nil, nil }
 
 // begin starts an IMMEDIATE transaction on the writer.
 func (w *writer) begin(ctx context.Context) error {
@@ -115,6 +159,7 @@ func (w *writer) commit(ctx context.Context) error {
 		w.rollback(ctx)
 		return err
 	}
+	w.strs.committed()
 	return nil
 }
 
@@ -122,6 +167,7 @@ func (w *writer) commit(ctx context.Context) error {
 // SQLite already rolled it back).
 func (w *writer) rollback(ctx context.Context) {
 	_, _ = w.conn.ExecContext(ctx, `ROLLBACK`)
+	w.strs.rolledBack()
 }
 
 // close releases the statements and the connection.
@@ -242,6 +288,7 @@ func (s *Store) runIsolated(group []*writeJob) {
 		}
 		if err := g.fn(x); err != nil {
 			g.err = dbErr(g.ctx, err, g.what)
+			s.w.strs.rolledBack() // strings the job inserted are gone
 			if _, rerr := s.w.conn.ExecContext(bg, `ROLLBACK TO w; RELEASE w`); rerr != nil {
 				// The transaction is gone (SQLite rolls back whole
 				// transactions on some errors): nothing of the group stays.
@@ -340,7 +387,67 @@ func (x *wtx) queryEach(q string, args []any, scan func(*sql.Rows) error) error 
 	return rows.Err()
 }
 
+// Rows are written with the strs ids of their strings (internAll).
 const insertTriples = `INSERT INTO triples (rowid, collection, doc_url, s_id, s_name, s_type, s_norm, p, o_id, o_name, o_type, o_norm, literal, chunk_id, source_url)`
+
+// internAll sets out[i] to the strs id of the string vals[i], for every
+// value but the first of each row of ncols (a rowid, copied), adding the
+// strings strs lacks: looked up in the writer's cache, then, for the rest,
+// inserted and read back in batches.
+func (x *wtx) internAll(vals, out []any, ncols int) error {
+	c := &x.s.w.strs
+	var miss []string
+	seen := map[string]bool{}
+	for i, v := range vals {
+		if i%ncols == 0 {
+			continue
+		}
+		str := v.(string)
+		if _, ok := c.get(str); !ok && !seen[str] {
+			seen[str] = true
+			miss = append(miss, str)
+		}
+	}
+	for len(miss) > 0 {
+		n := min(len(miss), rowsPerInsert*8)
+		batch := make([]any, n)
+		for i, m := range miss[:n] {
+			batch[i] = m
+		}
+		if err := x.insertRows(`INSERT OR IGNORE INTO strs (s)`, "", 1, batch); err != nil {
+			return err
+		}
+		q := `SELECT id, s FROM strs WHERE s IN (?` + strings.Repeat(",?", n-1) + `)`
+		err := x.queryEach(q, batch, func(rows *sql.Rows) error {
+			var id int64
+			var str string
+			if err := rows.Scan(&id, &str); err != nil {
+				return err
+			}
+			if c.pend == nil {
+				c.pend = map[string]int64{}
+			}
+			c.pend[str] = id
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		miss = miss[n:]
+	}
+	for i, v := range vals {
+		if i%ncols == 0 {
+			out[i] = v
+			continue
+		}
+		id, ok := c.get(v.(string))
+		if !ok {
+			return fmt.Errorf("graph store: string %q not interned", v)
+		}
+		out[i] = id
+	}
+	return nil
+}
 
 // docPlan is what ReplaceDocument writes, prepared in the caller's
 // goroutine before it queues for the single writer, so that the writer
@@ -444,7 +551,11 @@ func (x *wtx) replace(p *docPlan) error {
 	for i := range n {
 		p.vals[i*tripleCols] = last + 1 + i
 	}
-	if err := x.insertRows(insertTriples, "", tripleCols, p.vals); err != nil {
+	ids := make([]any, len(p.vals))
+	if err := x.internAll(p.vals, ids, tripleCols); err != nil {
+		return err
+	}
+	if err := x.insertRows(insertTriples, "", tripleCols, ids); err != nil {
 		return err
 	}
 	if _, err := x.exec(`INSERT INTO docs (collection, doc_url, lo, hi) VALUES (?, ?, ?, ?)`, p.collection, p.docURL, last+1, last+n); err != nil {
@@ -474,23 +585,30 @@ func (x *wtx) retract(collection, docURL string) (map[string]int, error) {
 	if err != nil || !found {
 		return refs, err
 	}
-	rows, err = x.query(`DELETE FROM triples NOT INDEXED WHERE rowid BETWEEN ? AND ? AND collection = ? AND doc_url = ? RETURNING s_id, o_id, literal`, lo, hi, collection, docURL)
+	rows, err = x.query(`SELECT si.s, oi.s, t.literal = 1 FROM triples AS t NOT INDEXED
+		CROSS JOIN strs AS si ON si.id = t.s_id CROSS JOIN strs AS oi ON oi.id = t.o_id
+		WHERE t.rowid BETWEEN ?1 AND ?2 AND t.collection = `+strID("?3")+` AND t.doc_url = `+strID("?4"), lo, hi, collection, docURL)
 	if err != nil {
 		return nil, err
 	}
 	for rows.Next() {
-		var sid, oid, lit string
-		if err := rows.Scan(&sid, &oid, &lit); err != nil {
+		var sid, oid string
+		var noLit bool
+		if err := rows.Scan(&sid, &oid, &noLit); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		refs[sid]--
-		if lit == "" && oid != "" {
+		if noLit && oid != "" {
 			refs[oid]--
 		}
 	}
 	rows.Close()
-	return refs, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	_, err = x.exec(`DELETE FROM triples NOT INDEXED WHERE rowid BETWEEN ?1 AND ?2 AND collection = `+strID("?3")+` AND doc_url = `+strID("?4"), lo, hi, collection, docURL)
+	return refs, err
 }
 
 // upsertNew runs addRefs' upsert of vals (entity rows) and inserts the
@@ -516,6 +634,19 @@ func (x *wtx) upsertNew(collection string, refs map[string]int, ents map[string]
 			return nil
 		}); err != nil {
 		return err
+	}
+	// The collection and id interned like the triples' strings (the word
+	// rides in the first column, which internAll copies).
+	cols := make([]any, len(words))
+	for i := 0; i < len(words); i += 3 {
+		cols[i], cols[i+1], cols[i+2] = words[i+1], words[i], words[i+2]
+	}
+	ids := make([]any, len(cols))
+	if err := x.internAll(cols, ids, 3); err != nil {
+		return err
+	}
+	for i := 0; i < len(ids); i += 3 {
+		words[i], words[i+1], words[i+2] = ids[i+1], ids[i], ids[i+2]
 	}
 	return x.insertRows(`INSERT OR IGNORE INTO entity_words (collection, word, id)`, "", 3, words)
 }
@@ -585,7 +716,7 @@ func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]en
 		// Exactly the words it was indexed under (see Words), so no scan
 		// of the collection's words.
 		for _, w := range Words(norm, id) {
-			if _, err := x.exec(`DELETE FROM entity_words WHERE collection = ? AND word = ? AND id = ?`, collection, w, id); err != nil {
+			if _, err := x.exec(`DELETE FROM entity_words WHERE collection = `+strID("?1")+` AND word = ?2 AND id = `+strID("?3"), collection, w, id); err != nil {
 				return err
 			}
 		}
