@@ -454,6 +454,14 @@ func (x *htmlExtractor) walk(n *html.Node, depth int) {
 		x.addTable(n)
 	case atom.Ul, atom.Ol:
 		x.flushPara()
+		if holdsHeading(n, 0) {
+			// A list of sections (Javadoc's member details: li > section >
+			// h3 "read" with the entry under it) is structure, not a list:
+			// each heading opens its section as anywhere else.
+			x.walkChildren(n, depth)
+			x.flushPara()
+			return
+		}
 		x.addList(n)
 	case atom.Dl:
 		x.flushPara()
@@ -471,6 +479,27 @@ func (x *htmlExtractor) walk(n *html.Node, depth int) {
 		x.walkChildren(n, depth)
 		x.flushPara()
 	}
+}
+
+// holdsHeading reports whether a heading element lies within n (a few
+// levels down).
+func holdsHeading(n *html.Node, depth int) bool {
+	if depth > 6 {
+		return false
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		switch c.DataAtom {
+		case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+			return true
+		}
+		if holdsHeading(c, depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 func isInline(a atom.Atom) bool {

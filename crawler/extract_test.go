@@ -304,6 +304,38 @@ func TestExtractSphinxAPI(t *testing.T) {
 	}
 }
 
+// TestExtractJavadocMemberSections: a list whose items hold headings
+// (Javadoc's member details: ul > li > section id="read()" > h3) opens a
+// section per heading, its notes a definition list under it; a plain list
+// stays a list block.
+func TestExtractJavadocMemberSections(t *testing.T) {
+	page := `<html><body><main><h1>Class F</h1><p>Intro.</p><ul><li>plain item</li></ul>
+<section class="details"><ul class="details-list"><li><section class="method-details" id="method-detail"><h2>Method Details</h2>
+<ul class="member-list"><li><section class="detail" id="read()"><h3>read</h3>
+<div class="member-signature">public int read() throws IOException</div><div class="block">Reads a byte.</div>
+<dl class="notes"><dt>Throws:</dt><dd><code>IOException</code> - if an I/O error occurs.</dd></dl></section></li>
+<li><section class="detail" id="close()"><h3>close</h3><div class="block">Closes it.</div></section></li></ul></section></li></ul></section>
+</main></body></html>`
+	doc, err := Extract("http://h/F.html", "text/html", []byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := findSection(doc, "read()")
+	if r == nil || r.Heading != "read" || r.Level != 3 || strings.Join(r.HeadingPath, " > ") != "Class F > Method Details > read" {
+		t.Fatalf("sections = %+v", doc.Sections)
+	}
+	if len(r.Blocks) != 3 || r.Blocks[0].Text != "public int read() throws IOException" || r.Blocks[1].Text != "Reads a byte." ||
+		r.Blocks[2].Kind != kgagent.BlockDefList || r.Blocks[2].Terms[0].Term != "Throws:" {
+		t.Errorf("read section blocks = %+v", r.Blocks)
+	}
+	if c := findSection(doc, "close()"); c == nil || len(c.Blocks) != 1 || c.Blocks[0].Text != "Closes it." {
+		t.Errorf("close section = %+v", c)
+	}
+	if top := doc.Sections[0]; top.Heading != "Class F" || len(top.Blocks) != 2 || top.Blocks[1].Kind != kgagent.BlockList {
+		t.Errorf("a list without headings stays a list: %+v", top)
+	}
+}
+
 func FuzzExtract(f *testing.F) {
 	f.Add("text/html", []byte(`<h1 id="a">x</h1><p>y</p><table><tr><td>1</td></tr></table><dl><dt>a</dt><dd>b</dd></dl>`))
 	f.Add("text/markdown", []byte("# T\n\n## S\n\n```go\ncode\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n- item [l](http://x/y)\n"))

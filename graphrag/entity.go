@@ -45,6 +45,7 @@ const (
 	// version notes), each with that section as source.
 	PredRaises          = "raises"           // API entry raises exception
 	PredHasParameter    = "has_parameter"    // literal: "name" or "name=default"
+	PredHasSignature    = "has_signature"    // literal: the entry's signature as written
 	PredAddedIn         = "added_in"         // literal: the version of "New in version X"
 	PredDeprecatedSince = "deprecated_since" // literal: the version of "Deprecated since version X"
 	PredSubclassOf      = "subclass_of"      // class or exception is a subclass of another

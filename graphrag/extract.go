@@ -162,6 +162,7 @@ type extraction struct {
 	module    kgagent.Entity  // the page's module, once a module heading is seen
 	classes   map[string]bool // ids of the page's class and exception entries
 	excNames  map[string]bool // last parts of the page's exception entries (Full, SkipTest)
+	jclass    kgagent.Entity  // the Javadoc page's type, once its heading is seen
 	out       []kgagent.Triple
 	seen      map[emitKey]bool
 	aliases   Aliases
@@ -290,6 +291,9 @@ func (e *extraction) section(s *kgagent.Section) {
 	sec := SectionEntity(SectionURL(e.doc.URL, s.Anchor), s.Heading)
 	e.emit(e.page, PredHasSection, sec, "", s.Anchor, "")
 	api := e.apiHeading(s, sec)
+	if api.ID == "" {
+		api = e.javadoc(s)
+	}
 	text := sectionText(s)
 	for _, t := range e.salient(s, text) {
 		if t.ID == api.ID {
@@ -378,7 +382,12 @@ func (e *extraction) apiHeading(s *kgagent.Section, sec kgagent.Entity) kgagent.
 	} else if e.module.ID != "" {
 		e.emit(e.module, PredDefines, ent, "", s.Anchor, "")
 	}
-	e.apiFacts(s, ent, params)
+	if s.Anchor != "" { // an API entry has its anchor; a page title has none
+		if params != "" {
+			e.emit(ent, PredHasSignature, kgagent.Entity{}, name+params, s.Anchor, "")
+		}
+		e.apiFacts(s, ent, params)
+	}
 	return ent
 }
 

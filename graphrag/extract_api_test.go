@@ -142,3 +142,48 @@ func TestExtractDecoratorEntry(t *testing.T) {
 	}
 	t.Errorf("no defines triple for the decorator: %v", ts)
 }
+
+// TestExtractJavadoc checks the relations read from a real Javadoc page
+// (OpenJDK 17's FileInputStream, from Debian's openjdk-17-doc): the
+// package defines the class; extends, implemented interfaces and Since:
+// from the class section; each method section defines a member with its
+// Parameters:, Throws: and signature, constructors left out.
+func TestExtractJavadoc(t *testing.T) {
+	body, err := os.ReadFile("../testdata/javadocs/api/java.base/java/io/FileInputStream.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const url = "http://docs.test/api/java.base/java/io/FileInputStream.html"
+	doc, err := crawler.Extract(url, "text/html; charset=utf-8", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Collection = "jdk"
+	ts, err := graphrag.BuiltinExtractor{}.Extract(t.Context(), doc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		s, p string
+		want []string
+		src  string // the section of the first one
+	}{
+		{"java.io", graphrag.PredDefines, []string{"fileinputstream"}, url},
+		{"fileinputstream", graphrag.PredSubclassOf, []string{"inputstream"}, url},
+		{"fileinputstream", graphrag.PredImplements, []string{"closeable", "autocloseable"}, url},
+		{"fileinputstream", graphrag.PredAddedIn, []string{"1.0"}, url},
+		{"fileinputstream", graphrag.PredDefines, []string{"fileinputstream.read", "fileinputstream.read", "fileinputstream.read", "fileinputstream.skip",
+			"fileinputstream.available", "fileinputstream.close", "fileinputstream.getfd", "fileinputstream.getchannel"}, url + "#read()"},
+		{"fileinputstream.read", graphrag.PredRaises, []string{"ioexception", "ioexception", "nullpointerexception", "indexoutofboundsexception", "ioexception"}, url + "#read()"},
+		{"fileinputstream.read", graphrag.PredHasParameter, []string{"b", "b", "off", "len"}, url + "#read(byte[])"},
+		{"fileinputstream.read", graphrag.PredHasSignature, []string{"public int read() throws IOException", "public int read(byte[] b) throws IOException",
+			"public int read(byte[] b, int off, int len) throws IOException"}, url + "#read()"},
+	} {
+		got, srcs := objects(ts, c.s, c.p)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s %s: %q, want %q", c.s, c.p, got, c.want)
+		} else if srcs[0] != c.src {
+			t.Errorf("%s %s: first from %s, want %s", c.s, c.p, srcs[0], c.src)
+		}
+	}
+}

@@ -69,14 +69,24 @@ type graphQuery struct {
 	coll string
 }
 
-// anchorID is the entity id a section URL's anchor names ("…#shutil.copyfile"
-// -> "shutil.copyfile"; "#module-shutil" -> "shutil").
-func anchorID(url string) string {
-	i := strings.IndexByte(url, '#')
-	if i < 0 {
-		return ""
+// ownSection reports whether url is the section of the entity id itself:
+// its anchor names the entity (Sphinx "#shutil.copyfile", "#module-shutil";
+// Javadoc "#read(byte[])" for FileInputStream.read, by its last part), or,
+// without an anchor, the page is named after it (Javadoc's
+// FileInputStream.html).
+func ownSection(url, id string) bool {
+	page, anchor, ok := strings.Cut(url, "#")
+	if !ok || anchor == "" {
+		page = page[strings.LastIndexByte(page, '/')+1:]
+		base, html := strings.CutSuffix(page, ".html")
+		return html && NormalizeName(base) == id
 	}
-	return NormalizeName(strings.TrimPrefix(url[i+1:], "module-"))
+	anchor = strings.TrimPrefix(anchor, "module-")
+	if i := strings.IndexByte(anchor, '('); i >= 0 {
+		anchor = anchor[:i]
+	}
+	n := NormalizeName(anchor)
+	return n == id || !strings.Contains(anchor, ".") && n != "" && n == lastPart(id)
 }
 
 // entry is an entity's own section: its description there and the URL.
@@ -93,7 +103,7 @@ func (g graphQuery) entry(ctx context.Context, id string) (entry, error) {
 	}
 	best := ts[0]
 	for _, t := range ts {
-		if anchorID(t.SourceURL) == t.Subject.ID {
+		if ownSection(t.SourceURL, t.Subject.ID) {
 			best = t
 			break
 		}
@@ -141,7 +151,7 @@ func (g graphQuery) entries(ctx context.Context, ids []string) ([]entry, error) 
 		if !ok || t.Predicate != PredIsDefinedAs || own[i] {
 			continue
 		}
-		mine := anchorID(t.SourceURL) == t.Subject.ID
+		mine := ownSection(t.SourceURL, t.Subject.ID)
 		if out[i].url == "" || mine {
 			out[i] = entry{name: t.Subject.Name, text: firstSentence(t.Literal), url: t.SourceURL}
 			own[i] = mine
@@ -180,15 +190,23 @@ func (g graphQuery) list(ctx context.Context, sh Shape) (*kgagent.EvidenceList, 
 	}
 	var items []kgagent.EvidenceItem
 	var ids []string
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	subject := ts[0].Subject
 	for _, t := range ts {
 		// An API entry defines its items in the items' own sections; a
 		// code example naming shutil.copyfileobj elsewhere does not.
-		if t.Object.ID == "" || seen[t.Object.ID] || anchorID(t.SourceURL) != t.Object.ID || !kindMatches(sh.Relation, t.Object.Type) {
+		if t.Object.ID == "" || !ownSection(t.SourceURL, t.Object.ID) || !kindMatches(sh.Relation, t.Object.Type) {
 			continue
 		}
-		seen[t.Object.ID] = true
+		if i, dup := seen[t.Object.ID]; dup {
+			// overloads (Javadoc's read(), read(byte[])): the first section
+			// by URL, whatever order the store returned them in
+			if t.SourceURL < items[i].SourceURL {
+				items[i].SourceURL = t.SourceURL
+			}
+			continue
+		}
+		seen[t.Object.ID] = len(items)
 		subject = t.Subject
 		items = append(items, kgagent.EvidenceItem{Name: t.Object.Name, Kind: t.Object.Type, SourceURL: t.SourceURL})
 		ids = append(ids, t.Object.ID)
@@ -269,7 +287,7 @@ func (g graphQuery) relation(ctx context.Context, sh Shape) (*kgagent.EvidenceLi
 			return nil, err
 		}
 		for _, t := range ts {
-			if anchorID(t.SourceURL) == t.Object.ID && t.Subject.Type == TypeModule {
+			if ownSection(t.SourceURL, t.Object.ID) && t.Subject.Type == TypeModule {
 				l.Subject = t.Object.Name
 				l.Items = []kgagent.EvidenceItem{{Name: t.Subject.Name, Kind: TypeModule, SourceURL: t.SourceURL}}
 				l.SourceURL = t.SourceURL
@@ -291,14 +309,14 @@ func (g graphQuery) relation(ctx context.Context, sh Shape) (*kgagent.EvidenceLi
 	// count only when it has none.
 	own := ts[:0:0]
 	for _, t := range ts {
-		if anchorID(t.SourceURL) == t.Subject.ID {
+		if ownSection(t.SourceURL, t.Subject.ID) {
 			own = append(own, t)
 		}
 	}
 	if len(own) > 0 {
 		ts = own
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	var exc []string
 	for _, t := range ts {
 		name, kind := t.Literal, ""
@@ -315,10 +333,13 @@ func (g graphQuery) relation(ctx context.Context, sh Shape) (*kgagent.EvidenceLi
 			}
 			name = strings.TrimSpace(v)
 		}
-		if seen[name] {
+		if i, dup := seen[name]; dup {
+			if t.SourceURL < l.Items[i].SourceURL {
+				l.Items[i].SourceURL = t.SourceURL
+			}
 			continue
 		}
-		seen[name] = true
+		seen[name] = len(l.Items)
 		l.Subject = t.Subject.Name
 		id = t.Subject.ID
 		l.Items = append(l.Items, kgagent.EvidenceItem{Name: name, Kind: kind, SourceURL: t.SourceURL})
@@ -360,19 +381,18 @@ func (g graphQuery) compare(ctx context.Context, sh Shape) (*kgagent.EvidenceLis
 		if e.url == "" {
 			return nil, nil // both sides or nothing
 		}
-		ps, err := g.s.Find(ctx, Pattern{Collection: g.coll, S: name, P: PredHasParameter, Limit: 40})
+		// The signature as written keeps the parameters' order, which
+		// no store keeps for has_parameter triples.
+		sigs, err := g.s.Find(ctx, Pattern{Collection: g.coll, S: name, P: PredHasSignature, Limit: 40})
 		if err != nil {
 			return nil, err
 		}
 		label := e.name
-		if len(ps) > 0 {
-			var args []string
-			for _, p := range ps {
-				if p.SourceURL == e.url {
-					args = append(args, p.Literal)
-				}
+		for _, sg := range sigs {
+			if sg.SourceURL == e.url {
+				label = sg.Literal
+				break
 			}
-			label += "(" + strings.Join(args, ", ") + ")"
 		}
 		l.Items = append(l.Items, kgagent.EvidenceItem{Name: label, Text: e.text, SourceURL: e.url, Of: e.name})
 	}

@@ -630,6 +630,7 @@ func api(coll, doc, other string) []kgagent.Triple {
 		tr(cf, graphrag.PredIsDefinedAs, none, "Copy the contents (no metadata) of the file named src to a file named dst. More.", at("shutil.copyfile")),
 		tr(cf, graphrag.PredHasParameter, none, "src", at("shutil.copyfile")),
 		tr(cf, graphrag.PredHasParameter, none, "follow_symlinks=True", at("shutil.copyfile")),
+		tr(cf, graphrag.PredHasSignature, none, "shutil.copyfile(src, *, follow_symlinks=True)", at("shutil.copyfile")),
 		tr(cf, graphrag.PredRaises, sfe, "", at("shutil.copyfile")),
 		tr(cf, graphrag.PredRaises, oe, "", at("shutil.copyfile")),
 		tr(mod, graphrag.PredDefines, cp, "", at("shutil.copy")),
@@ -672,6 +673,7 @@ func testStructured(t *testing.T, s graphrag.Store) {
 		items []string // name@anchor
 		lead  string   // the list's own section anchor
 	}{
+		{"What arguments does shutil.copyfile accept?", []string{"follow_symlinks=True@shutil.copyfile", "src@shutil.copyfile"}, "shutil.copyfile"},
 		{"What functions does the shutil module provide?", []string{"shutil.copy@shutil.copy", "shutil.copyfile@shutil.copyfile", "shutil.rmtree@shutil.rmtree"}, "module-shutil"},
 		{"What functions does the shutil module provide for copying files?", []string{"shutil.copy@shutil.copy", "shutil.copyfile@shutil.copyfile"}, "module-shutil"},
 		{"Which exceptions does shutil define?", []string{"shutil.SameFileError@shutil.SameFileError"}, "module-shutil"},
@@ -680,7 +682,7 @@ func testStructured(t *testing.T, s graphrag.Store) {
 		{"In which version was shutil.copy added?", []string{"3.3@shutil.copy"}, "shutil.copy"},
 		{"What is shutil.SameFileError a subclass of?", []string{"Error@shutil.SameFileError"}, "shutil.SameFileError"},
 		{"Which module is shutil.rmtree in?", []string{"shutil@shutil.rmtree"}, "shutil.rmtree"},
-		{"What is the difference between shutil.copy and shutil.copyfile?", []string{"shutil.copy@shutil.copy", "shutil.copyfile(src, follow_symlinks=True)@shutil.copyfile"}, "shutil.copy"},
+		{"What is the difference between shutil.copy and shutil.copyfile?", []string{"shutil.copy@shutil.copy", "shutil.copyfile(src, *, follow_symlinks=True)@shutil.copyfile"}, "shutil.copy"},
 	} {
 		l, err := svc.Structured(ctx(t), c.q, coll)
 		if err != nil {
