@@ -230,10 +230,17 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return len(ids[order[a]]) > len(ids[order[b]]) })
+	// Batches of at most e.batch tokens, and small enough that every
+	// worker gets one when a call has fewer tokens than that per worker.
+	total := 0
+	for _, s := range ids {
+		total += len(s)
+	}
+	limit := min(e.batch, max(64, (total+e.workers-1)/e.workers))
 	var batches [][]int
 	for i := 0; i < len(order); {
 		j, tokens := i, 0
-		for j < len(order) && (j == i || tokens+len(ids[order[j]]) <= e.batch) {
+		for j < len(order) && (j == i || tokens+len(ids[order[j]]) <= limit) {
 			tokens += len(ids[order[j]])
 			j++
 		}
