@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -251,6 +252,12 @@ const (
 	graphQLIntrospectionDepth = 15
 )
 
+// graphQLMaxSelections bounds the selections an operation expands to once
+// its fragments are spread (the standard introspection query: a few
+// hundred), so a few bytes of fragments cannot multiply into millions of
+// fields.
+const graphQLMaxSelections = 2000
+
 // GraphQLRequest is the body of POST /graphql (and the query parameters
 // of GET /graphql).
 type GraphQLRequest struct {
@@ -276,19 +283,22 @@ type probeRoot struct{}
 func (*probeRoot) IntrospectionOnly() *bool { return nil }
 
 func newGraphQLSchemas(root *gqlRoot) graphQLSchemas {
-	length := graphql.MaxQueryLength(graphQLMaxQuery)
+	length, sels := graphql.MaxQueryLength(graphQLMaxQuery), graphql.MaxSelections(graphQLMaxSelections)
 	return graphQLSchemas{
-		data:  graphql.MustParseSchema(GraphQLSchema, root, graphql.MaxDepth(graphQLMaxDepth), length),
-		intro: graphql.MustParseSchema(GraphQLSchema, root, graphql.MaxDepth(graphQLIntrospectionDepth), length),
-		probe: graphql.MustParseSchema(introspectionProbeSchema, &probeRoot{}, graphql.MaxDepth(graphQLIntrospectionDepth), length),
+		data:  graphql.MustParseSchema(GraphQLSchema, root, graphql.MaxDepth(graphQLMaxDepth), length, sels),
+		intro: graphql.MustParseSchema(GraphQLSchema, root, graphql.MaxDepth(graphQLIntrospectionDepth), length, sels),
+		probe: graphql.MustParseSchema(introspectionProbeSchema, &probeRoot{}, graphql.MaxDepth(graphQLIntrospectionDepth), length, sels),
 	}
 }
 
 // exec runs req: against intro when the document holds only queries that
-// ask only for introspection fields, else against data.
+// ask only for introspection fields, without aliases, else against data.
+// (Without aliases an introspection result is bounded by the schema's
+// size; aliased list fields nested fifteen deep would multiply it.)
 func (g graphQLSchemas) exec(ctx context.Context, req GraphQLRequest) *graphql.Response {
-	queries := true
-	for _, op := range graphQLOperations(req.Query) {
+	ops, aliased := scanGraphQL(req.Query)
+	queries := !aliased
+	for _, op := range ops {
 		queries = queries && op.kind == "query"
 	}
 	if queries && len(g.probe.ValidateWithVariables(req.Query, req.Variables)) == 0 {
@@ -304,10 +314,17 @@ type gqlOperation struct {
 }
 
 // graphQLOperations lists the operations of a GraphQL document in order.
-// It reads only the top level (names, braces, strings and comments);
-// whether the document is valid is the schema's business.
 func graphQLOperations(doc string) []gqlOperation {
-	var ops []gqlOperation
+	ops, _ := scanGraphQL(doc)
+	return ops
+}
+
+// scanGraphQL lists the operations of a GraphQL document in order, and
+// reports whether a selection set aliases a field ("a: fields"). It reads
+// only names, brackets, strings and comments; whether the document is
+// valid is the schema's business.
+func scanGraphQL(doc string) (ops []gqlOperation, aliased bool) {
+	var stack []byte // open brackets
 	depth := 0
 	definition := true // the next top-level token starts a definition
 	named := -1        // the operation whose name may come next
@@ -321,7 +338,7 @@ func graphQLOperations(doc string) []gqlOperation {
 		case strings.HasPrefix(doc[i:], `"""`):
 			end := strings.Index(strings.ReplaceAll(doc[i+3:], `\"""`, "xxxx"), `"""`)
 			if end < 0 {
-				return ops
+				return ops, aliased
 			}
 			i += 3 + end + 3
 		case c == '"':
@@ -339,9 +356,13 @@ func graphQLOperations(doc string) []gqlOperation {
 				definition, named = false, -1
 			}
 			depth++
+			stack = append(stack, c)
 			i++
 		case c == '}' || c == ')' || c == ']':
 			depth--
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
 			if depth == 0 && c == '}' {
 				definition = true
 			}
@@ -354,6 +375,15 @@ func graphQLOperations(doc string) []gqlOperation {
 			name := doc[i:j]
 			i = j
 			if depth != 0 {
+				// In a selection set (not in arguments), a name and a colon
+				// is an alias.
+				if len(stack) > 0 && stack[len(stack)-1] == '{' && !slices.Contains(stack, '(') {
+					k := j
+					for k < len(doc) && (doc[k] == ' ' || doc[k] == '\t' || doc[k] == '\n' || doc[k] == '\r' || doc[k] == ',') {
+						k++
+					}
+					aliased = aliased || (k < len(doc) && doc[k] == ':')
+				}
 				continue
 			}
 			switch {
@@ -376,7 +406,7 @@ func graphQLOperations(doc string) []gqlOperation {
 			i++
 		}
 	}
-	return ops
+	return ops, aliased
 }
 
 // mutates reports whether the operation req runs is not a query (when

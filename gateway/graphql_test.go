@@ -131,6 +131,21 @@ func TestGraphQLThirdPartyClients(t *testing.T) {
 	if _, m := gql(t, u, "ask-key", deep, nil); !strings.Contains(fmt.Sprint(m["errors"]), "exceeds max depth") || m["data"] != nil {
 		t.Errorf("introspection 16 deep: %v", m)
 	}
+	// Aliases would multiply introspection's list fields: an aliased
+	// document gets the data depth, so this one (35 MB of answer and two
+	// minutes of CPU at depth 15) is refused at once.
+	var fan strings.Builder
+	fan.WriteString("{ __schema { types { ...F3 } } }\nfragment F0 on __Type { name }\n")
+	for i := 1; i <= 3; i++ {
+		fmt.Fprintf(&fan, "fragment F%d on __Type {", i)
+		for j := 0; j < 20; j++ {
+			fmt.Fprintf(&fan, " a%d: fields { type { ofType { ofType { ...F%d } } } }", j, i-1)
+		}
+		fan.WriteString(" }\n")
+	}
+	if _, m := gql(t, u, "ask-key", fan.String(), nil); m["data"] != nil || m["errors"] == nil {
+		t.Errorf("aliased introspection fan-out ran: %.300v", m)
+	}
 	mixed := `{ agents { name } __schema { types { fields { type { ofType { ofType { ofType { ofType { name } } } } } } } } }`
 	if _, m := gql(t, u, "ask-key", mixed, nil); !strings.Contains(fmt.Sprint(m["errors"]), "exceeds max depth 8") {
 		t.Errorf("data query with introspection 9 deep: %v", m)
@@ -178,6 +193,19 @@ func TestGraphQLThirdPartyClients(t *testing.T) {
 }
 
 func TestGraphQLOperations(t *testing.T) {
+	for doc, want := range map[string]bool{
+		`{ a: agents { name } }`:                           true,
+		`{ __schema { types { t : name } } }`:              true,
+		`{ agents { name } }`:                              false,
+		`query($x: ID = "a:b") { session(id: $x) { id } }`: false,
+		`{ registerAgent(name: "x", url: "y") { name } }`:  false,
+		`{ f(o: {a: 1}) { name } }`:                        false,
+		"# a: b\n{ agents { name } }":                      false,
+	} {
+		if _, got := scanGraphQL(doc); got != want {
+			t.Errorf("scanGraphQL(%q) aliased = %v, want %v", doc, got, want)
+		}
+	}
 	for _, tc := range []struct {
 		doc  string
 		want string
