@@ -352,6 +352,25 @@ func (m *Manager) Handshake(name string) (Handshake, error) {
 	return e.a.Handshake(), nil
 }
 
+// FuncCollection returns the collection the funcs of agent name read when
+// called over the agent protocol (CallFunc): the agent's own, else the
+// default one, as in a run without a collection. The gateway checks it
+// against the caller's collections. Errors: ENOTFOUND.
+func (m *Manager) FuncCollection(name string) (string, error) {
+	e, err := m.entry(name)
+	if err != nil {
+		return "", err
+	}
+	return m.collectionOf(e), nil
+}
+
+func (m *Manager) collectionOf(e *entry) string {
+	if c := e.a.Config().Collection; c != "" {
+		return c
+	}
+	return m.cfg.Collection
+}
+
 // Builtin returns the fixie_ built-in func of that name (fixie_query_corpus,
 // fixie_query_graph, fixie_query_embed, fixie_base_prompt,
 // fixie_local_datetime, fixie_utc_datetime), for agents that expose one
@@ -379,12 +398,7 @@ func (m *Manager) CallFunc(ctx context.Context, agentName, funcName string, msg 
 	if !ok {
 		return kgagent.Message{}, NotDefined(funcName, e.a.FuncNames())
 	}
-	// As in a run without a collection: the agent's, else the default one.
-	coll := e.a.Config().Collection
-	if coll == "" {
-		coll = m.cfg.Collection
-	}
-	call := m.funcCall(e, funcName, msg, caller, "", coll, "")
+	call := m.funcCall(e, funcName, msg, caller, "", m.collectionOf(e), "")
 	res, err := invoke(ctx, f, call, m.cfg.FuncTimeout)
 	if res.Message.Embeds == nil {
 		res.Message.Embeds = map[string]kgagent.Embed{}

@@ -12,7 +12,7 @@ import (
 
 // Limits of a search request.
 const (
-	MaxQueryBytes = 10 << 10 // longest query accepted
+	MaxQueryBytes = kgagent.MaxQuestionBytes // longest query accepted: the one limit every transport admits
 	MaxK          = 100      // most hits one search returns
 )
 
@@ -175,7 +175,7 @@ func validate(r SearchRequest, needCollection bool) error {
 	case strings.TrimSpace(r.Query) == "":
 		return kgagent.Errorf(kgagent.EINVALID, "query is empty")
 	case len(r.Query) > MaxQueryBytes:
-		return &kgagent.Error{Code: kgagent.ETOOLARGE, Message: "query is over 10 kB", Details: map[string]any{"limit": MaxQueryBytes, "size": len(r.Query)}}
+		return kgagent.CheckQuestionSize("query", r.Query)
 	case r.K <= 0 || r.K > MaxK:
 		return kgagent.Errorf(kgagent.EINVALID, "k must be between 1 and %d, got %d", MaxK, r.K)
 	case r.MMR < 0 || r.MMR > 1 || math.IsNaN(r.MMR):

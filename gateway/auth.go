@@ -80,23 +80,53 @@ func (p *Principal) collection(c string) (string, error) {
 	return c, nil
 }
 
-// owner is whose sessions and streams p sees: the user id, else the key
-// ("key:<name>"), else the calling agent of an anonymous JWT
-// ("agent:<aid>"), else "" (the anonymous caller of an open server).
+// mayUse reports whether p may see collection c (a restricted key only its
+// own collections; everyone else every collection).
+func (p *Principal) mayUse(c string) bool {
+	return p.key == nil || len(p.key.Collections) == 0 || slices.Contains(p.key.Collections, c)
+}
+
+// owner is whose sessions, streams and MCP sessions p sees, namespaced by
+// kind so that no credential can name another kind's owner:
+// "user:<id>" (a JWT's sub, or a key's user_id: both name users),
+// "key:<name>" (a key without user_id), "agent:<aid>" (an anonymous JWT
+// with an agent id), "token:<sha256 of the JWT>" (an anonymous JWT without
+// one: only the holder of that very token is bound to it), and "" only for
+// the caller of an open server (no credentials, loopback only). A JWT's sub
+// "key:askA" is the owner "user:key:askA", never the key askA.
 func (p *Principal) owner() string {
 	switch {
+	case p.open:
+		return ""
 	case p.caller.UserID != "":
-		return p.caller.UserID
+		return "user:" + p.caller.UserID
 	case p.key != nil:
 		return "key:" + p.key.Name
 	case p.caller.AgentID != "":
 		return "agent:" + p.caller.AgentID
+	case p.caller.Token != "":
+		return "token:" + HashKey(p.caller.Token)
 	}
-	return ""
+	return "" // unreachable: an authenticated principal is one of the above
+}
+
+// anonymous names the identity of a JWT without sub (its agent id, else
+// the token itself), for its one daily budget whatever address or
+// transport it comes from; "" for everyone else.
+func (p *Principal) anonymous() string {
+	switch {
+	case p.open || p.key != nil || p.caller.UserID != "":
+		return ""
+	case p.caller.AgentID != "":
+		return "agent:" + p.caller.AgentID
+	}
+	return "token:" + HashKey(p.caller.Token)
 }
 
 // buckets are the daily-limit counters a query of p is charged to: its
-// key, its user, and for a JWT without sub its agent id and address.
+// key, its user, and for a JWT without sub its one anonymous identity
+// (agent id, else the token), never its address or transport, so a
+// caller gets one budget however many addresses and transports it uses.
 func (p *Principal) buckets(limit int) []Bucket {
 	if p.open || limit < 0 {
 		return nil
@@ -112,8 +142,8 @@ func (p *Principal) buckets(limit int) []Bucket {
 	if p.caller.UserID != "" {
 		bs = append(bs, Bucket{Key: "user:" + p.caller.UserID, Limit: limit})
 	}
-	if p.key == nil && p.caller.UserID == "" {
-		bs = append(bs, Bucket{Key: "anon:" + p.caller.AgentID + "@" + p.remote, Limit: limit})
+	if a := p.anonymous(); a != "" {
+		bs = append(bs, Bucket{Key: "anon:" + a, Limit: limit})
 	}
 	return bs
 }
@@ -167,13 +197,35 @@ func newAuthenticator(cfg Config) (*authenticator, error) {
 }
 
 // Credential returns the token an HTTP request carries: Authorization:
-// Bearer, X-API-Key, or the api_key query parameter (browsers cannot set
-// headers on a websocket).
+// Bearer, X-API-Key, or — on a websocket upgrade only, since browsers
+// cannot set headers there — the api_key query parameter. Everywhere else
+// ?api_key= is ignored, so a key never works from a URL that a link, a
+// log line or a Referer header could carry.
 func Credential(r *http.Request) string {
 	if t, ok := headerCredential(r.Header); ok {
 		return t
 	}
-	return r.URL.Query().Get("api_key")
+	if r.Method == http.MethodGet && isWebSocketUpgrade(r.Header) {
+		return r.URL.Query().Get("api_key")
+	}
+	return ""
+}
+
+// isWebSocketUpgrade reports whether h asks for a websocket upgrade
+// (Connection: upgrade and Upgrade: websocket, as RFC 6455 has them).
+func isWebSocketUpgrade(h http.Header) bool {
+	return headerHasToken(h, "Connection", "upgrade") && headerHasToken(h, "Upgrade", "websocket")
+}
+
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // headerCredential returns the token of an Authorization: Bearer or

@@ -144,7 +144,8 @@ func (c Calls) Ingest(ctx context.Context, spec crawler.Spec) (crawler.JobStatus
 }
 
 // Job returns an ingestion job's status; it needs the ingest scope.
-// Errors: ENOTFOUND for an unknown id.
+// Errors: ENOTFOUND for an unknown id or a job in a collection the caller
+// may not use.
 func (c Calls) Job(ctx context.Context, id string) (crawler.JobStatus, error) {
 	if !principalFrom(ctx).has(ScopeIngest) {
 		return crawler.JobStatus{}, kgagent.Errorf(kgagent.EFORBIDDEN, "this key lacks the %q scope", ScopeIngest)
@@ -152,7 +153,7 @@ func (c Calls) Job(ctx context.Context, id string) (crawler.JobStatus, error) {
 	if c.s.b.Jobs == nil {
 		return crawler.JobStatus{}, unavailable("jobs")
 	}
-	return c.s.b.Jobs.Get(ctx, id)
+	return c.s.job(ctx, id)
 }
 
 // Collections lists the collections the caller may use.

@@ -88,7 +88,7 @@ func TestCalls(t *testing.T) {
 	if _, err := c.Ingest(py, crawler.Spec{Collection: "python", URLs: []string{"https://x/*"}}); kgagent.ErrorCode(err) != kgagent.EFORBIDDEN {
 		t.Fatalf("ingest with an ask key: %v", err)
 	}
-	if got := c.Owner(as("ask-key")); got != "alice" {
+	if got := c.Owner(as("ask-key")); got != "user:alice" {
 		t.Fatalf("owner %q", got)
 	}
 	// py-key's daily limit is 3: two searches were refused before charging

@@ -254,6 +254,13 @@ func (fakeAgents) Handshake(name string) (agent.Handshake, error) {
 		Corpora: []agent.Corpus{{URLs: []string{"https://docs.example.org/*"}}}, Type: "code_shot"}, nil
 }
 
+func (fakeAgents) FuncCollection(name string) (string, error) {
+	if name != "docs" {
+		return "", kgagent.Errorf(kgagent.ENOTFOUND, "no agent %q", name)
+	}
+	return "docs", nil
+}
+
 func (fakeAgents) CallFunc(ctx context.Context, agentName, funcName string, msg kgagent.Message, caller agent.Caller) (kgagent.Message, error) {
 	if agentName != "docs" {
 		return kgagent.Message{}, kgagent.Errorf(kgagent.ENOTFOUND, "no agent %q", agentName)

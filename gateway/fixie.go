@@ -205,6 +205,19 @@ func (s *Server) fixieCall(w http.ResponseWriter, r *http.Request) {
 		s.writeFixieError(w, r, 0, e)
 		return
 	}
+	if err := kgagent.CheckQuestionSize("message text", msg.Text); err != nil {
+		s.writeFixieError(w, r, 0, err)
+		return
+	}
+	// The agent's funcs read its collection: a key restricted to other
+	// collections may not call them (403), as it may not ask there.
+	if col, err := s.b.Agents.FuncCollection(name); err != nil {
+		s.writeFixieError(w, r, 0, err)
+		return
+	} else if _, err := p.collection(col); err != nil {
+		s.writeFixieError(w, r, http.StatusForbidden, err)
+		return
+	}
 	ctx, cancel, err := s.admit(r.Context(), p, admission{scope: ScopeAsk, charge: true})
 	defer cancel()
 	if err != nil {

@@ -35,8 +35,11 @@ type Asker interface {
 // service implements it. Errors: ENOTFOUND for an unknown agent,
 // EFuncNotDefined for an unknown func (with details func_name and
 // available_funcs), anything else is an unhandled exception.
+// FuncCollection names the collection an agent's funcs read, which the
+// caller must be allowed to use.
 type AgentEndpoint interface {
 	Handshake(name string) (agent.Handshake, error)
+	FuncCollection(name string) (string, error)
 	CallFunc(ctx context.Context, agentName, funcName string, msg kgagent.Message, caller agent.Caller) (kgagent.Message, error)
 }
 

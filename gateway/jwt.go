@@ -153,7 +153,29 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (agent.Caller, e
 		}
 		return agent.Caller{}, kgagent.WrapError(kgagent.EUNAUTH, err, "invalid token")
 	}
-	sub, _ := claims["sub"].(string)
-	aid, _ := claims["aid"].(string)
+	// sub and aid, when present, must be strings: a numeric sub is not
+	// "no sub" (that would make a user's token anonymous), it is a bad token.
+	sub, err := stringClaim(claims, "sub")
+	if err != nil {
+		return agent.Caller{}, err
+	}
+	aid, err := stringClaim(claims, "aid")
+	if err != nil {
+		return agent.Caller{}, err
+	}
 	return agent.Caller{UserID: sub, AgentID: aid, Token: token, Anonymous: sub == ""}, nil
+}
+
+// stringClaim returns claim name of claims: "" when absent (or null),
+// EUNAUTH when present with another type than a string.
+func stringClaim(claims jwt.MapClaims, name string) (string, error) {
+	v, ok := claims[name]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", kgagent.Errorf(kgagent.EUNAUTH, "invalid token: claim %q must be a string", name)
+	}
+	return s, nil
 }

@@ -25,7 +25,8 @@ import (
 // stream another replica took over runs step 3 only (runAdmitted).
 
 // Bucket is one daily-limit counter: a key ("key:<name>", "user:<id>",
-// "anon:<aid>@<address>") and its limit.
+// "anon:agent:<aid>" or "anon:token:<sha256>" for a JWT without sub) and
+// its limit.
 type Bucket struct {
 	Key   string
 	Limit int

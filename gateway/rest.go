@@ -205,7 +205,7 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, unavailable("jobs"))
 		return
 	}
-	job, err := s.b.Jobs.Get(r.Context(), r.PathValue("id"))
+	job, err := s.job(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -213,18 +213,36 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, job)
 }
 
+// job returns job id when the caller may use its collection; ENOTFOUND
+// otherwise, as for an unknown id, so a restricted key learns nothing of
+// other collections' jobs (their URLs, counters or existence).
+func (s *Server) job(ctx context.Context, id string) (crawler.JobStatus, error) {
+	job, err := s.b.Jobs.Get(ctx, id)
+	if err != nil {
+		return job, err
+	}
+	if !principalFrom(ctx).mayUse(job.Spec.Collection) {
+		return crawler.JobStatus{}, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", id)
+	}
+	return job, nil
+}
+
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 	if s.b.Jobs == nil {
 		s.writeError(w, r, unavailable("jobs"))
 		return
 	}
-	jobs, err := s.b.Jobs.List(r.Context())
+	all, err := s.b.Jobs.List(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if jobs == nil {
-		jobs = []crawler.JobStatus{}
+	p := principalFrom(r.Context())
+	jobs := []crawler.JobStatus{}
+	for _, j := range all {
+		if p.mayUse(j.Spec.Collection) {
+			jobs = append(jobs, j)
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"jobs": jobs})
 }

@@ -77,8 +77,8 @@ func (r *Request) validate(service string) error {
 	if service != ServiceTriples && strings.TrimSpace(r.Question) == "" {
 		return invalid(ReasonMissingField, "question", "question is required")
 	}
-	if len(r.Question) > 32<<10 {
-		return kgagent.Errorf(kgagent.ETOOLARGE, "question is over 32 KiB")
+	if err := kgagent.CheckQuestionSize("question", r.Question); err != nil {
+		return err
 	}
 	if r.K < 0 || r.K > corpus.MaxK || r.Limit < 0 || r.Limit > 10000 {
 		return invalid(ReasonUnknownValue, "k", "k must be 0..%d and limit 0..10000", corpus.MaxK)

@@ -126,7 +126,7 @@ func openBus(cfg Config, log *slog.Logger) (*bus, error) {
 	if cfg.NATSURL != "" {
 		nc, err := nats.Connect(cfg.NATSURL, nats.Name("kgagent"), nats.MaxReconnects(-1))
 		if err != nil {
-			return nil, fmt.Errorf("nats %s: %w", cfg.NATSURL, err)
+			return nil, fmt.Errorf("nats %s: %w", redactURLs(cfg.NATSURL), err)
 		}
 		return &bus{conn: nc}, nil
 	}
@@ -186,12 +186,14 @@ func openBus(cfg Config, log *slog.Logger) (*bus, error) {
 	return &bus{server: ns, conn: nc}, nil
 }
 
-// URL is the NATS URL other processes on the machine can use.
+// URL is the NATS URL other processes on the machine can use, without
+// credentials (it is printed and logged; `kgagent nats-url` gives the
+// in-process server's URL with them).
 func (b *bus) URL() string {
 	if b.server != nil {
-		return b.server.ClientURL()
+		return redactURLs(b.server.ClientURL())
 	}
-	return b.conn.ConnectedUrl()
+	return redactURLs(b.conn.ConnectedUrl())
 }
 
 // Ready reports whether the bus is connected.

@@ -121,7 +121,12 @@ func checkArg(name string, v any, s *jsonschema.Schema) error {
 			return argError(name, "%s must have at least %d characters", name, *s.MinLength)
 		}
 		if s.MaxLength != nil && n > *s.MaxLength {
-			return argError(name, "%s is %d characters long, over the limit of %d", name, n, *s.MaxLength)
+			// Every maxLength of kgagent's tools is a size limit (the
+			// question's, kgagent.MaxQuestionBytes): TOO_LARGE, as on
+			// every other transport.
+			e := kgagent.Errorf(kgagent.ETOOLARGE, "%s is %d characters long, over the limit of %d", name, n, *s.MaxLength)
+			e.Details = map[string]any{"field": name, "limit": *s.MaxLength}
+			return e
 		}
 		if len(s.Enum) > 0 {
 			allowed := make([]string, len(s.Enum))

@@ -235,7 +235,7 @@ func TestToolSchemasMatchBehaviour(t *testing.T) {
 		{"ingest", map[string]any{"urls": []any{"https://x.example/"}, "exclude": nil}, "INVALID_ARGUMENT: exclude must be an array, not null"},
 		{"ingest", map[string]any{"urls": []any{1}}, "INVALID_ARGUMENT: urls[0] must be a string, not the number 1"},
 		{"ingest", map[string]any{"urls": []any{"https://x.example/"}, "max_pages": 0}, "INVALID_ARGUMENT: max_pages must be at least 1, not 0"},
-		{"ask", map[string]any{"question": strings.Repeat("x", 40000)}, "INVALID_ARGUMENT: question is 40000 characters long, over the limit of 32768"},
+		{"ask", map[string]any{"question": strings.Repeat("x", 40000)}, "TOO_LARGE: question is 40000 characters long, over the limit of 10240"},
 	} {
 		res := call(tc.tool, tc.args)
 		if !res.IsError || text(res) != tc.want {

@@ -209,7 +209,7 @@ func (s *Server) addTools() {
 		Annotations: readOnly,
 	}, func(sc *jsonschema.Schema) {
 		sc.Properties["question"].MinLength = ptr(1)
-		sc.Properties["question"].MaxLength = ptr(32 << 10)
+		sc.Properties["question"].MaxLength = ptr(kgagent.MaxQuestionBytes)
 	}, s.ask)
 	addTool(s, &sdk.Tool{
 		Name:  "search",
@@ -220,6 +220,7 @@ func (s *Server) addTools() {
 		Annotations: readOnly,
 	}, func(sc *jsonschema.Schema) {
 		sc.Properties["query"].MinLength = ptr(1)
+		sc.Properties["query"].MaxLength = ptr(kgagent.MaxQuestionBytes)
 		sc.Properties["k"].Minimum = ptr(1.0)
 		sc.Properties["k"].Maximum = ptr(float64(corpus.MaxK))
 		sc.Properties["k"].Default = json.RawMessage(strconv.Itoa(defaultK))
