@@ -13,7 +13,7 @@ import (
 // Limits of a search request.
 const (
 	MaxQueryBytes = kgagent.MaxQuestionBytes // longest query accepted: the one limit every transport admits
-	MaxK          = 100      // most hits one search returns
+	MaxK          = 100                      // most hits one search returns
 )
 
 // Reranker rescores candidate passages for a query (a cross-encoder behind
