@@ -34,17 +34,8 @@ func ValidateCollection(name string) error {
 	return nil
 }
 
-// InternalCollection returns the name of a store's internal collection
-// belonging to collection (suffix e.g. "entities"); users cannot name it.
-func InternalCollection(collection, suffix string) string {
-	return collection + InternalSep + suffix
-}
-
-// IsInternalCollection reports whether name is an internal collection's.
-func IsInternalCollection(name string) bool { return strings.Contains(name, InternalSep) }
-
 // ValidateStoredCollection checks a name a store is given: a user's
-// collection name, or an internal one built by InternalCollection.
+// collection name, or an internal one ("<collection>__<suffix>").
 func ValidateStoredCollection(name string) error {
 	base, suffix, internal := strings.Cut(name, InternalSep)
 	if err := ValidateCollection(base); err != nil {

@@ -191,7 +191,8 @@ func evidenceResult(ev *kgagent.Evidence, cite func(kgagent.Source) int) FuncRes
 }
 
 // SourceLine is the header line of a numbered source in observations:
-// "[n] Title › Heading (url)". The extractive model parses it back.
+// "[n] Title › Heading (url)". It is for LLMs only: the extractive model
+// reads the run's evidence (ChatMessage.Evidence), never this line.
 func SourceLine(n int, title string, headings []string, url string) string {
 	t := title
 	if len(headings) > 0 && headings[len(headings)-1] != title {

@@ -9,8 +9,10 @@ import (
 
 // Schema is the subset of JSON Schema that command parameters use (Forge's
 // JSONSchema): type, description, properties, required, items and enum.
-// It is hand-written because no JSON-schema module is in go.mod and this
-// subset is a few dozen lines (see DECISIONS.md).
+// It is hand-written: command parameters need only this subset, declared
+// in agent files (hence the yaml tags), and it is a few dozen lines. The
+// gateway validates response_format and MCP arguments with
+// github.com/google/jsonschema-go instead (see DECISIONS.md).
 type Schema struct {
 	Type        string             `json:"type,omitempty" yaml:"type,omitempty"` // object, array, string, integer, number, boolean, null
 	Description string             `json:"description,omitempty" yaml:"description,omitempty"`

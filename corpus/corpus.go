@@ -85,12 +85,11 @@ func EmbedQueries(ctx context.Context, emb Embedder, queries []string) ([][]floa
 
 // SearchRequest is a search as the API and the agent ask for it.
 type SearchRequest struct {
-	Query      string  `json:"query"`
-	Collection string  `json:"collection"`
-	K          int     `json:"k"`
-	Mode       Mode    `json:"mode"`
-	URLPrefix  string  `json:"url_prefix,omitempty"`
-	MMR        float64 `json:"mmr,omitempty"` // 0 disables; else the MMR lambda (relevance weight, 0..1)
+	Query      string `json:"query"`
+	Collection string `json:"collection"`
+	K          int    `json:"k"`
+	Mode       Mode   `json:"mode"`
+	URLPrefix  string `json:"url_prefix,omitempty"`
 }
 
 // CollectionInfo describes one collection of the index.

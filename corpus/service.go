@@ -16,13 +16,6 @@ const (
 	MaxK          = 100                      // most hits one search returns
 )
 
-// Reranker rescores candidate passages for a query (a cross-encoder behind
-// an OpenAI/Cohere-style or TEI-style rerank API); higher is better. It
-// returns one score per text, in order.
-type Reranker interface {
-	Rerank(ctx context.Context, query string, texts []string) ([]float64, error)
-}
-
 // CollectionLister is implemented by indexes that can list their collections.
 type CollectionLister interface {
 	Collections(ctx context.Context) ([]CollectionInfo, error)
@@ -47,18 +40,14 @@ type ServiceConfig struct {
 	Index    Index       // where chunks live (corpus/sqlite, corpus/qdrant)
 	Embedder Embedder    // nil: the built-in lexical embedder
 	Chunk    ChunkConfig // chunk sizes; zero value: the defaults
-	Reranker Reranker    // optional second stage over the fused candidates
 	// DefaultCollection is searched when a request names none; empty means
 	// a collection is required.
 	DefaultCollection string
-	// Candidates is how many chunks are fetched for MMR or reranking before
-	// cutting to k (default 4*k, at least 20, at most 200).
-	Candidates int
 }
 
 // Service is the corpus as the rest of kgagent sees it: it chunks, embeds
 // and indexes documents, and answers validated dense, keyword and hybrid
-// searches with optional reranking and MMR diversity.
+// searches.
 type Service struct {
 	cfg ServiceConfig
 	emb Embedder
@@ -158,7 +147,7 @@ func (s *Service) Collections(ctx context.Context) ([]CollectionInfo, error) {
 
 // ValidateSearch checks a search request and fills defaults (mode hybrid,
 // the default collection). Errors: EINVALID for an empty query, k outside
-// 1..MaxK, an unknown mode, an MMR lambda outside 0..1 or no collection;
+// 1..MaxK, an unknown mode or no collection;
 // ETOOLARGE for a query over MaxQueryBytes.
 func (s *Service) ValidateSearch(r *SearchRequest) error {
 	if r.Mode == "" {
@@ -178,8 +167,6 @@ func validate(r SearchRequest, needCollection bool) error {
 		return kgagent.CheckQuestionSize("query", r.Query)
 	case r.K <= 0 || r.K > MaxK:
 		return kgagent.Errorf(kgagent.EINVALID, "k must be between 1 and %d, got %d", MaxK, r.K)
-	case r.MMR < 0 || r.MMR > 1 || math.IsNaN(r.MMR):
-		return kgagent.Errorf(kgagent.EINVALID, "mmr must be between 0 and 1")
 	case !needCollection:
 		return kgagent.Errorf(kgagent.EINVALID, "collection is required")
 	}
@@ -191,7 +178,7 @@ func validate(r SearchRequest, needCollection bool) error {
 }
 
 // Search answers a search request: validation, query embedding, the index's
-// dense, keyword or hybrid (RRF) ranking, then optional reranking and MMR.
+// dense, keyword or hybrid (RRF) ranking.
 // Errors: those of ValidateSearch, ENOTFOUND for an unknown collection when
 // the index can tell, and the embedder's and index's errors.
 func (s *Service) Search(ctx context.Context, r SearchRequest) ([]Hit, error) {
@@ -208,34 +195,16 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) ([]Hit, error) {
 		}
 	}
 	q := Query{Collection: r.Collection, Text: r.Query, K: r.K, Mode: r.Mode, URLPrefix: r.URLPrefix}
-	var qv []float32
-	if r.Mode != ModeKeyword || r.MMR > 0 {
+	if r.Mode != ModeKeyword {
 		vs, err := EmbedQueries(ctx, s.emb, []string{r.Query})
 		if err != nil {
 			return nil, err
 		}
-		qv = vs[0]
-	}
-	if r.Mode != ModeKeyword {
-		q.Vector = qv
-	}
-	second := r.MMR > 0 || s.cfg.Reranker != nil
-	if second {
-		q.K = s.candidates(r.K)
+		q.Vector = vs[0]
 	}
 	hits, err := s.cfg.Index.Search(ctx, q)
 	if err != nil {
 		return nil, err
-	}
-	if s.cfg.Reranker != nil && len(hits) > 1 {
-		if hits, err = rerank(ctx, s.cfg.Reranker, r.Query, hits); err != nil {
-			return nil, err
-		}
-	}
-	if r.MMR > 0 && len(hits) > 1 {
-		if hits, err = s.mmr(ctx, qv, hits, r.K, r.MMR); err != nil {
-			return nil, err
-		}
 	}
 	if len(hits) > r.K {
 		hits = hits[:r.K]
@@ -244,86 +213,6 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) ([]Hit, error) {
 		hits = []Hit{}
 	}
 	return hits, nil
-}
-
-func (s *Service) candidates(k int) int {
-	n := s.cfg.Candidates
-	if n <= 0 {
-		n = 4 * k
-	}
-	return min(200, max(n, k, 20))
-}
-
-func rerank(ctx context.Context, rr Reranker, query string, hits []Hit) ([]Hit, error) {
-	texts := make([]string, len(hits))
-	for i, h := range hits {
-		texts[i] = IndexText(h.Chunk)
-	}
-	scores, err := rr.Rerank(ctx, query, texts)
-	if err != nil {
-		return nil, err
-	}
-	if len(scores) != len(hits) {
-		return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "reranker returned %d scores for %d passages", len(scores), len(hits))
-	}
-	out := make([]Hit, len(hits))
-	copy(out, hits)
-	for i := range out {
-		out[i].Score = scores[i]
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
-	return out, nil
-}
-
-// mmr picks k hits by maximal marginal relevance: lambda weighs relevance to
-// the query against similarity to the hits already picked. Relevance and
-// similarity are cosines of the embedder's vectors.
-func (s *Service) mmr(ctx context.Context, qv []float32, hits []Hit, k int, lambda float64) ([]Hit, error) {
-	texts := make([]string, len(hits))
-	for i, h := range hits {
-		texts[i] = IndexText(h.Chunk)
-	}
-	vecs, err := s.emb.Embed(ctx, texts)
-	if err != nil {
-		return nil, err
-	}
-	return MMR(qv, hits, vecs, k, lambda), nil
-}
-
-// MMR reorders hits (with their vectors) by maximal marginal relevance and
-// keeps k. Scores stay those of the first stage.
-func MMR(qv []float32, hits []Hit, vecs [][]float32, k int, lambda float64) []Hit {
-	rel := make([]float64, len(hits))
-	for i := range hits {
-		rel[i] = cosine(qv, vecs[i])
-	}
-	picked := make([]int, 0, k)
-	used := make([]bool, len(hits))
-	maxSim := make([]float64, len(hits))
-	for len(picked) < k && len(picked) < len(hits) {
-		best, bestVal := -1, math.Inf(-1)
-		for i := range hits {
-			if used[i] {
-				continue
-			}
-			v := lambda*rel[i] - (1-lambda)*maxSim[i]
-			if v > bestVal {
-				best, bestVal = i, v
-			}
-		}
-		used[best] = true
-		picked = append(picked, best)
-		for i := range hits {
-			if !used[i] {
-				maxSim[i] = math.Max(maxSim[i], cosine(vecs[i], vecs[best]))
-			}
-		}
-	}
-	out := make([]Hit, len(picked))
-	for i, p := range picked {
-		out[i] = hits[p]
-	}
-	return out
 }
 
 func cosine(a, b []float32) float64 {

@@ -2,7 +2,6 @@ package corpus_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,14 +11,14 @@ import (
 	"github.com/kgagent/kgagent/corpus/sqlite"
 )
 
-func newService(t *testing.T, rr corpus.Reranker) *corpus.Service {
+func newService(t *testing.T) *corpus.Service {
 	t.Helper()
 	idx, err := sqlite.Open(sqlite.Config{Path: t.TempDir() + "/c.db"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { idx.Close() })
-	s, err := corpus.NewService(corpus.ServiceConfig{Index: idx, Reranker: rr})
+	s, err := corpus.NewService(corpus.ServiceConfig{Index: idx})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +37,7 @@ func doc(collection, url, title string, sections ...string) kgagent.Document {
 
 func TestServiceIndexSearchDelete(t *testing.T) {
 	ctx := context.Background()
-	s := newService(t, nil)
+	s := newService(t)
 	chunks, err := s.IndexDocument(ctx, doc("py", "https://d/zipfile.html", "zipfile — Work with ZIP archives", "Read and write archive members.", "Compression methods."))
 	if err != nil || len(chunks) != 2 {
 		t.Fatalf("IndexDocument: %d chunks, %v", len(chunks), err)
@@ -85,7 +84,7 @@ func TestServiceIndexSearchDelete(t *testing.T) {
 
 func TestServiceValidation(t *testing.T) {
 	ctx := context.Background()
-	s := newService(t, nil)
+	s := newService(t)
 	if _, err := s.IndexDocument(ctx, doc("py", "https://d/a", "A", "alpha text")); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +98,6 @@ func TestServiceValidation(t *testing.T) {
 		{"k zero", corpus.SearchRequest{Query: "alpha", Collection: "py", K: 0}, kgagent.EINVALID},
 		{"k huge", corpus.SearchRequest{Query: "alpha", Collection: "py", K: 101}, kgagent.EINVALID},
 		{"unknown mode", corpus.SearchRequest{Query: "alpha", Collection: "py", K: 5, Mode: "semantic"}, kgagent.EINVALID},
-		{"bad mmr", corpus.SearchRequest{Query: "alpha", Collection: "py", K: 5, MMR: 2}, kgagent.EINVALID},
 		{"no collection", corpus.SearchRequest{Query: "alpha", K: 5}, kgagent.EINVALID},
 		{"unknown collection", corpus.SearchRequest{Query: "alpha", Collection: "nope", K: 5}, kgagent.ENOTFOUND},
 		{"ok, mode defaults to hybrid", corpus.SearchRequest{Query: "alpha", Collection: "py", K: 5}, ""},
@@ -117,52 +115,6 @@ func TestServiceValidation(t *testing.T) {
 	hits, err := s.Search(ctx, corpus.SearchRequest{Query: "alpha", Collection: "py", K: 5})
 	if err != nil || len(hits) != 1 {
 		t.Errorf("after bad requests: %d hits, %v", len(hits), err)
-	}
-}
-
-type fakeReranker struct{ prefer string }
-
-func (f fakeReranker) Rerank(ctx context.Context, query string, texts []string) ([]float64, error) {
-	out := make([]float64, len(texts))
-	for i, t := range texts {
-		if strings.Contains(t, f.prefer) {
-			out[i] = 1
-		}
-	}
-	if f.prefer == "fail" {
-		return nil, errors.New("boom")
-	}
-	return out, nil
-}
-
-func TestServiceRerankAndMMR(t *testing.T) {
-	ctx := context.Background()
-	s := newService(t, fakeReranker{prefer: "penguin"})
-	d := doc("c", "https://d/birds", "Birds", "Ducks swim in ponds and quack.", "Ducks swim in ponds and quack loudly.", "A penguin also swims, in the sea.")
-	if _, err := s.IndexDocument(ctx, d); err != nil {
-		t.Fatal(err)
-	}
-	hits, err := s.Search(ctx, corpus.SearchRequest{Query: "ducks swim", Collection: "c", K: 2})
-	if err != nil || len(hits) != 2 || !strings.Contains(hits[0].Text, "penguin") {
-		t.Fatalf("reranked hits %+v %v", hits, err)
-	}
-	// MMR with a strong diversity weight avoids the near-duplicate duck chunk
-	plain := newService(t, nil)
-	if _, err := plain.IndexDocument(ctx, d); err != nil {
-		t.Fatal(err)
-	}
-	noMMR, _ := plain.Search(ctx, corpus.SearchRequest{Query: "ducks swim quack", Collection: "c", K: 2})
-	withMMR, err := plain.Search(ctx, corpus.SearchRequest{Query: "ducks swim quack", Collection: "c", K: 2, MMR: 0.3})
-	if err != nil || len(noMMR) != 2 || len(withMMR) != 2 {
-		t.Fatalf("mmr: %v %v %v", noMMR, withMMR, err)
-	}
-	if !strings.Contains(noMMR[1].Text, "Ducks") || !strings.Contains(withMMR[1].Text, "penguin") {
-		t.Errorf("without MMR second %q; with MMR second %q", noMMR[1].Text, withMMR[1].Text)
-	}
-	failing := newService(t, fakeReranker{prefer: "fail"})
-	failing.IndexDocument(ctx, d)
-	if _, err := failing.Search(ctx, corpus.SearchRequest{Query: "ducks", Collection: "c", K: 2}); err == nil {
-		t.Error("reranker error was swallowed")
 	}
 }
 
@@ -185,7 +137,7 @@ func TestSearchText(t *testing.T) {
 
 func TestServiceGenerationCountsWrites(t *testing.T) {
 	ctx := context.Background()
-	s := newService(t, nil)
+	s := newService(t)
 	g0 := s.Generation()
 	if _, err := s.Search(ctx, corpus.SearchRequest{Query: "zip", Collection: "py", K: 5}); err == nil {
 		t.Fatal("search of a missing collection succeeded")

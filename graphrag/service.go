@@ -974,24 +974,6 @@ func shortHeading(h string) string {
 	return clip(h, 80) + "…"
 }
 
-// Observation renders facts as the text an agent func returns (what
-// fixie_query_graph says, and what fixie_query_corpus appends): one line per
-// fact, at most max (all when max <= 0), each with its source section.
-func Observation(facts []Fact, max int) string {
-	if len(facts) == 0 {
-		return "No facts found in the knowledge graph."
-	}
-	var b strings.Builder
-	b.WriteString("Facts from the knowledge graph:\n")
-	for i, f := range facts {
-		if max > 0 && i == max {
-			break
-		}
-		fmt.Fprintf(&b, "- %s (source: %s)\n", strings.TrimSpace(clip(f.Text, 500)), f.SourceURL)
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
 // article is "an" before a vowel letter, else "a".
 func article(word string) string {
 	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {

@@ -344,22 +344,6 @@ func TestQuestionTerms(t *testing.T) {
 	}
 }
 
-func TestObservation(t *testing.T) {
-	facts := []graphrag.Fact{
-		{Text: "json defines json.dumps", SourceURL: base + "#json.dumps"},
-		{Text: "json.dumps: Serialize obj.", SourceURL: base + "#json.dumps"},
-		{Text: "third", SourceURL: base + "#x"},
-	}
-	got := graphrag.Observation(facts, 2)
-	want := "Facts from the knowledge graph:\n- json defines json.dumps (source: " + base + "#json.dumps)\n- json.dumps: Serialize obj. (source: " + base + "#json.dumps)"
-	if got != want {
-		t.Errorf("Observation = %q, want %q", got, want)
-	}
-	if got := graphrag.Observation(nil, 5); !strings.Contains(got, "No facts") {
-		t.Errorf("empty observation = %q", got)
-	}
-}
-
 func TestServiceConcurrent(t *testing.T) {
 	svc := newService(t, graphrag.Config{Embedder: corpus.NewLexical(corpus.LexicalConfig{}), Index: newIndex(t)})
 	ctx := t.Context()

@@ -1,7 +1,6 @@
 // Package openai adapts OpenAI-compatible HTTP APIs to the corpus: an
 // Embedder over POST /v1/embeddings (OpenAI, Azure-style proxies, Ollama,
-// vLLM, llama.cpp server, LM Studio, TEI's OpenAI route) and a Reranker over
-// a Cohere/Jina-style or TEI-style POST /rerank.
+// vLLM, llama.cpp server, LM Studio, TEI's OpenAI route).
 //
 // Embedding requests are batched and share one adaptive limit on requests
 // in flight across every Embed call of an Embedder (the crawler embeds
@@ -361,31 +360,6 @@ type apiError struct {
 	} `json:"error"`
 }
 
-func (c client) post(ctx context.Context, path string, body, out any) error {
-	payload, err := json.Marshal(body)
-	if err != nil {
-		return kgagent.WrapError(kgagent.EINTERNAL, err, "encode request")
-	}
-	var last error
-	for attempt := 0; ; attempt++ {
-		retryAfter, err := c.once(ctx, path, payload, out)
-		if err == nil {
-			return nil
-		}
-		var re *retryable
-		if !errors.As(err, &re) {
-			return err
-		}
-		last = re.err
-		if attempt >= c.retries {
-			return last
-		}
-		if err := c.sleep(ctx, attempt, retryAfter); err != nil {
-			return err
-		}
-	}
-}
-
 // sleep waits before retry attempt+1: exponential backoff with jitter, or
 // the server's Retry-After, capped at maxBackoff.
 func (c client) sleep(ctx context.Context, attempt int, retryAfter time.Duration) error {
@@ -491,111 +465,4 @@ func retryAfter(h http.Header) time.Duration {
 		}
 	}
 	return 0
-}
-
-// RerankConfig configures a Reranker.
-type RerankConfig struct {
-	BaseURL string // e.g. https://api.cohere.com/v2, https://api.jina.ai/v1, http://tei:8080
-	APIKey  string
-	Model   string // sent for the "cohere" style
-	// Style is "cohere" (POST /rerank {model, query, documents} ->
-	// {results: [{index, relevance_score}]}, as Cohere, Jina and vLLM serve)
-	// or "tei" (POST /rerank {query, texts} -> [{index, score}], Hugging Face
-	// text-embeddings-inference). Default "cohere".
-	Style       string
-	MaxRetries  int
-	MinBackoff  time.Duration
-	MaxBackoff  time.Duration
-	Timeout     time.Duration
-	HTTPClient  *http.Client
-	MaxDocument int // passages are cut to this many bytes (default 4000)
-}
-
-// Reranker is a corpus.Reranker backed by a rerank API.
-type Reranker struct {
-	cfg RerankConfig
-	c   client
-}
-
-var _ corpus.Reranker = (*Reranker)(nil)
-
-// NewReranker returns a Reranker for cfg; EINVALID for an unknown style or a
-// bad base URL.
-func NewReranker(cfg RerankConfig) (*Reranker, error) {
-	if cfg.Style == "" {
-		cfg.Style = "cohere"
-	}
-	if cfg.Style != "cohere" && cfg.Style != "tei" {
-		return nil, kgagent.Errorf(kgagent.EINVALID, "rerank style %q (cohere or tei)", cfg.Style)
-	}
-	if cfg.BaseURL == "" {
-		return nil, kgagent.Errorf(kgagent.EINVALID, "rerank base URL is required")
-	}
-	if cfg.MaxDocument <= 0 {
-		cfg.MaxDocument = 4000
-	}
-	c, err := newClient(cfg.BaseURL, cfg.APIKey, cfg.MaxRetries, cfg.MinBackoff, cfg.MaxBackoff, cfg.Timeout, cfg.HTTPClient)
-	if err != nil {
-		return nil, err
-	}
-	return &Reranker{cfg: cfg, c: c}, nil
-}
-
-// Rerank scores texts against query, one score per text, in order.
-func (r *Reranker) Rerank(ctx context.Context, query string, texts []string) ([]float64, error) {
-	docs := make([]string, len(texts))
-	for i, t := range texts {
-		if len(t) > r.cfg.MaxDocument {
-			t = t[:r.cfg.MaxDocument]
-		}
-		docs[i] = t
-	}
-	scores := make([]float64, len(texts))
-	got := make([]bool, len(texts))
-	set := func(i int, s float64) error {
-		if i < 0 || i >= len(texts) {
-			return kgagent.Errorf(kgagent.EUNAVAILABLE, "rerank API returned index %d for %d passages", i, len(texts))
-		}
-		scores[i], got[i] = s, true
-		return nil
-	}
-	if r.cfg.Style == "tei" {
-		var out []struct {
-			Index int     `json:"index"`
-			Score float64 `json:"score"`
-		}
-		if err := r.c.post(ctx, "/rerank", map[string]any{"query": query, "texts": docs, "truncate": true}, &out); err != nil {
-			return nil, err
-		}
-		for _, o := range out {
-			if err := set(o.Index, o.Score); err != nil {
-				return nil, err
-			}
-		}
-	} else {
-		var out struct {
-			Results []struct {
-				Index          int     `json:"index"`
-				RelevanceScore float64 `json:"relevance_score"`
-			} `json:"results"`
-		}
-		body := map[string]any{"query": query, "documents": docs, "top_n": len(docs)}
-		if r.cfg.Model != "" {
-			body["model"] = r.cfg.Model
-		}
-		if err := r.c.post(ctx, "/rerank", body, &out); err != nil {
-			return nil, err
-		}
-		for _, o := range out.Results {
-			if err := set(o.Index, o.RelevanceScore); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for i, ok := range got {
-		if !ok {
-			return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "rerank API gave no score for passage %d", i)
-		}
-	}
-	return scores, nil
 }
