@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -11,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/gorilla/websocket"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	natsserver "github.com/nats-io/nats-server/v2/server"
@@ -227,4 +231,82 @@ func TestMCPResourcesReadAtDailyLimit(t *testing.T) {
 		}
 	}
 	wantToolError(t, callTool(t, cs, "ask", map[string]any{"question": "What port?"}, nil), kgagent.ERATELIMIT)
+}
+
+// TestMCPSessionOwnersServe is issue 21 items 5 and 6 on a real serve's
+// /mcp: an MCP session (protocol 2025-11-25) opened by the key askA cannot
+// be used by a JWT whose sub is "key:askA", and one opened by an anonymous
+// JWT without aid cannot be used or ended by an unrelated API key; each
+// session's own credential still can.
+func TestMCPSessionOwnersServe(t *testing.T) {
+	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
+	dir := t.TempDir()
+	jwksFile := filepath.Join(dir, "jwks.json")
+	jwksDoc := `{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"k1","alg":"EdDSA","use":"sig","x":"` + base64.RawURLEncoding.EncodeToString(pub) + `"}]}`
+	keys := filepath.Join(dir, "keys.yaml")
+	yaml := "keys:\n  - name: askA\n    hash: " + gateway.HashKey("askA-key") + "\n    scopes: [ask]\n"
+	if os.WriteFile(jwksFile, []byte(jwksDoc), 0o600) != nil || os.WriteFile(keys, []byte(yaml), 0o600) != nil {
+		t.Fatal("writing the key files")
+	}
+	sign := func(c jwt.MapClaims) string {
+		c["aud"], c["exp"] = "kg", time.Now().Add(time.Hour).Unix()
+		tok := jwt.NewWithClaims(jwt.SigningMethodEdDSA, c)
+		tok.Header["kid"] = "k1"
+		s, err := tok.SignedString(priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	base, _ := startServe(t, "--api-keys-file", keys, "--jwks-file", jwksFile, "--jwt-audience", "kg")
+	open := func(cred string) *sdk.ClientSession {
+		t.Helper()
+		hc := &http.Client{Transport: bearer{cred, http.DefaultTransport}}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cs, err := newMCPClient(&progressLog{}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs.ID() == "" {
+			t.Fatal("no session id on 2025-11-25")
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	use := func(cs *sdk.ClientSession, method, cred string) int {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"collections","arguments":{}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+cred)
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", cs.InitializeResult().ProtocolVersion)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	keySession := open("askA-key")
+	if code := use(keySession, "POST", sign(jwt.MapClaims{"sub": "key:askA"})); code != http.StatusForbidden {
+		t.Errorf("a JWT with sub key:askA on askA's MCP session: %d", code)
+	}
+	if code := use(keySession, "POST", "askA-key"); code != http.StatusOK {
+		t.Errorf("askA on its own session: %d", code)
+	}
+	anon := sign(jwt.MapClaims{"jti": "anonymous"})
+	anonSession := open(anon)
+	for _, method := range []string{"POST", "DELETE"} {
+		if code := use(anonSession, method, "askA-key"); code < 400 {
+			t.Errorf("an unrelated key %s on an anonymous JWT's MCP session: %d", method, code)
+		}
+		if code := use(anonSession, method, sign(jwt.MapClaims{"jti": "another"})); code < 400 {
+			t.Errorf("another anonymous JWT %s on the session: %d", method, code)
+		}
+	}
+	if code := use(anonSession, "POST", anon); code != http.StatusOK {
+		t.Errorf("the anonymous JWT on its own session: %d", code)
+	}
 }
