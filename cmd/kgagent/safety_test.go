@@ -171,7 +171,9 @@ func TestExternalNATSPasswordNotPrinted(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan int, 1)
 		var out, errb syncBuffer
-		go func() { done <- run(ctx, []string{"worker", "--data-dir", t.TempDir(), "--nats-url", tc.url}, &out, &errb, nil) }()
+		go func() {
+			done <- run(ctx, []string{"worker", "--data-dir", t.TempDir(), "--nats-url", tc.url}, &out, &errb, nil)
+		}()
 		if tc.url == u {
 			poll.Until(t, 20*time.Second, func() error {
 				if !strings.Contains(out.String(), "worker on NATS") {
