@@ -91,6 +91,7 @@ type Config struct {
 	CrawlDelay          time.Duration `key:"crawl_delay" usage:"delay between requests to one host"`
 	CrawlMaxPages       int           `key:"crawl_max_pages" usage:"default page limit of a crawl"`
 	CrawlTimeout        time.Duration `key:"crawl_timeout" usage:"per-request timeout of the crawler"`
+	IngestMemoryLimit   int64         `key:"ingest_memory_limit" usage:"soft limit on the Go memory of kgagent ingest, in bytes: the collector works harder near it (the GOMEMLIMIT environment variable, when set, wins)"`
 
 	APIKeysFile        string        `key:"api_keys_file" usage:"YAML file of API keys (hashed) with scopes and collections"`
 	JWKSFile           string        `key:"jwks_file" usage:"JWKS file for agent-protocol JWT verification"`
@@ -149,6 +150,7 @@ func defaultConfig() Config {
 		CrawlParallelism:     4,
 		CrawlMaxPages:        10000,
 		CrawlTimeout:         20 * time.Second,
+		IngestMemoryLimit:    400 << 20,
 		DailyQueryLimit:      1000,
 		MaxBodyBytes:         1 << 20,
 		HTTPReadTimeout:      30 * time.Second,
@@ -401,6 +403,9 @@ func (c *Config) validate() error {
 	pos("crawl_parallelism", c.CrawlParallelism)
 	pos("crawl_max_pages", c.CrawlMaxPages)
 	pos("daily_query_limit", c.DailyQueryLimit)
+	if c.IngestMemoryLimit < 64<<20 {
+		add(fmt.Errorf("config: key %q: must be at least 67108864 (64 MiB), got %d", "ingest_memory_limit", c.IngestMemoryLimit))
+	}
 	pos("llm_max_tokens", c.LLMMaxTokens)
 	pos("embed_batch_size", c.EmbedBatchSize)
 	pos("embed_concurrency", c.EmbedConcurrency)
