@@ -295,4 +295,5 @@ def main():
     print(f"{len(out)} questions", file=sys.stderr)
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -16,6 +16,7 @@ const (
 	RelAdded      = "added_in"
 	RelDeprecated = "deprecated_since"
 	RelSubclass   = "subclass_of"
+	RelImplements = "implements"
 	RelModule     = "module"
 	RelCompare    = "compare"
 )
@@ -54,7 +55,7 @@ func init() {
 		provide provides define defines have has contain contains offer offers list name accept accepts take takes
 		added introduced new since available import imported belong belongs standard difference differences
 		compare comparison type types func funcs call calls way ways there defined provided contained offered
-		listed exist exists included`) {
+		listed exist exists included extend extends implement implements implemented interface interfaces`) {
 		shapeStop[w] = true
 	}
 }
@@ -103,7 +104,8 @@ func codeLike(w string) bool {
 //   - attribute: "default value of P in X", "what does P default to in X",
 //     "since which version / when was X added / introduced", "is X deprecated";
 //   - relation: a raise/throw verb ("what does X raise"), "subclass of" /
-//     "inherit from", "which module is X in" / "import X from", "what
+//     "inherit from" / "what does X extend", "which interfaces does X
+//     implement", "which module is X in" / "import X from", "what
 //     arguments / parameters does X accept / take";
 //   - list: which/what/list + an item noun (functions, classes, exceptions,
 //     errors, methods) + the entity that provides them, optionally narrowed
@@ -223,7 +225,12 @@ func AnalyzeQuestion(question string) Shape {
 			return Shape{Kind: kgagent.ShapeRelation, Subject: x, Relation: RelRaises}
 		}
 	}
-	if i := has("subclass", "inherit", "inherits", "superclass", "base"); i >= 0 && (ws[i].low != "base" || has("class") == i+1) {
+	if has("implement", "implements", "implemented") >= 0 && has("interface", "interfaces") >= 0 {
+		if x := subject(); x != "" {
+			return Shape{Kind: kgagent.ShapeRelation, Subject: x, Relation: RelImplements}
+		}
+	}
+	if i := has("subclass", "inherit", "inherits", "superclass", "base", "extend", "extends"); i >= 0 && (ws[i].low != "base" || has("class") == i+1) {
 		if x := subject(); x != "" {
 			return Shape{Kind: kgagent.ShapeRelation, Subject: x, Relation: RelSubclass}
 		}

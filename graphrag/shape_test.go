@@ -27,6 +27,8 @@ func TestAnalyzeQuestion(t *testing.T) {
 		{"Which exceptions can json.loads raise?", graphrag.Shape{Kind: kgagent.ShapeRelation, Subject: "json.loads", Relation: graphrag.RelRaises}},
 		{"what might os.remove() throw?", graphrag.Shape{Kind: kgagent.ShapeRelation, Subject: "os.remove", Relation: graphrag.RelRaises}},
 		{"What is urllib.error.HTTPError a subclass of?", graphrag.Shape{Kind: kgagent.ShapeRelation, Subject: "urllib.error.HTTPError", Relation: graphrag.RelSubclass}},
+		{"What does FileInputStream extend?", graphrag.Shape{Kind: kgagent.ShapeRelation, Subject: "FileInputStream", Relation: graphrag.RelSubclass}},
+		{"Which interfaces does FileInputStream implement?", graphrag.Shape{Kind: kgagent.ShapeRelation, Subject: "FileInputStream", Relation: graphrag.RelImplements}},
 		{"Which module is mkstemp in?", graphrag.Shape{Kind: kgagent.ShapeRelation, Subject: "mkstemp", Relation: graphrag.RelModule}},
 		{"What module do I import OrderedDict from?", graphrag.Shape{Kind: kgagent.ShapeRelation, Subject: "OrderedDict", Relation: graphrag.RelModule}},
 		{"What arguments does time.strptime accept?", graphrag.Shape{Kind: kgagent.ShapeRelation, Subject: "time.strptime", Relation: graphrag.RelParameters}},

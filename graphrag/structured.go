@@ -297,7 +297,7 @@ func (g graphQuery) relation(ctx context.Context, sh Shape) (*kgagent.EvidenceLi
 		return nil, nil
 	}
 	pred := map[string]string{RelRaises: PredRaises, RelParameters: PredHasParameter, RelDefault: PredHasParameter,
-		RelAdded: PredAddedIn, RelDeprecated: PredDeprecatedSince, RelSubclass: PredSubclassOf}[sh.Relation]
+		RelAdded: PredAddedIn, RelDeprecated: PredDeprecatedSince, RelSubclass: PredSubclassOf, RelImplements: PredImplements}[sh.Relation]
 	if pred == "" {
 		return nil, nil
 	}
@@ -346,7 +346,7 @@ func (g graphQuery) relation(ctx context.Context, sh Shape) (*kgagent.EvidenceLi
 		if sh.Relation == RelRaises || sh.Relation == RelSubclass {
 			exc = append(exc, t.Object.ID)
 		}
-		if sh.Relation != RelRaises && sh.Relation != RelParameters {
+		if sh.Relation != RelRaises && sh.Relation != RelParameters && sh.Relation != RelImplements {
 			break // one value
 		}
 	}

@@ -62,6 +62,8 @@ func ListAnswer(l *kgagent.EvidenceList) string {
 		fmt.Fprintf(&b, "`%s` and `%s` side by side:", l.Subject, l.Other)
 	case "raises":
 		fmt.Fprintf(&b, "`%s` can raise:", l.Subject)
+	case "implements":
+		fmt.Fprintf(&b, "`%s` implements these interfaces%s:", l.Subject, citeN(l.N))
 	case "parameters":
 		fmt.Fprintf(&b, "`%s` accepts these parameters%s:", l.Subject, citeN(l.N))
 	default:
