@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -328,6 +329,28 @@ func checkMCPSession(t *testing.T, cs *sdk.ClientSession, prog *progressLog, col
 	structured(t, callTool(t, cs, "graph", map[string]any{"entity": "Lumen", "limit": 20}, nil), &facts)
 	if len(facts.Triples) == 0 || len(facts.Triples) > 20 || !strings.HasPrefix(facts.Triples[0].SourceURL, siteURL) {
 		t.Fatalf("graph: %+v", facts)
+	}
+	// The examples the graph tool's schema gives find facts (issue 21,
+	// item 14: its example predicate once matched nothing).
+	var graphSchema struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	raw, _ := json.Marshal(byName["graph"].InputSchema)
+	_ = json.Unmarshal(raw, &graphSchema)
+	for _, arg := range []string{"p", "entity"} {
+		m := regexp.MustCompile(`e\.g\. '([^']+)'`).FindStringSubmatch(graphSchema.Properties[arg].Description)
+		if m == nil {
+			t.Fatalf("graph %s has no example: %q", arg, graphSchema.Properties[arg].Description)
+		}
+		var got struct {
+			Triples []struct{ P string } `json:"triples"`
+		}
+		structured(t, callTool(t, cs, "graph", map[string]any{arg: m[1], "limit": 5}, nil), &got)
+		if len(got.Triples) == 0 || (arg == "p" && got.Triples[0].P != m[1]) {
+			t.Errorf("graph %s=%q (the schema's example) finds %+v", arg, m[1], got.Triples)
+		}
 	}
 }
 
