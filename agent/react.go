@@ -336,6 +336,10 @@ func (m *Manager) nearDeadline(ctx context.Context, itersLeft int) bool {
 	return share > 0 && left < 2*share
 }
 
+// deadlineReserve is the most of a question's time no LLM call may take:
+// what the run needs to answer after its last call was cut.
+const deadlineReserve = 3 * time.Second
+
 // callShares is how many calls the time left is shared among at most: a
 // docs run searches first, so its first one or two calls usually answer,
 // and a run that goes on gets less per call.
@@ -349,7 +353,12 @@ const callShares = 3
 func (m *Manager) callTimeout(ctx context.Context, itersLeft int) time.Duration {
 	t := m.cfg.LLMTimeout
 	if dl, ok := ctx.Deadline(); ok && itersLeft > 0 {
-		share := time.Until(dl) / time.Duration(min(itersLeft, callShares))
+		// A reserve before the question's deadline: the last call's own
+		// timeout ends it first, so the run still answers (with what the
+		// model wrote, or what the docs say) instead of timing out.
+		left := time.Until(dl)
+		left -= min(deadlineReserve, left/20)
+		share := left / time.Duration(min(itersLeft, callShares))
 		if t <= 0 || share < t {
 			t = max(share, time.Millisecond)
 		}
