@@ -274,6 +274,9 @@ func (m *Manager) ground(r *run, question, text string) (string, string) {
 // model repeats in its answer.
 var echoed = []string{"Reply with one line", "You must answer now", answerNow}
 
+// protocolMention is the protocol's syntax anywhere in a line.
+var protocolMention = regexp.MustCompile(`\b(?:Ask\s+(?:Func|Agent)\s*\[|(?:Func|Agent)\s*\[[^\]]*\]\s*says\b)`)
+
 // junkLead is a small model's broken start of an answer: a lone letter
 // ("a", "i"), "answer" cut into pieces ("a nswer:") before the text, or
 // the prompt's placeholder itself ("A: answer [1]").
@@ -310,6 +313,10 @@ func cleanAnswer(text string) string {
 			}
 			line = st.Input
 		case slices.ContainsFunc(echoed, func(e string) bool { return strings.Contains(t, e) }):
+			continue
+		case protocolMention.MatchString(t):
+			// "1. Search for "Ask Func[name]":" — the protocol quoted
+			// inside a line is an echo too.
 			continue
 		}
 		for _, p := range []string{"Thought:", "Answer:", "Action:", "Observation:"} {

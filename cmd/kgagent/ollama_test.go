@@ -95,7 +95,8 @@ func TestOllamaDemoQuestions(t *testing.T) {
 }
 
 // notCovered is a demo question the docs do not answer: every model and
-// protocol must abstain on it.
+// protocol must abstain on it (the abstention alone, or after "The model
+// gave no answer (…)." when the model gave none).
 const notCovered = "How do I deploy Lumen with a Helm chart on Kubernetes?"
 
 func ollamaDemoQuestions(t *testing.T, base, model string) {
@@ -173,7 +174,7 @@ func ollamaDemoQuestions(t *testing.T, base, model string) {
 							t.Errorf("%s %s %q: attributed %s", proto, transport, q, miss)
 						}
 					}
-					if q == notCovered && !strings.HasPrefix(r.answer, extractive.Abstention) {
+					if q == notCovered && !strings.Contains(r.answer, extractive.Abstention) {
 						t.Errorf("%s %s %q: the docs do not cover it, but the answer is %q (citations %s)", proto, transport, q, r.answer, r.citations)
 					}
 				}
