@@ -93,3 +93,36 @@ func BenchmarkQuery(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGemm measures each kernel alone on one layer's shapes (64 rows
+// of 384 by a 384×1536 weight), in GFLOP per CPU-second of its thread.
+func BenchmarkGemm(b *testing.B) {
+	for _, k := range kernels() {
+		b.Run(k.name, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			const m, n, kk = 64, 1536, 384
+			rng := rand.New(rand.NewPCG(7, 8))
+			a := make([]float32, m*kk)
+			w := make([]float32, n*kk)
+			for i := range a {
+				a[i] = rng.Float32()
+			}
+			for i := range w {
+				w[i] = rng.Float32()
+			}
+			var p packed
+			p.packRows(w, n, kk, kk, k.nr)
+			c := make([]float32, m*n)
+			var s gemmScratch
+			b.ResetTimer()
+			cpu0 := threadCPU()
+			for i := 0; i < b.N; i++ {
+				k.gemm(&s, m, a, kk, &p, c, n, nil)
+			}
+			if cpu := (threadCPU() - cpu0).Seconds(); cpu > 0 {
+				b.ReportMetric(float64(b.N)*2*m*n*kk/cpu/1e9, "GFLOP/cpu-s")
+			}
+		})
+	}
+}
