@@ -201,6 +201,21 @@ func collect(evs []kgagent.Evidence) []*passage {
 			out = append(out, &passage{EvidencePassage: kgagent.EvidencePassage{N: f.N, URL: f.SourceURL, Title: f.Triple.Subject.Name, Text: f.Text, Score: f.Score}, rank: len(out), fact: true})
 		}
 	}
+	// The graph list's items, each a sentence stating it (so an LLM's
+	// sentence about an item is supported by the item's own section).
+	for _, ev := range evs {
+		if l := ev.List; l != nil {
+			for _, it := range l.Items {
+				text := ItemSentence(l, it)
+				key := it.SourceURL + "\x00" + text
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				out = append(out, &passage{EvidencePassage: kgagent.EvidencePassage{N: it.N, URL: it.SourceURL, Title: it.Name, Text: text, Score: 1}, rank: len(out), fact: true})
+			}
+		}
+	}
 	for _, p := range out {
 		p.titles = map[string]bool{}
 		for _, t := range words.Terms(p.Title + " " + strings.Join(p.HeadingPath, " ")) {

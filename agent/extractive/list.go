@@ -85,3 +85,36 @@ func ListAnswer(l *kgagent.EvidenceList) string {
 	}
 	return b.String()
 }
+
+// ItemSentence states one item of a graph list as a sentence ("json.loads
+// raises JSONDecodeError. Subclass of ValueError…"): what the evidence
+// says of it, for judging sentences written about it.
+func ItemSentence(l *kgagent.EvidenceList, it kgagent.EvidenceItem) string {
+	var s string
+	switch l.Relation {
+	case "raises":
+		s = l.Subject + " raises " + it.Name + "."
+	case "parameters":
+		s = l.Subject + " accepts the parameter " + it.Name + "."
+	case "default":
+		s = "The default value of " + l.Param + " in " + l.Subject + " is " + it.Name + "."
+	case "added_in":
+		s = l.Subject + " was added in version " + it.Name + "."
+	case "deprecated_since":
+		s = l.Subject + " is deprecated since version " + it.Name + "."
+	case "subclass_of":
+		s = l.Subject + " is a subclass of " + it.Name + "."
+	case "implements":
+		s = l.Subject + " implements " + it.Name + "."
+	case "module":
+		s = l.Subject + " is in the " + it.Name + " module."
+	case "compare":
+		s = it.Name + ":"
+	default:
+		s = l.Subject + " provides the " + l.Relation + " " + it.Name + "."
+	}
+	if it.Text != "" {
+		s += " " + it.Text
+	}
+	return s
+}

@@ -57,3 +57,17 @@ func TestListAnswerShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestSupportJudgesListItems checks that a sentence an LLM writes about a
+// graph list's item is supported by the item's own section.
+func TestSupportJudgesListItems(t *testing.T) {
+	ev := kgagent.Evidence{List: &kgagent.EvidenceList{Shape: kgagent.ShapeRelation, Subject: "json.loads", Relation: "raises", N: 1,
+		Items: []kgagent.EvidenceItem{{N: 2, Name: "JSONDecodeError", Text: "Subclass of ValueError with the following additional attributes.", SourceURL: "u#json.loads"}}}}
+	sup := extractive.NewSupport([]kgagent.Evidence{ev})
+	if n := sup.Best("json.loads can raise a JSONDecodeError."); n != 2 {
+		t.Errorf("supported by %d, want the item's section 2", n)
+	}
+	if n := sup.Best("json.loads raises KeyError for missing keys."); n == 2 {
+		t.Errorf("a claim about another exception is supported by the item")
+	}
+}
