@@ -60,6 +60,7 @@ type bert struct {
 	embLNG, embLNB []float32
 	layers         []bertLayer
 	kern           gemmImpl
+	vec            vecImpl // softmax and GELU for the same instruction set
 }
 
 // loadBert builds the encoder from safetensors tensors named as
@@ -85,7 +86,12 @@ func loadBert(cfg BertConfig, tensors map[string]Tensor, kern gemmImpl) (*bert, 
 		return t.Float32()
 	}
 	h, it := cfg.Hidden, cfg.Intermediate
-	m := &bert{cfg: cfg, eps: float32(cfg.LayerNormEps), kern: kern}
+	m := &bert{cfg: cfg, eps: float32(cfg.LayerNormEps), kern: kern, vec: vecImpls()[0]}
+	for _, v := range vecImpls() {
+		if v.name == kern.name {
+			m.vec = v
+		}
+	}
 	if m.eps <= 0 {
 		m.eps = 1e-12
 	}
@@ -211,7 +217,7 @@ func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 				ws.kp.packRows(k, n, hd, 3*h, m.kern.nr)
 				m.kern.gemm(&ws.g, n, q, 3*h, &ws.kp, ws.scores, n, nil)
 				for i := 0; i < n; i++ {
-					ws.sums[i] = 1 / expRow(ws.scores[i*n:i*n+n])
+					ws.sums[i] = 1 / m.vec.expRow(ws.scores[i*n:i*n+n])
 				}
 				ws.vp.packCols(v, n, hd, 3*h, m.kern.nr)
 				ctx := ws.ctx[row*h+hh*hd:]
@@ -234,7 +240,7 @@ func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 			layerNorm(xr, ly.ln1G, ly.ln1B, m.eps)
 		}
 		m.kern.gemm(&ws.g, total, x, h, &ly.inter, ws.inter, it, ly.interB)
-		gelu(ws.inter[:total*it])
+		m.vec.gelu(ws.inter[:total*it])
 		m.kern.gemm(&ws.g, total, ws.inter, it, &ly.out, ws.tmp, h, ly.outB)
 		for r := 0; r < total; r++ {
 			xr, tr := x[r*h:r*h+h], ws.tmp[r*h:r*h+h]
@@ -291,14 +297,10 @@ func layerNorm(x, g, b []float32, eps float32) {
 	}
 }
 
-// expRow replaces x by exp(x - max x), in place, and returns the sum of
+// expRowGo replaces x by exp(x - max x), in place, and returns the sum of
 // the results: a softmax row before its division (done on the attention
-// output instead, 32 values a row rather than one per token). gelu applies
-// GELU in place. Both are vectorised where the CPU allows
-// (vecmath_amd64.go).
-var expRow, gelu = expRowGo, geluGo
-
-// expRowGo is the portable expRow.
+// output instead, 32 values a row rather than one per token). It and geluGo
+// are the portable element-wise steps; vecmath_amd64.go has vectorised ones.
 func expRowGo(x []float32) float32 {
 	mx := x[0]
 	for _, v := range x[1:] {
@@ -311,14 +313,6 @@ func expRowGo(x []float32) float32 {
 		sum += e
 	}
 	return sum
-}
-
-// softmax turns x into exp(x - max) / Σ exp(x - max), in place.
-func softmax(x []float32) {
-	inv := 1 / expRow(x)
-	for i := range x {
-		x[i] *= inv
-	}
 }
 
 // geluGo applies the exact (erf) GELU in place: x·(1 + erf(x/√2))/2.

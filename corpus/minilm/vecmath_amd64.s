@@ -126,3 +126,115 @@ maxdone:
 	VMOVUPS Z0, 0(DI)
 	VZEROUPPER
 	RET
+
+// func expShiftAVX2(x *float32, n int, c *[16][8]float32, sum *[8]float32)
+// expShiftAVX512 for AVX2+FMA, 8 lanes: c holds each constant broadcast to
+// 8 lanes: max, -87.3 (x is clamped there, so 2^n stays normal), log2e,
+// ln2hi, ln2lo, 1/5040, 1/720, 1/120, 1/24, 1/6, 1/2, 1, then int32 127.
+TEXT ·expShiftAVX2(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ c+16(FP), DX
+	MOVQ sum+24(FP), DI
+	VMOVUPS 0(DX), Y4
+	VMOVUPS 32(DX), Y5
+	VMOVUPS 64(DX), Y6
+	VMOVUPS 96(DX), Y7
+	VMOVUPS 128(DX), Y8
+	VMOVUPS 352(DX), Y9
+	VMOVUPS 384(DX), Y10
+	VMOVUPS (DI), Y3
+	SHRQ $3, CX
+	JZ exp2done
+exp2loop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y4, Y0, Y0
+	VMAXPS Y5, Y0, Y0
+	VMULPS Y6, Y0, Y1
+	VROUNDPS $0, Y1, Y1
+	VFNMADD231PS Y7, Y1, Y0
+	VFNMADD231PS Y8, Y1, Y0
+	VMOVUPS 160(DX), Y2
+	VFMADD213PS 192(DX), Y0, Y2
+	VFMADD213PS 224(DX), Y0, Y2
+	VFMADD213PS 256(DX), Y0, Y2
+	VFMADD213PS 288(DX), Y0, Y2
+	VFMADD213PS 320(DX), Y0, Y2
+	VFMADD213PS Y9, Y0, Y2
+	VFMADD213PS Y9, Y0, Y2
+	VCVTPS2DQ Y1, Y1
+	VPADDD Y10, Y1, Y1
+	VPSLLD $23, Y1, Y1
+	VMULPS Y1, Y2, Y2
+	VMOVUPS Y2, (SI)
+	VADDPS Y2, Y3, Y3
+	ADDQ $32, SI
+	DECQ CX
+	JNZ exp2loop
+exp2done:
+	VMOVUPS Y3, (DI)
+	VZEROUPPER
+	RET
+
+// func geluAVX2(x *float32, n int, c *[16][8]float32)
+// geluAVX512 for AVX2+FMA, 8 lanes, with geluConsts broadcast to 8 lanes.
+TEXT ·geluAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ c+16(FP), DX
+	VMOVUPS 0(DX), Y8
+	VMOVUPS 32(DX), Y9
+	VMOVUPS 64(DX), Y10
+	VMOVUPS 480(DX), Y11
+	SHRQ $3, CX
+	JZ gelu2done
+gelu2loop:
+	VMOVUPS (SI), Y0
+	VMULPS Y8, Y0, Y1
+	VMINPS Y9, Y1, Y1
+	VMAXPS Y10, Y1, Y1
+	VMULPS Y1, Y1, Y2
+	VMOVUPS 96(DX), Y3
+	VFMADD213PS 128(DX), Y2, Y3
+	VFMADD213PS 160(DX), Y2, Y3
+	VFMADD213PS 192(DX), Y2, Y3
+	VFMADD213PS 224(DX), Y2, Y3
+	VFMADD213PS 256(DX), Y2, Y3
+	VFMADD213PS 288(DX), Y2, Y3
+	VMULPS Y1, Y3, Y3
+	VMOVUPS 320(DX), Y4
+	VFMADD213PS 352(DX), Y2, Y4
+	VFMADD213PS 384(DX), Y2, Y4
+	VFMADD213PS 416(DX), Y2, Y4
+	VFMADD213PS 448(DX), Y2, Y4
+	VDIVPS Y4, Y3, Y3
+	VMULPS Y11, Y0, Y5
+	VFMADD213PS Y5, Y5, Y3
+	VMOVUPS Y3, (SI)
+	ADDQ $32, SI
+	DECQ CX
+	JNZ gelu2loop
+gelu2done:
+	VZEROUPPER
+	RET
+
+// func maxAVX2(x *float32, n int, out *[8]float32)
+// maxAVX512 for AVX, 8 lanes (n a multiple of 8, > 0).
+TEXT ·maxAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ out+16(FP), DI
+	VMOVUPS (SI), Y0
+	ADDQ $32, SI
+	SHRQ $3, CX
+	DECQ CX
+	JZ max2done
+max2loop:
+	VMAXPS (SI), Y0, Y0
+	ADDQ $32, SI
+	DECQ CX
+	JNZ max2loop
+max2done:
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET
