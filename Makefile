@@ -5,9 +5,9 @@
 #   make test    installs what the tests need and runs every test (deploy/test.sh)
 #   make llm     starts the local LLM the tests use (Ollama, SmolLM2 and
 #                Gemma-3) and prints the serve line that uses it
-#   make check   the quick loop: build, vet, staticcheck and the short tests
-#                of the packages that need no outside service
-.PHONY: demo test check llm lint bench build
+#   make check   the quick loop: build, deadcode, vet, staticcheck and the
+#                short tests of the packages that need no outside service
+.PHONY: demo test check llm lint deadcode bench build
 
 demo: build
 	@bash deploy/minilm.sh >/dev/null || echo "could not fetch the semantic model's weights (deploy/minilm.sh); --embedder minilm runs on the lexical embedder without them"
@@ -27,14 +27,27 @@ test:
 llm:
 	@bash deploy/ollama/local.sh
 
-check: build
+check: build deadcode
 	go vet ./...
 	go tool staticcheck ./...
 	go test -short $$(go list ./... | grep -v /cmd/kgagent)
 
-lint:
+lint: deadcode
 	go vet ./...
 	go tool staticcheck ./...
+
+# deadcode (golang.org/x/tools/cmd/deadcode, a go.mod tool like staticcheck)
+# lists functions no main program and no test reaches. -test makes the tests
+# roots too: test helpers (corpustest, openaitest, ...) and exported API that
+# only tests and other programs call are then live, while code nothing calls
+# at all is reported. Example functions without an // Output: line are
+# compiled but never run (they document APIs that need a server, e.g.
+# graphrag/neo4j ExampleOpen), so they are filtered out. deadcode exits 0
+# whatever it finds, so any line left fails the target.
+deadcode:
+	@out=$$(go tool deadcode -test ./...) || exit 1; \
+	out=$$(printf '%s\n' "$$out" | grep -v -e '^$$' -e ': unreachable func: Example'); \
+	if [ -n "$$out" ]; then echo "$$out"; echo "deadcode: delete the functions above (or call them)"; exit 1; fi
 
 bench:
 	bash deploy/bench.sh

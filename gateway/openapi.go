@@ -9,10 +9,6 @@ import (
 //go:embed openapi.json
 var openAPIDoc []byte
 
-// OpenAPI returns the OpenAPI 3 document of a server with credentials, the
-// one in the repository.
-func OpenAPI() []byte { return append([]byte(nil), openAPIDoc...) }
-
 // openAPIFor returns the document a server serves: as it is when auth is
 // on; without security requirements when it is off (an open server asks
 // for no credentials and ignores any given, so the document says so).

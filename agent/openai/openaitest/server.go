@@ -33,7 +33,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/agent/openai"
 )
 
@@ -136,9 +135,6 @@ func (s Step) WithUsage(prompt, completion int) Step {
 // IgnoringStop returns s streamed without cutting at stop sequences.
 func (s Step) IgnoringStop() Step { s.IgnoreStop = true; return s }
 
-// Text returns the whole text of the step's chunks.
-func (s Step) Text() string { return strings.Join(s.Chunks, "") }
-
 // SplitTokens splits text into word-sized pieces that join back to text:
 // each piece is a run of spaces followed by a run of non-spaces, or a
 // newline, the way model tokens often fall.
@@ -181,9 +177,6 @@ type Request struct {
 	// Step is the index of the script step that answered, -1 for none.
 	Step int
 }
-
-// Messages returns the chat messages of the request.
-func (r Request) Messages() []agent.ChatMessage { return r.Body.Messages }
 
 // Prompt returns the contents of the request's messages joined by "\n".
 func (r Request) Prompt() string {
@@ -260,13 +253,6 @@ func (s *Server) Close() {
 		s.srv.CloseClientConnections()
 		s.srv.Close()
 	})
-}
-
-// Add appends steps to the script.
-func (s *Server) Add(steps ...Step) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.script = append(s.script, steps...)
 }
 
 // SetDefault serves step for every request after the script is used up;
