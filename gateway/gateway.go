@@ -147,6 +147,15 @@ func (c Config) AuthEnabled() bool {
 	return len(c.APIKeys) > 0 || c.JWT.enabled()
 }
 
+// Defaults of Config shared with other stores: gateway/natsstate's
+// Streams keeps frames as long as the in-memory StreamStore does.
+const (
+	DefaultRequestTimeout  = 2 * time.Minute // Config.RequestTimeout
+	DefaultRetainStreams   = 2 * time.Minute // Config.RetainStreams: how long a finished stream stays resumable
+	DefaultMaxStreamEvents = 2048            // Config.MaxStreamEvents
+	DefaultMaxStreamBytes  = 64 << 20        // Config.MaxStreamBytes
+)
+
 func (c *Config) fill() {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -161,7 +170,7 @@ func (c *Config) fill() {
 		c.MaxBodyBytes = 1 << 20
 	}
 	if c.RequestTimeout <= 0 {
-		c.RequestTimeout = 2 * time.Minute
+		c.RequestTimeout = DefaultRequestTimeout
 	}
 	if c.MaxFrameBytes <= 0 {
 		c.MaxFrameBytes = 64 << 10
@@ -179,16 +188,16 @@ func (c *Config) fill() {
 		c.WriteTimeout = 10 * time.Second
 	}
 	if c.RetainStreams <= 0 {
-		c.RetainStreams = 2 * time.Minute
+		c.RetainStreams = DefaultRetainStreams
 	}
 	if c.MaxStreams <= 0 {
 		c.MaxStreams = 10000
 	}
 	if c.MaxStreamEvents <= 0 {
-		c.MaxStreamEvents = 2048
+		c.MaxStreamEvents = DefaultMaxStreamEvents
 	}
 	if c.MaxStreamBytes <= 0 {
-		c.MaxStreamBytes = 64 << 20
+		c.MaxStreamBytes = DefaultMaxStreamBytes
 	}
 	if c.Limiter == nil {
 		c.Limiter = NewMemLimiter()

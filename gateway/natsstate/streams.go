@@ -29,9 +29,9 @@ type StreamsConfig struct {
 	Stream    string        // JetStream stream of frames; "KGAGENT_STREAMS"
 	Subject   string        // subject prefix of the frames; "kgagent.streams"
 	Bucket    string        // key-value bucket of stream records; "kgagent_streams"
-	Retain    time.Duration // how long a stream's frames and record are kept; 4m
-	MaxEvents int           // frames (and model-output notes) kept per stream; 2048
-	MaxBytes  int64         // bytes of frames kept in all, oldest dropped first; 64 MiB
+	Retain    time.Duration // how long a finished stream stays resumable; gateway.DefaultRetainStreams (see keep)
+	MaxEvents int           // frames (and model-output notes) kept per stream; gateway.DefaultMaxStreamEvents
+	MaxBytes  int64         // bytes of frames kept in all, oldest dropped first; gateway.DefaultMaxStreamBytes
 	Replicas  int           // replicas of the stream and bucket; 0: natskv.Replicas
 	Stale     time.Duration // the lease: a running stream's record unchanged for this long (seen by a reader) is taken over; 5s
 	// SecretKey seals what the stream and bucket hold of a stream — its
@@ -157,30 +157,43 @@ func (s *Streams) openData(subject string, data []byte) ([]byte, error) {
 	return b, nil
 }
 
+// withDefaults returns c with its zero values replaced by the defaults.
+func (c StreamsConfig) withDefaults() StreamsConfig {
+	if c.Stream == "" {
+		c.Stream = "KGAGENT_STREAMS"
+	}
+	if c.Subject == "" {
+		c.Subject = "kgagent.streams"
+	}
+	if c.Bucket == "" {
+		c.Bucket = "kgagent_streams"
+	}
+	if c.Retain <= 0 {
+		c.Retain = gateway.DefaultRetainStreams
+	}
+	if c.MaxEvents <= 0 {
+		c.MaxEvents = gateway.DefaultMaxStreamEvents
+	}
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = gateway.DefaultMaxStreamBytes
+	}
+	if c.Stale <= 0 {
+		c.Stale = 5 * time.Second
+	}
+	return c
+}
+
+// keep is how long JetStream keeps a frame and a record: it ages them from
+// when they were written, not from when the stream finished, so the first
+// frame of an answer that ran the whole gateway.DefaultRequestTimeout must
+// still be there retain after the answer's end (what the in-memory store
+// keeps).
+func keep(retain time.Duration) time.Duration { return retain + gateway.DefaultRequestTimeout }
+
 // NewStreams creates (or opens) the stream and the bucket. Errors:
 // EUNAVAILABLE when JetStream cannot be reached.
 func NewStreams(ctx context.Context, nc *nats.Conn, cfg StreamsConfig) (*Streams, error) {
-	if cfg.Stream == "" {
-		cfg.Stream = "KGAGENT_STREAMS"
-	}
-	if cfg.Subject == "" {
-		cfg.Subject = "kgagent.streams"
-	}
-	if cfg.Bucket == "" {
-		cfg.Bucket = "kgagent_streams"
-	}
-	if cfg.Retain <= 0 {
-		cfg.Retain = 4 * time.Minute
-	}
-	if cfg.MaxEvents <= 0 {
-		cfg.MaxEvents = 2048
-	}
-	if cfg.MaxBytes <= 0 {
-		cfg.MaxBytes = 64 << 20
-	}
-	if cfg.Stale <= 0 {
-		cfg.Stale = 5 * time.Second
-	}
+	cfg = cfg.withDefaults()
 	sl, err := seal.New(cfg.SecretKey)
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EINTERNAL, err, "stream secret key")
@@ -196,14 +209,14 @@ func NewStreams(ctx context.Context, nc *nats.Conn, cfg StreamsConfig) (*Streams
 		Replicas:          cfg.Replicas,
 		MaxBytes:          cfg.MaxBytes,
 		MaxMsgsPerSubject: int64(cfg.MaxEvents),
-		MaxAge:            cfg.Retain,
+		MaxAge:            keep(cfg.Retain),
 		Discard:           jetstream.DiscardOld,
 	}, "resumable frames"); err != nil {
 		return nil, err
 	}
 	kv, err := natskv.Bucket(ctx, nc, jetstream.KeyValueConfig{
 		Bucket:   cfg.Bucket,
-		TTL:      cfg.Retain,
+		TTL:      keep(cfg.Retain),
 		Storage:  jetstream.MemoryStorage,
 		Replicas: cfg.Replicas,
 		History:  1,
