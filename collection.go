@@ -12,8 +12,12 @@ import (
 // collection's entity index is "<collection>__entities"): users can never
 // name them, so no request reads, writes or deletes them directly.
 const (
-	MaxCollectionLen = 128
-	InternalSep      = "__"
+	// DefaultCollection is the collection a request, an ingestion or a
+	// search uses when it names none (and kgagent's collection setting
+	// defaults to).
+	DefaultCollection = "default"
+	MaxCollectionLen  = 128
+	InternalSep       = "__"
 )
 
 var collectionRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)

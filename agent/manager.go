@@ -27,7 +27,6 @@ const (
 	DefaultRouteThreshold = 0.5
 	DefaultHistoryTurns   = 10
 	DefaultSearchK        = 5
-	DefaultCollection     = "default"
 	maxObservationChars   = 16000
 )
 
@@ -143,7 +142,7 @@ func (c Config) withDefaults() Config {
 		c.SearchK = DefaultSearchK
 	}
 	if c.Collection == "" {
-		c.Collection = DefaultCollection
+		c.Collection = kgagent.DefaultCollection
 	}
 	if c.RouteThreshold <= 0 {
 		c.RouteThreshold = DefaultRouteThreshold

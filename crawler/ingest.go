@@ -95,9 +95,6 @@ func SpecKey(spec Spec) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// DefaultCollection is used when a Spec names none.
-const DefaultCollection = "default"
-
 // maxReported caps the PageErrors a Report keeps (the counters keep totals).
 const maxReported = 200
 
@@ -256,7 +253,7 @@ type run struct {
 func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters)) (Report, error) {
 	start := time.Now()
 	if spec.Collection == "" {
-		spec.Collection = DefaultCollection
+		spec.Collection = kgagent.DefaultCollection
 	}
 	r := &run{in: in, ctx: ctx, spec: spec, progress: progress, known: map[string]PageState{}, seeds: map[string]bool{},
 		confirmed: map[string]bool{}, why: map[string]string{}}
@@ -317,7 +314,7 @@ func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters))
 // later call tries it again.
 func (in *Ingester) Forget(ctx context.Context, collection, prefix string) (int, error) {
 	if collection == "" {
-		collection = DefaultCollection
+		collection = kgagent.DefaultCollection
 	}
 	if prefix == "" {
 		return 0, kgagent.Errorf(kgagent.EINVALID, "forget: empty URL prefix")

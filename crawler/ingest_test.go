@@ -321,13 +321,13 @@ func TestIngestDefaultsAndBadSpec(t *testing.T) {
 	}
 	// Only malformed URLs: the run goes on, reports them, and deletes nothing.
 	states := NewMemoryStates()
-	_ = states.PutPage(context.Background(), PageState{Collection: DefaultCollection, URL: "http://h/kept", ContentHash: "x"})
+	_ = states.PutPage(context.Background(), PageState{Collection: kgagent.DefaultCollection, URL: "http://h/kept", ContentHash: "x"})
 	in = NewIngester(IngesterConfig{Crawler: testConfig(), States: states})
 	rep, err := in.Run(context.Background(), Spec{URLs: []string{"http://h/a*b*", "::"}}, nil)
 	if err != nil || rep.Counters.Failed != 2 || len(rep.Errors) != 2 {
 		t.Fatalf("malformed URLs: %+v %v", rep, err)
 	}
-	if st, _ := states.ListPages(context.Background(), DefaultCollection); len(st) != 1 {
+	if st, _ := states.ListPages(context.Background(), kgagent.DefaultCollection); len(st) != 1 {
 		t.Errorf("state lost: %+v", st)
 	}
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus/embeds"
+	"github.com/kgagent/kgagent/crawler/natsjobs"
 )
 
 // Config is every setting of kgagent. Precedence: flags > environment
@@ -123,10 +125,10 @@ func defaultConfig() Config {
 		LogFormat:            "text",
 		LogLevel:             "info",
 		NATSListen:           "127.0.0.1:4222",
-		JobAckWait:           30 * time.Second,
+		JobAckWait:           natsjobs.DefaultAckWait,
 		ShutdownTimeout:      15 * time.Second,
 		DemoSiteDir:          "testdata/site",
-		Collection:           "default",
+		Collection:           kgagent.DefaultCollection,
 		Index:                "sqlite",
 		Graph:                "sqlite",
 		Neo4jUser:            "neo4j",

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/crawler/natsjobs"
 )
 
 func resolveWith(t *testing.T, args []string, env []string, yaml string) (Config, error) {
@@ -126,4 +129,17 @@ func TestDataDirLock(t *testing.T) {
 		t.Fatalf("lock after release: %v", err)
 	}
 	l2.Close()
+}
+
+// TestConfigSharedDefaults: the settings whose defaults a package also
+// applies take that package's exported default, so the two cannot drift
+// (issue 22: job_ack_wait was 30 s here and 60 s in crawler/natsjobs).
+func TestConfigSharedDefaults(t *testing.T) {
+	c := defaultConfig()
+	if c.JobAckWait != natsjobs.DefaultAckWait {
+		t.Errorf("job_ack_wait %s, natsjobs.DefaultAckWait %s", c.JobAckWait, natsjobs.DefaultAckWait)
+	}
+	if c.Collection != kgagent.DefaultCollection {
+		t.Errorf("collection %q, kgagent.DefaultCollection %q", c.Collection, kgagent.DefaultCollection)
+	}
 }

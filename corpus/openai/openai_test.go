@@ -188,4 +188,3 @@ func TestNewValidation(t *testing.T) {
 		t.Errorf("default: %v %v", e, err)
 	}
 }
-

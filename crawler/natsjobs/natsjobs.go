@@ -27,6 +27,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// DefaultAckWait is how long a job whose worker vanished waits before
+// another worker takes it over, here and as kgagent's job_ack_wait
+// setting; a running job renews it every second.
+const DefaultAckWait = 30 * time.Second
+
 // Config names the JetStream resources and tunes the worker. The zero value
 // works; defaults are given with each field.
 type Config struct {
@@ -34,7 +39,7 @@ type Config struct {
 	Subject        string        // subject jobs are published on; "kgagent.jobs.ingest"
 	Consumer       string        // durable consumer shared by all workers; "kgagent-ingest"
 	Bucket         string        // key-value bucket of job statuses; "kgagent_jobs"
-	AckWait        time.Duration // redelivery delay of a job whose worker vanished; 60s (running jobs keep extending it)
+	AckWait        time.Duration // redelivery delay of a job whose worker vanished; DefaultAckWait (running jobs keep extending it)
 	MaxDeliver     int           // attempts per job before it is marked failed; 5
 	StatusInterval time.Duration // how often a running job's status is written; 1s
 	StatusTTL      time.Duration // how long statuses are kept; 7 days
@@ -63,7 +68,7 @@ func (c Config) withDefaults() Config {
 		c.Bucket = "kgagent_jobs"
 	}
 	if c.AckWait <= 0 {
-		c.AckWait = 60 * time.Second
+		c.AckWait = DefaultAckWait
 	}
 	if c.MaxDeliver <= 0 {
 		c.MaxDeliver = 5
@@ -155,7 +160,7 @@ func (q *Queue) Submit(ctx context.Context, spec crawler.Spec) (crawler.JobStatu
 		return crawler.JobStatus{}, err
 	}
 	if spec.Collection == "" {
-		spec.Collection = crawler.DefaultCollection
+		spec.Collection = kgagent.DefaultCollection
 	}
 	spec.BearerToken = q.seal.seal(spec.BearerToken)
 	st := crawler.JobStatus{ID: uuid.NewString(), Spec: spec, State: crawler.JobQueued, CreatedAt: time.Now().UTC()}
