@@ -37,8 +37,13 @@ func TestCollections(t *testing.T) {
 	if again := put("a", "one"); again != a1 {
 		t.Errorf("same bytes, same collection: %+v vs %+v", again, a1)
 	}
-	if _, err := s.PutIn(ctx, strings.Repeat("c", MaxCollectionLen+1), "text/plain", strings.NewReader("x")); kgagent.ErrorCode(err) != kgagent.EINVALID {
-		t.Errorf("long collection name: %v", err)
+	// the bound every other store has (issue 22: it was 256 here, 128 in
+	// kgagent.ValidateCollection)
+	if _, err := s.PutIn(ctx, strings.Repeat("c", kgagent.MaxCollectionLen+1), "text/plain", strings.NewReader("x")); kgagent.ErrorCode(err) != kgagent.EINVALID {
+		t.Errorf("collection name of %d bytes: %v", kgagent.MaxCollectionLen+1, err)
+	}
+	if _, err := s.PutIn(ctx, strings.Repeat("c", kgagent.MaxCollectionLen), "text/plain", strings.NewReader("x")); err != nil {
+		t.Errorf("collection name of %d bytes: %v", kgagent.MaxCollectionLen, err)
 	}
 	list, err := s.List("a")
 	if err != nil || len(list) != 2 {

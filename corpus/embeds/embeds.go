@@ -156,11 +156,8 @@ func (s *Store) paths(id string) (blob, meta string) {
 	return filepath.Join(d, id), filepath.Join(d, id+".json")
 }
 
-// MaxCollectionLen bounds a collection name given to PutIn.
-const MaxCollectionLen = 256
-
 func checkCollection(c string) error {
-	if len(c) > MaxCollectionLen || !utf8.ValidString(c) || strings.ContainsRune(c, 0) {
+	if len(c) > kgagent.MaxCollectionLen || !utf8.ValidString(c) || strings.ContainsRune(c, 0) {
 		return kgagent.Errorf(kgagent.EINVALID, "bad collection name for an embed")
 	}
 	return nil
@@ -222,7 +219,7 @@ func (s *Store) Put(ctx context.Context, contentType string, r io.Reader) (Blob,
 // PutIn is Put for a blob that belongs to collection ("" for none): the
 // collection is part of its address and DeleteCollection removes it.
 // Errors: those of Put, and EINVALID for a collection name over
-// MaxCollectionLen bytes or not UTF-8.
+// kgagent.MaxCollectionLen bytes or not UTF-8.
 func (s *Store) PutIn(ctx context.Context, collection, contentType string, r io.Reader) (Blob, error) {
 	ct, err := normType(contentType)
 	if err != nil {
