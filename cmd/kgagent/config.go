@@ -314,9 +314,10 @@ func (c *Config) loadEnv(environ []string) error {
 }
 
 // testEnvPrefixes are KGAGENT_ variables that belong to the test and
-// benchmark scripts (KGAGENT_TOOLS is where they install their tools), not
+// benchmark scripts (KGAGENT_TOOLS is where they install their tools,
+// KGAGENT_HOME_CHECK=0 turns off make test's check of $HOME), not
 // to the configuration.
-var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_", "KGAGENT_TOOLS"}
+var testEnvPrefixes = []string{"KGAGENT_REQUIRE_", "KGAGENT_PYDOCS", "KGAGENT_TEST_", "KGAGENT_BENCH_", "KGAGENT_TOOLS", "KGAGENT_HOME_CHECK"}
 
 func isConfigEnv(k string) bool {
 	for _, p := range testEnvPrefixes {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,38 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 func TestConfigTestEnvIgnored(t *testing.T) {
 	if _, err := resolveWith(t, nil, []string{"KGAGENT_REQUIRE_NEO4J=1", "KGAGENT_PYDOCS=/x"}, ""); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestScriptEnvIsNotConfig: every KGAGENT_ variable the test and benchmark
+// scripts set or read is either a config key's or one serve ignores, so a
+// binary the tests start in that environment does not stop with "unknown
+// environment variable" (KGAGENT_MINILM_WHEEL and KGAGENT_HOME_CHECK once did).
+func TestScriptEnvIsNotConfig(t *testing.T) {
+	scripts, err := filepath.Glob("../../deploy/testenv/*.sh")
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("no test scripts found: %v", err)
+	}
+	scripts = append(scripts, "../../deploy/test.sh", "../../deploy/bench.sh", "../../Makefile")
+	known := map[string]bool{}
+	cfg := defaultConfig()
+	for _, f := range cfg.fields() {
+		known[f.env] = true
+	}
+	re := regexp.MustCompile(`KGAGENT_[A-Z0-9_]+`)
+	for _, s := range scripts {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range re.FindAllString(string(b), -1) {
+			if strings.HasSuffix(name, "_") {
+				continue // a family named in a comment: KGAGENT_REQUIRE_*
+			}
+			if isConfigEnv(name) && !known[name] {
+				t.Errorf("%s uses %s: neither a config key's variable nor in testEnvPrefixes, so kgagent refuses to start beside it", s, name)
+			}
+		}
 	}
 }
 
