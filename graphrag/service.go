@@ -310,17 +310,24 @@ func init() {
 	}
 }
 
+// trimWord is a question word (one of strings.Fields) without the
+// punctuation around it and a trailing "()": "json.loads()?" → "json.loads".
+// QuestionTerms and AnalyzeQuestion read words through it, so both agree on
+// what a word is.
+func trimWord(f string) string {
+	f = strings.TrimFunc(f, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
+	})
+	return strings.TrimSuffix(f, "()")
+}
+
 // QuestionTerms are the terms of a question used to find seed entities: code
 // names as written (json.dumps, os.path.join), content words and their
 // two- and three-word phrases, lower-cased.
 func QuestionTerms(question string) []string {
 	var words []string
 	for _, f := range strings.Fields(question) {
-		f = strings.TrimFunc(f, func(r rune) bool {
-			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
-		})
-		f = strings.TrimSuffix(f, "()")
-		if f == "" {
+		if f = trimWord(f); f == "" {
 			continue
 		}
 		words = append(words, strings.ToLower(f))

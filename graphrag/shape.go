@@ -67,10 +67,7 @@ type qword struct{ raw, low string }
 func questionWords(q string) []qword {
 	var out []qword
 	for _, f := range strings.Fields(q) {
-		f = strings.TrimFunc(f, func(r rune) bool {
-			return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
-		})
-		f = strings.TrimSuffix(f, "()")
+		f = trimWord(f)
 		if i := strings.IndexByte(f, '('); i > 0 {
 			f = f[:i]
 		}
