@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/httpstatus"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -168,25 +169,11 @@ func remoteError(base string, status int, body []byte) error {
 	return kgagent.Errorf(statusCode(status), "remote agent %s answered HTTP %d", base, status)
 }
 
+// statusCode is the code of a remote agent's HTTP error status; one
+// without a code of its own is INTERNAL.
 func statusCode(status int) string {
-	switch status {
-	case http.StatusBadRequest, http.StatusUnprocessableEntity:
-		return kgagent.EINVALID
-	case http.StatusUnauthorized:
-		return kgagent.EUNAUTH
-	case http.StatusForbidden:
-		return kgagent.EFORBIDDEN
-	case http.StatusNotFound:
-		return kgagent.ENOTFOUND
-	case http.StatusTooManyRequests:
-		return kgagent.ERATELIMIT
-	case http.StatusRequestEntityTooLarge:
-		return kgagent.ETOOLARGE
-	case http.StatusGatewayTimeout:
-		return kgagent.ETIMEOUT
-	}
-	if status >= 500 {
-		return kgagent.EUNAVAILABLE
+	if c := httpstatus.Code(status); c != "" {
+		return c
 	}
 	return kgagent.EINTERNAL
 }

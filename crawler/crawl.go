@@ -17,6 +17,7 @@ import (
 	"github.com/gobwas/glob"
 	"github.com/gocolly/colly/v2"
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/httpstatus"
 )
 
 // DefaultUserAgent names kgagent to the sites it crawls.
@@ -616,8 +617,8 @@ func retryable(status int, err error) bool {
 // with jitter.
 func (cr *crawl) backoff(attempt int, r *colly.Response) (time.Duration, bool) {
 	if r.Headers != nil {
-		if ra := r.Headers.Get("Retry-After"); ra != "" {
-			if d, ok := parseRetryAfter(ra, time.Now()); ok {
+		{
+			if d, ok := httpstatus.RetryAfter(*r.Headers, time.Now()); ok {
 				if d > cr.cfg.MaxRetryAfter {
 					return 0, false
 				}
@@ -629,33 +630,11 @@ func (cr *crawl) backoff(attempt int, r *colly.Response) (time.Duration, bool) {
 	return d/2 + rand.N(d/2+1), true
 }
 
-// parseRetryAfter reads delay-seconds or an HTTP date.
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if n, err := strconv.Atoi(v); err == nil {
-		if n < 0 {
-			return 0, false
-		}
-		return time.Duration(n) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
-}
-
+// statusCode is the code of a page's HTTP error status; one without a
+// code of its own (a 3xx, a 409) is UNAVAILABLE: the page could not be had.
 func statusCode(status int) string {
-	switch {
-	case status == http.StatusUnauthorized:
-		return kgagent.EUNAUTH
-	case status == http.StatusForbidden:
-		return kgagent.EFORBIDDEN
-	case status == http.StatusTooManyRequests:
-		return kgagent.ERATELIMIT
-	case status == http.StatusRequestEntityTooLarge:
-		return kgagent.ETOOLARGE
-	case status >= 500:
-		return kgagent.EUNAVAILABLE
+	if c := httpstatus.Code(status); c != "" {
+		return c
 	}
 	return kgagent.EUNAVAILABLE
 }

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kgagent/kgagent"
 )
@@ -96,28 +95,6 @@ func TestTrapReason(t *testing.T) {
 	for _, tt := range tests {
 		if got := trapReason(tt.url); got != tt.want {
 			t.Errorf("trapReason(%s) = %q, want %q", tt.url, got, tt.want)
-		}
-	}
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 5, 2, 10, 0, 0, 0, time.UTC)
-	tests := []struct {
-		v    string
-		want time.Duration
-		ok   bool
-	}{
-		{"5", 5 * time.Second, true},
-		{" 0 ", 0, true},
-		{"-1", 0, false},
-		{"Sat, 02 May 2026 10:00:30 GMT", 30 * time.Second, true},
-		{"Sat, 02 May 2026 09:00:00 GMT", 0, true},
-		{"soon", 0, false},
-	}
-	for _, tt := range tests {
-		got, ok := parseRetryAfter(tt.v, now)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("parseRetryAfter(%q) = %s %v", tt.v, got, ok)
 		}
 	}
 }

@@ -31,6 +31,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/internal/httpstatus"
 )
 
 // Defaults used for zero Config fields.
@@ -158,8 +159,8 @@ func (c *Client) Config() Config { return c.cfg }
 
 // Complete starts a streamed completion. Errors, from Complete or from the
 // stream's Recv: EINVALID for an empty prompt or a request the server
-// rejects, EUNAUTH for a rejected key (401/403), RATE_LIMITED for an
-// exhausted quota or a rate limit that outlasts the retries, UNAVAILABLE for
+// rejects, EUNAUTH for a rejected key (401), EFORBIDDEN for a key without
+// access (403), RATE_LIMITED for an exhausted quota or a rate limit that outlasts the retries, UNAVAILABLE for
 // a server that keeps failing or cannot be reached, TIMEOUT when
 // Config.Timeout or the context's deadline passes, CANCELED when ctx is
 // canceled; cancellation mid-stream closes the connection at once.
@@ -235,7 +236,7 @@ func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (age
 			return nil, herr
 		}
 		delay := c.backoff(attempt)
-		if ra, ok := parseRetryAfter(resp.Header, time.Now()); ok {
+		if ra, ok := httpstatus.RetryAfter(resp.Header, time.Now()); ok {
 			if ra > c.cfg.MaxRetryAfter {
 				cancel()
 				herr.Message += fmt.Sprintf("; retry after %s", ra.Round(time.Second))
@@ -512,19 +513,25 @@ func classify(status int, raw []byte) (*kgagent.Error, bool) {
 	mk := func(c, msg string) *kgagent.Error {
 		return &kgagent.Error{Code: c, Message: msg, Details: details, Err: cause}
 	}
+	ecode := httpstatus.Code(status)
 	switch {
 	case quotaCodes[er.Error.Type] || quotaCodes[code]:
 		return mk(kgagent.ERATELIMIT, "LLM quota exhausted"), false
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return mk(kgagent.EUNAUTH, "LLM server rejected the API key"), false
+	case status == http.StatusUnauthorized:
+		return mk(ecode, "LLM server rejected the API key"), false
+	case status == http.StatusForbidden:
+		return mk(ecode, "LLM server refused the API key access"), false
 	case status == http.StatusTooManyRequests:
-		return mk(kgagent.ERATELIMIT, "LLM server rate limit"), true
-	case status == http.StatusRequestTimeout || status == http.StatusConflict || status >= 500:
+		return mk(ecode, "LLM server rate limit"), true
+	case status >= 500:
+		return mk(ecode, fmt.Sprintf("LLM server failed (HTTP %d)", status)), true
+	case status == http.StatusRequestTimeout || status == http.StatusConflict:
+		// no code of their own: transient on an LLM server, so retried
 		return mk(kgagent.EUNAVAILABLE, fmt.Sprintf("LLM server failed (HTTP %d)", status)), true
 	case status == http.StatusNotFound:
-		return mk(kgagent.ENOTFOUND, "LLM model or endpoint not found"), false
+		return mk(ecode, "LLM model or endpoint not found"), false
 	case status == http.StatusRequestEntityTooLarge:
-		return mk(kgagent.ETOOLARGE, "prompt too large for the LLM server"), false
+		return mk(ecode, "prompt too large for the LLM server"), false
 	}
 	return mk(kgagent.EINVALID, fmt.Sprintf("LLM server rejected the request (HTTP %d)", status)), false
 }
@@ -538,27 +545,6 @@ func streamError(e *APIError) *kgagent.Error {
 	}
 	herr, _ := classify(status, raw)
 	return herr
-}
-
-// parseRetryAfter reads retry-after-ms (OpenAI, fractional milliseconds) or
-// Retry-After (seconds or an HTTP date).
-func parseRetryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 // ctxError maps the end of ctx (derived from parent with the client's

@@ -187,7 +187,7 @@ func TestRetriesAndFailures(t *testing.T) {
 		{"429 past the retries", []openaitest.Step{openaitest.RateLimited(0), openaitest.RateLimited(0)}, 1, kgagent.ERATELIMIT, "", 2},
 		{"no retries when negative", []openaitest.Step{openaitest.ServerError(), openaitest.Reply("ok")}, -1, kgagent.EUNAVAILABLE, "", 1},
 		{"401 fails fast", []openaitest.Step{openaitest.Unauthorized(), openaitest.Reply("ok")}, 0, kgagent.EUNAUTH, "", 1},
-		{"403 fails fast", []openaitest.Step{{Status: 403, ErrorMessage: "forbidden"}, openaitest.Reply("ok")}, 0, kgagent.EUNAUTH, "", 1},
+		{"403 fails fast", []openaitest.Step{{Status: 403, ErrorMessage: "forbidden"}, openaitest.Reply("ok")}, 0, kgagent.EFORBIDDEN, "", 1},
 		{"quota fails fast", []openaitest.Step{openaitest.QuotaExceeded(), openaitest.Reply("ok")}, 0, kgagent.ERATELIMIT, "", 1},
 		{"quota as a 403 code", []openaitest.Step{{Status: 403, ErrorCode: "insufficient_quota"}, openaitest.Reply("ok")}, 0, kgagent.ERATELIMIT, "", 1},
 		{"Retry-After too long", []openaitest.Step{openaitest.RateLimited(time.Hour), openaitest.Reply("ok")}, 0, kgagent.ERATELIMIT, "", 1},

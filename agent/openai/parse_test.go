@@ -2,9 +2,7 @@ package openai
 
 import (
 	"errors"
-	"net/http"
 	"testing"
-	"time"
 
 	"github.com/kgagent/kgagent"
 )
@@ -55,49 +53,6 @@ func FuzzParseChunk(f *testing.F) {
 			if c := kgagent.ErrorCode(err); c == kgagent.EINTERNAL || c == "" || !errors.As(err, &ke) || ke.Message == "" {
 				t.Fatalf("error %v has no proper code and message", err)
 			}
-		}
-	})
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	tests := []struct {
-		header map[string]string
-		want   time.Duration
-		ok     bool
-	}{
-		{map[string]string{"Retry-After": "2"}, 2 * time.Second, true},
-		{map[string]string{"Retry-After": "0.5"}, 500 * time.Millisecond, true},
-		{map[string]string{"Retry-After-Ms": "250", "Retry-After": "1"}, 250 * time.Millisecond, true},
-		{map[string]string{"Retry-After": now.Add(3 * time.Second).Format(http.TimeFormat)}, 3 * time.Second, true},
-		{map[string]string{"Retry-After": now.Add(-time.Hour).Format(http.TimeFormat)}, 0, true},
-		{map[string]string{"Retry-After": "soon"}, 0, false},
-		{map[string]string{"Retry-After": "-1"}, 0, false},
-		{map[string]string{"Retry-After-Ms": "x", "Retry-After": "1"}, time.Second, true},
-		{map[string]string{}, 0, false},
-	}
-	for _, tt := range tests {
-		h := http.Header{}
-		for k, v := range tt.header {
-			h.Set(k, v)
-		}
-		got, ok := parseRetryAfter(h, now)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("parseRetryAfter(%v) = %v %v, want %v %v", tt.header, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
-func FuzzParseRetryAfter(f *testing.F) {
-	for _, s := range []string{"1", "1e300", "NaN", "Inf", "Wed, 21 Oct 2015 07:28:00 GMT", "-0"} {
-		f.Add(s, s)
-	}
-	f.Fuzz(func(t *testing.T, ra, ms string) {
-		h := http.Header{}
-		h.Set("Retry-After", ra)
-		h.Set("Retry-After-Ms", ms)
-		if d, ok := parseRetryAfter(h, time.Now()); ok && d < 0 {
-			t.Fatalf("negative wait %v for %q / %q", d, ra, ms)
 		}
 	})
 }

@@ -23,7 +23,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +30,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/internal/httpstatus"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -432,37 +432,22 @@ func (c client) once(parent context.Context, path string, payload []byte, out an
 		msg = strings.TrimSpace(string(data[:min(len(data), 200)]))
 	}
 	code := fmt.Sprint(ae.Error.Code)
+	ecode := httpstatus.Code(resp.StatusCode)
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
-		return 0, kgagent.Errorf(kgagent.EUNAUTH, "API rejected the key: %s", msg)
+		return 0, kgagent.Errorf(ecode, "API rejected the key: %s", msg)
 	case resp.StatusCode == http.StatusForbidden:
-		return 0, kgagent.Errorf(kgagent.EFORBIDDEN, "API refused access: %s", msg)
+		return 0, kgagent.Errorf(ecode, "API refused access: %s", msg)
 	case code == "insufficient_quota" || ae.Error.Type == "insufficient_quota":
 		return 0, kgagent.Errorf(kgagent.ERATELIMIT, "API quota exhausted: %s", msg)
 	case resp.StatusCode == http.StatusTooManyRequests:
-		return retryAfter(resp.Header), &retryable{err: kgagent.Errorf(kgagent.ERATELIMIT, "API rate limit: %s", msg), overload: true}
+		ra, _ := httpstatus.RetryAfter(resp.Header, time.Now())
+		return ra, &retryable{err: kgagent.Errorf(ecode, "API rate limit: %s", msg), overload: true}
 	case resp.StatusCode >= 500:
-		return retryAfter(resp.Header), &retryable{err: kgagent.Errorf(kgagent.EUNAVAILABLE, "API error %d: %s", resp.StatusCode, msg), overload: resp.StatusCode == http.StatusServiceUnavailable}
+		ra, _ := httpstatus.RetryAfter(resp.Header, time.Now())
+		return ra, &retryable{err: kgagent.Errorf(ecode, "API error %d: %s", resp.StatusCode, msg), overload: resp.StatusCode == http.StatusServiceUnavailable}
+	case ecode == "":
+		ecode = kgagent.EINVALID
 	}
-	return 0, kgagent.Errorf(kgagent.EINVALID, "API rejected the request (%d): %s", resp.StatusCode, msg)
-}
-
-// retryAfter reads Retry-After (seconds or an HTTP date) or retry-after-ms.
-func retryAfter(h http.Header) time.Duration {
-	if ms, err := strconv.ParseFloat(h.Get("retry-after-ms"), 64); err == nil && ms > 0 {
-		return time.Duration(ms * float64(time.Millisecond))
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
+	return 0, kgagent.Errorf(ecode, "API rejected the request (%d): %s", resp.StatusCode, msg)
 }

@@ -133,6 +133,10 @@ func TestEmbedRetriesAndFailures(t *testing.T) {
 		{"403 fails fast", []step{{status: 403}}, 5, kgagent.EFORBIDDEN, 1, 0},
 		{"insufficient quota fails fast", []step{{status: 429, body: quota}}, 5, kgagent.ERATELIMIT, 1, 0},
 		{"400 is invalid", []step{{status: 400, body: `{"error":{"message":"input too long"}}`}}, 5, kgagent.EINVALID, 1, 0},
+		// the codes of internal/httpstatus, as agent/openai gives them
+		{"404 is not found", []step{{status: 404}}, 5, kgagent.ENOTFOUND, 1, 0},
+		{"413 is too large", []step{{status: 413}}, 5, kgagent.ETOOLARGE, 1, 0},
+		{"409 has no code of its own", []step{{status: 409}}, 5, kgagent.EINVALID, 1, 0},
 		{"retries run out on 503", []step{{status: 503}, {status: 503}, {status: 503}}, 2, kgagent.EUNAVAILABLE, 3, 0},
 		{"retries run out on 429", []step{{status: 429}, {status: 429}}, 1, kgagent.ERATELIMIT, 2, 0},
 		{"wrong dimension", []step{{status: 200, body: `{"data":[{"index":0,"embedding":[1,2]}]}`}}, 5, kgagent.EINVALID, 1, 0},
