@@ -12,6 +12,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/gateway"
+	"github.com/kgagent/kgagent/gateway/streamstoretest"
 )
 
 // collector gathers the frames sent to it: their seqs, and "seq:thought"
@@ -61,74 +62,17 @@ func (c *collector) wait(t *testing.T) []int64 {
 	return seqs
 }
 
-func seqRange(from, to int64) []int64 {
-	var out []int64
-	for i := from; i <= to; i++ {
-		out = append(out, i)
-	}
-	return out
-}
-
-// TestResumeOnAnotherReplica: replica A runs a request and writes its
-// frames; a client that saw frames 1-2 on A resumes on replica B, while the
-// request still runs, and gets frames 3 to the last exactly once, in order.
-func TestResumeOnAnotherReplica(t *testing.T) {
-	s := startNATS(t)
-	ctx := context.Background()
-	a := newStreams(t, s.ClientURL(), StreamsConfig{SecretKey: testKey})
-	b := newStreams(t, s.ClientURL(), StreamsConfig{SecretKey: testKey})
-	st, err := a.Start(ctx, "o:user\x00q1", "tok")
-	if err != nil {
-		t.Fatal(err)
-	}
-	local := newCollector()
-	if err := st.Attach(1, 0, local.send); err != nil {
-		t.Fatal(err)
-	}
-	for range 5 {
-		st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"thought": "x"}})
-	}
-	if _, err := a.Start(ctx, "o:user\x00q1", "tok2"); kgagent.ErrorCode(err) != kgagent.ECONFLICT {
-		t.Errorf("second start of a running stream: %v", err)
-	}
-	rs, err := b.Get(ctx, "o:user\x00q1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rs.Token() != "tok" || rs.Done() {
-		t.Errorf("stream on B: token %q done %v", rs.Token(), rs.Done())
-	}
-	remote := newCollector()
-	if err := rs.Attach(7, 2, remote.send); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 3 {
-		st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"answer": "y"}, Complete: i == 2})
-	}
-	if got := remote.wait(t); !slices.Equal(got, seqRange(3, 8)) {
-		t.Errorf("resumed on B after seq 2: %v, want 3..8", got)
-	}
-	if got := local.wait(t); !slices.Equal(got, seqRange(1, 8)) {
-		t.Errorf("client on A: %v, want 1..8", got)
-	}
-	if !rs.Done() {
-		t.Error("B does not see the stream done")
-	}
-	// Resuming a finished stream from the start replays it.
-	again := newCollector()
-	if err := rs.Attach(8, 0, again.send); err != nil {
-		t.Fatal(err)
-	}
-	if got := again.wait(t); !slices.Equal(got, seqRange(1, 8)) {
-		t.Errorf("replay of a finished stream: %v", got)
-	}
-	// A finished stream's id can be used again.
-	if _, err := b.Start(ctx, "o:user\x00q1", "tok3"); err != nil {
-		t.Errorf("start after the stream finished: %v", err)
-	}
-	if _, err := b.Get(ctx, "o:user\x00nope"); kgagent.ErrorCode(err) != kgagent.ENOTFOUND {
-		t.Errorf("unknown stream: %v", err)
-	}
+// TestStreamsConformance runs the StreamStore suite: each case gets its
+// own NATS server, and n Streams on n connections to it (n replicas).
+func TestStreamsConformance(t *testing.T) {
+	streamstoretest.Run(t, func(t *testing.T, n int) []gateway.StreamStore {
+		s := startNATS(t)
+		ss := make([]gateway.StreamStore, n)
+		for i := range ss {
+			ss[i] = newStreams(t, s.ClientURL(), StreamsConfig{SecretKey: testKey})
+		}
+		return ss
+	})
 }
 
 // TestByteBudget: with a budget of a few frames, the oldest frames go
