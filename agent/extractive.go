@@ -50,6 +50,9 @@ func (x *Extractive) Complete(ctx context.Context, req CompletionRequest) (Strea
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if len(req.Messages) == 0 { // as agent/openai (llmtest)
+		return nil, kgagent.Errorf(kgagent.EINVALID, "completion request has no messages")
+	}
 	out := x.Respond(req.Messages)
 	return &sliceStream{ctx: ctx, parts: splitDeltas(out, x.cfg.Deltas), usage: &kgagent.Usage{
 		PromptTokens: promptWords(req.Messages), CompletionTokens: len(strings.Fields(out)),
