@@ -31,8 +31,10 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 			citations: kgagent.CitationsUnsupported, want: []string{"port 80 by default.\n\n" + unsupportedNote + " The docs say: ", "8086", "[1]"}},
 		{name: "not in the docs", question: "How do I put Lumen behind nginx?", output: "A: Use an nginx proxy_pass block.",
 			// The docs do not cover it: the abstention alone, not the
-			// model's invented answer.
-			citations: kgagent.CitationsUnsupported, want: []string{extractive.Abstention, "nginx"}, notWant: []string{"The docs say: ", "proxy_pass", unsupportedNote}},
+			// model's invented answer. This searcher has no vocabulary,
+			// so it says what it searched for, never that the docs lack
+			// a word.
+			citations: kgagent.CitationsUnsupported, want: []string{extractive.NotFound, "nginx"}, notWant: []string{"The docs say: ", "proxy_pass", unsupportedNote, extractive.Abstention}},
 		// A small model's junk and echoes never reach the answer, and
 		// what it names must be in the passage verbatim (issue 26).
 		{name: "junk letter before the answer", question: "What is the default HTTP port?", output: "A: a\nThe HTTP API listens on port 8086 by default.",
@@ -53,7 +55,7 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 			citations: kgagent.CitationsUnsupported, want: []string{"Run `lumen --http.port 8086` to change the HTTP port.\n\n" + unsupportedNote}},
 		{name: "made-up URL for a question the docs do not cover", question: "How do I deploy Lumen with a Helm chart on Kubernetes?",
 			output:    "A: Install the chart with helm install lumen lumen/lumen, see https://kubernetes.io/docs/helm/lumen for the values.",
-			citations: kgagent.CitationsUnsupported, want: []string{extractive.Abstention, "Helm"}, notWant: []string{"kubernetes.io", "helm install", unsupportedNote}},
+			citations: kgagent.CitationsUnsupported, want: []string{extractive.NotFound, "Helm"}, notWant: []string{"kubernetes.io", "helm install", unsupportedNote, extractive.Abstention}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,7 +7,10 @@
 // sentences follow; every sentence cites its source as [n] with the
 // evidence's numbers. When the evidence does not support an answer (a key
 // term of the question appears nowhere in it, or nothing matches well) it
-// says so plainly and lists the nearest sections instead.
+// says so plainly and lists the nearest sections instead: that the docs
+// don't mention a word only when the collection's vocabulary lacks it
+// (kgagent.Evidence.Unknown), otherwise what it searched for and did not
+// find among the sections found (NotFound).
 //
 // The agent package drives it: its built-in model (agent.Extractive) runs the
 // ReAct steps (few-shot stanzas, the corpus search) and calls Compose with
@@ -44,8 +47,16 @@ func (c Config) withDefaults() Config {
 // Abstention is how an answer that the docs do not support begins.
 const Abstention = "The docs don't say"
 
+// NotFound is how an answer begins when the sections the search found do
+// not answer the question although the collection may hold its words: it
+// says what was searched for and not found, never that the docs lack a
+// word (only Abstention, for words the collection's vocabulary lacks).
+const NotFound = "I found no section that answers this"
+
 // Abstained reports whether answer is an abstention written by Compose.
-func Abstained(answer string) bool { return strings.HasPrefix(answer, Abstention) }
+func Abstained(answer string) bool {
+	return strings.HasPrefix(answer, Abstention) || strings.HasPrefix(answer, NotFound)
+}
 
 // passage is an evidence passage with its rank across the evidence.
 type passage struct {
@@ -90,11 +101,11 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 		return abstain(ps, "anything about "+quoteList(unknown))
 	}
 	if missing := q.missing(present); len(missing) > 0 {
-		return abstain(ps, "anything about "+quoteList(missing))
+		return notFound(ps, q, missing)
 	}
 	sents, df := split(ps)
 	if len(sents) == 0 {
-		return abstain(ps, "")
+		return notFound(ps, q, nil)
 	}
 	weights := map[string]float64{}
 	for _, t := range q.terms {
@@ -134,7 +145,7 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 		}
 	}
 	if best == nil {
-		return abstain(ps, "")
+		return notFound(ps, q, nil)
 	}
 	// Sentences of pages that do not cover the question only support.
 	for i := range order {
@@ -620,6 +631,8 @@ func hasDashed(p *passage) bool {
 }
 
 // abstain says the docs do not answer and lists the nearest sections.
+// abstain is the abstention for words no document of the collection
+// contains (what names them).
 func abstain(ps []*passage, what string) string {
 	var b strings.Builder
 	b.WriteString(Abstention)
@@ -627,6 +640,37 @@ func abstain(ps []*passage, what string) string {
 		b.WriteString(" " + what)
 	}
 	b.WriteString(".")
+	nearest(&b, ps)
+	return b.String()
+}
+
+// maxSearched bounds the words a not-found abstention lists as searched for.
+const maxSearched = 8
+
+// notFound is the abstention for a question whose words the collection
+// may well hold but no section found answers: it says what was searched
+// for and which of it (missing: terms or names of the question) none of
+// the sections found mentions.
+func notFound(ps []*passage, q question, missing []string) string {
+	var b strings.Builder
+	b.WriteString(NotFound)
+	searched := q.shown(append(append([]string(nil), q.specific...), q.terms...))
+	if len(searched) > maxSearched {
+		searched = searched[:maxSearched]
+	}
+	if len(searched) > 0 {
+		b.WriteString("; I searched for " + quoteJoin(searched, "and"))
+	}
+	if m := q.shown(missing); len(m) > 0 {
+		b.WriteString(", and none of the sections found mentions " + quoteList(m))
+	}
+	b.WriteString(".")
+	nearest(&b, ps)
+	return b.String()
+}
+
+// nearest writes the first three sections of ps as the nearest ones.
+func nearest(b *strings.Builder, ps []*passage) {
 	var near []string
 	seen := map[int]bool{}
 	for _, p := range ps {
@@ -646,10 +690,13 @@ func abstain(ps []*passage, what string) string {
 	if len(near) > 0 {
 		b.WriteString(" The nearest sections are " + strings.Join(near, ", ") + ".")
 	}
-	return b.String()
 }
 
-func quoteList(ws []string) string {
+// quoteList quotes ws as “a”, “b” or “c”.
+func quoteList(ws []string) string { return quoteJoin(ws, "or") }
+
+// quoteJoin quotes ws and joins the last with conj: “a”, “b” and “c”.
+func quoteJoin(ws []string, conj string) string {
 	q := make([]string, len(ws))
 	for i, w := range ws {
 		q[i] = "“" + w + "”"
@@ -657,7 +704,7 @@ func quoteList(ws []string) string {
 	if len(q) == 1 {
 		return q[0]
 	}
-	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+	return strings.Join(q[:len(q)-1], ", ") + " " + conj + " " + q[len(q)-1]
 }
 
 // nearDuplicate reports whether most of s's terms are already in a chosen

@@ -25,6 +25,56 @@ type question struct {
 	howTo      bool     // "how do I ...", "how to ..."
 	yesNo      bool     // "Does Lumen run on Windows?"
 	cue        int
+	// said maps each term to the word of the question it came from
+	// ("backups" for "backup"), for abstentions that name it.
+	said map[string]string
+}
+
+// filler are function and filler words that the stop word list lacks: they
+// never say what a question is about, so they are neither required of the
+// evidence nor named in an abstention.
+var filler = map[string]bool{"much": true, "many": true, "upon": true, "lot": true, "lots": true, "really": true,
+	"actually": true, "quite": true, "rather": true, "almost": true, "enough": true, "ever": true, "even": true,
+	"still": true, "already": true, "yet": true, "else": true, "instead": true, "perhaps": true, "maybe": true,
+	"somehow": true, "anyway": true, "etc": true, "am": true, "nor": true, "whom": true, "because": true,
+	"until": true, "while": true, "off": true, "ours": true, "yours": true, "myself": true, "itself": true,
+	"themselves": true, "ourselves": true, "yourself": true, "herself": true, "himself": true, "hers": true,
+	"his": true, "her": true, "him": true, "whose": true, "onto": true, "thus": true, "hence": true,
+	"therefore": true, "however": true, "though": true, "although": true, "unless": true, "since": true}
+
+// contractionRe matches English contractions: "won't", "doesn't",
+// "it's", "I'm", "we've" (straight or curly apostrophe).
+var contractionRe = regexp.MustCompile(`(?i)\b([a-z]+)(n['’]t|['’](s|re|ve|ll|d|m))\b`)
+
+// expandContractions writes a question's contractions out so that no
+// fragment of one reads as a word: "won't" becomes "will not", "can't"
+// "can not", "doesn't" "does not", and the endings 's, 're, 've, 'll, 'd
+// and 'm are dropped ("it's" is "it").
+func expandContractions(q string) string {
+	return contractionRe.ReplaceAllStringFunc(q, func(m string) string {
+		sub := contractionRe.FindStringSubmatch(m)
+		stem, end := sub[1], strings.ToLower(sub[2])
+		if !strings.HasPrefix(end, "n") {
+			return stem
+		}
+		switch strings.ToLower(stem) {
+		case "wo":
+			return "will not"
+		case "ca":
+			return "can not"
+		case "sha":
+			return "shall not"
+		}
+		return stem + " not"
+	})
+}
+
+// namable reports whether a word of the question may be named in an
+// abstention: not a stop word, filler word, digit run or fragment of one
+// letter.
+func namable(w string) bool {
+	l := strings.ToLower(w)
+	return len([]rune(l)) > 1 && !words.Stopwords[l] && !filler[l] && !allDigits(l)
 }
 
 // frameWords are content words that frame a question rather than say what
@@ -42,7 +92,8 @@ var howWords = map[string]bool{"long": true, "many": true, "much": true, "often"
 var howToRe = regexp.MustCompile(`(?i)^\s*(how\s+(do|can|should|would|could)\s+(i|you|we|one)\b|how\s+to\b|what\s+is\s+the\s+(best\s+)?way\s+to\b|what'?s\s+the\s+(best\s+)?way\s+to\b)`)
 
 func analyse(q string) question {
-	out := question{howTo: howToRe.MatchString(q), yesNo: yesNoRe.MatchString(q), cue: questionCue(q)}
+	q = expandContractions(q)
+	out := question{said: map[string]string{}, howTo: howToRe.MatchString(q), yesNo: yesNoRe.MatchString(q), cue: questionCue(q)}
 	out.kind = entityType(q)
 	out.answerType = answerType(q)
 	skip := ""
@@ -55,10 +106,16 @@ func analyse(q string) question {
 		}
 	}
 	for _, t := range words.ContentTerms(q) {
-		if frameWords[t] || t == skip || t == out.kind || t == words.Term(out.kind) || allDigits(t) {
+		if frameWords[t] || filler[t] || t == skip || t == out.kind || t == words.Term(out.kind) || allDigits(t) {
 			continue
 		}
 		out.terms = append(out.terms, t)
+	}
+	for _, x := range words.Spans(q) {
+		w := strings.ToLower(q[x[0]:x[1]])
+		if t := words.Term(w); out.said[t] == "" && !words.Stopwords[w] {
+			out.said[t] = w
+		}
 	}
 	// Proper nouns (capitalised inside the question) and identifiers name
 	// something the answer must be about.
@@ -76,7 +133,7 @@ func analyse(q string) question {
 		// is a proper noun.
 		r := []rune(w)
 		sentenceStart := i == 0 || strings.ContainsAny(fields[i-1][len(fields[i-1])-1:], ".:?!")
-		if !sentenceStart && unicode.IsUpper(r[0]) && len(r) > 1 && !words.Stopwords[strings.ToLower(w)] && !allUpperShort(w) {
+		if !sentenceStart && unicode.IsUpper(r[0]) && len(r) > 1 && !words.Stopwords[strings.ToLower(w)] && !filler[strings.ToLower(w)] && !allUpperShort(w) {
 			out.specific = append(out.specific, w)
 		}
 	}
@@ -137,6 +194,25 @@ func (q question) missing(present termSet) []string {
 		return absent
 	}
 	return nil
+}
+
+// shown returns how an abstention names the question's terms and names
+// ts: each term as the question wrote it, only namable words, each once.
+func (q question) shown(ts []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range ts {
+		w := t
+		if s := q.said[t]; s != "" {
+			w = s
+		}
+		if !namable(w) || seen[strings.ToLower(w)] {
+			continue
+		}
+		seen[strings.ToLower(w)] = true
+		out = append(out, w)
+	}
+	return out
 }
 
 // isName reports whether term t comes from one of the question's names.
@@ -201,7 +277,7 @@ func (q question) unknown(evs []kgagent.Evidence, present termSet) []string {
 			t := words.Term(strings.ToLower(u))
 			// The evidence may hold it in another form ("auth" for
 			// "authentication", "macos" for "mac").
-			if want[t] && t != q.answerType && !allDigits(t) && !seen[t] && !present.has(t) {
+			if want[t] && t != q.answerType && namable(u) && !seen[t] && !present.has(t) {
 				seen[t] = true
 				out = append(out, u)
 			}

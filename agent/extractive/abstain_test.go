@@ -1,0 +1,107 @@
+package extractive
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/kgagent/kgagent"
+)
+
+// absentRe finds the words an abstention says the docs lack.
+var absentRe = regexp.MustCompile(`don't say anything about (.*?)\.`)
+
+// namedAbsent returns the words answer says the docs do not mention.
+func namedAbsent(answer string) []string {
+	m := absentRe.FindStringSubmatch(answer)
+	if m == nil {
+		return nil
+	}
+	var out []string
+	for _, q := range regexp.MustCompile(`“([^”]*)”`).FindAllStringSubmatch(m[1], -1) {
+		out = append(out, q[1])
+	}
+	return out
+}
+
+// TestAbstentionNamesOnlyWordsTheCollectionLacks: a word is said to be
+// absent from the docs only when the index's vocabulary lacks it
+// (Evidence.Unknown); words merely missing from the passages found make a
+// "not found" abstention that says what was searched for; stop words,
+// filler and contraction fragments are never named.
+func TestAbstentionNamesOnlyWordsTheCollectionLacks(t *testing.T) {
+	backup := []kgagent.EvidencePassage{
+		{URL: "http://lumen/ops/backup.html#full", Title: "Backup and restore", HeadingPath: []string{"Backup and restore", "Take a full backup"},
+			Text: "lumen backup writes a full backup of a database to a directory."},
+		{URL: "http://lumen/cli/backup.html", Title: "lumen backup", HeadingPath: []string{"lumen backup"},
+			Text: "lumen backup takes a backup of one database."},
+	}
+	tests := []struct {
+		name     string
+		q        string
+		unknown  []string // Evidence.Unknown: what the index's vocabulary lacks
+		absent   []string // named as absent from the docs, exactly
+		notFound bool     // a NotFound abstention
+		never    []string // never quoted in the answer
+	}{
+		// Demo: "much" is filler; "space" is what the index lacks.
+		{name: "filler never named", q: "my backups take too much disk space, what can I do?",
+			unknown: []string{"much", "disk", "space"}, absent: []string{"disk", "space"}, never: []string{"much", "what", "can"}},
+		// The index knows "space" (no Unknown): the passages lacking it
+		// is no evidence that the docs do.
+		{name: "missing from passages only", q: "How do I free disk space taken by backups?",
+			notFound: true, never: []string{}},
+		// "won't" is "will not": "won" is no word of the question.
+		{name: "contraction fragment", q: "the backup won't start because the port is already used",
+			unknown: []string{"won", "port"}, absent: []string{"port"}, never: []string{"won", "t", "already"}},
+		{name: "curly contraction", q: "why doesn’t lumen backup compress the snapshot?",
+			unknown: []string{"doesn", "compress", "snapshot"}, absent: []string{"compress", "snapshot"}, never: []string{"doesn"}},
+		// OpenJDK: words of a long question the passages lack, none
+		// known absent: no word is said to be missing from the docs.
+		{name: "long question, corpus words", q: "The message type determines which icon will be displayed in the caption of the message, and a system sound may also be generated upon showing the backup",
+			notFound: true, never: []string{"upon", "show", "which"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			evs := ev(tt.q, append([]kgagent.EvidencePassage(nil), backup...)...)
+			evs[0].Unknown = tt.unknown
+			got := Compose(tt.q, evs, Config{})
+			t.Log(got)
+			if !Abstained(got) {
+				t.Fatalf("answered %q, want an abstention", got)
+			}
+			if a := namedAbsent(got); strings.Join(a, ",") != strings.Join(tt.absent, ",") {
+				t.Errorf("named absent %q, want %q: %q", a, tt.absent, got)
+			}
+			if tt.notFound != strings.HasPrefix(got, NotFound) {
+				t.Errorf("NotFound abstention = %v, want %v: %q", !tt.notFound, tt.notFound, got)
+			}
+			if tt.notFound && !strings.Contains(got, "I searched for “") {
+				t.Errorf("a not-found abstention does not say what was searched for: %q", got)
+			}
+			for _, w := range tt.never {
+				if strings.Contains(got, "“"+w+"”") {
+					t.Errorf("names %q: %q", w, got)
+				}
+			}
+		})
+	}
+}
+
+func TestExpandContractions(t *testing.T) {
+	for in, want := range map[string]string{
+		"the server won't start":    "the server will not start",
+		"I can't connect":           "I can not connect",
+		"it doesn’t work":           "it does not work",
+		"Lumen's port isn't open":   "Lumen port is not open",
+		"we've tried; you'd think":  "we tried; you think",
+		"no contraction at all":     "no contraction at all",
+		"WON'T and Shan't":          "will not and shall not",
+		"the 'quoted' word":         "the 'quoted' word",
+		"rock'n'roll is not a word": "rock'n'roll is not a word",
+	} {
+		if got := expandContractions(in); got != want {
+			t.Errorf("expandContractions(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
