@@ -227,7 +227,9 @@ const unsupportedNote = "None of the sources found supports this answer."
 // keeps its citations (the model's); when the run searched and
 // AttributeCitations is set, only those the cited passage supports
 // (checkCitations), and an answer left with none is treated as one that
-// cites nothing. Then, when the run searched and AttributeCitations is
+// cites nothing. An answer that names a URL or command line no passage
+// holds verbatim (Support.Invented) is never the model's or attributed,
+// whatever else it gets right. Then, when the run searched and AttributeCitations is
 // set, the sentences the evidence supports are cited (extractive.Attribute;
 // a sentence with no claim, or naming a command, URL or number the passage
 // lacks, is not supported). When none is, the answer is what the built-in
@@ -247,20 +249,24 @@ func (m *Manager) ground(r *run, question, text string) (string, string) {
 	if r.noAnswer != "" {
 		return "The model gave no answer (" + r.noAnswer + "). " + docsSay(question, r.evidence), kgagent.CitationsFallback
 	}
+	var sup *extractive.Support
+	if grounding {
+		sup = extractive.NewSupport(r.evidence)
+	}
 	if slices.ContainsFunc(Citations(text), func(n int) bool { return n >= 1 && n <= len(r.sources) }) {
 		if !grounding {
 			return text, kgagent.CitationsModel
 		}
-		checked, kept := checkCitations(text, extractive.NewSupport(r.evidence), len(r.sources))
-		if kept > 0 {
+		checked, kept := checkCitations(text, sup, len(r.sources))
+		if kept > 0 && len(sup.Invented(checked)) == 0 {
 			return checked, kgagent.CitationsModel
 		}
-		text = checked // every citation the model wrote was wrong
+		text = checked // every citation the model wrote was wrong, or it names what no source holds
 	}
 	if !grounding {
 		return text, ""
 	}
-	if a := extractive.Attribute(text, r.evidence); a.Supported > 0 {
+	if a := extractive.Attribute(text, r.evidence); a.Supported > 0 && len(sup.Invented(text)) == 0 {
 		return a.Text, kgagent.CitationsAttributed
 	}
 	docs := docsSay(question, r.evidence)

@@ -56,6 +56,13 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 		{name: "made-up URL for a question the docs do not cover", question: "How do I deploy Lumen with a Helm chart on Kubernetes?",
 			output:    "A: Install the chart with helm install lumen lumen/lumen, see https://kubernetes.io/docs/helm/lumen for the values.",
 			citations: kgagent.CitationsUnsupported, want: []string{extractive.NotFound, "Helm"}, notWant: []string{"kubernetes.io", "helm install", unsupportedNote, extractive.Abstention}},
+		// SmolLM2 (tools protocol) in a make test run: one supported
+		// sentence left an invented URL in an uncited line "attributed".
+		{name: "made-up URL beside a supported sentence", question: "How do I deploy Lumen with a Helm chart on Kubernetes?",
+			output:    "A: 2023-08-24 15:57:29 - https://www.kubernetes.io/en_us/docs/lumen-client\nThe HTTP API listens on port 8086 by default.",
+			citations: kgagent.CitationsUnsupported, want: []string{extractive.NotFound, "Helm"}, notWant: []string{"kubernetes.io", "8086 by default [1]"}},
+		{name: "model cites, and names a command no source holds", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 8086 [1]. Install it with pip install lumen.",
+			citations: kgagent.CitationsUnsupported, want: []string{"pip install lumen.\n\n" + unsupportedNote, "8086"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -188,3 +188,63 @@ func claims(sentence string) bool {
 	}
 	return n >= 3
 }
+
+// Invented returns the URLs and command lines that answer names outside
+// its code blocks and that no evidence passage holds verbatim (a source's
+// own URL counts as held): made up, however well the answer's other
+// sentences are supported. An invented https://kubernetes.io/… URL in a
+// line no citation covers must not leave the answer "attributed".
+func (s *Support) Invented(answer string) []string {
+	var out []string
+	fence := false
+	for _, line := range strings.Split(answer, "\n") {
+		t := strings.TrimSpace(line)
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = !fence
+			continue
+		}
+		if fence || t == "" {
+			continue
+		}
+		for _, it := range namedItems(line) {
+			if !s.holds(it) {
+				out = append(out, it)
+			}
+		}
+	}
+	return out
+}
+
+// namedItems are the URLs and command lines of a line (exactItems' kinds
+// that only a source can vouch for; numbers and code spans are judged per
+// sentence by Support).
+func namedItems(line string) []string {
+	line = citationMarkRe.ReplaceAllString(line, "")
+	var items []string
+	for _, u := range urlRe.FindAllString(line, -1) {
+		items = append(items, strings.TrimRight(u, ".,;:!?"))
+	}
+	rest := codeSpanRe.ReplaceAllStringFunc(urlRe.ReplaceAllString(line, " "), func(span string) string {
+		return " " + strings.Trim(span, "`") + " "
+	})
+	for _, m := range commandRe.FindAllStringSubmatch(rest, -1) {
+		if c := cutCommand(m[1]); c != "" {
+			items = append(items, c)
+		}
+	}
+	return items
+}
+
+// citationMarkRe is a citation mark, " [1]" or " [1, 2]".
+var citationMarkRe = regexp.MustCompile(`\s*\[\d+(?:,\s*\d+)*\]`)
+
+// holds reports whether a passage's text holds item verbatim, or item is
+// (a prefix of) a passage's own URL.
+func (s *Support) holds(item string) bool {
+	for i, p := range s.ps {
+		if holdsVerbatim(s.ptext[i], item) || (p.URL != "" && strings.HasPrefix(p.URL, strings.TrimRight(item, "/"))) {
+			return true
+		}
+	}
+	return false
+}

@@ -3,6 +3,8 @@ package extractive
 import (
 	"slices"
 	"testing"
+
+	"github.com/kgagent/kgagent"
 )
 
 func TestExactItems(t *testing.T) {
@@ -98,4 +100,27 @@ func FuzzExactItems(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestInvented(t *testing.T) {
+	evs := []kgagent.Evidence{{Passages: []kgagent.EvidencePassage{{N: 1, URL: "http://lumen/install.html#client",
+		Text: "Install the client with pip install lumen-client. See https://lumen.dev/docs for more."}}}}
+	sup := NewSupport(evs)
+	tests := []struct {
+		answer string
+		want   []string
+	}{
+		{"Install it with pip install lumen-client [1].", nil},
+		{"Install it with `pip install lumen-client`.", nil},
+		{"Install it with pip install lumen.", []string{"pip install lumen"}},
+		{"See https://lumen.dev/docs.", nil},
+		{"See http://lumen/install.html for the steps.", nil}, // the source's own page
+		{"2023-08-24 - https://www.kubernetes.io/docs/lumen\nThe client is lumen-client [1].", []string{"https://www.kubernetes.io/docs/lumen"}},
+		{"```\npip install lumen\n```\nUse the client.", nil}, // code blocks are not judged here
+	}
+	for _, tt := range tests {
+		if got := sup.Invented(tt.answer); !slices.Equal(got, tt.want) {
+			t.Errorf("Invented(%q) = %q, want %q", tt.answer, got, tt.want)
+		}
+	}
 }
