@@ -229,7 +229,8 @@ const unsupportedNote = "None of the sources found supports this answer."
 // (checkCitations), and an answer left with none is treated as one that
 // cites nothing. An answer that names a URL or command line no passage
 // holds verbatim (Support.Invented) is never the model's or attributed,
-// whatever else it gets right. Then, when the run searched and AttributeCitations is
+// whatever else it gets right; one only partly supported is attributed
+// only when the built-in answerer answers from the same evidence too. Then, when the run searched and AttributeCitations is
 // set, the sentences the evidence supports are cited (extractive.Attribute;
 // a sentence with no claim, or naming a command, URL or number the passage
 // lacks, is not supported). When none is, the answer is what the built-in
@@ -266,10 +267,16 @@ func (m *Manager) ground(r *run, question, text string) (string, string) {
 	if !grounding {
 		return text, ""
 	}
-	if a := extractive.Attribute(text, r.evidence); a.Supported > 0 && len(sup.Invented(text)) == 0 {
+	a := extractive.Attribute(text, r.evidence)
+	if a.Supported > 0 && a.Supported == a.Sentences && len(sup.Invented(text)) == 0 {
 		return a.Text, kgagent.CitationsAttributed
 	}
 	docs := docsSay(question, r.evidence)
+	if a.Supported > 0 && len(sup.Invented(text)) == 0 && !extractive.Abstained(docs) {
+		// Partly supported: kept when the docs answer the question too;
+		// otherwise the unsupported part is made up around copied text.
+		return a.Text, kgagent.CitationsAttributed
+	}
 	if extractive.Abstained(docs) {
 		return docs, kgagent.CitationsUnsupported
 	}

@@ -61,6 +61,9 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 		{name: "made-up URL beside a supported sentence", question: "How do I deploy Lumen with a Helm chart on Kubernetes?",
 			output:    "A: 2023-08-24 15:57:29 - https://www.kubernetes.io/en_us/docs/lumen-client\nThe HTTP API listens on port 8086 by default.",
 			citations: kgagent.CitationsUnsupported, want: []string{extractive.NotFound, "Helm"}, notWant: []string{"kubernetes.io", "8086 by default [1]"}},
+		{name: "partly supported answer to a question the docs do not cover", question: "How do I deploy Lumen with a Helm chart on Kubernetes?",
+			output:    "A: Lumen deletes old data according to the retention policy. Deploy the chart and set replicas to three for Kubernetes clusters.",
+			citations: kgagent.CitationsUnsupported, want: []string{extractive.NotFound, "Helm"}, notWant: []string{"replicas", "retention policy ["}},
 		{name: "model cites, and names a command no source holds", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 8086 [1]. Install it with pip install lumen.",
 			citations: kgagent.CitationsUnsupported, want: []string{"pip install lumen.\n\n" + unsupportedNote, "8086"}},
 	}
