@@ -268,11 +268,12 @@ func (m *Manager) ground(r *run, question, text string) (string, string) {
 		return text, ""
 	}
 	a := extractive.Attribute(text, r.evidence)
-	if a.Supported > 0 && a.Supported == a.Sentences && len(sup.Invented(text)) == 0 {
+	attributable := a.Supported > 0 && len(sup.Invented(text)) == 0
+	if attributable && a.Supported == a.Sentences {
 		return a.Text, kgagent.CitationsAttributed
 	}
 	docs := docsSay(question, r.evidence)
-	if a.Supported > 0 && len(sup.Invented(text)) == 0 && !extractive.Abstained(docs) {
+	if attributable && !extractive.Abstained(docs) {
 		// Partly supported: kept when the docs answer the question too;
 		// otherwise the unsupported part is made up around copied text.
 		return a.Text, kgagent.CitationsAttributed
@@ -304,7 +305,7 @@ func cleanAnswer(text string) string {
 	fence := false
 	for _, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+		if isFence(t) {
 			fence = !fence
 			out = append(out, line)
 			continue

@@ -199,7 +199,7 @@ func (s *Support) Invented(answer string) []string {
 	fence := false
 	for _, line := range strings.Split(answer, "\n") {
 		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+		if isFence(t) {
 			fence = !fence
 			continue
 		}
@@ -248,3 +248,7 @@ func (s *Support) holds(item string) bool {
 	}
 	return false
 }
+
+// isFence reports whether a trimmed line opens or closes a code block
+// (Attribute and Invented skip what lies between).
+func isFence(t string) bool { return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") }
