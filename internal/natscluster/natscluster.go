@@ -9,6 +9,7 @@
 package natscluster
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -26,6 +27,8 @@ import (
 	"github.com/kgagent/kgagent/internal/testdep"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Cluster is a running cluster of nats-server processes.
@@ -99,6 +102,7 @@ cluster {
 	for i := range c.nodes {
 		c.WaitHealthy(i)
 	}
+	c.WaitPlacement()
 	return c
 }
 
@@ -151,6 +155,7 @@ func (c *Cluster) Restart(i int) {
 	c.t.Helper()
 	c.start(c.nodes[i])
 	c.WaitHealthy(i)
+	c.WaitPlacement()
 }
 
 // WaitHealthy waits up to 60 s until node i's /healthz reports JetStream
@@ -180,6 +185,48 @@ func (c *Cluster) WaitHealthy(i int) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// WaitPlacement waits up to 60 s until the cluster can place a stream on
+// every node: it creates a probe stream with one replica per node, then
+// deletes it. A node's /healthz answers 200 as soon as it is current with
+// the meta group, while the meta leader may still count a peer offline
+// and refuse placement ("no suitable peers for placement"); a test that
+// creates an R3 stream right after Start would then fail at random.
+func (c *Cluster) WaitPlacement() {
+	c.t.Helper()
+	const probe = "NATSCLUSTER_PROBE"
+	deadline := time.Now().Add(60 * time.Second)
+	var last error
+	for time.Now().Before(deadline) {
+		if last = c.placeProbe(probe); last == nil {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	c.t.Fatalf("nats cluster cannot place a %d-replica stream after 60s: %v", len(c.nodes), last)
+}
+
+// placeProbe creates and deletes the R(len(nodes)) stream name.
+func (c *Cluster) placeProbe(name string) error {
+	nc, err := nats.Connect(c.URLs(), nats.Timeout(5*time.Second))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: name, Subjects: []string{"natscluster.probe"},
+		Replicas: len(c.nodes), Storage: jetstream.MemoryStorage,
+	}); err != nil {
+		return err
+	}
+	return js.DeleteStream(ctx, name)
 }
 
 func (c *Cluster) stop() {
