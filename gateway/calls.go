@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
@@ -56,71 +55,38 @@ func (c Calls) Authenticate(ctx context.Context, header http.Header, scope Scope
 	return context.WithValue(ctx, ctxPrincipal, p), nil
 }
 
-// prepare runs the request pipeline (admit: scope, request rules,
-// collection, daily limit, timeout) for the caller of ctx; it returns the
-// context to run in (cancel it when done) and the request with the
-// collection to use.
-func (c Calls) prepare(ctx context.Context, service string, req Request) (context.Context, context.CancelFunc, Request, *Principal, error) {
-	p := principalFrom(ctx)
-	ctx, cancel, err := c.s.admit(ctx, p, admission{scope: ScopeAsk, service: service, req: &req, charge: true})
-	return ctx, cancel, req, p, err
-}
-
 // Ask answers a question with the agent, streaming its events to emit.
 // Errors: as POST /api/v1/agent.
-func (c Calls) Ask(ctx context.Context, question, collection, agentName string, emit agent.Emit) (kgagent.Answer, error) {
-	ctx, cancel, req, p, err := c.prepare(ctx, ServiceAgent, Request{Question: question, Collection: collection, Agent: agentName})
-	defer cancel()
-	if err != nil {
-		return kgagent.Answer{}, err
-	}
-	start := time.Now()
-	ans, err := c.s.ask(ctx, Call{ID: newID(), Service: ServiceAgent, Request: req, Caller: c.s.callerOf(p)}, emit)
-	c.s.metrics.observeCall(ServiceAgent, kgagent.ErrorCode(err), time.Since(start))
+func (c Calls) Ask(ctx context.Context, question, collection, agentName string, emit agent.Emit) (ans kgagent.Answer, err error) {
+	p := principalFrom(ctx)
+	id := newID()
+	req := Request{Question: question, Collection: collection, Agent: agentName}
+	err = c.s.call(ctx, p, admission{id: id, scope: ScopeAsk, service: ServiceAgent, req: &req, charge: true}, func(ctx context.Context) error {
+		ans, err = c.s.askAgent(ctx, Call{ID: id, Service: ServiceAgent, Request: req, Caller: c.s.callerOf(p)}, emit)
+		return err
+	})
 	return ans, err
 }
 
-// Search runs a search (k 0 means 10, mode empty means hybrid). Errors: as
-// POST /api/v1/search.
-func (c Calls) Search(ctx context.Context, query, collection string, k int, mode corpus.Mode) ([]corpus.Hit, error) {
-	ctx, cancel, req, _, err := c.prepare(ctx, ServiceSearch, Request{Question: query, Collection: collection, K: k, Mode: mode})
-	defer cancel()
-	if err != nil {
-		return nil, err
-	}
-	if c.s.b.Search == nil {
-		return nil, unavailable("search")
-	}
-	if req.K == 0 {
-		req.K = 10
-	}
-	start := time.Now()
-	hits, err := c.s.b.Search.Search(ctx, corpus.SearchRequest{Query: req.Question, Collection: req.Collection, K: req.K, Mode: req.Mode})
-	c.s.metrics.observeCall(ServiceSearch, kgagent.ErrorCode(err), time.Since(start))
-	if hits == nil && err == nil {
-		hits = []corpus.Hit{}
-	}
+// Search runs a search (k 0 means DefaultK, mode empty means hybrid).
+// Errors: as POST /api/v1/search.
+func (c Calls) Search(ctx context.Context, query, collection string, k int, mode corpus.Mode) (hits []corpus.Hit, err error) {
+	req := Request{Question: query, Collection: collection, K: k, Mode: mode}
+	err = c.s.call(ctx, principalFrom(ctx), admission{id: newID(), scope: ScopeAsk, service: ServiceSearch, req: &req, charge: true}, func(ctx context.Context) error {
+		hits, err = c.s.search(ctx, req)
+		return err
+	})
 	return hits, err
 }
 
 // Triples returns the triples matching the pattern (limit 0: the store's
 // default). Errors: as GET /api/v1/triples.
-func (c Calls) Triples(ctx context.Context, pat graphrag.Pattern) ([]kgagent.Triple, error) {
-	ctx, cancel, req, _, err := c.prepare(ctx, ServiceTriples, Request{Collection: pat.Collection, S: pat.S, P: pat.P, O: pat.O, Limit: pat.Limit})
-	defer cancel()
-	if err != nil {
-		return nil, err
-	}
-	if c.s.b.Graph == nil {
-		return nil, unavailable("graph")
-	}
-	pat.Collection = req.Collection
-	start := time.Now()
-	ts, err := c.s.b.Graph.Find(ctx, pat)
-	c.s.metrics.observeCall(ServiceTriples, kgagent.ErrorCode(err), time.Since(start))
-	if ts == nil && err == nil {
-		ts = []kgagent.Triple{}
-	}
+func (c Calls) Triples(ctx context.Context, pat graphrag.Pattern) (ts []kgagent.Triple, err error) {
+	req := Request{Collection: pat.Collection, S: pat.S, P: pat.P, O: pat.O, Limit: pat.Limit}
+	err = c.s.call(ctx, principalFrom(ctx), admission{id: newID(), scope: ScopeAsk, service: ServiceTriples, req: &req, charge: true}, func(ctx context.Context) error {
+		ts, err = c.s.findTriples(ctx, req)
+		return err
+	})
 	return ts, err
 }
 

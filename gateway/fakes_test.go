@@ -128,11 +128,8 @@ func (fakeGraph) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple
 	return []kgagent.Triple{{Collection: p.Collection, Subject: kgagent.Entity{ID: "python", Name: "Python"}, Predicate: "has", Object: kgagent.Entity{ID: "gil", Name: "GIL"}, SourceURL: "https://docs.example.org/gil#x"}}, nil
 }
 
-func (fakeGraph) Answer(ctx context.Context, question, collection string) (any, error) {
-	return struct {
-		Answer string   `json:"answer"`
-		Facts  []string `json:"facts"`
-	}{"graph answer to " + question, []string{"Python has GIL"}}, nil
+func (fakeGraph) Answer(ctx context.Context, question, collection string) (graphrag.GraphAnswer, error) {
+	return graphrag.GraphAnswer{Answer: "graph answer to " + question, Facts: []graphrag.Fact{{Text: "Python has GIL"}}}, nil
 }
 
 type fakeJobs struct {

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -218,13 +217,12 @@ func (s *Server) fixieCall(w http.ResponseWriter, r *http.Request) {
 		s.writeFixieError(w, r, http.StatusForbidden, err)
 		return
 	}
-	ctx, cancel, err := s.admit(r.Context(), p, admission{scope: ScopeAsk, charge: true})
-	defer cancel()
-	if err != nil {
-		s.writeFixieError(w, r, 0, err)
-		return
-	}
-	out, err := s.callFunc(ctx, name, fn, msg, s.callerOf(p))
+	var out kgagent.Message
+	err = s.call(r.Context(), p, admission{id: requestID(r.Context()), scope: ScopeAsk, service: serviceFunc, charge: true}, func(ctx context.Context) error {
+		var err error
+		out, err = s.b.Agents.CallFunc(ctx, name, fn, msg, s.callerOf(p))
+		return err
+	})
 	if err != nil {
 		switch kgagent.ErrorCode(err) {
 		case kgagent.EFuncNotDefined:
@@ -249,17 +247,4 @@ func (s *Server) fixieCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, FuncResponse{Message: out})
-}
-
-var errFuncPanic = errors.New("agent func panicked")
-
-// callFunc calls the func of an admitted request, turning a panic into an
-// unhandled-exception error.
-func (s *Server) callFunc(ctx context.Context, name, fn string, msg kgagent.Message, caller agent.Caller) (out kgagent.Message, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = &kgagent.Error{Code: kgagent.EAgentUnhandled, Message: "The agent failed to handle the request.", Err: fmt.Errorf("%w: %v", errFuncPanic, p)}
-		}
-	}()
-	return s.b.Agents.CallFunc(ctx, name, fn, msg, caller)
 }

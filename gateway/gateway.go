@@ -50,12 +50,12 @@ type Searcher interface {
 	DeleteCollection(ctx context.Context, name string) error
 }
 
-// Grapher reads the triple graph and answers questions from it. Answer
-// returns any JSON-marshalable value; when it marshals to an object, that
-// object is the response.
+// Grapher reads the triple graph and answers questions from it (the
+// triples and graph-rag services); graphrag.Service implements it. Errors:
+// EINVALID for a bad pattern, EUNAVAILABLE when the store fails.
 type Grapher interface {
 	Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple, error)
-	Answer(ctx context.Context, question, collection string) (any, error)
+	Answer(ctx context.Context, question, collection string) (graphrag.GraphAnswer, error)
 }
 
 // Jobs runs ingestion jobs. Errors: ENOTFOUND for an unknown job id,

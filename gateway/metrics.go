@@ -47,7 +47,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Name: "kgagent_http_requests_in_flight", Help: "HTTP requests being served.",
 		}),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kgagent_calls_total", Help: "Service calls (all transports) by service and error code.",
+			Name: "kgagent_calls_total", Help: "Service calls (all transports; agent-protocol funcs as service func) by service and error code.",
 		}, []string{"service", "code"}),
 		callTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "kgagent_call_duration_seconds", Help: "Service call latency by service.", Buckets: prometheus.DefBuckets,
@@ -108,7 +108,7 @@ func (m *Metrics) observeCall(service, code string, d time.Duration) {
 	if code == "" {
 		code = "OK"
 	}
-	if !services[service] {
+	if !services[service] && service != serviceFunc {
 		service = serviceUnknown
 	}
 	m.calls.WithLabelValues(service, code).Inc()

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -525,16 +526,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	p := principalFrom(r.Context())
 	areq := Request{Question: question, Agent: agentName, Collection: req.Collection}
-	ctx, cancel, err := s.admit(r.Context(), p, admission{scope: ScopeAsk, service: ServiceAgent, req: &areq, charge: true})
-	defer cancel()
-	if err != nil {
-		s.writeOpenAIError(w, r, err)
-		return
-	}
-	r = r.WithContext(ctx)
-	id := "chatcmpl-" + requestID(r.Context())
+	rid := requestID(r.Context())
+	id := "chatcmpl-" + rid
 	created := time.Now().Unix()
-	call := Call{ID: requestID(r.Context()), Service: ServiceAgent, Request: areq, Caller: s.callerOf(p)}
 	// content returns the whole content of ans as the options want it,
 	// and the finish reason.
 	content := func(ans kgagent.Answer) (string, string, error) {
@@ -551,35 +545,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		return text, "stop", nil
 	}
-	if !req.Stream {
-		ans, err := s.ask(r.Context(), call, func(kgagent.Event) {})
-		if err != nil {
-			s.writeOpenAIError(w, r, err)
-			return
-		}
-		text, finish, err := content(ans)
-		if err != nil {
-			s.writeOpenAIError(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{
-			"id": id, "object": "chat.completion", "created": created, "model": model,
-			"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": finish}},
-			"usage":   chatUsage(ans.Usage, req, text),
-			"sources": nonNil(ans.Sources),
-		})
-		return
-	}
-
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	rc := http.NewResponseController(w)
 	var mu sync.Mutex
-	open := true
-	sent := 0          // content bytes sent so far
-	streamed := false  // answer deltas were sent
-	truncated := false // max_tokens cut them
+	open := true     // the stream takes writes
+	started := false // the event stream's header is written: errors go in the stream
 	write := func(m map[string]any) {
 		if opts.includeUsage {
 			if _, ok := m["usage"]; !ok {
@@ -591,7 +559,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
-		_ = rc.Flush()
+		_ = http.NewResponseController(w).Flush()
 	}
 	chunk := func(delta map[string]any, finish any, extra map[string]any) map[string]any {
 		m := map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
@@ -601,76 +569,115 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 		return m
 	}
-	mu.Lock()
-	write(chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil))
-	mu.Unlock()
-	ans, err := s.ask(r.Context(), call, func(ev kgagent.Event) {
-		if ev.Kind != kgagent.EventAnswer || !ev.Delta || opts.json {
-			return // JSON content is sent whole at the end
+	err = s.call(r.Context(), p, admission{id: rid, scope: ScopeAsk, service: ServiceAgent, req: &areq, charge: true}, func(ctx context.Context) error {
+		call := Call{ID: rid, Service: ServiceAgent, Request: areq, Caller: s.callerOf(p)}
+		if !req.Stream {
+			ans, err := s.askAgent(ctx, call, func(kgagent.Event) {})
+			if err != nil {
+				return err
+			}
+			text, finish, err := content(ans)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, map[string]any{
+				"id": id, "object": "chat.completion", "created": created, "model": model,
+				"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": finish}},
+				"usage":   chatUsage(ans.Usage, req, text),
+				"sources": nonNil(ans.Sources),
+			})
+			return nil
+		}
+
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Accel-Buffering", "no")
+		sent := 0          // content bytes sent so far
+		streamed := false  // answer deltas were sent
+		truncated := false // max_tokens cut them
+		mu.Lock()
+		started = true
+		write(chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil))
+		mu.Unlock()
+		ans, err := s.askAgent(ctx, call, func(ev kgagent.Event) {
+			if ev.Kind != kgagent.EventAnswer || !ev.Delta || opts.json {
+				return // JSON content is sent whole at the end
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			streamed = true
+			text := ev.Text
+			if opts.maxBytes > 0 {
+				cut := true
+				if sent < opts.maxBytes {
+					text, cut = (&chatOptions{maxBytes: opts.maxBytes - sent}).cut(text)
+				}
+				truncated = truncated || cut
+				if sent >= opts.maxBytes {
+					return
+				}
+			}
+			if text == "" {
+				return
+			}
+			sent += len(text)
+			write(chunk(map[string]any{"content": text}, nil, nil))
+		})
+		if err != nil {
+			return err
+		}
+		text, finish, err := content(ans)
+		if err != nil {
+			return err
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		streamed = true
-		text := ev.Text
-		if opts.maxBytes > 0 {
-			cut := true
-			if sent < opts.maxBytes {
-				text, cut = (&chatOptions{maxBytes: opts.maxBytes - sent}).cut(text)
-			}
-			truncated = truncated || cut
-			if sent >= opts.maxBytes {
-				return
+		// What the deltas did not carry: the whole content when none came,
+		// else the citations after the answer, within max_tokens.
+		rest := text
+		if streamed {
+			rest, finish = citations(ans.Sources), "stop"
+			if opts.maxBytes > 0 {
+				cut := truncated
+				if !cut {
+					rest, cut = (&chatOptions{maxBytes: opts.maxBytes - sent}).cut(rest)
+				} else {
+					rest = ""
+				}
+				if cut {
+					finish = "length"
+				}
 			}
 		}
-		if text == "" {
-			return
+		if rest != "" {
+			write(chunk(map[string]any{"content": rest}, nil, nil))
 		}
-		sent += len(text)
-		write(chunk(map[string]any{"content": text}, nil, nil))
+		write(chunk(map[string]any{}, finish, map[string]any{"sources": nonNil(ans.Sources)}))
+		if opts.includeUsage {
+			write(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
+				"choices": []any{}, "usage": chatUsage(ans.Usage, req, text)})
+		}
+		_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
+		_ = http.NewResponseController(w).Flush()
+		open = false
+		return nil
 	})
 	mu.Lock()
 	defer mu.Unlock()
-	defer func() { open = false }()
-	if err != nil {
-		_, o := openAIErrorOf(err)
-		b, _ := json.Marshal(map[string]any{"error": o})
-		_, _ = fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
+	if err == nil || !open {
+		open = false
 		return
 	}
-	text, finish, err := content(ans)
-	if err != nil {
-		_, o := openAIErrorOf(err)
-		b, _ := json.Marshal(map[string]any{"error": o})
-		_, _ = fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
+	open = false
+	if !started {
+		s.writeOpenAIError(w, r, err)
 		return
 	}
-	// What the deltas did not carry: the whole content when none came,
-	// else the citations after the answer, within max_tokens.
-	rest := text
-	if streamed {
-		rest, finish = citations(ans.Sources), "stop"
-		if opts.maxBytes > 0 {
-			cut := truncated
-			if !cut {
-				rest, cut = (&chatOptions{maxBytes: opts.maxBytes - sent}).cut(rest)
-			} else {
-				rest = ""
-			}
-			if cut {
-				finish = "length"
-			}
-		}
-	}
-	if rest != "" {
-		write(chunk(map[string]any{"content": rest}, nil, nil))
-	}
-	write(chunk(map[string]any{}, finish, map[string]any{"sources": nonNil(ans.Sources)}))
-	if opts.includeUsage {
-		write(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-			"choices": []any{}, "usage": chatUsage(ans.Usage, req, text)})
-	}
-	_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
-	_ = rc.Flush()
+	// The stream is under way (a panic included): the error is its last
+	// event.
+	_, o := openAIErrorOf(err)
+	b, _ := json.Marshal(map[string]any{"error": o})
+	_, _ = fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
 }
 
 func nonNil(s []kgagent.Source) []kgagent.Source {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -19,10 +20,14 @@ import (
 //  2. admit: the scope, the flow, the request's validation, the collection
 //     (one name rule, the key's collections), the session's owner, then
 //     one query charged to the daily limit (Limiter);
-//  3. the request timeout is set, and the service runs.
+//  3. the request timeout is set, and the service runs, a panic in it
+//     turned into an INTERNAL error;
+//  4. the call is counted (kgagent_calls_total) by service and code.
 //
-// Run does 2 and 3 for service calls; admit is the shared step 2. A
-// stream another replica took over runs step 3 only (runAdmitted).
+// call does 2 to 4, for every transport: Run (REST service routes, the
+// websocket, NATS), Calls (MCP), the OpenAI and session routes, GraphQL
+// and the agent protocol's funcs. A stream another replica took over runs
+// steps 3 and 4 only (run with admitted set).
 
 // Bucket is one daily-limit counter: a key ("key:<name>", "user:<id>",
 // "anon:agent:<aid>" or "anon:token:<sha256>" for a JWT without sub) and
@@ -93,12 +98,20 @@ func (s *Server) charge(ctx context.Context, p *Principal) error {
 
 // admission is what admit checks of one request.
 type admission struct {
+	id      string   // the request id, for the log
 	scope   Scope    // needed scope
-	service string   // a service name, or "" for calls that are not service calls
+	service string   // the service (a Service* name, or serviceFunc): the metrics label
 	flow    string   // for service calls
 	req     *Request // validated for service, its collection resolved in place; nil: none
 	charge  bool     // count one query
+	// admitted: the call was admitted on the replica that started it (a
+	// stream taken over): nothing is checked or charged again, and ctx
+	// carries its recorded deadline.
+	admitted bool
 }
+
+// serviceFunc is the service label of agent-protocol func calls.
+const serviceFunc = "func"
 
 // admit runs the pipeline's checks for p in the order every transport
 // shares, and returns ctx with p and the request timeout set.
@@ -110,15 +123,13 @@ func (s *Server) admit(ctx context.Context, p *Principal, a admission) (context.
 		return ctx, func() {}, kgagent.Errorf(kgagent.EFORBIDDEN, "this key lacks the %q scope", a.scope)
 	}
 	ctx = withPrincipal(ctx, p)
-	if a.service != "" {
+	if a.req != nil {
 		if err := s.checkFlow(a.flow); err != nil {
 			return ctx, func() {}, err
 		}
 		if err := a.req.validate(a.service); err != nil {
 			return ctx, func() {}, err
 		}
-	}
-	if a.req != nil {
 		col, err := p.collection(a.req.Collection)
 		if err != nil {
 			return ctx, func() {}, err
@@ -137,6 +148,37 @@ func (s *Server) admit(ctx context.Context, p *Principal, a admission) (context.
 	return ctx, cancel, nil
 }
 
+// call is the one call path of every transport (REST, the websocket, NATS,
+// the OpenAI API, sessions, GraphQL, MCP through Calls, the agent
+// protocol's funcs): it admits the call of p (admit; skipped for a call
+// admitted elsewhere), runs fn with the request timeout, turns a panic in
+// fn into an INTERNAL error so one bad request never takes the server
+// down, and counts the call, admitted or refused, in kgagent_calls_total
+// by service and code. Transports only decode the request before and
+// encode what fn produced after.
+func (s *Server) call(ctx context.Context, p *Principal, a admission, fn func(context.Context) error) (err error) {
+	start := time.Now()
+	defer func() { s.metrics.observeCall(a.service, kgagent.ErrorCode(err), time.Since(start)) }()
+	if !a.admitted {
+		var cancel context.CancelFunc
+		ctx, cancel, err = s.admit(ctx, p, a)
+		defer cancel()
+		if err != nil {
+			return err
+		}
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v) // net/http's way to abort a response: not a bug
+			}
+			s.log.ErrorContext(ctx, "panic in service call", "panic", v, "service", a.service, "request_id", a.id)
+			err = kgagent.WrapError(kgagent.EINTERNAL, fmt.Errorf("panic: %v", v), "internal error")
+		}
+	}()
+	return fn(ctx)
+}
+
 // callerOf is the agent's view of p: its JWT is kept for remote agents
 // only when Config.ForwardCallerToken says so.
 func (s *Server) callerOf(p *Principal) (c agent.Caller) {
@@ -147,71 +189,45 @@ func (s *Server) callerOf(p *Principal) (c agent.Caller) {
 	return c
 }
 
-// Run executes c through the pipeline (admit, then the service with the
-// request timeout), sending its response frames in order to send (seq is
-// left for the caller to set); the last frame has Complete set. c.Principal
-// nil is the anonymous caller, refused when auth is on. send must not block
-// for long. Run returns when the call is done.
+// Run executes c through the pipeline (call: admit, then the service with
+// the request timeout), sending its response frames in order to send (seq
+// is left for the caller to set); the last frame has Complete set.
+// c.Principal nil is the anonymous caller, refused when auth is on. send
+// must not block for long. Run returns when the call is done.
 func (s *Server) Run(ctx context.Context, c Call, send func(Frame)) {
-	s.run(ctx, c, send, s.runCall)
+	s.run(ctx, c, send, false)
 }
 
-// run runs c with call (runCall, or runAdmitted for a takeover), sending
-// its frames and an error frame to send.
-func (s *Server) run(ctx context.Context, c Call, send func(Frame), call func(context.Context, Call, func(map[string]any, bool)) error) {
-	start := time.Now()
+// run runs c (admitted false), or a call admitted on the replica that
+// started it (admitted true: a takeover), sending its frames and an error
+// frame to send.
+func (s *Server) run(ctx context.Context, c Call, send func(Frame), admitted bool) {
 	if !services[c.Service] {
 		// Refused before the name becomes a metrics label: the label
 		// set stays bounded whatever clients send (issue 21, finding 11).
 		err := unknownService(c.Service)
 		send(errorFrame(c.ID, err))
-		s.metrics.observeCall(serviceUnknown, kgagent.ErrorCode(err), time.Since(start))
+		s.metrics.observeCall(serviceUnknown, kgagent.ErrorCode(err), 0)
 		return
 	}
-	out := func(resp map[string]any, complete bool) {
-		send(Frame{ID: c.ID, Response: resp, Complete: complete})
-	}
-	err := call(ctx, c, out)
-	if err != nil {
-		send(errorFrame(c.ID, err))
-	}
-	s.metrics.observeCall(c.Service, kgagent.ErrorCode(err), time.Since(start))
-}
-
-func (s *Server) runCall(ctx context.Context, c Call, out func(map[string]any, bool)) error {
 	p := c.Principal
 	if p == nil && !s.auth.enabled {
 		p = &Principal{open: true, caller: c.Caller}
 	}
-	ctx, cancel, err := s.admit(ctx, p, admission{scope: ScopeAsk, service: c.Service, flow: c.Flow, req: &c.Request, charge: true})
-	defer cancel()
-	if err != nil {
-		return err
-	}
-	c.Caller = s.callerOf(p)
-	if c.admitted != nil {
-		dl, _ := ctx.Deadline()
-		c.admitted(&c, dl)
-	}
-	return s.safeDispatch(ctx, c, out)
-}
-
-// runAdmitted runs a call that was admitted on the replica that started
-// it (authenticated, checked and charged there: none of it again), with
-// its recorded caller, until ctx's deadline (the recorded one): the
-// pipeline's step 3 for a stream taken over (Server.takeover).
-func (s *Server) runAdmitted(ctx context.Context, c Call, out func(map[string]any, bool)) error {
-	return s.safeDispatch(ctx, c, out)
-}
-
-// safeDispatch is dispatch with a panic in a backend turned into an
-// internal error, so one bad request never takes the server down.
-func (s *Server) safeDispatch(ctx context.Context, c Call, out func(map[string]any, bool)) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.ErrorContext(ctx, "panic in service call", "panic", p, "service", c.Service, "request_id", c.ID)
-			err = kgagent.WrapError(kgagent.EINTERNAL, fmt.Errorf("panic: %v", p), "internal error")
+	a := admission{id: c.ID, scope: ScopeAsk, service: c.Service, flow: c.Flow, req: &c.Request, charge: true, admitted: admitted}
+	err := s.call(ctx, p, a, func(ctx context.Context) error {
+		if !admitted {
+			c.Caller = s.callerOf(p)
+			if c.admitted != nil {
+				dl, _ := ctx.Deadline()
+				c.admitted(&c, dl)
+			}
 		}
-	}()
-	return s.dispatch(ctx, c, out)
+		return s.dispatch(ctx, c, func(resp map[string]any, complete bool) {
+			send(Frame{ID: c.ID, Response: resp, Complete: complete})
+		})
+	})
+	if err != nil {
+		send(errorFrame(c.ID, err))
+	}
 }

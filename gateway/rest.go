@@ -454,8 +454,8 @@ type MessageInput struct {
 
 // postToSession stores the user's message, asks the session's agent, stores
 // and returns the agent's message.
-func (s *Server) postToSession(ctx context.Context, id string, in MessageInput) (agent.SessionMessage, error) {
-	sess, err := s.ownSession(ctx, id)
+func (s *Server) postToSession(ctx context.Context, sessionID string, in MessageInput) (agent.SessionMessage, error) {
+	sess, err := s.ownSession(ctx, sessionID)
 	if err != nil {
 		return agent.SessionMessage{}, err
 	}
@@ -463,26 +463,27 @@ func (s *Server) postToSession(ctx context.Context, id string, in MessageInput) 
 		return agent.SessionMessage{}, invalid(ReasonMissingField, "text", "text is required")
 	}
 	p := principalFrom(ctx)
-	req := Request{Question: in.Text, Agent: sess.Agent, Collection: in.Collection, SessionID: id}
-	ctx, cancel, err := s.admit(ctx, p, admission{scope: ScopeAsk, service: ServiceAgent, req: &req, charge: true})
-	defer cancel()
-	if err != nil {
-		return agent.SessionMessage{}, err
-	}
-	if _, err := s.b.Sessions.AppendMessage(ctx, agent.SessionMessage{ID: newID(), SessionID: id, Role: "user", Text: in.Text, CreatedAt: time.Now().UTC()}); err != nil {
-		return agent.SessionMessage{}, err
-	}
-	var events []kgagent.Event
-	ans, err := s.ask(ctx, Call{ID: newID(), Service: ServiceAgent, Request: req, Caller: s.callerOf(p)},
-		func(ev kgagent.Event) {
-			if !ev.Delta && len(events) < 200 {
-				events = append(events, ev)
-			}
-		})
-	if err != nil {
-		return agent.SessionMessage{}, err
-	}
-	return s.b.Sessions.AppendMessage(ctx, agent.SessionMessage{ID: newID(), SessionID: id, Role: "agent", Agent: ans.Agent, Text: ans.Answer, Sources: ans.Sources, Events: events, CreatedAt: time.Now().UTC()})
+	id := newID()
+	req := Request{Question: in.Text, Agent: sess.Agent, Collection: in.Collection, SessionID: sessionID}
+	var m agent.SessionMessage
+	err = s.call(ctx, p, admission{id: id, scope: ScopeAsk, service: ServiceAgent, req: &req, charge: true}, func(ctx context.Context) error {
+		if _, err := s.b.Sessions.AppendMessage(ctx, agent.SessionMessage{ID: newID(), SessionID: sessionID, Role: "user", Text: in.Text, CreatedAt: time.Now().UTC()}); err != nil {
+			return err
+		}
+		var events []kgagent.Event
+		ans, err := s.askAgent(ctx, Call{ID: id, Service: ServiceAgent, Request: req, Caller: s.callerOf(p)},
+			func(ev kgagent.Event) {
+				if !ev.Delta && len(events) < 200 {
+					events = append(events, ev)
+				}
+			})
+		if err != nil {
+			return err
+		}
+		m, err = s.b.Sessions.AppendMessage(ctx, agent.SessionMessage{ID: newID(), SessionID: sessionID, Role: "agent", Agent: ans.Agent, Text: ans.Answer, Sources: ans.Sources, Events: events, CreatedAt: time.Now().UTC()})
+		return err
+	})
+	return m, err
 }
 
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {

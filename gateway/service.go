@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -20,6 +19,10 @@ const (
 	ServiceGraphRAG = "graph-rag"
 	ServiceTriples  = "triples"
 )
+
+// DefaultK is the number of hits a search returns when its request's k
+// is 0.
+const DefaultK = 10
 
 var services = map[string]bool{ServiceAgent: true, ServiceSearch: true, ServiceGraphRAG: true, ServiceTriples: true}
 
@@ -45,7 +48,7 @@ type Request struct {
 	SessionID  string                   `json:"session_id,omitempty"`
 	TimeZone   string                   `json:"time_zone,omitempty"`
 	Embeds     map[string]kgagent.Embed `json:"embeds,omitempty"`
-	K          int                      `json:"k,omitempty"`    // search: hits wanted (default 10)
+	K          int                      `json:"k,omitempty"`    // search: hits wanted (0: DefaultK)
 	Mode       corpus.Mode              `json:"mode,omitempty"` // search: hybrid, dense, keyword
 	URLPrefix  string                   `json:"url_prefix,omitempty"`
 	S          string                   `json:"s,omitempty"` // triples pattern
@@ -151,14 +154,13 @@ func (s *Server) checkFlow(flow string) error {
 	return nil
 }
 
-// dispatch runs one admitted call (see admit). out receives the response
-// objects; the last call of out has complete set, unless an error is
-// returned.
+// dispatch runs one admitted call (see call) with its service's method
+// and encodes the result as seed-004 response objects: out receives them,
+// the last with complete set, unless an error is returned.
 func (s *Server) dispatch(ctx context.Context, c Call, out func(map[string]any, bool)) error {
-	req := c.Request
 	switch c.Service {
 	case ServiceAgent:
-		ans, err := s.ask(ctx, c, func(ev kgagent.Event) {
+		ans, err := s.askAgent(ctx, c, func(ev kgagent.Event) {
 			if resp := eventResponse(ev); resp != nil {
 				out(resp, false)
 			}
@@ -168,52 +170,33 @@ func (s *Server) dispatch(ctx context.Context, c Call, out func(map[string]any, 
 		}
 		out(answerResponse(ans), true)
 	case ServiceSearch:
-		if s.b.Search == nil {
-			return unavailable("search")
-		}
-		k := req.K
-		if k == 0 {
-			k = 10 // the documented default
-		}
-		hits, err := s.b.Search.Search(ctx, corpus.SearchRequest{Query: req.Question, Collection: req.Collection, K: k, Mode: req.Mode, URLPrefix: req.URLPrefix})
+		hits, err := s.search(ctx, c.Request)
 		if err != nil {
 			return err
-		}
-		if hits == nil {
-			hits = []corpus.Hit{}
 		}
 		out(map[string]any{"hits": hits}, true)
 	case ServiceGraphRAG:
-		if s.b.Graph == nil {
-			return unavailable("graph")
-		}
-		v, err := s.b.Graph.Answer(ctx, req.Question, req.Collection)
+		ans, err := s.graphAnswer(ctx, c.Request)
 		if err != nil {
 			return err
 		}
-		resp, err := asObject(v)
-		if err != nil {
-			return err
-		}
-		out(resp, true)
+		out(map[string]any{"answer": ans.Answer, "facts": ans.Facts, "sources": ans.Sources}, true)
 	case ServiceTriples:
-		if s.b.Graph == nil {
-			return unavailable("graph")
-		}
-		ts, err := s.b.Graph.Find(ctx, graphrag.Pattern{Collection: req.Collection, S: req.S, P: req.P, O: req.O, Limit: req.Limit})
+		ts, err := s.findTriples(ctx, c.Request)
 		if err != nil {
 			return err
-		}
-		if ts == nil {
-			ts = []kgagent.Triple{}
 		}
 		out(map[string]any{"triples": ts}, true)
 	}
 	return nil
 }
 
-// ask runs the agent with the admitted request of c, recording metrics.
-func (s *Server) ask(ctx context.Context, c Call, emit agent.Emit) (kgagent.Answer, error) {
+// The service methods: each runs one admitted request (see call) with its
+// backend and returns the typed result; transports encode it.
+
+// askAgent answers the admitted request of c with the agent, streaming its
+// events to emit and recording the run's iterations and tokens.
+func (s *Server) askAgent(ctx context.Context, c Call, emit agent.Emit) (kgagent.Answer, error) {
 	if s.b.Asker == nil {
 		return kgagent.Answer{}, unavailable("agent")
 	}
@@ -227,22 +210,57 @@ func (s *Server) ask(ctx context.Context, c Call, emit agent.Emit) (kgagent.Answ
 	return ans, err
 }
 
-func unavailable(what string) error {
-	return kgagent.Errorf(kgagent.EUNAVAILABLE, "the %s service is not configured", what)
+// search runs the admitted search r (k 0 is the documented 10); no hits
+// is an empty list, never nil.
+func (s *Server) search(ctx context.Context, r Request) ([]corpus.Hit, error) {
+	if s.b.Search == nil {
+		return nil, unavailable("search")
+	}
+	k := r.K
+	if k == 0 {
+		k = DefaultK
+	}
+	hits, err := s.b.Search.Search(ctx, corpus.SearchRequest{Query: r.Question, Collection: r.Collection, K: k, Mode: r.Mode, URLPrefix: r.URLPrefix})
+	if hits == nil && err == nil {
+		hits = []corpus.Hit{}
+	}
+	return hits, err
 }
 
-// asObject turns v into a JSON object: itself when it marshals to one, else
-// {"answer": v}.
-func asObject(v any) (map[string]any, error) {
-	data, err := json.Marshal(v)
+// graphAnswer answers the admitted question r from the graph alone; its
+// facts and sources are empty lists, never nil.
+func (s *Server) graphAnswer(ctx context.Context, r Request) (graphrag.GraphAnswer, error) {
+	if s.b.Graph == nil {
+		return graphrag.GraphAnswer{}, unavailable("graph")
+	}
+	ans, err := s.b.Graph.Answer(ctx, r.Question, r.Collection)
 	if err != nil {
-		return nil, kgagent.WrapError(kgagent.EINTERNAL, err, "cannot encode the answer")
+		return ans, err
 	}
-	var m map[string]any
-	if json.Unmarshal(data, &m) == nil && m != nil {
-		return m, nil
+	if ans.Facts == nil {
+		ans.Facts = []graphrag.Fact{}
 	}
-	return map[string]any{"answer": v}, nil
+	if ans.Sources == nil {
+		ans.Sources = []kgagent.Source{}
+	}
+	return ans, nil
+}
+
+// findTriples returns the triples matching the admitted pattern of r; none
+// is an empty list, never nil.
+func (s *Server) findTriples(ctx context.Context, r Request) ([]kgagent.Triple, error) {
+	if s.b.Graph == nil {
+		return nil, unavailable("graph")
+	}
+	ts, err := s.b.Graph.Find(ctx, graphrag.Pattern{Collection: r.Collection, S: r.S, P: r.P, O: r.O, Limit: r.Limit})
+	if ts == nil && err == nil {
+		ts = []kgagent.Triple{}
+	}
+	return ts, err
+}
+
+func unavailable(what string) error {
+	return kgagent.Errorf(kgagent.EUNAVAILABLE, "the %s service is not configured", what)
 }
 
 // eventResponse maps an agent event to a seed-004 response object, or nil for

@@ -165,5 +165,5 @@ func (s *Server) takeover(t Takeover) {
 			"the replica running this request stopped; run again on another replica, the request did not give the same events (from seq %d); ask again", n)))
 	}
 	s.run(ctx, Call{ID: r.ID, Service: r.Service, Flow: r.Flow, Request: r.Request, Caller: r.Caller,
-		journal: s.newJournal(t.Stream, r.ID, t.Notes)}, send, s.runAdmitted)
+		journal: s.newJournal(t.Stream, r.ID, t.Notes)}, send, true)
 }

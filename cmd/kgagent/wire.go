@@ -342,7 +342,7 @@ func (g grapher) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple
 }
 
 // Answer answers from the graph alone.
-func (g grapher) Answer(ctx context.Context, question, collection string) (any, error) {
+func (g grapher) Answer(ctx context.Context, question, collection string) (graphrag.GraphAnswer, error) {
 	if collection == "" {
 		collection = g.collection
 	}
