@@ -263,16 +263,6 @@ func IndexText(c kgagent.Chunk) string {
 	return b.String()
 }
 
-// KeywordTerms is how text is tokenised for keyword (BM25) search: content
-// words (Terms), lightly stemmed (Stem). Index and query use the same.
-func KeywordTerms(text string) []string {
-	ts := Terms(text)
-	for i, t := range ts {
-		ts[i] = Stem(t)
-	}
-	return ts
-}
-
 // sectionUnits breaks a section's blocks into uncuttable units, each at most
 // max bytes except single code or table lines.
 func sectionUnits(sec kgagent.Section, max int) []unit {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // LexicalConfig configures the built-in lexical embedder. The zero value
@@ -252,13 +254,16 @@ func (sc *lexScratch) grow() {
 
 // features adds text's weighted feature counts to sc: occurrences times
 // weight, damped with 1+log above 1 when the vector is built. The terms are
-// those of Terms and Stem, found without building strings.
+// those of text.Stem over the words that are not stop words, found
+// without building strings.
 func (l *Lexical) features(sc *lexScratch, text string, mult float64) {
 	if text == "" {
 		return
 	}
 	sc.hasPrev = false
-	// Like Terms(text), which lower-cases with strings.ToLower (that is
+	// Like text.Spans over strings.ToLower(text) (the words of text.Tokens
+	// before contractions are written out: lexical-v1 vectors are stored and
+	// predate that), which lower-cases with strings.ToLower (that is
 	// unicode.ToLower rune by rune, invalid bytes becoming U+FFFD, which is
 	// no word character) and splits at non-word runes.
 	t := sc.tok[:0]
@@ -295,10 +300,10 @@ func (l *Lexical) features(sc *lexScratch, text string, mult float64) {
 
 // term adds the features of one lower-case token t.
 func (l *Lexical) term(sc *lexScratch, t []byte, mult float64) {
-	if len(t) > 64 || isStopBytes(t) {
+	if len(t) > text.MaxTermLen || text.IsStopBytes(t) {
 		return
 	}
-	s := stemBytes(sc.stem[:0], t)
+	s := text.StemBytes(sc.stem[:0], t)
 	sc.stem = s
 	// the word's hash, the pair's (previous stem, this one) and this
 	// stem's pair prefix for the next pair, in one pass over s

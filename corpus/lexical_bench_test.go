@@ -9,6 +9,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // goldenTexts returns a fixed, varied set of texts: the index texts of the
@@ -82,12 +83,26 @@ func TestLexicalGolden(t *testing.T) {
 	}
 }
 
+// lexicalV1Words are the words lexical-v1 vectors are built from: the
+// words of the lower-cased text (contractions not written out), less stop
+// words and words over text.MaxTermLen bytes.
+func lexicalV1Words(s string) []string {
+	lower := strings.ToLower(s)
+	var out []string
+	for _, sp := range text.Spans(lower) {
+		if w := lower[sp[0]:sp[1]]; len(w) <= text.MaxTermLen && !text.IsStopWord(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // referenceVector is a frozen copy of the original, string-keyed
 // implementation of Lexical.Vector. With mapOrder it folds features into
 // buckets in map iteration order exactly as the original did; without, in
 // order of first occurrence (which the fast implementation uses, so the
 // result is reproducible to the bit).
-func referenceVector(cfg LexicalConfig, text string, mapOrder bool) []float32 {
+func referenceVector(cfg LexicalConfig, in string, mapOrder bool) []float32 {
 	feats := map[string]float64{}
 	var order []string
 	add := func(f string, w float64) {
@@ -96,13 +111,13 @@ func referenceVector(cfg LexicalConfig, text string, mapOrder bool) []float32 {
 		}
 		feats[f] += w
 	}
-	features := func(text string, mult float64) {
-		if text == "" {
+	features := func(field string, mult float64) {
+		if field == "" {
 			return
 		}
 		prev := ""
-		for _, t := range Terms(text) {
-			s := Stem(t)
+		for _, t := range lexicalV1Words(field) {
+			s := text.Stem(t)
 			add("w:"+s, cfg.WordWeight*mult)
 			if prev != "" {
 				add("p:"+prev+" "+s, cfg.PairWeight*mult)
@@ -119,9 +134,9 @@ func referenceVector(cfg LexicalConfig, text string, mapOrder bool) []float32 {
 			}
 		}
 	}
-	title, body := "", text
-	if i := strings.IndexByte(text, '\n'); i >= 0 {
-		title, body = text[:i], text[i+1:]
+	title, body := "", in
+	if i := strings.IndexByte(in, '\n'); i >= 0 {
+		title, body = in[:i], in[i+1:]
 	}
 	features(title, cfg.TitleWeight)
 	features(body, 1)
@@ -192,19 +207,13 @@ func TestStemBytesMatchesStem(t *testing.T) {
 		"studied", "encoders", "organizations", "nationalities", "happy", "happily", "days", "play", "key", "keys",
 		"statement", "kindness", "ies", "bies", "abies", "zzzies", "rated", "rate", "eye", "eyes", "tree", "trees",
 		"serialization", "realizers", "ye", "yyyyy", "eeeee", "ssssss", "under_scores", "x86_64", "é_lan"}
-	for w := range stopWords {
-		words = append(words, w)
-		if len(w) > maxStopWordLen {
-			t.Errorf("stop word %q longer than maxStopWordLen", w)
-		}
-	}
-	for _, text := range goldenTexts(t) {
-		words = append(words, Tokens(text)...)
+	for _, s := range goldenTexts(t) {
+		words = append(words, text.Tokens(s)...)
 	}
 	var buf []byte
 	for _, w := range words {
-		buf = stemBytes(buf, []byte(w))
-		if got, want := string(buf), Stem(w); got != want {
+		buf = text.StemBytes(buf, []byte(w))
+		if got, want := string(buf), text.Stem(w); got != want {
 			t.Errorf("stemBytes(%q) = %q, Stem = %q", w, got, want)
 		}
 	}
@@ -215,17 +224,17 @@ func FuzzLexicalVector(f *testing.F) {
 		f.Add(s)
 	}
 	l := NewLexical(LexicalConfig{Dim: 97})
-	f.Fuzz(func(t *testing.T, text string) {
-		got := l.Vector(text)
-		want := referenceVector(l.cfg, text, false)
+	f.Fuzz(func(t *testing.T, s string) {
+		got := l.Vector(s)
+		want := referenceVector(l.cfg, s, false)
 		for j := range got {
 			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-				t.Fatalf("%q dim %d: got %v want %v", text, j, got[j], want[j])
+				t.Fatalf("%q dim %d: got %v want %v", s, j, got[j], want[j])
 			}
 		}
-		w := []byte(text)
-		if got, want := string(stemBytes(nil, w)), Stem(text); got != want {
-			t.Fatalf("stemBytes(%q) = %q, Stem = %q", text, got, want)
+		w := []byte(s)
+		if got, want := string(text.StemBytes(nil, w)), text.Stem(s); got != want {
+			t.Fatalf("stemBytes(%q) = %q, Stem = %q", s, got, want)
 		}
 	})
 }
@@ -260,25 +269,19 @@ func BenchmarkChunkDocument(b *testing.B) {
 	}
 }
 
-// TestStopBytes checks isStopBytes against IsStopWord on every stop word
-// (and near misses) and every token of the golden texts.
+// TestStopBytes checks text.IsStopBytes against text.IsStopWord on every
+// token of the golden texts (internal/text checks the stop words).
 func TestStopBytes(t *testing.T) {
 	words := []string{"a", "z", "the", "thé", "you", "yours", "x86_64", "_", "9", "Ü"}
-	for w := range stopWords {
-		words = append(words, w, w+"s", "x"+w, w[:len(w)-1])
-		if c := w[0]; c < 'a' || c > 'z' || len(w) > maxStopWordLen {
-			t.Errorf("stop word %q does not start with a letter a-z or is longer than maxStopWordLen", w)
-		}
-	}
-	for _, text := range goldenTexts(t) {
-		words = append(words, Tokens(text)...)
+	for _, s := range goldenTexts(t) {
+		words = append(words, text.Tokens(s)...)
 	}
 	for _, w := range words {
 		if w == "" {
 			continue
 		}
-		if got, want := isStopBytes([]byte(w)), IsStopWord(w); got != want {
-			t.Errorf("isStopBytes(%q) = %v, IsStopWord = %v", w, got, want)
+		if got, want := text.IsStopBytes([]byte(w)), text.IsStopWord(w); got != want {
+			t.Errorf("IsStopBytes(%q) = %v, IsStopWord = %v", w, got, want)
 		}
 	}
 }

@@ -57,25 +57,3 @@ func TestLexicalCanceled(t *testing.T) {
 		t.Fatal("want error on canceled context")
 	}
 }
-
-func TestStem(t *testing.T) {
-	tests := []struct {
-		words []string
-		want  string
-	}{
-		{[]string{"encode", "encoder", "encoders", "encoding", "encoded", "encodes"}, "encod"},
-		{[]string{"library", "libraries"}, "librari"},
-		{[]string{"parse", "parser", "parsing", "parses"}, "pars"},
-		{[]string{"class"}, "class"},
-		{[]string{"process", "processes"}, "process"},
-		{[]string{"serialize", "serialization", "serialized"}, "serial"},
-		{[]string{"json"}, "json"},
-	}
-	for _, tt := range tests {
-		for _, w := range tt.words {
-			if got := Stem(w); got != tt.want {
-				t.Errorf("Stem(%q) = %q, want %q", w, got, tt.want)
-			}
-		}
-	}
-}

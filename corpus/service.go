@@ -2,12 +2,12 @@ package corpus
 
 import (
 	"context"
-	"math"
 	"sort"
 	"strings"
 	"sync/atomic"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Limits of a search request.
@@ -215,29 +215,13 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) ([]Hit, error) {
 	return hits, nil
 }
 
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return 0
-	}
-	var d, na, nb float64
-	for i := range a {
-		d += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return d / math.Sqrt(na*nb)
-}
-
 // SearchText searches an ad-hoc text (an embed's content, for
 // fixie_query_embed) the way Search searches a collection: the text is
 // chunked in memory, chunks are ranked densely with emb (nil: the lexical
 // embedder) and with BM25, and the two rankings are fused with RRF. Errors:
 // EINVALID for an empty query or k outside 1..MaxK, ETOOLARGE for a query
 // over MaxQueryBytes.
-func SearchText(ctx context.Context, emb Embedder, title, text, query string, k int) ([]Hit, error) {
+func SearchText(ctx context.Context, emb Embedder, title, content, query string, k int) ([]Hit, error) {
 	if err := validate(SearchRequest{Query: query, K: k, Mode: ModeHybrid}, true); err != nil {
 		return nil, err
 	}
@@ -245,7 +229,7 @@ func SearchText(ctx context.Context, emb Embedder, title, text, query string, k 
 		emb = NewLexical(LexicalConfig{})
 	}
 	const url = "embed:"
-	chunks := ChunkText("embed", url, title, text, ChunkConfig{})
+	chunks := ChunkText("embed", url, title, content, ChunkConfig{})
 	if len(chunks) == 0 {
 		return []Hit{}, nil
 	}
@@ -253,7 +237,7 @@ func SearchText(ctx context.Context, emb Embedder, title, text, query string, k 
 	terms := make([][]string, len(chunks))
 	for i, c := range chunks {
 		texts[i] = IndexText(c)
-		terms[i] = KeywordTerms(texts[i])
+		terms[i] = text.Terms(texts[i])
 	}
 	texts[len(chunks)] = query
 	vecs, err := emb.Embed(ctx, texts)
@@ -272,10 +256,10 @@ func SearchText(ctx context.Context, emb Embedder, title, text, query string, k 
 	dscore := make([]float64, len(chunks))
 	for i := range chunks {
 		dense[i] = i
-		dscore[i] = cosine(qv, vecs[i])
+		dscore[i] = text.Cosine(qv, vecs[i])
 	}
 	sort.SliceStable(dense, func(a, b int) bool { return dscore[dense[a]] > dscore[dense[b]] })
-	bm := NewBM25(terms).Scores(KeywordTerms(query))
+	bm := text.NewBM25(terms).Scores(text.QuestionTerms(query))
 	var kw []int
 	for i, s := range bm {
 		if s > 0 {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent/extractive"
-	"github.com/kgagent/kgagent/corpus"
 	corpussqlite "github.com/kgagent/kgagent/corpus/sqlite"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // absentRe finds the words an answer says the docs lack.
@@ -74,12 +74,12 @@ func TestAbstentionNeverNamesACorpusWord(t *testing.T) {
 		}
 		for _, w := range quotedRe.FindAllStringSubmatch(m[1], -1) {
 			named++
-			for _, term := range corpus.KeywordTerms(w[1]) {
+			for _, term := range text.Terms(w[1]) {
 				if df[term] > 0 {
 					t.Errorf("%q: the answer says the docs don't mention %q, but %d chunks hold %q: %q", q, w[1], df[term], term, ans)
 				}
 			}
-			if corpus.IsStopWord(strings.ToLower(w[1])) || strings.EqualFold(w[1], "much") || strings.EqualFold(w[1], "upon") || strings.EqualFold(w[1], "won") {
+			if text.IsQuestionStop(strings.ToLower(w[1])) || strings.EqualFold(w[1], "won") {
 				t.Errorf("%q: names the stop or filler word %q: %q", q, w[1], ans)
 			}
 		}
@@ -119,15 +119,15 @@ func indexFrequencies(t *testing.T, path string) (map[string]int, []string) {
 				t.Fatal(err)
 			}
 			for _, c := range chunks {
-				text := c.Title + "\n" + strings.Join(c.HeadingPath, "\n") + "\n" + c.Text
+				all := c.Title + "\n" + strings.Join(c.HeadingPath, "\n") + "\n" + c.Text
 				seen := map[string]bool{}
-				for _, term := range corpus.KeywordTerms(text) {
+				for _, term := range text.Terms(all) {
 					if !seen[term] {
 						seen[term] = true
 						df[term]++
 					}
 				}
-				for _, w := range corpus.Terms(text) {
+				for _, w := range text.ContentWords(all) {
 					if len(w) >= 4 && !strings.ContainsAny(w, "0123456789_") {
 						words[w] = true
 					}

@@ -25,6 +25,7 @@ import (
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/sqlite"
 	"github.com/kgagent/kgagent/crawler/crawlertest"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 const pydocsBase = "https://docs.python.org/3.11/"
@@ -154,12 +155,12 @@ func TestPyDocs(t *testing.T) {
 	// Baseline: plain page-level BM25 over each page's whole text.
 	var pageTerms [][]string
 	for _, d := range docs {
-		pageTerms = append(pageTerms, corpus.Terms(pageText(d)))
+		pageTerms = append(pageTerms, text.ContentWords(pageText(d)))
 	}
-	bm := corpus.NewBM25(pageTerms)
+	bm := text.NewBM25(pageTerms)
 	base := &score{name: "baseline page BM25"}
 	for _, q := range qs {
-		sc := bm.Scores(corpus.Terms(q.Question))
+		sc := bm.Scores(text.ContentWords(q.Question))
 		order := make([]int, len(docs))
 		for i := range order {
 			order[i] = i

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // BM25 turns chunks into the sparse vectors stored under the "bm25f" name,
@@ -99,8 +100,8 @@ func (p BM25) Fields(title, headings, body string) (indices []uint32, values []f
 	k1, b, avg, w := p.params()
 	tf := map[uint32]float64{}
 	var length float64
-	for f, text := range [3]string{title, headings, body} {
-		for _, t := range Tokenize(text) {
+	for f, field := range [3]string{title, headings, body} {
+		for _, t := range Tokenize(field) {
 			tf[TermIndex(t)] += w[f]
 			length += w[f]
 		}
@@ -124,8 +125,8 @@ func (p BM25) Fields(title, headings, body string) (indices []uint32, values []f
 
 // Query returns the sparse vector of a search text: one dimension per distinct
 // term, each with value 1, sorted.
-func (p BM25) Query(text string) (indices []uint32, values []float32) {
-	terms := Tokenize(text)
+func (p BM25) Query(query string) (indices []uint32, values []float32) {
+	terms := QueryTerms(query)
 	if len(terms) == 0 {
 		return nil, nil
 	}
@@ -155,12 +156,18 @@ func TermIndex(term string) uint32 {
 	return h
 }
 
-// Tokenize analyses text as the embedded index's keyword search does
-// (corpus.KeywordTerms: content words, lightly stemmed), so a query's terms
-// meet the same stored terms on both backends. Changing the analyser changes
-// the stored vectors: collections must then be re-ingested.
-func Tokenize(text string) []string {
-	return corpus.KeywordTerms(text)
+// Tokenize analyses a document's text as the embedded index does
+// (text.Terms: content words, stemmed), and QueryTerms a query
+// (text.QuestionTerms: the same words less filler), so a query's terms meet
+// the same stored terms on both backends. Changing the stemmer or the stop
+// list changes the stored vectors: collections must then be re-ingested.
+func Tokenize(s string) []string {
+	return text.Terms(s)
+}
+
+// QueryTerms analyses a search query as the embedded index does.
+func QueryTerms(query string) []string {
+	return text.QuestionTerms(query)
 }
 
 // finite reports whether every value is a finite number.

@@ -6,18 +6,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/qdrant"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
-// TestTokenizeIsTheEmbeddedIndexs: the sparse vectors analyse text exactly
-// as the embedded index's keyword search does, so both backends match the
+// TestTokenizeIsTheEmbeddedIndexs: the sparse vectors analyse documents and
+// queries exactly as the embedded index does, so both backends match the
 // same terms.
 func TestTokenizeIsTheEmbeddedIndexs(t *testing.T) {
 	for _, in := range []string{"", "The cat and the hat", "os.path.join(a, b)", "Queries QUERY queries",
 		"difference between a deque and a list", "__init__ x86_64 IPv6", "Größe übermäßig 東京", strings.Repeat("a", 65) + " ok"} {
-		if got, want := qdrant.Tokenize(in), corpus.KeywordTerms(in); !slices.Equal(got, want) {
-			t.Errorf("Tokenize(%q) = %q, corpus.KeywordTerms = %q", in, got, want)
+		if got, want := qdrant.Tokenize(in), text.Terms(in); !slices.Equal(got, want) {
+			t.Errorf("Tokenize(%q) = %q, text.Terms = %q", in, got, want)
+		}
+		if got, want := qdrant.QueryTerms(in), text.QuestionTerms(in); !slices.Equal(got, want) {
+			t.Errorf("QueryTerms(%q) = %q, text.QuestionTerms = %q", in, got, want)
 		}
 	}
 }
@@ -27,7 +30,7 @@ func TestBM25Weights(t *testing.T) {
 	weight := func(tf, dl, avg float64) float32 {
 		return float32(tf * (k1 + 1) / (tf + k1*(1-b+b*dl/avg)))
 	}
-	term := func(s string) string { return corpus.KeywordTerms(s)[0] }
+	term := func(s string) string { return text.Terms(s)[0] }
 	tests := []struct {
 		name                 string
 		p                    qdrant.BM25

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // memColl is the in-memory search copy of one collection: vectors and an
@@ -175,8 +176,8 @@ func (m *memColl) addIndexed(rid int64, doc string, c kgagent.Chunk) {
 	m.docs = append(m.docs, doc)
 	tf, htf := map[string]float32{}, map[string]float32{}
 	var length, hlength float32
-	for f, text := range [3]string{corpus.PageTitle(c), corpus.HeadingText(c), c.Text} {
-		for _, t := range corpus.KeywordTerms(text) {
+	for f, field := range [3]string{corpus.PageTitle(c), corpus.HeadingText(c), c.Text} {
+		for _, t := range text.Terms(field) {
 			tf[t] += m.weights[f]
 			length += m.weights[f]
 			if f < 2 {
@@ -601,7 +602,7 @@ func (x *Index) Known(ctx context.Context, collection string, words []string) ([
 	defer x.cacheMu.RUnlock()
 	for i, w := range words {
 		out[i] = true
-		for _, t := range corpus.KeywordTerms(w) {
+		for _, t := range text.Terms(w) {
 			if len(m.all.post[t]) > 0 || m.all.hasNear(t) {
 				continue
 			}
@@ -649,7 +650,7 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 	if err != nil || m == nil {
 		return nil, nil, err
 	}
-	terms := corpus.KeywordTerms(q.Text)
+	terms := text.QuestionTerms(q.Text)
 	x.cacheMu.RLock()
 	defer x.cacheMu.RUnlock()
 	if m.live == 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Searcher searches the corpus: the corpus service implements it.
@@ -138,7 +139,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 		pages[p.DocURL] = true
 	}
 	if v, ok := r.search.(corpus.Vocabulary); ok {
-		words := corpus.Terms(question)
+		words := text.QuestionWords(question)
 		if known, err := v.Known(ctx, collection, words); err == nil && len(known) == len(words) {
 			for i, k := range known {
 				if !k {

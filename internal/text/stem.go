@@ -1,0 +1,122 @@
+package text
+
+import "strings"
+
+// Stem folds a lower-case word to its search key: a light English suffix
+// stripper in the spirit of Porter's that removes one common inflectional
+// or derivational suffix (plural s, -es, -ing, -ed, -er, -ly, -ment, -ness,
+// -ation, -ize...) and a final e, and maps a final y to i, so that encode,
+// encoder, encoders, encoding and encoded share the key "encod". Words of
+// four bytes or fewer are left alone.
+//
+// The keyword index, the lexical embedder's stored vectors and Qdrant's
+// stored sparse vectors are written with it: changing it needs a new
+// embedder name or a re-ingest (see the package comment).
+func Stem(w string) string {
+	if len(w) <= 4 {
+		return w
+	}
+	for _, suf := range stemSuffixes {
+		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 3 {
+			if suf == "s" && (strings.HasSuffix(w, "ss") || strings.HasSuffix(w, "us") || strings.HasSuffix(w, "is")) {
+				break
+			}
+			w = w[:len(w)-len(suf)]
+			if suf == "ies" || suf == "ied" {
+				w += "i"
+			}
+			break
+		}
+	}
+	if n := len(w); n > 3 && w[n-1] == 'e' {
+		w = w[:n-1]
+	}
+	if n := len(w); n > 3 && w[n-1] == 'y' {
+		w = w[:n-1] + "i"
+	}
+	return w
+}
+
+// stemSuffixes are tried longest first.
+var stemSuffixes = []string{
+	"izations", "ization", "ational", "ations", "ation", "nesses", "ments", "ness", "ment",
+	"izing", "izers", "izer", "ized", "izes", "ings", "ing", "ers", "ies", "ied", "ize",
+	"er", "es", "ed", "ly", "s",
+}
+
+// stemSuffixesByLast are stemSuffixes by their last byte, in the same
+// order: the only ones StemBytes need try for a word ending in that byte.
+var stemSuffixesByLast = func() (by [256][]string) {
+	for _, suf := range stemSuffixes {
+		by[suf[len(suf)-1]] = append(by[suf[len(suf)-1]], suf)
+	}
+	return by
+}()
+
+// StemBytes writes Stem(w) over dst[:0] and returns it, without allocating
+// when dst has room (the lexical embedder's hot path).
+func StemBytes(dst, w []byte) []byte {
+	dst = append(dst[:0], w...)
+	if len(w) <= 4 {
+		return dst
+	}
+	for _, suf := range stemSuffixesByLast[w[len(w)-1]] {
+		if len(w)-len(suf) < 3 || string(w[len(w)-len(suf):]) != suf {
+			continue
+		}
+		if suf == "s" {
+			if p := w[len(w)-2]; p == 's' || p == 'u' || p == 'i' {
+				break
+			}
+		}
+		dst = dst[:len(w)-len(suf)]
+		if suf == "ies" || suf == "ied" {
+			dst = append(dst, 'i')
+		}
+		break
+	}
+	if n := len(dst); n > 3 && dst[n-1] == 'e' {
+		dst = dst[:n-1]
+	}
+	if n := len(dst); n > 3 && dst[n-1] == 'y' {
+		dst[n-1] = 'i'
+	}
+	return dst
+}
+
+// Singular strips a simple English plural ending from a lower-case name,
+// for naming entities rather than matching words: unlike Stem its result is
+// a word a reader recognises ("classes" → "class", "dictionaries" →
+// "dictionary"), and it is deliberately conservative: words of four letters
+// or fewer and endings that are rarely plurals ("ss", "us", "is", "as",
+// "os", "ics") are kept. The graph's entity keys are stored with it.
+func Singular(w string) string {
+	if s, ok := irregular[w]; ok {
+		return s
+	}
+	n := len(w)
+	if n <= 4 || !strings.HasSuffix(w, "s") {
+		return w
+	}
+	switch {
+	case strings.HasSuffix(w, "ies") && n > 5:
+		return w[:n-3] + "y"
+	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"):
+		return w[:n-2]
+	}
+	for _, keep := range []string{"ss", "us", "is", "as", "os", "ics"} {
+		if strings.HasSuffix(w, keep) {
+			return w
+		}
+	}
+	return w[:n-1]
+}
+
+// irregular are plurals (and words that only look plural) the suffix rules
+// of Singular get wrong.
+var irregular = map[string]string{
+	"series": "series", "species": "species", "news": "news", "aliases": "alias",
+	"statuses": "status", "buses": "bus", "indices": "index", "matrices": "matrix",
+	"vertices": "vertex", "analyses": "analysis", "movies": "movie", "cookies": "cookie",
+	"children": "child", "people": "person", "criteria": "criterion", "axes": "axis",
+}

@@ -1,0 +1,93 @@
+package text
+
+import "strings"
+
+// MaxTermLen is the longest token, in bytes, that makes a term; longer
+// ones (base64, hashes, minified code) are left out.
+const MaxTermLen = 64
+
+// ContentWords returns the words of s (Tokens: lower case, contractions
+// written out) that are not stop words and not longer than MaxTermLen, in
+// order, repeats kept.
+func ContentWords(s string) []string {
+	toks := Tokens(s)
+	out := toks[:0]
+	for _, t := range toks {
+		if len(t) > MaxTermLen || IsStopWord(t) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// Terms returns the terms of a document's text: its ContentWords, each
+// stemmed (Stem). The keyword index and the BM25 scorers index documents
+// with it.
+func Terms(s string) []string {
+	ws := ContentWords(s)
+	for i, w := range ws {
+		ws[i] = Stem(w)
+	}
+	return ws
+}
+
+// QuestionWords returns the words of a question that may say what it is
+// about: its ContentWords without filler (IsFiller), in order, repeats
+// kept. The vocabulary check looks these words up and an abstention names
+// them.
+func QuestionWords(q string) []string {
+	ws := ContentWords(q)
+	out := ws[:0]
+	for _, w := range ws {
+		if !IsFiller(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// QuestionTerms returns the terms of a question or search query: its
+// QuestionWords, each stemmed. Keyword search, the vocabulary check, the
+// router and the answer writer all read a question through it, so they
+// agree on what it asks about.
+func QuestionTerms(q string) []string {
+	ws := QuestionWords(q)
+	for i, w := range ws {
+		ws[i] = Stem(w)
+	}
+	return ws
+}
+
+// Distinct returns terms without repeats, in first-seen order.
+func Distinct(terms []string) []string {
+	seen := make(map[string]bool, len(terms))
+	out := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// AllTerms returns the stem of every word of s, stop words included, in
+// order; a snake_case word also yields the stems of its parts
+// (max_body_size: max_body_siz, max, bodi, siz). The answer writer matches
+// sentences with it, where positions and identifiers' parts count.
+func AllTerms(s string) []string {
+	toks := Tokens(s)
+	out := make([]string, 0, len(toks))
+	for _, w := range toks {
+		out = append(out, Stem(w))
+		if strings.IndexByte(w, '_') > 0 {
+			for _, p := range strings.Split(w, "_") {
+				if p != "" {
+					out = append(out, Stem(p))
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,256 @@
+package text
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestTokens(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"os.path.join", []string{"os", "path", "join"}},
+		{"max_body_size x86_64", []string{"max_body_size", "x86_64"}},
+		{"Straße Über", []string{"straße", "über"}},
+		{"the server won't start", []string{"the", "server", "will", "not", "start"}},
+		{"It doesn't; we can’t; they shan't", []string{"it", "does", "not", "we", "can", "not", "they", "shall", "not"}},
+		{"it's I'm we've you're they'll he'd", []string{"it", "i", "we", "you", "they", "he"}},
+		{"'quoted' x1's don't", []string{"quoted", "x1", "s", "do", "not"}},
+		{"n't 't", []string{"n", "t", "t"}},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		if got := Tokens(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("Tokens(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestExpandContractions(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"the server won't start", "the server will not start"},
+		{"Doesn't it? It's fine, I'm sure we’ve seen it.", "Does not it? It fine, I sure we seen it."},
+		{"Can't and shan't", "Can not and shall not"},
+		{"no apostrophe here", "no apostrophe here"},
+		{"'a' b's", "'a' b"},
+	}
+	for _, tt := range tests {
+		if got := ExpandContractions(tt.in); got != tt.want {
+			t.Errorf("ExpandContractions(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestQuestionTermsNoFragments is the symptom of issue 22: "won't" read as
+// the word "won".
+func TestQuestionTermsNoFragments(t *testing.T) {
+	q := "the server won't start because the port is already used"
+	got := QuestionTerms(q)
+	want := []string{"serv", "start", "port", "alreadi"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("QuestionTerms(%q) = %q, want %q", q, got, want)
+	}
+	if w := QuestionWords("Why doesn't json.loads accept bytes? I've tried"); !slices.Equal(w, []string{"json", "loads", "accept", "bytes", "tried"}) {
+		t.Fatalf("QuestionWords = %q", w)
+	}
+}
+
+func TestTermsKeepFiller(t *testing.T) {
+	// Documents keep filler words; questions drop them.
+	if got := Terms("Show the tables, please"); !slices.Equal(got, []string{"show", "tabl", "pleas"}) {
+		t.Errorf("Terms = %q", got)
+	}
+	if got := QuestionTerms("Show the tables, please"); !slices.Equal(got, []string{"tabl"}) {
+		t.Errorf("QuestionTerms = %q", got)
+	}
+	long := strings.Repeat("x", MaxTermLen+1)
+	if got := Terms("ok " + long); !slices.Equal(got, []string{"ok"}) {
+		t.Errorf("Terms drops words over MaxTermLen: %q", got)
+	}
+}
+
+func TestAllTerms(t *testing.T) {
+	got := AllTerms("Set max_body_size in the config")
+	want := []string{"set", "max_body_s", "max", "body", "size", "in", "the", "config"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("AllTerms = %q, want %q", got, want)
+	}
+}
+
+func TestStem(t *testing.T) {
+	tests := []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"encode", "encoder", "encoders", "encoding", "encoded", "encodes"}, "encod"},
+		{[]string{"library", "libraries"}, "librari"},
+		{[]string{"parse", "parser", "parsing", "parses"}, "pars"},
+		{[]string{"class"}, "class"},
+		{[]string{"process", "processes"}, "process"},
+		{[]string{"serialize", "serialization", "serialized"}, "serial"},
+		{[]string{"json"}, "json"},
+	}
+	for _, tt := range tests {
+		for _, w := range tt.words {
+			if got := Stem(w); got != tt.want {
+				t.Errorf("Stem(%q) = %q, want %q", w, got, tt.want)
+			}
+		}
+	}
+}
+
+func TestSingular(t *testing.T) {
+	for in, want := range map[string]string{"classes": "class", "dictionaries": "dictionary", "status": "status",
+		"indices": "index", "keys": "keys", "modules": "module", "physics": "physics", "boxes": "box"} {
+		if got := Singular(in); got != want {
+			t.Errorf("Singular(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestStopListFrozen guards the stored data that depends on the stop list
+// and the stemmer: the lexical embedder's vectors ("lexical-v1") and
+// Qdrant's sparse vectors. A change here needs a new embedder name or a
+// re-ingest, not just a new hash.
+func TestStopListFrozen(t *testing.T) {
+	var ws []string
+	for w := range stopWords {
+		ws = append(ws, w)
+	}
+	sort.Strings(ws)
+	var stems []string
+	for _, w := range []string{"encoders", "libraries", "happily", "organizations", "statement", "kindness", "realizers", "studied"} {
+		stems = append(stems, Stem(w))
+	}
+	sum := sha256.Sum256([]byte(strings.Join(ws, " ") + "|" + strings.Join(stems, " ")))
+	if got, want := fmt.Sprintf("%x", sum[:8]), "99ebba6139084c50"; got != want {
+		t.Fatalf("stop list or stemmer changed (fingerprint %s, want %s): stored vectors would no longer match queries", got, want)
+	}
+	for w := range fillerWords {
+		if IsStopWord(w) {
+			t.Errorf("%q is both a stop word and filler", w)
+		}
+	}
+}
+
+func TestStemBytesMatchesStem(t *testing.T) {
+	words := []string{"", "a", "abcd", "abcde", "class", "process", "processes", "status", "analysis", "libraries",
+		"studied", "encoders", "organizations", "nationalities", "happy", "happily", "days", "play", "key", "keys",
+		"statement", "kindness", "ies", "bies", "abies", "zzzies", "rated", "rate", "eye", "eyes", "tree", "trees",
+		"serialization", "realizers", "ye", "yyyyy", "eeeee", "ssssss", "under_scores", "x86_64", "é_lan"}
+	for w := range stopWords {
+		words = append(words, w)
+	}
+	var buf []byte
+	for _, w := range words {
+		buf = StemBytes(buf, []byte(w))
+		if got, want := string(buf), Stem(w); got != want {
+			t.Errorf("StemBytes(%q) = %q, Stem = %q", w, got, want)
+		}
+	}
+}
+
+// TestStopBytes checks IsStopBytes against IsStopWord on every stop word
+// and near misses.
+func TestStopBytes(t *testing.T) {
+	words := []string{"a", "z", "the", "thé", "you", "yours", "x86_64", "_", "9", "Ü", "please"}
+	for w := range stopWords {
+		words = append(words, w, w+"s", "x"+w, w[:len(w)-1])
+		if c := w[0]; c < 'a' || c > 'z' || len(w) > maxStopWordLen {
+			t.Errorf("stop word %q does not start with a letter a-z or is longer than maxStopWordLen", w)
+		}
+	}
+	for _, w := range words {
+		if w == "" {
+			continue
+		}
+		if got, want := IsStopBytes([]byte(w)), IsStopWord(w); got != want {
+			t.Errorf("IsStopBytes(%q) = %v, IsStopWord = %v", w, got, want)
+		}
+	}
+}
+
+func TestClip(t *testing.T) {
+	tests := []struct {
+		s          string
+		n          int
+		clip, trun string
+	}{
+		{"hello", 10, "hello", "hello"},
+		{"hello", 3, "hel", "hel…"},
+		{"héllo", 2, "h", "h…"},
+		{"日本語", 4, "日", "日…"},
+		{"abc", 0, "", "…"},
+	}
+	for _, tt := range tests {
+		if got := Clip(tt.s, tt.n); got != tt.clip {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.clip)
+		}
+		if got := Truncate(tt.s, tt.n); got != tt.trun {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.trun)
+		}
+	}
+	if got := CutWords("one two three four", 12); got != "one two …" {
+		t.Errorf("CutWords = %q", got)
+	}
+	if got := CutWords("onetwothree four", 8); got != "onetwoth …" {
+		t.Errorf("CutWords without a space in the second half = %q", got)
+	}
+}
+
+func TestBM25(t *testing.T) {
+	docs := [][]string{Terms("JSON encoder and decoder"), Terms("CSV file reading and writing"), Terms("the json module encodes JSON")}
+	sc := NewBM25(docs).Scores(QuestionTerms("How do I encode JSON?"))
+	if !(sc[2] > sc[0] && sc[0] > 0 && sc[1] == 0) {
+		t.Fatalf("scores %v: want doc 2 > doc 0 > doc 1 = 0", sc)
+	}
+}
+
+func TestCosine(t *testing.T) {
+	if got := Cosine([]float32{1, 0}, []float32{1, 0}); math.Abs(got-1) > 1e-9 {
+		t.Errorf("Cosine of equal vectors = %v", got)
+	}
+	if got := Cosine([]float32{1, 0}, []float32{1, 0, 0}); got != 0 {
+		t.Errorf("Cosine of vectors of different lengths = %v, want 0", got)
+	}
+	if got := Cosine([]float32{0, 0}, []float32{1, 0}); got != 0 {
+		t.Errorf("Cosine with a zero vector = %v", got)
+	}
+	if got := BagCosine("How do I parse JSON?", "parsing json please"); math.Abs(got-1) > 1e-9 {
+		t.Errorf("BagCosine of the same question terms = %v", got)
+	}
+}
+
+func FuzzTokens(f *testing.F) {
+	for _, s := range []string{"", "won't", "Doesn't it’s", "a'b'c", "'", "x\xff'y", "n't", "日本's"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, tok := range Tokens(s) {
+			if tok == "" || strings.ContainsAny(tok, " '’") {
+				t.Fatalf("Tokens(%q) has token %q", s, tok)
+			}
+		}
+		e := ExpandContractions(s)
+		if utf8.ValidString(s) && !utf8.ValidString(e) {
+			t.Fatalf("ExpandContractions(%q) = %q is not valid UTF-8", s, e)
+		}
+		// Expanding first changes nothing Tokens reads.
+		if got, want := Tokens(e), Tokens(s); !slices.Equal(got, want) && utf8.ValidString(s) {
+			t.Fatalf("Tokens(ExpandContractions(%q)) = %q, Tokens = %q", s, got, want)
+		}
+	})
+}
+
+func TestIDF(t *testing.T) {
+	if !(IDF(100, 1) > IDF(100, 50) && IDF(100, 50) > IDF(100, 100) && IDF(100, 100) >= math.Log(2)) {
+		t.Fatalf("IDF(100, 1/50/100) = %v %v %v: want falling, never below log 2", IDF(100, 1), IDF(100, 50), IDF(100, 100))
+	}
+}
