@@ -2,8 +2,12 @@
 // writes an answer from the structured evidence a search found
 // (kgagent.Evidence) — never from the text of an observation. The first
 // sentence answers: for "which/what <thing>" questions it names the thing
-// (the best section's subject), for "how do I" questions it keeps the
-// section's command or code block verbatim; one to three supporting
+// (the best section's subject); for other questions — how to do something,
+// in the user's words or not — it names the function, method, class or
+// module that does it, read from the heading of the section it cites (an
+// API entry's signature, "shutil.rmtree(path, …)", or a module page's
+// "secrets — …"), and for "how do I" questions it keeps the section's
+// command or code block verbatim; one to three supporting
 // sentences follow; every sentence cites its source as [n] with the
 // evidence's numbers. When the evidence does not support an answer (a key
 // term of the question appears nowhere in it, or nothing matches well) it
@@ -158,6 +162,8 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	switch {
 	case q.kind != "" && entityKinds[q.kind]:
 		out.lead(ps, sents, best, q)
+	case out.named(ps, sents, best, q.howTo):
+		// A question about doing something: the entry that does it leads.
 	case q.howTo:
 		out.howTo(ps, sents, best)
 	default:
@@ -419,18 +425,112 @@ func (a *answer) add(s *sentence) {
 // class (its heading is the signature) it names it first:
 // "`uuid.uuid4()`: Generate a random UUID [1]."
 func (a *answer) first(s *sentence) {
-	if h := s.p.Heading(); h != s.p.Title && len(h) <= 100 && !s.p.fact {
-		if id := identRe.FindString(h); id != "" && strings.Index(h, id) <= 10 && !strings.Contains(s.text, id) {
+	if id := leadName(s.p); id != "" && !holdsVerbatim(s.text, strings.TrimSuffix(id, "()")) {
+		a.parts = append(a.parts, part{text: "`" + id + "`: " + s.text, n: s.p.N, keep: true})
+		a.sents = append(a.sents, s)
+		a.size += len(s.text)
+		return
+	}
+	a.add(s)
+}
+
+// leadName is the name first gives a sentence of p: the entry p declares
+// (entryName), else an identifier its heading starts with ("--http-port",
+// "lumen.connect"), else the module its page or section documents (a
+// heading "secrets — Generate secure random numbers…"), else "".
+func leadName(p *passage) string {
+	if p.fact {
+		return ""
+	}
+	if n := entryName(p); n != "" {
+		return n
+	}
+	if h := p.Heading(); h != p.Title && len(h) <= 100 {
+		if id := identRe.FindString(h); id != "" && strings.Index(h, id) <= 10 {
 			if !strings.HasSuffix(id, ")") && strings.Contains(h, id+"(") {
 				id += "()"
 			}
-			a.parts = append(a.parts, part{text: "`" + id + "`: " + s.text, n: s.p.N, keep: true})
-			a.sents = append(a.sents, s)
-			a.size += len(s.text)
-			return
+			return id
 		}
 	}
-	a.add(s)
+	return moduleName(p)
+}
+
+// moduleNameRe is a module's name: an identifier or a dotted name.
+var moduleNameRe = regexp.MustCompile(`^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$`)
+
+// moduleName returns the module a section documents: the name of its most
+// specific heading shaped "name — description" whose name is an identifier
+// ("os.path — Common pathname manipulations"), or "".
+func moduleName(p *passage) string {
+	for i := len(p.HeadingPath) - 1; i >= 0; i-- {
+		if n, _ := dashed(p.HeadingPath[i]); n != "" && moduleNameRe.MatchString(n) {
+			return n
+		}
+	}
+	return ""
+}
+
+// entryShare is how good, against the best sentence of all, the best
+// sentence of an API entry's section must be for the entry to lead the
+// answer to a question that is not asking for a named thing.
+const entryShare = 0.5
+
+// versionNoteRe matches a note on when something was added, changed or
+// deprecated: it says when, not what a thing does.
+var versionNoteRe = regexp.MustCompile(`^(?:New in version|Changed in version|Deprecated since version|Deprecated|Removed in version)\b`)
+
+func versionNote(s string) bool { return versionNoteRe.MatchString(strings.TrimSpace(s)) }
+
+// named opens the answer with the API entry that does what the question
+// asks: of the sections that declare a function, method, class or
+// attribute (entryName) and whose best sentence is at least entryShare as
+// good as the best sentence of all, the best one's sentence, named first
+// ("`shutil.rmtree()`: Delete an entire directory tree … [1]."), and for a
+// "how do I" question the section's code after it. The name is the cited
+// section's own heading, never a word of the question. It reports false,
+// adding nothing, when no such section was found.
+func (a *answer) named(ps []*passage, sents []*sentence, best *sentence, howTo bool) bool {
+	var pick *sentence
+	for _, s := range bestPerPassage(ps, sents) {
+		if s.score < entryShare*best.score || s.p.LinkHeavy || bare(s) || entryName(s.p) == "" {
+			continue
+		}
+		if pick == nil || s.score > pick.score {
+			pick = s
+		}
+	}
+	if pick == nil {
+		return false
+	}
+	if howTo {
+		// A better-ranked section that shows how in code ("lumen token
+		// create …") answers a "how do I" question before an entry does.
+		for _, s := range bestPerPassage(ps, sents) {
+			if s.p.rank >= pick.p.rank {
+				break
+			}
+			if _, code := codeFor(s.p, sents); code != "" && s.score >= entryShare*best.score {
+				return false
+			}
+		}
+	}
+	// The section's opening sentence says what the entry does ("Delete an
+	// entire directory tree"): it leads unless it shares little with the
+	// question, and a version note ("Changed in version 3.10: …") never does.
+	for _, s := range sents {
+		if s.p == pick.p && s.pos == 0 && s != pick && !bare(s) && !versionNote(s.text) && (s.score >= 0.5*pick.score || versionNote(pick.text)) {
+			pick = s
+			break
+		}
+	}
+	a.first(pick)
+	if howTo {
+		if _, code := codeFor(pick.p, sents); code != "" {
+			a.parts = append(a.parts, part{text: code, code: true})
+		}
+	}
+	return true
 }
 
 func (a *answer) has(s *sentence) bool {
@@ -557,6 +657,9 @@ func codeFor(p *passage, sents []*sentence) (*sentence, string) {
 				last = s
 			}
 		}
+		if importsOnly(b.text) {
+			continue // "import asyncio" shows nothing of how
+		}
 		if code == "" || last != nil && (intro == nil || last.score > intro.score) {
 			intro, code = last, b.text
 		}
@@ -565,6 +668,19 @@ func codeFor(p *passage, sents []*sentence) (*sentence, string) {
 		code = strings.Join(lines[:15], "\n")
 	}
 	return intro, strings.TrimRight(code, "\n ")
+}
+
+// importsOnly reports whether a code block only imports (and comments):
+// it names modules but shows nothing of how to use them.
+func importsOnly(code string) bool {
+	for _, l := range strings.Split(code, "\n") {
+		t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), ">>>"))
+		if t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "import ") || strings.HasPrefix(t, "from ") && strings.Contains(t, " import ") {
+			continue
+		}
+		return false
+	}
+	return true
 }
 
 // sectionLabel names a passage's section: "Backup and restore › Restore"

@@ -104,6 +104,7 @@ type Support struct {
 	ps     []*passage
 	pterms []map[string]bool
 	ptext  []string // each passage's text, white space squashed
+	pname  []string // the entry or module each passage's section declares (leadName), "" when none
 	n      int
 	df     map[string]int
 }
@@ -115,8 +116,10 @@ func NewSupport(evs []kgagent.Evidence) *Support {
 	s := &Support{ps: ps, n: len(sents), df: df}
 	s.pterms = make([]map[string]bool, len(ps))
 	s.ptext = make([]string, len(ps))
+	s.pname = make([]string, len(ps))
 	for i, p := range ps {
 		s.ptext[i] = squash(p.Text)
+		s.pname[i] = leadName(p)
 		s.pterms[i] = map[string]bool{}
 		for _, t := range words.Terms(p.Text) {
 			s.pterms[i][t] = true
@@ -175,14 +178,17 @@ func (s *Support) Supports(sentence string, n int) (ok, known bool) {
 // share is the weighted share of terms passage pi holds, and whether that
 // is support: at least MinSupport, two terms or all of them, every number,
 // and every one of the sentence's exact items (commands, URLs, flags,
-// numbers, code) verbatim.
+// numbers, code) verbatim. The name of the entry or module the passage's
+// section declares (its heading "shutil.rmtree(path, …)" declares
+// `shutil.rmtree()`) counts as held: it is how Compose names the thing its
+// first sentence is about.
 func (s *Support) share(terms, items []string, pi int) (float64, bool) {
 	share, matched, numbersOK := support(terms, s.pterms[pi], s.n, s.df)
 	if !numbersOK || matched < min(2, len(terms)) || share < MinSupport {
 		return share, false
 	}
 	for _, it := range items {
-		if !holdsVerbatim(s.ptext[pi], it) {
+		if !holdsVerbatim(s.ptext[pi], it) && (s.pname[pi] == "" || it != s.pname[pi]) {
 			return share, false
 		}
 	}

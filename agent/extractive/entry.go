@@ -1,0 +1,48 @@
+package extractive
+
+import (
+	"regexp"
+	"strings"
+)
+
+// An API entry is a section that declares one function, method, class or
+// attribute: its heading is the entry's signature, as Sphinx (and most API
+// doc generators) write it: "shutil.rmtree(path, ignore_errors=False, …)",
+// "class csv.DictReader(f, fieldnames=None, …)", "coroutine
+// asyncio.wait_for(aw, timeout)", "@functools.lru_cache(user_function)",
+// "bin(x)", "os.environ", "exception KeyError". Its section says what the
+// entry does, so an answer to "how do I …" that leads with such a section
+// can name the thing that does it from the section it cites.
+
+// entryRe matches a signature heading: an optional declaration word (or
+// "@"), the entry's name, then its parameter list, its end, or a type or
+// value annotation.
+var entryRe = regexp.MustCompile(`^(?:(class|exception|method|classmethod|staticmethod|abstractmethod|coroutine|async|awaitable|property|attribute|data|function|decorator)\s+|@)?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(\(|$|\s*(?::|=|→|->)\s)`)
+
+// entryName returns the name a section declares when its own heading is an
+// API entry's signature: "shutil.rmtree()" for a callable (its parameter
+// list shown as "()"), "os.environ" for an attribute, "" when the heading
+// is no signature. A bare word is a name only after a declaration word
+// ("exception KeyError"), or followed by its parameter list ("bin(x)"):
+// "Examples" is a heading, not a name.
+func entryName(p *passage) string {
+	if p.fact || len(p.HeadingPath) == 0 {
+		return ""
+	}
+	h := strings.TrimSpace(p.HeadingPath[len(p.HeadingPath)-1])
+	m := entryRe.FindStringSubmatch(h)
+	if m == nil {
+		return ""
+	}
+	decl, name, after := m[1], m[2], m[3]
+	switch {
+	case after == "(":
+		if !strings.Contains(h[len(m[0]):], ")") {
+			return "" // "Foo(" with no closing parenthesis is prose
+		}
+		return name + "()"
+	case decl != "" || strings.HasPrefix(h, "@") || strings.Contains(name, "."):
+		return name
+	}
+	return ""
+}

@@ -1,0 +1,144 @@
+package extractive
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kgagent/kgagent"
+)
+
+func TestEntryName(t *testing.T) {
+	for heading, want := range map[string]string{
+		"shutil.rmtree(path, ignore_errors=False, onerror=None, *, dir_fd=None)":                               "shutil.rmtree()",
+		"class csv.DictReader(f, fieldnames=None, restkey=None, restval=None, dialect='excel', *args, **kwds)": "csv.DictReader()",
+		"coroutine asyncio.wait_for(aw, timeout)":                                                              "asyncio.wait_for()",
+		"@functools.lru_cache(user_function)":                                                                  "functools.lru_cache()",
+		"bin(x)":                                                                                               "bin()",
+		"time.perf_counter() → float":                                                                          "time.perf_counter()",
+		"os.environ":                                                                                           "os.environ",
+		"re.IGNORECASE":                                                                                        "re.IGNORECASE",
+		"exception KeyError":                                                                                   "KeyError",
+		"str.startswith(prefix[, start[, end]])":                                                               "str.startswith()",
+		"Examples":                                                                                             "",
+		"Basic Usage":                                                                                          "",
+		"8.1. Syntax Errors":                                                                                   "",
+		"json — JSON encoder and decoder":                                                                      "",
+		"os.path — Common pathname manipulations":                                                              "",
+		"PyObject *PyLong_FromLong(long v)":                                                                    "",
+		"GET /health":                                                                                          "",
+		"lumen backup restore":                                                                                 "",
+		"Decimal objects":                                                                                      "",
+		"Foo(":                                                                                                 "",
+	} {
+		p := &passage{EvidencePassage: kgagent.EvidencePassage{HeadingPath: []string{"Page", heading}}}
+		if got := entryName(p); got != want {
+			t.Errorf("entryName(%q) = %q, want %q", heading, got, want)
+		}
+	}
+	if got := entryName(&passage{EvidencePassage: kgagent.EvidencePassage{HeadingPath: []string{"bin(x)"}}, fact: true}); got != "" {
+		t.Errorf("a graph fact declares nothing, got %q", got)
+	}
+}
+
+// page is a Python docs page's passage: its page heading, the section's own
+// heading (an entry's signature or a section title) and text.
+func page(url, top, heading, text string) kgagent.EvidencePassage {
+	hs := []string{top}
+	if heading != "" {
+		hs = append(hs, heading)
+	}
+	return kgagent.EvidencePassage{URL: url, Title: top + " — Python 3.11 documentation", HeadingPath: hs, Text: text}
+}
+
+// TestComposeNamesTheEntryThatDoesIt: a question asking how to do
+// something (in the user's words, "how do I …" or not) is answered by
+// naming the function, method, class or module that does it, first, from
+// the heading of the section cited for it.
+func TestComposeNamesTheEntryThatDoesIt(t *testing.T) {
+	faqDelete := page("http://d/faq/library.html#how-do-i-delete-a-file", "Library and Extension FAQ", "How do I delete a file? (And other file questions…)",
+		"To delete a folder, the folder must be empty; os.rmdir() deletes an empty folder. Use os.remove() for a file.")
+	rmtree := page("http://d/library/shutil.html#shutil.rmtree", "shutil — High-level file operations", "shutil.rmtree(path, ignore_errors=False, onerror=None, *, dir_fd=None)",
+		"Delete an entire directory tree; path must point to a directory (but not a symbolic link to a directory). If ignore_errors is true, errors resulting from failed removals will be ignored.")
+	bin := page("http://d/library/functions.html#bin", "Built-in Functions", "bin(x)",
+		"Convert an integer number to a binary string prefixed with “0b”. The result is a valid Python expression.")
+	binascii := page("http://d/library/binascii.html#binascii.b2a_hex", "binascii — Convert between binary and ASCII", "binascii.b2a_hex(data[, sep[, bytes_per_sep=1]])",
+		"Return the hexadecimal representation of the binary data. Every byte of data is converted into the corresponding 2-digit hex representation.")
+	urlsplit := page("http://d/library/urllib.parse.html#urllib.parse.urlsplit", "urllib.parse — Parse URLs into components", "urllib.parse.urlsplit(urlstring, scheme='', allow_fragments=True)",
+		"This is similar to urlparse(), but does not split the params from the URL.\n\nChanged in version 3.10: ASCII newline and tab characters are stripped from the URL.")
+	secrets := page("http://d/library/secrets.html#module-secrets", "secrets — Generate secure random numbers for managing secrets", "",
+		"The module provides functions for generating tokens suitable for applications such as password resets and hard-to-guess URLs.")
+	tests := []struct {
+		name, q string
+		ps      []kgagent.EvidencePassage
+		want    string // the answer's start
+	}{
+		{"entry after a better-matching FAQ", "how do I delete a folder with everything in it", []kgagent.EvidencePassage{faqDelete, rmtree},
+			"`shutil.rmtree()`: Delete an entire directory tree; path must point to a directory (but not a symbolic link to a directory) [2]."},
+		{"built-in function, no module prefix", "show a number in binary", []kgagent.EvidencePassage{binascii, bin},
+			"`bin()`: Convert an integer number to a binary string prefixed with “0b” [2]."},
+		{"opening sentence, not a version note", "are tabs and newlines stripped when a url is split", []kgagent.EvidencePassage{urlsplit},
+			"`urllib.parse.urlsplit()`: This is similar to urlparse(), but does not split the params from the URL [1]. Changed in version 3.10: ASCII newline and tab characters are stripped from the URL [1]."},
+		{"a module's page names the module", "generate a secure token for a password reset link", []kgagent.EvidencePassage{secrets},
+			"`secrets`: The module provides functions for generating tokens"},
+	}
+	for _, tt := range tests {
+		got := Compose(tt.q, ev("", tt.ps...), Config{})
+		if !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s: %q\n got %q\nwant it to start %q", tt.name, tt.q, got, tt.want)
+		}
+	}
+}
+
+// TestComposeNamesOnlyWhatTheSectionDeclares: no name is made up from a
+// heading that is no signature, and a which/what question still names the
+// module the way it did.
+func TestComposeNamesOnlyWhatTheSectionDeclares(t *testing.T) {
+	examples := page("http://d/library/csv.html#examples", "csv — CSV File Reading and Writing", "Examples",
+		"The simplest example of reading a CSV file is to open it and loop over the reader.")
+	got := Compose("How do I read a CSV file?", ev("", examples), Config{})
+	if !strings.HasPrefix(got, "`csv`: The simplest example of reading a CSV file") {
+		t.Errorf("answer = %q, want it to name the page's module, not the heading Examples", got)
+	}
+	faq := kgagent.EvidencePassage{URL: "http://lumen/faq.html#windows", Title: "FAQ", HeadingPath: []string{"FAQ", "Does Lumen run on Windows?"},
+		Text: "No. Lumen runs on Linux and macOS only."}
+	if got := Compose("Does Lumen run on Windows?", ev("", faq), Config{}); strings.HasPrefix(got, "`") {
+		t.Errorf("answer = %q names something no heading declares", got)
+	}
+}
+
+// TestComposeHowToCodeBeforeAnEntry: a better-ranked section whose code
+// shows how (a command) leads a "how do I" answer before an entry
+// declared further down (a setting).
+func TestComposeHowToCodeBeforeAnEntry(t *testing.T) {
+	create := kgagent.EvidencePassage{URL: "http://lumen/cli/lumen-token.html#create", Title: "lumen token — Lumen documentation", HeadingPath: []string{"lumen token", "lumen token create"},
+		Text: "lumen token create --name NAME [--read DB]... [--write DB]... [--expires DURATION]\n\nPrints the new token once; Lumen stores only its SHA-256 hash."}
+	setting := kgagent.EvidencePassage{URL: "http://lumen/configuration/security.html#auth", Title: "Security settings — Lumen documentation", HeadingPath: []string{"Security settings", "auth.enabled"},
+		Text: "When true, every HTTP request must carry an API token in the header Authorization: Bearer <token>. Default: false. Create tokens with lumen token create."}
+	got := Compose("How do I create an API token?", ev("", create, setting), Config{})
+	if !strings.Contains(got, "```\nlumen token create --name NAME") || strings.HasPrefix(got, "`auth.enabled`") {
+		t.Errorf("answer = %q, want the command's section and code first", got)
+	}
+}
+
+// TestAttributeEntryName: the name Compose gives a sentence is supported
+// by the section that declares it, and by no other.
+func TestAttributeEntryName(t *testing.T) {
+	rmtree := page("http://d/library/shutil.html#shutil.rmtree", "shutil — High-level file operations", "shutil.rmtree(path, ignore_errors=False, onerror=None, *, dir_fd=None)",
+		"Delete an entire directory tree; path must point to a directory.")
+	copytree := page("http://d/library/shutil.html#shutil.copytree", "shutil — High-level file operations", "shutil.copytree(src, dst, symlinks=False)",
+		"Recursively copy an entire directory tree rooted at src to a directory named dst.")
+	evs := ev("", copytree, rmtree)
+	for answer, want := range map[string]int{
+		"`shutil.rmtree()`: Delete an entire directory tree; path must point to a directory.": 2,
+		"`shutil.unlink()`: Delete an entire directory tree; path must point to a directory.": 0,
+	} {
+		got := Attribute(answer, evs)
+		n := 0
+		if c := citationsIn(got.Text); len(c) > 0 {
+			n = c[0]
+		}
+		if n != want {
+			t.Errorf("%q: cited [%d] (%q), want [%d]", answer, n, got.Text, want)
+		}
+	}
+}
