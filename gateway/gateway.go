@@ -127,6 +127,11 @@ type Config struct {
 
 	MaxBodyBytes    int64         // REST request bodies; default 1 MiB
 	RequestTimeout  time.Duration // per question; default 2m
+	// MaxAnswers bounds the questions the Asker answers at once, on every
+	// transport together (answering is CPU work: more at once only makes
+	// each slower); a question waits for a free slot within its request
+	// timeout. 0: no bound.
+	MaxAnswers int
 	MaxFrameBytes   int64         // websocket frame limit (TOO_LARGE; 16x closes the socket); default 64 KiB
 	MaxInFlight     int           // requests in flight per socket; default 16
 	SendBuffer      int           // frames queued per socket before it is cut off; default 256
@@ -221,6 +226,7 @@ type Server struct {
 	now     func() time.Time
 	streams StreamStore
 	metrics *Metrics
+	answers chan struct{} // one slot per question being answered; nil: no bound (Config.MaxAnswers)
 	flows   map[string]bool
 	openapi []byte          // the document served at /api/v1/openapi.json
 	ctx     context.Context // canceled by Close: stops detached websocket runs
@@ -250,6 +256,9 @@ func New(cfg Config, b Backends) (*Server, error) {
 		s.metrics = NewMetrics(nil)
 	}
 	s.limiter, s.now, s.streams = cfg.Limiter, time.Now, cfg.Streams
+	if cfg.MaxAnswers > 0 {
+		s.answers = make(chan struct{}, cfg.MaxAnswers)
+	}
 	if d, ok := cfg.Streams.(DurableStreams); ok {
 		d.OnTakeover(s.takeover)
 	}

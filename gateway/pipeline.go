@@ -27,7 +27,7 @@ import (
 // call does 2 to 4, for every transport: Run (REST service routes, the
 // websocket, NATS), Calls (MCP), the OpenAI and session routes, GraphQL
 // and the agent protocol's funcs. A stream another replica took over runs
-// steps 3 and 4 only (run with admitted set).
+// steps 3 and 4 only (Call.recorded).
 
 // Bucket is one daily-limit counter: a key ("key:<name>", "user:<id>",
 // "anon:agent:<aid>" or "anon:token:<sha256>" for a JWT without sub) and
@@ -189,43 +189,14 @@ func (s *Server) callerOf(p *Principal) (c agent.Caller) {
 	return c
 }
 
-// Run executes c through the pipeline (call: admit, then the service with
-// the request timeout), sending its response frames in order to send (seq
-// is left for the caller to set); the last frame has Complete set.
-// c.Principal nil is the anonymous caller, refused when auth is on. send
-// must not block for long. Run returns when the call is done.
+// Run executes c through the pipeline (serve), sending its response
+// frames in order to send (seq is left for the caller to set); the last
+// frame has Complete set, an error frame included. c.Principal nil is the
+// anonymous caller, refused when auth is on. send must not block for
+// long. Run returns when the call is done.
 func (s *Server) Run(ctx context.Context, c Call, send func(Frame)) {
-	s.run(ctx, c, send, false)
-}
-
-// run runs c (admitted false), or a call admitted on the replica that
-// started it (admitted true: a takeover), sending its frames and an error
-// frame to send.
-func (s *Server) run(ctx context.Context, c Call, send func(Frame), admitted bool) {
-	if !services[c.Service] {
-		// Refused before the name becomes a metrics label: the label
-		// set stays bounded whatever clients send (issue 21, finding 11).
-		err := unknownService(c.Service)
-		send(errorFrame(c.ID, err))
-		s.metrics.observeCall(serviceUnknown, kgagent.ErrorCode(err), 0)
-		return
-	}
-	p := c.Principal
-	if p == nil && !s.auth.enabled {
-		p = &Principal{open: true, caller: c.Caller}
-	}
-	a := admission{id: c.ID, scope: ScopeAsk, service: c.Service, flow: c.Flow, req: &c.Request, charge: true, admitted: admitted}
-	err := s.call(ctx, p, a, func(ctx context.Context) error {
-		if !admitted {
-			c.Caller = s.callerOf(p)
-			if c.admitted != nil {
-				dl, _ := ctx.Deadline()
-				c.admitted(&c, dl)
-			}
-		}
-		return s.dispatch(ctx, c, func(resp map[string]any, complete bool) {
-			send(Frame{ID: c.ID, Response: resp, Complete: complete})
-		})
+	err := s.serve(ctx, c, func(resp map[string]any, complete bool) {
+		send(Frame{ID: c.ID, Response: resp, Complete: complete})
 	})
 	if err != nil {
 		send(errorFrame(c.ID, err))

@@ -105,22 +105,18 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, map[string]any{"status": status, "checks": checks})
 }
 
-// callREST runs one service call for a REST request through the pipeline
-// (Run) and writes its final response object, or its error.
+// callREST runs one service call for a REST request (serve) and writes its
+// final response object, or its error.
 func (s *Server) callREST(w http.ResponseWriter, r *http.Request, service, flow string, req Request) {
 	var final map[string]any
-	var ferr *FrameError
 	call := Call{ID: requestID(r.Context()), Service: service, Flow: flow, Request: req, Principal: principalFrom(r.Context())}
-	s.Run(r.Context(), call, func(f Frame) {
-		switch {
-		case f.Error != nil:
-			ferr = f.Error
-		case f.Complete:
-			final = f.Response
+	err := s.serve(r.Context(), call, func(resp map[string]any, complete bool) {
+		if complete {
+			final = resp
 		}
 	})
-	if ferr != nil {
-		s.writeError(w, r, &kgagent.Error{Code: ferr.Type, Message: ferr.Message, Details: ferr.Details})
+	if err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, final)
@@ -140,7 +136,7 @@ func (s *Server) serviceHandler(service string) http.HandlerFunc {
 func (s *Server) flowService(w http.ResponseWriter, r *http.Request) {
 	service := r.PathValue("service")
 	if !services[service] {
-		s.writeError(w, r, kgagent.Errorf(kgagent.ENOTFOUND, "unknown service %q (known: agent, search, graph-rag, triples)", service))
+		s.writeError(w, r, unknownService(service))
 		return
 	}
 	var req Request

@@ -142,6 +142,10 @@ type Call struct {
 	// journal records (or, on a replica continuing the call, replays) the
 	// model's outputs (see agent.Journal).
 	journal agent.Journal
+	// recorded: the call was admitted on the replica that started it and
+	// recorded with its stream; this replica continues it (a takeover):
+	// nothing is checked or charged again, Caller is the recorded one.
+	recorded bool
 }
 
 func (s *Server) checkFlow(flow string) error {
@@ -154,9 +158,38 @@ func (s *Server) checkFlow(flow string) error {
 	return nil
 }
 
-// dispatch runs one admitted call (see call) with its service's method
-// and encodes the result as seed-004 response objects: out receives them,
-// the last with complete set, unless an error is returned.
+// serve runs the service call c through call (admission, timeout, panic
+// recovery, metrics) with its service's method, and encodes the result as
+// seed-004 response objects: out receives them, the last with complete
+// set, unless an error is returned. REST and Run (the websocket, NATS) use
+// it.
+func (s *Server) serve(ctx context.Context, c Call, out func(map[string]any, bool)) error {
+	if !services[c.Service] {
+		// Refused before the name becomes a metrics label: the label
+		// set stays bounded whatever clients send (issue 21, finding 11).
+		err := unknownService(c.Service)
+		s.metrics.observeCall(serviceUnknown, kgagent.ErrorCode(err), 0)
+		return err
+	}
+	p := c.Principal
+	if p == nil && !s.auth.enabled {
+		p = &Principal{open: true, caller: c.Caller}
+	}
+	a := admission{id: c.ID, scope: ScopeAsk, service: c.Service, flow: c.Flow, req: &c.Request, charge: true, admitted: c.recorded}
+	return s.call(ctx, p, a, func(ctx context.Context) error {
+		if !c.recorded {
+			c.Caller = s.callerOf(p)
+			if c.admitted != nil {
+				dl, _ := ctx.Deadline()
+				c.admitted(&c, dl)
+			}
+		}
+		return s.dispatch(ctx, c, out)
+	})
+}
+
+// dispatch runs the admitted call c with its service's method and encodes
+// the result (see serve).
 func (s *Server) dispatch(ctx context.Context, c Call, out func(map[string]any, bool)) error {
 	switch c.Service {
 	case ServiceAgent:
@@ -194,11 +227,20 @@ func (s *Server) dispatch(ctx context.Context, c Call, out func(map[string]any, 
 // The service methods: each runs one admitted request (see call) with its
 // backend and returns the typed result; transports encode it.
 
-// askAgent answers the admitted request of c with the agent, streaming its
-// events to emit and recording the run's iterations and tokens.
+// askAgent answers the admitted request of c with the agent once a slot
+// is free (Config.MaxAnswers), streaming its events to emit and recording
+// the run's iterations and tokens.
 func (s *Server) askAgent(ctx context.Context, c Call, emit agent.Emit) (kgagent.Answer, error) {
 	if s.b.Asker == nil {
 		return kgagent.Answer{}, unavailable("agent")
+	}
+	if s.answers != nil {
+		select {
+		case s.answers <- struct{}{}:
+		case <-ctx.Done():
+			return kgagent.Answer{}, kgagent.WrapError(kgagent.ErrorCode(ctx.Err()), ctx.Err(), "gave up waiting for a free answer slot")
+		}
+		defer func() { <-s.answers }()
 	}
 	r := c.Request
 	ans, err := s.b.Asker.Ask(ctx, agent.Request{

@@ -164,6 +164,6 @@ func (s *Server) takeover(t Takeover) {
 		t.Stream.Append(errorFrame(r.ID, kgagent.Errorf(kgagent.EUNAVAILABLE,
 			"the replica running this request stopped; run again on another replica, the request did not give the same events (from seq %d); ask again", n)))
 	}
-	s.run(ctx, Call{ID: r.ID, Service: r.Service, Flow: r.Flow, Request: r.Request, Caller: r.Caller,
-		journal: s.newJournal(t.Stream, r.ID, t.Notes)}, send, true)
+	s.Run(ctx, Call{ID: r.ID, Service: r.Service, Flow: r.Flow, Request: r.Request, Caller: r.Caller,
+		journal: s.newJournal(t.Stream, r.ID, t.Notes), recorded: true}, send)
 }

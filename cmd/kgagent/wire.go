@@ -425,6 +425,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 	gc := gateway.Config{
 		Logger: a.log, DailyLimit: cfg.DailyQueryLimit, CORSOrigins: cfg.CORSOrigins, MaxBodyBytes: cfg.MaxBodyBytes,
 		AllowedHosts: cfg.AllowedHosts, MaxStreamBytes: cfg.MaxStreamBytes, ForwardCallerToken: cfg.ForwardJWT, PrivateMetrics: cfg.PrivateMetrics,
+		MaxAnswers: 2 * runtime.GOMAXPROCS(0),
 	}
 	if err := loadAuth(cfg, &gc); err != nil {
 		return nil, err
@@ -433,7 +434,7 @@ func (a *app) gateway() (*gateway.Server, error) {
 		return nil, err
 	}
 	b := gateway.Backends{
-		Asker: newLimitedAsker(a.svc.agents, 2*runtime.GOMAXPROCS(0)), Agents: a.svc.agents, Search: a.svc.knowledge, Graph: grapher{a.svc.graph, a.cfg.Collection},
+		Asker: a.svc.agents, Agents: a.svc.agents, Search: a.svc.knowledge, Graph: grapher{a.svc.graph, a.cfg.Collection},
 		Jobs: a.svc.jobs, Sessions: a.svc.agentDB.Sessions(), Registry: registry{a.svc.agents, a.guardedClient()}, Embeds: a.svc.embeds,
 		Ready: []gateway.Check{
 			{Name: "nats", Check: func(context.Context) error { return a.readiness() }},
