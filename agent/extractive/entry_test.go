@@ -142,3 +142,15 @@ func TestAttributeEntryName(t *testing.T) {
 		}
 	}
 }
+
+// TestComposeWhichFunctionNamesTheEntry: "which function …" is answered by
+// the entry the section declares, a built-in without a module prefix too,
+// not by the page's title.
+func TestComposeWhichFunctionNamesTheEntry(t *testing.T) {
+	bin := page("http://d/library/functions.html#bin", "Built-in Functions", "bin(x)",
+		"Convert an integer number to a binary string prefixed with “0b”. The result is a valid Python expression.")
+	got := Compose("Which function converts an integer to a binary string?", ev("", bin), Config{})
+	if !strings.HasPrefix(got, "`bin()`") {
+		t.Errorf("answer = %q, want it to open with `bin()`", got)
+	}
+}

@@ -404,6 +404,9 @@ func subject(p *passage, best string, kind string) (name, desc string) {
 		heading = strings.TrimSpace(p.HeadingPath[n-1])
 	}
 	if identKinds[kind] {
+		if n := entryName(p); n != "" {
+			return n, "" // the section declares it: "bin(x)" declares bin()
+		}
 		if heading != "" && identRe.MatchString(heading) {
 			return identRe.FindString(heading), ""
 		}
