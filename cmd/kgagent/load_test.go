@@ -18,6 +18,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/nats-io/nats.go"
+
+	"github.com/kgagent/kgagent/internal/eval"
 )
 
 // TestLoadRealStack is the load benchmark of the gateway over the real
@@ -106,7 +108,7 @@ func TestLoadRealStack(t *testing.T) {
 	wg.Wait()
 	el := time.Since(start)
 	t.Logf("REST c16: %d answers in %.1fs = %.0f answers/s, p50 %.1f ms, p99 %.1f ms, failed %d",
-		len(lat), el.Seconds(), float64(len(lat))/el.Seconds(), percentileMs(lat, 0.5), percentileMs(lat, 0.99), failed.Load())
+		len(lat), el.Seconds(), float64(len(lat))/el.Seconds(), eval.PercentileMs(lat, 0.5), eval.PercentileMs(lat, 0.99), failed.Load())
 
 	// 1000 concurrent websocket clients, each streaming one answer.
 	clients := envInt("KGAGENT_BENCH_WS_CLIENTS", 1000)
@@ -165,7 +167,7 @@ func TestLoadRealStack(t *testing.T) {
 	wg.Wait()
 	el = time.Since(start)
 	t.Logf("websocket: %d clients, %d completed in %.1fs = %.0f answers/s, %d failed, %d frames, p50 %.1f ms, p99 %.1f ms",
-		clients, completed.Load(), el.Seconds(), float64(completed.Load())/el.Seconds(), wsFailed.Load(), frames.Load(), percentileMs(lat, 0.5), percentileMs(lat, 0.99))
+		clients, completed.Load(), el.Seconds(), float64(completed.Load())/el.Seconds(), wsFailed.Load(), frames.Load(), eval.PercentileMs(lat, 0.5), eval.PercentileMs(lat, 0.99))
 
 	// NATS: requests on kgagent.request.agent, responses streamed to inboxes.
 	if u, err := natsURLOf(data); err == nil {
@@ -227,7 +229,7 @@ func TestLoadRealStack(t *testing.T) {
 	wg.Wait()
 	el = time.Since(start)
 	t.Logf("NATS c32: %d answers in %.1fs = %.0f answers/s, p50 %.1f ms, p99 %.1f ms, failed %d",
-		natsDone.Load(), el.Seconds(), float64(natsDone.Load())/el.Seconds(), percentileMs(lat, 0.5), percentileMs(lat, 0.99), natsFailed.Load())
+		natsDone.Load(), el.Seconds(), float64(natsDone.Load())/el.Seconds(), eval.PercentileMs(lat, 0.5), eval.PercentileMs(lat, 0.99), natsFailed.Load())
 	t.Logf("server peak RSS %d MB (VmHWM of the serve process)", peakRSSMB(cmd.Process.Pid))
 }
 
@@ -266,13 +268,13 @@ func peakRSSMB(pid int) int {
 // benchInputs returns the data dir, collection and questions of a benchmark
 // over an ingested collection (KGAGENT_BENCH_DATA, KGAGENT_BENCH_COLLECTION,
 // KGAGENT_BENCH_QUESTIONS), skipping it when no data dir is set.
-func benchInputs(t *testing.T) (data, collection string, qs []evalQuestion) {
+func benchInputs(t *testing.T) (data, collection string, qs []eval.Question) {
 	t.Helper()
 	data = os.Getenv("KGAGENT_BENCH_DATA")
 	if data == "" {
 		t.Skip("benchmark: set KGAGENT_BENCH_DATA to a data dir with an ingested collection")
 	}
-	qs, err := readQuestions(envOr("KGAGENT_BENCH_QUESTIONS", "../../bench/pydocs_questions.jsonl"))
+	qs, err := eval.ReadQuestions(envOr("KGAGENT_BENCH_QUESTIONS", "../../bench/pydocs_questions.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
