@@ -485,7 +485,8 @@ func versionNote(s string) bool { return versionNoteRe.MatchString(strings.TrimS
 // named opens the answer with the API entry that does what the question
 // asks: of the sections that declare a function, method, class or
 // attribute (entryName) and whose best sentence is at least entryShare as
-// good as the best sentence of all, the best one's sentence, named first
+// good as the best sentence of all (an attribute's or constant's: the best
+// of all), the best one's sentence, named first
 // ("`shutil.rmtree()`: Delete an entire directory tree … [1]."), and for a
 // "how do I" question the section's code after it. The name is the cited
 // section's own heading, never a word of the question. It reports false,
@@ -493,8 +494,12 @@ func versionNote(s string) bool { return versionNoteRe.MatchString(strings.TrimS
 func (a *answer) named(ps []*passage, sents []*sentence, best *sentence, howTo bool) bool {
 	var pick *sentence
 	for _, s := range bestPerPassage(ps, sents) {
-		if s.score < entryShare*best.score || s.p.LinkHeavy || bare(s) || entryName(s.p) == "" {
+		name, attribute := entry(s.p)
+		if name == "" || s.score < entryShare*best.score || s.p.LinkHeavy || bare(s) {
 			continue
+		}
+		if attribute && s.score < best.score {
+			continue // an attribute or constant leads only as the best answer of all
 		}
 		if pick == nil || s.score > pick.score {
 			pick = s

@@ -26,23 +26,34 @@ var entryRe = regexp.MustCompile(`^(?:(class|exception|method|classmethod|static
 // ("exception KeyError"), or followed by its parameter list ("bin(x)"):
 // "Examples" is a heading, not a name.
 func entryName(p *passage) string {
+	name, _ := entry(p)
+	return name
+}
+
+// entry returns entryName and whether the entry is an attribute or a
+// constant (os.environ, re.IGNORECASE, "attribute Thread.name"): a thing to
+// use rather than one that does something, unlike a callable, a class or
+// an exception.
+func entry(p *passage) (name string, attribute bool) {
 	if p.fact || len(p.HeadingPath) == 0 {
-		return ""
+		return "", false
 	}
 	h := strings.TrimSpace(p.HeadingPath[len(p.HeadingPath)-1])
 	m := entryRe.FindStringSubmatch(h)
 	if m == nil {
-		return ""
+		return "", false
 	}
 	decl, name, after := m[1], m[2], m[3]
 	switch {
 	case after == "(":
 		if !strings.Contains(h[len(m[0]):], ")") {
-			return "" // "Foo(" with no closing parenthesis is prose
+			return "", false // "Foo(" with no closing parenthesis is prose
 		}
-		return name + "()"
+		return name + "()", false
+	case decl == "class" || decl == "exception":
+		return name, false
 	case decl != "" || strings.HasPrefix(h, "@") || strings.Contains(name, "."):
-		return name
+		return name, !strings.HasPrefix(h, "@")
 	}
-	return ""
+	return "", false
 }

@@ -154,3 +154,45 @@ func TestComposeWhichFunctionNamesTheEntry(t *testing.T) {
 		t.Errorf("answer = %q, want it to open with `bin()`", got)
 	}
 }
+
+func TestEntryAttribute(t *testing.T) {
+	for heading, want := range map[string]bool{
+		"os.environ":                  true,
+		"re.IGNORECASE":               true,
+		"attribute Thread.name":       true,
+		"shutil.rmtree(path)":         false,
+		"exception KeyboardInterrupt": false,
+		"class csv.Dialect":           false,
+		"@functools.total_ordering":   false,
+	} {
+		if _, got := entry(&passage{EvidencePassage: kgagent.EvidencePassage{HeadingPath: []string{heading}}}); got != want {
+			t.Errorf("entry(%q) attribute = %v, want %v", heading, got, want)
+		}
+	}
+}
+
+// TestComposeAttributeLeadsOnlyAsTheBest: a constant ("time.CLOCK_REALTIME")
+// is a thing to use, not one that does something: it does not displace a
+// better sentence from the lead, as a function would.
+func TestComposeAttributeLeadsOnlyAsTheBest(t *testing.T) {
+	howto := page("http://d/howto/timing.html#measuring", "Timing HOWTO", "Measuring elapsed time",
+		"To measure how long a piece of code takes, read a monotonic clock before and after the code and subtract.")
+	clock := page("http://d/library/time.html#time.CLOCK_REALTIME", "time — Time access and conversions", "time.CLOCK_REALTIME",
+		"System-wide real-time clock that code can read to measure how long something takes.")
+	got := Compose("measure how long code takes with a clock", ev("", howto, clock), Config{})
+	if strings.HasPrefix(got, "`time.CLOCK_REALTIME`") || !strings.HasPrefix(got, "To measure how long a piece of code takes") {
+		t.Errorf("answer = %q, want the better sentence first, not the constant", got)
+	}
+}
+
+func TestEntityTypeClass(t *testing.T) {
+	for q, want := range map[string]string{
+		"Which class holds the result of a query?": "class",
+		"Which modules parse JSON?":                "module",
+		"What classes does csv provide?":           "class",
+	} {
+		if got := entityType(q); got != want {
+			t.Errorf("entityType(%q) = %q, want %q", q, got, want)
+		}
+	}
+}

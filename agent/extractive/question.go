@@ -378,9 +378,12 @@ func entityType(q string) string {
 		return ""
 	}
 	for i := 1; i < len(f) && i <= 3; i++ {
-		w := strings.TrimSuffix(strings.Trim(f[i], "?,.!'\":"), "s")
-		if entityKinds[w] {
-			return w
+		w := strings.Trim(f[i], "?,.!'\":")
+		// "class", "modules", "classes" (not "clas" or "classe")
+		for _, k := range []string{w, strings.TrimSuffix(w, "s"), strings.TrimSuffix(w, "es")} {
+			if entityKinds[k] {
+				return k
+			}
 		}
 	}
 	return ""
