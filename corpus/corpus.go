@@ -30,12 +30,22 @@ type Query struct {
 	K          int
 	Mode       Mode
 	URLPrefix  string // only chunks whose document URL starts with this
+	// Semantic is the query's vector under SemanticModel: an index that
+	// keeps that model's vector set (SemanticSearcher) adds a semantic
+	// ranking of the chunks that have a vector to dense and hybrid
+	// searches; others ignore it.
+	Semantic      []float32
+	SemanticModel string
 }
 
 // Hit is a chunk found by a search, with its score (higher is better).
 type Hit struct {
 	kgagent.Chunk
 	Score float64 `json:"score"`
+	// Semantic is the chunk's cosine similarity with the query under the
+	// query's semantic model (Query.Semantic), 0 when it was not ranked
+	// by one: evidence of meaning even without a shared word.
+	Semantic float64 `json:"-"`
 }
 
 // Index stores chunks with their dense vectors and answers dense, keyword and

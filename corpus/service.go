@@ -40,6 +40,10 @@ type ServiceConfig struct {
 	Index    Index       // where chunks live (corpus/sqlite, corpus/qdrant)
 	Embedder Embedder    // nil: the built-in lexical embedder
 	Chunk    ChunkConfig // chunk sizes; zero value: the defaults
+	// Semantic embeds search queries for the index's semantic vector set
+	// (SemanticSearcher) when the searched collection has vectors of its
+	// model (Name); nil: searches use the Embedder's vectors alone.
+	Semantic Embedder
 	// DefaultCollection is searched when a request names none; empty means
 	// a collection is required.
 	DefaultCollection string
@@ -71,6 +75,70 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		emb = NewLexical(LexicalConfig{})
 	}
 	return &Service{cfg: cfg, emb: emb}, nil
+}
+
+var _ SemanticStore = (*Service)(nil)
+
+// semStore is the index's SemanticStore, or an EUNAVAILABLE error.
+func (s *Service) semStore() (SemanticStore, error) {
+	st, ok := s.cfg.Index.(SemanticStore)
+	if !ok {
+		return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "this index keeps no semantic vectors")
+	}
+	return st, nil
+}
+
+// SemanticMissing lists chunks lacking model's vector (SemanticStore).
+func (s *Service) SemanticMissing(ctx context.Context, model string, after int64, limit int) ([]SemanticTodo, error) {
+	st, err := s.semStore()
+	if err != nil {
+		return nil, err
+	}
+	return st.SemanticMissing(ctx, model, after, limit)
+}
+
+// SemanticProgress counts the chunks with model's vector, and all.
+func (s *Service) SemanticProgress(ctx context.Context, model string) (int, int, error) {
+	st, err := s.semStore()
+	if err != nil {
+		return 0, 0, err
+	}
+	return st.SemanticProgress(ctx, model)
+}
+
+// PutSemantic stores semantic vectors; it counts as a write (Generation),
+// since searches may rank differently after it.
+func (s *Service) PutSemantic(ctx context.Context, model string, vecs []SemanticVector) error {
+	st, err := s.semStore()
+	if err != nil {
+		return err
+	}
+	defer s.gen.Add(1)
+	return st.PutSemantic(ctx, model, vecs)
+}
+
+// Semantic returns the semantic query embedder, nil when there is none.
+func (s *Service) Semantic() Embedder { return s.cfg.Semantic }
+
+// SemanticQuery embeds query for q's collection's semantic vector set into
+// q, when the service has a semantic embedder and the index holds vectors
+// of its model for the collection; otherwise it leaves q as it is.
+func (s *Service) SemanticQuery(ctx context.Context, q *Query) error {
+	ss, ok := s.cfg.Index.(SemanticSearcher)
+	if s.cfg.Semantic == nil || !ok || q.Mode == ModeKeyword {
+		return nil
+	}
+	model := s.cfg.Semantic.Name()
+	n, err := ss.SemanticChunks(ctx, q.Collection, model)
+	if err != nil || n == 0 {
+		return err
+	}
+	vs, err := EmbedQueries(ctx, s.cfg.Semantic, []string{q.Text})
+	if err != nil {
+		return err
+	}
+	q.Semantic, q.SemanticModel = vs[0], model
+	return nil
 }
 
 // Embedder returns the embedder the service uses.
@@ -201,6 +269,9 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) ([]Hit, error) {
 			return nil, err
 		}
 		q.Vector = vs[0]
+		if err := s.SemanticQuery(ctx, &q); err != nil {
+			return nil, err
+		}
 	}
 	hits, err := s.cfg.Index.Search(ctx, q)
 	if err != nil {

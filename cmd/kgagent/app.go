@@ -202,6 +202,9 @@ func (sr snapshotRunner) Run(ctx context.Context, spec crawler.Spec, progress fu
 	if ctx.Err() == nil {
 		sr.a.snapshot(ctx, collection)
 	}
+	if p := sr.a.svc.semPass; p != nil {
+		p.Kick() // new chunks to embed
+	}
 	return rep, err
 }
 

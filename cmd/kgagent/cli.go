@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
@@ -55,6 +56,9 @@ func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, 
 	if os.Getenv("GOMEMLIMIT") == "" {
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(cfg.IngestMemoryLimit))
 	}
+	if !o.Semantic {
+		cfg.SemanticSearch = "off" // serve embeds in the background; ingest stays lexical and fast
+	}
 	log := newLogger(cfg, stderr)
 	a, err := openApp(ctx, cfg, "ingest", log, false)
 	if err != nil {
@@ -76,7 +80,10 @@ func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, 
 		return err
 	}
 	if o.JSON {
-		return json.NewEncoder(stdout).Encode(rep.Summary())
+		if err := json.NewEncoder(stdout).Encode(rep.Summary()); err != nil {
+			return err
+		}
+		return semanticPass(ctx, a, io.Discard)
 	}
 	s := rep.Summary()
 	fmt.Fprintf(stdout, "pages %d (unchanged %d), chunks %d, triples %d, failed %d, removed %d, kept %d, %.1fs\n", s.Pages, s.Unchanged, s.Chunks, s.Triples, s.Failed, s.Removed, s.Kept, s.Seconds)
@@ -86,6 +93,25 @@ func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, 
 	for _, e := range rep.Errors {
 		fmt.Fprintf(stdout, "  failed %s: %s %s\n", e.URL, e.Code, e.Reason)
 	}
+	return semanticPass(ctx, a, stdout)
+}
+
+// semanticPass runs ingest --semantic's pass over every chunk that lacks a
+// semantic vector, then says how many have one.
+func semanticPass(ctx context.Context, a *app, stdout io.Writer) error {
+	p := a.svc.semPass
+	if p == nil {
+		return nil
+	}
+	start := time.Now()
+	if err := p.Run(ctx, true); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s := p.Stats()
+	fmt.Fprintf(stdout, "semantic vectors: %d of %d chunks (%d embedded now), %.1fs\n", s.Done, s.Total, s.Embedded, time.Since(start).Seconds())
 	return nil
 }
 

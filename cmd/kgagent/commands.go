@@ -33,6 +33,7 @@ func newIngestCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().IntVar(&o.MaxPages, "max-pages", 0, "page limit (default: crawl_max_pages)")
 	c.Flags().BoolVar(&o.JSON, "json", false, "print one JSON summary object on stdout")
 	c.Flags().StringVar(&o.BearerToken, "bearer-token", "", "bearer token sent to the crawled site")
+	c.Flags().BoolVar(&o.Semantic, "semantic", false, "also embed every chunk that lacks a semantic vector before exiting (semantic_search; serve does it in the background)")
 	return c
 }
 
@@ -43,6 +44,7 @@ type ingestOptions struct {
 	MaxPages    int
 	JSON        bool
 	BearerToken string
+	Semantic    bool
 }
 
 func newAskCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {

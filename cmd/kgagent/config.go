@@ -70,12 +70,14 @@ type Config struct {
 	AnswerCacheSize int           `key:"answer_cache_size" usage:"answers kept for questions asked again without a session (0: no answer cache)"`
 	AnswerCacheTTL  time.Duration `key:"answer_cache_ttl" usage:"longest a cached answer is served; any write to the corpus or graph ends it sooner"`
 
-	Embedder       string `key:"embedder" usage:"embedder: lexical (built-in, hashed n-grams), minilm (built-in semantic model all-MiniLM-L6-v2, run in Go; falls back to lexical, saying so, when its weights are not fetched) or openai"`
-	EmbedModelDir  string `key:"embed_model_dir" usage:"with embedder minilm: a HuggingFace-format sentence-transformers directory of a BERT model with mean pooling (config.json, tokenizer.json, model.safetensors); empty: all-MiniLM-L6-v2 from the user cache (deploy/minilm.sh fetches it)"`
-	EmbedBaseURL   string `key:"embed_base_url" usage:"OpenAI-compatible embeddings base URL"`
-	EmbedAPIKey    string `key:"embed_api_key" usage:"API key of the embeddings API"`
-	EmbedModel     string `key:"embed_model" usage:"embedding model name"`
-	EmbedDimension int    `key:"embed_dimension" usage:"embedding dimension (checked against the API)"`
+	Embedder        string `key:"embedder" usage:"embedder: lexical (built-in, hashed n-grams), minilm (built-in semantic model all-MiniLM-L6-v2, run in Go; falls back to lexical, saying so, when its weights are not fetched) or openai"`
+	EmbedModelDir   string `key:"embed_model_dir" usage:"the built-in semantic model (embedder minilm, or the semantic vectors of semantic_search): a HuggingFace-format sentence-transformers directory of a BERT model with mean pooling (config.json, tokenizer.json, model.safetensors); empty: all-MiniLM-L6-v2 from the user cache (deploy/minilm.sh fetches it)"`
+	SemanticSearch  string `key:"semantic_search" usage:"semantic vectors beside the lexical ones (embedded index): auto (the built-in semantic model when its weights are fetched; serve and worker embed every chunk in the background, search uses the vectors as they land; without weights lexical only, saying so once) or off"`
+	SemanticWorkers int    `key:"semantic_workers" usage:"goroutines the background semantic pass embeds with (0: one less than the cores, at least 1)"`
+	EmbedBaseURL    string `key:"embed_base_url" usage:"OpenAI-compatible embeddings base URL"`
+	EmbedAPIKey     string `key:"embed_api_key" usage:"API key of the embeddings API"`
+	EmbedModel      string `key:"embed_model" usage:"embedding model name"`
+	EmbedDimension  int    `key:"embed_dimension" usage:"embedding dimension (checked against the API)"`
 
 	EmbedBatchSize         int           `key:"embed_batch_size" usage:"texts per embeddings request"`
 	EmbedConcurrency       int           `key:"embed_concurrency" usage:"most embeddings requests in flight; halved while the server times out or answers 429/503, raised again as requests succeed"`
@@ -148,6 +150,7 @@ func defaultConfig() Config {
 		AnswerCacheSize:      4096,
 		AnswerCacheTTL:       10 * time.Minute,
 		Embedder:             "lexical",
+		SemanticSearch:       "auto",
 		Extractor:            "builtin",
 		CrawlParallelism:     4,
 		CrawlMaxPages:        10000,
@@ -395,6 +398,10 @@ func (c *Config) validate() error {
 	add(oneOf("graph", c.Graph, "sqlite", "neo4j"))
 	add(oneOf("llm", c.LLM, "extractive", "openai"))
 	add(oneOf("embedder", c.Embedder, "lexical", "minilm", "openai"))
+	add(oneOf("semantic_search", c.SemanticSearch, "auto", "off"))
+	if c.SemanticWorkers < 0 {
+		add(fmt.Errorf("config: key %q: must not be negative, got %d", "semantic_workers", c.SemanticWorkers))
+	}
 	add(oneOf("llm_protocol", c.LLMProtocol, "auto", "tools", "json", "text"))
 	add(oneOf("extractor", c.Extractor, "builtin", "llm"))
 	pos := func(key string, n int) {
@@ -434,8 +441,8 @@ func (c *Config) validate() error {
 	if c.Embedder == "openai" && (c.EmbedBaseURL == "" || c.EmbedDimension <= 0) {
 		add(fmt.Errorf("config: keys %q and %q: required when embedder is openai", "embed_base_url", "embed_dimension"))
 	}
-	if c.EmbedModelDir != "" && c.Embedder != "minilm" {
-		add(fmt.Errorf("config: key %q: only used with embedder minilm", "embed_model_dir"))
+	if c.EmbedModelDir != "" && c.Embedder != "minilm" && c.SemanticSearch == "off" {
+		add(fmt.Errorf("config: key %q: only used with embedder minilm or semantic_search auto", "embed_model_dir"))
 	}
 	if c.Extractor == "llm" && c.LLM != "openai" {
 		add(fmt.Errorf("config: key %q: llm extraction needs llm=openai", "extractor"))

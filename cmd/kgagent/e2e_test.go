@@ -214,6 +214,11 @@ var kgagentBin string
 // TestMain removes the binary that buildBinary built once the package's
 // tests are done (the tests share it, so none of them may remove it).
 func TestMain(m *testing.M) {
+	// Loading the semantic model costs every serve, ask and eval 1-8 s;
+	// the tests that need semantic search pass --semantic-search auto.
+	if os.Getenv("KGAGENT_SEMANTIC_SEARCH") == "" {
+		os.Setenv("KGAGENT_SEMANTIC_SEARCH", "off")
+	}
 	code := m.Run()
 	if kgagentBin != "" {
 		os.RemoveAll(filepath.Dir(kgagentBin))

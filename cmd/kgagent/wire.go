@@ -20,6 +20,7 @@ import (
 	agentopenai "github.com/kgagent/kgagent/agent/openai"
 	agentsqlite "github.com/kgagent/kgagent/agent/sqlite"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/corpus/backfill"
 	"github.com/kgagent/kgagent/corpus/embeds"
 	"github.com/kgagent/kgagent/corpus/minilm"
 	corpusopenai "github.com/kgagent/kgagent/corpus/openai"
@@ -42,6 +43,11 @@ import (
 type services struct {
 	embedder corpus.Embedder
 	index    corpus.Index
+	// semantic embeds the semantic vector set (semantic_search), nil when
+	// off; semPass is the background pass that fills it (serve, worker,
+	// ingest --semantic).
+	semantic *minilm.Embedder
+	semPass  *backfill.Pass
 	// graphWarm builds the graph's in-memory indexes (the embedded store);
 	// nil when the store has none.
 	graphWarm warmer
@@ -130,11 +136,25 @@ func (a *app) openServices(ctx context.Context) error {
 		s.index = idx
 		a.onClose(func() { idx.Close() })
 	}
-	cs, err := corpus.NewService(corpus.ServiceConfig{Index: s.index, Embedder: s.embedder, DefaultCollection: cfg.Collection})
+	if err := a.openSemantic(); err != nil {
+		return err
+	}
+	cc := corpus.ServiceConfig{Index: s.index, Embedder: s.embedder, DefaultCollection: cfg.Collection}
+	if s.semantic != nil {
+		cc.Semantic = s.semantic
+	}
+	cs, err := corpus.NewService(cc)
 	if err != nil {
 		return err
 	}
 	s.corpus = cs
+	if s.semantic != nil {
+		p, err := backfill.New(backfill.Config{Store: cs, Embedder: s.semantic, Workers: semanticWorkers(cfg), Logger: a.log})
+		if err != nil {
+			return err
+		}
+		s.semPass = p
+	}
 
 	var store graphrag.Store
 	var cache graphrag.Cache
@@ -488,6 +508,8 @@ func (a *app) startBackground(ctx context.Context) (<-chan error, error) {
 	if err := ns.Start(); err != nil {
 		return nil, err
 	}
+	a.startSemanticPass(ctx)
+	registerSemanticMetrics(gw.Metrics().Registry(), a.svc.semPass)
 	ing := meteredRunner{r: snapshotRunner{r: a.ingester(a.cfg.AllowPrivateIngest), a: a}, m: gw.Metrics()}
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -583,6 +605,56 @@ func checkLLMModel(ctx context.Context, c *agentopenai.Client, log *slog.Logger)
 	}
 	slices.Sort(ids)
 	return fmt.Errorf("config: key %q: the LLM server at %s has no model %q; it has: %s", "llm_model", base, model, strings.Join(ids, ", "))
+}
+
+// openSemantic loads the semantic model of semantic_search: with the
+// embedded index, unless the index's own vectors are already the semantic
+// model's (embedder minilm). Without weights (and no embed_model_dir) it
+// says so once and leaves search lexical.
+func (a *app) openSemantic() error {
+	cfg := a.cfg
+	if cfg.SemanticSearch == "off" || cfg.Index == "qdrant" || cfg.Embedder == "minilm" {
+		return nil
+	}
+	e, err := openMiniLM(cfg.EmbedModelDir)
+	switch {
+	case err == nil:
+		a.log.Info("semantic search: built-in semantic model", "model", e.Name(), "kernel", e.Kernel())
+		a.svc.semantic = e
+	case cfg.EmbedModelDir == "" && kgagent.ErrorCode(err) == kgagent.ENOTFOUND:
+		a.log.Warn("semantic search off: the semantic model's weights are not fetched; search is lexical only (bash deploy/minilm.sh fetches them)", "err", err)
+	default:
+		return fmt.Errorf("config: key %q: %w", "embed_model_dir", err)
+	}
+	return nil
+}
+
+// semanticWorkers is how many goroutines the background pass embeds with:
+// semantic_workers, else one less than the cores (at least 1), so queries
+// keep a core.
+func semanticWorkers(cfg Config) int {
+	if cfg.SemanticWorkers > 0 {
+		return cfg.SemanticWorkers
+	}
+	return max(1, runtime.GOMAXPROCS(0)-1)
+}
+
+// startSemanticPass runs the background semantic pass until the app
+// closes; serve and worker start it.
+func (a *app) startSemanticPass(ctx context.Context) {
+	p := a.svc.semPass
+	if p == nil {
+		return
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := p.Run(pctx, false); err != nil {
+			a.log.Error("semantic pass stopped", "err", err)
+		}
+	}()
+	a.onClose(func() { cancel(); <-done })
 }
 
 // openMiniLM loads the built-in semantic embedder from dir, or from the

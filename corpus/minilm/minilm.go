@@ -211,6 +211,13 @@ func (e *Embedder) Tokenize(text string) []int32 {
 // Embed returns one unit-length vector per text, in order. Texts are
 // embedded Workers at a time; it fails only when ctx is done.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.EmbedWorkers(ctx, texts, e.workers)
+}
+
+// EmbedWorkers is Embed on at most workers goroutines (at least 1): a
+// background pass leaves the other cores to queries.
+func (e *Embedder) EmbedWorkers(ctx context.Context, texts []string, workers int) ([][]float32, error) {
+	workers = max(1, workers)
 	dim := e.Dimension()
 	out := make([][]float32, len(texts))
 	backing := make([]float32, len(texts)*dim)
@@ -236,7 +243,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	for _, s := range ids {
 		total += len(s)
 	}
-	limit := min(e.batch, max(64, (total+e.workers-1)/e.workers))
+	limit := min(e.batch, max(64, (total+workers-1)/workers))
 	var batches [][]int
 	for i := 0; i < len(order); {
 		j, tokens := i, 0
@@ -249,7 +256,7 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	}
 	work := make(chan []int)
 	var wg sync.WaitGroup
-	for w := 0; w < min(e.workers, len(batches)); w++ {
+	for w := 0; w < min(workers, len(batches)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -48,6 +48,8 @@ type memColl struct {
 
 	hits hitCache // chunks of recent hits, by slot
 
+	sem map[string]*semSet // semantic vectors by model (semantic.go)
+
 	// version is the collection's version in SQLite that this copy
 	// reflects; snapVersion that of its snapshot file (see snapshot.go).
 	version     int64
@@ -174,6 +176,7 @@ func (m *memColl) addIndexed(rid int64, doc string, c kgagent.Chunk) {
 	m.pos[rid] = slot
 	m.rids = append(m.rids, rid)
 	m.docs = append(m.docs, doc)
+	m.growSem()
 	tf, htf := map[string]float32{}, map[string]float32{}
 	var length, hlength float32
 	for f, field := range [3]string{corpus.PageTitle(c), corpus.HeadingText(c), c.Text} {
@@ -211,6 +214,7 @@ func (m *memColl) remove(rids []int64) {
 			continue
 		}
 		delete(m.pos, rid)
+		m.removeSem(slot)
 		m.docs[slot] = ""
 		if d := m.docID[slot]; d >= 0 {
 			m.docLen[d] -= m.all.lens[slot]
@@ -267,6 +271,9 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		return nil, dbErr(err, "load collection")
 	}
 	if m := x.readSnapshot(collection, version, dim); m != nil {
+		if err := x.loadSem(ctx, collection, m); err != nil {
+			return nil, err
+		}
 		x.snapHits.Add(1)
 		x.cacheMu.Lock()
 		x.cache[collection] = m
@@ -324,6 +331,9 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		return nil, dbErr(err, "load collection")
 	}
 	m.compact()
+	if err := x.loadSem(ctx, collection, m); err != nil {
+		return nil, err
+	}
 	m.version = version
 	m.snapVersion.Store(-1)
 	x.cacheMu.Lock()

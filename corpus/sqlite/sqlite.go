@@ -87,6 +87,12 @@ type Config struct {
 	// Depth is how many candidates each side contributes to hybrid fusion at
 	// least (default 50; at least K).
 	Depth int
+	// SemanticWeight is the share of the semantic ranking (Query.Semantic,
+	// over the chunks that have a vector of its model) in hybrid fusion,
+	// and SemanticDenseWeight the lexical dense ranking's share while the
+	// semantic one is there (it replaces DenseWeight; negative: 0). See
+	// DECISIONS.md for how they were measured.
+	SemanticWeight, SemanticDenseWeight float64
 }
 
 // Index is the embedded corpus.Index. It is safe for concurrent use.
@@ -104,6 +110,7 @@ type Index struct {
 
 	snaps    sync.WaitGroup // snapshots being written in the background
 	snapHits atomic.Int64   // search copies read from a snapshot
+	hasSem   atomic.Bool    // semvecs holds a row (or did once)
 	sqlLoads atomic.Int64   // search copies built from SQLite (Rebuilds)
 }
 
@@ -156,6 +163,12 @@ func Open(cfg Config) (*Index, error) {
 	}
 	if cfg.PrefilterMass <= 0 || cfg.PrefilterMass > 1 {
 		cfg.PrefilterMass = 0.8
+	}
+	if cfg.SemanticWeight == 0 {
+		cfg.SemanticWeight = defaultSemanticWeight
+	}
+	if cfg.SemanticDenseWeight == 0 {
+		cfg.SemanticDenseWeight = defaultSemanticDenseWeight
 	}
 	if cfg.Depth <= 0 {
 		cfg.Depth = 50
@@ -222,6 +235,13 @@ func (x *Index) migrate() error {
 		// the collection it wrote: the version a snapshot must match.
 		`CREATE TABLE IF NOT EXISTS writes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)`,
 		`INSERT OR IGNORE INTO writes(id, n) VALUES (1, 0)`,
+		// The semantic vector set (semantic.go).
+		`CREATE TABLE IF NOT EXISTS semvecs (
+			rid   INTEGER NOT NULL REFERENCES chunks(rid) ON DELETE CASCADE,
+			model TEXT NOT NULL,
+			vec   BLOB NOT NULL,
+			PRIMARY KEY (rid, model)
+		) WITHOUT ROWID`,
 	}
 	for _, s := range stmts {
 		if _, err := x.db.Exec(s); err != nil {
@@ -232,6 +252,11 @@ func (x *Index) migrate() error {
 	if err := x.db.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('collections') WHERE name = 'version'`).Scan(&hasVersion); err != nil {
 		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "read corpus index schema")
 	}
+	has, err := hasSemRows(x.db)
+	if err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "read corpus index schema")
+	}
+	x.hasSem.Store(has)
 	if hasVersion == 0 {
 		if _, err := x.db.Exec(`ALTER TABLE collections ADD COLUMN version INTEGER NOT NULL DEFAULT 0`); err != nil {
 			return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "add the collection version")
@@ -400,7 +425,7 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 		return nil, invalid("%s search needs query text", q.Mode)
 	}
 
-	var ranked []scored
+	var ranked, semScores []scored
 	switch q.Mode {
 	case corpus.ModeDense:
 		d, err := x.dense(ctx, q, q.K)
@@ -408,6 +433,13 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 			return nil, err
 		}
 		ranked = d
+		s, err := x.semantic(ctx, q, q.K)
+		if err != nil {
+			return nil, err
+		}
+		if len(s) > 0 {
+			ranked, semScores = ScoreFusion(q.K, []float64{x.cfg.SemanticWeight, max(0, x.cfg.SemanticDenseWeight)}, s, d), s
+		}
 	case corpus.ModeKeyword:
 		k, err := x.keyword(ctx, q, q.K, false)
 		if err != nil {
@@ -417,12 +449,14 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 	case corpus.ModeHybrid:
 		depth := max(q.K, x.cfg.Depth)
 		// the dense scan runs beside the keyword rankings
-		var d []scored
+		var d, sem []scored
 		var derr error
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			d, derr = x.dense(ctx, q, depth)
+			if d, derr = x.dense(ctx, q, depth); derr == nil {
+				sem, derr = x.semantic(ctx, q, depth)
+			}
 		}()
 		pages := 0
 		if x.cfg.PageRankWeight > 0 {
@@ -455,13 +489,25 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 			return nil, derr
 		}
 		lists[0] = d
+		if len(sem) > 0 {
+			weights[0] = max(0, x.cfg.SemanticDenseWeight)
+			lists, weights = append(lists, sem), append(weights, x.cfg.SemanticWeight)
+		}
 		if x.cfg.Fusion == FusionRRF {
 			ranked = RRF(x.cfg.RRFK, q.K, weights, lists...)
 		} else {
 			ranked = ScoreFusion(q.K, weights, lists...)
 		}
+		semScores = sem
 	}
-	return x.load(ctx, q.Collection, ranked)
+	var cos map[int64]float64
+	if len(semScores) > 0 {
+		cos = make(map[int64]float64, len(semScores))
+		for _, s := range semScores {
+			cos[s.rid] = s.score
+		}
+	}
+	return x.load(ctx, q.Collection, ranked, cos)
 }
 
 // scored is a row id with a score.
@@ -540,10 +586,11 @@ func RRF(k0 float64, n int, weights []float64, rankings ...[]scored) []scored {
 	return best(out, n)
 }
 
-// load fetches the chunks of ranked rows of collection, keeping their order;
+// load fetches the chunks of ranked rows of collection, keeping their order
+// (with each row's semantic cosine from cos, when given);
 // rows deleted since they were ranked are skipped. Chunks the collection's
 // hit cache holds are not read again; those read are put there.
-func (x *Index) load(ctx context.Context, collection string, ranked []scored) ([]corpus.Hit, error) {
+func (x *Index) load(ctx context.Context, collection string, ranked []scored, cos map[int64]float64) ([]corpus.Hit, error) {
 	if len(ranked) == 0 {
 		return nil, nil
 	}
@@ -569,7 +616,7 @@ func (x *Index) load(ctx context.Context, collection string, ranked []scored) ([
 		if slots[i] >= 0 {
 			if ch, ok := m.hits.get(slots[i]); ok {
 				ch.HeadingPath = slices.Clone(ch.HeadingPath)
-				hits[i], found[i] = corpus.Hit{Chunk: ch, Score: r.score}, true
+				hits[i], found[i] = corpus.Hit{Chunk: ch, Score: r.score, Semantic: cos[r.rid]}, true
 				continue
 			}
 		}
@@ -585,7 +632,7 @@ func (x *Index) load(ctx context.Context, collection string, ranked []scored) ([
 			if found[i] || !ok {
 				continue
 			}
-			hits[i], found[i] = corpus.Hit{Chunk: ch, Score: r.score}, true
+			hits[i], found[i] = corpus.Hit{Chunk: ch, Score: r.score, Semantic: cos[r.rid]}, true
 			if slots[i] >= 0 {
 				ch.HeadingPath = slices.Clone(ch.HeadingPath)
 				m.hits.put(slots[i], ch)

@@ -70,7 +70,7 @@ func TestPageRanking(t *testing.T) {
 	if len(pages) != 3 {
 		t.Fatalf("got %d pages, want 3", len(pages))
 	}
-	hits, err := x.load(ctx, "c", pages)
+	hits, err := x.load(ctx, "c", pages, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestPageRanking(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, pages, _ = x.keywordPages(ctx, q, 10, false, 10)
-	hits, _ = x.load(ctx, "c", pages)
+	hits, _ = x.load(ctx, "c", pages, nil)
 	for _, h := range hits {
 		if h.DocURL == "https://x/spread" {
 			t.Errorf("deleted page still ranked")

@@ -35,8 +35,9 @@ type writeJob struct {
 	vectors            [][]float32
 	dim                int
 
-	removed, added []int64 // rowids, set by writeDoc
-	version        int64   // the collection's write version after it
+	removed, added []int64    // rowids, set by writeDoc
+	sem            []semCarry // semantic vectors kept for added chunks
+	version        int64      // the collection's write version after it
 	err            error
 }
 
@@ -77,6 +78,11 @@ func (x *Index) runGroup(group []*writeJob) {
 		m.remove(g.removed)
 		for i, rid := range g.added {
 			m.add(rid, g.docURL, g.chunks[i], g.vectors[i])
+		}
+		for _, c := range g.sem {
+			if slot, ok := m.pos[g.added[c.i]]; ok {
+				m.setSem(c.model, slot, c.vec)
+			}
 		}
 		if m.needsCompaction() {
 			delete(x.cache, g.collection) // reloaded, compact, on next search
@@ -166,6 +172,7 @@ func insertSQL(rows int) string {
 // every write transaction, instead of being parsed again per document.
 type writeStmts struct {
 	dim, newColl, maxRid, docRids, delDoc, bump, setVersion *sql.Stmt
+	semOld, semIns                                          *sql.Stmt                // semantic.go
 	ins                                                     [len(insSizes)]*sql.Stmt // by insSizes
 }
 
@@ -182,6 +189,8 @@ func (x *Index) prepareWrites() error {
 		{&x.st.delDoc, `DELETE FROM chunks WHERE collection = ? AND doc_url = ?`},
 		{&x.st.bump, `UPDATE writes SET n = n + 1 WHERE id = 1 RETURNING n`},
 		{&x.st.setVersion, `UPDATE collections SET version = ? WHERE name = ?`},
+		{&x.st.semOld, `SELECT k.hash, k.title, k.headings, s.model, s.vec FROM chunks k JOIN semvecs s ON s.rid = k.rid WHERE k.collection = ? AND k.doc_url = ?`},
+		{&x.st.semIns, `INSERT OR REPLACE INTO semvecs(rid, model, vec) VALUES (?, ?, ?)`},
 		{&x.st.ins[0], insertSQL(insSizes[0])},
 		{&x.st.ins[1], insertSQL(insSizes[1])},
 		{&x.st.ins[2], insertSQL(insSizes[2])},
@@ -200,7 +209,7 @@ func (x *Index) prepareWrites() error {
 
 // closeWrites closes the statements prepareWrites prepared.
 func (x *Index) closeWrites() {
-	for _, st := range append([]*sql.Stmt{x.st.dim, x.st.newColl, x.st.maxRid, x.st.docRids, x.st.delDoc, x.st.bump, x.st.setVersion}, x.st.ins[:]...) {
+	for _, st := range append([]*sql.Stmt{x.st.dim, x.st.newColl, x.st.maxRid, x.st.docRids, x.st.delDoc, x.st.bump, x.st.setVersion, x.st.semOld, x.st.semIns}, x.st.ins[:]...) {
 		if st != nil {
 			st.Close()
 		}
@@ -253,6 +262,13 @@ func (t *txWrite) writeDoc(g *writeJob) error {
 			return err
 		}
 	}
+	var old map[string][]semCarry
+	if t.x.hasSem.Load() && len(g.chunks) > 0 {
+		var err error
+		if old, err = t.semOld(ctx, g.collection, g.docURL); err != nil {
+			return err
+		}
+	}
 	removed, err := t.deleteDoc(ctx, g.collection, g.docURL)
 	if err != nil {
 		return err
@@ -278,7 +294,10 @@ func (t *txWrite) writeDoc(g *writeJob) error {
 		}
 		i += insSizes[k]
 	}
-	g.removed, g.added = removed, added
+	g.removed, g.added, g.sem = removed, added, nil
+	if len(old) > 0 {
+		return t.carrySem(ctx, g, old)
+	}
 	return nil
 }
 

@@ -1,0 +1,318 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strings"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+)
+
+// The semantic vector set (see corpus.SemanticStore): table semvecs holds
+// one float32 vector per chunk row and model, deleted with its chunk (a
+// foreign key with ON DELETE CASCADE); a document rewrite carries the
+// vectors of chunks whose text, title and headings it keeps over to their
+// new rows (txWrite.semOld). The search copy holds each model's vectors
+// int8-quantised beside the lexical ones, one row per slot (zeros and
+// scale 0 where a chunk has none yet); it is loaded from SQLite with the
+// copy, not kept in the snapshot, so vectors the pass commits never make a
+// snapshot stale.
+
+var (
+	_ corpus.SemanticStore    = (*Index)(nil)
+	_ corpus.SemanticSearcher = (*Index)(nil)
+)
+
+// semSet is one model's vectors in a search copy, by slot.
+type semSet struct {
+	dim    int
+	vecs   []int8    // dim per slot; zeros where the slot has no vector
+	scales []float32 // per slot: vecs*scale approximates the vector; 0 = none
+	n      int       // live slots with a vector
+}
+
+// semCarry is a vector a document rewrite carried to its new chunk i.
+type semCarry struct {
+	i     int
+	model string
+	vec   []float32
+}
+
+// growSem appends an empty row to every semantic set (a new slot).
+func (m *memColl) growSem() {
+	for _, s := range m.sem {
+		s.vecs = append(s.vecs, make([]int8, s.dim)...)
+		s.scales = append(s.scales, 0)
+	}
+}
+
+// setSem sets slot's vector of model (the set is created on first use).
+func (m *memColl) setSem(model string, slot int32, v []float32) {
+	if int(slot) >= len(m.rids) || len(v) == 0 {
+		return
+	}
+	s := m.sem[model]
+	if s == nil {
+		if m.sem == nil {
+			m.sem = map[string]*semSet{}
+		}
+		s = &semSet{dim: len(v), vecs: make([]int8, len(m.rids)*len(v)), scales: make([]float32, len(m.rids))}
+		m.sem[model] = s
+	}
+	if len(v) != s.dim {
+		return
+	}
+	q, scale := quantize(make([]int8, 0, s.dim), v)
+	copy(s.vecs[int(slot)*s.dim:], q)
+	if s.scales[slot] == 0 && m.docs[slot] != "" && scale != 0 {
+		s.n++
+	}
+	s.scales[slot] = scale
+}
+
+// removeSem forgets the vectors of a slot being removed.
+func (m *memColl) removeSem(slot int32) {
+	for _, s := range m.sem {
+		if s.scales[slot] != 0 {
+			s.n--
+			s.scales[slot] = 0
+		}
+	}
+}
+
+// semTop ranks the live slots that have a vector of the set by cosine
+// with the query (both unit length: the dot product).
+func (m *memColl) semTop(s *semSet, qv []int8, qscale float32, n int, prefix string) []scored {
+	d := s.dim
+	return best(m.scanParallel(n, func(lo, hi int, h *topHeap) {
+		for i := lo; i < hi; i++ {
+			sc := s.scales[i]
+			if sc == 0 {
+				continue
+			}
+			f := float64(DotInt8(qv, s.vecs[i*d:(i+1)*d])) * float64(qscale*sc)
+			if !h.admits(f) {
+				continue
+			}
+			doc := m.docs[i]
+			if doc == "" || (prefix != "" && !strings.HasPrefix(doc, prefix)) {
+				continue
+			}
+			h.push(scored{m.rids[i], f})
+		}
+	}), n)
+}
+
+// semantic ranks q's collection by q.Semantic; nil when the collection has
+// no vector of q.SemanticModel.
+func (x *Index) semantic(ctx context.Context, q corpus.Query, n int) ([]scored, error) {
+	if len(q.Semantic) == 0 || q.SemanticModel == "" {
+		return nil, nil
+	}
+	m, err := x.collection(ctx, q.Collection)
+	if err != nil || m == nil {
+		return nil, err
+	}
+	x.cacheMu.RLock()
+	defer x.cacheMu.RUnlock()
+	s := m.sem[q.SemanticModel]
+	if s == nil || s.n == 0 {
+		return nil, nil
+	}
+	if len(q.Semantic) != s.dim {
+		return nil, invalid("semantic query vector has length %d, model %q has %d", len(q.Semantic), q.SemanticModel, s.dim)
+	}
+	qv, qs := quantize(make([]int8, 0, s.dim), q.Semantic)
+	return m.semTop(s, qv, qs, n, q.URLPrefix), nil
+}
+
+// SemanticChunks counts the live chunks of collection that have a vector
+// of model.
+func (x *Index) SemanticChunks(ctx context.Context, collection, model string) (int, error) {
+	m, err := x.collection(ctx, collection)
+	if err != nil || m == nil {
+		return 0, err
+	}
+	x.cacheMu.RLock()
+	defer x.cacheMu.RUnlock()
+	if s := m.sem[model]; s != nil {
+		return s.n, nil
+	}
+	return 0, nil
+}
+
+// SemanticMissing lists chunks without a vector of model, by row id.
+func (x *Index) SemanticMissing(ctx context.Context, model string, after int64, limit int) ([]corpus.SemanticTodo, error) {
+	if model == "" || limit <= 0 {
+		return nil, invalid("semantic model and a positive limit are required")
+	}
+	rows, err := x.db.QueryContext(ctx, `SELECT k.rid, k.title, k.headings, k.body FROM chunks k
+		WHERE k.rid > ? AND NOT EXISTS (SELECT 1 FROM semvecs s WHERE s.rid = k.rid AND s.model = ?)
+		ORDER BY k.rid LIMIT ?`, after, model, limit)
+	if err != nil {
+		return nil, dbErr(err, "list chunks without semantic vectors")
+	}
+	defer rows.Close()
+	var out []corpus.SemanticTodo
+	for rows.Next() {
+		var c kgagent.Chunk
+		var rid int64
+		var hp string
+		if err := rows.Scan(&rid, &c.Title, &hp, &c.Text); err != nil {
+			return nil, dbErr(err, "list chunks without semantic vectors")
+		}
+		_ = json.Unmarshal([]byte(hp), &c.HeadingPath)
+		out = append(out, corpus.SemanticTodo{Key: rid, Text: corpus.IndexText(c)})
+	}
+	return out, dbErr(rows.Err(), "list chunks without semantic vectors")
+}
+
+// SemanticProgress counts the chunks with a vector of model, and all.
+func (x *Index) SemanticProgress(ctx context.Context, model string) (done, total int, err error) {
+	if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM semvecs WHERE model = ?`, model).Scan(&done); err != nil {
+		return 0, 0, dbErr(err, "count semantic vectors")
+	}
+	if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM chunks`).Scan(&total); err != nil {
+		return 0, 0, dbErr(err, "count chunks")
+	}
+	return done, total, nil
+}
+
+// PutSemantic stores vectors of model in one transaction and adds them to
+// the loaded search copies; a vector whose chunk is gone is dropped.
+func (x *Index) PutSemantic(ctx context.Context, model string, vecs []corpus.SemanticVector) error {
+	if model == "" {
+		return invalid("semantic model is required")
+	}
+	for i, v := range vecs {
+		if len(v.Vector) == 0 || len(v.Vector) != len(vecs[0].Vector) {
+			return invalid("semantic vector %d has length %d, want %d", i, len(v.Vector), len(vecs[0].Vector))
+		}
+	}
+	if len(vecs) == 0 {
+		return nil
+	}
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	tx, err := x.db.BeginTx(ctx, nil)
+	if err != nil {
+		return dbErr(err, "begin")
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO semvecs(rid, model, vec) SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM chunks WHERE rid = ?1)`)
+	if err != nil {
+		return dbErr(err, "store semantic vectors")
+	}
+	defer st.Close()
+	var buf []byte
+	for _, v := range vecs {
+		buf = appendVecBytes(buf[:0], v.Vector)
+		if _, err := st.ExecContext(ctx, v.Key, model, buf); err != nil {
+			return dbErr(err, "store semantic vectors")
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return dbErr(err, "commit")
+	}
+	x.hasSem.Store(true)
+	x.cacheMu.Lock()
+	defer x.cacheMu.Unlock()
+	for _, m := range x.cache {
+		for _, v := range vecs {
+			if slot, ok := m.pos[v.Key]; ok {
+				m.setSem(model, slot, v.Vector)
+			}
+		}
+	}
+	return nil
+}
+
+// loadSem reads collection's semantic vectors into m (whose slots are
+// loaded).
+func (x *Index) loadSem(ctx context.Context, collection string, m *memColl) error {
+	if !x.hasSem.Load() {
+		return nil
+	}
+	rows, err := x.db.QueryContext(ctx, `SELECT s.model, s.rid, s.vec FROM chunks k JOIN semvecs s ON s.rid = k.rid WHERE k.collection = ?`, collection)
+	if err != nil {
+		return dbErr(err, "load semantic vectors")
+	}
+	defer rows.Close()
+	var tmp []float32
+	models := map[string]string{}
+	for rows.Next() {
+		var model string
+		var rid int64
+		var blob []byte
+		if err := rows.Scan(&model, &rid, &blob); err != nil {
+			return dbErr(err, "load semantic vectors")
+		}
+		if mm, ok := models[model]; ok {
+			model = mm
+		} else {
+			models[model] = model
+		}
+		if slot, ok := m.pos[rid]; ok {
+			tmp = appendVec(tmp[:0], blob)
+			m.setSem(model, slot, tmp)
+		}
+	}
+	return dbErr(rows.Err(), "load semantic vectors")
+}
+
+// semOld reads the semantic vectors of docURL's current chunks, keyed by
+// what a rewrite must keep for a chunk to keep its vector: text hash,
+// title and headings.
+func (t *txWrite) semOld(ctx context.Context, collection, docURL string) (map[string][]semCarry, error) {
+	rows, err := t.stmt(t.x.st.semOld).QueryContext(ctx, collection, docURL)
+	if err != nil {
+		return nil, dbErr(err, "read semantic vectors")
+	}
+	defer rows.Close()
+	var out map[string][]semCarry
+	for rows.Next() {
+		var hash, title, hp, model string
+		var blob []byte
+		if err := rows.Scan(&hash, &title, &hp, &model, &blob); err != nil {
+			return nil, dbErr(err, "read semantic vectors")
+		}
+		if out == nil {
+			out = map[string][]semCarry{}
+		}
+		k := semKey(hash, title, hp)
+		out[k] = append(out[k], semCarry{model: model, vec: appendVec(nil, blob)})
+	}
+	return out, dbErr(rows.Err(), "read semantic vectors")
+}
+
+func semKey(hash, title, headings string) string { return hash + "\x00" + title + "\x00" + headings }
+
+// carrySem stores, for each new chunk of g whose key old holds, the old
+// vectors under its new row id, and records them in g.sem.
+func (t *txWrite) carrySem(ctx context.Context, g *writeJob, old map[string][]semCarry) error {
+	for i := range g.chunks {
+		c := &g.chunks[i]
+		for _, o := range old[semKey(c.Hash, c.Title, headingsJSON(c.HeadingPath))] {
+			if _, err := t.stmt(t.x.st.semIns).ExecContext(ctx, g.added[i], o.model, appendVecBytes(nil, o.vec)); err != nil {
+				return dbErr(err, "keep semantic vectors")
+			}
+			g.sem = append(g.sem, semCarry{i: i, model: o.model, vec: o.vec})
+		}
+	}
+	return nil
+}
+
+// hasSemRows reports whether semvecs holds any row.
+func hasSemRows(db *sql.DB) (bool, error) {
+	var n int
+	err := db.QueryRow(`SELECT COUNT(*) FROM (SELECT 1 FROM semvecs LIMIT 1)`).Scan(&n)
+	return n > 0, err
+}
+
+// Default fusion weights of the semantic ranking (see Config).
+var (
+	defaultSemanticWeight      = 1.0
+	defaultSemanticDenseWeight = 0.15
+)
