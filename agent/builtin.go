@@ -102,7 +102,7 @@ func (b *Builtins) Commands() []Func {
 	}
 }
 
-func text(s string) FuncResult { return FuncResult{Message: kgagent.Message{Text: s}} }
+func textResult(s string) FuncResult { return FuncResult{Message: kgagent.Message{Text: s}} }
 
 // Retriever answers a question with evidence from a collection: the
 // knowledge service (graphrag/knowledge) implements it.
@@ -214,7 +214,7 @@ func (b *Builtins) queryGraph(ctx context.Context, call FuncCall) (FuncResult, e
 		return FuncResult{}, err
 	}
 	if len(facts) == 0 {
-		return text("No facts matched the query."), nil
+		return textResult("No facts matched the query."), nil
 	}
 	ev := kgagent.Evidence{Query: q, Passages: []kgagent.EvidencePassage{}}
 	for _, f := range facts {
@@ -272,7 +272,7 @@ func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, e
 		return FuncResult{}, err
 	}
 	if len(hits) == 0 {
-		return text(fmt.Sprintf("Nothing in embed #%s matched the query.", key)), nil
+		return textResult(fmt.Sprintf("Nothing in embed #%s matched the query.", key)), nil
 	}
 	ev := kgagent.Evidence{Query: query}
 	for _, h := range hits {
@@ -306,7 +306,7 @@ func (b *Builtins) basePrompt(ctx context.Context, call FuncCall) (FuncResult, e
 	if err != nil {
 		return FuncResult{}, err
 	}
-	return text(e.a.Config().BasePrompt), nil
+	return textResult(e.a.Config().BasePrompt), nil
 }
 
 const datetimeLayout = "Monday, 2 January 2006, 15:04:05 MST (-07:00)"
@@ -318,11 +318,11 @@ func (b *Builtins) localDatetime(ctx context.Context, call FuncCall) (FuncResult
 			loc = l
 		}
 	}
-	return text(b.cfg.Now().In(loc).Format(datetimeLayout) + " " + loc.String()), nil
+	return textResult(b.cfg.Now().In(loc).Format(datetimeLayout) + " " + loc.String()), nil
 }
 
 func (b *Builtins) utcDatetime(ctx context.Context, call FuncCall) (FuncResult, error) {
-	return text(b.cfg.Now().UTC().Format(datetimeLayout)), nil
+	return textResult(b.cfg.Now().UTC().Format(datetimeLayout)), nil
 }
 
 // DefaultAgent returns the built-in docs agent, named "default": it answers

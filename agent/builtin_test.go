@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent/internal/words"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/embeds"
 	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // fakeSearch serves canned hits from a tiny in-memory corpus, ranked by
@@ -33,7 +33,7 @@ func (f *fakeSearch) Search(ctx context.Context, r corpus.SearchRequest) ([]corp
 	f.reqs = append(f.reqs, r)
 	if f.terms == nil {
 		for _, d := range f.docs {
-			f.terms = append(f.terms, words.Terms(corpus.IndexText(d.Chunk)))
+			f.terms = append(f.terms, text.AllTerms(corpus.IndexText(d.Chunk)))
 		}
 	}
 	dterms := f.terms
@@ -43,7 +43,7 @@ func (f *fakeSearch) Search(ctx context.Context, r corpus.SearchRequest) ([]corp
 	}
 	var out []corpus.Hit
 	q := map[string]bool{}
-	for _, t := range words.ContentTerms(r.Query) {
+	for _, t := range text.Keys(r.Query) {
 		q[t] = true
 	}
 	for i, d := range f.docs {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent/extractive"
-	"github.com/kgagent/kgagent/agent/internal/words"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // ExtractiveConfig tunes the built-in extractive model. Zero values work.
@@ -396,22 +396,22 @@ func matchOne(st Stanza, question string) (stanzaMatch, bool) {
 	arg := asks[0].Text
 	if normalize(arg) == normalize(q) {
 		// The stanza passes the question through: match on content words.
-		s := words.BagCosine(q, question)
+		s := text.BagCosine(q, question)
 		m.vars[arg] = question
 		m.score = s
 		m.passthrough = true
 		return m, true
 	}
-	qs := words.Spans(q)
+	qs := text.Spans(q)
 	argWords := map[string]bool{}
-	for _, sp := range words.Spans(arg) {
+	for _, sp := range text.Spans(arg) {
 		argWords[arg[sp[0]:sp[1]]] = true
 	}
 	isVar := make([]bool, len(qs))
 	nvars := 0
 	for i, sp := range qs {
 		w := q[sp[0]:sp[1]]
-		if argWords[w] && !words.Stopwords[strings.ToLower(w)] {
+		if argWords[w] && !text.IsQuestionStop(strings.ToLower(w)) {
 			isVar[i] = true
 			nvars++
 		}
@@ -455,14 +455,14 @@ func matchOne(st Stanza, question string) (stanzaMatch, bool) {
 			varWord = q[sp[0]:sp[1]]
 			continue
 		}
-		if _, dup := lit[words.Stem(w)]; dup {
+		if _, dup := lit[text.LightStem(w)]; dup {
 			continue
 		}
 		wt := 1.0
-		if words.Stopwords[w] {
+		if text.IsQuestionStop(w) {
 			wt = 0.5
 		}
-		lit[words.Stem(w)] = wt
+		lit[text.LightStem(w)] = wt
 		total += wt
 	}
 	if total == 0 {
@@ -471,10 +471,10 @@ func matchOne(st Stanza, question string) (stanzaMatch, bool) {
 	matched := 0.0
 	var left []string
 	seen := map[string]bool{}
-	for _, sp := range words.Spans(question) {
+	for _, sp := range text.Spans(question) {
 		w := question[sp[0]:sp[1]]
 		lw := strings.ToLower(w)
-		t := words.Stem(lw)
+		t := text.LightStem(lw)
 		if wt, ok := lit[t]; ok {
 			if !seen[t] {
 				matched += wt
@@ -482,7 +482,7 @@ func matchOne(st Stanza, question string) (stanzaMatch, bool) {
 			}
 			continue
 		}
-		if !words.Stopwords[lw] {
+		if !text.IsQuestionStop(lw) {
 			left = append(left, w)
 		}
 	}
@@ -500,7 +500,7 @@ func matchOne(st Stanza, question string) (stanzaMatch, bool) {
 	return m, true
 }
 
-func normalize(s string) string { return strings.Join(words.Terms(s), " ") }
+func normalize(s string) string { return strings.Join(text.AllTerms(s), " ") }
 
 // shape classifies a word: all caps, number, capitalised or lower case.
 func shape(w string) int {

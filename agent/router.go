@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent/internal/words"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Route picks the agent for a question posted without one (the Router of
@@ -49,9 +49,9 @@ func (m *Manager) Route(ctx context.Context, question string) (string, float64, 
 		for j, q := range e.queries {
 			var s float64
 			if qv != nil && j < len(e.vecs) {
-				s = words.Cosine(qv, e.vecs[j])
+				s = text.Cosine(qv, e.vecs[j])
 			} else {
-				s = words.BagCosine(question, q)
+				s = text.BagCosine(question, q)
 			}
 			if s > bestScore {
 				best, bestScore = names[i], s

@@ -29,7 +29,7 @@ import (
 	"unicode"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent/internal/words"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Config tunes Compose. Zero values are the defaults.
@@ -113,7 +113,7 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	}
 	weights := map[string]float64{}
 	for _, t := range q.terms {
-		weights[t] = words.IDF(len(sents), df[t])
+		weights[t] = text.IDF(len(sents), df[t])
 	}
 	for _, s := range sents {
 		s.score = scoreSentence(s, weights, q.cue)
@@ -235,7 +235,7 @@ func collect(evs []kgagent.Evidence) []*passage {
 	}
 	for _, p := range out {
 		p.titles = map[string]bool{}
-		for _, t := range words.Terms(p.Title + " " + strings.Join(p.HeadingPath, " ")) {
+		for _, t := range text.AllTerms(p.Title + " " + strings.Join(p.HeadingPath, " ")) {
 			p.titles[t] = true
 		}
 		p.blocks = blocks(p.Text)
@@ -318,7 +318,7 @@ func split(ps []*passage) ([]*sentence, map[string]int) {
 				// Footnote marks ("JavaScript [1]") would read as citations.
 				line = footnoteRe.ReplaceAllString(line, "")
 				for _, s := range splitSentences(line) {
-					st := &sentence{p: p, pos: pos, blk: bi, text: s, terms: words.Terms(s)}
+					st := &sentence{p: p, pos: pos, blk: bi, text: s, terms: text.AllTerms(s)}
 					pos++
 					seen := map[string]bool{}
 					for _, t := range st.terms {
@@ -373,13 +373,13 @@ func splitSentences(line string) []string {
 func evidenceTerms(ps []*passage) map[string]bool {
 	out := map[string]bool{}
 	for _, p := range ps {
-		for _, t := range words.Terms(p.Text) {
+		for _, t := range text.AllTerms(p.Text) {
 			out[t] = true
 		}
 		for t := range p.titles {
 			out[t] = true
 		}
-		for _, t := range words.Terms(p.URL) {
+		for _, t := range text.AllTerms(p.URL) {
 			out[t] = true
 		}
 	}

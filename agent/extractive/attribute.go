@@ -7,7 +7,7 @@ import (
 	"unicode"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent/internal/words"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // MinSupport is the share of a sentence's content (its terms weighted by
@@ -121,7 +121,7 @@ func NewSupport(evs []kgagent.Evidence) *Support {
 		s.ptext[i] = squash(p.Text)
 		s.pname[i] = leadName(p)
 		s.pterms[i] = map[string]bool{}
-		for _, t := range words.Terms(p.Text) {
+		for _, t := range text.AllTerms(p.Text) {
 			s.pterms[i][t] = true
 		}
 		for t := range p.titles {
@@ -136,7 +136,7 @@ func NewSupport(evs []kgagent.Evidence) *Support {
 // besides articles ("Lumen documentation" is a title, not a claim), and no
 // protocol syntax or echoed prompt ("A: answer", "Ask Func[…]").
 func Judged(sentence string) bool {
-	return meaningful(words.ContentTerms(sentence)) && claims(sentence)
+	return meaningful(text.Keys(sentence)) && claims(sentence)
 }
 
 // Best returns the number of the passage that supports sentence best, 0
@@ -145,7 +145,7 @@ func (s *Support) Best(sentence string) int {
 	if !Judged(sentence) {
 		return 0
 	}
-	terms, items := words.ContentTerms(sentence), exactItems(sentence)
+	terms, items := text.Keys(sentence), exactItems(sentence)
 	best, bestShare := -1, 0.0
 	for pi := range s.ps {
 		if share, ok := s.share(terms, items, pi); ok && (best < 0 || share > bestShare) {
@@ -161,7 +161,7 @@ func (s *Support) Best(sentence string) int {
 // Supports reports whether a passage numbered n supports sentence; known
 // is false when no passage is numbered n (nothing to judge by).
 func (s *Support) Supports(sentence string, n int) (ok, known bool) {
-	terms, items := words.ContentTerms(sentence), exactItems(sentence)
+	terms, items := text.Keys(sentence), exactItems(sentence)
 	judged := Judged(sentence)
 	for pi, p := range s.ps {
 		if p.N != n {
@@ -212,7 +212,7 @@ func support(terms []string, in map[string]bool, n int, df map[string]int) (shar
 	total, got := 0.0, 0.0
 	numbersOK = true
 	for _, t := range terms {
-		w := words.IDF(n, df[t])
+		w := text.IDF(n, df[t])
 		total += w
 		if in[t] {
 			got += w

@@ -7,7 +7,7 @@ import (
 	"unicode"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent/internal/words"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // question is what Compose reads from the question.
@@ -30,51 +30,22 @@ type question struct {
 	said map[string]string
 }
 
-// filler are function and filler words that the stop word list lacks: they
-// never say what a question is about, so they are neither required of the
-// evidence nor named in an abstention.
-var filler = map[string]bool{"much": true, "many": true, "upon": true, "lot": true, "lots": true, "really": true,
-	"actually": true, "quite": true, "rather": true, "almost": true, "enough": true, "ever": true, "even": true,
-	"still": true, "already": true, "yet": true, "else": true, "instead": true, "perhaps": true, "maybe": true,
-	"somehow": true, "anyway": true, "etc": true, "am": true, "nor": true, "whom": true, "because": true,
-	"until": true, "while": true, "off": true, "ours": true, "yours": true, "myself": true, "itself": true,
-	"themselves": true, "ourselves": true, "yourself": true, "herself": true, "himself": true, "hers": true,
-	"his": true, "her": true, "him": true, "whose": true, "onto": true, "thus": true, "hence": true,
-	"therefore": true, "however": true, "though": true, "although": true, "unless": true, "since": true}
-
-// contractionRe matches English contractions: "won't", "doesn't",
-// "it's", "I'm", "we've" (straight or curly apostrophe).
-var contractionRe = regexp.MustCompile(`(?i)\b([a-z]+)(n['’]t|['’](s|re|ve|ll|d|m))\b`)
-
-// expandContractions writes a question's contractions out so that no
-// fragment of one reads as a word: "won't" becomes "will not", "can't"
-// "can not", "doesn't" "does not", and the endings 's, 're, 've, 'll, 'd
-// and 'm are dropped ("it's" is "it").
-func expandContractions(q string) string {
-	return contractionRe.ReplaceAllStringFunc(q, func(m string) string {
-		sub := contractionRe.FindStringSubmatch(m)
-		stem, end := sub[1], strings.ToLower(sub[2])
-		if !strings.HasPrefix(end, "n") {
-			return stem
-		}
-		switch strings.ToLower(stem) {
-		case "wo":
-			return "will not"
-		case "ca":
-			return "can not"
-		case "sha":
-			return "shall not"
-		}
-		return stem + " not"
-	})
-}
+// filler are words that pad a question without saying what it is about
+// and that text.IsQuestionStop lets through, since search still ranks by
+// them ("since" in "since which version"): the answer writer neither
+// requires them of the evidence nor names them in an abstention.
+var filler = map[string]bool{"actually": true, "almost": true, "already": true, "although": true, "anyway": true, "enough": true,
+	"etc": true, "even": true, "ever": true, "hence": true, "however": true, "instead": true, "lot": true,
+	"lots": true, "many": true, "maybe": true, "much": true, "perhaps": true, "quite": true, "rather": true,
+	"really": true, "since": true, "somehow": true, "still": true, "therefore": true, "though": true,
+	"thus": true, "unless": true, "upon": true, "yet": true}
 
 // namable reports whether a word of the question may be named in an
 // abstention: not a stop word, filler word, digit run or fragment of one
 // letter.
 func namable(w string) bool {
 	l := strings.ToLower(w)
-	return len([]rune(l)) > 1 && !words.Stopwords[l] && !filler[l] && !allDigits(l)
+	return len([]rune(l)) > 1 && !text.IsQuestionStop(l) && !filler[l] && !allDigits(l)
 }
 
 // frameWords are content words that frame a question rather than say what
@@ -92,7 +63,7 @@ var howWords = map[string]bool{"long": true, "many": true, "much": true, "often"
 var howToRe = regexp.MustCompile(`(?i)^\s*(how\s+(do|can|should|would|could)\s+(i|you|we|one)\b|how\s+to\b|what\s+is\s+the\s+(best\s+)?way\s+to\b|what'?s\s+the\s+(best\s+)?way\s+to\b)`)
 
 func analyse(q string) question {
-	q = expandContractions(q)
+	q = text.ExpandContractions(q)
 	out := question{said: map[string]string{}, howTo: howToRe.MatchString(q), yesNo: yesNoRe.MatchString(q), cue: questionCue(q)}
 	out.kind = entityType(q)
 	out.answerType = answerType(q)
@@ -100,20 +71,23 @@ func analyse(q string) question {
 	if f := strings.Fields(strings.ToLower(q)); len(f) > 1 {
 		for i := 0; i+1 < len(f); i++ {
 			if f[i] == "how" && howWords[f[i+1]] {
-				skip = words.Term(f[i+1])
+				skip = text.Term(f[i+1])
 				break
 			}
 		}
 	}
-	for _, t := range words.ContentTerms(q) {
-		if frameWords[t] || filler[t] || t == skip || t == out.kind || t == words.Term(out.kind) || allDigits(t) {
+	seen := map[string]bool{}
+	for _, w := range text.QuestionWords(q) {
+		t := text.Term(w)
+		if seen[t] || frameWords[w] || filler[w] || t == skip || w == out.kind || t == text.Term(out.kind) || allDigits(w) {
 			continue
 		}
+		seen[t] = true
 		out.terms = append(out.terms, t)
 	}
-	for _, x := range words.Spans(q) {
+	for _, x := range text.Spans(q) {
 		w := strings.ToLower(q[x[0]:x[1]])
-		if t := words.Term(w); out.said[t] == "" && !words.Stopwords[w] {
+		if t := text.Term(w); out.said[t] == "" && !text.IsQuestionStop(w) {
 			out.said[t] = w
 		}
 	}
@@ -133,7 +107,7 @@ func analyse(q string) question {
 		// is a proper noun.
 		r := []rune(w)
 		sentenceStart := i == 0 || strings.ContainsAny(fields[i-1][len(fields[i-1])-1:], ".:?!")
-		if !sentenceStart && unicode.IsUpper(r[0]) && len(r) > 1 && !words.Stopwords[strings.ToLower(w)] && !filler[strings.ToLower(w)] && !allUpperShort(w) {
+		if !sentenceStart && unicode.IsUpper(r[0]) && len(r) > 1 && !text.IsQuestionStop(strings.ToLower(w)) && !filler[strings.ToLower(w)] && !allUpperShort(w) {
 			out.specific = append(out.specific, w)
 		}
 	}
@@ -161,7 +135,7 @@ func allUpperShort(w string) bool {
 func (q question) missing(present termSet) []string {
 	var out []string
 	for _, w := range q.specific {
-		for _, t := range words.Terms(w) {
+		for _, t := range text.AllTerms(w) {
 			if !present.has(t) && !allDigits(t) {
 				out = append(out, w)
 				break
@@ -218,7 +192,7 @@ func (q question) shown(ts []string) []string {
 // isName reports whether term t comes from one of the question's names.
 func (q question) isName(t string) bool {
 	for _, w := range q.specific {
-		for _, x := range words.Terms(w) {
+		for _, x := range text.AllTerms(w) {
 			if x == t {
 				return true
 			}
@@ -248,10 +222,10 @@ func answerType(q string) string {
 	}
 	for _, w := range f[start:] {
 		w = strings.Trim(w, "?,.!'\":")
-		if w == "" || words.Stopwords[w] {
+		if w == "" || text.IsQuestionStop(w) {
 			continue
 		}
-		return words.Term(w)
+		return text.Term(w)
 	}
 	return ""
 }
@@ -266,7 +240,7 @@ func (q question) unknown(evs []kgagent.Evidence, present termSet) []string {
 		want[t] = true
 	}
 	for _, w := range q.specific {
-		for _, t := range words.Terms(w) {
+		for _, t := range text.AllTerms(w) {
 			want[t] = true
 		}
 	}
@@ -274,7 +248,7 @@ func (q question) unknown(evs []kgagent.Evidence, present termSet) []string {
 	seen := map[string]bool{}
 	for _, ev := range evs {
 		for _, u := range ev.Unknown {
-			t := words.Term(strings.ToLower(u))
+			t := text.Term(strings.ToLower(u))
 			// The evidence may hold it in another form ("auth" for
 			// "authentication", "macos" for "mac").
 			if want[t] && t != q.answerType && namable(u) && !seen[t] && !present.has(t) {
@@ -326,7 +300,7 @@ func (q question) covered(ps []*passage, best *passage, present termSet) bool {
 		if p != best && (p.DocURL == "" || p.DocURL != best.DocURL) {
 			continue
 		}
-		for _, t := range words.Terms(p.Text) {
+		for _, t := range text.AllTerms(p.Text) {
 			in[t] = true
 		}
 		for t := range p.titles {
@@ -335,7 +309,7 @@ func (q question) covered(ps []*passage, best *passage, present termSet) bool {
 	}
 	page := newTermSet(in)
 	for _, w := range q.specific {
-		for _, t := range words.Terms(w) {
+		for _, t := range text.AllTerms(w) {
 			if !page.has(t) && !allDigits(t) {
 				return false // the page is not about the name asked for
 			}

@@ -120,3 +120,28 @@ var irregular = map[string]string{
 	"vertices": "vertex", "analyses": "analysis", "movies": "movie", "cookies": "cookie",
 	"children": "child", "people": "person", "criteria": "criterion", "axes": "axis",
 }
+
+// LightStem folds a lower-case word's inflection only: -ing, -ed, -ies
+// (to y), -es (not -ses) and a plural s (not -ss), so "parsing" and
+// "parsed" give "pars" but "parser" stays "parser" and "process" and
+// "processes" stay apart. The answer writer (Term) ranks sentences by the
+// question's words with it; search, which only has to find pages, uses
+// the stronger Stem. Measured on kgagent eval with the answer writer on
+// Stem instead: the Python docs' questions named the answer in 0.934 of
+// them instead of 0.944; on Singular, 0.937 (and the demo site's
+// abstentions rose from 0.133 to 0.200).
+func LightStem(w string) string {
+	switch n := len(w); {
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		return w[:n-3]
+	case n > 4 && strings.HasSuffix(w, "ies"):
+		return w[:n-3] + "y"
+	case n > 4 && strings.HasSuffix(w, "ed"):
+		return w[:n-2]
+	case n > 4 && strings.HasSuffix(w, "es") && !strings.HasSuffix(w, "ses"):
+		return w[:n-2]
+	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
+		return w[:n-1]
+	}
+	return w
+}

@@ -72,19 +72,52 @@ func Distinct(terms []string) []string {
 	return out
 }
 
-// AllTerms returns the stem of every word of s, stop words included, in
-// order; a snake_case word also yields the stems of its parts
-// (max_body_size: max_body_siz, max, bodi, siz). The answer writer matches
+// Term is the key the answer writer matches a lower-case word by: the
+// short form docs commonly write for it ("authentication" → "auth",
+// "directory" → "dir", "maximum" → "max"), else its LightStem. Search does not
+// fold synonyms (the stored index terms are stems), so a question's
+// "authentication" finds pages by its stem while the answer writer accepts
+// evidence that says "auth".
+func Term(w string) string {
+	if t, ok := synonyms[w]; ok {
+		return t
+	}
+	t := LightStem(w)
+	if x, ok := synonyms[t]; ok {
+		return x
+	}
+	return t
+}
+
+// synonyms fold common abbreviations onto one term (keys: words, and
+// light stems).
+var synonyms = map[string]string{"maximum": "max", "minimum": "min", "configuration": "config", "configure": "config",
+	"directory": "dir", "folder": "dir", "database": "db", "parameter": "param", "documentation": "doc", "docs": "doc",
+	"authentication": "auth", "authorization": "auth", "milliseconds": "ms", "millisecond": "ms", "seconds": "second"}
+
+// Keys returns the distinct answer-writer keys (Term) of the QuestionWords
+// of s, in first-seen order.
+func Keys(s string) []string {
+	ws := QuestionWords(s)
+	for i, w := range ws {
+		ws[i] = Term(w)
+	}
+	return Distinct(ws)
+}
+
+// AllTerms returns the Term of every word of s, stop words included, in
+// order; a snake_case word also yields the terms of its parts
+// (max_body_size: max_body_size, max, body, size). The answer writer matches
 // sentences with it, where positions and identifiers' parts count.
 func AllTerms(s string) []string {
 	toks := Tokens(s)
 	out := make([]string, 0, len(toks))
 	for _, w := range toks {
-		out = append(out, Stem(w))
+		out = append(out, Term(w))
 		if strings.IndexByte(w, '_') > 0 {
 			for _, p := range strings.Split(w, "_") {
 				if p != "" {
-					out = append(out, Stem(p))
+					out = append(out, Term(p))
 				}
 			}
 		}

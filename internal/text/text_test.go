@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kgagent/kgagent/internal/text/texttest"
 )
 
 func TestTokens(t *testing.T) {
@@ -40,6 +42,13 @@ func TestExpandContractions(t *testing.T) {
 		{"Can't and shan't", "Can not and shall not"},
 		{"no apostrophe here", "no apostrophe here"},
 		{"'a' b's", "'a' b"},
+		{"I can't connect", "I can not connect"},
+		{"it doesn’t work", "it does not work"},
+		{"Lumen's port isn't open", "Lumen port is not open"},
+		{"we've tried; you'd think", "we tried; you think"},
+		{"WON'T and Shan't", "will not and shall not"},
+		{"the 'quoted' word", "the 'quoted' word"},
+		{"rock'n'roll is not a word", "rock'n'roll is not a word"},
 	}
 	for _, tt := range tests {
 		if got := ExpandContractions(tt.in); got != tt.want {
@@ -78,7 +87,7 @@ func TestTermsKeepFiller(t *testing.T) {
 
 func TestAllTerms(t *testing.T) {
 	got := AllTerms("Set max_body_size in the config")
-	want := []string{"set", "max_body_s", "max", "body", "size", "in", "the", "config"}
+	want := []string{"set", "max_body_size", "max", "body", "size", "in", "the", "config"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("AllTerms = %q, want %q", got, want)
 	}
@@ -252,5 +261,21 @@ func FuzzTokens(f *testing.F) {
 func TestIDF(t *testing.T) {
 	if !(IDF(100, 1) > IDF(100, 50) && IDF(100, 50) > IDF(100, 100) && IDF(100, 100) >= math.Log(2)) {
 		t.Fatalf("IDF(100, 1/50/100) = %v %v %v: want falling, never below log 2", IDF(100, 1), IDF(100, 50), IDF(100, 100))
+	}
+}
+
+// TestSharedQuestions checks the table every reader of a question is tested
+// with (texttest.Questions) against this package.
+func TestSharedQuestions(t *testing.T) {
+	for _, q := range texttest.Questions {
+		if got := QuestionWords(q.Q); !slices.Equal(got, q.Words) {
+			t.Errorf("QuestionWords(%q) = %q, table %q", q.Q, got, q.Words)
+		}
+		if got := QuestionTerms(q.Q); !slices.Equal(got, q.Terms) {
+			t.Errorf("QuestionTerms(%q) = %q, table %q", q.Q, got, q.Terms)
+		}
+		if got := BagCosine(q.Q, strings.Join(q.Words, " ")); math.Abs(got-1) > 1e-9 {
+			t.Errorf("BagCosine(%q, its words) = %v: the router reads it otherwise", q.Q, got)
+		}
 	}
 }
