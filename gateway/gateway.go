@@ -125,13 +125,14 @@ type Config struct {
 
 	Flows []string // known flow names; default ["default"]
 
-	MaxBodyBytes    int64         // REST request bodies; default 1 MiB
-	RequestTimeout  time.Duration // per question; default 2m
 	// MaxAnswers bounds the questions the Asker answers at once, on every
 	// transport together (answering is CPU work: more at once only makes
 	// each slower); a question waits for a free slot within its request
 	// timeout. 0: no bound.
 	MaxAnswers int
+
+	MaxBodyBytes    int64         // REST request bodies; default 1 MiB
+	RequestTimeout  time.Duration // per question; default 2m
 	MaxFrameBytes   int64         // websocket frame limit (TOO_LARGE; 16x closes the socket); default 64 KiB
 	MaxInFlight     int           // requests in flight per socket; default 16
 	SendBuffer      int           // frames queued per socket before it is cut off; default 256

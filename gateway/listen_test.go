@@ -250,7 +250,7 @@ func TestHTTPStreamsOutliveWriteTimeout(t *testing.T) {
 	time.Sleep(2 * limit) // the answer blocks past both timeouts
 	f.asker.unblock()
 	got := readUntilComplete(t, c, "late")["late"]
-	if last := got[len(got)-1]; last.Error != nil || last.Response["answer"] == nil {
+	if last := got[len(got)-1]; last.Error != nil || last.Response.Answer == nil {
 		t.Errorf("websocket answer after the timeouts: %+v", last)
 	}
 

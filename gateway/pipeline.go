@@ -195,7 +195,7 @@ func (s *Server) callerOf(p *Principal) (c agent.Caller) {
 // anonymous caller, refused when auth is on. send must not block for
 // long. Run returns when the call is done.
 func (s *Server) Run(ctx context.Context, c Call, send func(Frame)) {
-	err := s.serve(ctx, c, func(resp map[string]any, complete bool) {
+	err := s.serve(ctx, c, func(resp Response, complete bool) {
 		send(Frame{ID: c.ID, Response: resp, Complete: complete})
 	})
 	if err != nil {

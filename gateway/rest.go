@@ -108,9 +108,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 // callREST runs one service call for a REST request (serve) and writes its
 // final response object, or its error.
 func (s *Server) callREST(w http.ResponseWriter, r *http.Request, service, flow string, req Request) {
-	var final map[string]any
+	var final Response
 	call := Call{ID: requestID(r.Context()), Service: service, Flow: flow, Request: req, Principal: principalFrom(r.Context())}
-	err := s.serve(r.Context(), call, func(resp map[string]any, complete bool) {
+	err := s.serve(r.Context(), call, func(resp Response, complete bool) {
 		if complete {
 			final = resp
 		}

@@ -102,14 +102,51 @@ func (r *Request) validate(service string) error {
 // Frame is one response of a stream, as the websocket and NATS send it (seed
 // 004 plus "seq"): a response object or an error, and whether it is the last.
 type Frame struct {
-	ID       string         `json:"id"`
-	Seq      int64          `json:"seq"`
-	Response map[string]any `json:"response,omitempty"`
-	Error    *FrameError    `json:"error,omitempty"`
-	Complete bool           `json:"complete"`
+	ID       string      `json:"id"`
+	Seq      int64       `json:"seq"`
+	Response Response    `json:"response,omitzero"`
+	Error    *FrameError `json:"error,omitempty"`
+	Complete bool        `json:"complete"`
 	// ResumeToken is on the first frame of a websocket stream: an anonymous
 	// caller resumes the stream with it (resume.token).
 	ResumeToken string `json:"resume_token,omitempty"`
+}
+
+// Response is the response object of every service (seed 004 plus
+// kgagent's fields), as a stream frame carries it and REST returns the
+// last one: an agent's event (thought; route: agent and thought; action
+// and thought; observation and its sources; an answer delta), an agent's
+// answer (answer, sources, and agent, request_id, citations when known),
+// search hits, a graph answer (answer, facts, sources) or triples. A field
+// is on the wire only when set: Answer and Observation are pointers so
+// that an empty one is still sent on the frames that carry it, and a list
+// is sent when it is not nil (empty: []). The fields are in the order of
+// their JSON names.
+type Response struct {
+	Action      string           `json:"action,omitempty"`
+	Agent       string           `json:"agent,omitempty"`
+	Answer      *string          `json:"answer,omitempty"`
+	Citations   string           `json:"citations,omitempty"`
+	Delta       bool             `json:"delta,omitempty"`
+	Facts       []graphrag.Fact  `json:"facts,omitzero"`
+	Hits        []corpus.Hit     `json:"hits,omitzero"`
+	Observation *string          `json:"observation,omitempty"`
+	RequestID   string           `json:"request_id,omitempty"`
+	Sources     []kgagent.Source `json:"sources,omitzero"`
+	Thought     string           `json:"thought,omitempty"`
+	Triples     []kgagent.Triple `json:"triples,omitzero"`
+}
+
+// Text returns a pointer to s, for Response.Answer and Observation.
+func Text(s string) *string { return &s }
+
+// Str is the text p points to, or "" for nil (Response.Answer and
+// Observation).
+func Str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 // FrameError is the error of a stream frame: seed 004's message and type,
@@ -163,7 +200,7 @@ func (s *Server) checkFlow(flow string) error {
 // seed-004 response objects: out receives them, the last with complete
 // set, unless an error is returned. REST and Run (the websocket, NATS) use
 // it.
-func (s *Server) serve(ctx context.Context, c Call, out func(map[string]any, bool)) error {
+func (s *Server) serve(ctx context.Context, c Call, out func(Response, bool)) error {
 	if !services[c.Service] {
 		// Refused before the name becomes a metrics label: the label
 		// set stays bounded whatever clients send (issue 21, finding 11).
@@ -190,11 +227,11 @@ func (s *Server) serve(ctx context.Context, c Call, out func(map[string]any, boo
 
 // dispatch runs the admitted call c with its service's method and encodes
 // the result (see serve).
-func (s *Server) dispatch(ctx context.Context, c Call, out func(map[string]any, bool)) error {
+func (s *Server) dispatch(ctx context.Context, c Call, out func(Response, bool)) error {
 	switch c.Service {
 	case ServiceAgent:
 		ans, err := s.askAgent(ctx, c, func(ev kgagent.Event) {
-			if resp := eventResponse(ev); resp != nil {
+			if resp, ok := eventResponse(ev); ok {
 				out(resp, false)
 			}
 		})
@@ -207,19 +244,19 @@ func (s *Server) dispatch(ctx context.Context, c Call, out func(map[string]any, 
 		if err != nil {
 			return err
 		}
-		out(map[string]any{"hits": hits}, true)
+		out(Response{Hits: hits}, true)
 	case ServiceGraphRAG:
 		ans, err := s.graphAnswer(ctx, c.Request)
 		if err != nil {
 			return err
 		}
-		out(map[string]any{"answer": ans.Answer, "facts": ans.Facts, "sources": ans.Sources}, true)
+		out(Response{Answer: &ans.Answer, Facts: ans.Facts, Sources: ans.Sources}, true)
 	case ServiceTriples:
 		ts, err := s.findTriples(ctx, c.Request)
 		if err != nil {
 			return err
 		}
-		out(map[string]any{"triples": ts}, true)
+		out(Response{Triples: ts}, true)
 	}
 	return nil
 }
@@ -305,61 +342,52 @@ func unavailable(what string) error {
 	return kgagent.Errorf(kgagent.EUNAVAILABLE, "the %s service is not configured", what)
 }
 
-// eventResponse maps an agent event to a seed-004 response object, or nil for
-// events not streamed (the final answer comes from Ask's result, errors from
-// its error).
-func eventResponse(ev kgagent.Event) map[string]any {
+// eventResponse maps an agent event to a seed-004 response object; ok is
+// false for events not streamed (the final answer comes from Ask's
+// result, errors from its error).
+func eventResponse(ev kgagent.Event) (r Response, ok bool) {
 	switch ev.Kind {
 	case kgagent.EventThought:
-		return map[string]any{"thought": ev.Text}
+		return Response{Thought: ev.Text}, true
 	case kgagent.EventRoute:
 		text := ev.Text
 		if text == "" {
 			text = "routed to agent " + ev.Agent
 		}
-		return map[string]any{"thought": text, "agent": ev.Agent}
+		return Response{Thought: text, Agent: ev.Agent}, true
 	case kgagent.EventAction:
 		text := ev.Text
 		if !strings.HasPrefix(text, "Ask ") {
 			text = fmt.Sprintf("Ask Func[%s]: %s", ev.Func, ev.Text)
 		}
-		return map[string]any{"thought": text, "action": ev.Func}
+		return Response{Thought: text, Action: ev.Func}, true
 	case kgagent.EventError:
 		if !ev.Final {
-			return map[string]any{"thought": "error: " + ev.Text}
+			return Response{Thought: "error: " + ev.Text}, true
 		}
 	case kgagent.EventObservation:
-		m := map[string]any{"observation": ev.Text}
+		r := Response{Observation: Text(ev.Text)}
 		if len(ev.Sources) > 0 {
 			// The sections the func found, so a client can list them
 			// instead of showing the raw text.
-			m["sources"] = ev.Sources
+			r.Sources = ev.Sources
 		}
-		return m
+		return r, true
 	case kgagent.EventAnswer:
 		if ev.Delta {
-			return map[string]any{"answer": ev.Text, "delta": true}
+			return Response{Answer: Text(ev.Text), Delta: true}, true
 		}
 	}
-	return nil
+	return Response{}, false
 }
 
 // answerResponse is the final response of an agent call: seed 004's answer
-// plus sources (never null).
-func answerResponse(a kgagent.Answer) map[string]any {
+// plus sources (never null), and the agent, request id and citations when
+// known.
+func answerResponse(a kgagent.Answer) Response {
 	src := a.Sources
 	if src == nil {
 		src = []kgagent.Source{}
 	}
-	m := map[string]any{"answer": a.Answer, "sources": src}
-	if a.Agent != "" {
-		m["agent"] = a.Agent
-	}
-	if a.RequestID != "" {
-		m["request_id"] = a.RequestID
-	}
-	if a.Citations != "" {
-		m["citations"] = a.Citations
-	}
-	return m
+	return Response{Answer: Text(a.Answer), Sources: src, Agent: a.Agent, RequestID: a.RequestID, Citations: a.Citations}
 }

@@ -84,10 +84,13 @@ func TestSocketMultiplexedStreams(t *testing.T) {
 		if fr.Seq != int64(i+1) {
 			t.Errorf("frame %d seq = %d", i, fr.Seq)
 		}
-		for k := range fr.Response {
-			if k == "thought" || k == "observation" || k == "answer" {
-				kinds = append(kinds, k)
-			}
+		switch r := fr.Response; {
+		case r.Thought != "":
+			kinds = append(kinds, "thought")
+		case r.Observation != nil:
+			kinds = append(kinds, "observation")
+		case r.Answer != nil:
+			kinds = append(kinds, "answer")
 		}
 	}
 	want := "thought thought observation answer answer answer"
@@ -95,7 +98,7 @@ func TestSocketMultiplexedStreams(t *testing.T) {
 		t.Errorf("kinds = %v, want %s", kinds, want)
 	}
 	last := a[len(a)-1]
-	if !last.Complete || last.Response["answer"] != "Answer to: What does NASA stand for?" || last.Response["sources"] == nil {
+	if !last.Complete || Str(last.Response.Answer) != "Answer to: What does NASA stand for?" || last.Response.Sources == nil {
 		t.Errorf("last frame = %+v", last)
 	}
 	for _, fr := range a[:len(a)-1] {
@@ -103,10 +106,10 @@ func TestSocketMultiplexedStreams(t *testing.T) {
 			t.Errorf("non-final frame complete: %+v", fr)
 		}
 	}
-	if b := got["b"]; b[len(b)-1].Response["answer"] != "Answer to: second" {
+	if b := got["b"]; Str(b[len(b)-1].Response.Answer) != "Answer to: second" {
 		t.Errorf("b = %+v", b)
 	}
-	if s := got["s"]; len(s) != 1 || s[0].Response["hits"] == nil {
+	if s := got["s"]; len(s) != 1 || s[0].Response.Hits == nil {
 		t.Errorf("s = %+v", s)
 	}
 }
@@ -142,7 +145,7 @@ func TestSocketErrorsPerID(t *testing.T) {
 	// The socket still works.
 	send(t, c, `{"id":"ok","service":"agent","request":{"question":"still there?"}}`)
 	got := readUntilComplete(t, c, "ok")["ok"]
-	if got[len(got)-1].Response["answer"] != "Answer to: still there?" {
+	if Str(got[len(got)-1].Response.Answer) != "Answer to: still there?" {
 		t.Errorf("after errors: %+v", got)
 	}
 
@@ -223,7 +226,7 @@ func TestSocketResume(t *testing.T) {
 			t.Errorf("gap: %d after %d", rest[i].Seq, rest[i-1].Seq)
 		}
 	}
-	if last := rest[len(rest)-1]; last.Response["answer"] != "Answer to: block resume" {
+	if last := rest[len(rest)-1]; Str(last.Response.Answer) != "Answer to: block resume" {
 		t.Errorf("last = %+v", last)
 	}
 	// Resuming a finished stream from the start replays all of it.
@@ -315,15 +318,33 @@ func TestEventResponse(t *testing.T) {
 		{kgagent.Event{Kind: kgagent.EventAction, Func: "f", Text: "Ask Func[f]: x"}, map[string]any{"thought": "Ask Func[f]: x", "action": "f"}},
 		{kgagent.Event{Kind: kgagent.EventAction, Func: "f", Text: "x"}, map[string]any{"thought": "Ask Func[f]: x", "action": "f"}},
 		{kgagent.Event{Kind: kgagent.EventObservation, Text: "o"}, map[string]any{"observation": "o"}},
+		{kgagent.Event{Kind: kgagent.EventObservation, Text: ""}, map[string]any{"observation": ""}},
+		{kgagent.Event{Kind: kgagent.EventObservation, Text: "o", Sources: []kgagent.Source{{URL: "u", Title: "t", HeadingPath: []string{"h"}}}},
+			map[string]any{"observation": "o", "sources": []kgagent.Source{{URL: "u", Title: "t", HeadingPath: []string{"h"}}}}},
+		{kgagent.Event{Kind: kgagent.EventAnswer, Delta: true, Text: ""}, map[string]any{"answer": "", "delta": true}},
 		{kgagent.Event{Kind: kgagent.EventAnswer, Delta: true, Text: "to"}, map[string]any{"answer": "to", "delta": true}},
 		{kgagent.Event{Kind: kgagent.EventAnswer, Final: true, Text: "full"}, nil},
 		{kgagent.Event{Kind: kgagent.EventError, Text: "bad output"}, map[string]any{"thought": "error: bad output"}},
 		{kgagent.Event{Kind: kgagent.EventError, Final: true, Text: "x"}, nil},
 	}
 	for _, tt := range tests {
-		got := eventResponse(tt.ev)
-		if jsonString(got) != jsonString(tt.want) {
-			t.Errorf("%+v: got %v, want %v", tt.ev, got, tt.want)
+		got, ok := eventResponse(tt.ev)
+		if ok != (tt.want != nil) || ok && jsonString(got) != jsonString(tt.want) {
+			t.Errorf("%+v: got %v (%v), want %v", tt.ev, jsonString(got), ok, tt.want)
+		}
+	}
+	// The final answer: the same bytes as the map it was before.
+	src := []kgagent.Source{{URL: "https://docs.example.org/a#b", Title: "A", Score: 0.5}}
+	for _, tt := range []struct {
+		ans  kgagent.Answer
+		want map[string]any
+	}{
+		{kgagent.Answer{Answer: "x [1]", Sources: src, Agent: "docs", RequestID: "r1", Citations: "model"},
+			map[string]any{"answer": "x [1]", "sources": src, "agent": "docs", "request_id": "r1", "citations": "model"}},
+		{kgagent.Answer{}, map[string]any{"answer": "", "sources": []kgagent.Source{}}},
+	} {
+		if got := answerResponse(tt.ans); jsonString(got) != jsonString(tt.want) {
+			t.Errorf("answer %+v: got %s, want %s", tt.ans, jsonString(got), jsonString(tt.want))
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/internal/poll"
 )
 
@@ -39,7 +40,7 @@ func TestStreamStoreBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 5; i++ {
-		a.Append(Frame{ID: "a", Response: map[string]any{"thought": i}})
+		a.Append(Frame{ID: "a", Response: Response{Thought: fmt.Sprint(i)}})
 	}
 	// Only the last 3 frames are kept.
 	if seqs, err := collect(a, 2); err != nil || len(seqs) != 3 || seqs[0] != 3 {
@@ -84,7 +85,7 @@ func TestStreamByteBudget(t *testing.T) {
 	const budget = 64 << 10
 	s := NewMemStreams(time.Hour, 100000, 2048, budget).(*memStreams)
 	defer s.Close()
-	big := strings.Repeat("x", 1000)
+	big := []corpus.Hit{{Chunk: kgagent.Chunk{Text: strings.Repeat("x", 1000)}}}
 	var first Stream
 	for i := 0; i < 1000; i++ {
 		st, err := s.Start(ctx, fmt.Sprint("s", i), "tok")
@@ -94,8 +95,8 @@ func TestStreamByteBudget(t *testing.T) {
 		if i == 0 {
 			first = st
 		}
-		st.Append(Frame{ID: "s", Response: map[string]any{"hits": big}})
-		st.Append(Frame{ID: "s", Response: map[string]any{"hits": big}, Complete: true})
+		st.Append(Frame{ID: "s", Response: Response{Hits: big}})
+		st.Append(Frame{ID: "s", Response: Response{Hits: big}, Complete: true})
 		s.mu.Lock()
 		b := s.bytes
 		s.mu.Unlock()
@@ -135,7 +136,7 @@ func TestSocketResumeIsPerCaller(t *testing.T) {
 	// The same id is free for the other key.
 	send(t, b, `{"id":"mine","service":"agent","request":{"question":"q2","collection":"python"}}`)
 	got := readUntilComplete(t, b, "mine")["mine"]
-	if got[len(got)-1].Response["answer"] != "Answer to: q2" {
+	if Str(got[len(got)-1].Response.Answer) != "Answer to: q2" {
 		t.Errorf("b's own stream: %+v", got)
 	}
 	// Binary frames get an error; the socket lives.

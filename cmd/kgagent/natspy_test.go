@@ -54,8 +54,8 @@ func TestNATSPythonClient(t *testing.T) {
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("nats-py client printed %q: %v", out, err)
 	}
-	answer, _ := r.Single.Response["answer"].(string)
-	if !r.Single.Complete || r.Single.Error != nil || !strings.Contains(answer, "8086") || r.Single.Response["sources"] == nil {
+	answer := gateway.Str(r.Single.Response.Answer)
+	if !r.Single.Complete || r.Single.Error != nil || !strings.Contains(answer, "8086") || r.Single.Response.Sources == nil {
 		t.Errorf("nc.request() on kgagent.ask.agent: %+v", r.Single)
 	}
 	if n := len(r.Frames); n < 2 {
@@ -67,7 +67,7 @@ func TestNATSPythonClient(t *testing.T) {
 			t.Errorf("frame %d: seq %d complete %v", i, f.Seq, f.Complete)
 		}
 	}
-	if got, _ := last.Response["answer"].(string); got != answer {
+	if got := gateway.Str(last.Response.Answer); got != answer {
 		t.Errorf("streamed answer %q, single reply %q", got, answer)
 	}
 	joined := strings.ToLower(strings.Join(r.Errors, "\n"))

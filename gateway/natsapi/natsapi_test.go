@@ -91,11 +91,11 @@ func TestNATSStreams(t *testing.T) {
 	}
 	wantKeys := []string{"thought", "observation", "answer"}
 	for i, f := range frames {
-		if f.ID != "n1" || f.Seq != int64(i+1) || f.Response[wantKeys[i]] == nil {
+		if f.ID != "n1" || f.Seq != int64(i+1) || !strings.Contains(string(mustJSON(t, f.Response)), `"`+wantKeys[i]+`":`) {
 			t.Errorf("frame %d = %+v", i, f)
 		}
 	}
-	if frames[2].Response["answer"] != "A: What is NATS?" || frames[2].Response["sources"] == nil {
+	if gateway.Str(frames[2].Response.Answer) != "A: What is NATS?" || frames[2].Response.Sources == nil {
 		t.Errorf("final = %+v", frames[2])
 	}
 }
@@ -108,7 +108,7 @@ func TestNATSAcceptsTheWebsocketEnvelope(t *testing.T) {
 	nc := connect(t, ns)
 	frames := request(t, nc, "kgagent.request.agent", `{"id":"w1","service":"agent","flow":"default","request":{"question":"What is NATS?"}}`)
 	last := frames[len(frames)-1]
-	if len(frames) != 3 || last.ID != "w1" || last.Response["answer"] != "A: What is NATS?" {
+	if len(frames) != 3 || last.ID != "w1" || gateway.Str(last.Response.Answer) != "A: What is NATS?" {
 		t.Fatalf("frames = %+v", frames)
 	}
 	for _, tt := range []struct{ data, typ string }{
@@ -148,7 +148,7 @@ func TestNATSValidationErrors(t *testing.T) {
 	if err := nc.Publish("kgagent.request.agent", []byte(`{"question":"nobody listens"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if frames := request(t, nc, "kgagent.request.agent", `{"question":"still ok"}`); frames[len(frames)-1].Response["answer"] != "A: still ok" {
+	if frames := request(t, nc, "kgagent.request.agent", `{"question":"still ok"}`); gateway.Str(frames[len(frames)-1].Response.Answer) != "A: still ok" {
 		t.Errorf("after errors: %+v", frames)
 	}
 }
@@ -282,7 +282,7 @@ func TestNATSSingleReply(t *testing.T) {
 	if err := json.Unmarshal(m.Data, &f); err != nil {
 		t.Fatal(err)
 	}
-	if !f.Complete || f.ID != "a1" || f.Response["answer"] != "A: What is NATS?" || f.Response["sources"] == nil {
+	if !f.Complete || f.ID != "a1" || gateway.Str(f.Response.Answer) != "A: What is NATS?" || f.Response.Sources == nil {
 		t.Errorf("single reply = %+v", f)
 	}
 	// Exactly one message reaches the inbox.
@@ -314,4 +314,13 @@ func TestNATSSingleReply(t *testing.T) {
 			t.Errorf("%s %s: %+v, want %s", tt.subject, tt.data, f, tt.typ)
 		}
 	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -23,7 +23,7 @@ func benchmarkAppend(b *testing.B, url string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	frame := gateway.Frame{ID: "q", Response: map[string]any{"answer": "a token or two ", "delta": true}}
+	frame := gateway.Frame{ID: "q", Response: gateway.Response{Answer: gateway.Text("a token or two "), Delta: true}}
 	var st gateway.Stream
 	for i := 0; b.Loop(); i++ {
 		if i%1000 == 0 { // a stream of 1000 frames at most

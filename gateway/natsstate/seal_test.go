@@ -40,8 +40,8 @@ func TestStreamSecretsSealed(t *testing.T) {
 	if err := st.(gateway.DurableStream).Record([]byte(`{"request":{"question":"` + question + `"}}`)); err != nil {
 		t.Fatal(err)
 	}
-	st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"thought": thought}})
-	st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"answer": "done"}, Complete: true})
+	st.Append(gateway.Frame{ID: "q1", Response: gateway.Response{Thought: thought}})
+	st.Append(gateway.Frame{ID: "q1", Response: gateway.Response{Answer: gateway.Text("done")}, Complete: true})
 
 	// The bucket's record, the stream's messages, and everything on the bus.
 	e, err := a.kv.Get(ctx, recordKey("key:bot\x00q1"))

@@ -32,7 +32,7 @@ func (c *collector) send(b []byte) bool {
 	_ = json.Unmarshal(b, &f)
 	c.mu.Lock()
 	c.seqs = append(c.seqs, f.Seq)
-	c.texts = append(c.texts, fmt.Sprintf("%d:%v", f.Seq, f.Response["thought"]))
+	c.texts = append(c.texts, fmt.Sprintf("%d:%v", f.Seq, f.Response.Thought))
 	c.mu.Unlock()
 	if f.Complete {
 		c.once.Do(func() { close(c.done) })
@@ -87,7 +87,7 @@ func TestByteBudget(t *testing.T) {
 	}
 	big := strings.Repeat("x", 500)
 	for i := range 40 {
-		st.Append(gateway.Frame{ID: "q", Response: map[string]any{"thought": big}, Complete: i == 39})
+		st.Append(gateway.Frame{ID: "q", Response: gateway.Response{Thought: big}, Complete: i == 39})
 	}
 	rs, err := ss.Get(ctx, "k")
 	if err != nil {
@@ -123,7 +123,7 @@ func TestResumeAfterTheRunningReplicaDied(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		st.Append(gateway.Frame{ID: "q9", Response: map[string]any{"thought": "x"}})
+		st.Append(gateway.Frame{ID: "q9", Response: gateway.Response{Thought: "x"}})
 	}
 	_ = ncA.Flush()
 	ncA.Close() // the replica is gone: no more frames, no more renewals

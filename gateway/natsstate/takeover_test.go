@@ -34,7 +34,7 @@ func frameTexts(frames [][]byte) []string {
 	for _, b := range frames {
 		var f gateway.Frame
 		_ = json.Unmarshal(b, &f)
-		out = append(out, fmt.Sprintf("%d:%v", f.Seq, f.Response["thought"]))
+		out = append(out, fmt.Sprintf("%d:%v", f.Seq, f.Response.Thought))
 	}
 	return out
 }
@@ -76,8 +76,8 @@ func takeoverExactlyOnce(t *testing.T, urlA, urlB, urlC string, die func()) {
 		r.OnTakeover(func(to gateway.Takeover) {
 			calls.Add(1)
 			given.Store(to)
-			to.Stream.Append(gateway.Frame{ID: "q1", Response: map[string]any{"thought": "4 by " + name}})
-			to.Stream.Append(gateway.Frame{ID: "q1", Response: map[string]any{"thought": "5 by " + name}, Complete: true})
+			to.Stream.Append(gateway.Frame{ID: "q1", Response: gateway.Response{Thought: "4 by " + name}})
+			to.Stream.Append(gateway.Frame{ID: "q1", Response: gateway.Response{Thought: "5 by " + name}, Complete: true})
 		})
 		return r
 	}
@@ -93,7 +93,7 @@ func takeoverExactlyOnce(t *testing.T, urlA, urlB, urlC string, die func()) {
 		return st.(gateway.DurableStream).Record([]byte(`{"question":"q"}`))
 	})
 	for i := 1; i <= 3; i++ {
-		st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"thought": i}})
+		st.Append(gateway.Frame{ID: "q1", Response: gateway.Response{Thought: fmt.Sprint(i)}})
 		if i == 2 {
 			if err := st.(gateway.DurableStream).Note([]byte(`{"n":0}`)); err != nil {
 				t.Fatal(err)
@@ -155,7 +155,7 @@ func TestTakeoverCompareAndSet(t *testing.T) {
 	if err := st.(gateway.DurableStream).Record([]byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
-	st.Append(gateway.Frame{ID: "q2", Response: map[string]any{"thought": 1}})
+	st.Append(gateway.Frame{ID: "q2", Response: gateway.Response{Thought: "1"}})
 	close(st.(*stream).stop) // A stops renewing
 	var runs atomic.Int32
 	var reps []*Streams
@@ -210,7 +210,7 @@ func TestTakenOverReplicaWritesNothing(t *testing.T) {
 	b := newStreams(t, s.ClientURL(), StreamsConfig{SecretKey: testKey})
 	continued := make(chan struct{})
 	b.OnTakeover(func(to gateway.Takeover) {
-		to.Stream.Append(gateway.Frame{ID: "q3", Response: map[string]any{"thought": "3 by B"}})
+		to.Stream.Append(gateway.Frame{ID: "q3", Response: gateway.Response{Thought: "3 by B"}})
 		close(continued)
 	})
 	st, err := a.Start(ctx, "o:u\x00q3", "tok")
@@ -221,8 +221,8 @@ func TestTakenOverReplicaWritesNothing(t *testing.T) {
 	if err := ds.Record([]byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
-	st.Append(gateway.Frame{ID: "q3", Response: map[string]any{"thought": "1 by A"}})
-	st.Append(gateway.Frame{ID: "q3", Response: map[string]any{"thought": "2 by A"}})
+	st.Append(gateway.Frame{ID: "q3", Response: gateway.Response{Thought: "1 by A"}})
+	st.Append(gateway.Frame{ID: "q3", Response: gateway.Response{Thought: "2 by A"}})
 	rk := recordKey("o:u\x00q3")
 	for {
 		e, err := b.kv.Get(ctx, rk)
@@ -242,7 +242,7 @@ func TestTakenOverReplicaWritesNothing(t *testing.T) {
 		}
 	}
 	<-continued
-	st.Append(gateway.Frame{ID: "q3", Response: map[string]any{"thought": "3 by A"}})
+	st.Append(gateway.Frame{ID: "q3", Response: gateway.Response{Thought: "3 by A"}})
 	select {
 	case <-ds.Lost():
 	case <-time.After(5 * time.Second):
@@ -286,13 +286,13 @@ func TestTakeoverOfATakeover(t *testing.T) {
 	}
 	c := newStreams(t, s.ClientURL(), cfg)
 	b.OnTakeover(func(to gateway.Takeover) {
-		to.Stream.Append(gateway.Frame{ID: "q4", Response: map[string]any{"thought": "4 by B"}})
+		to.Stream.Append(gateway.Frame{ID: "q4", Response: gateway.Response{Thought: "4 by B"}})
 		ncB.Close() // B dies before the end
 	})
 	var fromC atomic.Value
 	c.OnTakeover(func(to gateway.Takeover) {
 		fromC.Store(to)
-		to.Stream.Append(gateway.Frame{ID: "q4", Response: map[string]any{"thought": "5 by C"}, Complete: true})
+		to.Stream.Append(gateway.Frame{ID: "q4", Response: gateway.Response{Thought: "5 by C"}, Complete: true})
 	})
 	st, err := a.Start(ctx, "o:u\x00q4", "tok")
 	if err != nil {
@@ -302,7 +302,7 @@ func TestTakeoverOfATakeover(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 3; i++ {
-		st.Append(gateway.Frame{ID: "q4", Response: map[string]any{"thought": i}})
+		st.Append(gateway.Frame{ID: "q4", Response: gateway.Response{Thought: fmt.Sprint(i)}})
 	}
 	ncA.Close()
 	// B's client comes and goes (it makes B take over); C's stays.

@@ -126,11 +126,11 @@ func testConflict(t *testing.T, s gateway.StreamStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"thought": "x"}})
+	st.Append(gateway.Frame{ID: "q1", Response: gateway.Response{Thought: "x"}})
 	if _, err := s.Start(ctx, "o:ann\x00q1", "tok2"); kgagent.ErrorCode(err) != kgagent.ECONFLICT {
 		t.Errorf("second start of a running stream: %v, want CONFLICT", err)
 	}
-	st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"answer": "y"}, Complete: true})
+	st.Append(gateway.Frame{ID: "q1", Response: gateway.Response{Answer: gateway.Text("y")}, Complete: true})
 	if !st.Done() {
 		t.Error("stream not done after its complete frame")
 	}
@@ -159,7 +159,7 @@ func testResume(t *testing.T, ss []gateway.StreamStore) {
 		t.Fatal(err)
 	}
 	for range 5 {
-		st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"thought": "x"}})
+		st.Append(gateway.Frame{ID: "q1", Response: gateway.Response{Thought: "x"}})
 	}
 	rs, err := b.Get(ctx, "o:ann\x00q1")
 	if err != nil {
@@ -173,7 +173,7 @@ func testResume(t *testing.T, ss []gateway.StreamStore) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		st.Append(gateway.Frame{ID: "q1", Response: map[string]any{"answer": "y"}, Complete: i == 2})
+		st.Append(gateway.Frame{ID: "q1", Response: gateway.Response{Answer: gateway.Text("y")}, Complete: i == 2})
 	}
 	if got, _ := remote.wait(t); !slices.Equal(got, seqRange(3, 8)) {
 		t.Errorf("resumed after seq 2: %v, want 3..8", got)
