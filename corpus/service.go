@@ -246,7 +246,9 @@ func validate(r SearchRequest, needCollection bool) error {
 }
 
 // Search answers a search request: validation, query embedding, the index's
-// dense, keyword or hybrid (RRF) ranking.
+// dense, keyword or hybrid (RRF) ranking, then digests (index and summary
+// passages that repeat other pages' one-line descriptions) ranked below the
+// pages they describe (DemoteDigests, followDigests).
 // Errors: those of ValidateSearch, ENOTFOUND for an unknown collection when
 // the index can tell, and the embedder's and index's errors.
 func (s *Service) Search(ctx context.Context, r SearchRequest) ([]Hit, error) {
@@ -277,6 +279,8 @@ func (s *Service) Search(ctx context.Context, r SearchRequest) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Digests never outrank the pages they describe (digest.go).
+	hits = DemoteDigests(s.followDigests(ctx, q, hits))
 	if len(hits) > r.K {
 		hits = hits[:r.K]
 	}

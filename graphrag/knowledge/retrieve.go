@@ -219,9 +219,14 @@ func headingOnly(h corpus.Hit) bool {
 // contents or a list of links rather than prose: most of its words are in
 // run-on lists of names (a flattened table of contents or index has many
 // words and almost no sentence ends), or most of its lines are table rows
-// whose first cell is a single name (a module or symbol index). It judges
+// whose first cell is a single name (a module or symbol index), or it is a
+// digest (corpus.DigestEntries: names each followed by the one-line
+// description of the page it names). It judges
 // by shape only, never by page names.
 func LinkHeavy(text string) bool {
+	if corpus.DigestEntries(text) != nil {
+		return true // names each followed by a one-line description
+	}
 	lines := strings.Split(text, "\n")
 	words, runOn := 0, 0
 	rows, nameRows, nonEmpty := 0, 0, 0

@@ -1,0 +1,345 @@
+package corpus
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/kgagent/kgagent/internal/text"
+)
+
+// A digest is a passage that only repeats other pages' one-line
+// descriptions: a class index, a package summary, a "uses of" page, a
+// module index — a list or table of names, each followed by the first
+// sentence of the page the name links to. Such a passage holds the exact
+// words a known-item question asks with, so it often outranks the page it
+// describes. Search ranks a digest below every page it repeats (when that
+// page is among the candidates) and, whether or not it is, below the
+// ordinary passages that score like it (DigestWeight).
+//
+// The rule judges a passage by its own text and the other candidates'
+// texts only — never by page names — so it holds for any index (embedded or
+// Qdrant) and for data dirs written before it existed.
+
+// DigestWeight multiplies the score of a digest passage before the
+// candidates are ordered again.
+const DigestWeight = 0.5
+
+// digestMinEntries is the fewest name-and-description entries a digest has.
+const digestMinEntries = 3
+
+// DigestEntry is one entry of a digest: a name and its one-line description.
+type DigestEntry struct {
+	Name, Description string
+}
+
+// DigestEntries returns the entries of a passage shaped like a digest —
+// most of its words in entries of a short name line ("BufferOverflowException",
+// "AbstractSet<E>", "json") followed by a one-line description, or in table
+// rows "name | description", or in lines "name — description" — and nil for
+// any other passage.
+func DigestEntries(text string) []DigestEntry {
+	words, entryWords := 0, 0
+	var descs []DigestEntry
+	prev, prevWords := "", 0
+	for rest := text; rest != ""; {
+		l, tail, _ := strings.Cut(rest, "\n")
+		rest = tail
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		n := countWords(l, -1)
+		words += n
+		if e, ok := inlineEntry(l); ok {
+			descs = append(descs, e)
+			entryWords += n
+		} else if prev != "" && isDescription(l) && isNameLine(prev) {
+			descs = append(descs, DigestEntry{prev, l})
+			entryWords += n + prevWords
+		}
+		prev, prevWords = l, n
+	}
+	if len(descs) < digestMinEntries || 10*entryWords < 7*words {
+		return nil
+	}
+	return descs
+}
+
+// countWords counts the space-separated words of l, stopping at limit (-1:
+// no limit).
+func countWords(l string, limit int) int {
+	n, in := 0, false
+	for i := 0; i < len(l); i++ {
+		sp := l[i] == ' ' || l[i] == '\t'
+		if !sp && !in {
+			n++
+			if n == limit {
+				return n
+			}
+		}
+		in = !sp
+	}
+	return n
+}
+
+// inlineEntry splits a table row "name | description" or a list line
+// "name — description" into its description.
+func inlineEntry(l string) (DigestEntry, bool) {
+	l = strings.TrimPrefix(strings.TrimPrefix(l, "- "), "* ")
+	if cells := tableCells(l); len(cells) >= 2 {
+		if isNameLine(cells[0]) && isDescription(cells[len(cells)-1]) {
+			return DigestEntry{cells[0], cells[len(cells)-1]}, true
+		}
+		return DigestEntry{}, false
+	}
+	for _, sep := range []string{" — ", " – ", " - "} {
+		if name, desc, ok := strings.Cut(l, sep); ok && isNameLine(name) && isDescription(desc) {
+			return DigestEntry{name, desc}, true
+		}
+	}
+	return DigestEntry{}, false
+}
+
+// tableCells splits a table row line ("a | b | c", "| a | b") into cells.
+func tableCells(l string) []string {
+	if !strings.Contains(l, " | ") && !strings.HasPrefix(l, "| ") {
+		return nil
+	}
+	var out []string
+	for _, c := range strings.Split(l, "|") {
+		if c = strings.TrimSpace(c); c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// isNameLine reports whether l is a name rather than prose: at most four
+// words, each an identifier-like token (dotted names, generics, a
+// parenthesised signature without spaces), and no sentence end.
+func isNameLine(l string) bool {
+	if l == "" || countWords(l, 5) > 4 || strings.HasSuffix(l, ".") {
+		return false
+	}
+	for _, r := range l {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != ' ' && !strings.ContainsRune("_.<>,()[]?@$&-", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// isDescription reports whether l reads like a one-line description: four
+// words or more, starting with a letter.
+func isDescription(l string) bool {
+	if countWords(l, 4) < 4 {
+		return false
+	}
+	for _, r := range l {
+		return unicode.IsLetter(r)
+	}
+	return false
+}
+
+// sentenceKeys calls add with the key of each sentence of text: a hash of
+// its letters and digits in lower case (spaces, punctuation and case do not
+// count), so a description matches the sentence it repeats however either
+// was spaced.
+func sentenceKeys(text string, add func(uint64)) {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h, n := uint64(offset), 0
+	flush := func() {
+		if n >= 12 { // shorter "sentences" (a name, "Since: 1.4") say nothing
+			add(h)
+		}
+		h, n = offset, 0
+	}
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '\n' || (c == '.' || c == '!' || c == '?' || c == ';') && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n'):
+			flush()
+		case c >= 'A' && c <= 'Z':
+			h, n = (h^uint64(c+'a'-'A'))*prime, n+1
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80:
+			h, n = (h^uint64(c))*prime, n+1
+		}
+	}
+	flush()
+}
+
+// firstSentence is l up to its first sentence end.
+func firstSentence(l string) string {
+	for i := 0; i+1 < len(l); i++ {
+		if c := l[i]; (c == '.' || c == '!' || c == '?' || c == ';') && l[i+1] == ' ' {
+			return l[:i+1]
+		}
+	}
+	return l
+}
+
+// DemoteDigests reorders hits (best first) so that no digest outranks a page
+// it repeats: a digest whose entry's description is a sentence of another
+// candidate page's passage goes just below that page's best passage (the
+// lowest such page's, when it repeats several). Every digest's score is first
+// multiplied by DigestWeight. Scores stay non-increasing; the order of other
+// hits is unchanged.
+func DemoteDigests(hits []Hit) []Hit {
+	descs := make([][]DigestEntry, len(hits))
+	found := false
+	for i, h := range hits {
+		if descs[i] = DigestEntries(h.Text); descs[i] != nil {
+			found = true
+		}
+	}
+	if !found {
+		return hits
+	}
+	// Which page states each sentence, best-ranked passage first.
+	first := map[string]int{} // page -> position of its best non-digest hit
+	// The keys of the digests' descriptions, then which pages state them.
+	want := map[uint64]bool{}
+	for _, ds := range descs {
+		for _, d := range ds {
+			sentenceKeys(firstSentence(d.Description), func(k uint64) { want[k] = true })
+		}
+	}
+	states := map[uint64][]string{}
+	for i, h := range hits {
+		if descs[i] != nil {
+			continue
+		}
+		if _, ok := first[h.DocURL]; !ok {
+			first[h.DocURL] = i
+		}
+		sentenceKeys(h.Text, func(k uint64) {
+			if want[k] && !slices.Contains(states[k], h.DocURL) {
+				states[k] = append(states[k], h.DocURL)
+			}
+		})
+	}
+	type keyed struct {
+		h   Hit
+		key float64 // position it is ordered by
+		dig bool
+	}
+	ks := make([]keyed, len(hits))
+	for i, h := range hits {
+		ks[i] = keyed{h: h, key: float64(i)}
+		if descs[i] == nil {
+			continue
+		}
+		ks[i].dig = true
+		ks[i].h.Score *= DigestWeight
+		after := -1
+		for _, d := range descs[i] {
+			sentenceKeys(firstSentence(d.Description), func(k uint64) {
+				for _, page := range states[k] {
+					if page != h.DocURL && first[page] > after {
+						after = first[page]
+					}
+				}
+			})
+		}
+		// Below the described pages, and below the ordinary hits that now
+		// score above it.
+		for j := i + 1; j < len(hits); j++ {
+			if descs[j] == nil && hits[j].Score > ks[i].h.Score && j > after {
+				after = j
+			}
+		}
+		if after > i {
+			ks[i].key = float64(after) + 0.5
+		}
+	}
+	sort.SliceStable(ks, func(a, b int) bool { return ks[a].key < ks[b].key })
+	out := make([]Hit, len(ks))
+	for i, k := range ks {
+		out[i] = k.h
+		if i > 0 && out[i].Score > out[i-1].Score {
+			out[i].Score = out[i-1].Score
+		}
+	}
+	return out
+}
+
+// followDigests looks up the pages the best digests name. When one of the
+// first few hits is a digest with an entry whose description holds most of
+// the query's words, the entry's name is searched for (keyword mode) and the
+// best passage of a page titled with that name, if one is found, is put just
+// above the digest: the page a digest line describes is the answer, not the
+// digest. At most two digests are followed per search.
+func (s *Service) followDigests(ctx context.Context, q Query, hits []Hit) []Hit {
+	const look, most = 10, 2
+	qterms := map[string]bool{}
+	for _, t := range text.Terms(q.Text) {
+		qterms[t] = true
+	}
+	followed := 0
+	for i := 0; i < len(hits) && i < look && followed < most; i++ {
+		es := DigestEntries(hits[i].Text)
+		if es == nil {
+			continue
+		}
+		followed++
+		var name, desc string
+		best := 0.0
+		for _, e := range es {
+			ts := text.Terms(firstSentence(e.Description))
+			if len(ts) < 3 {
+				continue
+			}
+			in := 0
+			for _, t := range ts {
+				if qterms[t] {
+					in++
+				}
+			}
+			if c := float64(in) / float64(len(ts)); c > best {
+				name, desc, best = e.Name, firstSentence(e.Description), c
+			}
+		}
+		if best < 0.75 {
+			continue
+		}
+		name, _, _ = strings.Cut(name, "<")
+		found, err := s.cfg.Index.Search(ctx, Query{Collection: q.Collection, Text: name, K: 5, Mode: ModeKeyword, URLPrefix: q.URLPrefix})
+		if err != nil {
+			continue // the digest stays where it is
+		}
+		for _, f := range found {
+			if f.DocURL == hits[i].DocURL || !titleNames(f.Title, name) || DigestEntries(f.Text) != nil {
+				continue
+			}
+			// The page's own passage that states the description,
+			// when it has one, rather than the one naming it most.
+			if strings.HasPrefix(f.DocURL, q.URLPrefix) {
+				if own, err := s.cfg.Index.Search(ctx, Query{Collection: q.Collection, Text: desc, K: 1, Mode: ModeKeyword, URLPrefix: f.DocURL}); err == nil && len(own) == 1 && own[0].DocURL == f.DocURL {
+					f = own[0]
+				}
+			}
+			f.Score = hits[i].Score
+			hits = slices.Insert(hits, i, f)
+			i++
+			break
+		}
+	}
+	return hits
+}
+
+// titleNames reports whether a page title begins with name (case aside),
+// followed by its end or by a character no name holds ("AbstractSet (Java
+// SE 17)", "json — JSON encoder and decoder").
+func titleNames(title, name string) bool {
+	name = strings.TrimSpace(name)
+	if name == "" || len(title) < len(name) || !strings.EqualFold(title[:len(name)], name) {
+		return false
+	}
+	if len(title) == len(name) {
+		return true
+	}
+	c := title[len(name)]
+	return !(c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')
+}
