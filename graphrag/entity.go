@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Limits on triple fields. Names longer than MaxNameBytes are rejected with
@@ -74,7 +75,7 @@ func NormalizeName(name string) string {
 	// Only the last word changes: s's words are joined by single spaces.
 	i := strings.LastIndexByte(s, ' ')
 	if last := s[i+1:]; isPlainWord(last) && !strings.ContainsAny(name, "()`_") {
-		if w := singular(last); w != last {
+		if w := text.Singular(last); w != last {
 			s = s[:i+1] + w
 		}
 	}
@@ -169,40 +170,6 @@ func isPlainWord(w string) bool {
 		}
 	}
 	return w != ""
-}
-
-// singular strips a simple English plural ending. It is deliberately
-// conservative: words of four letters or fewer and endings that are rarely
-// plurals ("ss", "us", "is", "as", "os") are kept.
-func singular(w string) string {
-	if s, ok := irregular[w]; ok {
-		return s
-	}
-	n := len(w)
-	if n <= 4 || !strings.HasSuffix(w, "s") {
-		return w
-	}
-	switch {
-	case strings.HasSuffix(w, "ies") && n > 5:
-		return w[:n-3] + "y"
-	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "xes"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"):
-		return w[:n-2]
-	}
-	for _, keep := range []string{"ss", "us", "is", "as", "os", "ics"} {
-		if strings.HasSuffix(w, keep) {
-			return w
-		}
-	}
-	return w[:n-1]
-}
-
-// irregular are plurals (and words that only look plural) the suffix rules
-// of singular get wrong.
-var irregular = map[string]string{
-	"series": "series", "species": "species", "news": "news", "aliases": "alias",
-	"statuses": "status", "buses": "bus", "indices": "index", "matrices": "matrix",
-	"vertices": "vertex", "analyses": "analysis", "movies": "movie", "cookies": "cookie",
-	"children": "child", "people": "person", "criteria": "criterion", "axes": "axis",
 }
 
 // NormalizePredicate folds a predicate to snake_case: lower case, words joined

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // normalizeNameRef is NormalizeName as first written (a rune loop, then
@@ -35,7 +37,7 @@ func normalizeNameRef(name string) string {
 	words := strings.Split(s, " ")
 	last := words[len(words)-1]
 	if isPlainWord(last) && !strings.ContainsAny(name, "()`_") {
-		words[len(words)-1] = singular(last)
+		words[len(words)-1] = text.Singular(last)
 	}
 	return strings.Join(words, " ")
 }

@@ -7,23 +7,24 @@ import (
 	"unicode"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // overlapRef is overlap as first written (lower-case, split, map of hits):
 // the reference the allocation-free version must agree with.
-func overlapRef(q map[string]bool, text string) float64 {
+func overlapRef(q map[string]bool, s string) float64 {
 	if len(q) == 0 {
 		return 0
 	}
 	hit := map[string]bool{}
-	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '.'
 	}) {
 		f = strings.Trim(f, ".")
 		if q[f] {
 			hit[f] = true
 		} else if len(f) > 4 && f[len(f)-1] == 's' {
-			if n := singular(f); q[n] {
+			if n := text.Singular(f); q[n] {
 				hit[n] = true
 			}
 		}

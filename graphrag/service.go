@@ -17,6 +17,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Config configures a Service. Only Store is required; every limit's zero
@@ -297,19 +298,6 @@ func (s *Service) Find(ctx context.Context, p Pattern) ([]kgagent.Triple, error)
 	return ts, err
 }
 
-// questionStop are words that carry no entity.
-var questionStop = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`a an the of to in on for with and or not no i me my we our you your it its this that these those
-		is are was were be been being do does did done can could should would will shall may might must have has had
-		what which who whom whose why when where how what's there their them they he she his her him
-		by from as at into about over under than then so if else also just only very more most some any all each
-		use using used tell explain describe show give get make please there's here between`) {
-		questionStop[w] = true
-	}
-}
-
 // trimWord is a question word (one of strings.Fields) without the
 // punctuation around it and a trailing "()": "json.loads()?" → "json.loads".
 // QuestionTerms and AnalyzeQuestion read words through it, so both agree on
@@ -326,7 +314,7 @@ func trimWord(f string) string {
 // two- and three-word phrases, lower-cased.
 func QuestionTerms(question string) []string {
 	var words []string
-	for _, f := range strings.Fields(question) {
+	for _, f := range strings.Fields(text.ExpandContractions(question)) {
 		if f = trimWord(f); f == "" {
 			continue
 		}
@@ -350,7 +338,7 @@ func QuestionTerms(question string) []string {
 		run = run[:0]
 	}
 	for _, w := range words {
-		if questionStop[w] || len([]rune(w)) < 2 {
+		if text.IsQuestionStop(w) || len([]rune(w)) < 2 {
 			flush()
 			continue
 		}
@@ -372,7 +360,7 @@ func termSet(question string) map[string]bool {
 		set[NormalizeName(t)] = true
 		set[t] = true
 		for _, p := range strings.Split(t, ".") {
-			if p != "" && !questionStop[p] {
+			if p != "" && !text.IsQuestionStop(p) {
 				set[p] = true
 			}
 		}
@@ -560,7 +548,7 @@ func (q *wordSet) word(f string, h *hits) {
 	} else if i, ok := q.idx[f]; ok {
 		h.add(i)
 	} else if len(f) > 4 && f[len(f)-1] == 's' {
-		if i, ok := q.idx[singular(f)]; ok {
+		if i, ok := q.idx[text.Singular(f)]; ok {
 			h.add(i)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"unicode"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Relations a Shape asks about besides the item kinds of a list
@@ -66,7 +67,7 @@ type qword struct{ raw, low string }
 
 func questionWords(q string) []qword {
 	var out []qword
-	for _, f := range strings.Fields(q) {
+	for _, f := range strings.Fields(text.ExpandContractions(q)) {
 		f = trimWord(f)
 		if i := strings.IndexByte(f, '('); i > 0 {
 			f = f[:i]
@@ -166,18 +167,18 @@ func AnalyzeQuestion(question string) Shape {
 		}
 		for i, x := range ws {
 			if (x.low == "module" || x.low == "class" || x.low == "package") && i > 0 {
-				if p := ws[i-1]; !questionStop[p.low] && !shapeStop[p.low] && !ex[p.low] {
+				if p := ws[i-1]; !text.IsQuestionStop(p.low) && !shapeStop[p.low] && !ex[p.low] {
 					return p.raw
 				}
 			}
 			if (x.low == "module" || x.low == "class") && i+1 < len(ws) {
-				if n := ws[i+1]; !questionStop[n.low] && !shapeStop[n.low] && !ex[n.low] {
+				if n := ws[i+1]; !text.IsQuestionStop(n.low) && !shapeStop[n.low] && !ex[n.low] {
 					return n.raw
 				}
 			}
 		}
 		for _, x := range ws {
-			if !questionStop[x.low] && !shapeStop[x.low] && !ex[x.low] && len(x.low) > 1 && unicode.IsLetter(rune(x.low[0])) {
+			if !text.IsQuestionStop(x.low) && !shapeStop[x.low] && !ex[x.low] && len(x.low) > 1 && unicode.IsLetter(rune(x.low[0])) {
 				return x.raw
 			}
 		}
@@ -196,7 +197,7 @@ func AnalyzeQuestion(question string) Shape {
 			if d := has("does", "do"); d >= 0 && d+1 < i {
 				param = ws[d+1].raw
 			}
-		case i > 0 && !questionStop[ws[i-1].low] && !shapeStop[ws[i-1].low]:
+		case i > 0 && !text.IsQuestionStop(ws[i-1].low) && !shapeStop[ws[i-1].low]:
 			param = ws[i-1].raw // P's default / P default
 		}
 		if param != "" {
@@ -256,7 +257,7 @@ func AnalyzeQuestion(question string) Shape {
 	}
 	sh := Shape{Kind: kgagent.ShapeList, Relation: itemKinds[ws[k].low]}
 	// "Which X functions ..." names the subject before the noun.
-	if k > 0 && !questionStop[ws[k-1].low] && !shapeStop[ws[k-1].low] && ws[k-1].low != "list" {
+	if k > 0 && !text.IsQuestionStop(ws[k-1].low) && !shapeStop[ws[k-1].low] && ws[k-1].low != "list" {
 		sh.Subject = ws[k-1].raw
 	} else {
 		sh.Subject = subject()
@@ -281,7 +282,7 @@ func AnalyzeQuestion(question string) Shape {
 	}
 	if at >= 0 {
 		for _, x := range ws[at+1:] {
-			if !questionStop[x.low] && !shapeStop[x.low] && !strings.EqualFold(x.raw, sh.Subject) && len(x.low) > 2 {
+			if !text.IsQuestionStop(x.low) && !shapeStop[x.low] && !strings.EqualFold(x.raw, sh.Subject) && len(x.low) > 2 {
 				sh.Restriction = append(sh.Restriction, x.low)
 			}
 		}
