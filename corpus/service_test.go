@@ -169,3 +169,81 @@ func TestServiceGenerationCountsWrites(t *testing.T) {
 		}
 	}
 }
+
+// semEmbedder is a semantic model that maps every text mentioning
+// "migrat" or "upgrade" to one direction and anything else to another,
+// and counts its calls.
+type semEmbedder struct{ calls int }
+
+func (s *semEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	s.calls++
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = []float32{0, 1}
+		if l := strings.ToLower(t); strings.Contains(l, "migrat") || strings.Contains(l, "upgrade") {
+			out[i] = []float32{1, 0}
+		}
+	}
+	return out, nil
+}
+func (s *semEmbedder) Dimension() int { return 2 }
+func (s *semEmbedder) Name() string   { return "sem-2" }
+
+// The service embeds a query with its semantic model only when the
+// collection has vectors of that model, and the search then finds the
+// chunk that means what the query says although it shares no word with it.
+func TestServiceSemanticSearch(t *testing.T) {
+	ctx := context.Background()
+	idx, err := sqlite.Open(sqlite.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	sem := &semEmbedder{}
+	s, err := corpus.NewService(corpus.ServiceConfig{Index: idx, Semantic: sem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for url, text := range map[string]string{
+		"https://x/migration": "Migrating from version one: run the converter once.",
+		"https://x/news":      "How do I get the newsletter? Subscribe on the site.",
+	} {
+		if _, err := s.IndexDocument(ctx, doc("c", url, "page", text)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := corpus.SearchRequest{Query: "how do I upgrade", Collection: "c", K: 1}
+	hits, err := s.Search(ctx, req)
+	if err != nil || len(hits) != 1 {
+		t.Fatal(hits, err)
+	}
+	if sem.calls != 0 {
+		t.Fatalf("the semantic model embedded a query for a collection without its vectors (%d calls)", sem.calls)
+	}
+	if hits[0].DocURL != "https://x/news" {
+		t.Fatalf("lexical search: top %s, want the page sharing words with the query", hits[0].DocURL)
+	}
+	todo, err := s.SemanticMissing(ctx, sem.Name(), 0, 10)
+	if err != nil || len(todo) != 2 {
+		t.Fatalf("missing %v %v", todo, err)
+	}
+	var vs []corpus.SemanticVector
+	for _, td := range todo {
+		v, _ := sem.Embed(ctx, []string{td.Text})
+		vs = append(vs, corpus.SemanticVector{Key: td.Key, Vector: v[0]})
+	}
+	gen := s.Generation()
+	if err := s.PutSemantic(ctx, sem.Name(), vs); err != nil {
+		t.Fatal(err)
+	}
+	if s.Generation() == gen {
+		t.Fatal("storing semantic vectors did not count as a write")
+	}
+	hits, err = s.Search(ctx, req)
+	if err != nil || len(hits) != 1 {
+		t.Fatal(hits, err)
+	}
+	if hits[0].DocURL != "https://x/migration" || hits[0].Semantic < 0.99 {
+		t.Fatalf("semantic search: top %s (semantic %.2f), want the migration page", hits[0].DocURL, hits[0].Semantic)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -58,6 +59,8 @@ func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, 
 	}
 	if !o.Semantic {
 		cfg.SemanticSearch = "off" // serve embeds in the background; ingest stays lexical and fast
+	} else if cfg.SemanticWorkers == 0 {
+		cfg.SemanticWorkers = runtime.GOMAXPROCS(0) // no queries to leave a core to
 	}
 	log := newLogger(cfg, stderr)
 	a, err := openApp(ctx, cfg, "ingest", log, false)
