@@ -8,6 +8,7 @@ package agent
 
 import (
 	"context"
+	"strings"
 
 	"github.com/kgagent/kgagent"
 )
@@ -84,6 +85,10 @@ type CompletionRequest struct {
 	// agent with Config.ActFirst): a json step may then not answer and tool
 	// calls are required.
 	ActionOnly bool `json:"-"`
+	// Episode is the run in structured form (few-shots, question,
+	// observations), for a model that reads structure: the built-in
+	// extractive model. It is never sent to an LLM API.
+	Episode *Episode `json:"-"`
 }
 
 // The step protocols of CompletionRequest.Protocol.
@@ -135,10 +140,48 @@ func (t Tool) WireName() string {
 type ChatMessage struct {
 	Role    string `json:"role"` // system, user, assistant
 	Content string `json:"content"`
-	// Evidence is the structured form of an observation (what a built-in
-	// search func found, numbered as the text numbers it); the built-in
-	// answerer reads it instead of the text. It is never sent to an LLM API.
-	Evidence *kgagent.Evidence `json:"-"`
+	// Observation is the structured form of a `Func[x] says:` or
+	// `Agent[x] says:` message, set by the manager; the built-in model reads
+	// it instead of the text. It is never sent to an LLM API.
+	Observation *Observation `json:"-"`
+}
+
+// Observation is one reply of a func or agent to an action, as the manager
+// fed it back to the model.
+type Observation struct {
+	Agent bool   // an Agent[Name] reply; otherwise Func[Name]
+	Name  string // the func or agent that replied
+	Text  string // the reply as fed to the model, trimmed
+	// Evidence is what a built-in search func found, numbered as the text
+	// numbers it; the built-in answerer reads it instead of the text.
+	Evidence *kgagent.Evidence
+}
+
+// Episode is a run in structured form: what the built-in model reads
+// instead of parsing the prompt back. The manager sets it on every
+// CompletionRequest; an LLM behind an API ignores it.
+type Episode struct {
+	FewShots []Stanza // the agent's validated few-shot stanzas, in order
+	Question string   // the question of this run, trimmed
+	// Actions counts the model's outputs since the question (its actions,
+	// and malformed outputs fed back).
+	Actions      int
+	Observations []Observation // the replies to its actions, in order
+}
+
+// episode reads the structured fields of the messages that follow a run's
+// question (msgs[qi]); no text is parsed.
+func episode(fewShots []Stanza, question string, after []ChatMessage) *Episode {
+	ep := &Episode{FewShots: fewShots, Question: strings.TrimSpace(question)}
+	for _, m := range after {
+		switch {
+		case m.Role == "assistant":
+			ep.Actions++
+		case m.Observation != nil:
+			ep.Observations = append(ep.Observations, *m.Observation)
+		}
+	}
+	return ep
 }
 
 // Stream yields a completion piece by piece: Recv until io.EOF, Close once.

@@ -88,13 +88,12 @@ func BenchmarkExtractiveAnswer(b *testing.B) {
 		fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(i+1, h.Title, h.HeadingPath, h.URL), h.Text)
 	}
 	q := "Which module provides compression options for decoding data streams?"
-	msgs := []ChatMessage{{Role: "system", Content: "base"}, {Role: "user", Content: "Q: " + q},
-		{Role: "assistant", Content: "Ask Func[fixie_query_corpus]: " + q}, {Role: "user", Content: "Func[fixie_query_corpus] says: " + sb.String()}}
+	ep := Episode{Question: q, Actions: 1, Observations: []Observation{{Name: "fixie_query_corpus", Text: strings.TrimSpace(sb.String())}}}
 	x := NewExtractive(ExtractiveConfig{})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if out := x.Respond(msgs); !strings.HasPrefix(out, "A: ") {
+		if out := x.Respond(ep); !strings.HasPrefix(out, "A: ") {
 			b.Fatal(out)
 		}
 	}

@@ -22,10 +22,11 @@ type ExtractiveConfig struct {
 }
 
 // Extractive is the built-in LLM: deterministic and offline. It reads the
-// ReAct transcript the manager builds. When the question closely matches a
+// run in structured form (CompletionRequest.Episode: few-shot stanzas,
+// question, observations), never the prompt's text. When the question closely matches a
 // few-shot's query pattern it follows that stanza (same funcs, arguments
 // taken from the question); otherwise it asks Func[fixie_query_corpus] with
-// the question. Once a search has returned evidence (ChatMessage.Evidence,
+// the question. Once a search has returned evidence (Observation.Evidence,
 // never the observation's text) the answer is written by the built-in
 // answerer, agent/extractive.
 type Extractive struct {
@@ -53,7 +54,11 @@ func (x *Extractive) Complete(ctx context.Context, req CompletionRequest) (Strea
 	if len(req.Messages) == 0 { // as agent/openai (llmtest)
 		return nil, kgagent.Errorf(kgagent.EINVALID, "completion request has no messages")
 	}
-	out := x.Respond(req.Messages)
+	var ep Episode
+	if req.Episode != nil {
+		ep = *req.Episode
+	}
+	out := x.Respond(ep)
 	return &sliceStream{ctx: ctx, parts: splitDeltas(out, x.cfg.Deltas), usage: &kgagent.Usage{
 		PromptTokens: promptWords(req.Messages), CompletionTokens: len(strings.Fields(out)),
 	}}, nil
@@ -129,106 +134,49 @@ func (s *sliceStream) Recv() (Delta, error) {
 
 func (s *sliceStream) Close() error { return nil }
 
-// observation is one `Func[x] says:` or `Agent[x] says:` reply.
-type observation struct {
-	kind     LineKind
-	name     string
-	text     string
-	evidence *kgagent.Evidence
-}
-
-// transcript is what the extractive model reads from the prompt.
-type transcript struct {
-	stanzas  []Stanza
-	question string
-	actions  int
-	obs      []observation
-}
-
-func readTranscript(msgs []ChatMessage) transcript {
-	var t transcript
-	if len(msgs) > 0 && msgs[0].Role == "system" {
-		sys := msgs[0].Content
-		if i := strings.Index(sys, "\n"+ExamplesHeader+"\n"); i >= 0 {
-			for j, s := range SplitFewShots(sys[i+len(ExamplesHeader)+2:]) {
-				st := Stanza{Index: j + 1, Text: s}
-				for _, l := range strings.Split(s, "\n") {
-					st.Lines = append(st.Lines, ClassifyLine(l))
-				}
-				t.stanzas = append(t.stanzas, st)
-			}
-		}
-	}
-	qi := -1
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == "user" && strings.HasPrefix(msgs[i].Content, "Q:") {
-			qi = i
-			break
-		}
-	}
-	if qi < 0 {
-		return t
-	}
-	t.question = strings.TrimSpace(msgs[qi].Content[2:])
-	for _, m := range msgs[qi+1:] {
-		switch m.Role {
-		case "assistant":
-			t.actions++
-		case "user":
-			l := ClassifyLine(strings.SplitN(m.Content, "\n", 2)[0])
-			if l.Kind == LineFuncSays || l.Kind == LineAgentSays {
-				body := strings.TrimPrefix(m.Content, l.Raw)
-				t.obs = append(t.obs, observation{kind: l.Kind, name: l.Name, text: strings.TrimSpace(l.Text + body), evidence: m.Evidence})
-			}
-		}
-	}
-	return t
-}
-
-// Respond returns the model's next output for a transcript.
-func (x *Extractive) Respond(msgs []ChatMessage) string {
-	out := x.respond(msgs)
+// Respond returns the model's next output for a run.
+func (x *Extractive) Respond(ep Episode) string {
+	out := x.respond(ep)
 	if strings.TrimSpace(strings.TrimPrefix(out, "A:")) == "" {
 		return "A: I have no answer to that."
 	}
 	return out
 }
 
-func (x *Extractive) respond(msgs []ChatMessage) string {
-	t := readTranscript(msgs)
-	if t.question == "" {
+func (x *Extractive) respond(ep Episode) string {
+	if ep.Question == "" {
 		return "A: I did not receive a question."
 	}
-	if n := len(t.obs); n > 0 && strings.HasPrefix(t.obs[n-1].text, "Error") {
-		return "A: I could not answer that: " + errorText(t.obs[n-1].text)
+	if n := len(ep.Observations); n > 0 && strings.HasPrefix(ep.Observations[n-1].Text, "Error") {
+		return "A: I could not answer that: " + errorText(ep.Observations[n-1].Text)
 	}
-	if m, ok := x.matchStanza(t.stanzas, t.question); ok {
+	if m, ok := x.matchStanza(ep.FewShots, ep.Question); ok {
 		asks := m.asks()
-		if t.actions < len(asks) && t.actions == len(t.obs) {
-			a := asks[t.actions]
+		if ep.Actions < len(asks) && ep.Actions == len(ep.Observations) {
+			a := asks[ep.Actions]
 			arg := m.fill(a.Text)
 			// A later step may pass on what an earlier func said.
 			for i, ex := range m.says() {
-				if i < len(t.obs) && ex != "" && strings.Contains(arg, ex) {
-					arg = strings.ReplaceAll(arg, ex, t.obs[i].text)
+				if i < len(ep.Observations) && ex != "" && strings.Contains(arg, ex) {
+					arg = strings.ReplaceAll(arg, ex, ep.Observations[i].Text)
 				}
 			}
 			return "Ask " + kindWord(a.Kind) + "[" + a.Name + "]: " + arg
 		}
-		if len(t.obs) > 0 && len(evidence(t.obs)) == 0 {
-			return "A: " + m.answer(t.obs)
+		if len(ep.Observations) > 0 && len(evidence(ep.Observations)) == 0 {
+			return "A: " + m.answer(ep.Observations)
 		}
 	}
-	if len(t.obs) == 0 {
-		if embedRefRe.MatchString(t.question) {
-			return "Ask Func[fixie_query_embed]: " + t.question
+	if len(ep.Observations) == 0 {
+		if embedRefRe.MatchString(ep.Question) {
+			return "Ask Func[fixie_query_embed]: " + ep.Question
 		}
-		return "Ask Func[fixie_query_corpus]: " + t.question
+		return "Ask Func[fixie_query_corpus]: " + ep.Question
 	}
-	if ev := evidence(t.obs); len(ev) > 0 {
-		return "A: " + extractive.Compose(t.question, ev, x.cfg.Answer)
+	if ev := evidence(ep.Observations); len(ev) > 0 {
+		return "A: " + extractive.Compose(ep.Question, ev, x.cfg.Answer)
 	}
-	return "A: " + t.obs[len(t.obs)-1].text
+	return "A: " + ep.Observations[len(ep.Observations)-1].Text
 }
 
 func errorText(s string) string {
@@ -246,11 +194,11 @@ func kindWord(k LineKind) string {
 }
 
 // evidence returns the evidence the observations carry, in order.
-func evidence(obs []observation) []kgagent.Evidence {
+func evidence(obs []Observation) []kgagent.Evidence {
 	var out []kgagent.Evidence
 	for _, o := range obs {
-		if o.evidence != nil {
-			out = append(out, *o.evidence)
+		if o.Evidence != nil {
+			out = append(out, *o.Evidence)
 		}
 	}
 	return out
@@ -301,7 +249,7 @@ func (m stanzaMatch) fill(s string) string {
 // answer fills the stanza's A: line with the observed replies in place of
 // the example replies; when the example reply does not appear in it, the
 // last observed reply is the answer.
-func (m stanzaMatch) answer(obs []observation) string {
+func (m stanzaMatch) answer(obs []Observation) string {
 	var says []string
 	ans := ""
 	for _, l := range m.st.Lines {
@@ -320,12 +268,12 @@ func (m stanzaMatch) answer(obs []observation) string {
 		}
 	}
 	if !used {
-		return obs[len(obs)-1].text
+		return obs[len(obs)-1].Text
 	}
 	ans = m.fill(ans)
 	for i := range says {
 		if i < len(obs) {
-			ans = strings.ReplaceAll(ans, slot(i), obs[i].text)
+			ans = strings.ReplaceAll(ans, slot(i), obs[i].Text)
 		}
 	}
 	return ans

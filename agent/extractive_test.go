@@ -9,7 +9,10 @@ import (
 	"github.com/kgagent/kgagent/corpus"
 )
 
-func transcriptFor(t *testing.T, shots string, question string, steps ...string) []ChatMessage {
+// episodeFor is the run the manager hands the model: the agent's validated
+// few-shots, the question, and steps alternating action and reply (the
+// replies written "Func[x] says: text" here for the table's sake).
+func episodeFor(t *testing.T, shots string, question string, steps ...string) Episode {
 	t.Helper()
 	a, err := NewCodeShotAgent(AgentConfig{Name: "t", FewShots: SplitFewShots(shots), Funcs: []Func{
 		{Name: "quote", Handler: TextFunc(func(context.Context, string) (string, error) { return "", nil })},
@@ -20,21 +23,16 @@ func transcriptFor(t *testing.T, shots string, question string, steps ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newManager(t, Config{LLM: script()})
-	e, err := m.newEntry(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &run{m: m, byURL: map[string]int{}}
-	msgs := m.prompt(context.Background(), r, e, RunInfo{}, nil, question)
+	var msgs []ChatMessage
 	for i, s := range steps {
-		role := "assistant"
-		if i%2 == 1 {
-			role = "user"
+		if i%2 == 0 {
+			msgs = append(msgs, ChatMessage{Role: "assistant", Content: s})
+			continue
 		}
-		msgs = append(msgs, ChatMessage{Role: role, Content: s})
+		l := ClassifyLine(s)
+		msgs = append(msgs, ChatMessage{Role: "user", Content: s, Observation: &Observation{Agent: l.Kind == LineAgentSays, Name: l.Name, Text: l.Text}})
 	}
-	return msgs
+	return *episode(a.Stanzas(), question, msgs)
 }
 
 const chainShots = `
@@ -84,7 +82,7 @@ func TestExtractiveFollowsFewShots(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := x.Respond(transcriptFor(t, tt.shots, tt.q, tt.steps...))
+			got := x.Respond(episodeFor(t, tt.shots, tt.q, tt.steps...))
 			if got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
@@ -198,9 +196,13 @@ func FuzzExtractive(f *testing.F) {
 	f.Add("", "[x] broken (")
 	x := NewExtractive(ExtractiveConfig{})
 	f.Fuzz(func(t *testing.T, q, obs string) {
-		msgs := []ChatMessage{{Role: "system", Content: "Examples:\n\n" + obs}, {Role: "user", Content: "Q: " + q},
-			{Role: "assistant", Content: "Ask Func[fixie_query_corpus]: " + q}, {Role: "user", Content: "Func[fixie_query_corpus] says: " + obs}}
-		out := x.Respond(msgs)
+		ep := Episode{Question: strings.TrimSpace(q), Actions: 1, Observations: []Observation{{Name: "fixie_query_corpus", Text: strings.TrimSpace(obs)}}}
+		if stanzas := SplitFewShots(obs); len(stanzas) > 0 {
+			if st, err := ParseStanza(1, stanzas[0], false, nil); err == nil {
+				ep.FewShots = []Stanza{st}
+			}
+		}
+		out := x.Respond(ep)
 		if _, err := ParseOutput(out); err != nil && strings.TrimSpace(q) != "" {
 			t.Fatalf("extractive output %q does not parse: %v", out, err)
 		}

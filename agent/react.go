@@ -103,6 +103,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 	name := e.a.Name()
 	info := RunInfo{RequestID: r.req.ID, Agent: name, Question: question, Caller: r.req.Caller}
 	msgs := m.prompt(ctx, r, e, info, history, question)
+	qi := len(msgs) - 1 // the question's message
 	cfg := e.a.Config()
 	creq := CompletionRequest{Model: m.cfg.Model, Temperature: m.cfg.Temperature, MaxTokens: m.cfg.MaxTokens, Stop: StopSequences}
 	if cfg.LLM.Model != "" {
@@ -140,6 +141,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		r.iters++
 		info.Iteration = iter
 		creq.Messages = msgs
+		creq.Episode = episode(e.a.Stanzas(), question, msgs[qi+1:])
 		creq.AnswerOnly = iter == m.cfg.MaxIterations || m.nearDeadline(ctx, m.cfg.MaxIterations-iter+1) ||
 			strings.HasSuffix(msgs[len(msgs)-1].Content, answerNow)
 		creq.ActionOnly = m.cfg.ActFirst && iter == 1 && !creq.AnswerOnly && len(creq.Tools) > 0
@@ -259,7 +261,8 @@ func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step 
 		}
 		said = repeatedAction
 		r.emit(kgagent.Event{Kind: kgagent.EventObservation, Agent: name, Func: step.Name, Text: fmt.Sprintf("not run again: the same action as in iteration %d", done[key])})
-		return []ChatMessage{{Role: "assistant", Content: action}, {Role: "user", Content: obsPrefix + said}}, "", false, nil
+		return []ChatMessage{{Role: "assistant", Content: action}, {Role: "user", Content: obsPrefix + said,
+			Observation: &Observation{Agent: step.Kind == StepAgent, Name: step.Name, Text: said}}}, "", false, nil
 	case step.Kind == StepFunc:
 		r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
 		res, cerr = m.runFunc(ctx, r, e, step)
@@ -321,7 +324,8 @@ func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step 
 	if cerr == nil {
 		ev = res.Evidence
 	}
-	return []ChatMessage{{Role: "assistant", Content: action}, {Role: "user", Content: obsPrefix + fed, Evidence: ev}}, "", false, nil
+	return []ChatMessage{{Role: "assistant", Content: action}, {Role: "user", Content: obsPrefix + fed,
+		Observation: &Observation{Agent: step.Kind == StepAgent, Name: step.Name, Text: strings.TrimSpace(fed), Evidence: ev}}}, "", false, nil
 }
 
 // nearDeadline reports whether ctx's deadline leaves less than two calls'
