@@ -150,6 +150,83 @@ type openAIError struct {
 	Details map[string]any `json:"details,omitempty"`
 }
 
+// The response objects of the /v1 routes: OpenAI's, plus kgagent's
+// sources. Fields are in the order of their JSON names (the wire format
+// OpenAI's SDKs and TestOpenAIWireFormat read).
+
+// ChatCompletion is a chat completion that does not stream
+// (object "chat.completion").
+type ChatCompletion struct {
+	Choices []ChatChoice     `json:"choices"`
+	Created int64            `json:"created"`
+	ID      string           `json:"id"`
+	Model   string           `json:"model"`
+	Object  string           `json:"object"`
+	Sources []kgagent.Source `json:"sources"`
+	Usage   ChatUsage        `json:"usage"`
+}
+
+// ChatChunk is one event of a streamed chat completion
+// (object "chat.completion.chunk"); Sources is on the last.
+type ChatChunk struct {
+	Choices []ChatChoice     `json:"choices"`
+	Created int64            `json:"created"`
+	ID      string           `json:"id"`
+	Model   string           `json:"model"`
+	Object  string           `json:"object"`
+	Sources []kgagent.Source `json:"sources,omitzero"`
+}
+
+// chatChunkUsage is a ChatChunk of a stream that asked for usage
+// (stream_options.include_usage): every chunk has "usage", null but on
+// the last.
+type chatChunkUsage struct {
+	ChatChunk
+	Usage *ChatUsage `json:"usage"`
+}
+
+// ChatChoice is the one choice of a completion (Message) or of a chunk
+// (Delta). FinishReason is null until the last chunk.
+type ChatChoice struct {
+	Delta        *ChatText `json:"delta,omitempty"`
+	FinishReason *string   `json:"finish_reason"`
+	Index        int       `json:"index"`
+	Message      *ChatText `json:"message,omitempty"`
+}
+
+// ChatText is a choice's message or delta: the assistant's content
+// (sent, even empty, when set) and role.
+type ChatText struct {
+	Content *string `json:"content,omitempty"`
+	Role    string  `json:"role,omitempty"`
+}
+
+// ChatUsage counts a completion's tokens.
+type ChatUsage struct {
+	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens     int `json:"prompt_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Model is an entry of GET /v1/models: "kgagent" (the router) or an agent.
+type Model struct {
+	Created int64  `json:"created"`
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	OwnedBy string `json:"owned_by"`
+}
+
+// ModelList is the body of GET /v1/models.
+type ModelList struct {
+	Data   []Model `json:"data"`
+	Object string  `json:"object"`
+}
+
+// openAIErrorBody is the body of a /v1 error.
+type openAIErrorBody struct {
+	Error openAIError `json:"error"`
+}
+
 func openAIErrorOf(err error) (int, openAIError) {
 	e := toError(err)
 	status := kgagent.HTTPStatus(e.Code)
@@ -186,7 +263,7 @@ func (s *Server) writeOpenAIError(w http.ResponseWriter, r *http.Request, err er
 			w.Header().Set("Retry-After", jsonString(ra))
 		}
 	}
-	writeJSON(w, status, map[string]any{"error": o})
+	writeJSON(w, status, openAIErrorBody{o})
 }
 
 func (s *Server) models(r *http.Request) ([]string, error) {
@@ -203,8 +280,8 @@ func (s *Server) models(r *http.Request) ([]string, error) {
 	return names, nil
 }
 
-func modelObject(id string) map[string]any {
-	return map[string]any{"id": id, "object": "model", "created": 0, "owned_by": "kgagent"}
+func modelObject(id string) Model {
+	return Model{ID: id, Object: "model", OwnedBy: "kgagent"}
 }
 
 func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
@@ -213,11 +290,11 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 		s.writeOpenAIError(w, r, err)
 		return
 	}
-	data := make([]map[string]any, 0, len(names))
+	data := make([]Model, 0, len(names))
 	for _, n := range names {
 		data = append(data, modelObject(n))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+	writeJSON(w, http.StatusOK, ModelList{Data: data, Object: "list"})
 }
 
 // checkModel returns ENOTFOUND unless id is a model of /v1/models.
@@ -482,7 +559,7 @@ func (o *chatOptions) cut(content string) (string, bool) {
 // chatUsage is the usage of a completion: the run's LLM tokens, or, when
 // none were spent (an answer from the cache), the prompt and the reply
 // counted at 4 bytes a token, so that clients never see zero.
-func chatUsage(u kgagent.Usage, req ChatCompletionRequest, content string) map[string]int {
+func chatUsage(u kgagent.Usage, req ChatCompletionRequest, content string) ChatUsage {
 	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
 		n := 0
 		for _, m := range req.Messages {
@@ -492,7 +569,7 @@ func chatUsage(u kgagent.Usage, req ChatCompletionRequest, content string) map[s
 		u.PromptTokens = (n + bytesPerToken - 1) / bytesPerToken
 		u.CompletionTokens = (len(content) + bytesPerToken - 1) / bytesPerToken
 	}
-	return map[string]int{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.PromptTokens + u.CompletionTokens}
+	return ChatUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.PromptTokens + u.CompletionTokens}
 }
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
@@ -548,26 +625,23 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	var mu sync.Mutex
 	open := true     // the stream takes writes
 	started := false // the event stream's header is written: errors go in the stream
-	write := func(m map[string]any) {
+	// write sends one chunk of the stream; usage is on the last one of a
+	// stream that asked for it.
+	write := func(c ChatChunk, usage *ChatUsage) {
+		var v any = c
 		if opts.includeUsage {
-			if _, ok := m["usage"]; !ok {
-				m["usage"] = nil
-			}
+			v = chatChunkUsage{c, usage}
 		}
-		b, _ := json.Marshal(m)
+		b, _ := json.Marshal(v)
 		if !open {
 			return
 		}
 		_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
 		_ = http.NewResponseController(w).Flush()
 	}
-	chunk := func(delta map[string]any, finish any, extra map[string]any) map[string]any {
-		m := map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-			"choices": []map[string]any{{"index": 0, "delta": delta, "finish_reason": finish}}}
-		for k, v := range extra {
-			m[k] = v
-		}
-		return m
+	chunk := func(delta ChatText, finish *string) ChatChunk {
+		return ChatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
+			Choices: []ChatChoice{{Index: 0, Delta: &delta, FinishReason: finish}}}
 	}
 	err = s.call(r.Context(), p, admission{id: rid, scope: ScopeAsk, service: ServiceAgent, req: &areq, charge: true}, func(ctx context.Context) error {
 		call := Call{ID: rid, Service: ServiceAgent, Request: areq, Caller: s.callerOf(p)}
@@ -580,11 +654,11 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return err
 			}
-			writeJSON(w, http.StatusOK, map[string]any{
-				"id": id, "object": "chat.completion", "created": created, "model": model,
-				"choices": []map[string]any{{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": finish}},
-				"usage":   chatUsage(ans.Usage, req, text),
-				"sources": nonNil(ans.Sources),
+			writeJSON(w, http.StatusOK, ChatCompletion{
+				ID: id, Object: "chat.completion", Created: created, Model: model,
+				Choices: []ChatChoice{{Index: 0, Message: &ChatText{Role: "assistant", Content: &text}, FinishReason: &finish}},
+				Usage:   chatUsage(ans.Usage, req, text),
+				Sources: nonNil(ans.Sources),
 			})
 			return nil
 		}
@@ -597,7 +671,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		truncated := false // max_tokens cut them
 		mu.Lock()
 		started = true
-		write(chunk(map[string]any{"role": "assistant", "content": ""}, nil, nil))
+		write(chunk(ChatText{Role: "assistant", Content: Text("")}, nil), nil)
 		mu.Unlock()
 		ans, err := s.askAgent(ctx, call, func(ev kgagent.Event) {
 			if ev.Kind != kgagent.EventAnswer || !ev.Delta || opts.json {
@@ -621,7 +695,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			sent += len(text)
-			write(chunk(map[string]any{"content": text}, nil, nil))
+			write(chunk(ChatText{Content: &text}, nil), nil)
 		})
 		if err != nil {
 			return err
@@ -650,12 +724,14 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if rest != "" {
-			write(chunk(map[string]any{"content": rest}, nil, nil))
+			write(chunk(ChatText{Content: &rest}, nil), nil)
 		}
-		write(chunk(map[string]any{}, finish, map[string]any{"sources": nonNil(ans.Sources)}))
+		last := chunk(ChatText{}, &finish)
+		last.Sources = nonNil(ans.Sources)
+		write(last, nil)
 		if opts.includeUsage {
-			write(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-				"choices": []any{}, "usage": chatUsage(ans.Usage, req, text)})
+			u := chatUsage(ans.Usage, req, text)
+			write(ChatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: []ChatChoice{}}, &u)
 		}
 		_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
 		_ = http.NewResponseController(w).Flush()
@@ -676,7 +752,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	// The stream is under way (a panic included): the error is its last
 	// event.
 	_, o := openAIErrorOf(err)
-	b, _ := json.Marshal(map[string]any{"error": o})
+	b, _ := json.Marshal(openAIErrorBody{o})
 	_, _ = fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
 }
 
