@@ -4,7 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Observer receives measurements of the manager's LLM calls and runs, for
@@ -73,7 +74,7 @@ func boundObservation(s string, maxTokens int) string {
 			out = append(out, "(… "+strconv.Itoa(len(blocks)-i)+" more not shown)")
 			break
 		}
-		head := cutRunes(heads[i], left)
+		head := text.Clip(heads[i], left)
 		left -= len(head) + 2
 		// The header lines of the blocks after this one are reserved for;
 		// what remains is shared equally among this block and those.
@@ -84,7 +85,7 @@ func boundObservation(s string, maxTokens int) string {
 		share := max(0, (left-reserved)/(len(blocks)-i))
 		body := bodies[i]
 		if len(body) > share {
-			body = cutWords(body, share)
+			body = text.CutWords(body, share)
 		}
 		left -= len(body) + 1
 		if body != "" {
@@ -93,30 +94,4 @@ func boundObservation(s string, maxTokens int) string {
 		out = append(out, head)
 	}
 	return strings.Join(out, "\n\n")
-}
-
-// cutWords cuts s to at most n bytes at a word boundary, marking the cut.
-func cutWords(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if len(s) <= n {
-		return s
-	}
-	cut := strings.LastIndexAny(s[:n], " \n")
-	if cut < n/2 {
-		cut = n
-	}
-	return cutRunes(s, cut) + " …"
-}
-
-// cutRunes cuts s to at most n bytes on a rune boundary.
-func cutRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // ParseOutput reads one LLM output: free-text thought lines, then exactly one
@@ -42,14 +43,14 @@ func ParseOutput(out string) (Step, error) {
 		switch l.Kind {
 		case LineThought:
 			if strings.HasPrefix(line, "Ask Func") || strings.HasPrefix(line, "Ask Agent") {
-				return Step{}, kgagent.Errorf(kgagent.EINVALID, "malformed action %q: write Ask Func[name]: input", truncateText(line, 120))
+				return Step{}, kgagent.Errorf(kgagent.EINVALID, "malformed action %q: write Ask Func[name]: input", text.Truncate(line, 120))
 			}
 			thought = append(thought, line)
 			continue
 		case LineQuery:
 			return Step{}, kgagent.Errorf(kgagent.EINVALID, "the output asks a new question (Q:) instead of acting or answering")
 		case LineFuncSays, LineAgentSays:
-			return Step{}, kgagent.Errorf(kgagent.EINVALID, "the output invents %q: ask the func and wait for its reply", truncateText(line, 120))
+			return Step{}, kgagent.Errorf(kgagent.EINVALID, "the output invents %q: ask the func and wait for its reply", text.Truncate(line, 120))
 		}
 		st := Step{Thought: strings.TrimSpace(strings.Join(thought, "\n"))}
 		rest := lines[i+1:]
@@ -73,7 +74,7 @@ func ParseOutput(out string) (Step, error) {
 				st.Kind = StepAgent
 			}
 			if !ValidName(l.Name) {
-				return Step{}, kgagent.Errorf(kgagent.EINVALID, "name %q in %q must match ^\\w+$", truncateText(l.Name, 60), truncateText(line, 120))
+				return Step{}, kgagent.Errorf(kgagent.EINVALID, "name %q in %q must match ^\\w+$", text.Truncate(l.Name, 60), text.Truncate(line, 120))
 			}
 			// scanOutput cut the output where the action ends: what is left
 			// after the Ask line is the rest of a multi-line JSON input.
@@ -212,15 +213,4 @@ func loopStart(line string) int {
 // isFence reports whether a trimmed line opens or closes a code fence.
 func isFence(line string) bool {
 	return strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~")
-}
-
-// truncateText cuts s to at most n bytes on a rune boundary, marking the cut.
-func truncateText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && (s[n]&0xC0) == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

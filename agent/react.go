@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // ExamplesHeader introduces the few-shot stanzas in the system prompt; the
@@ -171,7 +172,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		if perr != nil {
 			malformed++
 			ke := asError(ctx, perr)
-			shown := truncateText(strings.TrimSpace(out), malformedShown)
+			shown := text.Truncate(strings.TrimSpace(out), malformedShown)
 			r.emit(kgagent.Event{Kind: kgagent.EventError, Agent: name, Text: fmt.Sprintf("malformed model output: %s; the output was %q", ke.Message, shown), Error: ke})
 			m.cfg.Logger.Warn("malformed model output", "request_id", r.req.ID, "agent", name, "iteration", iter, "error", ke.Message, "stop", stop, "output", shown)
 			if malformed > m.cfg.MaxMalformed {
@@ -180,7 +181,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 				}
 				return m.noAnswer(ctx, r, name, depth, kgagent.Errorf(kgagent.EUNAVAILABLE, "the model's output was malformed %d times: %s", malformed, ke.Message))
 			}
-			fed := truncateText(strings.TrimSpace(out), malformedFedBack)
+			fed := text.Truncate(strings.TrimSpace(out), malformedFedBack)
 			if fed == "" {
 				fed = "(nothing)"
 			}
@@ -194,7 +195,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		if iter == m.cfg.MaxIterations && !slices.ContainsFunc(steps, func(s Step) bool { return s.Kind == StepAnswer }) {
 			// The last call asked for an answer and got an action: its
 			// result could reach no one, so it is not run.
-			m.cfg.Logger.Warn("the model acted on its last iteration instead of answering", "request_id", r.req.ID, "agent", name, "output", truncateText(strings.TrimSpace(out), malformedShown))
+			m.cfg.Logger.Warn("the model acted on its last iteration instead of answering", "request_id", r.req.ID, "agent", name, "output", text.Truncate(strings.TrimSpace(out), malformedShown))
 			break
 		}
 		for _, step := range steps {
@@ -309,7 +310,7 @@ func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step 
 		}
 	}
 	if len(said) > maxObservationChars {
-		said = cutRunes(said, maxObservationChars) + " …"
+		said = text.Clip(said, maxObservationChars) + " …"
 	}
 	obs.Text = said
 	r.emit(obs)

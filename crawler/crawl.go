@@ -16,8 +16,10 @@ import (
 
 	"github.com/gobwas/glob"
 	"github.com/gocolly/colly/v2"
+
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/internal/httpstatus"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // DefaultUserAgent names kgagent to the sites it crawls.
@@ -294,7 +296,7 @@ func (cr *crawl) redirect(req *http.Request, via []*http.Request) error {
 	}
 	to, err := NormalizeURL(req.URL.String())
 	if err != nil {
-		return errRedirectOut{to: truncate(req.URL.String(), 300)}
+		return errRedirectOut{to: text.Truncate(req.URL.String(), 300)}
 	}
 	from, _ := NormalizeURL(via[0].URL.String())
 	if !cr.scope.redirectAllowed(from, to) || trapReason(to) != "" {

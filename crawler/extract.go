@@ -12,10 +12,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/kgagent/kgagent"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/html/charset"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Media types Extract accepts. Anything else is EUNSUPPORTED and the crawler
@@ -67,7 +69,7 @@ func IsTextMedia(mt string) bool {
 func Extract(pageURL, contentType string, body []byte) (kgagent.Document, error) {
 	base, err := url.Parse(pageURL)
 	if err != nil || !base.IsAbs() || base.Host == "" {
-		return kgagent.Document{}, kgagent.Errorf(kgagent.EINVALID, "page URL %q is not an absolute URL", truncate(pageURL, 200))
+		return kgagent.Document{}, kgagent.Errorf(kgagent.EINVALID, "page URL %q is not an absolute URL", text.Truncate(pageURL, 200))
 	}
 	mt := MediaType(contentType, body)
 	if !IsTextMedia(mt) {
@@ -332,7 +334,7 @@ func (p *prepass) link(a *html.Node) {
 		return
 	}
 	p.seen[u] = true
-	p.found = append(p.found, kgagent.Link{URL: u, Text: truncate(p.text.normText(a), 200)})
+	p.found = append(p.found, kgagent.Link{URL: u, Text: text.Truncate(p.text.normText(a), 200)})
 }
 
 // stripBoilerplate removes navigation inside the main content; for the body
@@ -823,16 +825,6 @@ func rawText(n *html.Node) string {
 	}
 	f(n, 0)
 	return b.String()
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 func titleFromURL(u *url.URL) string {

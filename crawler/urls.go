@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Trap guard limits. A URL over any of them is skipped as a likely crawler
@@ -45,17 +46,17 @@ func parseHTTPURL(raw string) (*url.URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, kgagent.Errorf(kgagent.EINVALID, "malformed URL %q: %v", truncate(raw, 200), unwrapURLError(err))
+		return nil, kgagent.Errorf(kgagent.EINVALID, "malformed URL %q: %v", text.Truncate(raw, 200), unwrapURLError(err))
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, kgagent.Errorf(kgagent.EINVALID, "URL %q is not http or https", truncate(raw, 200))
+		return nil, kgagent.Errorf(kgagent.EINVALID, "URL %q is not http or https", text.Truncate(raw, 200))
 	}
 	if u.Hostname() == "" {
-		return nil, kgagent.Errorf(kgagent.EINVALID, "URL %q has no host", truncate(raw, 200))
+		return nil, kgagent.Errorf(kgagent.EINVALID, "URL %q has no host", text.Truncate(raw, 200))
 	}
 	if u.User != nil {
-		return nil, kgagent.Errorf(kgagent.EINVALID, "URL %q carries credentials; use the corpus bearer token", truncate(u.Redacted(), 200))
+		return nil, kgagent.Errorf(kgagent.EINVALID, "URL %q carries credentials; use the corpus bearer token", text.Truncate(u.Redacted(), 200))
 	}
 	return u, nil
 }
@@ -243,14 +244,14 @@ func NewScope(urls, excludes []string) (*Scope, []Seed, []PageError, error) {
 	for _, raw := range urls {
 		raw = strings.TrimSpace(raw)
 		glob := strings.HasSuffix(raw, "*")
-		text := strings.TrimSuffix(raw, "*")
-		if strings.Contains(text, "*") {
-			bad = append(bad, PageError{URL: truncate(raw, 300), Code: kgagent.EINVALID, Reason: "malformed glob: * is allowed only at the end"})
+		prefix := strings.TrimSuffix(raw, "*")
+		if strings.Contains(prefix, "*") {
+			bad = append(bad, PageError{URL: text.Truncate(raw, 300), Code: kgagent.EINVALID, Reason: "malformed glob: * is allowed only at the end"})
 			continue
 		}
-		u, err := parseHTTPURL(text)
+		u, err := parseHTTPURL(prefix)
 		if err != nil {
-			bad = append(bad, PageError{URL: truncate(raw, 300), Code: kgagent.ErrorCode(err), Reason: kgagent.ErrorMessage(err)})
+			bad = append(bad, PageError{URL: text.Truncate(raw, 300), Code: kgagent.ErrorCode(err), Reason: kgagent.ErrorMessage(err)})
 			continue
 		}
 		n := normalizeParsed(u)
@@ -259,7 +260,7 @@ func NewScope(urls, excludes []string) (*Scope, []Seed, []PageError, error) {
 			// segment prefix such as http://h/docs/py as written.
 			if u.Path == "" && u.RawQuery == "" {
 				n = strings.TrimSuffix(n, "/") + "/"
-			} else if !strings.HasSuffix(text, "/") {
+			} else if !strings.HasSuffix(prefix, "/") {
 				n = strings.TrimSuffix(n, "/")
 			}
 			s.prefixes = append(s.prefixes, n)

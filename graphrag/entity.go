@@ -210,7 +210,7 @@ func PageEntity(url, title string) kgagent.Entity {
 	if strings.TrimSpace(title) == "" {
 		title = url
 	}
-	return kgagent.Entity{ID: "page:" + url, Name: clip(collapseSpace(title), MaxNameBytes), Type: TypePage}
+	return kgagent.Entity{ID: "page:" + url, Name: text.Clip(collapseSpace(title), MaxNameBytes), Type: TypePage}
 }
 
 // SectionEntity is the node of one section of a page, identified by the
@@ -219,7 +219,7 @@ func SectionEntity(sectionURL, heading string) kgagent.Entity {
 	if strings.TrimSpace(heading) == "" {
 		heading = sectionURL
 	}
-	return kgagent.Entity{ID: "section:" + sectionURL, Name: clip(collapseSpace(heading), MaxNameBytes), Type: TypeSection}
+	return kgagent.Entity{ID: "section:" + sectionURL, Name: text.Clip(collapseSpace(heading), MaxNameBytes), Type: TypeSection}
 }
 
 // collapseSpace is strings.Join(strings.Fields(s), " "), without the
@@ -285,10 +285,10 @@ func ValidateTriple(collection, docURL string, t kgagent.Triple) error {
 		return err
 	}
 	if t.Collection != collection {
-		return kgagent.Errorf(kgagent.EINVALID, "triple collection %q is not %q", trunc(t.Collection), trunc(collection))
+		return kgagent.Errorf(kgagent.EINVALID, "triple collection %q is not %q", text.Truncate(t.Collection, 80), text.Truncate(collection, 80))
 	}
 	if t.DocURL != docURL {
-		return kgagent.Errorf(kgagent.EINVALID, "triple doc_url %q is not %q", trunc(t.DocURL), trunc(docURL))
+		return kgagent.Errorf(kgagent.EINVALID, "triple doc_url %q is not %q", text.Truncate(t.DocURL, 80), text.Truncate(docURL, 80))
 	}
 	if err := validEntity("subject", t.Subject, true); err != nil {
 		return err
@@ -366,22 +366,4 @@ func validEntity(role string, e kgagent.Entity, required bool) error {
 		return kgagent.Errorf(kgagent.EINVALID, "%s is not valid UTF-8", role)
 	}
 	return nil
-}
-
-func trunc(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "..."
-	}
-	return s
-}
-
-// clip cuts s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

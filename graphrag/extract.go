@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Extractor turns one document (and the chunks it was cut into) into triples.
@@ -193,7 +194,7 @@ func (e *extraction) chunkFor(anchor, evidence string) string {
 	if evidence != "" && len(cs) > 1 { // one chunk is the answer either way
 		probe := evidence
 		if len(probe) > 80 {
-			probe = clip(probe, 80)
+			probe = text.Clip(probe, 80)
 		}
 		for _, c := range cs {
 			if strings.Contains(c.Text, probe) {
@@ -216,7 +217,7 @@ func (e *extraction) emit(s kgagent.Entity, p string, o kgagent.Entity, lit, anc
 	}
 	if lit != "" {
 		o = kgagent.Entity{}
-		lit = clip(strings.TrimSpace(lit), 1000)
+		lit = text.Clip(strings.TrimSpace(lit), 1000)
 	}
 	if anchor != e.srcAnchor || e.src == "" {
 		e.srcAnchor, e.src = anchor, SectionURL(e.doc.URL, anchor)
@@ -557,7 +558,7 @@ func sigParams(params string) []string {
 func firstParagraph(s *kgagent.Section) string {
 	for _, b := range s.Blocks {
 		if b.Kind == kgagent.BlockParagraph && strings.TrimSpace(b.Text) != "" {
-			return clip(strings.TrimSpace(b.Text), 600)
+			return text.Clip(strings.TrimSpace(b.Text), 600)
 		}
 	}
 	return ""

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // PredImplements is a Java class implementing an interface (Javadoc's "All
@@ -57,7 +58,7 @@ func (e *extraction) javadoc(s *kgagent.Section) kgagent.Entity {
 				} else if !described && t != "" {
 					// the first paragraph after the signature describes it
 					described = true
-					e.emit(cls, PredIsDefinedAs, kgagent.Entity{}, clip(t, 600), s.Anchor, t)
+					e.emit(cls, PredIsDefinedAs, kgagent.Entity{}, text.Clip(t, 600), s.Anchor, t)
 				}
 			case kgagent.BlockDefList:
 				for _, d := range bl.Terms {
@@ -88,7 +89,7 @@ func (e *extraction) javadoc(s *kgagent.Section) kgagent.Entity {
 			continue
 		}
 		if t != "" {
-			e.emit(m, PredIsDefinedAs, kgagent.Entity{}, clip(t, 600), s.Anchor, t)
+			e.emit(m, PredIsDefinedAs, kgagent.Entity{}, text.Clip(t, 600), s.Anchor, t)
 			break
 		}
 	}

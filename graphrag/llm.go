@@ -13,8 +13,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/kgagent/kgagent"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Completer is the slice of the agent's LLM the LLM extractor needs: one
@@ -80,9 +82,9 @@ const PromptVersion = "v1"
 
 // Prompt is the extraction prompt for one chunk.
 func Prompt(doc kgagent.Document, c kgagent.Chunk, maxText int) string {
-	text := c.Text
-	if maxText > 0 && len(text) > maxText {
-		text = clip(text, maxText)
+	body := c.Text
+	if maxText > 0 && len(body) > maxText {
+		body = text.Clip(body, maxText)
 	}
 	var b strings.Builder
 	b.WriteString("Extract knowledge from the documentation text below.\n")
@@ -97,7 +99,7 @@ func Prompt(doc kgagent.Document, c kgagent.Chunk, maxText int) string {
 		fmt.Fprintf(&b, "Section: %s\n", strings.Join(c.HeadingPath, " > "))
 	}
 	b.WriteString("Text:\n<<<\n")
-	b.WriteString(text)
+	b.WriteString(body)
 	b.WriteString("\n>>>\n")
 	return b.String()
 }
@@ -278,7 +280,7 @@ func RecordsToTriples(doc kgagent.Document, c kgagent.Chunk, recs []Record) []kg
 		case r.IsDefinition() && ok(r.Entity):
 			t.Subject = NewEntity(r.Entity, TypeTerm)
 			t.Predicate = PredIsDefinedAs
-			t.Literal = clip(strings.TrimSpace(r.Definition), MaxLiteralBytes)
+			t.Literal = text.Clip(strings.TrimSpace(r.Definition), MaxLiteralBytes)
 		case r.IsRelationship() && ok(r.Subject) && ok(r.Object):
 			p := NormalizePredicate(r.Predicate)
 			if p == "" || len(p) > MaxPredicateBytes {

@@ -80,7 +80,7 @@ func FuzzRelevanceOverlap(f *testing.F) {
 		} {
 			obj := tr.Object.Name
 			if tr.Literal != "" {
-				obj = clip(tr.Literal, 400)
+				obj = text.Clip(tr.Literal, 400)
 			}
 			want := overlapRef(q, tr.Subject.Name+" "+tr.Subject.ID+" "+obj)
 			got := s.relevance(ws, nil, nil, &tr) - predicatePrior("x")

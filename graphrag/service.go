@@ -216,7 +216,7 @@ func EntityChunks(doc kgagent.Document, ts []kgagent.Triple, max int) []kgagent.
 			continue // named or typed only: the name lookup finds it
 		}
 		i := len(out)
-		text := clip(in.e.Name+"\n"+strings.Join(in.defs, "; "), 2000)
+		text := text.Clip(in.e.Name+"\n"+strings.Join(in.defs, "; "), 2000)
 		h := sha256.Sum256([]byte(doc.Collection + "\x00" + doc.URL + "\x00" + id))
 		th := sha256.Sum256([]byte(text))
 		out = append(out, kgagent.Chunk{
@@ -835,7 +835,7 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 func (s *Service) relevance(q *wordSet, exact map[string]bool, seeds map[string]float64, t *kgagent.Triple) float64 {
 	obj := t.Object.Name
 	if t.Literal != "" {
-		obj = clip(t.Literal, 400)
+		obj = text.Clip(t.Literal, 400)
 	}
 	var sc float64
 	switch {
@@ -920,7 +920,7 @@ func (s *Service) Answer(ctx context.Context, question, collection string) (Grap
 		if len(said) == s.cfg.AnswerFacts {
 			break
 		}
-		text := strings.TrimSpace(clip(f.Text, 500))
+		text := strings.TrimSpace(text.Clip(f.Text, 500))
 		if said[text] {
 			continue // the same fact from another page
 		}
@@ -952,7 +952,7 @@ func SourcesOf(facts []Fact) []kgagent.Source {
 		if f.Triple.Subject.Type == TypePage {
 			title = f.Triple.Object.Name
 		}
-		out = append(out, kgagent.Source{URL: f.SourceURL, Title: title, Score: f.Score, Snippet: clip(f.Text, 300)})
+		out = append(out, kgagent.Source{URL: f.SourceURL, Title: title, Score: f.Score, Snippet: text.Clip(f.Text, 300)})
 	}
 	return out
 }
@@ -966,7 +966,7 @@ func shortHeading(h string) string {
 	if i := strings.IndexByte(h, '('); i > 0 && i < 80 {
 		return h[:i] + "(…)"
 	}
-	return clip(h, 80) + "…"
+	return text.Truncate(h, 80)
 }
 
 // article is "an" before a vowel letter, else "a".

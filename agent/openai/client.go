@@ -32,6 +32,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/internal/httpstatus"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Defaults used for zero Config fields.
@@ -316,7 +317,7 @@ func serverMessage(raw []byte, key string) string {
 	if key != "" {
 		msg = strings.ReplaceAll(msg, key, "[key]")
 	}
-	return truncate(msg, 200)
+	return text.Truncate(msg, 200)
 }
 
 // body encodes the request; withOpts tells whether stream_options was sent.
@@ -501,7 +502,7 @@ var quotaCodes = map[string]bool{
 func classify(status int, raw []byte) (*kgagent.Error, bool) {
 	var er ErrorResponse
 	_ = json.Unmarshal(raw, &er)
-	cause := fmt.Errorf("HTTP %d: %s", status, truncate(strings.TrimSpace(firstNonEmpty(er.Error.Message, string(raw))), 300))
+	cause := fmt.Errorf("HTTP %d: %s", status, text.Truncate(strings.TrimSpace(firstNonEmpty(er.Error.Message, string(raw))), 300))
 	details := map[string]any{"status": status}
 	if er.Error.Type != "" {
 		details["type"] = er.Error.Type
@@ -581,11 +582,4 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // MaxValueSize bounds one encoded user-storage value.
@@ -330,12 +330,5 @@ func decode(raw []byte, depth int) (any, error) {
 		}
 		return out, nil
 	}
-	return nil, bad("unknown type tag %q", truncate(t, 40))
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return fmt.Sprintf("%s…", s[:n])
+	return nil, bad("unknown type tag %q", text.Truncate(t, 40))
 }

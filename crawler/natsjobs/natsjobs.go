@@ -20,11 +20,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/crawler"
 	"github.com/kgagent/kgagent/internal/natskv"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // DefaultAckWait is how long a job whose worker vanished waits before
@@ -208,7 +210,7 @@ func (q *Queue) get(ctx context.Context, id string) (crawler.JobStatus, error) {
 // getAt returns a job's status and when it was written.
 func (q *Queue) getAt(ctx context.Context, id string) (crawler.JobStatus, time.Time, error) {
 	if _, err := uuid.Parse(id); err != nil {
-		return crawler.JobStatus{}, time.Time{}, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", truncate(id))
+		return crawler.JobStatus{}, time.Time{}, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", text.Truncate(id, 64))
 	}
 	e, err := q.kv.Get(ctx, id)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -254,7 +256,7 @@ func (q *Queue) Cancel(ctx context.Context, id string) (crawler.JobStatus, error
 	for {
 		e, err := q.kv.Get(ctx, id)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return crawler.JobStatus{}, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", truncate(id))
+			return crawler.JobStatus{}, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", text.Truncate(id, 64))
 		}
 		if err != nil {
 			return crawler.JobStatus{}, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading the job status")
@@ -297,13 +299,6 @@ func redact(st crawler.JobStatus) crawler.JobStatus {
 		st.Spec.BearerToken = "REDACTED"
 	}
 	return st
-}
-
-func truncate(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }
 
 // Run consumes jobs one at a time and runs them with r until ctx is done,
