@@ -9,6 +9,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent/extractive"
+	kgtext "github.com/kgagent/kgagent/internal/text"
 )
 
 // MaxAnswerSources bounds the sources an answer lists beyond the ones it
@@ -386,7 +387,7 @@ func checkCitations(text string, sup *extractive.Support, n int) (string, int) {
 		if !ok {
 			c := text[i]
 			b.WriteByte(c)
-			if c == '\n' || (c == '.' || c == '!' || c == '?') && i+1 < len(text) && text[i+1] == ' ' {
+			if c == '\n' || kgtext.EndsSentence(text, i) {
 				prev, start = start, i+1
 			}
 			continue

@@ -1031,14 +1031,13 @@ func mayIsA(s string) bool {
 
 // nextSentence returns the first sentence of text (trimmed, maybe empty)
 // and the text after it: text is cut at ". ", "! ", "? " and newlines.
-func nextSentence(text string) (sent, rest string) {
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if c == '\n' || ((c == '.' || c == '!' || c == '?') && i+1 < len(text) && text[i+1] == ' ') {
-			return strings.TrimSpace(text[:i+1]), text[i+1:]
+func nextSentence(s string) (sent, rest string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' || text.EndsSentence(s, i) {
+			return strings.TrimSpace(s[:i+1]), s[i+1:]
 		}
 	}
-	return strings.TrimSpace(text), ""
+	return strings.TrimSpace(s), ""
 }
 
 // links emits page links_to page for links to other pages, with the link

@@ -261,11 +261,9 @@ func LinkHeavy(text string) bool {
 // sentences, not the dots of dotted names.
 func sentenceEnds(l string) int {
 	n := 0
-	for i := 0; i < len(l); i++ {
-		if c := l[i]; c == '.' || c == '!' || c == '?' {
-			if i == len(l)-1 || l[i+1] == ' ' {
-				n++
-			}
+	for i := range len(l) {
+		if text.EndsSentence(l, i) {
+			n++
 		}
 	}
 	return n

@@ -279,3 +279,16 @@ func TestSharedQuestions(t *testing.T) {
 		}
 	}
 }
+
+func TestEndsSentence(t *testing.T) {
+	s := "Use os.path in 3.11. Why? Yes! end."
+	var ends []int
+	for i := range len(s) {
+		if EndsSentence(s, i) {
+			ends = append(ends, i)
+		}
+	}
+	if want := []int{19, 24, 29, 34}; !slices.Equal(ends, want) {
+		t.Fatalf("EndsSentence at %v, want %v", ends, want)
+	}
+}

@@ -1,0 +1,17 @@
+package text
+
+// EndsSentence reports whether s[i] ends a sentence by the loose rule: a
+// '.', '!' or '?' followed by a space or by the end of s, so the dots of
+// dotted names (os.path) and of numbers (3.11) never do. The graph's rule
+// extractor, the model driver's citation check and the link-list detector
+// cut and count sentences with it. The chunker and the answer writer also
+// want the next word to start like a sentence (an upper-case letter, a
+// digit, a quote or a bracket) and keep that stricter test of their own;
+// the chunker's shapes the stored chunks.
+func EndsSentence(s string, i int) bool {
+	switch s[i] {
+	case '.', '!', '?':
+		return i+1 == len(s) || s[i+1] == ' '
+	}
+	return false
+}
