@@ -92,7 +92,7 @@ func (m *memColl) semTop(s *semSet, qv []int8, qscale float32, n int, prefix str
 			if sc == 0 {
 				continue
 			}
-			f := float64(DotInt8(qv, s.vecs[i*d:(i+1)*d])) * float64(qscale*sc)
+			f := float64(dotSem(qv, s.vecs[i*d:(i+1)*d])) * float64(qscale*sc)
 			if !h.admits(f) {
 				continue
 			}
