@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/crawler"
 )
 
 // countingAsker answers after a moment, recording the most questions it
@@ -88,5 +91,28 @@ func TestMaxAnswersWaitEndsWithTheRequestTimeout(t *testing.T) {
 	close(block)
 	if kgagent.ErrorCode(err) != kgagent.ETIMEOUT {
 		t.Fatalf("got %v, want TIMEOUT while waiting for a slot", err)
+	}
+}
+
+// TestIngestRulesOnEveryTransport: REST and Calls (MCP) submit jobs
+// through one check: before, Calls accepted an empty URL and a max_pages
+// over int32 that REST refused.
+func TestIngestRulesOnEveryTransport(t *testing.T) {
+	f := newFixture(t, Config{})
+	for _, spec := range []crawler.Spec{
+		{Collection: "python", URLs: []string{""}},
+		{Collection: "python", URLs: []string{"https://docs.example.org/"}, MaxPages: math.MaxInt32 + 1},
+		{Collection: "", URLs: []string{"https://docs.example.org/"}},
+	} {
+		if _, err := f.srv.Calls().Ingest(context.Background(), spec); kgagent.ErrorCode(err) != kgagent.EINVALID {
+			t.Errorf("Calls.Ingest(%+v): %v, want INVALID_ARGUMENT", spec, err)
+		}
+		body, _ := json.Marshal(spec)
+		if st, _, _ := do(t, "POST", f.ts.URL+"/api/v1/corpora", "", string(body)); st != 400 {
+			t.Errorf("POST /api/v1/corpora %s: %d, want 400", body, st)
+		}
+	}
+	if _, err := f.srv.Calls().Ingest(context.Background(), crawler.Spec{Collection: "python", URLs: []string{"https://docs.example.org/"}}); err != nil {
+		t.Errorf("a good spec: %v", err)
 	}
 }

@@ -93,20 +93,13 @@ func (c Calls) Triples(ctx context.Context, pat graphrag.Pattern) (ts []kgagent.
 // Ingest submits an ingestion job; it needs the ingest scope. Errors: as
 // POST /api/v1/corpora.
 func (c Calls) Ingest(ctx context.Context, spec crawler.Spec) (crawler.JobStatus, error) {
-	p := principalFrom(ctx)
-	if !p.has(ScopeIngest) {
+	if !principalFrom(ctx).has(ScopeIngest) {
 		return crawler.JobStatus{}, kgagent.Errorf(kgagent.EFORBIDDEN, "this key lacks the %q scope", ScopeIngest)
 	}
 	if c.s.b.Jobs == nil {
 		return crawler.JobStatus{}, unavailable("jobs")
 	}
-	if spec.Collection == "" || len(spec.URLs) == 0 {
-		return crawler.JobStatus{}, invalid(ReasonMissingField, "urls", "collection and urls are required")
-	}
-	if _, err := p.collection(spec.Collection); err != nil {
-		return crawler.JobStatus{}, err
-	}
-	return c.s.b.Jobs.Submit(ctx, spec)
+	return c.s.submit(ctx, spec)
 }
 
 // Job returns an ingestion job's status; it needs the ingest scope.

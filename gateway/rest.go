@@ -171,29 +171,32 @@ func (s *Server) submitCorpus(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if spec.Collection == "" || len(spec.URLs) == 0 {
-		s.writeError(w, r, invalid(ReasonMissingField, "urls", "collection and urls are required"))
-		return
-	}
-	if spec.MaxPages > math.MaxInt32 || spec.MaxDepth > math.MaxInt32 {
-		s.writeError(w, r, invalid(ReasonUnknownValue, "max_pages", "max_pages and max_depth must be at most %d", math.MaxInt32))
-		return
-	}
-	if slices.Contains(spec.URLs, "") {
-		s.writeError(w, r, invalid(ReasonUnknownValue, "urls", "urls must not be empty strings"))
-		return
-	}
-	if _, err := principalFrom(r.Context()).collection(spec.Collection); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	job, err := s.b.Jobs.Submit(r.Context(), spec)
+	job, err := s.submit(r.Context(), spec)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	w.Header().Set("Location", "/api/v1/jobs/"+job.ID)
 	writeJSON(w, http.StatusAccepted, map[string]any{"job": job})
+}
+
+// submit checks spec for the caller of ctx (the rules of every
+// transport: collection and urls required, no empty url, max_pages and
+// max_depth within int32, a collection the caller may use) and submits it.
+func (s *Server) submit(ctx context.Context, spec crawler.Spec) (crawler.JobStatus, error) {
+	if spec.Collection == "" || len(spec.URLs) == 0 {
+		return crawler.JobStatus{}, invalid(ReasonMissingField, "urls", "collection and urls are required")
+	}
+	if spec.MaxPages > math.MaxInt32 || spec.MaxDepth > math.MaxInt32 {
+		return crawler.JobStatus{}, invalid(ReasonUnknownValue, "max_pages", "max_pages and max_depth must be at most %d", math.MaxInt32)
+	}
+	if slices.Contains(spec.URLs, "") {
+		return crawler.JobStatus{}, invalid(ReasonUnknownValue, "urls", "urls must not be empty strings")
+	}
+	if _, err := principalFrom(ctx).collection(spec.Collection); err != nil {
+		return crawler.JobStatus{}, err
+	}
+	return s.b.Jobs.Submit(ctx, spec)
 }
 
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request) {
