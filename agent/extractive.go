@@ -46,7 +46,9 @@ func NewExtractive(cfg ExtractiveConfig) *Extractive {
 	return &Extractive{cfg: cfg}
 }
 
-// Complete implements LLM.
+// Complete implements LLM. The step is returned structured (Delta.Steps,
+// on the last piece); the text renders it in the text protocol for the
+// answer stream and the logs, and is not parsed back.
 func (x *Extractive) Complete(ctx context.Context, req CompletionRequest) (Stream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -58,10 +60,22 @@ func (x *Extractive) Complete(ctx context.Context, req CompletionRequest) (Strea
 	if req.Episode != nil {
 		ep = *req.Episode
 	}
-	out := x.Respond(ep)
-	return &sliceStream{ctx: ctx, parts: splitDeltas(out, x.cfg.Deltas), usage: &kgagent.Usage{
+	step := x.Step(ep)
+	out := renderStep(step)
+	return &sliceStream{ctx: ctx, parts: splitDeltas(out, x.cfg.Deltas), step: step, usage: &kgagent.Usage{
 		PromptTokens: promptWords(req.Messages), CompletionTokens: len(strings.Fields(out)),
 	}}, nil
+}
+
+// renderStep writes a step as the text protocol writes it.
+func renderStep(st Step) string {
+	switch st.Kind {
+	case StepFunc:
+		return "Ask Func[" + st.Name + "]: " + st.Input
+	case StepAgent:
+		return "Ask Agent[" + st.Name + "]: " + st.Input
+	}
+	return "A: " + st.Answer
 }
 
 func promptWords(msgs []ChatMessage) int {
@@ -114,6 +128,7 @@ type sliceStream struct {
 	ctx   context.Context
 	parts []string
 	i     int
+	step  Step
 	usage *kgagent.Usage
 }
 
@@ -127,28 +142,33 @@ func (s *sliceStream) Recv() (Delta, error) {
 	d := Delta{Text: s.parts[s.i]}
 	s.i++
 	if s.i == len(s.parts) {
-		d.Usage = s.usage
+		d.Usage, d.Steps = s.usage, []Step{s.step}
 	}
 	return d, nil
 }
 
 func (s *sliceStream) Close() error { return nil }
 
-// Respond returns the model's next output for a run.
-func (x *Extractive) Respond(ep Episode) string {
-	out := x.respond(ep)
-	if strings.TrimSpace(strings.TrimPrefix(out, "A:")) == "" {
-		return "A: I have no answer to that."
+// Step returns the model's next step for a run: an action or an answer.
+func (x *Extractive) Step(ep Episode) Step {
+	st := x.step(ep)
+	if st.Kind == StepAnswer {
+		st.Answer = strings.TrimSpace(st.Answer)
+		if st.Answer == "" {
+			st.Answer = "I have no answer to that."
+		}
 	}
-	return out
+	return st
 }
 
-func (x *Extractive) respond(ep Episode) string {
+func answer(s string) Step { return Step{Kind: StepAnswer, Answer: s} }
+
+func (x *Extractive) step(ep Episode) Step {
 	if ep.Question == "" {
-		return "A: I did not receive a question."
+		return answer("I did not receive a question.")
 	}
 	if n := len(ep.Observations); n > 0 && strings.HasPrefix(ep.Observations[n-1].Text, "Error") {
-		return "A: I could not answer that: " + errorText(ep.Observations[n-1].Text)
+		return answer("I could not answer that: " + errorText(ep.Observations[n-1].Text))
 	}
 	if m, ok := x.matchStanza(ep.FewShots, ep.Question); ok {
 		asks := m.asks()
@@ -161,22 +181,26 @@ func (x *Extractive) respond(ep Episode) string {
 					arg = strings.ReplaceAll(arg, ex, ep.Observations[i].Text)
 				}
 			}
-			return "Ask " + kindWord(a.Kind) + "[" + a.Name + "]: " + arg
+			st := Step{Kind: StepFunc, Name: a.Name, Input: strings.TrimSpace(arg)}
+			if a.Kind == LineAskAgent {
+				st.Kind = StepAgent
+			}
+			return st
 		}
 		if len(ep.Observations) > 0 && len(evidence(ep.Observations)) == 0 {
-			return "A: " + m.answer(ep.Observations)
+			return answer(m.answer(ep.Observations))
 		}
 	}
 	if len(ep.Observations) == 0 {
 		if embedRefRe.MatchString(ep.Question) {
-			return "Ask Func[fixie_query_embed]: " + ep.Question
+			return Step{Kind: StepFunc, Name: "fixie_query_embed", Input: ep.Question}
 		}
-		return "Ask Func[fixie_query_corpus]: " + ep.Question
+		return Step{Kind: StepFunc, Name: corpusFunc, Input: ep.Question}
 	}
 	if ev := evidence(ep.Observations); len(ev) > 0 {
-		return "A: " + extractive.Compose(ep.Question, ev, x.cfg.Answer)
+		return answer(extractive.Compose(ep.Question, ev, x.cfg.Answer))
 	}
-	return "A: " + ep.Observations[len(ep.Observations)-1].Text
+	return answer(ep.Observations[len(ep.Observations)-1].Text)
 }
 
 func errorText(s string) string {
@@ -184,13 +208,6 @@ func errorText(s string) string {
 		return s[i+3:]
 	}
 	return strings.TrimPrefix(strings.TrimPrefix(s, "Error"), ": ")
-}
-
-func kindWord(k LineKind) string {
-	if k == LineAskAgent {
-		return "Agent"
-	}
-	return "Func"
 }
 
 // evidence returns the evidence the observations carry, in order.

@@ -82,11 +82,49 @@ func TestExtractiveFollowsFewShots(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := x.Respond(episodeFor(t, tt.shots, tt.q, tt.steps...))
+			got := renderStep(x.Step(episodeFor(t, tt.shots, tt.q, tt.steps...)))
 			if got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestExtractiveReturnsSteps: the built-in model hands the manager its step
+// structured (on the last delta), with the text protocol's rendering of it
+// as the streamed text; nothing is parsed back.
+func TestExtractiveReturnsSteps(t *testing.T) {
+	x := NewExtractive(ExtractiveConfig{Deltas: 3})
+	ep := episodeFor(t, stockShots, "What is the current price for GOOG?", "Ask Func[quote]: GOOG", "Func[quote] says: $105.22 today, up from $101.50 yesterday")
+	s, err := x.Complete(context.Background(), CompletionRequest{Messages: []ChatMessage{{Role: "user", Content: "Q: What is the current price for GOOG?"}}, Episode: &ep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	var steps []Step
+	n := 0
+	for {
+		d, err := s.Recv()
+		if err != nil {
+			break
+		}
+		n++
+		text.WriteString(d.Text)
+		if len(d.Steps) > 0 && steps != nil {
+			t.Fatal("steps on two deltas")
+		}
+		steps = d.Steps
+	}
+	want := Step{Kind: StepAnswer, Answer: "The current price for GOOG is $105.22 today, up from $101.50 yesterday."}
+	if len(steps) != 1 || steps[0] != want {
+		t.Errorf("steps = %+v, want [%+v]", steps, want)
+	}
+	if text.String() != "A: "+want.Answer || n < 2 {
+		t.Errorf("streamed %q in %d deltas", text.String(), n)
+	}
+	// Without an episode there is no question to answer.
+	if got := x.Step(Episode{}); got != (Step{Kind: StepAnswer, Answer: "I did not receive a question."}) {
+		t.Errorf("no episode: %+v", got)
 	}
 }
 
@@ -202,9 +240,22 @@ func FuzzExtractive(f *testing.F) {
 				ep.FewShots = []Stanza{st}
 			}
 		}
-		out := x.Respond(ep)
-		if _, err := ParseOutput(out); err != nil && strings.TrimSpace(q) != "" {
-			t.Fatalf("extractive output %q does not parse: %v", out, err)
+		st := x.Step(ep)
+		switch st.Kind {
+		case StepAnswer:
+			if st.Answer == "" || st.Answer != strings.TrimSpace(st.Answer) {
+				t.Fatalf("answer %q", st.Answer)
+			}
+		case StepFunc, StepAgent:
+			if !ValidName(st.Name) {
+				t.Fatalf("step %+v names no valid func", st)
+			}
+		default:
+			t.Fatalf("step %+v has no kind", st)
+		}
+		// The text rendered for the stream and the logs reads back as the step.
+		if got, err := ParseOutput(renderStep(st)); err == nil && got.Kind != st.Kind {
+			t.Fatalf("rendered %q reads back as %+v, want %+v", renderStep(st), got, st)
 		}
 	})
 }

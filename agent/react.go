@@ -476,8 +476,10 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 		st := LLMCallStats{Agent: agentName, Model: creq.Model, Duration: time.Since(start), PromptTokens: usage.PromptTokens, CompletionTokens: usage.CompletionTokens, Stop: stop}
 		if err != nil {
 			st.Stop = "error"
-		} else if _, perr := ParseOutput(out); perr != nil && len(steps) == 0 {
-			st.Malformed = true
+		} else if len(steps) == 0 {
+			if _, perr := ParseOutput(out); perr != nil {
+				st.Malformed = true
+			}
 		}
 		if err == nil && usage.CompletionTokens == 0 && max(received, len(out)) > 0 {
 			// Cut before the server's usage came: estimated, 4 bytes a token.
