@@ -7,10 +7,8 @@
 package agent
 
 import (
-	"context"
-	"strings"
-
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // Request is one question to the agent service.
@@ -55,150 +53,40 @@ type Corpus struct {
 // Emit receives the events of a run, in order. It must not block for long.
 type Emit func(kgagent.Event)
 
-// LLM is a language model the ReAct manager drives. The built-in extractive
-// model and the OpenAI-compatible client (agent/openai) implement it.
-type LLM interface {
-	// Complete starts a completion. The stream ends with io.EOF.
-	Complete(ctx context.Context, req CompletionRequest) (Stream, error)
-}
-
-// CompletionRequest is one call to an LLM.
-type CompletionRequest struct {
-	Model       string        `json:"model,omitempty"`
-	Messages    []ChatMessage `json:"messages"`
-	Stop        []string      `json:"stop,omitempty"`
-	Temperature float64       `json:"temperature"`
-	MaxTokens   int           `json:"max_tokens,omitempty"`
-	// Protocol asks for structured steps: ProtocolTools (native tool
-	// calls), ProtocolJSON (a JSON-schema-constrained step), ProtocolAuto
-	// (the best the provider takes) or ProtocolText / "" (the text
-	// protocol). An LLM that has no structured mode answers in text.
-	Protocol string `json:"-"`
-	// Tools are the funcs the step may call, for ProtocolTools and
-	// ProtocolJSON.
-	Tools []Tool `json:"-"`
-	// AnswerOnly asks for an answer, not an action (the iteration limit or
-	// the deadline is near): a json step may then only answer and no tools
-	// are offered. The text protocol can only ask, in the prompt.
-	AnswerOnly bool `json:"-"`
-	// ActionOnly asks for an action, not an answer (the first step of an
-	// agent with Config.ActFirst): a json step may then not answer and tool
-	// calls are required.
-	ActionOnly bool `json:"-"`
-	// Episode is the run in structured form (few-shots, question,
-	// observations), for a model that reads structure: the built-in
-	// extractive model. It is never sent to an LLM API.
-	Episode *Episode `json:"-"`
-}
-
-// The step protocols of CompletionRequest.Protocol.
-const (
-	ProtocolAuto  = "auto"
-	ProtocolTools = "tools"
-	ProtocolJSON  = "json"
-	ProtocolText  = "text"
+// The model-facing types live in package llm; these names keep the agent
+// package's callers and adapters reading as before.
+type (
+	// LLM is llm.LLM: a language model the ReAct manager drives.
+	LLM = llm.LLM
+	// CompletionRequest is llm.CompletionRequest: one call to an LLM.
+	CompletionRequest = llm.CompletionRequest
+	// Tool is llm.Tool: a func or agent offered as a native tool.
+	Tool = llm.Tool
+	// ChatMessage is llm.ChatMessage: one message of a chat prompt.
+	ChatMessage = llm.ChatMessage
+	// Observation is llm.Observation: a reply to an action.
+	Observation = llm.Observation
+	// Episode is llm.Episode: a run in structured form.
+	Episode = llm.Episode
+	// Stream is llm.Stream: a completion, piece by piece.
+	Stream = llm.Stream
+	// Delta is llm.Delta: a piece of a completion.
+	Delta = llm.Delta
 )
 
-// Tool is a func, or another agent to ask, offered to an LLM as a native
-// tool or a step action.
-type Tool struct {
-	Name        string
-	Description string
-	// Parameters is the JSON schema of the func's input. Nil for a func
-	// that takes text: it is offered as {"input": string}.
-	Parameters any
-	// Agent marks the agent named Name (Ask Agent[Name]: question), offered
-	// under the name AgentToolName(Name) and taking {"input": question}.
-	Agent bool
-}
+// The step protocols of CompletionRequest.Protocol (llm.Protocol*).
+const (
+	ProtocolAuto  = llm.ProtocolAuto
+	ProtocolTools = llm.ProtocolTools
+	ProtocolJSON  = llm.ProtocolJSON
+	ProtocolText  = llm.ProtocolText
+)
 
-// AgentToolName is the tool name under which agent name is offered:
-// "ask_agent_" and the name, with every character a tool name may not hold
-// (OpenAI takes [a-zA-Z0-9_-], 64 at most) written as "_".
-func AgentToolName(name string) string {
-	b := []byte("ask_agent_" + name)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			b[i] = '_'
-		}
-	}
-	if len(b) > 64 {
-		b = b[:64]
-	}
-	return string(b)
-}
-
-// WireName is the name t is offered under.
-func (t Tool) WireName() string {
-	if t.Agent {
-		return AgentToolName(t.Name)
-	}
-	return t.Name
-}
-
-// ChatMessage is one message of a chat prompt.
-type ChatMessage struct {
-	Role    string `json:"role"` // system, user, assistant
-	Content string `json:"content"`
-	// Observation is the structured form of a `Func[x] says:` or
-	// `Agent[x] says:` message, set by the manager; the built-in model reads
-	// it instead of the text. It is never sent to an LLM API.
-	Observation *Observation `json:"-"`
-}
-
-// Observation is one reply of a func or agent to an action, as the manager
-// fed it back to the model.
-type Observation struct {
-	Agent bool   // an Agent[Name] reply; otherwise Func[Name]
-	Name  string // the func or agent that replied
-	Text  string // the reply as fed to the model, trimmed
-	// Evidence is what a built-in search func found, numbered as the text
-	// numbers it; the built-in answerer reads it instead of the text.
-	Evidence *kgagent.Evidence
-}
-
-// Episode is a run in structured form: what the built-in model reads
-// instead of parsing the prompt back. The manager sets it on every
-// CompletionRequest; an LLM behind an API ignores it.
-type Episode struct {
-	FewShots []Stanza // the agent's validated few-shot stanzas, in order
-	Question string   // the question of this run, trimmed
-	// Actions counts the model's outputs since the question (its actions,
-	// and malformed outputs fed back).
-	Actions      int
-	Observations []Observation // the replies to its actions, in order
-}
+// AgentToolName is llm.AgentToolName: the tool name agent name is offered under.
+func AgentToolName(name string) string { return llm.AgentToolName(name) }
 
 // episode reads the structured fields of the messages that follow a run's
-// question (msgs[qi]); no text is parsed.
+// question; no text is parsed.
 func episode(fewShots []Stanza, question string, after []ChatMessage) *Episode {
-	ep := &Episode{FewShots: fewShots, Question: strings.TrimSpace(question)}
-	for _, m := range after {
-		switch {
-		case m.Role == "assistant":
-			ep.Actions++
-		case m.Observation != nil:
-			ep.Observations = append(ep.Observations, *m.Observation)
-		}
-	}
-	return ep
-}
-
-// Stream yields a completion piece by piece: Recv until io.EOF, Close once.
-type Stream interface {
-	Recv() (Delta, error)
-	Close() error
-}
-
-// Delta is a piece of a completion; Usage is set on the last piece when the
-// provider reports it, FinishReason when it says why the output ended
-// ("stop", "length", ...).
-type Delta struct {
-	Text         string
-	Usage        *kgagent.Usage
-	FinishReason string
-	// Steps are the structured steps of a tools or json completion (several
-	// for parallel tool calls), set on the last piece; Text then renders
-	// them in the text protocol for logs. The manager takes Steps over Text.
-	Steps []Step
+	return llm.NewEpisode(fewShots, question, after)
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"github.com/kgagent/kgagent/llm"
 	"strings"
 
 	"github.com/kgagent/kgagent"
@@ -63,25 +64,18 @@ type MessageProvider interface {
 	Messages(ctx context.Context, run RunInfo) ([]ChatMessage, error)
 }
 
-// StepKind says what a parsed LLM output asks for.
-type StepKind int
+// StepKind is llm.StepKind: what a step asks for.
+type StepKind = llm.StepKind
 
-// Step kinds.
+// Step kinds (llm.Step*).
 const (
-	StepFunc   StepKind = iota + 1 // Ask Func[name]: input
-	StepAgent                      // Ask Agent[name]: input
-	StepAnswer                     // A: answer
+	StepFunc   = llm.StepFunc
+	StepAgent  = llm.StepAgent
+	StepAnswer = llm.StepAnswer
 )
 
-// Step is one parsed LLM output: the thought before the action and the
-// action itself.
-type Step struct {
-	Thought string
-	Kind    StepKind
-	Name    string // func or agent name
-	Input   string // the Ask text
-	Answer  string // the A: text
-}
+// Step is llm.Step: one step of the model, the thought and the action.
+type Step = llm.Step
 
 // AfterParse is called with each parsed LLM output; it may change the step.
 type AfterParse interface {

@@ -2,70 +2,32 @@ package agent
 
 import (
 	"fmt"
+	"github.com/kgagent/kgagent/llm"
 	"regexp"
 	"strings"
 
 	"github.com/kgagent/kgagent"
 )
 
-// LineKind classifies one line of a few-shot stanza or of LLM output.
-type LineKind int
+// LineKind is llm.LineKind: the kind of a line of the few-shot grammar.
+type LineKind = llm.LineKind
 
-// Line kinds of the few-shot grammar (reference SDK).
+// Line kinds of the few-shot grammar (llm.Line*).
 const (
-	LineThought   LineKind = iota // free text: a thought
-	LineQuery                     // Q: query
-	LineAnswer                    // A: answer
-	LineAskFunc                   // Ask Func[x]: input
-	LineFuncSays                  // Func[x] says: output
-	LineAskAgent                  // Ask Agent[x]: input
-	LineAgentSays                 // Agent[x] says: output
+	LineThought   = llm.LineThought
+	LineQuery     = llm.LineQuery
+	LineAnswer    = llm.LineAnswer
+	LineAskFunc   = llm.LineAskFunc
+	LineFuncSays  = llm.LineFuncSays
+	LineAskAgent  = llm.LineAskAgent
+	LineAgentSays = llm.LineAgentSays
 )
 
-// String names the kind as the rules do.
-func (k LineKind) String() string {
-	switch k {
-	case LineQuery:
-		return "Q:"
-	case LineAnswer:
-		return "A:"
-	case LineAskFunc:
-		return "Ask Func[x]:"
-	case LineFuncSays:
-		return "Func[x] says:"
-	case LineAskAgent:
-		return "Ask Agent[x]:"
-	case LineAgentSays:
-		return "Agent[x] says:"
-	}
-	return "thought"
-}
+// FewShotLine is llm.FewShotLine: one classified line.
+type FewShotLine = llm.FewShotLine
 
-// FewShotLine is one classified line. Name is the func or agent name of Ask
-// and says lines; Text is what follows the prefix.
-type FewShotLine struct {
-	Kind LineKind
-	Name string
-	Text string
-	Raw  string
-}
-
-// Stanza is one validated few-shot example: the stripped text and its lines.
-type Stanza struct {
-	Index int // 1-based position in the agent's few-shots
-	Text  string
-	Lines []FewShotLine
-}
-
-// Query returns the text of the stanza's first Q: line.
-func (s Stanza) Query() string {
-	for _, l := range s.Lines {
-		if l.Kind == LineQuery {
-			return l.Text
-		}
-	}
-	return ""
-}
+// Stanza is llm.Stanza: one validated few-shot example.
+type Stanza = llm.Stanza
 
 // Rules of the few-shot grammar; every validation error names one of them.
 const (
