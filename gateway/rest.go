@@ -78,8 +78,44 @@ func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, kgagent.Errorf(kgagent.ENOTFOUND, "no route %s %s", r.Method, r.URL.Path))
 }
 
+// The bodies of the REST routes that are not service calls (service
+// calls answer with a Response). Fields are in the order of their JSON
+// names, as the maps before them wrote them.
+
+// Health is the body of /healthz (status "ok") and /readyz (status "ok"
+// or "unavailable", and each check's "ok" or error).
+type Health struct {
+	Checks map[string]string `json:"checks,omitzero"`
+	Status string            `json:"status"`
+}
+
+// JobResponse is the body of POST /api/v1/corpora.
+type JobResponse struct {
+	Job crawler.JobStatus `json:"job"`
+}
+
+// JobList is the body of GET /api/v1/jobs.
+type JobList struct {
+	Jobs []crawler.JobStatus `json:"jobs"`
+}
+
+// CollectionList is the body of GET /api/v1/collections.
+type CollectionList struct {
+	Collections []corpus.CollectionInfo `json:"collections"`
+}
+
+// SessionList is the body of GET /api/v1/sessions.
+type SessionList struct {
+	Sessions []agent.Session `json:"sessions"`
+}
+
+// MessageList is the body of GET /api/v1/sessions/{id}/messages.
+type MessageList struct {
+	Messages []agent.SessionMessage `json:"messages"`
+}
+
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, Health{Status: "ok"})
 }
 
 // readyz runs every readiness check with a 5s deadline: 200 when all pass,
@@ -102,7 +138,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		status, code = "unavailable", http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, map[string]any{"status": status, "checks": checks})
+	writeJSON(w, code, Health{Status: status, Checks: checks})
 }
 
 // callREST runs one service call for a REST request (serve) and writes its
@@ -177,7 +213,7 @@ func (s *Server) submitCorpus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/api/v1/jobs/"+job.ID)
-	writeJSON(w, http.StatusAccepted, map[string]any{"job": job})
+	writeJSON(w, http.StatusAccepted, JobResponse{Job: job})
 }
 
 // submit checks spec for the caller of ctx (the rules of every
@@ -243,7 +279,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) {
 			jobs = append(jobs, j)
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"jobs": jobs})
+	writeJSON(w, http.StatusOK, JobList{Jobs: jobs})
 }
 
 // collections returns the collections the Principal may see.
@@ -271,7 +307,7 @@ func (s *Server) listCollections(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"collections": cs})
+	writeJSON(w, http.StatusOK, CollectionList{Collections: cs})
 }
 
 func (s *Server) getCollection(w http.ResponseWriter, r *http.Request) {
@@ -401,7 +437,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	if list == nil {
 		list = []agent.Session{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": list})
+	writeJSON(w, http.StatusOK, SessionList{Sessions: list})
 }
 
 func (s *Server) getSession(w http.ResponseWriter, r *http.Request) {
@@ -442,7 +478,7 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"messages": ms})
+	writeJSON(w, http.StatusOK, MessageList{Messages: ms})
 }
 
 // MessageInput is the body of POST /api/v1/sessions/{id}/messages.
