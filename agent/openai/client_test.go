@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
@@ -410,5 +411,21 @@ func TestModels(t *testing.T) {
 	srv.RequireKey("k")
 	if _, err := c.Models(context.Background()); kgagent.ErrorCode(err) != kgagent.EUNAUTH {
 		t.Fatalf("without key: %v", err)
+	}
+}
+
+// TestErrorMessageCutOnARune: a long error message from the server is cut
+// on a rune boundary, so the error stays valid UTF-8 (the client's own
+// truncate cut bytes).
+func TestErrorMessageCutOnARune(t *testing.T) {
+	msg := "x" + strings.Repeat("é", 200) // the 300-byte cut falls inside an é
+	srv := openaitest.New(t, openaitest.Step{Status: 400, ErrorMessage: msg})
+	c := newClient(t, fast(srv))
+	_, _, err := complete(context.Background(), c, ask("q"))
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	if !utf8.ValidString(err.Error()) || !strings.Contains(err.Error(), "é…") {
+		t.Fatalf("error %q: want valid UTF-8 cut after a whole é", err.Error())
 	}
 }
