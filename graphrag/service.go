@@ -32,6 +32,10 @@ type Config struct {
 	Embedder     corpus.Embedder
 	Index        corpus.Index
 	EntitySuffix string // default "__entities"
+	// SemanticQuery, when set, adds the semantic query vector to an entity
+	// index search whose collection holds semantic vectors
+	// (corpus.Service.SemanticQuery), so seeds are found by meaning too.
+	SemanticQuery func(ctx context.Context, q *corpus.Query) error
 
 	SeedEntities     int // seed entities per question, by name and by similarity together; default 30
 	SimilarSeeds     int // of those, at most this many from the entity index; default SeedEntities/3
@@ -658,10 +662,16 @@ func (s *Service) similarSeeds(ctx context.Context, question, collection string,
 	if err != nil {
 		return nil, nil, err
 	}
-	hits, err := s.cfg.Index.Search(ctx, corpus.Query{
+	q := corpus.Query{
 		Collection: s.entityCollection(collection), Vector: vecs[0], Text: question,
 		K: s.cfg.SeedEntities, Mode: corpus.ModeHybrid,
-	})
+	}
+	if s.cfg.SemanticQuery != nil {
+		if err := s.cfg.SemanticQuery(ctx, &q); err != nil {
+			return nil, nil, err
+		}
+	}
+	hits, err := s.cfg.Index.Search(ctx, q)
 	if err != nil {
 		return nil, nil, err
 	}

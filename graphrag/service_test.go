@@ -473,3 +473,26 @@ func TestDedupe(t *testing.T) {
 		t.Errorf("Dedupe(nil) = %v, want nil", got)
 	}
 }
+
+// The entity index search adds the semantic query vector through
+// Config.SemanticQuery (corpus.Service's), for the entity collection.
+func TestEntitySearchAsksSemanticQuery(t *testing.T) {
+	var asked []string
+	cfg := graphrag.Config{Embedder: corpus.NewLexical(corpus.LexicalConfig{}), Index: newIndex(t),
+		SemanticQuery: func(_ context.Context, q *corpus.Query) error {
+			asked = append(asked, q.Collection)
+			return nil
+		}}
+	svc := newService(t, cfg)
+	ctx := t.Context()
+	doc, chunks := sampleDoc()
+	if _, err := svc.IndexDocument(ctx, doc, chunks); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Retrieve(ctx, "how do I turn an object into a string", "py"); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) == 0 || asked[0] != "py__entities" {
+		t.Fatalf("SemanticQuery was asked for %v, want the entity collection py__entities", asked)
+	}
+}
