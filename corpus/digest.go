@@ -27,6 +27,11 @@ import (
 // candidates are ordered again.
 const DigestWeight = 0.5
 
+// maxCaption is the most words before a digest's first entry that are not
+// counted against it (a caption, a header row: "Classes in x used by y",
+// "Class", "Description").
+const maxCaption = 25
+
 // digestMinEntries is the fewest name-and-description entries a digest has.
 const digestMinEntries = 3
 
@@ -40,8 +45,12 @@ type DigestEntry struct {
 // "AbstractSet<E>", "json") followed by a one-line description, or in table
 // rows "name | description", or in lines "name — description" — and nil for
 // any other passage.
-func DigestEntries(text string) []DigestEntry {
-	words, entryWords := 0, 0
+func DigestEntries(text string) []DigestEntry { return digestEntries(text, digestMinEntries) }
+
+// digestEntries is DigestEntries with the fewest entries a digest has set
+// to least.
+func digestEntries(text string, least int) []DigestEntry {
+	words, entryWords, preamble := 0, 0, 0
 	var descs []DigestEntry
 	prev, prevWords := "", 0
 	for rest := text; rest != ""; {
@@ -53,16 +62,34 @@ func DigestEntries(text string) []DigestEntry {
 		n := countWords(l, -1)
 		words += n
 		if e, ok := inlineEntry(l); ok {
+			if descs == nil {
+				preamble = words - n
+			}
 			descs = append(descs, e)
 			entryWords += n
 		} else if prev != "" && isDescription(l) && isNameLine(prev) {
+			if descs == nil {
+				preamble = words - n - prevWords
+			}
 			descs = append(descs, DigestEntry{prev, l})
 			entryWords += n + prevWords
 		}
 		prev, prevWords = l, n
 	}
-	if len(descs) < digestMinEntries || 10*entryWords < 7*words {
+	if preamble <= maxCaption {
+		words -= preamble // a table's caption and header row
+	}
+	if len(descs) < least || 10*entryWords < 7*words {
 		return nil
+	}
+	if len(descs) < digestMinEntries {
+		// So few entries are a digest only under bare names
+		// ("TimerMBean"), not under a declaration ("public interface X").
+		for _, e := range descs {
+			if countWords(e.Name, 2) > 1 {
+				return nil
+			}
+		}
 	}
 	return descs
 }
@@ -181,16 +208,19 @@ func firstSentence(l string) string {
 }
 
 // DemoteDigests reorders hits (best first) so that no digest outranks a page
-// it repeats: a digest whose entry's description is a sentence of another
-// candidate page's passage goes just below that page's best passage (the
-// lowest such page's, when it repeats several). Every digest's score is first
-// multiplied by DigestWeight. Scores stay non-increasing; the order of other
-// hits is unchanged.
+// it repeats: a passage whose entries (one or more, DigestEntries' shape)
+// include a description that is a sentence of another candidate page's
+// passage goes just below that page's best passage (the lowest such page's,
+// when it repeats several). A digest of digestMinEntries entries or more
+// also has its score multiplied by DigestWeight first (one or two entries
+// look like an API entry's signature and summary, so they are not weighted
+// for their shape). Scores stay non-increasing; the order of other hits is
+// unchanged.
 func DemoteDigests(hits []Hit) []Hit {
 	descs := make([][]DigestEntry, len(hits))
 	found := false
 	for i, h := range hits {
-		if descs[i] = DigestEntries(h.Text); descs[i] != nil {
+		if descs[i] = digestEntries(h.Text, 1); descs[i] != nil {
 			found = true
 		}
 	}
@@ -232,7 +262,9 @@ func DemoteDigests(hits []Hit) []Hit {
 			continue
 		}
 		ks[i].dig = true
-		ks[i].h.Score *= DigestWeight
+		if len(descs[i]) >= digestMinEntries {
+			ks[i].h.Score *= DigestWeight
+		}
 		after := -1
 		for _, d := range descs[i] {
 			sentenceKeys(firstSentence(d.Description), func(k uint64) {
@@ -279,7 +311,7 @@ func (s *Service) followDigests(ctx context.Context, q Query, hits []Hit) []Hit 
 	}
 	followed := 0
 	for i := 0; i < len(hits) && i < look && followed < most; i++ {
-		es := DigestEntries(hits[i].Text)
+		es := digestEntries(hits[i].Text, 1)
 		if es == nil {
 			continue
 		}
@@ -310,7 +342,7 @@ func (s *Service) followDigests(ctx context.Context, q Query, hits []Hit) []Hit 
 			continue // the digest stays where it is
 		}
 		for _, f := range found {
-			if f.DocURL == hits[i].DocURL || !titleNames(f.Title, name) || DigestEntries(f.Text) != nil {
+			if f.DocURL == hits[i].DocURL || !titleNames(f.Title, name) || digestEntries(f.Text, 1) != nil {
 				continue
 			}
 			// The page's own passage that states the description,

@@ -210,3 +210,25 @@ func TestDemoteDigestsKeepsOtherOrder(t *testing.T) {
 		t.Error("hits without a digest were copied")
 	}
 }
+
+// TestSmallDigestGoesBelowItsPage: a "uses of" table with one entry is not
+// weighted down for its shape (a function entry looks the same), but it
+// still never outranks the page it repeats.
+func TestSmallDigestGoesBelowItsPage(t *testing.T) {
+	hits := []corpus.Hit{
+		{Chunk: kgagent.Chunk{DocURL: "package-use", Text: "Classes used by javax.management.timer\n\nClass\n\nDescription\n\nTimerMBean\n\nExposes the management interface of the timer MBean."}, Score: 1},
+		{Chunk: kgagent.Chunk{DocURL: "other", Text: "Prose about timers that says nothing of the interface."}, Score: 0.6},
+		{Chunk: kgagent.Chunk{DocURL: "TimerMBean", Text: "public interface TimerMBean\n\nExposes the management interface of the timer MBean.\n\nSince:: 1.5"}, Score: 0.4},
+	}
+	got := corpus.DemoteDigests(hits)
+	if got[0].DocURL != "other" || got[1].DocURL != "TimerMBean" || got[2].DocURL != "package-use" {
+		t.Errorf("order %s %s %s, want other TimerMBean package-use", got[0].DocURL, got[1].DocURL, got[2].DocURL)
+	}
+	fn := []corpus.Hit{
+		{Chunk: kgagent.Chunk{DocURL: "os", Text: "os.getcwd()\n\nReturn a string representing the current working directory."}, Score: 1},
+		{Chunk: kgagent.Chunk{DocURL: "pathlib", Text: "Path.cwd() returns a new path object of the current directory."}, Score: 0.9},
+	}
+	if got := corpus.DemoteDigests(fn); got[0].DocURL != "os" || got[0].Score != 1 {
+		t.Errorf("a function entry was ranked down: %v", got)
+	}
+}
