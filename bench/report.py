@@ -61,7 +61,84 @@ def machine(path):
     return out
 
 
+def scale(rdir):
+    """The scale section (deploy/bench-scale.sh): one row per crawl size, and the page-BM25 baseline."""
+    sizes = sorted(int(m.group(1)) for m in (re.search(r"scale_ingest_(\d+)\.json$", f) for f in glob.glob(os.path.join(rdir, "scale_ingest_*.json"))) if m)
+    if not sizes:
+        return None
+    rows = []
+    for n in sizes:
+        im, io = load(os.path.join(rdir, f"scale_ingest_{n}.json")), json.loads(open(os.path.join(rdir, f"scale_ingest_{n}.out")).read())
+        em, ev = load(os.path.join(rdir, f"scale_eval_{n}.json")), json.loads(open(os.path.join(rdir, f"scale_eval_{n}.out")).read())
+        rows.append(dict(pages=io["pages"], chunks=io["chunks"], triples=io["triples"], wall=im["wall_s"], cpu=im["cpu_s"],
+                         rss=im["peak_rss_mb"], mb=int(open(os.path.join(rdir, f"scale_bytes_{n}.txt")).read()) / 1e6,
+                         eval_rss=em["peak_rss_mb"], ev=ev))
+    bm = None
+    if os.path.exists(os.path.join(rdir, "scale_bm25s.out")):
+        bm = load(os.path.join(rdir, "scale_bm25s.out"))
+    return rows, bm
+
+
+def scale_table(rows, bm):
+    head = ("pages", "chunks", "triples", "ingest wall", "ingest CPU (per page)", "ingest peak RSS", "data dir",
+            "search p50 / p99", "agent p50 / p99", "eval peak RSS", "search recall@5 / MRR", "agent sources recall@5 / MRR")
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        e = r["ev"]
+        out.append("| " + " | ".join([
+            f"{r['pages']:,}", f"{r['chunks']:,}", f"{r['triples']:,}", f"{r['wall']:.0f} s",
+            f"{r['cpu']:.0f} s ({1e3 * r['cpu'] / r['pages']:.1f} ms)", f"{r['rss']:.0f} MB", f"{r['mb']:.0f} MB",
+            f"{e['search_p50_ms']:.1f} / {e['search_p99_ms']:.0f} ms", f"{e['answer_p50_ms']:.1f} / {e['answer_p99_ms']:.0f} ms",
+            f"{r['eval_rss']:.0f} MB", f"{e['recall_at_k']:.3f} / {e['mrr']:.3f}", f"{e['agent_recall_at_k']:.3f} / {e['agent_mrr']:.3f}"]) + " |")
+    if bm:
+        bp, bc = bm["pages"], bm["chunks"]
+        out.append("")
+        out.append(f"Page BM25 (bm25s over whole pages) at {rows[-1]['pages']:,} pages: recall@5 {bp['recall_at_k']:.3f}, MRR {bp['mrr']:.3f}; "
+                   f"over kgagent's chunks: {bc['recall_at_k']:.3f} / {bc['mrr']:.3f}.")
+    return out
+
+
+def scale_chart(rows, png_path, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = [r["pages"] for r in rows]
+    fig, ax = plt.subplots(1, 3, figsize=(13, 3.8))
+    ax[0].plot(x, [1e3 * r["cpu"] / r["pages"] for r in rows], "o-", label="ingest CPU-ms per page")
+    ax[0].plot(x, [1e3 * r["wall"] / r["pages"] for r in rows], "s--", label="ingest wall-ms per page")
+    ax[0].set_title("ingest cost per page")
+    ax[1].plot(x, [r["rss"] for r in rows], "o-", label="ingest peak RSS")
+    ax[1].plot(x, [r["eval_rss"] for r in rows], "s--", label="eval peak RSS")
+    ax[1].plot(x, [r["mb"] for r in rows], "^:", label="data dir")
+    ax[1].set_title("memory and disk, MB")
+    for k, lab, st in (("search_p50_ms", "search p50", "o-"), ("search_p99_ms", "search p99", "o--"),
+                       ("answer_p50_ms", "agent p50", "s-"), ("answer_p99_ms", "agent p99", "s--")):
+        ax[2].plot(x, [r["ev"][k] for r in rows], st, label=lab)
+    ax[2].set_yscale("log")
+    ax[2].set_title("query latency, ms (in process)")
+    for a in ax:
+        a.set_xscale("log")
+        a.set_xlabel("pages")
+        a.legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=90)
+
+
 def main():
+    if sys.argv[1] == "--scale":
+        # the scale section alone: report.py --scale RESULTS_DIR OUT.md OUT.png
+        rdir, md_path, png_path = sys.argv[2:5]
+        rows, bm = scale(rdir)
+        table = scale_table(rows, bm)
+        mc = machine(os.path.join(rdir, "machine.txt")) if os.path.exists(os.path.join(rdir, "machine.txt")) else {}
+        line = " ".join(f"{k}={v}" for k, v in mc.items())
+        with open(md_path, "w") as f:
+            f.write("\n".join(["# Scale (OpenJDK 17 API docs)", "", "`deploy/bench-scale.sh`", "", *table, "", line, ""]))
+        print("\n".join(table))
+        scale_chart(rows, png_path, "kgagent scale, OpenJDK 17 API docs")
+        return
     rdir, md_path, png_path = sys.argv[1:4]
     kg = runs(rdir, "kgagent_ingest")
     sc = runs(rdir, "scrapy")
@@ -118,7 +195,13 @@ def main():
         niced += f" (autogroup nice {mc['autogroup_nice']})"
     machine_line = (f"{mc['date']} on {mc['nproc']} cores ({mc['cpu']}), {mc['mem_gib']} GiB, load average {mc.get('load_start', '?')} at the start, {mc['load']} at the end{niced}; "
                     f"commit {mc['commit']}, {mc['go']}, Scrapy {mc['scrapy']}, bm25s {mc['bm25s']}.")
-    md = "\n".join(["# Benchmark results", "", "`make bench` (deploy/bench.sh)", "", *table, "", machine_line, ""])
+    sc = scale(rdir)
+    scale_md = []
+    if sc:
+        scale_md = ["## Scale: OpenJDK 17 API docs (`deploy/bench-scale.sh`)", "",
+                    "Known-item questions `bench/javadoc_questions.jsonl`; quality figures count at the whole site only.", "",
+                    *scale_table(*sc), "", f"![scale chart]({os.path.basename(png_path)[:-4]}-scale.png)", ""]
+    md = "\n".join(["# Benchmark results", "", "`make bench` (deploy/bench.sh)", "", *table, "", machine_line, "", *scale_md])
     with open(md_path, "w") as f:
         f.write(md)
     print("\n".join(table))
@@ -153,6 +236,10 @@ def main():
     fig.suptitle(f"kgagent make bench, {mc['date']}, {mc['nproc']} cores", fontsize=10)
     fig.tight_layout()
     fig.savefig(png_path, dpi=90)
+    if sc:
+        print()
+        print("\n".join(scale_table(*sc)))
+        scale_chart(sc[0], png_path[:-4] + "-scale.png", f"kgagent scale, OpenJDK 17 API docs, {mc['date']}, {mc['nproc']} cores")
 
 
 if __name__ == "__main__":

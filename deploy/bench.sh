@@ -13,8 +13,14 @@
 #   answers    in process (eval --answers) and over REST, websocket and NATS
 #              against the real `kgagent serve` (TestLoadRealStack), every
 #              answer computed (answer cache off)
+#   scale      the OpenJDK 17 API docs ingested at 1,000, 3,000 and all
+#              9,892 pages: ingest cost, memory, data dir, query latency and
+#              known-item quality beside page BM25 (deploy/bench-scale.sh;
+#              KGAGENT_BENCH_SCALE=0 skips it, KGAGENT_BENCH_SCALE_PAGES sets
+#              the sizes); its chart is bench/results-scale.png
 #
-# Installs what it needs: python3.11-doc (apt, when missing) and a venv with
+# Installs what it needs: python3.11-doc and openjdk-17-doc (apt, when
+# missing) and a venv with
 # Scrapy, bm25s and matplotlib in $KGAGENT_TOOLS. Keeps the raw results in
 # .test-output/bench; writes nothing else outside a temp dir.
 set -euo pipefail
@@ -85,6 +91,11 @@ log "retrieval: bm25s"
 log "answers over REST, websocket and NATS (real kgagent serve, answer cache off)"
 KGAGENT_ANSWER_CACHE_SIZE=0 KGAGENT_BENCH_DATA="$WORK/data" KGAGENT_BENCH_QUESTIONS="$QUESTIONS" \
   go test -count=1 -run 'LoadRealStack$' -v -timeout 30m ./cmd/kgagent > "$R/load.txt" 2>&1 || { cat "$R/load.txt" >&2; exit 1; }
+
+if [ "${KGAGENT_BENCH_SCALE:-1}" != 0 ]; then
+  log "scale: the OpenJDK 17 API docs at several sizes (deploy/bench-scale.sh)"
+  bash deploy/bench-scale.sh "$R" "$WORK/kgagent" "$WORK/sitesrv" "$PY"
+fi
 
 {
   echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
