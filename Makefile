@@ -10,7 +10,7 @@
 .PHONY: demo test check llm lint deadcode bench build
 
 demo: build
-	@bash deploy/minilm.sh >/dev/null || echo "could not fetch the semantic model's weights (deploy/minilm.sh); --embedder minilm runs on the lexical embedder without them"
+	@bash deploy/minilm.sh >/dev/null || echo "could not fetch the semantic model's weights (deploy/minilm.sh); search stays lexical (and --embedder minilm runs on the lexical embedder) without them"
 	@echo "starting bin/kgagent serve --demo (Ctrl-C stops it)"
 	@bin/kgagent serve --demo
 
