@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"github.com/kgagent/kgagent/agent/extractive"
 	"strings"
 	"testing"
 
@@ -89,7 +90,7 @@ func BenchmarkExtractiveAnswer(b *testing.B) {
 	}
 	q := "Which module provides compression options for decoding data streams?"
 	ep := Episode{Question: q, Actions: 1, Observations: []Observation{{Name: "fixie_query_corpus", Text: strings.TrimSpace(sb.String())}}}
-	x := NewExtractive(ExtractiveConfig{})
+	x := extractive.NewModel(extractive.ModelConfig{})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -3,7 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
-	"regexp"
+	"github.com/kgagent/kgagent/agent/extractive"
 	"sort"
 	"strings"
 	"sync"
@@ -192,7 +192,7 @@ func evidenceResult(ev *kgagent.Evidence, cite func(kgagent.Source) int) FuncRes
 
 // SourceLine is the header line of a numbered source in observations:
 // "[n] Title › Heading (url)". It is for LLMs only: the extractive model
-// reads the run's evidence (ChatMessage.Evidence), never this line.
+// reads the run's evidence (llm.Observation.Evidence), never this line.
 func SourceLine(n int, title string, headings []string, url string) string {
 	t := title
 	if len(headings) > 0 && headings[len(headings)-1] != title {
@@ -223,12 +223,10 @@ func (b *Builtins) queryGraph(ctx context.Context, call FuncCall) (FuncResult, e
 	return evidenceResult(&ev, call.Citer()), nil
 }
 
-var embedRefRe = regexp.MustCompile(`#([\w.\-]+)`)
-
 func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, error) {
 	q := call.Query.Text
 	key := ""
-	for _, m := range embedRefRe.FindAllStringSubmatch(q, -1) {
+	for _, m := range extractive.EmbedRef.FindAllStringSubmatch(q, -1) {
 		if _, ok := call.Query.Embeds[m[1]]; ok {
 			key = m[1]
 			break

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kgagent/kgagent/agent/extractive"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -136,7 +137,7 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.LLM == nil {
-		c.LLM = NewExtractive(ExtractiveConfig{})
+		c.LLM = extractive.NewModel(extractive.ModelConfig{})
 	}
 	if c.SearchK <= 0 {
 		c.SearchK = DefaultSearchK

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kgagent/kgagent/agent/extractive"
 	"io"
 	"slices"
 	"strings"
@@ -69,7 +70,7 @@ func (m *Manager) tools(e *entry) []Tool {
 }
 
 // corpusFunc is the built-in corpus search.
-const corpusFunc = "fixie_query_corpus"
+const corpusFunc = extractive.CorpusFunc
 
 // searchFirstThought is the thought of the search run before the first LLM
 // call (Config.SearchFirst).

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"github.com/kgagent/kgagent/agent/extractive"
 	"sort"
 
 	"github.com/kgagent/kgagent"
@@ -60,8 +61,8 @@ func (m *Manager) Route(ctx context.Context, question string) (string, float64, 
 		// A question that fits a few-shot's query pattern (SYMBOL and
 		// other placeholders generalised) belongs to that agent.
 		for _, st := range e.a.Stanzas() {
-			if pm, ok := matchOne(st, question); ok && !pm.passthrough && pm.score > bestScore {
-				best, bestScore = names[i], pm.score
+			if score, passthrough, ok := extractive.MatchStanza(st, question); ok && !passthrough && score > bestScore {
+				best, bestScore = names[i], score
 			}
 		}
 	}

@@ -16,9 +16,11 @@
 // (kgagent.Evidence.Unknown), otherwise what it searched for and did not
 // find among the sections found (NotFound).
 //
-// The agent package drives it: its built-in model (agent.Extractive) runs the
-// ReAct steps (few-shot stanzas, the corpus search) and calls Compose with
-// the evidence the searches returned.
+// Its driver lives here too: Model, the built-in LLM the agent package's
+// ReAct manager drives, reads the run as structured fields (llm.Episode:
+// few-shot stanzas, question, observations with their evidence), follows a
+// fitting few-shot or asks for the corpus search, and calls Compose with the
+// evidence the searches returned; it returns structured steps (llm.Step).
 package extractive
 
 import (

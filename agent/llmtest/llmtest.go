@@ -1,5 +1,5 @@
 // Package llmtest is the conformance suite every agent.LLM passes: the
-// built-in model (agent.Extractive) and the OpenAI-compatible client
+// built-in model (extractive.Model) and the OpenAI-compatible client
 // (agent/openai, against the scripted server of agent/openai/openaitest).
 // Call Run from a test in the implementation's package, in the manner of
 // testing/fstest.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kgagent/kgagent/agent/extractive"
 	"io"
 	"log/slog"
 	"net/http"
@@ -200,7 +201,7 @@ func (a *app) openServices(ctx context.Context) error {
 		}
 		s.llm = c
 	default:
-		s.llm = agent.NewExtractive(agent.ExtractiveConfig{})
+		s.llm = extractive.NewModel(extractive.ModelConfig{})
 	}
 
 	var extractor graphrag.Extractor = graphrag.BuiltinExtractor{}

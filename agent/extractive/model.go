@@ -1,4 +1,4 @@
-package agent
+package extractive
 
 import (
 	"context"
@@ -10,53 +10,53 @@ import (
 	"unicode"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent/extractive"
 	"github.com/kgagent/kgagent/internal/text"
+	"github.com/kgagent/kgagent/llm"
 )
 
-// ExtractiveConfig tunes the built-in extractive model. Zero values work.
-type ExtractiveConfig struct {
-	Answer   extractive.Config // how answers are written from evidence
-	MinMatch float64           // few-shot match score needed to follow a stanza, default 0.75
-	Deltas   int               // pieces the output is streamed in, default 4
+// ModelConfig tunes the built-in extractive model. Zero values work.
+type ModelConfig struct {
+	Answer   Config  // how answers are written from evidence
+	MinMatch float64 // few-shot match score needed to follow a stanza, default 0.75
+	Deltas   int     // pieces the output is streamed in, default 4
 }
 
-// Extractive is the built-in LLM: deterministic and offline. It reads the
-// run in structured form (CompletionRequest.Episode: few-shot stanzas,
+// Model is the built-in llm.LLM: deterministic and offline. It reads the
+// run in structured form (llm.CompletionRequest.Episode: few-shot stanzas,
 // question, observations), never the prompt's text. When the question closely matches a
 // few-shot's query pattern it follows that stanza (same funcs, arguments
 // taken from the question); otherwise it asks Func[fixie_query_corpus] with
-// the question. Once a search has returned evidence (Observation.Evidence,
+// the question. Once a search has returned evidence (llm.Observation.Evidence,
 // never the observation's text) the answer is written by the built-in
 // answerer, agent/extractive.
-type Extractive struct {
-	cfg ExtractiveConfig
+type Model struct {
+	cfg ModelConfig
 }
 
-var _ LLM = (*Extractive)(nil)
+var _ llm.LLM = (*Model)(nil)
 
-// NewExtractive returns the extractive model.
-func NewExtractive(cfg ExtractiveConfig) *Extractive {
+// NewModel returns the extractive model.
+func NewModel(cfg ModelConfig) *Model {
 	if cfg.MinMatch <= 0 {
 		cfg.MinMatch = 0.75
 	}
 	if cfg.Deltas <= 0 {
 		cfg.Deltas = 4
 	}
-	return &Extractive{cfg: cfg}
+	return &Model{cfg: cfg}
 }
 
-// Complete implements LLM. The step is returned structured (Delta.Steps,
+// Complete implements llm.LLM. The step is returned structured (llm.Delta.Steps,
 // on the last piece); the text renders it in the text protocol for the
 // answer stream and the logs, and is not parsed back.
-func (x *Extractive) Complete(ctx context.Context, req CompletionRequest) (Stream, error) {
+func (x *Model) Complete(ctx context.Context, req llm.CompletionRequest) (llm.Stream, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if len(req.Messages) == 0 { // as agent/openai (llmtest)
 		return nil, kgagent.Errorf(kgagent.EINVALID, "completion request has no messages")
 	}
-	var ep Episode
+	var ep llm.Episode
 	if req.Episode != nil {
 		ep = *req.Episode
 	}
@@ -68,17 +68,25 @@ func (x *Extractive) Complete(ctx context.Context, req CompletionRequest) (Strea
 }
 
 // renderStep writes a step as the text protocol writes it.
-func renderStep(st Step) string {
+func renderStep(st llm.Step) string {
 	switch st.Kind {
-	case StepFunc:
+	case llm.StepFunc:
 		return "Ask Func[" + st.Name + "]: " + st.Input
-	case StepAgent:
+	case llm.StepAgent:
 		return "Ask Agent[" + st.Name + "]: " + st.Input
 	}
 	return "A: " + st.Answer
 }
 
-func promptWords(msgs []ChatMessage) int {
+// CorpusFunc is the built-in search func the model asks when no few-shot
+// fits the question.
+const CorpusFunc = "fixie_query_corpus"
+
+// EmbedRef finds a reference to an embed (#name) in a question: the model
+// then asks Func[fixie_query_embed].
+var EmbedRef = regexp.MustCompile(`#([\w.\-]+)`)
+
+func promptWords(msgs []llm.ChatMessage) int {
 	n := 0
 	for _, m := range msgs {
 		n += countWords(m.Content)
@@ -128,31 +136,31 @@ type sliceStream struct {
 	ctx   context.Context
 	parts []string
 	i     int
-	step  Step
+	step  llm.Step
 	usage *kgagent.Usage
 }
 
-func (s *sliceStream) Recv() (Delta, error) {
+func (s *sliceStream) Recv() (llm.Delta, error) {
 	if err := s.ctx.Err(); err != nil {
-		return Delta{}, err
+		return llm.Delta{}, err
 	}
 	if s.i >= len(s.parts) {
-		return Delta{}, io.EOF
+		return llm.Delta{}, io.EOF
 	}
-	d := Delta{Text: s.parts[s.i]}
+	d := llm.Delta{Text: s.parts[s.i]}
 	s.i++
 	if s.i == len(s.parts) {
-		d.Usage, d.Steps = s.usage, []Step{s.step}
+		d.Usage, d.Steps = s.usage, []llm.Step{s.step}
 	}
 	return d, nil
 }
 
 func (s *sliceStream) Close() error { return nil }
 
-// Step returns the model's next step for a run: an action or an answer.
-func (x *Extractive) Step(ep Episode) Step {
+// llm.Step returns the model's next step for a run: an action or an answer.
+func (x *Model) Step(ep llm.Episode) llm.Step {
 	st := x.step(ep)
-	if st.Kind == StepAnswer {
+	if st.Kind == llm.StepAnswer {
 		st.Answer = strings.TrimSpace(st.Answer)
 		if st.Answer == "" {
 			st.Answer = "I have no answer to that."
@@ -161,14 +169,14 @@ func (x *Extractive) Step(ep Episode) Step {
 	return st
 }
 
-func answer(s string) Step { return Step{Kind: StepAnswer, Answer: s} }
+func answerStep(s string) llm.Step { return llm.Step{Kind: llm.StepAnswer, Answer: s} }
 
-func (x *Extractive) step(ep Episode) Step {
+func (x *Model) step(ep llm.Episode) llm.Step {
 	if ep.Question == "" {
-		return answer("I did not receive a question.")
+		return answerStep("I did not receive a question.")
 	}
 	if n := len(ep.Observations); n > 0 && strings.HasPrefix(ep.Observations[n-1].Text, "Error") {
-		return answer("I could not answer that: " + errorText(ep.Observations[n-1].Text))
+		return answerStep("I could not answer that: " + errorText(ep.Observations[n-1].Text))
 	}
 	if m, ok := x.matchStanza(ep.FewShots, ep.Question); ok {
 		asks := m.asks()
@@ -181,26 +189,26 @@ func (x *Extractive) step(ep Episode) Step {
 					arg = strings.ReplaceAll(arg, ex, ep.Observations[i].Text)
 				}
 			}
-			st := Step{Kind: StepFunc, Name: a.Name, Input: strings.TrimSpace(arg)}
-			if a.Kind == LineAskAgent {
-				st.Kind = StepAgent
+			st := llm.Step{Kind: llm.StepFunc, Name: a.Name, Input: strings.TrimSpace(arg)}
+			if a.Kind == llm.LineAskAgent {
+				st.Kind = llm.StepAgent
 			}
 			return st
 		}
 		if len(ep.Observations) > 0 && len(evidence(ep.Observations)) == 0 {
-			return answer(m.answer(ep.Observations))
+			return answerStep(m.answer(ep.Observations))
 		}
 	}
 	if len(ep.Observations) == 0 {
-		if embedRefRe.MatchString(ep.Question) {
-			return Step{Kind: StepFunc, Name: "fixie_query_embed", Input: ep.Question}
+		if EmbedRef.MatchString(ep.Question) {
+			return llm.Step{Kind: llm.StepFunc, Name: "fixie_query_embed", Input: ep.Question}
 		}
-		return Step{Kind: StepFunc, Name: corpusFunc, Input: ep.Question}
+		return llm.Step{Kind: llm.StepFunc, Name: CorpusFunc, Input: ep.Question}
 	}
 	if ev := evidence(ep.Observations); len(ev) > 0 {
-		return answer(extractive.Compose(ep.Question, ev, x.cfg.Answer))
+		return answerStep(Compose(ep.Question, ev, x.cfg.Answer))
 	}
-	return answer(ep.Observations[len(ep.Observations)-1].Text)
+	return answerStep(ep.Observations[len(ep.Observations)-1].Text)
 }
 
 func errorText(s string) string {
@@ -211,7 +219,7 @@ func errorText(s string) string {
 }
 
 // evidence returns the evidence the observations carry, in order.
-func evidence(obs []Observation) []kgagent.Evidence {
+func evidence(obs []llm.Observation) []kgagent.Evidence {
 	var out []kgagent.Evidence
 	for _, o := range obs {
 		if o.Evidence != nil {
@@ -223,16 +231,16 @@ func evidence(obs []Observation) []kgagent.Evidence {
 
 // stanzaMatch is a stanza matched to the question with its variables bound.
 type stanzaMatch struct {
-	st          Stanza
+	st          llm.Stanza
 	vars        map[string]string // example text -> text from the question
 	score       float64
 	passthrough bool // the stanza passes the whole question to its func
 }
 
-func (m stanzaMatch) asks() []FewShotLine {
-	var out []FewShotLine
+func (m stanzaMatch) asks() []llm.FewShotLine {
+	var out []llm.FewShotLine
 	for _, l := range m.st.Lines {
-		if l.Kind == LineAskFunc || l.Kind == LineAskAgent {
+		if l.Kind == llm.LineAskFunc || l.Kind == llm.LineAskAgent {
 			out = append(out, l)
 		}
 	}
@@ -243,7 +251,7 @@ func (m stanzaMatch) asks() []FewShotLine {
 func (m stanzaMatch) says() []string {
 	var out []string
 	for _, l := range m.st.Lines {
-		if l.Kind == LineFuncSays || l.Kind == LineAgentSays {
+		if l.Kind == llm.LineFuncSays || l.Kind == llm.LineAgentSays {
 			out = append(out, l.Text)
 		}
 	}
@@ -266,14 +274,14 @@ func (m stanzaMatch) fill(s string) string {
 // answer fills the stanza's A: line with the observed replies in place of
 // the example replies; when the example reply does not appear in it, the
 // last observed reply is the answer.
-func (m stanzaMatch) answer(obs []Observation) string {
+func (m stanzaMatch) answer(obs []llm.Observation) string {
 	var says []string
 	ans := ""
 	for _, l := range m.st.Lines {
 		switch l.Kind {
-		case LineFuncSays, LineAgentSays:
+		case llm.LineFuncSays, llm.LineAgentSays:
 			says = append(says, l.Text)
-		case LineAnswer:
+		case llm.LineAnswer:
 			ans = l.Text
 		}
 	}
@@ -340,7 +348,7 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 // Words of the stanza's query that reappear in its first Ask input are
 // variables (SYMBOL in "Price for SYMBOL" / "Ask Func[quote]: SYMBOL"); the
 // rest must match the question.
-func (x *Extractive) matchStanza(stanzas []Stanza, question string) (stanzaMatch, bool) {
+func (x *Model) matchStanza(stanzas []llm.Stanza, question string) (stanzaMatch, bool) {
 	best := stanzaMatch{}
 	for _, st := range stanzas {
 		m, ok := matchOne(st, question)
@@ -351,7 +359,7 @@ func (x *Extractive) matchStanza(stanzas []Stanza, question string) (stanzaMatch
 	return best, best.score >= x.cfg.MinMatch
 }
 
-func matchOne(st Stanza, question string) (stanzaMatch, bool) {
+func matchOne(st llm.Stanza, question string) (stanzaMatch, bool) {
 	m := stanzaMatch{st: st, vars: map[string]string{}}
 	asks := m.asks()
 	q := st.Query()
@@ -505,4 +513,14 @@ func sameShape(words []string, example string) []string {
 		return words
 	}
 	return out
+}
+
+// MatchStanza scores how well question fits a few-shot stanza's query
+// pattern, as the model does before following the stanza: ok is false when
+// it cannot fit at all; passthrough is set for a stanza that passes the
+// whole question to its func (matched on content words only). The router
+// uses it to send a question to the agent whose few-shot it fits.
+func MatchStanza(st llm.Stanza, question string) (score float64, passthrough, ok bool) {
+	m, ok := matchOne(st, question)
+	return m.score, m.passthrough, ok
 }

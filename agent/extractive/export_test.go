@@ -1,0 +1,4 @@
+package extractive
+
+// RenderStep is renderStep, for the external tests.
+var RenderStep = renderStep
