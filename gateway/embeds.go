@@ -30,9 +30,10 @@ type EmbedStore interface {
 	Delete(id string) error
 	// Sign returns a signed URL of blob id and when it expires.
 	Sign(id string) (string, time.Time)
-	// Handler serves signed URLs at "/<id>?exp=..&sig=.." (403 for a bad or
-	// expired signature, 404 for an unknown blob).
-	Handler() http.Handler
+	// Handler serves signed URLs at "/<id>?exp=..&sig=..", writing its
+	// errors (EFORBIDDEN for a bad or expired signature, ENOTFOUND for an
+	// unknown blob) with writeError.
+	Handler(writeError embeds.ErrorWriter) http.Handler
 	MaxBytes() int64
 }
 
@@ -154,7 +155,7 @@ func (s *Server) serveEmbed(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, unavailable("embed"))
 		return
 	}
-	http.StripPrefix(EmbedsPath, s.b.Embeds.Handler()).ServeHTTP(w, r)
+	http.StripPrefix(EmbedsPath, s.b.Embeds.Handler(s.writeError)).ServeHTTP(w, r)
 }
 
 // deleteEmbed deletes a blob. A key restricted to collections may delete

@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"net/textproto"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -36,6 +38,7 @@ type embedFixture struct {
 	ts    *httptest.Server
 	store *embeds.Store
 	clock *embedClock
+	dir   string // the store's directory
 }
 
 // newEmbedFixture serves a gateway over a real embed store in a temp dir on
@@ -43,11 +46,14 @@ type embedFixture struct {
 func newEmbedFixture(t *testing.T, cfg Config, maxBytes int64) *embedFixture {
 	t.Helper()
 	clock := &embedClock{t: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}
-	st, err := embeds.Open(embeds.Config{Dir: t.TempDir(), MaxBytes: maxBytes, Secret: []byte("test-secret-0123456789"), TTL: time.Minute, Now: clock.now})
+	dir := t.TempDir()
+	st, err := embeds.Open(embeds.Config{Dir: dir, MaxBytes: maxBytes, Secret: []byte("test-secret-0123456789"), TTL: time.Minute, Now: clock.now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 	srv, err := New(cfg, Backends{Embeds: st})
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +61,7 @@ func newEmbedFixture(t *testing.T, cfg Config, maxBytes int64) *embedFixture {
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { ts.Close(); srv.Close() })
 	st.SetBaseURL(ts.URL + EmbedsPath)
-	return &embedFixture{ts: ts, store: st, clock: clock}
+	return &embedFixture{ts: ts, store: st, clock: clock, dir: dir}
 }
 
 type embedResponse struct {
@@ -346,4 +352,44 @@ func FuzzDecodeEmbedUpload(f *testing.F) {
 			t.Fatal("a multipart upload without a content type")
 		}
 	})
+}
+
+// lockedBuffer is a log sink safe to read while the server writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// TestEmbedServeErrorsUseTheGatewayWriter: the signed-URL route writes its
+// errors with the gateway's one error writer, not a shape of its own: an
+// INTERNAL error (damaged blob metadata) answers 500 with the gateway's
+// body and is logged with the request's path, as on every other route
+// (the embed store's own writer logged nothing).
+func TestEmbedServeErrorsUseTheGatewayWriter(t *testing.T) {
+	logs := &lockedBuffer{}
+	f := newEmbedFixture(t, Config{Logger: slog.New(slog.NewTextHandler(logs, nil))}, 1024)
+	st := f.store
+	b, err := st.Put(t.Context(), "text/plain", strings.NewReader("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := st.Sign(b.ID)
+	if err := os.WriteFile(filepath.Join(f.dir, b.ID[:2], b.ID+".json"), []byte("{damaged"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := embedSend(t, "GET", u, "", "", nil)
+	want := `{"error":{"code":"INTERNAL","message":"embed metadata is damaged"}}` + "\n"
+	if r.status != 500 || r.header.Get("Content-Type") != "application/json" || string(r.body) != want {
+		t.Errorf("damaged embed: %d %q %s; want 500 application/json %s", r.status, r.header.Get("Content-Type"), r.body, want)
+	}
+	if l := logs.String(); !strings.Contains(l, "request failed") || !strings.Contains(l, EmbedsPath+"/"+b.ID) || !strings.Contains(l, "embed metadata is damaged") {
+		t.Errorf("the INTERNAL error was not logged with its path: %q", l)
+	}
 }

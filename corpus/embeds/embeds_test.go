@@ -32,8 +32,51 @@ func newStore(t *testing.T, max int64) (*Store, *clock, *httptest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux.Handle("/api/v1/embeds/", http.StripPrefix("/api/v1/embeds", s.Handler()))
+	mux.Handle("/api/v1/embeds/", http.StripPrefix("/api/v1/embeds", s.Handler(statusOnly)))
 	return s, c, srv
+}
+
+// statusOnly is the ErrorWriter of these tests: the status of err's code.
+func statusOnly(w http.ResponseWriter, _ *http.Request, err error) {
+	w.WriteHeader(kgagent.HTTPStatus(kgagent.ErrorCode(err)))
+}
+
+// TestHandlerWritesErrorsWithTheGivenWriter: every error the handler
+// answers goes through the server's ErrorWriter (the handler has no error
+// shape of its own), with a stable code; a wrong method is EMETHOD (405)
+// with an Allow header, not EINVALID.
+func TestHandlerWritesErrorsWithTheGivenWriter(t *testing.T) {
+	s, _, _ := newStore(t, 1024)
+	b, err := s.Put(context.Background(), "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	h := s.Handler(func(w http.ResponseWriter, r *http.Request, err error) {
+		got = append(got, kgagent.ErrorCode(err))
+		w.WriteHeader(299)
+	})
+	signed, _ := url.Parse(s.SignedURL(b.ID, time.Minute))
+	unknown, _ := url.Parse(s.SignedURL(strings.Repeat("a", 64), time.Minute))
+	for _, tt := range []struct {
+		method, target, want, allow string
+	}{
+		{"GET", "/" + b.ID + "?exp=1&sig=00", kgagent.EFORBIDDEN, ""},
+		{"GET", "/" + strings.Repeat("a", 64) + "?" + unknown.RawQuery, kgagent.ENOTFOUND, ""},
+		{"POST", "/" + b.ID + "?" + signed.RawQuery, kgagent.EMETHOD, "GET, HEAD"},
+	} {
+		got = nil
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.target, nil))
+		if len(got) != 1 || got[0] != tt.want || rec.Code != 299 || rec.Header().Get("Allow") != tt.allow {
+			t.Errorf("%s %s: writer got %v, status %d, Allow %q; want [%s] 299 %q", tt.method, tt.target, got, rec.Code, rec.Header().Get("Allow"), tt.want, tt.allow)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/"+b.ID+"?"+signed.RawQuery, nil))
+	if rec.Code != 200 || rec.Body.String() != "x" || len(got) != 1 {
+		t.Errorf("good GET: %d %q, writer calls %v", rec.Code, rec.Body.String(), got)
+	}
 }
 
 func get(t *testing.T, u string) (int, string, string) {

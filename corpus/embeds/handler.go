@@ -1,32 +1,37 @@
 package embeds
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
 	"github.com/kgagent/kgagent"
 )
 
+// ErrorWriter writes err as the HTTP answer to r. The server that mounts
+// Handler passes its own, so that embed errors have the shape, status and
+// logging of every other error it writes (the gateway passes its writeError).
+type ErrorWriter func(w http.ResponseWriter, r *http.Request, err error)
+
 // Handler serves signed embed URLs: GET or HEAD <mount>/<id>?exp=..&sig=..
 // with the blob's content type, ranges and an ETag. Mount it with
-// http.StripPrefix so the request path is "/<id>". Bad or expired signatures
-// get 403, unknown blobs 404.
-func (s *Store) Handler() http.Handler {
+// http.StripPrefix so the request path is "/<id>". Errors go to writeError:
+// EFORBIDDEN for a bad or expired signature, ENOTFOUND for an unknown blob,
+// EMETHOD (with an Allow header) for a method other than GET and HEAD.
+func (s *Store) Handler(writeError ErrorWriter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			writeErr(w, kgagent.Errorf(kgagent.EINVALID, "method not allowed"), http.StatusMethodNotAllowed)
+			writeError(w, r, kgagent.Errorf(kgagent.EMETHOD, "method not allowed"))
 			return
 		}
 		id, err := s.Verify(strings.TrimPrefix(r.URL.Path, "/"), r.URL.Query())
 		if err != nil {
-			writeErr(w, err, 0)
+			writeError(w, r, err)
 			return
 		}
 		b, f, err := s.Open(id)
 		if err != nil {
-			writeErr(w, err, 0)
+			writeError(w, r, err)
 			return
 		}
 		defer f.Close()
@@ -38,13 +43,4 @@ func (s *Store) Handler() http.Handler {
 		h.Set("ETag", `"`+id+`"`)
 		http.ServeContent(w, r, "", b.CreatedAt, f)
 	})
-}
-
-func writeErr(w http.ResponseWriter, err error, status int) {
-	if status == 0 {
-		status = kgagent.HTTPStatus(kgagent.ErrorCode(err))
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": kgagent.ErrorCode(err), "message": kgagent.ErrorMessage(err)}})
 }
