@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -31,5 +34,26 @@ func TestSemanticPassOnServe(t *testing.T) {
 	}
 	if !strings.Contains(s.stderr.String(), "semantic vectors: all chunks embedded") {
 		t.Fatalf("the pass did not log its end: %s", s.stderr.String())
+	}
+}
+
+// TestAskSkipsTheModelWithoutVectors: ask on a data dir that holds no
+// semantic vector yet (ingest is lexical) does not load the semantic model,
+// which would cost it 1-8 s for nothing.
+func TestAskSkipsTheModelWithoutVectors(t *testing.T) {
+	needMiniLM(t)
+	site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
+	defer site.Close()
+	dir := t.TempDir()
+	var out, errb syncBuffer
+	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, nil); code != 0 {
+		t.Fatalf("ingest exited %d: %s", code, errb.String())
+	}
+	out, errb = syncBuffer{}, syncBuffer{}
+	if code := run(context.Background(), []string{"ask", "--data-dir", dir, "--semantic-search", "auto", "How do I restore a backup?"}, &out, &errb, nil); code != 0 {
+		t.Fatalf("ask exited %d: %s", code, errb.String())
+	}
+	if strings.Contains(errb.String(), "semantic search: built-in semantic model") {
+		t.Fatalf("ask loaded the semantic model for a data dir without vectors: %s", errb.String())
 	}
 }

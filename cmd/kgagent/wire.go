@@ -617,6 +617,11 @@ func (a *app) openSemantic() error {
 	if cfg.SemanticSearch == "off" || cfg.Index == "qdrant" || cfg.Embedder == "minilm" {
 		return nil
 	}
+	if h, ok := a.svc.index.(interface{ HasSemantic() bool }); ok && !h.HasSemantic() && a.command != "serve" && a.command != "worker" && a.command != "ingest" {
+		// ask, eval, mcp: nothing to search by meaning yet (serve's pass
+		// makes the vectors); loading the model would cost 1-8 s for nothing.
+		return nil
+	}
 	e, err := openMiniLM(cfg.EmbedModelDir)
 	switch {
 	case err == nil:

@@ -128,6 +128,10 @@ func (x *Index) semantic(ctx context.Context, q corpus.Query, n int) ([]scored, 
 	return m.semTop(s, qv, qs, n, q.URLPrefix), nil
 }
 
+// HasSemantic reports whether the index holds (or held) a semantic vector
+// of any model.
+func (x *Index) HasSemantic() bool { return x.hasSem.Load() }
+
 // SemanticChunks counts the live chunks of collection that have a vector
 // of model.
 func (x *Index) SemanticChunks(ctx context.Context, collection, model string) (int, error) {
