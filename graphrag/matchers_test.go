@@ -7,7 +7,7 @@ import (
 )
 
 // The regular expressions the extractor's hand-written matchers replace
-// (extract.go): the matchers must agree with them on every input.
+// (matchers.go): the matchers must agree with them on every input.
 var (
 	reSnake     = regexp.MustCompile(`^[a-z][a-z0-9]*_[a-z0-9_]+$`)
 	reCamel     = regexp.MustCompile(`^[A-Z][a-z0-9]+[A-Z]\w*$`)
