@@ -246,10 +246,7 @@ func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step 
 	var said, obsPrefix string
 	var res FuncResult
 	var cerr error
-	action := fmt.Sprintf("Ask Func[%s]: %s", step.Name, step.Input)
-	if step.Kind == StepAgent {
-		action = fmt.Sprintf("Ask Agent[%s]: %s", step.Name, step.Input)
-	}
+	action := step.Line()
 	key := fmt.Sprintf("%d\x00%s\x00%s", step.Kind, step.Name, strings.Join(strings.Fields(step.Input), " "))
 	_, repeated := done[key]
 	switch {

@@ -183,6 +183,27 @@ type Step struct {
 	Answer  string // the A: text
 }
 
+// Line writes the step's action or answer as the text protocol does:
+// "Ask Func[name]: input", "Ask Agent[name]: input" or "A: answer".
+func (s Step) Line() string {
+	switch s.Kind {
+	case StepAnswer:
+		return "A: " + s.Answer
+	case StepAgent:
+		return "Ask Agent[" + s.Name + "]: " + s.Input
+	}
+	return "Ask Func[" + s.Name + "]: " + s.Input
+}
+
+// Text writes the step in the text protocol: its thought, if any, on the
+// lines before its Line.
+func (s Step) Text() string {
+	if s.Thought != "" {
+		return s.Thought + "\n" + s.Line()
+	}
+	return s.Line()
+}
+
 // LineKind classifies one line of a few-shot stanza or of LLM output.
 type LineKind int
 

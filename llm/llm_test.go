@@ -36,3 +36,22 @@ func TestAgentToolName(t *testing.T) {
 		t.Errorf("long name: %d bytes", len(got))
 	}
 }
+
+func TestStepText(t *testing.T) {
+	tests := []struct {
+		st         Step
+		line, text string
+	}{
+		{Step{Kind: StepFunc, Name: "quote", Input: "GOOG"}, "Ask Func[quote]: GOOG", "Ask Func[quote]: GOOG"},
+		{Step{Kind: StepAgent, Name: "docs", Input: "port?", Thought: "ask docs"}, "Ask Agent[docs]: port?", "ask docs\nAsk Agent[docs]: port?"},
+		{Step{Kind: StepAnswer, Answer: "8086 [1]"}, "A: 8086 [1]", "A: 8086 [1]"},
+	}
+	for _, tt := range tests {
+		if got := tt.st.Line(); got != tt.line {
+			t.Errorf("Line() = %q, want %q", got, tt.line)
+		}
+		if got := tt.st.Text(); got != tt.text {
+			t.Errorf("Text() = %q, want %q", got, tt.text)
+		}
+	}
+}

@@ -61,21 +61,10 @@ func (x *Model) Complete(ctx context.Context, req llm.CompletionRequest) (llm.St
 		ep = *req.Episode
 	}
 	step := x.Step(ep)
-	out := renderStep(step)
+	out := step.Text()
 	return &sliceStream{ctx: ctx, parts: splitDeltas(out, x.cfg.Deltas), step: step, usage: &kgagent.Usage{
 		PromptTokens: promptWords(req.Messages), CompletionTokens: len(strings.Fields(out)),
 	}}, nil
-}
-
-// renderStep writes a step as the text protocol writes it.
-func renderStep(st llm.Step) string {
-	switch st.Kind {
-	case llm.StepFunc:
-		return "Ask Func[" + st.Name + "]: " + st.Input
-	case llm.StepAgent:
-		return "Ask Agent[" + st.Name + "]: " + st.Input
-	}
-	return "A: " + st.Answer
 }
 
 // CorpusFunc is the built-in search func the model asks when no few-shot

@@ -83,7 +83,7 @@ func TestExtractiveFollowsFewShots(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := extractive.RenderStep(x.Step(episodeFor(t, tt.shots, tt.q, tt.steps...)))
+			got := x.Step(episodeFor(t, tt.shots, tt.q, tt.steps...)).Text()
 			if got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
@@ -172,8 +172,8 @@ func FuzzExtractive(f *testing.F) {
 			t.Fatalf("step %+v has no kind", st)
 		}
 		// The text rendered for the stream and the logs reads back as the step.
-		if got, err := agent.ParseOutput(extractive.RenderStep(st)); err == nil && got.Kind != st.Kind {
-			t.Fatalf("rendered %q reads back as %+v, want %+v", extractive.RenderStep(st), got, st)
+		if got, err := agent.ParseOutput(st.Text()); err == nil && got.Kind != st.Kind {
+			t.Fatalf("rendered %q reads back as %+v, want %+v", st.Text(), got, st)
 		}
 	})
 }

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -142,21 +141,11 @@ func (s *structured) tool(name string) (agent.Tool, bool) {
 
 // render writes steps in the text protocol.
 func render(steps []agent.Step) string {
-	var b strings.Builder
-	for _, st := range steps {
-		if st.Thought != "" {
-			b.WriteString(st.Thought + "\n")
-		}
-		switch st.Kind {
-		case agent.StepAnswer:
-			b.WriteString("A: " + st.Answer + "\n")
-		case agent.StepAgent:
-			fmt.Fprintf(&b, "Ask Agent[%s]: %s\n", st.Name, st.Input)
-		default:
-			fmt.Fprintf(&b, "Ask Func[%s]: %s\n", st.Name, st.Input)
-		}
+	texts := make([]string, len(steps))
+	for i, st := range steps {
+		texts[i] = st.Text()
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return strings.TrimRight(strings.Join(texts, "\n"), "\n")
 }
 
 // toolDefs are the tools of a request in the wire format; a func without a

@@ -1,4 +1,0 @@
-package extractive
-
-// RenderStep is renderStep, for the external tests.
-var RenderStep = renderStep
