@@ -73,6 +73,12 @@ func digestEntries(text string, least int) []DigestEntry {
 			}
 			descs = append(descs, DigestEntry{prev, l})
 			entryWords += n + prevWords
+		} else if es, covered := runOnEntries(l); es != nil {
+			if descs == nil {
+				preamble = words - covered
+			}
+			descs = append(descs, es...)
+			entryWords += covered
 		}
 		prev, prevWords = l, n
 	}
@@ -109,6 +115,64 @@ func countWords(l string, limit int) int {
 		in = !sp
 	}
 	return n
+}
+
+// runOnEntries reads a line into which a table was flattened ("… Class
+// Description SAXParser Defines the API that wraps an XMLReader
+// implementation class. SAXParserFactory Defines a factory API …"): its
+// sentences that start with a compound name (two capitals or a digit:
+// "SAXParser", "TimerMBean") followed by a capitalised description. At
+// least digestMinEntries such sentences covering most of the line, else
+// nil; covered is the words of the line from its first entry on.
+func runOnEntries(l string) (es []DigestEntry, covered int) {
+	if countWords(l, 20) < 20 {
+		return nil, 0
+	}
+	total, before := 0, 0
+	for rest := l; rest != ""; {
+		end := sentenceEnd(rest)
+		sent := strings.TrimSpace(rest[:end])
+		rest = strings.TrimSpace(rest[end:])
+		n := countWords(sent, -1)
+		total += n
+		name, desc, ok := strings.Cut(sent, " ")
+		if ok && compoundName(name) && isDescription(desc) && unicode.IsUpper([]rune(desc)[0]) {
+			es = append(es, DigestEntry{name, desc})
+			covered += n
+		} else if es == nil {
+			before += n
+		}
+	}
+	if before <= maxCaption {
+		total -= before // a caption and a header row
+	}
+	if len(es) < digestMinEntries || 10*covered < 7*total {
+		return nil, 0
+	}
+	return es, covered
+}
+
+// compoundName reports whether w is an identifier with a capital and another
+// capital or a digit after it ("SAXParser", "TimerMBean", "Base64").
+func compoundName(w string) bool {
+	if w == "" || !unicode.IsUpper([]rune(w)[0]) {
+		return false
+	}
+	inner := false
+	for i, r := range w {
+		switch {
+		case unicode.IsLetter(r) || r == '_':
+			if i > 0 && unicode.IsUpper(r) {
+				inner = true
+			}
+		case unicode.IsDigit(r):
+			inner = true
+		case r == '.':
+		default:
+			return false
+		}
+	}
+	return inner
 }
 
 // inlineEntry splits a table row "name | description" or a list line
@@ -198,13 +262,17 @@ func sentenceKeys(text string, add func(uint64)) {
 }
 
 // firstSentence is l up to its first sentence end.
-func firstSentence(l string) string {
+func firstSentence(l string) string { return l[:sentenceEnd(l)] }
+
+// sentenceEnd is the index just past the first sentence of l: a . ! ? ;
+// followed by a space, or the end of l.
+func sentenceEnd(l string) int {
 	for i := 0; i+1 < len(l); i++ {
 		if c := l[i]; (c == '.' || c == '!' || c == '?' || c == ';') && l[i+1] == ' ' {
-			return l[:i+1]
+			return i + 1
 		}
 	}
-	return l
+	return len(l)
 }
 
 // DemoteDigests reorders hits (best first) so that no digest outranks a page

@@ -232,3 +232,27 @@ func TestSmallDigestGoesBelowItsPage(t *testing.T) {
 		t.Errorf("a function entry was ranked down: %v", got)
 	}
 }
+
+// TestRunOnDigest: a table the crawler flattened into one list item (a
+// Javadoc package-use page) is a digest too; prose with capitalised
+// sentences is not.
+func TestRunOnDigest(t *testing.T) {
+	use := "Packages that use javax.xml.parsers\n\nPackage\n\nDescription\n\njavax.xml.parsers\n\nProvides the classes for processing XML documents with a SAX parser or a DOM Document builder.\n\n" +
+		"- Classes in javax.xml.parsers used by javax.xml.parsers Class Description DocumentBuilder Defines the API to obtain DOM Document instances from an XML document. " +
+		"DocumentBuilderFactory Defines a factory API that enables applications to obtain a parser that produces DOM object trees from XML documents. " +
+		"ParserConfigurationException Indicates a serious configuration error. SAXParser Defines the API that wraps an XMLReader implementation class. " +
+		"SAXParserFactory Defines a factory API that enables applications to configure and obtain a SAX based parser to parse XML documents."
+	es := corpus.DigestEntries(use)
+	names := map[string]bool{}
+	for _, e := range es {
+		names[e.Name] = true
+	}
+	if !names["SAXParser"] || !names["javax.xml.parsers"] {
+		t.Errorf("package-use entries %v, want SAXParser and javax.xml.parsers among them", es)
+	}
+	prose := "The ZipFile class reads archives. Python supports many archive formats through its modules. ZipInfo Objects are returned by the getinfo() method of ZipFile objects. " +
+		"Each one stores information about a single member of the archive. Most users never create them directly, and the module creates them as needed while reading."
+	if es := corpus.DigestEntries(prose); es != nil {
+		t.Errorf("prose taken for a digest: %v", es)
+	}
+}
