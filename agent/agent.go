@@ -82,9 +82,6 @@ const (
 	ProtocolText  = llm.ProtocolText
 )
 
-// AgentToolName is llm.AgentToolName: the tool name agent name is offered under.
-func AgentToolName(name string) string { return llm.AgentToolName(name) }
-
 // episode reads the structured fields of the messages that follow a run's
 // question; no text is parsed.
 func episode(fewShots []Stanza, question string, after []ChatMessage) *Episode {
