@@ -230,8 +230,9 @@ const unsupportedNote = "None of the sources found supports this answer."
 // (checkCitations), and an answer left with none is treated as one that
 // cites nothing. An answer that names a URL or command line no passage
 // holds verbatim (Support.Invented) is never the model's or attributed,
-// whatever else it gets right; one only partly supported is attributed
-// only when the built-in answerer answers from the same evidence too. Then, when the run searched and AttributeCitations is
+// whatever else it gets right; one only partly supported is the model's
+// or attributed only when the built-in answerer answers from the same
+// evidence too. Then, when the run searched and AttributeCitations is
 // set, the sentences the evidence supports are cited (extractive.Attribute;
 // a sentence with no claim, or naming a command, URL or number the passage
 // lacks, is not supported). When none is, the answer is what the built-in
@@ -260,10 +261,14 @@ func (m *Manager) ground(r *run, question, text string) (string, string) {
 			return text, kgagent.CitationsModel
 		}
 		checked, kept := checkCitations(text, sup, len(r.sources))
-		if kept > 0 && len(sup.Invented(checked)) == 0 {
+		if kept > 0 && len(sup.Invented(checked)) == 0 && (!extractive.Abstained(docsSay(question, r.evidence)) || whollySupported(checked, sup, r.evidence)) {
 			return checked, kgagent.CitationsModel
 		}
-		text = checked // every citation the model wrote was wrong, or it names what no source holds
+		// Every citation the model wrote was wrong, it names what no
+		// source holds, or the docs do not answer the question and only
+		// part of the answer is supported: the same rules as an answer
+		// without citations.
+		text = checked
 	}
 	if !grounding {
 		return text, ""
@@ -283,6 +288,15 @@ func (m *Manager) ground(r *run, question, text string) (string, string) {
 		return docs, kgagent.CitationsUnsupported
 	}
 	return strings.TrimRight(text, " \n") + "\n\n" + unsupportedNote + " " + docs, kgagent.CitationsUnsupported
+}
+
+// whollySupported reports whether text (a model's cited answer) makes a
+// claim and every sentence with a claim is supported by a passage of evs,
+// judged without its citations (extractive.Attribute).
+func whollySupported(text string, sup *extractive.Support, evs []kgagent.Evidence) bool {
+	bare, _ := checkCitations(text, sup, 0) // n = 0 drops every citation
+	a := extractive.Attribute(bare, evs)
+	return a.Sentences > 0 && a.Supported == a.Sentences
 }
 
 // echoed are the instructions kgagent writes to the model, which a small

@@ -64,6 +64,15 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 		{name: "partly supported answer to a question the docs do not cover", question: "How do I deploy Lumen with a Helm chart on Kubernetes?",
 			output:    "A: Lumen deletes old data according to the retention policy. Deploy the chart and set replicas to three for Kubernetes clusters.",
 			citations: kgagent.CitationsUnsupported, want: []string{extractive.NotFound, "Helm"}, notWant: []string{"replicas", "retention policy ["}},
+		// SmolLM2 (text protocol): a cited answer whose claim beside the
+		// supported one is made up, to a question the docs do not cover,
+		// was kept as the model's.
+		{name: "model cites a partly supported answer to a question the docs do not cover", question: "How do I deploy Lumen with a Helm chart on Kubernetes?",
+			output:    "A: Lumen is written in Rust [2]. Deploy the chart and set replicas to three for Kubernetes clusters.",
+			citations: kgagent.CitationsUnsupported, want: []string{extractive.NotFound, "Helm"}, notWant: []string{"replicas", "Rust [2]."}},
+		{name: "model cites a claim-less line to a question the docs do not cover", question: "How do I deploy Lumen with a Helm chart on Kubernetes?",
+			output:    "A: the lumen.connect function (http:// [1]",
+			citations: kgagent.CitationsUnsupported, want: []string{extractive.NotFound, "Helm"}, notWant: []string{"lumen.connect function"}},
 		{name: "model cites, and names a command no source holds", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 8086 [1]. Install it with pip install lumen.",
 			citations: kgagent.CitationsUnsupported, want: []string{"pip install lumen.\n\n" + unsupportedNote, "8086"}},
 	}
