@@ -95,7 +95,7 @@ func (b *Builtins) Commands() []Func {
 	return []Func{
 		{Name: "fixie_query_corpus", Description: "Searches the agent's document corpus for the query and returns numbered sources.", Handler: b.queryCorpus, Cacheable: true},
 		{Name: "fixie_query_graph", Description: "Returns knowledge-graph facts about the query, numbered with their sources.", Handler: b.queryGraph, Cacheable: true},
-		{Name: "fixie_query_embed", Description: "Runs the query against the text of the embed it names as #key.", Handler: b.queryEmbed},
+		{Name: "fixie_query_embed", Description: "Runs the query against the text of the embed it names as #key (against the corpus when the request has no embed).", Handler: b.queryEmbed},
 		{Name: "fixie_base_prompt", Description: "Returns the agent's base prompt.", Handler: b.basePrompt, Cacheable: true},
 		{Name: "fixie_local_datetime", Description: "Returns the current date and time in the user's time zone.", Handler: b.localDatetime},
 		{Name: "fixie_utc_datetime", Description: "Returns the current date and time in UTC.", Handler: b.utcDatetime},
@@ -224,6 +224,11 @@ func (b *Builtins) queryGraph(ctx context.Context, call FuncCall) (FuncResult, e
 }
 
 func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, error) {
+	if len(call.Query.Embeds) == 0 {
+		// "#1" in a question with nothing attached names no embed: the
+		// question is one for the corpus.
+		return b.queryCorpus(ctx, call)
+	}
 	q := call.Query.Text
 	key := ""
 	for _, m := range extractive.EmbedRef.FindAllStringSubmatch(q, -1) {

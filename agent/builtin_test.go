@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent/extractive"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/embeds"
 	"github.com/kgagent/kgagent/graphrag"
@@ -244,6 +245,26 @@ func TestQueryEmbed(t *testing.T) {
 	res, err := builtinCall(t, m3, "fixie_query_embed", FuncCall{Query: kgagent.Message{Text: "#a?", Embeds: map[string]kgagent.Embed{"a": {URI: kgagent.DataURI([]byte("x"))}}}})
 	if err != nil || !called || !strings.Contains(res.Message.Text, "from embed search") {
 		t.Errorf("EmbedSearch not used: %q %v", res.Message.Text, err)
+	}
+}
+
+// TestEmbedRefNeedsAnEmbed: a # inside a word ("PKCS#1", "C#") names no
+// embed, and a question naming one with no embed attached is searched in
+// the corpus instead of failing with "name an embed as #key".
+func TestEmbedRefNeedsAnEmbed(t *testing.T) {
+	for q, want := range map[string]bool{"PKCS#1 keys": false, "C# and Lumen": false, "summarize #doc": true, "#img size?": true, "see (#a)": true} {
+		if got := extractive.EmbedRef.MatchString(q); got != want {
+			t.Errorf("EmbedRef.MatchString(%q) = %v, want %v", q, got, want)
+		}
+	}
+	m := newManager(t, Config{Searcher: &fakeSearch{docs: lumenDocs}})
+	res, err := builtinCall(t, m, "fixie_query_embed", FuncCall{Query: kgagent.Message{Text: "What is the default HTTP port of #1?"}})
+	if err != nil || !strings.Contains(res.Message.Text, "8086") {
+		t.Errorf("fixie_query_embed without embeds = %q, %v; want the corpus's answer", res.Message.Text, err)
+	}
+	ans, err := m.Ask(context.Background(), Request{ID: "r1", Question: "Can Lumen read PKCS#1 keys on its default HTTP port?"}, nil)
+	if err != nil || strings.Contains(ans.Answer, "name an embed") {
+		t.Errorf("answer = %q, %v", ans.Answer, err)
 	}
 }
 

@@ -72,8 +72,9 @@ func (x *Model) Complete(ctx context.Context, req llm.CompletionRequest) (llm.St
 const CorpusFunc = "fixie_query_corpus"
 
 // EmbedRef finds a reference to an embed (#name) in a question: the model
-// then asks Func[fixie_query_embed].
-var EmbedRef = regexp.MustCompile(`#([\w.\-]+)`)
+// then asks Func[fixie_query_embed]. The # starts a word: "PKCS#1" and
+// "C#" name no embed.
+var EmbedRef = regexp.MustCompile(`(?:^|[^\w#])#([\w.\-]+)`)
 
 func promptWords(msgs []llm.ChatMessage) int {
 	n := 0
