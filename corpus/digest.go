@@ -179,7 +179,7 @@ func compoundName(w string) bool {
 // "name — description" into its description.
 func inlineEntry(l string) (DigestEntry, bool) {
 	l = strings.TrimPrefix(strings.TrimPrefix(l, "- "), "* ")
-	if cells := tableCells(l); len(cells) >= 2 {
+	if cells := text.TableCells(l); len(cells) >= 2 {
 		if isNameLine(cells[0]) && isDescription(cells[len(cells)-1]) {
 			return DigestEntry{cells[0], cells[len(cells)-1]}, true
 		}
@@ -191,20 +191,6 @@ func inlineEntry(l string) (DigestEntry, bool) {
 		}
 	}
 	return DigestEntry{}, false
-}
-
-// tableCells splits a table row line ("a | b | c", "| a | b") into cells.
-func tableCells(l string) []string {
-	if !strings.Contains(l, " | ") && !strings.HasPrefix(l, "| ") {
-		return nil
-	}
-	var out []string
-	for _, c := range strings.Split(l, "|") {
-		if c = strings.TrimSpace(c); c != "" {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // isNameLine reports whether l is a name rather than prose: at most four

@@ -223,11 +223,11 @@ func headingOnly(h corpus.Hit) bool {
 // digest (corpus.DigestEntries: names each followed by the one-line
 // description of the page it names). It judges
 // by shape only, never by page names.
-func LinkHeavy(text string) bool {
-	if corpus.DigestEntries(text) != nil {
+func LinkHeavy(passage string) bool {
+	if corpus.DigestEntries(passage) != nil {
 		return true // names each followed by a one-line description
 	}
-	lines := strings.Split(text, "\n")
+	lines := strings.Split(passage, "\n")
 	words, runOn := 0, 0
 	rows, nameRows, nonEmpty := 0, 0, 0
 	for _, l := range lines {
@@ -241,7 +241,7 @@ func LinkHeavy(text string) bool {
 		if len(w) >= 30 && sentenceEnds(l)*40 < len(w) {
 			runOn += len(w)
 		}
-		if cells := tableCells(l); len(cells) >= 2 {
+		if cells := text.TableCells(l); len(cells) >= 2 {
 			rows++
 			if first := strings.Fields(cells[0]); len(first) == 1 && nameLike(first[0]) {
 				nameRows++
@@ -267,20 +267,6 @@ func sentenceEnds(l string) int {
 		}
 	}
 	return n
-}
-
-// tableCells splits a table row line ("a | b | c", "| a | b") into cells.
-func tableCells(l string) []string {
-	if !strings.Contains(l, " | ") && !strings.HasPrefix(l, "| ") {
-		return nil
-	}
-	var out []string
-	for _, c := range strings.Split(l, "|") {
-		if c = strings.TrimSpace(c); c != "" {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // nameLike reports whether w looks like a name (an identifier, a dotted

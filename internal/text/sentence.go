@@ -1,5 +1,7 @@
 package text
 
+import "strings"
+
 // EndsSentence reports whether s[i] ends a sentence by the loose rule: a
 // '.', '!' or '?' followed by a space or by the end of s, so the dots of
 // dotted names (os.path) and of numbers (3.11) never do. The graph's rule
@@ -14,4 +16,20 @@ func EndsSentence(s string, i int) bool {
 		return i+1 == len(s) || s[i+1] == ' '
 	}
 	return false
+}
+
+// TableCells splits a table row as the crawler writes it ("a | b | c",
+// "| a | b") into its non-empty cells; a line that is no table row gives
+// nil.
+func TableCells(l string) []string {
+	if !strings.Contains(l, " | ") && !strings.HasPrefix(l, "| ") {
+		return nil
+	}
+	var out []string
+	for _, c := range strings.Split(l, "|") {
+		if c = strings.TrimSpace(c); c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
