@@ -117,9 +117,6 @@ func (s *Service) PutSemantic(ctx context.Context, model string, vecs []Semantic
 	return st.PutSemantic(ctx, model, vecs)
 }
 
-// Semantic returns the semantic query embedder, nil when there is none.
-func (s *Service) Semantic() Embedder { return s.cfg.Semantic }
-
 // SemanticQuery embeds query for q's collection's semantic vector set into
 // q, when the service has a semantic embedder and the index holds vectors
 // of its model for the collection; otherwise it leaves q as it is.

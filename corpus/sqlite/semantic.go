@@ -245,18 +245,12 @@ func (x *Index) loadSem(ctx context.Context, collection string, m *memColl) erro
 	}
 	defer rows.Close()
 	var tmp []float32
-	models := map[string]string{}
 	for rows.Next() {
 		var model string
 		var rid int64
 		var blob []byte
 		if err := rows.Scan(&model, &rid, &blob); err != nil {
 			return dbErr(err, "load semantic vectors")
-		}
-		if mm, ok := models[model]; ok {
-			model = mm
-		} else {
-			models[model] = model
 		}
 		if slot, ok := m.pos[rid]; ok {
 			tmp = appendVec(tmp[:0], blob)
