@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kgagent/kgagent/internal/text"
 )
@@ -136,7 +137,7 @@ func runOnEntries(l string) (es []DigestEntry, covered int) {
 		n := countWords(sent, -1)
 		total += n
 		name, desc, ok := strings.Cut(sent, " ")
-		if ok && compoundName(name) && isDescription(desc) && unicode.IsUpper([]rune(desc)[0]) {
+		if ok && compoundName(name) && isDescription(desc) && startsUpper(desc) {
 			es = append(es, DigestEntry{name, desc})
 			covered += n
 		} else if es == nil {
@@ -155,7 +156,7 @@ func runOnEntries(l string) (es []DigestEntry, covered int) {
 // compoundName reports whether w is an identifier with a capital and another
 // capital or a digit after it ("SAXParser", "TimerMBean", "Base64").
 func compoundName(w string) bool {
-	if w == "" || !unicode.IsUpper([]rune(w)[0]) {
+	if !startsUpper(w) {
 		return false
 	}
 	inner := false
@@ -428,4 +429,11 @@ func titleNames(title, name string) bool {
 	}
 	c := title[len(name)]
 	return !(c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')
+}
+
+// startsUpper reports whether s starts with an upper-case letter, reading
+// only its first rune.
+func startsUpper(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsUpper(r)
 }
