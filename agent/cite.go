@@ -256,12 +256,21 @@ func (m *Manager) ground(r *run, question, text string) (string, string) {
 	if grounding {
 		sup = extractive.NewSupport(r.evidence)
 	}
+	// What the built-in answerer says from the same evidence, written at
+	// most once, and only when a rule below needs it.
+	docs := ""
+	docsOf := func() string {
+		if docs == "" {
+			docs = docsSay(question, r.evidence)
+		}
+		return docs
+	}
 	if slices.ContainsFunc(Citations(text), func(n int) bool { return n >= 1 && n <= len(r.sources) }) {
 		if !grounding {
 			return text, kgagent.CitationsModel
 		}
 		checked, kept := checkCitations(text, sup, len(r.sources))
-		if kept > 0 && len(sup.Invented(checked)) == 0 && (!extractive.Abstained(docsSay(question, r.evidence)) || whollySupported(checked, sup, r.evidence)) {
+		if kept > 0 && len(sup.Invented(checked)) == 0 && (!extractive.Abstained(docsOf()) || whollySupported(checked, sup, r.evidence)) {
 			return checked, kgagent.CitationsModel
 		}
 		// Every citation the model wrote was wrong, it names what no
@@ -278,7 +287,7 @@ func (m *Manager) ground(r *run, question, text string) (string, string) {
 	if attributable && a.Supported == a.Sentences {
 		return a.Text, kgagent.CitationsAttributed
 	}
-	docs := docsSay(question, r.evidence)
+	docsOf()
 	if attributable && !extractive.Abstained(docs) {
 		// Partly supported: kept when the docs answer the question too;
 		// otherwise the unsupported part is made up around copied text.
