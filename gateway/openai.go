@@ -627,6 +627,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	started := false // the event stream's header is written: errors go in the stream
 	// write sends one chunk of the stream; usage is on the last one of a
 	// stream that asked for it.
+	rc := http.NewResponseController(w)
 	write := func(c ChatChunk, usage *ChatUsage) {
 		var v any = c
 		if opts.includeUsage {
@@ -637,7 +638,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
-		_ = http.NewResponseController(w).Flush()
+		_ = rc.Flush()
 	}
 	chunk := func(delta ChatText, finish *string) ChatChunk {
 		return ChatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
@@ -734,7 +735,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			write(ChatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: []ChatChoice{}}, &u)
 		}
 		_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
-		_ = http.NewResponseController(w).Flush()
+		_ = rc.Flush()
 		open = false
 		return nil
 	})

@@ -319,9 +319,7 @@ func (s *Server) graphAnswer(ctx context.Context, r Request) (graphrag.GraphAnsw
 	if ans.Facts == nil {
 		ans.Facts = []graphrag.Fact{}
 	}
-	if ans.Sources == nil {
-		ans.Sources = []kgagent.Source{}
-	}
+	ans.Sources = nonNil(ans.Sources)
 	return ans, nil
 }
 
