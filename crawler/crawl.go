@@ -619,13 +619,11 @@ func retryable(status int, err error) bool {
 // with jitter.
 func (cr *crawl) backoff(attempt int, r *colly.Response) (time.Duration, bool) {
 	if r.Headers != nil {
-		{
-			if d, ok := httpstatus.RetryAfter(*r.Headers, time.Now()); ok {
-				if d > cr.cfg.MaxRetryAfter {
-					return 0, false
-				}
-				return d, true
+		if d, ok := httpstatus.RetryAfter(*r.Headers, time.Now()); ok {
+			if d > cr.cfg.MaxRetryAfter {
+				return 0, false
 			}
+			return d, true
 		}
 	}
 	d := cr.cfg.RetryBaseDelay << attempt
