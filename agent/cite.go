@@ -329,7 +329,7 @@ func cleanAnswer(text string) string {
 	fence := false
 	for _, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
-		if isFence(t) {
+		if kgtext.IsFence(t) {
 			fence = !fence
 			out = append(out, line)
 			continue

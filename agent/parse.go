@@ -30,7 +30,7 @@ func ParseOutput(out string) (Step, error) {
 	inFence := false
 	for i, raw := range lines {
 		line := strings.TrimSpace(raw)
-		if isFence(line) {
+		if text.IsFence(line) {
 			inFence = !inFence
 			thought = append(thought, line)
 			continue
@@ -129,7 +129,7 @@ func scanOutput(s string, final bool) outputScan {
 			continue
 		}
 		line := strings.TrimSpace(raw)
-		if isFence(line) {
+		if text.IsFence(line) {
 			inFence = !inFence
 			pos = next
 			continue
@@ -208,9 +208,4 @@ func loopStart(line string) int {
 		}
 	}
 	return -1
-}
-
-// isFence reports whether a trimmed line opens or closes a code fence.
-func isFence(line string) bool {
-	return strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~")
 }

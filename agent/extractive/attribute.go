@@ -48,7 +48,7 @@ func Attribute(answer string, evs []kgagent.Evidence) Attribution {
 		start := off
 		off += len(line)
 		t := strings.TrimSpace(line)
-		if isFence(t) {
+		if text.IsFence(t) {
 			fence = !fence
 			continue
 		}

@@ -303,10 +303,10 @@ func replaceWord(s, old, repl string) string {
 		return s
 	}
 	pat := regexp.QuoteMeta(old)
-	if r := []rune(old); isWordRune(r[0]) {
+	if r := []rune(old); text.IsWordRune(r[0]) {
 		pat = `\b` + pat
 	}
-	if r := []rune(old); isWordRune(r[len(r)-1]) {
+	if r := []rune(old); text.IsWordRune(r[len(r)-1]) {
 		pat += `\b`
 	}
 	r, err := cachedRegexp(pat)
@@ -331,8 +331,6 @@ func cachedRegexp(pat string) (*regexp.Regexp, error) {
 	regexps.Store(pat, r)
 	return r, nil
 }
-
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' }
 
 // matchStanza finds the stanza whose query pattern best fits the question.
 // Words of the stanza's query that reappear in its first Ask input are

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // A sentence that names something exact — a command, a URL, a flag, a
@@ -199,7 +201,7 @@ func (s *Support) Invented(answer string) []string {
 	fence := false
 	for _, line := range strings.Split(answer, "\n") {
 		t := strings.TrimSpace(line)
-		if isFence(t) {
+		if text.IsFence(t) {
 			fence = !fence
 			continue
 		}
@@ -248,7 +250,3 @@ func (s *Support) holds(item string) bool {
 	}
 	return false
 }
-
-// isFence reports whether a trimmed line opens or closes a code block
-// (Attribute and Invented skip what lies between).
-func isFence(t string) bool { return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") }

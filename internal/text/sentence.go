@@ -33,3 +33,9 @@ func TableCells(l string) []string {
 	}
 	return out
 }
+
+// IsFence reports whether a trimmed line opens or closes a Markdown code
+// fence (``` or ~~~); what lies between is code, not prose.
+func IsFence(line string) bool {
+	return strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~")
+}

@@ -6,9 +6,9 @@ import (
 	"unicode/utf8"
 )
 
-// isWordRune reports whether r belongs to a word: a letter, a digit or an
+// IsWordRune reports whether r belongs to a word: a letter, a digit or an
 // underscore (so snake_case names are one word, and "os.path" is two).
-func isWordRune(r rune) bool {
+func IsWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_'
 }
 
@@ -19,7 +19,7 @@ func Spans(s string) [][2]int {
 	var out [][2]int
 	start := -1
 	for i, r := range s {
-		w := isWordRune(r)
+		w := IsWordRune(r)
 		if w && start < 0 {
 			start = i
 		} else if !w && start >= 0 {
