@@ -495,7 +495,8 @@ func versionNote(s string) bool { return versionNoteRe.MatchString(strings.TrimS
 // adding nothing, when no such section was found.
 func (a *answer) named(ps []*passage, sents []*sentence, best *sentence, howTo bool) bool {
 	var pick *sentence
-	for _, s := range bestPerPassage(ps, sents) {
+	perPassage := bestPerPassage(ps, sents)
+	for _, s := range perPassage {
 		name, attribute := entry(s.p)
 		if name == "" || s.score < entryShare*best.score || s.p.LinkHeavy || bare(s) {
 			continue
@@ -513,7 +514,7 @@ func (a *answer) named(ps []*passage, sents []*sentence, best *sentence, howTo b
 	if howTo {
 		// A better-ranked section that shows how in code ("lumen token
 		// create …") answers a "how do I" question before an entry does.
-		for _, s := range bestPerPassage(ps, sents) {
+		for _, s := range perPassage {
 			if s.p.rank >= pick.p.rank {
 				break
 			}
