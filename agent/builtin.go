@@ -13,7 +13,7 @@ import (
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/embeds"
 	"github.com/kgagent/kgagent/graphrag"
-	"github.com/kgagent/kgagent/graphrag/knowledge"
+	"github.com/kgagent/kgagent/knowledge"
 )
 
 // Searcher searches a document corpus; the corpus service implements it.
@@ -105,7 +105,7 @@ func (b *Builtins) Commands() []Func {
 func textResult(s string) FuncResult { return FuncResult{Message: kgagent.Message{Text: s}} }
 
 // Retriever answers a question with evidence from a collection: the
-// knowledge service (graphrag/knowledge) implements it.
+// knowledge service (package knowledge) implements it.
 type Retriever interface {
 	Retrieve(ctx context.Context, question, collection string, k int) (kgagent.Evidence, error)
 }

@@ -34,7 +34,7 @@ import (
 	"github.com/kgagent/kgagent/gateway/natsapi"
 	"github.com/kgagent/kgagent/gateway/natsstate"
 	"github.com/kgagent/kgagent/graphrag"
-	"github.com/kgagent/kgagent/graphrag/knowledge"
+	"github.com/kgagent/kgagent/knowledge"
 	"github.com/kgagent/kgagent/graphrag/neo4j"
 	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
 	"github.com/kgagent/kgagent/netguard"

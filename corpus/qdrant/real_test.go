@@ -17,7 +17,7 @@ import (
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/corpustest"
 	"github.com/kgagent/kgagent/corpus/qdrant"
-	"github.com/kgagent/kgagent/graphrag/knowledge/knowledgetest"
+	"github.com/kgagent/kgagent/knowledge/knowledgetest"
 	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
 )
 

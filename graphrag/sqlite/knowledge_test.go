@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	corpussqlite "github.com/kgagent/kgagent/corpus/sqlite"
-	"github.com/kgagent/kgagent/graphrag/knowledge/knowledgetest"
+	"github.com/kgagent/kgagent/knowledge/knowledgetest"
 )
 
 // TestKnowledgeConformance deletes a collection through the knowledge

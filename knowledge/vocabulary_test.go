@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent/corpus"
-	"github.com/kgagent/kgagent/graphrag/knowledge"
+	"github.com/kgagent/kgagent/knowledge"
 	"github.com/kgagent/kgagent/internal/text/texttest"
 )
 

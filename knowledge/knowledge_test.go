@@ -8,7 +8,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/graphrag"
-	"github.com/kgagent/kgagent/graphrag/knowledge"
+	"github.com/kgagent/kgagent/knowledge"
 )
 
 const moduleIndex = `| _ |

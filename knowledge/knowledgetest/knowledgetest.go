@@ -19,7 +19,7 @@ import (
 	"github.com/kgagent/kgagent/crawler"
 	crawlersqlite "github.com/kgagent/kgagent/crawler/sqlite"
 	"github.com/kgagent/kgagent/graphrag"
-	"github.com/kgagent/kgagent/graphrag/knowledge"
+	"github.com/kgagent/kgagent/knowledge"
 )
 
 // Stores are the stores one run of the suite uses.
