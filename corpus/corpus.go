@@ -46,6 +46,12 @@ type Hit struct {
 	// query's semantic model (Query.Semantic), 0 when it was not ranked
 	// by one: evidence of meaning even without a shared word.
 	Semantic float64 `json:"-"`
+
+	// digestOf is the passage's digest entries (digestEntries with least
+	// 1) once digestRead: the digest rules read a hit's text once per
+	// search (Hit.DigestEntries).
+	digestOf   []DigestEntry
+	digestRead bool
 }
 
 // Index stores chunks with their dense vectors and answers dense, keyword and

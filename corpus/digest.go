@@ -48,6 +48,25 @@ type DigestEntry struct {
 // any other passage.
 func DigestEntries(text string) []DigestEntry { return digestEntries(text, digestMinEntries) }
 
+// DigestEntries is DigestEntries(h.Text), read at most once per hit: search
+// reads every hit's entries for its digest rule and keeps them in the hit,
+// so a consumer of its hits (the knowledge layer's link-heavy rule) reads
+// them from there.
+func (h *Hit) DigestEntries() []DigestEntry {
+	if es := h.digest(); len(es) >= digestMinEntries {
+		return es // digestEntries(text, digestMinEntries) is exactly this
+	}
+	return nil
+}
+
+// digest is digestEntries(h.Text, 1), read once per hit and kept in it.
+func (h *Hit) digest() []DigestEntry {
+	if !h.digestRead {
+		h.digestOf, h.digestRead = digestEntries(h.Text, 1), true
+	}
+	return h.digestOf
+}
+
 // digestEntries is DigestEntries with the fewest entries a digest has set
 // to least.
 func digestEntries(text string, least int) []DigestEntry {
@@ -274,23 +293,28 @@ func sentenceEnd(l string) int {
 func DemoteDigests(hits []Hit) []Hit {
 	descs := make([][]DigestEntry, len(hits))
 	found := false
-	for i, h := range hits {
-		if descs[i] = digestEntries(h.Text, 1); descs[i] != nil {
+	for i := range hits {
+		if descs[i] = hits[i].digest(); descs[i] != nil {
 			found = true
 		}
 	}
 	if !found {
 		return hits
 	}
-	// Which page states each sentence, best-ranked passage first.
-	first := map[string]int{} // page -> position of its best non-digest hit
-	// The keys of the digests' descriptions, then which pages state them.
+	// The keys of each digest's descriptions (their first sentences),
+	// hashed once, then which pages state them.
+	keys := make([][]uint64, len(hits))
 	want := map[uint64]bool{}
-	for _, ds := range descs {
+	for i, ds := range descs {
 		for _, d := range ds {
-			sentenceKeys(firstSentence(d.Description), func(k uint64) { want[k] = true })
+			sentenceKeys(firstSentence(d.Description), func(k uint64) {
+				keys[i] = append(keys[i], k)
+				want[k] = true
+			})
 		}
 	}
+	// Which page states each sentence, best-ranked passage first.
+	first := map[string]int{} // page -> position of its best non-digest hit
 	states := map[uint64][]string{}
 	for i, h := range hits {
 		if descs[i] != nil {
@@ -321,14 +345,12 @@ func DemoteDigests(hits []Hit) []Hit {
 			ks[i].h.Score *= DigestWeight
 		}
 		after := -1
-		for _, d := range descs[i] {
-			sentenceKeys(firstSentence(d.Description), func(k uint64) {
-				for _, page := range states[k] {
-					if page != h.DocURL && first[page] > after {
-						after = first[page]
-					}
+		for _, k := range keys[i] {
+			for _, page := range states[k] {
+				if page != h.DocURL && first[page] > after {
+					after = first[page]
 				}
-			})
+			}
 		}
 		// Below the described pages, and below the ordinary hits that now
 		// score above it.
@@ -366,7 +388,7 @@ func (s *Service) followDigests(ctx context.Context, q Query, hits []Hit) []Hit 
 	}
 	followed := 0
 	for i := 0; i < len(hits) && i < look && followed < most; i++ {
-		es := digestEntries(hits[i].Text, 1)
+		es := hits[i].digest()
 		if es == nil {
 			continue
 		}
@@ -374,7 +396,8 @@ func (s *Service) followDigests(ctx context.Context, q Query, hits []Hit) []Hit 
 		var name, desc string
 		best := 0.0
 		for _, e := range es {
-			ts := text.Terms(firstSentence(e.Description))
+			fs := firstSentence(e.Description)
+			ts := text.Terms(fs)
 			if len(ts) < 3 {
 				continue
 			}
@@ -385,7 +408,7 @@ func (s *Service) followDigests(ctx context.Context, q Query, hits []Hit) []Hit 
 				}
 			}
 			if c := float64(in) / float64(len(ts)); c > best {
-				name, desc, best = e.Name, firstSentence(e.Description), c
+				name, desc, best = e.Name, fs, c
 			}
 		}
 		if best < 0.75 {
@@ -397,7 +420,7 @@ func (s *Service) followDigests(ctx context.Context, q Query, hits []Hit) []Hit 
 			continue // the digest stays where it is
 		}
 		for _, f := range found {
-			if f.DocURL == hits[i].DocURL || !titleNames(f.Title, name) || digestEntries(f.Text, 1) != nil {
+			if f.DocURL == hits[i].DocURL || !titleNames(f.Title, name) || f.digest() != nil {
 				continue
 			}
 			// The page's own passage that states the description,

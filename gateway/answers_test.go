@@ -68,7 +68,7 @@ func TestMaxAnswersBoundsConcurrency(t *testing.T) {
 			}
 			var last Frame
 			s.Run(context.Background(), Call{ID: "r", Service: ServiceAgent, Request: Request{Question: "q"}}, func(f Frame) { last = f })
-			if last.Error != nil || Str(last.Response.Answer) != "q" {
+			if last.Error != nil || textOf(last.Response.Answer) != "q" {
 				t.Errorf("run: %+v", last)
 			}
 		}()

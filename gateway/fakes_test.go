@@ -341,3 +341,12 @@ func newFixture(t testing.TB, cfg Config) *fixture {
 	})
 	return f
 }
+
+// textOf is the text p points to, or "" for nil (Response.Answer and
+// Observation).
+func textOf(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

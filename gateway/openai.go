@@ -640,9 +640,12 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
 		_ = rc.Flush()
 	}
+	// head is every chunk's header; chunk adds a choice to it.
+	head := ChatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model}
 	chunk := func(delta ChatText, finish *string) ChatChunk {
-		return ChatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model,
-			Choices: []ChatChoice{{Index: 0, Delta: &delta, FinishReason: finish}}}
+		c := head
+		c.Choices = []ChatChoice{{Index: 0, Delta: &delta, FinishReason: finish}}
+		return c
 	}
 	err = s.call(r.Context(), p, admission{id: rid, scope: ScopeAsk, service: ServiceAgent, req: &areq, charge: true}, func(ctx context.Context) error {
 		call := Call{ID: rid, Service: ServiceAgent, Request: areq, Caller: s.callerOf(p)}
@@ -731,8 +734,9 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		last.Sources = nonNil(ans.Sources)
 		write(last, nil)
 		if opts.includeUsage {
-			u := chatUsage(ans.Usage, req, text)
-			write(ChatChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: []ChatChoice{}}, &u)
+			u, c := chatUsage(ans.Usage, req, text), head
+			c.Choices = []ChatChoice{} // the usage chunk has no choice
+			write(c, &u)
 		}
 		_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
 		_ = rc.Flush()

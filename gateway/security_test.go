@@ -200,13 +200,13 @@ func TestAnonymousStreamsArePrivate(t *testing.T) {
 	// B may use the same id for its own request.
 	send(t, b, `{"id":"q1","service":"agent","request":{"question":"b's question"}}`)
 	got := readUntilComplete(t, b, "q1")["q1"]
-	if ans := Str(got[len(got)-1].Response.Answer); ans != "Answer to: b's question" {
+	if ans := textOf(got[len(got)-1].Response.Answer); ans != "Answer to: b's question" {
 		t.Errorf("b's own q1: %v", ans)
 	}
 	// With the token, the stream replays (A reconnecting).
 	send(t, b, `{"id":"q1","resume":{"last_seq":0,"token":"`+tok+`"}}`)
 	replay := readUntilComplete(t, b, "q1")["q1"]
-	if ans := Str(replay[len(replay)-1].Response.Answer); ans != "Answer to: my private question" {
+	if ans := textOf(replay[len(replay)-1].Response.Answer); ans != "Answer to: my private question" {
 		t.Errorf("replay with the token: %v", ans)
 	}
 }

@@ -140,15 +140,6 @@ type Response struct {
 // Text returns a pointer to s, for Response.Answer and Observation.
 func Text(s string) *string { return &s }
 
-// Str is the text p points to, or "" for nil (Response.Answer and
-// Observation).
-func Str(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
 // FrameError is the error of a stream frame: seed 004's message and type,
 // where type is kgagent's stable code.
 type FrameError struct {

@@ -98,7 +98,7 @@ func TestSocketMultiplexedStreams(t *testing.T) {
 		t.Errorf("kinds = %v, want %s", kinds, want)
 	}
 	last := a[len(a)-1]
-	if !last.Complete || Str(last.Response.Answer) != "Answer to: What does NASA stand for?" || last.Response.Sources == nil {
+	if !last.Complete || textOf(last.Response.Answer) != "Answer to: What does NASA stand for?" || last.Response.Sources == nil {
 		t.Errorf("last frame = %+v", last)
 	}
 	for _, fr := range a[:len(a)-1] {
@@ -106,7 +106,7 @@ func TestSocketMultiplexedStreams(t *testing.T) {
 			t.Errorf("non-final frame complete: %+v", fr)
 		}
 	}
-	if b := got["b"]; Str(b[len(b)-1].Response.Answer) != "Answer to: second" {
+	if b := got["b"]; textOf(b[len(b)-1].Response.Answer) != "Answer to: second" {
 		t.Errorf("b = %+v", b)
 	}
 	if s := got["s"]; len(s) != 1 || s[0].Response.Hits == nil {
@@ -145,7 +145,7 @@ func TestSocketErrorsPerID(t *testing.T) {
 	// The socket still works.
 	send(t, c, `{"id":"ok","service":"agent","request":{"question":"still there?"}}`)
 	got := readUntilComplete(t, c, "ok")["ok"]
-	if Str(got[len(got)-1].Response.Answer) != "Answer to: still there?" {
+	if textOf(got[len(got)-1].Response.Answer) != "Answer to: still there?" {
 		t.Errorf("after errors: %+v", got)
 	}
 
@@ -226,7 +226,7 @@ func TestSocketResume(t *testing.T) {
 			t.Errorf("gap: %d after %d", rest[i].Seq, rest[i-1].Seq)
 		}
 	}
-	if last := rest[len(rest)-1]; Str(last.Response.Answer) != "Answer to: block resume" {
+	if last := rest[len(rest)-1]; textOf(last.Response.Answer) != "Answer to: block resume" {
 		t.Errorf("last = %+v", last)
 	}
 	// Resuming a finished stream from the start replays all of it.

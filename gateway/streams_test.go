@@ -136,7 +136,7 @@ func TestSocketResumeIsPerCaller(t *testing.T) {
 	// The same id is free for the other key.
 	send(t, b, `{"id":"mine","service":"agent","request":{"question":"q2","collection":"python"}}`)
 	got := readUntilComplete(t, b, "mine")["mine"]
-	if Str(got[len(got)-1].Response.Answer) != "Answer to: q2" {
+	if textOf(got[len(got)-1].Response.Answer) != "Answer to: q2" {
 		t.Errorf("b's own stream: %+v", got)
 	}
 	// Binary frames get an error; the socket lives.

@@ -52,7 +52,7 @@ func TestLinkHeavy(t *testing.T) {
 		// name and the named class's one-line description
 		{"javadoc class-use digest", "Subclasses of RuntimeException in java.nio\n\nModifier and Type\n\nClass\n\nDescription\n\nclass\n\nBufferOverflowException\n\nUnchecked exception thrown when a relative put operation reaches the target buffer's limit.\n\nclass\n\nBufferUnderflowException\n\nUnchecked exception thrown when a relative get operation reaches the source buffer's limit.\n\nclass\n\nInvalidMarkException\n\nUnchecked exception thrown when an attempt is made to reset a buffer when its mark is not defined.", true},
 	} {
-		if got := knowledge.LinkHeavy(c.text); got != c.want {
+		if got := knowledge.LinkHeavy(&corpus.Hit{Chunk: kgagent.Chunk{Text: c.text}}); got != c.want {
 			t.Errorf("%s: LinkHeavy = %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -121,7 +121,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 		if p.URL == "" {
 			p.URL = h.DocURL
 		}
-		if LinkHeavy(h.Text) {
+		if LinkHeavy(&h) {
 			p.LinkHeavy = true
 			p.Score *= r.cfg.LinkHeavyWeight
 		}
@@ -220,14 +220,14 @@ func headingOnly(h corpus.Hit) bool {
 // run-on lists of names (a flattened table of contents or index has many
 // words and almost no sentence ends), or most of its lines are table rows
 // whose first cell is a single name (a module or symbol index), or it is a
-// digest (corpus.DigestEntries: names each followed by the one-line
-// description of the page it names). It judges
-// by shape only, never by page names.
-func LinkHeavy(passage string) bool {
-	if corpus.DigestEntries(passage) != nil {
+// digest (Hit.DigestEntries: names each followed by the one-line
+// description of the page it names; search has read them already). It
+// judges by shape only, never by page names.
+func LinkHeavy(h *corpus.Hit) bool {
+	if h.DigestEntries() != nil {
 		return true // names each followed by a one-line description
 	}
-	lines := strings.Split(passage, "\n")
+	lines := strings.Split(h.Text, "\n")
 	words, runOn := 0, 0
 	rows, nameRows, nonEmpty := 0, 0, 0
 	for _, l := range lines {

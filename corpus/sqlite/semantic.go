@@ -33,11 +33,13 @@ type semSet struct {
 	n      int       // live slots with a vector
 }
 
-// semCarry is a vector a document rewrite carried to its new chunk i.
+// semCarry is a vector a document rewrite carried to its new chunk i, as
+// stored (little-endian float32 bytes): it is written back as read and
+// decoded only for the in-memory copy.
 type semCarry struct {
 	i     int
 	model string
-	vec   []float32
+	blob  []byte
 }
 
 // growSem appends an empty row to every semantic set (a new slot).
@@ -280,7 +282,7 @@ func (t *txWrite) semOld(ctx context.Context, collection, docURL string) (map[st
 			out = map[string][]semCarry{}
 		}
 		k := semKey(hash, title, hp)
-		out[k] = append(out[k], semCarry{model: model, vec: appendVec(nil, blob)})
+		out[k] = append(out[k], semCarry{model: model, blob: blob})
 	}
 	return out, dbErr(rows.Err(), "read semantic vectors")
 }
@@ -293,10 +295,10 @@ func (t *txWrite) carrySem(ctx context.Context, g *writeJob, old map[string][]se
 	for i := range g.chunks {
 		c := &g.chunks[i]
 		for _, o := range old[semKey(c.Hash, c.Title, headingsJSON(c.HeadingPath))] {
-			if _, err := t.stmt(t.x.st.semIns).ExecContext(ctx, g.added[i], o.model, appendVecBytes(nil, o.vec)); err != nil {
+			if _, err := t.stmt(t.x.st.semIns).ExecContext(ctx, g.added[i], o.model, o.blob); err != nil {
 				return dbErr(err, "keep semantic vectors")
 			}
-			g.sem = append(g.sem, semCarry{i: i, model: o.model, vec: o.vec})
+			g.sem = append(g.sem, semCarry{i: i, model: o.model, blob: o.blob})
 		}
 	}
 	return nil

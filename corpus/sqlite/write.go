@@ -79,9 +79,11 @@ func (x *Index) runGroup(group []*writeJob) {
 		for i, rid := range g.added {
 			m.add(rid, g.docURL, g.chunks[i], g.vectors[i])
 		}
+		var vec []float32
 		for _, c := range g.sem {
 			if slot, ok := m.pos[g.added[c.i]]; ok {
-				m.setSem(c.model, slot, c.vec)
+				vec = appendVec(vec[:0], c.blob)
+				m.setSem(c.model, slot, vec)
 			}
 		}
 		if m.needsCompaction() {
