@@ -104,7 +104,7 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	q := analyse(question)
 	present := newTermSet(evidenceTerms(ps))
 	if unknown := q.unknown(evs, present); len(unknown) > 0 {
-		return abstain(ps, "anything about "+quoteList(unknown))
+		return abstain(ps, q, "anything about "+quoteList(unknown))
 	}
 	if missing := q.missing(present); len(missing) > 0 {
 		return notFound(ps, q, missing)
@@ -754,17 +754,17 @@ func hasDashed(p *passage) bool {
 	return false
 }
 
-// abstain says the docs do not answer and lists the nearest sections.
 // abstain is the abstention for words no document of the collection
-// contains (what names them).
-func abstain(ps []*passage, what string) string {
+// contains (what names them): it says the docs do not answer, quotes what
+// they cover nearest (nearestCover) and lists the nearest sections.
+func abstain(ps []*passage, q question, what string) string {
 	var b strings.Builder
 	b.WriteString(Abstention)
 	if what != "" {
 		b.WriteString(" " + what)
 	}
 	b.WriteString(".")
-	nearest(&b, ps)
+	nearest(&b, ps, coverQuote(&b, nearestCover(ps, q, q.versions)))
 	return b.String()
 }
 
@@ -789,14 +789,18 @@ func notFound(ps []*passage, q question, missing []string) string {
 		b.WriteString(", and none of the sections found mentions " + quoteList(m))
 	}
 	b.WriteString(".")
-	nearest(&b, ps)
+	nearest(&b, ps, coverQuote(&b, nearestCover(ps, q, q.versions)))
 	return b.String()
 }
 
-// nearest writes the first three sections of ps as the nearest ones.
-func nearest(b *strings.Builder, ps []*passage) {
+// nearest writes the first three sections of ps as the nearest ones, but
+// the one quoted already (quoted; nil for none).
+func nearest(b *strings.Builder, ps []*passage, quoted *passage) {
 	var near []string
 	seen := map[int]bool{}
+	if quoted != nil {
+		seen[quoted.N] = true
+	}
 	for _, p := range ps {
 		if p.fact || seen[p.N] || p.N <= 0 {
 			continue

@@ -25,6 +25,9 @@ type question struct {
 	howTo      bool     // "how do I ...", "how to ..."
 	yesNo      bool     // "Does Lumen run on Windows?"
 	cue        int
+	// versions are the question's names written with a version ("Lumen
+	// 2"): a passage naming that version is about what is asked.
+	versions []string
 	// said maps each term to the word of the question it came from
 	// ("backups" for "backup"), for abstentions that name it.
 	said map[string]string
@@ -67,6 +70,7 @@ func analyse(q string) question {
 	out := question{said: map[string]string{}, howTo: howToRe.MatchString(q), yesNo: yesNoRe.MatchString(q), cue: questionCue(q)}
 	out.kind = entityType(q)
 	out.answerType = answerType(q)
+	out.versions = versionedNames(q)
 	skip := ""
 	if f := strings.Fields(strings.ToLower(q)); len(f) > 1 {
 		for i := 0; i+1 < len(f); i++ {

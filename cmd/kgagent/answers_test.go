@@ -23,6 +23,7 @@ type transportAnswer struct {
 	transport string
 	answer    string
 	sources   int    // sources listed with it
+	first     string // URL of the first source, where the transport lists URLs
 	streamed  string // the deltas joined, where the transport streams them
 }
 
@@ -124,7 +125,7 @@ func askREST(t *testing.T, base, q string) transportAnswer {
 	}
 	ans, _ := m["answer"].(string)
 	srcs, _ := m["sources"].([]any)
-	return transportAnswer{transport: "rest", answer: ans, sources: len(srcs)}
+	return transportAnswer{transport: "rest", answer: ans, sources: len(srcs), first: firstURL(srcs)}
 }
 
 // streamFrame is a websocket or NATS response frame.
@@ -162,9 +163,20 @@ func collect(t *testing.T, transport string, next func() ([]byte, error)) transp
 		}
 		if f.Complete {
 			a.answer, a.sources, a.streamed = f.Response.Answer, len(f.Response.Sources), deltas.String()
+			a.first = firstURL(f.Response.Sources)
 			return a
 		}
 	}
+}
+
+// firstURL is the url of the first of sources (JSON objects), or "".
+func firstURL(sources []any) string {
+	if len(sources) == 0 {
+		return ""
+	}
+	m, _ := sources[0].(map[string]any)
+	u, _ := m["url"].(string)
+	return u
 }
 
 func askSocket(t *testing.T, ws *websocket.Conn, q string) transportAnswer {

@@ -15,7 +15,8 @@ import (
 // TestSemanticPassOnServe serves the demo with semantic search on (the
 // default when the weights are fetched; the tests turn it off elsewhere):
 // the background pass embeds every chunk after the demo ingest (kicked by
-// it), its progress shows on /metrics and it says when it is done.
+// it), its progress shows on /metrics and it says when it is done; then
+// the upgrade question is answered from the migration guide.
 func TestSemanticPassOnServe(t *testing.T) {
 	needMiniLM(t)
 	s := startServeFull(t, "--demo", "--demo-site-dir", siteDir, "--semantic-search", "auto", "--answer-cache-size", "0")
@@ -35,6 +36,10 @@ func TestSemanticPassOnServe(t *testing.T) {
 	if !strings.Contains(s.stderr.String(), "semantic vectors: all chunks embedded") {
 		t.Fatalf("the pass did not log its end: %s", s.stderr.String())
 	}
+	// make demo serves this configuration: the upgrade question in a
+	// user's words is answered from the migration guide with the
+	// semantic ranking too.
+	checkUpgradeAnswer(t, askREST(t, s.base, upgradeQuestion))
 }
 
 // TestAskSkipsTheModelWithoutVectors: ask on a data dir that holds no

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gorilla/websocket"
+	"github.com/nats-io/nats.go"
+
+	"github.com/kgagent/kgagent/agent"
+)
+
+// upgradeQuestion is the demo question in a user's words that asks for
+// more than the docs say: they cover migrating from Lumen 1.x to 2, not
+// upgrading to Lumen 3, and the word "upgrade" is on no page.
+const upgradeQuestion = "How do I upgrade from Lumen 2 to Lumen 3?"
+
+// checkUpgradeAnswer checks the answer to upgradeQuestion: it says the
+// docs do not mention upgrading, then quotes what they cover — the
+// migration guide's `lumen migrate` command — cited [1], and the first
+// source is the migration guide (issue 23).
+func checkUpgradeAnswer(t *testing.T, a transportAnswer) {
+	t.Helper()
+	if !strings.HasPrefix(a.answer, "The docs don't say anything about “upgrade”.") {
+		t.Errorf("%s: the answer does not say what the docs lack: %q", a.transport, a.answer)
+	}
+	if !strings.Contains(a.answer, "Run lumen migrate --from /var/lib/lumen-1 --to /var/lib/lumen once") {
+		t.Errorf("%s: the answer does not quote the migration command: %q", a.transport, a.answer)
+	}
+	if c := agent.Citations(a.answer); len(c) == 0 || c[0] != 1 {
+		t.Errorf("%s: the quote is not cited [1]: %q", a.transport, a.answer)
+	}
+	if !strings.HasSuffix(a.first, "/guides/migration.html#migration") {
+		t.Errorf("%s: first source %q, want the migration guide: %q", a.transport, a.first, a.answer)
+	}
+}
+
+// TestDemoUsersWordsEveryTransport asks serve --demo the upgrade question
+// over REST, websocket and NATS: each answers from guides/migration.html,
+// cited, with the same text.
+func TestDemoUsersWordsEveryTransport(t *testing.T) {
+	s := startServeFull(t, "--demo", "--demo-site-dir", siteDir, "--answer-cache-size", "0")
+	waitDemoIngested(t, s.stderr)
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(s.base, "http")+"/api/v1/socket", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	nc, err := nats.Connect(s.natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	got := []transportAnswer{askREST(t, s.base, upgradeQuestion), askSocket(t, ws, upgradeQuestion), askNATS(t, nc, upgradeQuestion)}
+	t.Logf("%q -> %q", upgradeQuestion, got[0].answer)
+	for _, a := range got {
+		checkUpgradeAnswer(t, a)
+		if a.answer != got[0].answer {
+			t.Errorf("%s answered %q, REST %q", a.transport, a.answer, got[0].answer)
+		}
+	}
+}
