@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -141,6 +142,15 @@ func (m *memColl) appendVec(v []float32) {
 	row := m.vecs[len(m.vecs)-m.dim:]
 	for j, x := range row {
 		m.cols[j] = append(m.cols[j], x)
+	}
+}
+
+// appendQ8 appends a stored vector (appendQ8Bytes) as it is.
+func (m *memColl) appendQ8(b []byte) {
+	m.scales = append(m.scales, math.Float32frombits(binary.LittleEndian.Uint32(b)))
+	for j, c := range b[4:] {
+		m.vecs = append(m.vecs, int8(c))
+		m.cols[j] = append(m.cols[j], int8(c))
 	}
 }
 
@@ -320,11 +330,18 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		} else {
 			docs[c.DocURL] = c.DocURL
 		}
-		if len(blob) != 4*dim || c.DocURL == "" {
+		if c.DocURL == "" {
 			continue
 		}
-		tmp = appendVec(tmp[:0], blob)
-		m.appendVec(tmp)
+		switch len(blob) {
+		case dim + 4:
+			m.appendQ8(blob)
+		case 4 * dim: // written by a version before migrateQ8
+			tmp = appendVec(tmp[:0], blob)
+			m.appendVec(tmp)
+		default:
+			continue
+		}
 		m.addIndexed(rid, c.DocURL, c)
 	}
 	if err := rows.Err(); err != nil {

@@ -262,7 +262,7 @@ func (x *Index) migrate() error {
 			return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "add the collection version")
 		}
 	}
-	return nil
+	return x.migrateQ8()
 }
 
 // bumpVersion stamps a new version on collection within tx.
@@ -680,6 +680,20 @@ func (x *Index) loadRows(ctx context.Context, rids []int64) (map[int64]kgagent.C
 		return nil, dbErr(err, "load chunks")
 	}
 	return byRid, nil
+}
+
+// appendQ8Bytes appends v in the form chunk vectors are stored in: the
+// scale quantize gives it, as a little-endian float32, then its int8
+// components (dim+4 bytes, about a quarter of the float32 form earlier
+// versions stored; the search copy holds exactly these values, so nothing
+// it ranks by is lost). q is scratch space, returned for reuse.
+func appendQ8Bytes(b []byte, q []int8, v []float32) ([]byte, []int8) {
+	q, scale := quantize(q[:0], v)
+	b = binary.LittleEndian.AppendUint32(b, math.Float32bits(scale))
+	for _, c := range q {
+		b = append(b, byte(c))
+	}
+	return b, q
 }
 
 // appendVecBytes appends v as little-endian float32s to b.

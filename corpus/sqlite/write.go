@@ -234,6 +234,7 @@ type txWrite struct {
 	nextRid int64
 	args    []any
 	vecBuf  []byte
+	q8      []int8
 	// the last heading path encoded, and its JSON: a document's chunks
 	// mostly share their section's
 	lastPath []string
@@ -365,7 +366,7 @@ func (t *txWrite) insert(ctx context.Context, g *writeJob, from, k int, added []
 	args := append(t.args[:0], g.collection, g.docURL)
 	vb := t.vecBuf[:0]
 	for i := from; i < from+n; i++ {
-		vb = appendVecBytes(vb, g.vectors[i])
+		vb, t.q8 = appendQ8Bytes(vb, t.q8, g.vectors[i])
 	}
 	t.vecBuf = vb
 	for r, i := 0, from; i < from+n; r, i = r+1, i+1 {
@@ -373,7 +374,7 @@ func (t *txWrite) insert(ctx context.Context, g *writeJob, from, k int, added []
 		rid := t.nextRid
 		t.nextRid++
 		added[i] = rid
-		w := 4 * len(g.vectors[i])
+		w := len(g.vectors[i]) + 4
 		args = append(args, rid, c.ID, c.URL, c.Title, t.headings(c.HeadingPath), c.Anchor, c.Ordinal, c.Text, c.Hash, vb[r*w:(r+1)*w:(r+1)*w])
 	}
 	t.args = args

@@ -139,8 +139,8 @@ func TestMultiRowInsert(t *testing.T) {
 			if err := x.db.QueryRow(`SELECT vec FROM chunks WHERE id = ?`, w.ID).Scan(&blob); err != nil {
 				t.Fatal(err)
 			}
-			if v := appendVec(nil, blob); fmt.Sprint(v) != fmt.Sprint(wantV[i]) {
-				t.Errorf("%s vector %d: got %v, want %v", url, i, v, wantV[i])
+			if want, _ := appendQ8Bytes(nil, nil, wantV[i]); string(blob) != string(want) {
+				t.Errorf("%s vector %d: got %v, want %v (the int8 form of %v)", url, i, blob, want, wantV[i])
 			}
 		}
 	}

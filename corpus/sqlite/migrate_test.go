@@ -1,0 +1,190 @@
+package sqlite
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/kgagent/kgagent/corpus"
+)
+
+// q8Fixture is an index.db written by the binary of main at 6dd58a9
+// (float32 chunk vectors, format 0): `kgagent ingest` of testdata/site
+// served on loopback (35 pages, 102 chunks, 57 entity chunks).
+const q8Fixture = "testdata/index-main-6dd58a9.db.gz"
+
+// unzipFixture writes the gunzipped fixture to a fresh file and returns
+// its path.
+func unzipFixture(t *testing.T, gz, name string) string {
+	t.Helper()
+	f, err := os.Open(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// rawVectors reads every chunk's rid and vector blob with plain SQL.
+func rawVectors(t *testing.T, path string) (map[int64][]byte, int) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var ver int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.Query(`SELECT rid, vec FROM chunks`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[int64][]byte{}
+	for rows.Next() {
+		var rid int64
+		var b []byte
+		if err := rows.Scan(&rid, &b); err != nil {
+			t.Fatal(err)
+		}
+		out[rid] = b
+	}
+	return out, ver
+}
+
+// TestMigrateQ8 opens a data dir's index.db written by the old binary: the
+// float32 vectors become the int8 form (exactly what a new write stores
+// for the same floats), the file shrinks, the chunks read back unchanged,
+// and the search copy — vectors, scales and the hits of every search mode
+// — equals the one built from the old rows.
+func TestMigrateQ8(t *testing.T) {
+	ctx := context.Background()
+	path := unzipFixture(t, q8Fixture, "index.db")
+	old, ver := rawVectors(t, path)
+	if ver != 0 || len(old) != 159 {
+		t.Fatalf("fixture: format %d, %d rows", ver, len(old))
+	}
+	for rid, b := range old {
+		if len(b) != 4*384 {
+			t.Fatalf("fixture row %d: %d bytes, want float32s", rid, len(b))
+		}
+	}
+	before, _ := os.Stat(path)
+
+	// the old rows as the old binary's search copy saw them: the loader
+	// still reads float32 rows (format stamped by hand, no migration)
+	legacy := filepath.Join(t.TempDir(), "legacy.db")
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(legacy, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`PRAGMA user_version = 1`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	lx, err := Open(Config{Path: legacy, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lx.Close()
+
+	x, err := Open(Config{Path: path, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	after, _ := os.Stat(path)
+	if after.Size() >= before.Size()*3/4 {
+		t.Errorf("index.db %d -> %d bytes: not compacted", before.Size(), after.Size())
+	}
+	got, ver := rawVectors(t, path)
+	if ver != formatQ8 || len(got) != len(old) {
+		t.Fatalf("migrated: format %d, %d rows", ver, len(got))
+	}
+	for rid, b := range old {
+		want, _ := appendQ8Bytes(nil, nil, appendVec(nil, b))
+		if !bytes.Equal(got[rid], want) {
+			t.Fatalf("row %d: migrated vector differs from a new write's", rid)
+		}
+	}
+
+	lex := corpus.NewLexical(corpus.LexicalConfig{Dim: 384})
+	for _, coll := range []string{"default", "default__entities"} {
+		docs, err := x.Documents(ctx, coll, "", 1000)
+		if err != nil || len(docs) == 0 {
+			t.Fatalf("%s: %d documents, %v", coll, len(docs), err)
+		}
+		for _, d := range docs {
+			a, err1 := x.DocumentChunks(ctx, coll, d.URL)
+			b, err2 := lx.DocumentChunks(ctx, coll, d.URL)
+			if err1 != nil || err2 != nil || fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Fatalf("%s %s: chunks differ after migration (%v %v)", coll, d.URL, err1, err2)
+			}
+		}
+		m, err := x.collection(ctx, coll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lm, err := lx.collection(ctx, coll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(m.vecs, lm.vecs) || !slices.Equal(m.scales, lm.scales) || !slices.Equal(m.rids, lm.rids) {
+			t.Fatalf("%s: search copy differs after migration", coll)
+		}
+		for j := range m.cols {
+			if !slices.Equal(m.cols[j], lm.cols[j]) {
+				t.Fatalf("%s: column %d differs after migration", coll, j)
+			}
+		}
+		for _, text := range []string{"install the widget", "configuration options", "error handling retry", "API reference"} {
+			for _, mode := range []corpus.Mode{corpus.ModeDense, corpus.ModeKeyword, corpus.ModeHybrid} {
+				q := corpus.Query{Collection: coll, Text: text, Vector: lex.Vector(text), K: 10, Mode: mode}
+				h1, err1 := x.Search(ctx, q)
+				h2, err2 := lx.Search(ctx, q)
+				if err1 != nil || err2 != nil || (len(h1) == 0 && coll == "default") || fmt.Sprint(h1) != fmt.Sprint(h2) {
+					t.Fatalf("%s %q %v: %d vs %d hits (%v %v)", coll, text, mode, len(h1), len(h2), err1, err2)
+				}
+			}
+		}
+	}
+
+	// a second open finds nothing to convert
+	x.Close()
+	x2, err := Open(Config{Path: path, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x2.Close()
+	again, _ := rawVectors(t, path)
+	for rid := range got {
+		if !bytes.Equal(got[rid], again[rid]) {
+			t.Fatalf("row %d changed on a second open", rid)
+		}
+	}
+}
