@@ -3,7 +3,8 @@
 // graphrag/sqlite's name index) written beside the database so that a
 // process can read it back instead of rebuilding it from every row.
 //
-// A snapshot file is a text header, the body and a CRC-32 of the body. The
+// A snapshot file is a text header, the body compressed with zstd and a
+// CRC-32 of the (uncompressed) body. The
 // header names everything the body depends on: the format, the executable
 // that wrote it (Header adds ExeIdentity: another build may build the copy
 // differently) and whatever the store adds (the collection, the version its
@@ -26,6 +27,24 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Compression. The bodies repeat a lot (interned strings, posting lists,
+// fixed-width ids): zstd at its default level makes the OpenJDK API docs'
+// graph name index 165 -> 27 MB and its search copy 98 -> 37 MB, for
+// ~2.5 s of one core when written (at the end of an ingest) and well under a
+// second when read back.
+var (
+	encoder = sync.OnceValue(func() *zstd.Encoder {
+		e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+		return e
+	})
+	decoder = sync.OnceValue(func() *zstd.Decoder {
+		d, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+		return d
+	})
 )
 
 // ExeIdentity names the running executable (path, size, modification
@@ -78,8 +97,9 @@ func Read(path, header string) []byte {
 	if err != nil || len(b) < len(header)+4 || string(b[:len(header)]) != header {
 		return nil
 	}
-	body, sum := b[len(header):len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
-	if crc32.ChecksumIEEE(body) != sum {
+	z, sum := b[len(header):len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	body, err := decoder().DecodeAll(z, nil)
+	if err != nil || crc32.ChecksumIEEE(body) != sum {
 		return nil
 	}
 	return body
@@ -102,7 +122,7 @@ func WriteTemp(path, header string, body []byte) (string, error) {
 	}
 	w := bufio.NewWriterSize(tmp, 1<<20)
 	_, _ = io.WriteString(w, header)
-	_, _ = w.Write(body)
+	_, _ = w.Write(encoder().EncodeAll(body, nil))
 	_, _ = w.Write(binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE(body)))
 	if err := w.Flush(); err != nil {
 		tmp.Close()

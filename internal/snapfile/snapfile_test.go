@@ -51,3 +51,34 @@ func TestWriteRead(t *testing.T) {
 		t.Error("corrupt body returned")
 	}
 }
+
+// TestCompressed: the body is stored compressed (a repetitive body of
+// 1 MiB takes a small part of that on disk) and reads back whole.
+func TestCompressed(t *testing.T) {
+	path := snapfile.Path(filepath.Join(t.TempDir(), "snap"), "coll")
+	h := snapfile.Header("test-snapshot-1\n", `"coll"`)
+	if h == "" {
+		t.Skip("executable not identified")
+	}
+	e := &snapfile.Encoder{}
+	for i := range 1 << 18 {
+		e.U32(uint32(i % 1000))
+	}
+	tmp, err := snapfile.WriteTemp(path, h, e.B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > int64(len(e.B))/10 {
+		t.Errorf("%d-byte body stored in %d bytes: not compressed", len(e.B), fi.Size())
+	}
+	if got := snapfile.Read(path, h); !slices.Equal(got, e.B) {
+		t.Errorf("read back %d bytes, want the %d written", len(got), len(e.B))
+	}
+}
