@@ -53,37 +53,8 @@ type Corpus struct {
 // Emit receives the events of a run, in order. It must not block for long.
 type Emit func(kgagent.Event)
 
-// The model-facing types live in package llm; these names keep the agent
-// package's callers and adapters reading as before.
-type (
-	// LLM is llm.LLM: a language model the ReAct manager drives.
-	LLM = llm.LLM
-	// CompletionRequest is llm.CompletionRequest: one call to an LLM.
-	CompletionRequest = llm.CompletionRequest
-	// Tool is llm.Tool: a func or agent offered as a native tool.
-	Tool = llm.Tool
-	// ChatMessage is llm.ChatMessage: one message of a chat prompt.
-	ChatMessage = llm.ChatMessage
-	// Observation is llm.Observation: a reply to an action.
-	Observation = llm.Observation
-	// Episode is llm.Episode: a run in structured form.
-	Episode = llm.Episode
-	// Stream is llm.Stream: a completion, piece by piece.
-	Stream = llm.Stream
-	// Delta is llm.Delta: a piece of a completion.
-	Delta = llm.Delta
-)
-
-// The step protocols of CompletionRequest.Protocol (llm.Protocol*).
-const (
-	ProtocolAuto  = llm.ProtocolAuto
-	ProtocolTools = llm.ProtocolTools
-	ProtocolJSON  = llm.ProtocolJSON
-	ProtocolText  = llm.ProtocolText
-)
-
 // episode reads the structured fields of the messages that follow a run's
 // question; no text is parsed.
-func episode(fewShots []Stanza, question string, after []ChatMessage) *Episode {
+func episode(fewShots []llm.Stanza, question string, after []llm.ChatMessage) *llm.Episode {
 	return llm.NewEpisode(fewShots, question, after)
 }

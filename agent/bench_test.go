@@ -3,9 +3,11 @@ package agent
 import (
 	"context"
 	"fmt"
-	"github.com/kgagent/kgagent/agent/extractive"
 	"strings"
 	"testing"
+
+	"github.com/kgagent/kgagent/agent/extractive"
+	"github.com/kgagent/kgagent/llm"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
@@ -15,7 +17,7 @@ import (
 // transcript holds steps observations, then answers.
 type instantLLM struct{ steps int }
 
-func (l instantLLM) Complete(ctx context.Context, req CompletionRequest) (Stream, error) {
+func (l instantLLM) Complete(ctx context.Context, req llm.CompletionRequest) (llm.Stream, error) {
 	n := 0
 	for _, m := range req.Messages {
 		if m.Role == "user" && strings.HasPrefix(m.Content, "Func[") {
@@ -89,12 +91,12 @@ func BenchmarkExtractiveAnswer(b *testing.B) {
 		fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(i+1, h.Title, h.HeadingPath, h.URL), h.Text)
 	}
 	q := "Which module provides compression options for decoding data streams?"
-	ep := Episode{Question: q, Actions: 1, Observations: []Observation{{Name: "fixie_query_corpus", Text: strings.TrimSpace(sb.String())}}}
+	ep := llm.Episode{Question: q, Actions: 1, Observations: []llm.Observation{{Name: "fixie_query_corpus", Text: strings.TrimSpace(sb.String())}}}
 	x := extractive.NewModel(extractive.ModelConfig{})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if st := x.Step(ep); st.Kind != StepAnswer {
+		if st := x.Step(ep); st.Kind != llm.StepAnswer {
 			b.Fatal(st)
 		}
 	}

@@ -3,11 +3,12 @@ package agent
 import (
 	"context"
 	"fmt"
-	"github.com/kgagent/kgagent/agent/extractive"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kgagent/kgagent/agent/extractive"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"

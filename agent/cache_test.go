@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // cacheRig is a manager with the answer cache on, a clock the test moves, a
@@ -47,7 +48,7 @@ func (rig *cacheRig) advance(d time.Duration) {
 // second with the answer: a run is two LLM calls whatever came before.
 type alternate struct{ n atomic.Int64 }
 
-func (a *alternate) Complete(ctx context.Context, req CompletionRequest) (Stream, error) {
+func (a *alternate) Complete(ctx context.Context, req llm.CompletionRequest) (llm.Stream, error) {
 	out := "Ask Func[lookup]: port"
 	if last := req.Messages[len(req.Messages)-1]; last.Role == "user" && len(last.Content) > 5 && last.Content[:5] == "Func[" {
 		out = "A: The port is 8086 [1]."

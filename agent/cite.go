@@ -10,6 +10,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent/extractive"
 	kgtext "github.com/kgagent/kgagent/internal/text"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // MaxAnswerSources bounds the sources an answer lists beyond the ones it
@@ -339,9 +340,9 @@ func cleanAnswer(text string) string {
 			continue
 		}
 		switch l := ClassifyLine(t); {
-		case l.Kind == LineAnswer:
+		case l.Kind == llm.LineAnswer:
 			line = l.Text
-		case l.Kind != LineThought:
+		case l.Kind != llm.LineThought:
 			continue
 		case strings.HasPrefix(t, "{") && strings.Contains(t, `"action"`):
 			// A JSON step written as text: its answer, else nothing.

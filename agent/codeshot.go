@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // LLMSettings choose the model of an agent (reference SDK's LlmSettings).
@@ -39,7 +40,7 @@ type AgentConfig struct {
 // funcs, optional corpora and components. It is safe for concurrent use.
 type CodeShotAgent struct {
 	cfg     AgentConfig
-	stanzas []Stanza
+	stanzas []llm.Stanza
 
 	mu    sync.RWMutex
 	funcs map[string]Func
@@ -136,7 +137,7 @@ func (a *CodeShotAgent) Name() string { return a.cfg.Name }
 func (a *CodeShotAgent) Config() AgentConfig { return a.cfg }
 
 // Stanzas returns the validated few-shot stanzas.
-func (a *CodeShotAgent) Stanzas() []Stanza { return a.stanzas }
+func (a *CodeShotAgent) Stanzas() []llm.Stanza { return a.stanzas }
 
 // Handshake returns what GET / of the agent protocol serves.
 func (a *CodeShotAgent) Handshake() Handshake {

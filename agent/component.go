@@ -2,8 +2,9 @@ package agent
 
 import (
 	"context"
-	"github.com/kgagent/kgagent/llm"
 	"strings"
+
+	"github.com/kgagent/kgagent/llm"
 
 	"github.com/kgagent/kgagent"
 )
@@ -61,36 +62,23 @@ type CommandProvider interface {
 // MessageProvider adds chat messages to the prompt, after the system prompt
 // and before the conversation.
 type MessageProvider interface {
-	Messages(ctx context.Context, run RunInfo) ([]ChatMessage, error)
+	Messages(ctx context.Context, run RunInfo) ([]llm.ChatMessage, error)
 }
-
-// StepKind is llm.StepKind: what a step asks for.
-type StepKind = llm.StepKind
-
-// Step kinds (llm.Step*).
-const (
-	StepFunc   = llm.StepFunc
-	StepAgent  = llm.StepAgent
-	StepAnswer = llm.StepAnswer
-)
-
-// Step is llm.Step: one step of the model, the thought and the action.
-type Step = llm.Step
 
 // AfterParse is called with each parsed LLM output; it may change the step.
 type AfterParse interface {
-	AfterParse(ctx context.Context, run RunInfo, step *Step) error
+	AfterParse(ctx context.Context, run RunInfo, step *llm.Step) error
 }
 
 // ExecutionFailure is called when a func or agent call fails.
 type ExecutionFailure interface {
-	ExecutionFailure(ctx context.Context, run RunInfo, step Step, err error) error
+	ExecutionFailure(ctx context.Context, run RunInfo, step llm.Step, err error) error
 }
 
 // AfterExecute is called after a func or agent call succeeds; it may change
 // the result.
 type AfterExecute interface {
-	AfterExecute(ctx context.Context, run RunInfo, step Step, res *FuncResult) error
+	AfterExecute(ctx context.Context, run RunInfo, step llm.Step, res *FuncResult) error
 }
 
 // OrderComponents drops disabled components and orders the rest so that each

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/llm"
 )
 
 type comp struct {
@@ -85,19 +86,19 @@ func (h *hooks) Commands() []Func {
 			return FuncResult{Message: kgagent.Message{Text: "echo " + c.Args["text"].(string)}}, nil
 		}}}
 }
-func (h *hooks) Messages(ctx context.Context, r RunInfo) ([]ChatMessage, error) {
-	return []ChatMessage{{Role: "system", Content: h.name + " message"}}, h.rec("messages")
+func (h *hooks) Messages(ctx context.Context, r RunInfo) ([]llm.ChatMessage, error) {
+	return []llm.ChatMessage{{Role: "system", Content: h.name + " message"}}, h.rec("messages")
 }
-func (h *hooks) AfterParse(ctx context.Context, r RunInfo, s *Step) error {
-	if s.Kind == StepAnswer {
+func (h *hooks) AfterParse(ctx context.Context, r RunInfo, s *llm.Step) error {
+	if s.Kind == llm.StepAnswer {
 		s.Answer += " (" + h.name + ")"
 	}
 	return h.rec("after_parse")
 }
-func (h *hooks) ExecutionFailure(ctx context.Context, r RunInfo, s Step, err error) error {
+func (h *hooks) ExecutionFailure(ctx context.Context, r RunInfo, s llm.Step, err error) error {
 	return h.rec("execution_failure:" + kgagent.ErrorCode(err))
 }
-func (h *hooks) AfterExecute(ctx context.Context, r RunInfo, s Step, res *FuncResult) error {
+func (h *hooks) AfterExecute(ctx context.Context, r RunInfo, s llm.Step, res *FuncResult) error {
 	res.Message.Text += " [seen by " + h.name + "]"
 	return h.rec("after_execute")
 }
@@ -331,13 +332,13 @@ func TestConversationalSessions(t *testing.T) {
 }
 
 func TestLLMErrors(t *testing.T) {
-	failing := llmFunc(func(ctx context.Context, req CompletionRequest) (Stream, error) {
+	failing := llmFunc(func(ctx context.Context, req llm.CompletionRequest) (llm.Stream, error) {
 		return nil, errors.New("connection refused")
 	})
-	typed := llmFunc(func(ctx context.Context, req CompletionRequest) (Stream, error) {
+	typed := llmFunc(func(ctx context.Context, req llm.CompletionRequest) (llm.Stream, error) {
 		return nil, kgagent.Errorf(kgagent.ERATELIMIT, "quota exceeded")
 	})
-	slow := llmFunc(func(ctx context.Context, req CompletionRequest) (Stream, error) {
+	slow := llmFunc(func(ctx context.Context, req llm.CompletionRequest) (llm.Stream, error) {
 		return &scriptStream{ctx: ctx, parts: []string{"<block>"}}, nil
 	})
 	tests := []struct {
@@ -357,8 +358,8 @@ func TestLLMErrors(t *testing.T) {
 	}
 }
 
-type llmFunc func(ctx context.Context, req CompletionRequest) (Stream, error)
+type llmFunc func(ctx context.Context, req llm.CompletionRequest) (llm.Stream, error)
 
-func (f llmFunc) Complete(ctx context.Context, req CompletionRequest) (Stream, error) {
+func (f llmFunc) Complete(ctx context.Context, req llm.CompletionRequest) (llm.Stream, error) {
 	return f(ctx, req)
 }

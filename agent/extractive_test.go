@@ -7,6 +7,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/llm"
 )
 
 func TestExtractiveAnswersFromSources(t *testing.T) {
@@ -122,11 +123,11 @@ func FuzzParseOutput(f *testing.F) {
 			return
 		}
 		switch st.Kind {
-		case StepAnswer:
+		case llm.StepAnswer:
 			if st.Answer == "" {
 				t.Fatal("empty answer accepted")
 			}
-		case StepFunc, StepAgent:
+		case llm.StepFunc, llm.StepAgent:
 			if !ValidName(st.Name) {
 				t.Fatalf("bad name %q accepted", st.Name)
 			}

@@ -2,32 +2,13 @@ package agent
 
 import (
 	"fmt"
-	"github.com/kgagent/kgagent/llm"
 	"regexp"
 	"strings"
 
+	"github.com/kgagent/kgagent/llm"
+
 	"github.com/kgagent/kgagent"
 )
-
-// LineKind is llm.LineKind: the kind of a line of the few-shot grammar.
-type LineKind = llm.LineKind
-
-// Line kinds of the few-shot grammar (llm.Line*).
-const (
-	LineThought   = llm.LineThought
-	LineQuery     = llm.LineQuery
-	LineAnswer    = llm.LineAnswer
-	LineAskFunc   = llm.LineAskFunc
-	LineFuncSays  = llm.LineFuncSays
-	LineAskAgent  = llm.LineAskAgent
-	LineAgentSays = llm.LineAgentSays
-)
-
-// FewShotLine is llm.FewShotLine: one classified line.
-type FewShotLine = llm.FewShotLine
-
-// Stanza is llm.Stanza: one validated few-shot example.
-type Stanza = llm.Stanza
 
 // Rules of the few-shot grammar; every validation error names one of them.
 const (
@@ -56,23 +37,23 @@ var (
 func ValidName(name string) bool { return nameRe.MatchString(name) }
 
 // ClassifyLine classifies one (already stripped) line.
-func ClassifyLine(line string) FewShotLine {
-	l := FewShotLine{Kind: LineThought, Text: line, Raw: line}
+func ClassifyLine(line string) llm.FewShotLine {
+	l := llm.FewShotLine{Kind: llm.LineThought, Text: line, Raw: line}
 	switch {
 	case strings.HasPrefix(line, "Q:"):
-		l.Kind, l.Text = LineQuery, strings.TrimSpace(line[2:])
+		l.Kind, l.Text = llm.LineQuery, strings.TrimSpace(line[2:])
 	case strings.HasPrefix(line, "A:"):
-		l.Kind, l.Text = LineAnswer, strings.TrimSpace(line[2:])
+		l.Kind, l.Text = llm.LineAnswer, strings.TrimSpace(line[2:])
 	default:
 		if m := askRe.FindStringSubmatch(line); m != nil {
-			l.Kind, l.Name, l.Text = LineAskFunc, m[2], m[3]
+			l.Kind, l.Name, l.Text = llm.LineAskFunc, m[2], m[3]
 			if m[1] == "Agent" {
-				l.Kind = LineAskAgent
+				l.Kind = llm.LineAskAgent
 			}
 		} else if m := saysRe.FindStringSubmatch(line); m != nil {
-			l.Kind, l.Name, l.Text = LineFuncSays, m[2], m[3]
+			l.Kind, l.Name, l.Text = llm.LineFuncSays, m[2], m[3]
 			if m[1] == "Agent" {
-				l.Kind = LineAgentSays
+				l.Kind = llm.LineAgentSays
 			}
 		}
 	}
@@ -137,9 +118,9 @@ func FewShotError(index int, first, rule, line string) *kgagent.Error {
 // the reference SDK's rules. funcExists reports whether a func is registered;
 // names starting with fixie_ are always accepted. A nil funcExists accepts
 // every name.
-func ParseStanza(index int, text string, conversational bool, funcExists func(string) bool) (Stanza, error) {
+func ParseStanza(index int, text string, conversational bool, funcExists func(string) bool) (llm.Stanza, error) {
 	text = strings.Trim(StripLines(text), "\n")
-	st := Stanza{Index: index, Text: text}
+	st := llm.Stanza{Index: index, Text: text}
 	if text == "" {
 		return st, FewShotError(index, "", RuleEmpty, "")
 	}
@@ -148,41 +129,41 @@ func ParseStanza(index int, text string, conversational bool, funcExists func(st
 	for _, r := range raw {
 		st.Lines = append(st.Lines, ClassifyLine(r))
 	}
-	if st.Lines[0].Kind != LineQuery {
+	if st.Lines[0].Kind != llm.LineQuery {
 		return st, FewShotError(index, first, RuleStartsWithQ, first)
 	}
 	var shape strings.Builder
 	for i, l := range st.Lines {
 		switch l.Kind {
-		case LineQuery:
+		case llm.LineQuery:
 			if l.Text == "" {
 				return st, FewShotError(index, first, RuleQueryText, l.Raw)
 			}
 			shape.WriteByte('Q')
-		case LineAnswer:
+		case llm.LineAnswer:
 			shape.WriteByte('A')
-		case LineAskFunc, LineAskAgent:
+		case llm.LineAskFunc, llm.LineAskAgent:
 			if !ValidName(l.Name) {
 				return st, FewShotError(index, first, RuleName, l.Raw)
 			}
-			says := LineFuncSays
-			if l.Kind == LineAskAgent {
-				says = LineAgentSays
+			says := llm.LineFuncSays
+			if l.Kind == llm.LineAskAgent {
+				says = llm.LineAgentSays
 			}
 			if i+1 >= len(st.Lines) || st.Lines[i+1].Kind != says || st.Lines[i+1].Name != l.Name {
 				return st, FewShotError(index, first, RuleAskThenSays, l.Raw)
 			}
-			if l.Kind == LineAskFunc && !strings.HasPrefix(l.Name, "fixie_") && funcExists != nil && !funcExists(l.Name) {
+			if l.Kind == llm.LineAskFunc && !strings.HasPrefix(l.Name, "fixie_") && funcExists != nil && !funcExists(l.Name) {
 				return st, FewShotError(index, first, RuleFuncRegistered, l.Raw)
 			}
 			shape.WriteByte('x')
-		case LineFuncSays, LineAgentSays:
+		case llm.LineFuncSays, llm.LineAgentSays:
 			if !ValidName(l.Name) {
 				return st, FewShotError(index, first, RuleName, l.Raw)
 			}
-			ask := LineAskFunc
-			if l.Kind == LineAgentSays {
-				ask = LineAskAgent
+			ask := llm.LineAskFunc
+			if l.Kind == llm.LineAgentSays {
+				ask = llm.LineAskAgent
 			}
 			if i == 0 || st.Lines[i-1].Kind != ask || st.Lines[i-1].Name != l.Name {
 				return st, FewShotError(index, first, RuleSaysWithoutAsk, l.Raw)
@@ -212,8 +193,8 @@ func ParseStanza(index int, text string, conversational bool, funcExists func(st
 // per element (as the reference SDK takes a list); split a single few-shot
 // string with SplitFewShots first. It returns the first violation as a
 // *kgagent.Error with code EINVALID.
-func ParseFewShots(stanzas []string, conversational bool, funcExists func(string) bool) ([]Stanza, error) {
-	out := make([]Stanza, 0, len(stanzas))
+func ParseFewShots(stanzas []string, conversational bool, funcExists func(string) bool) ([]llm.Stanza, error) {
+	out := make([]llm.Stanza, 0, len(stanzas))
 	for i, p := range stanzas {
 		st, err := ParseStanza(i+1, p, conversational, funcExists)
 		if err != nil {

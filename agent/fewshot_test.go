@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/llm"
 )
 
 func registered(names ...string) func(string) bool {
@@ -74,7 +75,7 @@ func TestParseStanzaRules(t *testing.T) {
 				if err != nil {
 					t.Fatalf("want valid, got %v", err)
 				}
-				if st.Lines[0].Kind != LineQuery {
+				if st.Lines[0].Kind != llm.LineQuery {
 					t.Fatalf("first line kind %v", st.Lines[0].Kind)
 				}
 				return
@@ -139,17 +140,17 @@ func TestParseFewShotsNamesIndex(t *testing.T) {
 func TestClassifyLine(t *testing.T) {
 	tests := []struct {
 		in   string
-		kind LineKind
+		kind llm.LineKind
 		name string
 		text string
 	}{
-		{"Q: what?", LineQuery, "", "what?"},
-		{"A:yes", LineAnswer, "", "yes"},
-		{"Ask Func[quote]: GOOG", LineAskFunc, "quote", "GOOG"},
-		{"Ask Agent[w]:", LineAskAgent, "w", ""},
-		{"Func[quote] says: $1", LineFuncSays, "quote", "$1"},
-		{"Agent[w] says: hi", LineAgentSays, "w", "hi"},
-		{"Let me think", LineThought, "", "Let me think"},
+		{"Q: what?", llm.LineQuery, "", "what?"},
+		{"A:yes", llm.LineAnswer, "", "yes"},
+		{"Ask Func[quote]: GOOG", llm.LineAskFunc, "quote", "GOOG"},
+		{"Ask Agent[w]:", llm.LineAskAgent, "w", ""},
+		{"Func[quote] says: $1", llm.LineFuncSays, "quote", "$1"},
+		{"Agent[w] says: hi", llm.LineAgentSays, "w", "hi"},
+		{"Let me think", llm.LineThought, "", "Let me think"},
 	}
 	for _, tt := range tests {
 		got := ClassifyLine(tt.in)
@@ -174,16 +175,16 @@ func FuzzParseFewShots(f *testing.F) {
 			return
 		}
 		for _, x := range st {
-			if x.Lines[0].Kind != LineQuery {
+			if x.Lines[0].Kind != llm.LineQuery {
 				t.Fatalf("valid stanza does not start with Q: %q", x.Text)
 			}
-			last := LineThought
+			last := llm.LineThought
 			for _, l := range x.Lines {
-				if l.Kind != LineThought {
+				if l.Kind != llm.LineThought {
 					last = l.Kind
 				}
 			}
-			if last != LineAnswer {
+			if last != llm.LineAnswer {
 				t.Fatalf("valid stanza does not end with A: %q", x.Text)
 			}
 		}

@@ -8,22 +8,23 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/llm"
 )
 
 func TestParseOutputHardening(t *testing.T) {
 	tests := []struct {
 		name, out   string
-		kind        StepKind
+		kind        llm.StepKind
 		input, ans  string
 		malformedOK bool
 	}{
-		{name: "A: inside a code fence is not the answer", out: "Here is an example:\n```\nA: fake\n```\nAsk Func[quote]: GOOG", kind: StepFunc, input: "GOOG"},
+		{name: "A: inside a code fence is not the answer", out: "Here is an example:\n```\nA: fake\n```\nAsk Func[quote]: GOOG", kind: llm.StepFunc, input: "GOOG"},
 		{name: "only fenced answer", out: "```\nA: fake\n```", malformedOK: true},
-		{name: "quoted A: is not the answer", out: "> A: quoted\nA: real [1]", kind: StepAnswer, ans: "real [1]"},
-		{name: "input ends at its line", out: "Ask Func[quote]: GOOG\nthen I will answer\nAsk Func[quote]: MSFT", kind: StepFunc, input: "GOOG"},
-		{name: "JSON input runs until it is complete", out: "Ask Func[cmd]: {\n  \"a\": 1,\n  \"b\": [2]\n}\nrunaway text", kind: StepFunc, input: "{\n  \"a\": 1,\n  \"b\": [2]\n}"},
-		{name: "looping answer is cut at the first repeated long line", out: "A: The port is 8080 [1].\nThe port is set in the config.\nThe port is set in the config.\nThe port is set in the config.", kind: StepAnswer, ans: "The port is 8080 [1].\nThe port is set in the config."},
-		{name: "short repeated lines stay", out: "A: yes\n- a\n- a", kind: StepAnswer, ans: "yes\n- a\n- a"},
+		{name: "quoted A: is not the answer", out: "> A: quoted\nA: real [1]", kind: llm.StepAnswer, ans: "real [1]"},
+		{name: "input ends at its line", out: "Ask Func[quote]: GOOG\nthen I will answer\nAsk Func[quote]: MSFT", kind: llm.StepFunc, input: "GOOG"},
+		{name: "JSON input runs until it is complete", out: "Ask Func[cmd]: {\n  \"a\": 1,\n  \"b\": [2]\n}\nrunaway text", kind: llm.StepFunc, input: "{\n  \"a\": 1,\n  \"b\": [2]\n}"},
+		{name: "looping answer is cut at the first repeated long line", out: "A: The port is 8080 [1].\nThe port is set in the config.\nThe port is set in the config.\nThe port is set in the config.", kind: llm.StepAnswer, ans: "The port is 8080 [1].\nThe port is set in the config."},
+		{name: "short repeated lines stay", out: "A: yes\n- a\n- a", kind: llm.StepAnswer, ans: "yes\n- a\n- a"},
 	}
 	for _, tt := range tests {
 		st, err := ParseOutput(tt.out)

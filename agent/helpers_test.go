@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // scripted is an in-package fake LLM that replays outputs, each as a list of
@@ -18,7 +19,7 @@ type scripted struct {
 	mu      sync.Mutex
 	outputs [][]string
 	repeat  bool // replay the last output forever
-	calls   []CompletionRequest
+	calls   []llm.CompletionRequest
 }
 
 func script(outputs ...string) *scripted {
@@ -29,7 +30,7 @@ func script(outputs ...string) *scripted {
 	return s
 }
 
-func (s *scripted) Complete(ctx context.Context, req CompletionRequest) (Stream, error) {
+func (s *scripted) Complete(ctx context.Context, req llm.CompletionRequest) (llm.Stream, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, req)
@@ -43,10 +44,10 @@ func (s *scripted) Complete(ctx context.Context, req CompletionRequest) (Stream,
 	return &scriptStream{ctx: ctx, parts: s.outputs[i]}, nil
 }
 
-func (s *scripted) Calls() []CompletionRequest {
+func (s *scripted) Calls() []llm.CompletionRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]CompletionRequest{}, s.calls...)
+	return append([]llm.CompletionRequest{}, s.calls...)
 }
 
 type scriptStream struct {
@@ -55,16 +56,16 @@ type scriptStream struct {
 	i     int
 }
 
-func (s *scriptStream) Recv() (Delta, error) {
+func (s *scriptStream) Recv() (llm.Delta, error) {
 	if s.i < len(s.parts) && s.parts[s.i] == "<block>" {
 		<-s.ctx.Done()
-		return Delta{}, s.ctx.Err()
+		return llm.Delta{}, s.ctx.Err()
 	}
 	if s.i >= len(s.parts) {
-		return Delta{Usage: &kgagent.Usage{PromptTokens: 10, CompletionTokens: 2}}, io.EOF
+		return llm.Delta{Usage: &kgagent.Usage{PromptTokens: 10, CompletionTokens: 2}}, io.EOF
 	}
 	s.i++
-	return Delta{Text: s.parts[s.i-1]}, nil
+	return llm.Delta{Text: s.parts[s.i-1]}, nil
 }
 
 func (s *scriptStream) Close() error { return nil }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+
+	"github.com/kgagent/kgagent/llm"
 )
 
 // Journal keeps the model's outputs of one run so that the run can be
@@ -16,18 +18,18 @@ import (
 // again (the built-in ones read the corpus and graph).
 type Journal interface {
 	// Output returns the recorded output of call n, if there is one.
-	Output(n int) ([]Delta, bool)
+	Output(n int) ([]llm.Delta, bool)
 	// Record keeps the output of call n (the deltas the run read), once
 	// the call ended without error or time-out; it is called before the
 	// run emits any event that follows from that output (answer deltas
 	// streamed while the call runs come before it).
-	Record(n int, out []Delta)
+	Record(n int, out []llm.Delta)
 }
 
 // llmCall starts the run's next model call: a recorded output of the
 // request's Journal is replayed; otherwise the model is asked, and its
 // output recorded when the call ends well.
-func (m *Manager) llmCall(ctx context.Context, r *run, creq CompletionRequest) (Stream, error) {
+func (m *Manager) llmCall(ctx context.Context, r *run, creq llm.CompletionRequest) (llm.Stream, error) {
 	n := r.llmCalls
 	r.llmCalls++
 	j := r.req.Journal
@@ -46,13 +48,13 @@ func (m *Manager) llmCall(ctx context.Context, r *run, creq CompletionRequest) (
 
 // replayed streams a recorded output.
 type replayed struct {
-	out []Delta
+	out []llm.Delta
 	i   int
 }
 
-func (s *replayed) Recv() (Delta, error) {
+func (s *replayed) Recv() (llm.Delta, error) {
 	if s.i >= len(s.out) {
-		return Delta{}, io.EOF
+		return llm.Delta{}, io.EOF
 	}
 	s.i++
 	return s.out[s.i-1], nil
@@ -63,15 +65,15 @@ func (s *replayed) Close() error { return nil }
 // recording keeps the deltas read from a model's stream and records them
 // at Close, unless the stream failed or the call's context ended.
 type recording struct {
-	Stream
+	llm.Stream
 	ctx    context.Context
 	j      Journal
 	n      int
-	out    []Delta
+	out    []llm.Delta
 	failed bool
 }
 
-func (s *recording) Recv() (Delta, error) {
+func (s *recording) Recv() (llm.Delta, error) {
 	d, err := s.Stream.Recv()
 	if d.Text != "" || d.Usage != nil || d.FinishReason != "" || len(d.Steps) > 0 {
 		s.out = append(s.out, d)

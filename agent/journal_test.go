@@ -7,26 +7,27 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // memJournal is a Journal in memory.
 type memJournal struct {
 	mu  sync.Mutex
-	out map[int][]Delta
+	out map[int][]llm.Delta
 }
 
-func (j *memJournal) Output(n int) ([]Delta, bool) {
+func (j *memJournal) Output(n int) ([]llm.Delta, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	d, ok := j.out[n]
 	return d, ok
 }
 
-func (j *memJournal) Record(n int, out []Delta) {
+func (j *memJournal) Record(n int, out []llm.Delta) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.out == nil {
-		j.out = map[int][]Delta{}
+		j.out = map[int][]llm.Delta{}
 	}
 	j.out[n] = out
 }
@@ -48,9 +49,9 @@ func eventTexts(evs []kgagent.Event) []string {
 func TestJournalReplaysTheModel(t *testing.T) {
 	var calls []string
 	var mu sync.Mutex
-	llm := script("Ask Func[quote]: MSFT", "A: It is $105.22.",
+	model := script("Ask Func[quote]: MSFT", "A: It is $105.22.",
 		"Ask Func[quote]: AAPL", "A: Something else.", "A: The rest, asked again.")
-	m := newManager(t, Config{LLM: llm}, stockAgent(&calls, &mu))
+	m := newManager(t, Config{LLM: model}, stockAgent(&calls, &mu))
 	ask := func(j Journal) []string {
 		t.Helper()
 		var ev events
@@ -61,21 +62,21 @@ func TestJournalReplaysTheModel(t *testing.T) {
 	}
 	j := &memJournal{}
 	first := ask(j)
-	if len(llm.Calls()) != 2 || len(j.out) != 2 {
-		t.Fatalf("first run: %d model calls, %d recorded", len(llm.Calls()), len(j.out))
+	if len(model.Calls()) != 2 || len(j.out) != 2 {
+		t.Fatalf("first run: %d model calls, %d recorded", len(model.Calls()), len(j.out))
 	}
 	if again := ask(j); fmt.Sprint(again) != fmt.Sprint(first) {
 		t.Fatalf("replayed run: %v\nfirst run: %v", again, first)
 	}
-	if len(llm.Calls()) != 2 {
-		t.Fatalf("the replayed run asked the model: %d calls", len(llm.Calls()))
+	if len(model.Calls()) != 2 {
+		t.Fatalf("the replayed run asked the model: %d calls", len(model.Calls()))
 	}
 	// Without a journal the model now gives another step.
 	if other := ask(nil); fmt.Sprint(other) == fmt.Sprint(first) {
 		t.Fatalf("the script did not change: %v", other)
 	}
 	// Only the first output recorded: it is replayed, the answer asked.
-	part := &memJournal{out: map[int][]Delta{0: j.out[0]}}
+	part := &memJournal{out: map[int][]llm.Delta{0: j.out[0]}}
 	got := ask(part)
 	if got[len(got)-1] != "answer::The rest, asked again." || fmt.Sprint(got[:3]) != fmt.Sprint(first[:3]) || len(part.out) != 2 {
 		t.Fatalf("run with the first output recorded: %v (first run %v)", got, first)

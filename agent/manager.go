@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kgagent/kgagent/agent/extractive"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -13,6 +12,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kgagent/kgagent/agent/extractive"
+	"github.com/kgagent/kgagent/llm"
 
 	"github.com/google/uuid"
 	"github.com/kgagent/kgagent"
@@ -39,7 +41,7 @@ var StopSequences = []string{"\nFunc[", "\nAgent[", "\nQ:"}
 // model, no corpus (fixie_query_corpus reports that none is configured),
 // lexical routing and the default limits.
 type Config struct {
-	LLM         LLM     // nil: the built-in extractive model
+	LLM         llm.LLM // nil: the built-in extractive model
 	Model       string  // default model name sent to the LLM
 	Temperature float64 // default temperature
 	MaxTokens   int     // default max tokens of one step (0: provider default)
@@ -259,7 +261,7 @@ func (m *Manager) newEntry(a *CodeShotAgent) (*entry, error) {
 	}
 	for _, s := range a.stanzas {
 		for _, l := range s.Lines {
-			if l.Kind == LineQuery {
+			if l.Kind == llm.LineQuery {
 				e.queries = append(e.queries, l.Text)
 			}
 		}
@@ -601,7 +603,7 @@ func (m *Manager) ask(ctx context.Context, r *run) (kgagent.Answer, error) {
 // history returns the session's earlier questions and answers as chat
 // messages. The current question is left out when the caller (the gateway)
 // already appended it to the session.
-func (m *Manager) history(ctx context.Context, e *entry, sessionID, question string) ([]ChatMessage, error) {
+func (m *Manager) history(ctx context.Context, e *entry, sessionID, question string) ([]llm.ChatMessage, error) {
 	if sessionID == "" || m.cfg.Sessions == nil || !e.a.Config().Conversational {
 		return nil, nil
 	}
@@ -615,12 +617,12 @@ func (m *Manager) history(ctx context.Context, e *entry, sessionID, question str
 	if max := 2 * m.cfg.HistoryTurns; len(msgs) > max {
 		msgs = msgs[len(msgs)-max:]
 	}
-	out := make([]ChatMessage, 0, len(msgs))
+	out := make([]llm.ChatMessage, 0, len(msgs))
 	for _, sm := range msgs {
 		if sm.Role == "user" {
-			out = append(out, ChatMessage{Role: "user", Content: "Q: " + sm.Text})
+			out = append(out, llm.ChatMessage{Role: "user", Content: "Q: " + sm.Text})
 		} else {
-			out = append(out, ChatMessage{Role: "assistant", Content: "A: " + sm.Text})
+			out = append(out, llm.ChatMessage{Role: "assistant", Content: "A: " + sm.Text})
 		}
 	}
 	return out, nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/internal/text"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // ParseOutput reads one LLM output: free-text thought lines, then exactly one
@@ -16,14 +17,14 @@ import (
 // complete; whatever follows the action is dropped. The answer runs to the
 // end, the next Q: line, or the first long line it repeats (a looping model).
 // Anything else is an EINVALID error whose message is fed back to the model.
-func ParseOutput(out string) (Step, error) {
+func ParseOutput(out string) (llm.Step, error) {
 	out = strings.ReplaceAll(out, "\r\n", "\n")
 	if sc := scanOutput(out, true); sc.end >= 0 {
 		out = out[:sc.end]
 	}
 	out = strings.TrimSpace(out)
 	if out == "" {
-		return Step{}, kgagent.Errorf(kgagent.EINVALID, "the output was empty")
+		return llm.Step{}, kgagent.Errorf(kgagent.EINVALID, "the output was empty")
 	}
 	lines := strings.Split(out, "\n")
 	var thought []string
@@ -41,22 +42,22 @@ func ParseOutput(out string) (Step, error) {
 		}
 		l := ClassifyLine(line)
 		switch l.Kind {
-		case LineThought:
+		case llm.LineThought:
 			if strings.HasPrefix(line, "Ask Func") || strings.HasPrefix(line, "Ask Agent") {
-				return Step{}, kgagent.Errorf(kgagent.EINVALID, "malformed action %q: write Ask Func[name]: input", text.Truncate(line, 120))
+				return llm.Step{}, kgagent.Errorf(kgagent.EINVALID, "malformed action %q: write Ask Func[name]: input", text.Truncate(line, 120))
 			}
 			thought = append(thought, line)
 			continue
-		case LineQuery:
-			return Step{}, kgagent.Errorf(kgagent.EINVALID, "the output asks a new question (Q:) instead of acting or answering")
-		case LineFuncSays, LineAgentSays:
-			return Step{}, kgagent.Errorf(kgagent.EINVALID, "the output invents %q: ask the func and wait for its reply", text.Truncate(line, 120))
+		case llm.LineQuery:
+			return llm.Step{}, kgagent.Errorf(kgagent.EINVALID, "the output asks a new question (Q:) instead of acting or answering")
+		case llm.LineFuncSays, llm.LineAgentSays:
+			return llm.Step{}, kgagent.Errorf(kgagent.EINVALID, "the output invents %q: ask the func and wait for its reply", text.Truncate(line, 120))
 		}
-		st := Step{Thought: strings.TrimSpace(strings.Join(thought, "\n"))}
+		st := llm.Step{Thought: strings.TrimSpace(strings.Join(thought, "\n"))}
 		rest := lines[i+1:]
 		switch l.Kind {
-		case LineAnswer:
-			st.Kind = StepAnswer
+		case llm.LineAnswer:
+			st.Kind = llm.StepAnswer
 			body := []string{l.Text}
 			for _, r := range rest {
 				if strings.HasPrefix(strings.TrimSpace(r), "Q:") {
@@ -66,15 +67,15 @@ func ParseOutput(out string) (Step, error) {
 			}
 			st.Answer = strings.TrimSpace(strings.Join(body, "\n"))
 			if st.Answer == "" {
-				return Step{}, kgagent.Errorf(kgagent.EINVALID, "the answer after A: is empty")
+				return llm.Step{}, kgagent.Errorf(kgagent.EINVALID, "the answer after A: is empty")
 			}
-		case LineAskFunc, LineAskAgent:
-			st.Kind, st.Name = StepFunc, l.Name
-			if l.Kind == LineAskAgent {
-				st.Kind = StepAgent
+		case llm.LineAskFunc, llm.LineAskAgent:
+			st.Kind, st.Name = llm.StepFunc, l.Name
+			if l.Kind == llm.LineAskAgent {
+				st.Kind = llm.StepAgent
 			}
 			if !ValidName(l.Name) {
-				return Step{}, kgagent.Errorf(kgagent.EINVALID, "name %q in %q must match ^\\w+$", text.Truncate(l.Name, 60), text.Truncate(line, 120))
+				return llm.Step{}, kgagent.Errorf(kgagent.EINVALID, "name %q in %q must match ^\\w+$", text.Truncate(l.Name, 60), text.Truncate(line, 120))
 			}
 			// scanOutput cut the output where the action ends: what is left
 			// after the Ask line is the rest of a multi-line JSON input.
@@ -82,7 +83,7 @@ func ParseOutput(out string) (Step, error) {
 		}
 		return st, nil
 	}
-	return Step{}, kgagent.Errorf(kgagent.EINVALID, "the output has no Ask Func[name]:, Ask Agent[name]: or A: line")
+	return llm.Step{}, kgagent.Errorf(kgagent.EINVALID, "the output has no Ask Func[name]:, Ask Agent[name]: or A: line")
 }
 
 // outputScan is what scanOutput found in a (possibly partial) output.
@@ -155,7 +156,7 @@ func scanOutput(s string, final bool) outputScan {
 		}
 		l := ClassifyLine(line)
 		switch l.Kind {
-		case LineAnswer:
+		case llm.LineAnswer:
 			at := pos + strings.Index(raw, "A:") + 2
 			if at < len(s) && (s[at] == ' ' || s[at] == '\t') {
 				at++
@@ -169,7 +170,7 @@ func scanOutput(s string, final bool) outputScan {
 			if complete && len(line) >= repeatMinLen {
 				seen[line] = true
 			}
-		case LineAskFunc, LineAskAgent:
+		case llm.LineAskFunc, llm.LineAskAgent:
 			if !complete {
 				return sc
 			}
@@ -182,7 +183,7 @@ func scanOutput(s string, final bool) outputScan {
 			}
 			sc.end, sc.reason = lineEnd, "action"
 			return sc
-		case LineQuery, LineFuncSays, LineAgentSays:
+		case llm.LineQuery, llm.LineFuncSays, llm.LineAgentSays:
 			return sc
 		}
 		pos = next

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kgagent/kgagent/agent/extractive"
 	"io"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kgagent/kgagent/agent/extractive"
+	"github.com/kgagent/kgagent/llm"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/internal/text"
@@ -44,11 +46,11 @@ const structuredInstructions = `If you can call tools or must reply in JSON, do 
 // tools lists the funcs of e (its own, remote and component commands) with
 // their JSON schemas, then the other agents it may ask (as the prompt lists
 // them), for structured steps.
-func (m *Manager) tools(e *entry) []Tool {
-	var out []Tool
+func (m *Manager) tools(e *entry) []llm.Tool {
+	var out []llm.Tool
 	for _, n := range m.availableFuncs(e) {
 		f, _ := m.lookupFunc(e, n)
-		t := Tool{Name: n, Description: f.Description}
+		t := llm.Tool{Name: n, Description: f.Description}
 		if f.Parameters != nil {
 			t.Parameters = f.Parameters
 		}
@@ -63,7 +65,7 @@ func (m *Manager) tools(e *entry) []Tool {
 		if desc == "" && len(a.Queries) > 0 {
 			desc = "e.g. " + a.Queries[0]
 		}
-		out = append(out, Tool{Name: a.Name, Agent: true, Description: strings.TrimSpace("Asks Agent[" + a.Name + "] a question: " + desc)})
+		out = append(out, llm.Tool{Name: a.Name, Agent: true, Description: strings.TrimSpace("Asks Agent[" + a.Name + "] a question: " + desc)})
 		n++
 	}
 	return out
@@ -92,7 +94,7 @@ func (m *Manager) searchFirst(e *entry) bool {
 	}
 	for _, st := range e.a.Stanzas() {
 		for _, l := range st.Lines {
-			if l.Kind == LineAskFunc && l.Name == corpusFunc {
+			if l.Kind == llm.LineAskFunc && l.Name == corpusFunc {
 				return true
 			}
 		}
@@ -101,13 +103,13 @@ func (m *Manager) searchFirst(e *entry) bool {
 }
 
 // runAgent drives one agent's ReAct loop and returns its answer text.
-func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question string, history []ChatMessage, depth int, chain []string) (string, error) {
+func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question string, history []llm.ChatMessage, depth int, chain []string) (string, error) {
 	name := e.a.Name()
 	info := RunInfo{RequestID: r.req.ID, Agent: name, Question: question, Caller: r.req.Caller}
 	msgs := m.prompt(ctx, r, e, info, history, question)
 	qi := len(msgs) - 1 // the question's message
 	cfg := e.a.Config()
-	creq := CompletionRequest{Model: m.cfg.Model, Temperature: m.cfg.Temperature, MaxTokens: m.cfg.MaxTokens, Stop: StopSequences}
+	creq := llm.CompletionRequest{Model: m.cfg.Model, Temperature: m.cfg.Temperature, MaxTokens: m.cfg.MaxTokens, Stop: StopSequences}
 	if cfg.LLM.Model != "" {
 		creq.Model = cfg.LLM.Model
 	}
@@ -117,7 +119,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 	if cfg.LLM.MaxTokens != 0 {
 		creq.MaxTokens = cfg.LLM.MaxTokens
 	}
-	if p := m.cfg.Protocol; p != "" && p != ProtocolText {
+	if p := m.cfg.Protocol; p != "" && p != llm.ProtocolText {
 		creq.Protocol, creq.Tools = p, m.tools(e)
 	}
 	malformed, timeouts := 0, 0
@@ -128,7 +130,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		// for, with the same events; the model starts from its result.
 		r.iters++
 		info.Iteration = 1
-		step := Step{Kind: StepFunc, Name: corpusFunc, Input: question, Thought: searchFirstThought}
+		step := llm.Step{Kind: llm.StepFunc, Name: corpusFunc, Input: question, Thought: searchFirstThought}
 		more, _, _, err := m.act(ctx, r, e, info, step, depth, chain, done)
 		if err != nil {
 			return "", err
@@ -154,9 +156,9 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		steps := structured
 		var perr error
 		if len(steps) == 0 {
-			var step Step
+			var step llm.Step
 			step, perr = ParseOutput(out)
-			steps = []Step{step}
+			steps = []llm.Step{step}
 		}
 		if stop == "timeout" && perr != nil {
 			timeouts++
@@ -190,10 +192,10 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 			if stop == "timeout" {
 				correction = "Error: no complete step before the time limit. Reply at once with one line: Ask Func[name]: input, or A: answer."
 			}
-			msgs = append(msgs, ChatMessage{Role: "assistant", Content: fed}, ChatMessage{Role: "user", Content: correction})
+			msgs = append(msgs, llm.ChatMessage{Role: "assistant", Content: fed}, llm.ChatMessage{Role: "user", Content: correction})
 			continue
 		}
-		if iter == m.cfg.MaxIterations && !slices.ContainsFunc(steps, func(s Step) bool { return s.Kind == StepAnswer }) {
+		if iter == m.cfg.MaxIterations && !slices.ContainsFunc(steps, func(s llm.Step) bool { return s.Kind == llm.StepAnswer }) {
 			// The last call asked for an answer and got an action: its
 			// result could reach no one, so it is not run.
 			m.cfg.Logger.Warn("the model acted on its last iteration instead of answering", "request_id", r.req.ID, "agent", name, "output", text.Truncate(strings.TrimSpace(out), malformedShown))
@@ -231,7 +233,7 @@ func (m *Manager) noAnswer(ctx context.Context, r *run, agentName string, depth 
 // act takes one parsed step: an answer is returned as such; an action is run
 // (or, when done already holds it, not run again) with its events, and the
 // chat messages that feed it back are returned.
-func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step Step, depth int, chain []string, done map[string]int) (msgs []ChatMessage, answer string, isAnswer bool, err error) {
+func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step llm.Step, depth int, chain []string, done map[string]int) (msgs []llm.ChatMessage, answer string, isAnswer bool, err error) {
 	name, iter := info.Agent, info.Iteration
 	for _, c := range e.comps {
 		if h, ok := c.(AfterParse); ok {
@@ -250,23 +252,23 @@ func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step 
 	key := fmt.Sprintf("%d\x00%s\x00%s", step.Kind, step.Name, strings.Join(strings.Fields(step.Input), " "))
 	_, repeated := done[key]
 	switch {
-	case step.Kind == StepAnswer:
+	case step.Kind == llm.StepAnswer:
 		return nil, step.Answer, true, nil
 	case repeated:
 		r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
 		obsPrefix = fmt.Sprintf("Func[%s] says: ", step.Name)
-		if step.Kind == StepAgent {
+		if step.Kind == llm.StepAgent {
 			obsPrefix = fmt.Sprintf("Agent[%s] says: ", step.Name)
 		}
 		said = repeatedAction
 		r.emit(kgagent.Event{Kind: kgagent.EventObservation, Agent: name, Func: step.Name, Text: fmt.Sprintf("not run again: the same action as in iteration %d", done[key])})
-		return []ChatMessage{{Role: "assistant", Content: action}, {Role: "user", Content: obsPrefix + said,
-			Observation: &Observation{Agent: step.Kind == StepAgent, Name: step.Name, Text: said}}}, "", false, nil
-	case step.Kind == StepFunc:
+		return []llm.ChatMessage{{Role: "assistant", Content: action}, {Role: "user", Content: obsPrefix + said,
+			Observation: &llm.Observation{Agent: step.Kind == llm.StepAgent, Name: step.Name, Text: said}}}, "", false, nil
+	case step.Kind == llm.StepFunc:
 		r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
 		res, cerr = m.runFunc(ctx, r, e, step)
 		obsPrefix = fmt.Sprintf("Func[%s] says: ", step.Name)
-	case step.Kind == StepAgent:
+	case step.Kind == llm.StepAgent:
 		r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
 		res, cerr = m.delegate(ctx, r, step, depth, chain)
 		obsPrefix = fmt.Sprintf("Agent[%s] says: ", step.Name)
@@ -323,8 +325,8 @@ func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step 
 	if cerr == nil {
 		ev = res.Evidence
 	}
-	return []ChatMessage{{Role: "assistant", Content: action}, {Role: "user", Content: obsPrefix + fed,
-		Observation: &Observation{Agent: step.Kind == StepAgent, Name: step.Name, Text: strings.TrimSpace(fed), Evidence: ev}}}, "", false, nil
+	return []llm.ChatMessage{{Role: "assistant", Content: action}, {Role: "user", Content: obsPrefix + fed,
+		Observation: &llm.Observation{Agent: step.Kind == llm.StepAgent, Name: step.Name, Text: strings.TrimSpace(fed), Evidence: ev}}}, "", false, nil
 }
 
 // nearDeadline reports whether ctx's deadline leaves less than two calls'
@@ -376,7 +378,7 @@ func plainText(out string) bool {
 	}
 	for _, l := range strings.Split(out, "\n") {
 		l = strings.TrimSpace(l)
-		if ClassifyLine(l).Kind != LineThought || strings.HasPrefix(l, "Ask Func") || strings.HasPrefix(l, "Ask Agent") {
+		if ClassifyLine(l).Kind != llm.LineThought || strings.HasPrefix(l, "Ask Func") || strings.HasPrefix(l, "Ask Agent") {
 			return false
 		}
 	}
@@ -407,7 +409,7 @@ func (m *Manager) availableFuncs(e *entry) []string {
 	return names
 }
 
-func (m *Manager) runFunc(ctx context.Context, r *run, e *entry, step Step) (FuncResult, error) {
+func (m *Manager) runFunc(ctx context.Context, r *run, e *entry, step llm.Step) (FuncResult, error) {
 	f, ok := m.lookupFunc(e, step.Name)
 	if !ok {
 		return FuncResult{}, NotDefined(step.Name, m.availableFuncs(e))
@@ -433,7 +435,7 @@ func (m *Manager) runFunc(ctx context.Context, r *run, e *entry, step Step) (Fun
 
 // delegate runs `Ask Agent[name]: input` with a local agent, within the
 // depth limit and without cycles.
-func (m *Manager) delegate(ctx context.Context, r *run, step Step, depth int, chain []string) (FuncResult, error) {
+func (m *Manager) delegate(ctx context.Context, r *run, step llm.Step, depth int, chain []string) (FuncResult, error) {
 	if slices.Contains(chain, step.Name) {
 		return FuncResult{}, kgagent.Errorf(kgagent.EINVALID, "delegation cycle: %s -> %s", strings.Join(chain, " -> "), step.Name)
 	}
@@ -458,7 +460,7 @@ func (m *Manager) delegate(ctx context.Context, r *run, step Step, depth int, ch
 // stream is set, the text after an `A:` line is emitted as answer deltas. A
 // call that runs past its own timeout (not the question's) returns what it
 // wrote so far with stop "timeout".
-func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, agentName string, stream bool, itersLeft int) (out string, steps []Step, stop string, err error) {
+func (m *Manager) complete(ctx context.Context, r *run, creq llm.CompletionRequest, agentName string, stream bool, itersLeft int) (out string, steps []llm.Step, stop string, err error) {
 	start := time.Now()
 	var usage kgagent.Usage
 	parent := ctx
@@ -559,7 +561,7 @@ func (m *Manager) complete(ctx context.Context, r *run, creq CompletionRequest, 
 		buf.Reset()
 		buf.WriteString(t)
 	}
-	finish := func(reason string) (string, []Step, string, error) {
+	finish := func(reason string) (string, []llm.Step, string, error) {
 		if sc := scanOutput(buf.String(), true); sc.end >= 0 {
 			cut(sc.end)
 			reason = sc.reason
@@ -634,7 +636,7 @@ func llmError(ctx context.Context, err error) error {
 // prompt builds the chat messages of a run: the system prompt (base prompt,
 // component directives, funcs, format and few-shots), component messages,
 // session history and the question.
-func (m *Manager) prompt(ctx context.Context, r *run, e *entry, info RunInfo, history []ChatMessage, question string) []ChatMessage {
+func (m *Manager) prompt(ctx context.Context, r *run, e *entry, info RunInfo, history []llm.ChatMessage, question string) []llm.ChatMessage {
 	cfg := e.a.Config()
 	var b strings.Builder
 	if cfg.BasePrompt != "" {
@@ -642,7 +644,7 @@ func (m *Manager) prompt(ctx context.Context, r *run, e *entry, info RunInfo, hi
 		b.WriteString("\n\n")
 	}
 	var d Directives
-	var extra []ChatMessage
+	var extra []llm.ChatMessage
 	for _, c := range e.comps {
 		if dp, ok := c.(DirectiveProvider); ok {
 			x, err := dp.Directives(ctx, info)
@@ -683,7 +685,7 @@ func (m *Manager) prompt(ctx context.Context, r *run, e *entry, info RunInfo, hi
 		b.WriteString("\n")
 	}
 	b.WriteString("\n" + formatInstructions + "\n")
-	if p := m.cfg.Protocol; p != "" && p != ProtocolText {
+	if p := m.cfg.Protocol; p != "" && p != llm.ProtocolText {
 		b.WriteString(structuredInstructions + "\n")
 	}
 	if st := e.a.Stanzas(); len(st) > 0 {
@@ -692,7 +694,7 @@ func (m *Manager) prompt(ctx context.Context, r *run, e *entry, info RunInfo, hi
 			b.WriteString("\n" + s.Text + "\n")
 		}
 	}
-	msgs := []ChatMessage{{Role: "system", Content: b.String()}}
+	msgs := []llm.ChatMessage{{Role: "system", Content: b.String()}}
 	for _, c := range e.comps {
 		if mp, ok := c.(MessageProvider); ok {
 			x, err := mp.Messages(ctx, info)
@@ -705,6 +707,6 @@ func (m *Manager) prompt(ctx context.Context, r *run, e *entry, info RunInfo, hi
 	}
 	msgs = append(msgs, extra...)
 	msgs = append(msgs, history...)
-	msgs = append(msgs, ChatMessage{Role: "user", Content: "Q: " + question})
+	msgs = append(msgs, llm.ChatMessage{Role: "user", Content: "Q: " + question})
 	return msgs
 }

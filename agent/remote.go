@@ -13,6 +13,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/internal/httpstatus"
+	"github.com/kgagent/kgagent/llm"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -213,7 +214,7 @@ func NewRemoteAgent(ctx context.Context, name, baseURL string, hc *http.Client) 
 	for _, fs := range h.FewShots {
 		for _, line := range strings.Split(StripLines(fs), "\n") {
 			l := ClassifyLine(line)
-			if l.Kind == LineAskFunc && ValidName(l.Name) && !strings.HasPrefix(l.Name, "fixie_") && !seen[l.Name] {
+			if l.Kind == llm.LineAskFunc && ValidName(l.Name) && !strings.HasPrefix(l.Name, "fixie_") && !seen[l.Name] {
 				seen[l.Name] = true
 				funcs = append(funcs, RemoteFunc(l.Name, baseURL, hc))
 			}

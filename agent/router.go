@@ -2,8 +2,9 @@ package agent
 
 import (
 	"context"
-	"github.com/kgagent/kgagent/agent/extractive"
 	"sort"
+
+	"github.com/kgagent/kgagent/agent/extractive"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/internal/text"

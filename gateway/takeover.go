@@ -9,6 +9,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // durableRun is what a durable stream records of its request: the call as
@@ -50,17 +51,17 @@ type journal struct {
 	ds  DurableStream
 	id  string
 	mu  sync.Mutex
-	out map[int][]agent.Delta
+	out map[int][]llm.Delta
 }
 
 // journalNote is one model output as a stream note.
 type journalNote struct {
-	N   int           `json:"n"`
-	Out []agent.Delta `json:"out"`
+	N   int         `json:"n"`
+	Out []llm.Delta `json:"out"`
 }
 
 func (s *Server) newJournal(ds DurableStream, id string, notes [][]byte) *journal {
-	j := &journal{s: s, ds: ds, id: id, out: map[int][]agent.Delta{}}
+	j := &journal{s: s, ds: ds, id: id, out: map[int][]llm.Delta{}}
 	for _, b := range notes {
 		var n journalNote
 		if json.Unmarshal(b, &n) != nil {
@@ -73,7 +74,7 @@ func (s *Server) newJournal(ds DurableStream, id string, notes [][]byte) *journa
 	return j
 }
 
-func (j *journal) Output(n int) ([]agent.Delta, bool) {
+func (j *journal) Output(n int) ([]llm.Delta, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	out, ok := j.out[n]
@@ -82,7 +83,7 @@ func (j *journal) Output(n int) ([]agent.Delta, bool) {
 
 // Record writes the output as a note; a note not written only means that
 // a replica continuing the stream asks the model again.
-func (j *journal) Record(n int, out []agent.Delta) {
+func (j *journal) Record(n int, out []llm.Delta) {
 	j.mu.Lock()
 	_, had := j.out[n]
 	if !had {

@@ -1,4 +1,4 @@
-// Package llmtest is the conformance suite every agent.LLM passes: the
+// Package llmtest is the conformance suite every llm.LLM passes: the
 // built-in model (extractive.Model) and the OpenAI-compatible client
 // (agent/openai, against the scripted server of agent/openai/openaitest).
 // Call Run from a test in the implementation's package, in the manner of
@@ -22,12 +22,12 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // NewFunc returns the LLM under test, fresh for each call. It must answer
 // any request of one user message with some text.
-type NewFunc func(t *testing.T) agent.LLM
+type NewFunc func(t *testing.T) llm.LLM
 
 // Run runs the suite on the LLMs newLLM returns.
 func Run(t *testing.T, newLLM NewFunc) {
@@ -37,12 +37,12 @@ func Run(t *testing.T, newLLM NewFunc) {
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, newLLM(t)) })
 }
 
-func question() agent.CompletionRequest {
-	return agent.CompletionRequest{Messages: []agent.ChatMessage{{Role: "user", Content: "Q: How do I install the tool?"}}}
+func question() llm.CompletionRequest {
+	return llm.CompletionRequest{Messages: []llm.ChatMessage{{Role: "user", Content: "Q: How do I install the tool?"}}}
 }
 
 // drain reads st to its end and returns the text.
-func drain(st agent.Stream) (string, error) {
+func drain(st llm.Stream) (string, error) {
 	var b strings.Builder
 	for range 1 << 16 {
 		d, err := st.Recv()
@@ -54,8 +54,8 @@ func drain(st agent.Stream) (string, error) {
 	return b.String(), errors.New("stream did not end after 65536 pieces")
 }
 
-func testStream(t *testing.T, llm agent.LLM) {
-	st, err := llm.Complete(context.Background(), question())
+func testStream(t *testing.T, model llm.LLM) {
+	st, err := model.Complete(context.Background(), question())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +79,8 @@ func testStream(t *testing.T, llm agent.LLM) {
 	}
 }
 
-func testNoMessages(t *testing.T, llm agent.LLM) {
-	st, err := llm.Complete(context.Background(), agent.CompletionRequest{})
+func testNoMessages(t *testing.T, model llm.LLM) {
+	st, err := model.Complete(context.Background(), llm.CompletionRequest{})
 	if err == nil {
 		_, err = drain(st)
 		st.Close()
@@ -90,10 +90,10 @@ func testNoMessages(t *testing.T, llm agent.LLM) {
 	}
 }
 
-func testCanceled(t *testing.T, llm agent.LLM) {
+func testCanceled(t *testing.T, model llm.LLM) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	st, err := llm.Complete(ctx, question())
+	st, err := model.Complete(ctx, question())
 	if err == nil {
 		_, err = st.Recv()
 		st.Close()
@@ -103,13 +103,13 @@ func testCanceled(t *testing.T, llm agent.LLM) {
 	}
 }
 
-func testConcurrent(t *testing.T, llm agent.LLM) {
+func testConcurrent(t *testing.T, model llm.LLM) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, err := llm.Complete(context.Background(), question())
+			st, err := model.Complete(context.Background(), question())
 			if err != nil {
 				t.Error(err)
 				return

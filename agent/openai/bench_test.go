@@ -12,6 +12,7 @@ import (
 	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/agent/openai"
 	"github.com/kgagent/kgagent/agent/openai/openaitest"
+	"github.com/kgagent/kgagent/llm"
 )
 
 func stringsReader(s string) io.Reader { return strings.NewReader(s) }
@@ -48,7 +49,7 @@ func BenchmarkComplete(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := agent.CompletionRequest{Messages: []agent.ChatMessage{{Role: "user", Content: "Q: x"}}, Stop: agent.StopSequences}
+	req := llm.CompletionRequest{Messages: []llm.ChatMessage{{Role: "user", Content: "Q: x"}}, Stop: agent.StopSequences}
 	b.ReportAllocs()
 	for b.Loop() {
 		s, err := c.Complete(context.Background(), req)

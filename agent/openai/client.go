@@ -1,4 +1,4 @@
-// Package openai is an agent.LLM over any OpenAI-compatible chat completions
+// Package openai is an llm.LLM over any OpenAI-compatible chat completions
 // API: OpenAI itself, Ollama, vLLM, the llama.cpp server, LM Studio.
 //
 // It streams with server-sent events (stream=true), asks for a usage chunk
@@ -30,9 +30,9 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/internal/httpstatus"
 	"github.com/kgagent/kgagent/internal/text"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // Defaults used for zero Config fields.
@@ -92,7 +92,7 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Client is an agent.LLM over an OpenAI-compatible API. It is safe for
+// Client is an llm.LLM over an OpenAI-compatible API. It is safe for
 // concurrent use.
 type Client struct {
 	cfg      Config
@@ -105,7 +105,7 @@ type Client struct {
 	noTools, noJSON atomic.Bool
 }
 
-var _ agent.LLM = (*Client)(nil)
+var _ llm.LLM = (*Client)(nil)
 
 // New returns a Client for cfg, filling defaults. It fails with EINVALID
 // when BaseURL is not an http(s) URL. It does not connect.
@@ -165,7 +165,7 @@ func (c *Client) Config() Config { return c.cfg }
 // a server that keeps failing or cannot be reached, TIMEOUT when
 // Config.Timeout or the context's deadline passes, CANCELED when ctx is
 // canceled; cancellation mid-stream closes the connection at once.
-func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (agent.Stream, error) {
+func (c *Client) Complete(ctx context.Context, req llm.CompletionRequest) (llm.Stream, error) {
 	if len(req.Messages) == 0 {
 		return nil, kgagent.Errorf(kgagent.EINVALID, "completion request has no messages")
 	}
@@ -197,7 +197,7 @@ func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (age
 		}
 		if resp.StatusCode/100 == 2 {
 			var st *structured
-			if proto != agent.ProtocolText {
+			if proto != llm.ProtocolText {
 				st = &structured{proto: proto, tools: req.Tools}
 			}
 			return c.openStream(ctx, cctx, cancel, resp, stops, st)
@@ -210,15 +210,15 @@ func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (age
 			attempt--
 			continue
 		}
-		if resp.StatusCode == http.StatusBadRequest && req.Protocol == agent.ProtocolAuto && proto != agent.ProtocolText {
+		if resp.StatusCode == http.StatusBadRequest && req.Protocol == llm.ProtocolAuto && proto != llm.ProtocolText {
 			// Protocol auto: a request the server refuses in one step
 			// protocol gets the next one; a server that says it refuses
 			// tools or a response format gets the next one from now on.
 			low := bytes.ToLower(raw)
 			switch {
-			case proto == agent.ProtocolTools && bytes.Contains(low, []byte("tool")):
+			case proto == llm.ProtocolTools && bytes.Contains(low, []byte("tool")):
 				c.noTools.Store(true)
-			case proto == agent.ProtocolJSON && (bytes.Contains(low, []byte("response_format")) || bytes.Contains(low, []byte("json_schema")) || bytes.Contains(low, []byte("format"))):
+			case proto == llm.ProtocolJSON && (bytes.Contains(low, []byte("response_format")) || bytes.Contains(low, []byte("json_schema")) || bytes.Contains(low, []byte("format"))):
 				c.noJSON.Store(true)
 			}
 			refused[proto] = true
@@ -256,29 +256,29 @@ func (c *Client) Complete(ctx context.Context, req agent.CompletionRequest) (age
 // protocol resolves the request's step protocol: auto is json, else tools,
 // else text, leaving out what this server refused before and what it
 // refused for this request (refused); no tools means text.
-func (c *Client) protocol(req agent.CompletionRequest, refused map[string]bool) string {
+func (c *Client) protocol(req llm.CompletionRequest, refused map[string]bool) string {
 	if len(req.Tools) == 0 {
-		return agent.ProtocolText
+		return llm.ProtocolText
 	}
 	switch req.Protocol {
-	case agent.ProtocolTools, agent.ProtocolJSON:
+	case llm.ProtocolTools, llm.ProtocolJSON:
 		return req.Protocol
-	case agent.ProtocolAuto:
+	case llm.ProtocolAuto:
 		// A schema-constrained step first: the server enforces it while
 		// decoding, so even a small model emits a valid step, where native
 		// tool calls depend on the model (SmolLM2 never made one).
-		if !c.noJSON.Load() && !refused[agent.ProtocolJSON] {
-			return agent.ProtocolJSON
+		if !c.noJSON.Load() && !refused[llm.ProtocolJSON] {
+			return llm.ProtocolJSON
 		}
-		if !c.noTools.Load() && !refused[agent.ProtocolTools] {
-			return agent.ProtocolTools
+		if !c.noTools.Load() && !refused[llm.ProtocolTools] {
+			return llm.ProtocolTools
 		}
 	}
-	return agent.ProtocolText
+	return llm.ProtocolText
 }
 
 // model is the model a request goes to.
-func (c *Client) model(req agent.CompletionRequest) string {
+func (c *Client) model(req llm.CompletionRequest) string {
 	if req.Model == "" || c.cfg.ForceModel {
 		return c.cfg.Model
 	}
@@ -289,14 +289,14 @@ func (c *Client) model(req agent.CompletionRequest) string {
 // it: for a 404 the model asked for, for a 400 the step protocol and the
 // server's own reason (Ollama: "… does not support tools"), with the API
 // key, should the server echo it, cut out.
-func (c *Client) explain(herr *kgagent.Error, req agent.CompletionRequest, proto string, raw []byte) {
+func (c *Client) explain(herr *kgagent.Error, req llm.CompletionRequest, proto string, raw []byte) {
 	msg := serverMessage(raw, c.cfg.APIKey)
 	switch herr.Code {
 	case kgagent.ENOTFOUND:
 		herr.Message = fmt.Sprintf("LLM model %q or endpoint not found at %s", c.model(req), c.cfg.BaseURL)
 		herr.Details["model"] = c.model(req)
 	case kgagent.EINVALID:
-		if proto != agent.ProtocolText {
+		if proto != llm.ProtocolText {
 			herr.Message += fmt.Sprintf(" in step protocol %s", proto)
 			herr.Details["protocol"] = proto
 		}
@@ -321,7 +321,7 @@ func serverMessage(raw []byte, key string) string {
 }
 
 // body encodes the request; withOpts tells whether stream_options was sent.
-func (c *Client) body(req agent.CompletionRequest, stops []string, proto string) ([]byte, bool) {
+func (c *Client) body(req llm.CompletionRequest, stops []string, proto string) ([]byte, bool) {
 	model := req.Model
 	if model == "" || c.cfg.ForceModel {
 		model = c.cfg.Model
@@ -345,11 +345,11 @@ func (c *Client) body(req agent.CompletionRequest, stops []string, proto string)
 		cr.Stop = stops[:min(len(stops), c.cfg.MaxStop)]
 	}
 	switch {
-	case proto == agent.ProtocolTools && !req.AnswerOnly:
+	case proto == llm.ProtocolTools && !req.AnswerOnly:
 		cr.Tools = toolDefs(req.Tools)
-	case proto == agent.ProtocolJSON && req.AnswerOnly:
+	case proto == llm.ProtocolJSON && req.AnswerOnly:
 		cr.ResponseFormat = stepFormat(nil, true) // the only action left is "answer"
-	case proto == agent.ProtocolJSON:
+	case proto == llm.ProtocolJSON:
 		cr.ResponseFormat = stepFormat(req.Tools, !req.ActionOnly)
 	}
 	if cr.Tools != nil && req.ActionOnly {
@@ -407,7 +407,7 @@ func (c *Client) wait(parent, ctx context.Context, d time.Duration) error {
 
 // openStream wraps a 2xx answer: SSE when the server streams, a single piece
 // when it ignored stream=true and sent a whole chat.completion.
-func (c *Client) openStream(parent, ctx context.Context, cancel context.CancelFunc, resp *http.Response, stops []string, st *structured) (agent.Stream, error) {
+func (c *Client) openStream(parent, ctx context.Context, cancel context.CancelFunc, resp *http.Response, stops []string, st *structured) (llm.Stream, error) {
 	s := &stream{parent: parent, ctx: ctx, cancel: cancel, body: resp.Body, stops: stops, st: st}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt != "application/json" {
@@ -434,7 +434,7 @@ func (c *Client) openStream(parent, ctx context.Context, cancel context.CancelFu
 		}
 		out, steps := st.result()
 		s.done = true
-		s.queued = &agent.Delta{Text: out, Usage: s.usage, FinishReason: reason, Steps: steps}
+		s.queued = &llm.Delta{Text: out, Usage: s.usage, FinishReason: reason, Steps: steps}
 		return s, nil
 	}
 	out, _ := s.feed(text)
@@ -446,7 +446,7 @@ func (c *Client) openStream(parent, ctx context.Context, cancel context.CancelFu
 	if s.stopped {
 		reason = "stop"
 	}
-	s.queued = &agent.Delta{Text: out, Usage: s.usage, FinishReason: reason}
+	s.queued = &llm.Delta{Text: out, Usage: s.usage, FinishReason: reason}
 	return s, nil
 }
 

@@ -13,10 +13,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/agent/openai"
 	"github.com/kgagent/kgagent/agent/openai/openaitest"
 	"github.com/kgagent/kgagent/internal/poll"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // fast returns a config for srv with millisecond backoffs.
@@ -33,15 +33,15 @@ func newClient(t *testing.T, cfg openai.Config) *openai.Client {
 	return c
 }
 
-func ask(q string) agent.CompletionRequest {
-	return agent.CompletionRequest{Messages: []agent.ChatMessage{{Role: "system", Content: "You answer."}, {Role: "user", Content: q}}}
+func ask(q string) llm.CompletionRequest {
+	return llm.CompletionRequest{Messages: []llm.ChatMessage{{Role: "system", Content: "You answer."}, {Role: "user", Content: q}}}
 }
 
 // collect reads s to the end.
-func collect(s agent.Stream) (string, []agent.Delta, error) {
+func collect(s llm.Stream) (string, []llm.Delta, error) {
 	defer s.Close()
 	var b strings.Builder
-	var ds []agent.Delta
+	var ds []llm.Delta
 	for {
 		d, err := s.Recv()
 		if err == io.EOF {
@@ -55,7 +55,7 @@ func collect(s agent.Stream) (string, []agent.Delta, error) {
 	}
 }
 
-func complete(ctx context.Context, c *openai.Client, req agent.CompletionRequest) (string, []agent.Delta, error) {
+func complete(ctx context.Context, c *openai.Client, req llm.CompletionRequest) (string, []llm.Delta, error) {
 	s, err := c.Complete(ctx, req)
 	if err != nil {
 		return "", nil, err
@@ -392,7 +392,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("bad base URL: %v", err)
 	}
 	c := newClient(t, openai.Config{})
-	if _, err := c.Complete(context.Background(), agent.CompletionRequest{}); kgagent.ErrorCode(err) != kgagent.EINVALID {
+	if _, err := c.Complete(context.Background(), llm.CompletionRequest{}); kgagent.ErrorCode(err) != kgagent.EINVALID {
 		t.Errorf("no messages: %v", err)
 	}
 	if got := c.Config(); got.BaseURL != openai.DefaultBaseURL || got.Model != openai.DefaultModel || got.MaxRetries != openai.DefaultMaxRetries {

@@ -7,9 +7,9 @@ import (
 	"log"
 	"net/http"
 
-	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/agent/openai"
 	"github.com/kgagent/kgagent/agent/openai/openaitest"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // A streamed completion against the scripted server: the text arrives piece
@@ -23,8 +23,8 @@ func ExampleClient_Complete() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, err := client.Complete(context.Background(), agent.CompletionRequest{
-		Messages: []agent.ChatMessage{{Role: "user", Content: "Q: Weather in Paris?"}},
+	s, err := client.Complete(context.Background(), llm.CompletionRequest{
+		Messages: []llm.ChatMessage{{Role: "user", Content: "Q: Weather in Paris?"}},
 		Stop:     []string{"\nFunc["},
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/kgagent/kgagent/agent/openai"
 	"github.com/kgagent/kgagent/agent/openai/openaitest"
 	"github.com/kgagent/kgagent/internal/poll"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // These tests run the real agent.Manager with the real client against the
@@ -349,4 +350,4 @@ func TestManagerLLMTimeout(t *testing.T) {
 	}
 }
 
-var _ agent.LLM = (*openai.Client)(nil)
+var _ llm.LLM = (*openai.Client)(nil)

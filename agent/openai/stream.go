@@ -8,10 +8,10 @@ import (
 	"sync"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/llm"
 )
 
-// stream is the agent.Stream of one completion.
+// stream is the llm.Stream of one completion.
 type stream struct {
 	parent, ctx context.Context
 	cancel      context.CancelFunc
@@ -25,17 +25,17 @@ type stream struct {
 	done    bool           // no more input will be read
 	usage   *kgagent.Usage // the latest usage the server reported
 	reason  string         // the finish reason the server reported
-	queued  *agent.Delta   // the last piece, waiting to be returned
+	queued  *llm.Delta     // the last piece, waiting to be returned
 	err     error          // sticky error
 	once    sync.Once
 }
 
 // Recv returns the next piece of text; the last piece carries the usage when
 // the server reported it. It returns io.EOF after the last piece.
-func (s *stream) Recv() (agent.Delta, error) {
+func (s *stream) Recv() (llm.Delta, error) {
 	for {
 		if s.err != nil {
-			return agent.Delta{}, s.err
+			return llm.Delta{}, s.err
 		}
 		if s.queued != nil {
 			d := *s.queued
@@ -46,7 +46,7 @@ func (s *stream) Recv() (agent.Delta, error) {
 		}
 		if s.done {
 			s.release()
-			return agent.Delta{}, io.EOF
+			return llm.Delta{}, io.EOF
 		}
 		ev, err := s.sse.Next()
 		if err == io.EOF || (err == nil && strings.TrimSpace(ev.Data) == "[DONE]") {
@@ -85,7 +85,7 @@ func (s *stream) Recv() (agent.Delta, error) {
 			s.release()
 		}
 		if out != "" {
-			return agent.Delta{Text: out}, nil
+			return llm.Delta{Text: out}, nil
 		}
 	}
 }
@@ -146,7 +146,7 @@ func (s *stream) finish() {
 	if s.stopped {
 		reason = "stop"
 	}
-	d := &agent.Delta{Text: text, Usage: s.usage, FinishReason: reason}
+	d := &llm.Delta{Text: text, Usage: s.usage, FinishReason: reason}
 	if s.st != nil {
 		d.Text, d.Steps = s.st.result()
 	}
@@ -188,10 +188,10 @@ func (s *stream) feed(text string) (out string, stopped bool) {
 	return out, false
 }
 
-func (s *stream) fail(err error) (agent.Delta, error) {
+func (s *stream) fail(err error) (llm.Delta, error) {
 	s.err = err
 	s.release()
-	return agent.Delta{}, err
+	return llm.Delta{}, err
 }
 
 // release closes the connection and frees the timeout.

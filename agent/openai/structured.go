@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // answerAction is the "action" of a JSON step that answers.
@@ -14,7 +15,7 @@ const answerAction = "answer"
 // structured collects a tools or json completion and turns it into steps.
 type structured struct {
 	proto   string // agent.ProtocolTools or agent.ProtocolJSON
-	tools   []agent.Tool
+	tools   []llm.Tool
 	content strings.Builder
 	calls   []ToolCall
 }
@@ -38,22 +39,22 @@ func mergeToolCall(calls []ToolCall, piece ToolCall) []ToolCall {
 // result returns the steps of the completion and their rendering in the text
 // protocol. A completion that is not a valid step comes back as its text
 // with no steps, for the manager to judge (and correct).
-func (s *structured) result() (string, []agent.Step) {
+func (s *structured) result() (string, []llm.Step) {
 	content := strings.TrimSpace(s.content.String())
-	var steps []agent.Step
+	var steps []llm.Step
 	switch {
 	case len(s.calls) > 0:
 		for i, c := range s.calls {
-			st := agent.Step{Kind: agent.StepFunc, Name: c.Function.Name, Input: s.input(c.Function.Name, c.Function.Arguments)}
+			st := llm.Step{Kind: llm.StepFunc, Name: c.Function.Name, Input: s.input(c.Function.Name, c.Function.Arguments)}
 			if t, ok := s.tool(c.Function.Name); ok && t.Agent {
-				st.Kind, st.Name = agent.StepAgent, t.Name
+				st.Kind, st.Name = llm.StepAgent, t.Name
 			}
 			if i == 0 {
 				st.Thought = content
 			}
 			steps = append(steps, st)
 		}
-	case s.proto == agent.ProtocolJSON:
+	case s.proto == llm.ProtocolJSON:
 		var js struct {
 			Thought string `json:"thought"`
 			Action  string `json:"action"`
@@ -81,18 +82,18 @@ func (s *structured) result() (string, []agent.Step) {
 			in = string(b)
 		}
 		in = strings.TrimSpace(in)
-		st := agent.Step{Thought: strings.TrimSpace(js.Thought), Input: in}
+		st := llm.Step{Thought: strings.TrimSpace(js.Thought), Input: in}
 		switch {
 		case js.Action == answerAction && in == "" && st.Thought != "":
 			// An answer left empty with the reasoning written: the
 			// reasoning is the answer (small models do this).
-			st.Kind, st.Answer, st.Thought = agent.StepAnswer, st.Thought, ""
+			st.Kind, st.Answer, st.Thought = llm.StepAnswer, st.Thought, ""
 		case js.Action == answerAction && in != "":
-			st.Kind, st.Answer, st.Input = agent.StepAnswer, in, ""
+			st.Kind, st.Answer, st.Input = llm.StepAnswer, in, ""
 		case js.Action != answerAction && s.known(js.Action):
-			st.Kind, st.Name = agent.StepFunc, js.Action
+			st.Kind, st.Name = llm.StepFunc, js.Action
 			if t, _ := s.tool(js.Action); t.Agent {
-				st.Kind, st.Name = agent.StepAgent, t.Name
+				st.Kind, st.Name = llm.StepAgent, t.Name
 			}
 		default:
 			return content, nil
@@ -104,7 +105,7 @@ func (s *structured) result() (string, []agent.Step) {
 		if _, err := agent.ParseOutput(content); err == nil || content == "" {
 			return content, nil
 		}
-		steps = append(steps, agent.Step{Kind: agent.StepAnswer, Answer: content})
+		steps = append(steps, llm.Step{Kind: llm.StepAnswer, Answer: content})
 	}
 	return render(steps), steps
 }
@@ -131,16 +132,16 @@ func (s *structured) known(name string) bool {
 }
 
 // tool returns the tool offered under name.
-func (s *structured) tool(name string) (agent.Tool, bool) {
-	i := slices.IndexFunc(s.tools, func(t agent.Tool) bool { return t.WireName() == name })
+func (s *structured) tool(name string) (llm.Tool, bool) {
+	i := slices.IndexFunc(s.tools, func(t llm.Tool) bool { return t.WireName() == name })
 	if i < 0 {
-		return agent.Tool{}, false
+		return llm.Tool{}, false
 	}
 	return s.tools[i], true
 }
 
 // render writes steps in the text protocol.
-func render(steps []agent.Step) string {
+func render(steps []llm.Step) string {
 	texts := make([]string, len(steps))
 	for i, st := range steps {
 		texts[i] = st.Text()
@@ -150,7 +151,7 @@ func render(steps []agent.Step) string {
 
 // toolDefs are the tools of a request in the wire format; a func without a
 // schema takes {"input": string}.
-func toolDefs(tools []agent.Tool) []ToolDef {
+func toolDefs(tools []llm.Tool) []ToolDef {
 	out := make([]ToolDef, len(tools))
 	for i, t := range tools {
 		params := t.Parameters
@@ -165,7 +166,7 @@ func toolDefs(tools []agent.Tool) []ToolDef {
 // stepFormat is the json_schema response format of one ReAct step: a
 // thought, an action (a func name, or "answer" when answer is set) and its
 // input.
-func stepFormat(tools []agent.Tool, answer bool) *ResponseFormat {
+func stepFormat(tools []llm.Tool, answer bool) *ResponseFormat {
 	actions := make([]string, 0, len(tools)+1)
 	for _, t := range tools {
 		actions = append(actions, t.WireName())

@@ -3,7 +3,7 @@ package openai
 import (
 	"testing"
 
-	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // FuzzStructuredResult feeds arbitrary model output to the json and tools
@@ -12,22 +12,22 @@ func FuzzStructuredResult(f *testing.F) {
 	f.Add(`{"thought":"t","action":"search","input":"q"}`, "search", `{"input":"x"}`)
 	f.Add(`{"thought":"","action":"answer","input":{"a":1}}`, "", "")
 	f.Add(`not json`, "search", `{"input":`)
-	tools := []agent.Tool{{Name: "search"}, {Name: "cmd", Parameters: map[string]any{"type": "object"}}}
+	tools := []llm.Tool{{Name: "search"}, {Name: "cmd", Parameters: map[string]any{"type": "object"}}}
 	f.Fuzz(func(t *testing.T, content, callName, callArgs string) {
-		for _, proto := range []string{agent.ProtocolJSON, agent.ProtocolTools} {
+		for _, proto := range []string{llm.ProtocolJSON, llm.ProtocolTools} {
 			s := &structured{proto: proto, tools: tools}
 			s.content.WriteString(content)
-			if callName != "" && proto == agent.ProtocolTools {
+			if callName != "" && proto == llm.ProtocolTools {
 				s.calls = []ToolCall{{Function: FunctionCall{Name: callName, Arguments: callArgs}}}
 			}
 			text, steps := s.result()
 			for _, st := range steps {
 				switch st.Kind {
-				case agent.StepAnswer:
+				case llm.StepAnswer:
 					if st.Answer == "" {
 						t.Fatalf("%s: empty answer from %q", proto, content)
 					}
-				case agent.StepFunc:
+				case llm.StepFunc:
 					if st.Name == "" && callName == "" {
 						t.Fatalf("%s: func step without a name from %q", proto, content)
 					}

@@ -16,6 +16,7 @@ import (
 	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/agent/openai"
 	"github.com/kgagent/kgagent/agent/openai/openaitest"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // askWeather runs the weather agent with protocol proto against srv and
@@ -36,7 +37,7 @@ func TestToolsProtocolParallelCalls(t *testing.T) {
 		openaitest.Calls("weather", `{"input": "Paris"}`, "weather", `{"input":"Rome"}`),
 		openaitest.Reply("Sunny in both."),
 	)
-	answer, inputs, kinds := askWeather(t, srv, agent.ProtocolTools)
+	answer, inputs, kinds := askWeather(t, srv, llm.ProtocolTools)
 	if answer != "Sunny in both." || !slices.Equal(inputs, []string{"Paris", "Rome"}) {
 		t.Errorf("answer %q inputs %q", answer, inputs)
 	}
@@ -61,14 +62,14 @@ func TestJSONProtocolSteps(t *testing.T) {
 		openaitest.Reply(`{"thought": "I need the weather", "action": "weather", "input": "Paris"}`),
 		openaitest.Reply(`{"thought": "", "action": "answer", "input": "Sunny."}`),
 	)
-	answer, inputs, kinds := askWeather(t, srv, agent.ProtocolJSON)
+	answer, inputs, kinds := askWeather(t, srv, llm.ProtocolJSON)
 	// The weather func lists no sources, so [1] names none and is dropped.
 	if answer != "Sunny." || !slices.Equal(inputs, []string{"Paris"}) {
 		t.Errorf("answer %q inputs %q", answer, inputs)
 	}
 	// The same events as the text protocol gives.
 	text := openaitest.New(t, openaitest.Reply("I need the weather\nAsk Func[weather]: Paris"), openaitest.Reply("A: Sunny."))
-	if _, _, textKinds := askWeather(t, text, agent.ProtocolText); kinds != textKinds {
+	if _, _, textKinds := askWeather(t, text, llm.ProtocolText); kinds != textKinds {
 		t.Errorf("json events %s, text events %s", kinds, textKinds)
 	}
 	rf := srv.ChatRequests()[0].Body.ResponseFormat
@@ -95,7 +96,7 @@ func TestJSONProtocolMalformedIsCorrected(t *testing.T) {
 		openaitest.Reply(`{"thought": "unfinished`),
 		openaitest.Reply(`{"thought": "", "action": "answer", "input": "Sunny."}`),
 	)
-	if answer, _, kinds := askWeather(t, srv, agent.ProtocolJSON); answer != "Sunny." || kinds != "[route error answer]" {
+	if answer, _, kinds := askWeather(t, srv, llm.ProtocolJSON); answer != "Sunny." || kinds != "[route error answer]" {
 		t.Errorf("answer %q events %s", answer, kinds)
 	}
 }
@@ -108,7 +109,7 @@ func TestAutoProtocolFallsBack(t *testing.T) {
 		openaitest.Reply("Sunny."),
 	)
 	srv.RejectResponseFormat()
-	if answer, inputs, _ := askWeather(t, srv, agent.ProtocolAuto); answer != "Sunny." || !slices.Equal(inputs, []string{"Paris"}) {
+	if answer, inputs, _ := askWeather(t, srv, llm.ProtocolAuto); answer != "Sunny." || !slices.Equal(inputs, []string{"Paris"}) {
 		t.Errorf("answer %q inputs %q", answer, inputs)
 	}
 	reqs := srv.ChatRequests()
@@ -117,14 +118,14 @@ func TestAutoProtocolFallsBack(t *testing.T) {
 	}
 	// A server that takes response formats gets JSON steps at once.
 	js := openaitest.New(t, openaitest.Reply(`{"thought": "", "action": "weather", "input": "Oslo"}`), openaitest.Reply(`{"thought": "", "action": "answer", "input": "Cold."}`))
-	if answer, _, _ := askWeather(t, js, agent.ProtocolAuto); answer != "Cold." || len(js.ChatRequests()) != 2 {
+	if answer, _, _ := askWeather(t, js, llm.ProtocolAuto); answer != "Cold." || len(js.ChatRequests()) != 2 {
 		t.Errorf("answer %q after %d requests", answer, len(js.ChatRequests()))
 	}
 	// Neither tools nor response formats: the text protocol.
 	plain := openaitest.New(t, openaitest.Reply("Ask Func[weather]: Rome"), openaitest.Reply("A: Warm."))
 	plain.RejectTools()
 	plain.RejectResponseFormat()
-	if answer, inputs, _ := askWeather(t, plain, agent.ProtocolAuto); answer != "Warm." || !slices.Equal(inputs, []string{"Rome"}) {
+	if answer, inputs, _ := askWeather(t, plain, llm.ProtocolAuto); answer != "Warm." || !slices.Equal(inputs, []string{"Rome"}) {
 		t.Errorf("answer %q inputs %q", answer, inputs)
 	}
 }
@@ -136,7 +137,7 @@ func TestAnswerOnlyOnTheLastIteration(t *testing.T) {
 		openaitest.Reply(`{"thought": "", "action": "weather", "input": "Paris"}`),
 		openaitest.Reply(`{"thought": "", "action": "answer", "input": "Sunny."}`),
 	)
-	m, _ := weatherManager(t, srv, func(c *agent.Config) { c.Protocol = agent.ProtocolJSON; c.MaxIterations = 2 })
+	m, _ := weatherManager(t, srv, func(c *agent.Config) { c.Protocol = llm.ProtocolJSON; c.MaxIterations = 2 })
 	if ans, err := m.Ask(context.Background(), agent.Request{Agent: "weather", Question: "Paris?"}, nil); err != nil || ans.Answer != "Sunny." {
 		t.Fatalf("%+v %v", ans, err)
 	}
@@ -147,7 +148,7 @@ func TestAnswerOnlyOnTheLastIteration(t *testing.T) {
 		t.Errorf("schemas %s then %s", first, last)
 	}
 	tools := openaitest.New(t, openaitest.Calls("weather", `{"input":"Rome"}`), openaitest.Reply("Warm."))
-	m, _ = weatherManager(t, tools, func(c *agent.Config) { c.Protocol = agent.ProtocolTools; c.MaxIterations = 2 })
+	m, _ = weatherManager(t, tools, func(c *agent.Config) { c.Protocol = llm.ProtocolTools; c.MaxIterations = 2 })
 	if ans, err := m.Ask(context.Background(), agent.Request{Agent: "weather", Question: "Rome?"}, nil); err != nil || ans.Answer != "Warm." {
 		t.Fatalf("%+v %v", ans, err)
 	}
@@ -162,14 +163,14 @@ func TestJSONStepCutShortStillCounts(t *testing.T) {
 		openaitest.Reply(`{"action": "weather", "input": "Paris", "thought": "I should look up the weather in Pa`),
 		openaitest.Reply(`{"action": "answer", "input": "Sunny.", "thought": "done and`),
 	)
-	if answer, inputs, _ := askWeather(t, srv, agent.ProtocolJSON); answer != "Sunny." || !slices.Equal(inputs, []string{"Paris"}) {
+	if answer, inputs, _ := askWeather(t, srv, llm.ProtocolJSON); answer != "Sunny." || !slices.Equal(inputs, []string{"Paris"}) {
 		t.Errorf("answer %q inputs %q", answer, inputs)
 	}
 }
 
 func TestJSONAnswerInThought(t *testing.T) {
 	srv := openaitest.New(t, openaitest.Reply(`{"action": "answer", "input": "", "thought": "It is sunny."}`))
-	if answer, _, _ := askWeather(t, srv, agent.ProtocolJSON); answer != "It is sunny." {
+	if answer, _, _ := askWeather(t, srv, llm.ProtocolJSON); answer != "It is sunny." {
 		t.Errorf("answer %q", answer)
 	}
 }
@@ -182,8 +183,8 @@ func TestAskAgentAsToolAndJSONStep(t *testing.T) {
 		proto string
 		first openaitest.Step
 	}{
-		{agent.ProtocolTools, openaitest.Calls("ask_agent_default", `{"input": "What is Lumen?"}`)},
-		{agent.ProtocolJSON, openaitest.Reply(`{"thought": "ask the docs agent", "action": "ask_agent_default", "input": "What is Lumen?"}`)},
+		{llm.ProtocolTools, openaitest.Calls("ask_agent_default", `{"input": "What is Lumen?"}`)},
+		{llm.ProtocolJSON, openaitest.Reply(`{"thought": "ask the docs agent", "action": "ask_agent_default", "input": "What is Lumen?"}`)},
 	} {
 		srv := openaitest.New(t, tt.first, openaitest.Reply("A: Lumen is a database."), openaitest.Reply(`{"thought": "", "action": "answer", "input": "A database."}`))
 		m, _ := weatherManager(t, srv, func(c *agent.Config) { c.Protocol = tt.proto })
@@ -209,7 +210,7 @@ func TestAskAgentAsToolAndJSONStep(t *testing.T) {
 		for _, d := range req.Tools {
 			names = append(names, d.Function.Name)
 		}
-		if tt.proto == agent.ProtocolTools && !slices.Contains(names, "ask_agent_default") {
+		if tt.proto == llm.ProtocolTools && !slices.Contains(names, "ask_agent_default") {
 			t.Errorf("tools offered %v", names)
 		}
 	}
@@ -219,9 +220,9 @@ func TestAskAgentAsToolAndJSONStep(t *testing.T) {
 // reads the stream to its end.
 func refusedCall(t *testing.T, c *openai.Client, proto string) error {
 	t.Helper()
-	st, err := c.Complete(context.Background(), agent.CompletionRequest{
-		Model: "kgagent-gemma3", Protocol: proto, Messages: []agent.ChatMessage{{Role: "user", Content: "Weather in Paris?"}},
-		Tools: []agent.Tool{{Name: "weather", Description: "weather of a city"}},
+	st, err := c.Complete(context.Background(), llm.CompletionRequest{
+		Model: "kgagent-gemma3", Protocol: proto, Messages: []llm.ChatMessage{{Role: "user", Content: "Weather in Paris?"}},
+		Tools: []llm.Tool{{Name: "weather", Description: "weather of a city"}},
 	})
 	if err != nil {
 		return err
@@ -249,7 +250,7 @@ func TestRefusedProtocolIsExplained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = refusedCall(t, c, agent.ProtocolTools)
+	err = refusedCall(t, c, llm.ProtocolTools)
 	if kgagent.ErrorCode(err) != kgagent.EINVALID || !strings.Contains(kgagent.ErrorMessage(err), "in step protocol tools: registry.ollama.ai/library/kgagent-gemma3 does not support tools") {
 		t.Errorf("explicit tools refused: %v", err)
 	}
@@ -264,7 +265,7 @@ func TestRefusedProtocolIsExplained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := refusedCall(t, c, agent.ProtocolAuto); err != nil {
+	if err := refusedCall(t, c, llm.ProtocolAuto); err != nil {
 		t.Fatalf("auto after a 400 to its JSON step: %v", err)
 	}
 	reqs := other.ChatRequests()
@@ -276,7 +277,7 @@ func TestRefusedProtocolIsExplained(t *testing.T) {
 	}
 	// The refusal named neither tools nor the format: the next request
 	// asks for a JSON step again.
-	if err := refusedCall(t, c, agent.ProtocolAuto); err != nil {
+	if err := refusedCall(t, c, llm.ProtocolAuto); err != nil {
 		t.Fatal(err)
 	}
 	if reqs := other.ChatRequests(); len(reqs) != 3 || reqs[2].Body.ResponseFormat == nil {
@@ -292,7 +293,7 @@ func TestModelNotFoundNamesIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Complete(context.Background(), agent.CompletionRequest{Messages: []agent.ChatMessage{{Role: "user", Content: "hi"}}})
+	_, err = c.Complete(context.Background(), llm.CompletionRequest{Messages: []llm.ChatMessage{{Role: "user", Content: "hi"}}})
 	if msg := kgagent.ErrorMessage(err); kgagent.ErrorCode(err) != kgagent.ENOTFOUND || !strings.Contains(msg, `LLM model "smollm2" or endpoint not found at `+srv.URL+"/v1") || !strings.Contains(msg, "try pulling it first") {
 		t.Errorf("404: %v", err)
 	}

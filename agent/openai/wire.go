@@ -3,20 +3,20 @@ package openai
 import (
 	"encoding/json"
 
-	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // ChatRequest is the body of POST /chat/completions as this client sends it.
 // It is exported so that test servers and the gateway's OpenAI-compatible
 // endpoint can decode exactly what clients send.
 type ChatRequest struct {
-	Model         string              `json:"model"`
-	Messages      []agent.ChatMessage `json:"messages"`
-	Stream        bool                `json:"stream"`
-	StreamOptions *StreamOptions      `json:"stream_options,omitempty"`
-	Stop          []string            `json:"stop,omitempty"`
-	Temperature   *float64            `json:"temperature,omitempty"`
-	MaxTokens     int                 `json:"max_tokens,omitempty"`
+	Model         string            `json:"model"`
+	Messages      []llm.ChatMessage `json:"messages"`
+	Stream        bool              `json:"stream"`
+	StreamOptions *StreamOptions    `json:"stream_options,omitempty"`
+	Stop          []string          `json:"stop,omitempty"`
+	Temperature   *float64          `json:"temperature,omitempty"`
+	MaxTokens     int               `json:"max_tokens,omitempty"`
 	// Tools are offered for native tool calls (protocol tools).
 	Tools []ToolDef `json:"tools,omitempty"`
 	// ToolChoice is "required" when the step must call a tool.

@@ -3,12 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/kgagent/kgagent/crawler"
 	"log/slog"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/kgagent/kgagent/crawler"
 )
 
 // app is the wired process: the data-dir lock, the bus and every service.

@@ -25,6 +25,7 @@ import (
 	"github.com/kgagent/kgagent/graphrag"
 	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
 	"github.com/kgagent/kgagent/internal/testdep"
+	"github.com/kgagent/kgagent/llm"
 )
 
 // ollamaServer returns the base URL (ending in /v1) and model of the real
@@ -46,9 +47,9 @@ func ollamaProtocols(t *testing.T, base, model string) []string {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	out := []string{agent.ProtocolJSON, agent.ProtocolText}
+	out := []string{llm.ProtocolJSON, llm.ProtocolText}
 	if resp.StatusCode == 200 {
-		out = append([]string{agent.ProtocolTools}, out...)
+		out = append([]string{llm.ProtocolTools}, out...)
 	}
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kgagent/kgagent/agent/extractive"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kgagent/kgagent/agent/extractive"
+	"github.com/kgagent/kgagent/llm"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
@@ -63,7 +65,7 @@ type services struct {
 	knowledge *knowledge.Service
 	agentDB   *agentsqlite.DB
 	embeds    *embeds.Store
-	llm       agent.LLM
+	llm       llm.LLM
 	// llmMetrics are registered on the gateway's registry when it is built.
 	llmMetrics *llmMetrics
 	agents     *agent.Manager
@@ -259,7 +261,7 @@ func (a *app) openServices(ctx context.Context) error {
 	if cfg.LLM != "openai" {
 		// The built-in model reads whole observations, in the text
 		// protocol, searches by itself and always cites.
-		obsTokens, protocol = 0, agent.ProtocolText
+		obsTokens, protocol = 0, llm.ProtocolText
 		searchFirst, attribute = false, false
 	}
 	m, err := agent.New(agent.Config{
@@ -315,9 +317,9 @@ func (a *app) secretKey() ([]byte, error) {
 }
 
 // llmCompleter adapts the agent's streaming LLM to graphrag's Completer.
-func llmCompleter(llm agent.LLM, model string) func(ctx context.Context, prompt string) (string, error) {
+func llmCompleter(model llm.LLM, name string) func(ctx context.Context, prompt string) (string, error) {
 	return func(ctx context.Context, prompt string) (string, error) {
-		st, err := llm.Complete(ctx, agent.CompletionRequest{Model: model, Messages: []agent.ChatMessage{{Role: "user", Content: prompt}}})
+		st, err := model.Complete(ctx, llm.CompletionRequest{Model: name, Messages: []llm.ChatMessage{{Role: "user", Content: prompt}}})
 		if err != nil {
 			return "", err
 		}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/agent/openai"
+	"github.com/kgagent/kgagent/llm"
 )
 
 func TestSplitTokensJoinsBack(t *testing.T) {
@@ -58,7 +58,7 @@ func TestNonStreamingAndScriptEnd(t *testing.T) {
 	srv := New(t, Reply("Hello there\nQ: more"), Step{Respond: func(r Request) Step {
 		return Reply("echo: " + r.Body.Messages[len(r.Body.Messages)-1].Content)
 	}})
-	msgs := []agent.ChatMessage{{Role: "user", Content: "hi you"}}
+	msgs := []llm.ChatMessage{{Role: "user", Content: "hi you"}}
 	resp := post(t, srv.URL, openai.ChatRequest{Model: "m", Messages: msgs, Stop: []string{"\nQ:"}})
 	var cc openai.ChatCompletion
 	if err := json.NewDecoder(resp.Body).Decode(&cc); err != nil {
