@@ -8,6 +8,7 @@ package agent
 
 import (
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent/journal"
 	"github.com/kgagent/kgagent/llm"
 )
 
@@ -23,7 +24,7 @@ type Request struct {
 	Caller     Caller                   `json:"-"`
 	// Journal, when set, records the model's outputs, or replays those it
 	// has (a request continued on another replica; see Journal).
-	Journal Journal `json:"-"`
+	Journal journal.Journal `json:"-"`
 }
 
 // Caller is who asks: set by the gateway from the API key or JWT.

@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent/journal"
 	"github.com/kgagent/kgagent/llm"
 )
 
-// memJournal is a Journal in memory.
+// memJournal is a journal.Journal in memory.
 type memJournal struct {
 	mu  sync.Mutex
 	out map[int][]llm.Delta
@@ -52,7 +53,7 @@ func TestJournalReplaysTheModel(t *testing.T) {
 	model := script("Ask Func[quote]: MSFT", "A: It is $105.22.",
 		"Ask Func[quote]: AAPL", "A: Something else.", "A: The rest, asked again.")
 	m := newManager(t, Config{LLM: model}, stockAgent(&calls, &mu))
-	ask := func(j Journal) []string {
+	ask := func(j journal.Journal) []string {
 		t.Helper()
 		var ev events
 		if _, err := m.Ask(context.Background(), Request{ID: "r1", Question: "MSFT?", Agent: "stocks", Journal: j}, ev.emit); err != nil {

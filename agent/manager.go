@@ -298,16 +298,6 @@ func (m *Manager) Register(a *CodeShotAgent) error {
 	return nil
 }
 
-// RegisterRemote registers the agent served at baseURL over the agent
-// protocol under name (see NewRemoteAgent).
-func (m *Manager) RegisterRemote(ctx context.Context, name, baseURL string) error {
-	a, err := NewRemoteAgent(ctx, name, baseURL, m.cfg.HTTPClient)
-	if err != nil {
-		return err
-	}
-	return m.Register(a)
-}
-
 func (m *Manager) entry(name string) (*entry, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()

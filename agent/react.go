@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent/agent/extractive"
+	"github.com/kgagent/kgagent/agent/journal"
 	"github.com/kgagent/kgagent/llm"
 
 	"github.com/kgagent/kgagent"
@@ -505,7 +506,14 @@ func (m *Manager) complete(ctx context.Context, r *run, creq llm.CompletionReque
 	timedOut := func(err error) bool {
 		return parent.Err() == nil && ctx.Err() != nil && (errors.Is(err, context.DeadlineExceeded) || kgagent.ErrorCode(err) == kgagent.ETIMEOUT)
 	}
-	s, err := m.llmCall(ctx, r, creq)
+	n := r.llmCalls // the journal's numbering
+	r.llmCalls++
+	var s llm.Stream
+	if r.req.Journal != nil {
+		s, err = journal.Open(ctx, r.req.Journal, n, m.cfg.LLM, creq)
+	} else {
+		s, err = m.cfg.LLM.Complete(ctx, creq)
+	}
 	if err != nil {
 		if timedOut(err) {
 			return "", nil, "timeout", nil

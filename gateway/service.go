@@ -8,6 +8,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/agent/journal"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/graphrag"
 )
@@ -168,8 +169,8 @@ type Call struct {
 	// streams with it, and sets journal).
 	admitted func(c *Call, deadline time.Time)
 	// journal records (or, on a replica continuing the call, replays) the
-	// model's outputs (see agent.Journal).
-	journal agent.Journal
+	// model's outputs (see journal.Journal).
+	journal journal.Journal
 	// recorded: the call was admitted on the replica that started it and
 	// recorded with its stream; this replica continues it (a takeover):
 	// nothing is checked or charged again, Caller is the recorded one.

@@ -43,10 +43,10 @@ func (s *Server) record(ds DurableStream, c *Call, deadline time.Time) {
 	c.journal = s.newJournal(ds, c.ID, nil)
 }
 
-// journal is the agent.Journal of a durable stream: each model output is
+// streamJournal is the journal.Journal of a durable stream: each model output is
 // one note of the stream, and a replica continuing the stream replays the
 // notes it was given, so a model that samples gives the same steps again.
-type journal struct {
+type streamJournal struct {
 	s   *Server
 	ds  DurableStream
 	id  string
@@ -60,8 +60,8 @@ type journalNote struct {
 	Out []llm.Delta `json:"out"`
 }
 
-func (s *Server) newJournal(ds DurableStream, id string, notes [][]byte) *journal {
-	j := &journal{s: s, ds: ds, id: id, out: map[int][]llm.Delta{}}
+func (s *Server) newJournal(ds DurableStream, id string, notes [][]byte) *streamJournal {
+	j := &streamJournal{s: s, ds: ds, id: id, out: map[int][]llm.Delta{}}
 	for _, b := range notes {
 		var n journalNote
 		if json.Unmarshal(b, &n) != nil {
@@ -74,7 +74,7 @@ func (s *Server) newJournal(ds DurableStream, id string, notes [][]byte) *journa
 	return j
 }
 
-func (j *journal) Output(n int) ([]llm.Delta, bool) {
+func (j *streamJournal) Output(n int) ([]llm.Delta, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	out, ok := j.out[n]
@@ -83,7 +83,7 @@ func (j *journal) Output(n int) ([]llm.Delta, bool) {
 
 // Record writes the output as a note; a note not written only means that
 // a replica continuing the stream asks the model again.
-func (j *journal) Record(n int, out []llm.Delta) {
+func (j *streamJournal) Record(n int, out []llm.Delta) {
 	j.mu.Lock()
 	_, had := j.out[n]
 	if !had {

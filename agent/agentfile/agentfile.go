@@ -44,6 +44,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/agent/remote"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -382,7 +383,7 @@ func (f *File) llm(v *yaml.Node) error {
 // the line of the offending stanza line in file.
 func (f *File) Agent(ctx context.Context, file string, opts Options) (*agent.CodeShotAgent, error) {
 	if f.URL != "" {
-		a, err := agent.NewRemoteAgent(ctx, f.Name, f.URL, opts.HTTPClient)
+		a, err := remote.NewAgent(ctx, f.Name, f.URL, opts.HTTPClient)
 		if err != nil {
 			return nil, Error(file, f.lines["url"], "remote agent: "+kgagent.ErrorMessage(err))
 		}
@@ -405,7 +406,7 @@ func (f *File) Agent(ctx context.Context, file string, opts Options) (*agent.Cod
 			funcs = append(funcs, gf)
 			continue
 		}
-		funcs = append(funcs, agent.RemoteFunc(n, u, opts.HTTPClient))
+		funcs = append(funcs, remote.Func(n, u, opts.HTTPClient))
 	}
 	a, err := agent.NewCodeShotAgent(agent.AgentConfig{
 		Name: f.Name, Description: f.Description, BasePrompt: f.BasePrompt, FewShots: f.FewShots,

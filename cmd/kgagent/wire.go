@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent/agent/extractive"
+	"github.com/kgagent/kgagent/agent/remote"
 	"github.com/kgagent/kgagent/llm"
 
 	"github.com/kgagent/kgagent"
@@ -36,9 +37,9 @@ import (
 	"github.com/kgagent/kgagent/gateway/natsapi"
 	"github.com/kgagent/kgagent/gateway/natsstate"
 	"github.com/kgagent/kgagent/graphrag"
-	"github.com/kgagent/kgagent/knowledge"
 	"github.com/kgagent/kgagent/graphrag/neo4j"
 	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
+	"github.com/kgagent/kgagent/knowledge"
 	"github.com/kgagent/kgagent/netguard"
 )
 
@@ -392,7 +393,7 @@ func (r registry) ListAgents(ctx context.Context) ([]gateway.AgentInfo, error) {
 // guarded client (netguard), so it cannot reach private addresses other
 // than allowed_private_hosts. Agents in agent files (an operator's) may.
 func (r registry) RegisterAgent(ctx context.Context, name, url string) (gateway.AgentInfo, error) {
-	ra, err := agent.NewRemoteAgent(ctx, name, url, r.hc)
+	ra, err := remote.NewAgent(ctx, name, url, r.hc)
 	if errors.Is(err, netguard.ErrBlocked) {
 		return gateway.AgentInfo{}, kgagent.WrapError(kgagent.EFORBIDDEN, err, "agent URL %s is a private, loopback or link-local address (see allowed_private_hosts)", url)
 	}

@@ -1,4 +1,4 @@
-package agent
+package remote
 
 import (
 	"context"
@@ -53,7 +53,7 @@ func TestRemoteClient(t *testing.T) {
 		w.WriteHeader(404)
 	}))
 	defer srv.Close()
-	c := &RemoteClient{BaseURL: srv.URL + "/", HTTPClient: srv.Client(), Token: "default-token"}
+	c := &Client{BaseURL: srv.URL + "/", HTTPClient: srv.Client(), Token: "default-token"}
 	h, err := c.Handshake(context.Background())
 	if err != nil || h.BasePrompt != "bp" || len(h.FewShots) != 1 || h.Type != "code_shot" {
 		t.Fatalf("handshake = %+v, %v", h, err)
@@ -91,7 +91,7 @@ func TestRemoteClient(t *testing.T) {
 			}
 		}
 	}
-	down := &RemoteClient{BaseURL: "http://127.0.0.1:1"}
+	down := &Client{BaseURL: "http://127.0.0.1:1"}
 	if _, err := down.Call(context.Background(), "x", kgagent.Message{}, ""); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
 		t.Errorf("unreachable: %v", err)
 	}
@@ -103,7 +103,7 @@ func TestRemoteHandshakeYAML(t *testing.T) {
 		io.WriteString(w, "base_prompt: from yaml\nfew_shots:\n- |-\n  Q: Price for SYMBOL\n  Ask Func[quote]: SYMBOL\n  Func[quote] says: $1\n  A: $1\nconversational: true\ntype: code_shot\n")
 	}))
 	defer srv.Close()
-	a, err := NewRemoteAgent(context.Background(), "quotes", srv.URL, srv.Client())
+	a, err := NewAgent(context.Background(), "quotes", srv.URL, srv.Client())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +113,7 @@ func TestRemoteHandshakeYAML(t *testing.T) {
 	}
 }
 
-func TestRegisterRemoteValidation(t *testing.T) {
-	m := newManager(t, Config{LLM: script()})
+func TestNewAgentValidation(t *testing.T) {
 	tests := []struct{ name, url, code string }{
 		{"bad name", "http://127.0.0.1:1", kgagent.EINVALID},
 		{"ok", "ftp://x", kgagent.EINVALID},
@@ -122,8 +121,8 @@ func TestRegisterRemoteValidation(t *testing.T) {
 		{"ok", "http://127.0.0.1:1", kgagent.EUNAVAILABLE},
 	}
 	for _, tt := range tests {
-		if err := m.RegisterRemote(context.Background(), tt.name, tt.url); kgagent.ErrorCode(err) != tt.code {
-			t.Errorf("RegisterRemote(%q, %q) = %v, want %s", tt.name, tt.url, err, tt.code)
+		if _, err := NewAgent(context.Background(), tt.name, tt.url, nil); kgagent.ErrorCode(err) != tt.code {
+			t.Errorf("NewAgent(%q, %q) = %v, want %s", tt.name, tt.url, err, tt.code)
 		}
 	}
 }

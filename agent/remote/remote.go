@@ -1,4 +1,7 @@
-package agent
+// Package remote speaks the Fixie agent protocol (seeds 000, 001) to agents
+// served elsewhere: a Client for the handshake and func calls, remote funcs,
+// and agents built from a remote handshake (NewAgent).
+package remote
 
 import (
 	"bytes"
@@ -12,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/internal/httpstatus"
 	"github.com/kgagent/kgagent/llm"
 	"go.yaml.in/yaml/v3"
@@ -20,27 +24,27 @@ import (
 // maxRemoteBody bounds what a remote agent may send back.
 const maxRemoteBody = 8 << 20
 
-// RemoteClient speaks the Fixie agent protocol (seeds 000, 001) to an agent
+// Client speaks the Fixie agent protocol (seeds 000, 001) to an agent
 // at BaseURL: GET {base}/ for the handshake, POST {base}/{func} to call a
 // func. Funcs and agents written in any language plug in this way.
-type RemoteClient struct {
+type Client struct {
 	BaseURL    string
 	HTTPClient *http.Client // nil: http.DefaultClient
 	Token      string       // bearer token sent when the call carries none
 }
 
-func (c *RemoteClient) client() *http.Client {
+func (c *Client) client() *http.Client {
 	if c.HTTPClient != nil {
 		return c.HTTPClient
 	}
 	return http.DefaultClient
 }
 
-func (c *RemoteClient) url(path string) string {
+func (c *Client) url(path string) string {
 	return strings.TrimRight(c.BaseURL, "/") + "/" + path
 }
 
-func (c *RemoteClient) do(req *http.Request, token string) (*http.Response, []byte, error) {
+func (c *Client) do(req *http.Request, token string) (*http.Response, []byte, error) {
 	if token == "" {
 		token = c.Token
 	}
@@ -67,8 +71,8 @@ func (c *RemoteClient) do(req *http.Request, token string) (*http.Response, []by
 
 // Handshake fetches the agent's base prompt and few-shots. It asks for JSON
 // and also reads the YAML the reference SDK serves.
-func (c *RemoteClient) Handshake(ctx context.Context) (Handshake, error) {
-	var h Handshake
+func (c *Client) Handshake(ctx context.Context) (agent.Handshake, error) {
+	var h agent.Handshake
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url(""), nil)
 	if err != nil {
 		return h, kgagent.WrapError(kgagent.EINVALID, err, "bad remote agent URL %q", c.BaseURL)
@@ -105,8 +109,8 @@ type protocolResponse struct {
 
 // Call posts msg to func name and returns the reply message. Errors the
 // agent reports keep their code, message and details.
-func (c *RemoteClient) Call(ctx context.Context, name string, msg kgagent.Message, token string) (kgagent.Message, error) {
-	if !ValidName(name) {
+func (c *Client) Call(ctx context.Context, name string, msg kgagent.Message, token string) (kgagent.Message, error) {
+	if !agent.ValidName(name) {
 		return kgagent.Message{}, kgagent.Errorf(kgagent.EINVALID, "func name %q must match ^\\w+$", name)
 	}
 	b, err := json.Marshal(protocolRequest{Message: msg})
@@ -179,48 +183,48 @@ func statusCode(status int) string {
 	return kgagent.EINTERNAL
 }
 
-// RemoteFunc returns a func that forwards its input to func name of the agent
+// Func returns a func that forwards its input to func name of the agent
 // at baseURL, with the caller's bearer token.
-func RemoteFunc(name, baseURL string, hc *http.Client) Func {
-	c := &RemoteClient{BaseURL: baseURL, HTTPClient: hc}
-	return Func{
+func Func(name, baseURL string, hc *http.Client) agent.Func {
+	c := &Client{BaseURL: baseURL, HTTPClient: hc}
+	return agent.Func{
 		Name:        name,
 		Description: fmt.Sprintf("remote func at %s", baseURL),
-		Handler: func(ctx context.Context, call FuncCall) (FuncResult, error) {
+		Handler: func(ctx context.Context, call agent.FuncCall) (agent.FuncResult, error) {
 			m, err := c.Call(ctx, name, call.Query, call.Caller.Token)
-			return FuncResult{Message: m}, err
+			return agent.FuncResult{Message: m}, err
 		},
 	}
 }
 
-// NewRemoteAgent builds a CodeShotAgent from the handshake of the agent at
+// NewAgent builds an agent.CodeShotAgent from the handshake of the agent at
 // baseURL: its base prompt and few-shots, with every func its few-shots name
 // (other than fixie_ built-ins) called remotely. Language processing stays
 // here, as in the Fixie architecture (seed 002).
-func NewRemoteAgent(ctx context.Context, name, baseURL string, hc *http.Client) (*CodeShotAgent, error) {
-	if !ValidName(name) {
+func NewAgent(ctx context.Context, name, baseURL string, hc *http.Client) (*agent.CodeShotAgent, error) {
+	if !agent.ValidName(name) {
 		return nil, kgagent.Errorf(kgagent.EINVALID, "agent name %q must match ^\\w+$", name)
 	}
 	if u, err := url.Parse(baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, kgagent.Errorf(kgagent.EINVALID, "agent URL %q must be an http(s) URL", baseURL)
 	}
-	c := &RemoteClient{BaseURL: baseURL, HTTPClient: hc}
+	c := &Client{BaseURL: baseURL, HTTPClient: hc}
 	h, err := c.Handshake(ctx)
 	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
-	var funcs []Func
+	var funcs []agent.Func
 	for _, fs := range h.FewShots {
-		for _, line := range strings.Split(StripLines(fs), "\n") {
-			l := ClassifyLine(line)
-			if l.Kind == llm.LineAskFunc && ValidName(l.Name) && !strings.HasPrefix(l.Name, "fixie_") && !seen[l.Name] {
+		for _, line := range strings.Split(agent.StripLines(fs), "\n") {
+			l := agent.ClassifyLine(line)
+			if l.Kind == llm.LineAskFunc && agent.ValidName(l.Name) && !strings.HasPrefix(l.Name, "fixie_") && !seen[l.Name] {
 				seen[l.Name] = true
-				funcs = append(funcs, RemoteFunc(l.Name, baseURL, hc))
+				funcs = append(funcs, Func(l.Name, baseURL, hc))
 			}
 		}
 	}
-	return NewCodeShotAgent(AgentConfig{
+	return agent.NewCodeShotAgent(agent.AgentConfig{
 		Name:           name,
 		BasePrompt:     h.BasePrompt,
 		FewShots:       h.FewShots,

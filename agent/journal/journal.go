@@ -1,4 +1,8 @@
-package agent
+// Package journal keeps an agent run's model outputs so that the run can be
+// repeated with the same outputs (a request continued on another replica).
+// The agent's loop opens each model call through Open; the gateway's
+// durable streams implement Journal.
+package journal
 
 import (
 	"context"
@@ -26,20 +30,14 @@ type Journal interface {
 	Record(n int, out []llm.Delta)
 }
 
-// llmCall starts the run's next model call: a recorded output of the
-// request's Journal is replayed; otherwise the model is asked, and its
-// output recorded when the call ends well.
-func (m *Manager) llmCall(ctx context.Context, r *run, creq llm.CompletionRequest) (llm.Stream, error) {
-	n := r.llmCalls
-	r.llmCalls++
-	j := r.req.Journal
-	if j == nil {
-		return m.cfg.LLM.Complete(ctx, creq)
-	}
+// Open starts call n of a run with journal j: a recorded output is
+// replayed; otherwise model is asked, and its output recorded when the call
+// ends well.
+func Open(ctx context.Context, j Journal, n int, model llm.LLM, creq llm.CompletionRequest) (llm.Stream, error) {
 	if out, ok := j.Output(n); ok {
 		return &replayed{out: out}, nil
 	}
-	s, err := m.cfg.LLM.Complete(ctx, creq)
+	s, err := model.Complete(ctx, creq)
 	if err != nil {
 		return nil, err
 	}
