@@ -40,7 +40,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 		c.Cite(kgagent.Source{URL: "http://x/" + c.Func, Title: "x"})
 		return FuncResult{Message: kgagent.Message{Text: "[1] x (http://x/noop)\nnothing"}}, nil
 	}}
-	m, err := New(Config{LLM: instantLLM{steps: steps}, NewID: func() string { return "bench" }})
+	m, err := New(Config{Model: ModelConfig{LLM: instantLLM{steps: steps}}, NewID: func() string { return "bench" }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func BenchmarkExtractiveAnswer(b *testing.B) {
 // BenchmarkAskExtractive measures a whole Ask with the extractive model over
 // an in-memory searcher (routing, search call, answer, events).
 func BenchmarkAskExtractive(b *testing.B) {
-	m, err := New(Config{Searcher: &fakeSearch{docs: benchDocs(50)}, NewID: func() string { return "bench" }})
+	m, err := New(Config{Builtins: BuiltinsConfig{Searcher: &fakeSearch{docs: benchDocs(50)}}, NewID: func() string { return "bench" }})
 	if err != nil {
 		b.Fatal(err)
 	}

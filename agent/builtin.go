@@ -66,11 +66,11 @@ func (b *Builtins) ComponentName() string { return "builtins" }
 // Directives implements DirectiveProvider.
 func (b *Builtins) Directives(ctx context.Context, run RunInfo) (Directives, error) {
 	var d Directives
-	if b.cfg.Searcher != nil || b.cfg.Knowledge != nil {
+	if b.cfg.Builtins.Searcher != nil || b.cfg.Builtins.Knowledge != nil {
 		d.Resources = append(d.Resources, "An indexed documentation corpus, searched with Func[fixie_query_corpus].")
 		d.BestPractices = append(d.BestPractices, "Answer only from what the funcs say, and cite the numbered sources you use.")
 	}
-	if b.cfg.Graph != nil {
+	if b.cfg.Builtins.Graph != nil {
 		d.Resources = append(d.Resources, "A knowledge graph of facts from the documents, searched with Func[fixie_query_graph].")
 	}
 	if b.m != nil {
@@ -114,18 +114,18 @@ type Retriever interface {
 // retriever returns the configured knowledge retriever, or one over the
 // configured searcher and graph; nil when there is no corpus.
 func (b *Builtins) retriever() Retriever {
-	if b.cfg.Knowledge != nil {
-		return b.cfg.Knowledge
+	if b.cfg.Builtins.Knowledge != nil {
+		return b.cfg.Builtins.Knowledge
 	}
-	if b.cfg.Searcher == nil {
+	if b.cfg.Builtins.Searcher == nil {
 		return nil
 	}
 	b.once.Do(func() {
 		var facts knowledge.Facts
-		if b.cfg.Graph != nil {
-			facts = b.cfg.Graph
+		if b.cfg.Builtins.Graph != nil {
+			facts = b.cfg.Builtins.Graph
 		}
-		b.fallback = knowledge.NewRetriever(b.cfg.Searcher, facts, knowledge.RetrieveConfig{K: b.cfg.SearchK})
+		b.fallback = knowledge.NewRetriever(b.cfg.Builtins.Searcher, facts, knowledge.RetrieveConfig{K: b.cfg.Builtins.SearchK})
 	})
 	return b.fallback
 }
@@ -139,7 +139,7 @@ func (b *Builtins) queryCorpus(ctx context.Context, call FuncCall) (FuncResult, 
 	if r == nil {
 		return FuncResult{}, kgagent.Errorf(kgagent.EUNAVAILABLE, "no document corpus is configured")
 	}
-	ev, err := r.Retrieve(ctx, q, call.Collection, b.cfg.SearchK)
+	ev, err := r.Retrieve(ctx, q, call.Collection, b.cfg.Builtins.SearchK)
 	if err != nil {
 		return FuncResult{}, err
 	}
@@ -207,10 +207,10 @@ func (b *Builtins) queryGraph(ctx context.Context, call FuncCall) (FuncResult, e
 	if q == "" {
 		return FuncResult{}, kgagent.Errorf(kgagent.EINVALID, "fixie_query_graph needs a query")
 	}
-	if b.cfg.Graph == nil {
+	if b.cfg.Builtins.Graph == nil {
 		return FuncResult{}, kgagent.Errorf(kgagent.EUNAVAILABLE, "no knowledge graph is configured")
 	}
-	facts, err := b.cfg.Graph.Retrieve(ctx, q, call.Collection)
+	facts, err := b.cfg.Builtins.Graph.Retrieve(ctx, q, call.Collection)
 	if err != nil {
 		return FuncResult{}, err
 	}
@@ -265,13 +265,13 @@ func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, e
 		query = q
 	}
 	title := "#" + key
-	search := b.cfg.EmbedSearch
+	search := b.cfg.Builtins.EmbedSearch
 	if search == nil {
 		search = func(ctx context.Context, title, text, query string, k int) ([]corpus.Hit, error) {
 			return corpus.SearchText(ctx, nil, title, text, query, k)
 		}
 	}
-	hits, err := search(ctx, title, string(content), query, b.cfg.SearchK)
+	hits, err := search(ctx, title, string(content), query, b.cfg.Builtins.SearchK)
 	if err != nil {
 		return FuncResult{}, err
 	}
@@ -294,8 +294,8 @@ func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, e
 }
 
 func (b *Builtins) fetchEmbed(ctx context.Context, e kgagent.Embed) ([]byte, error) {
-	if b.cfg.EmbedFetch != nil {
-		return b.cfg.EmbedFetch(ctx, e)
+	if b.cfg.Builtins.EmbedFetch != nil {
+		return b.cfg.Builtins.EmbedFetch(ctx, e)
 	}
 	// embeds.Reader's default client is netguard's: an embed URL comes from
 	// the caller and must not reach loopback, private or metadata addresses.

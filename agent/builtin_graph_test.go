@@ -71,7 +71,7 @@ func TestQueryCorpusGraphConcurrent(t *testing.T) {
 			begun := make(chan struct{})
 			fs := &startedSearch{fakeSearch: &fakeSearch{docs: lumenDocs}, started: make(chan struct{}), graph: begun}
 			g := waitingGraph{once: &sync.Once{}, begun: begun, started: fs.started, facts: []graphrag.Fact{fact}, err: tc.err}
-			m := newManager(t, Config{Searcher: fs, Graph: g, SearchK: 3})
+			m := newManager(t, Config{Builtins: BuiltinsConfig{Searcher: fs, Graph: g, SearchK: 3}})
 			var ev events
 			start := time.Now()
 			ans, err := m.Ask(context.Background(), Request{Question: "What language is Lumen written in?", Collection: "lumen"}, ev.emit)

@@ -97,7 +97,7 @@ func TestQueryCorpus(t *testing.T) {
 	fs := &fakeSearch{docs: lumenDocs}
 	g := fakeGraph{facts: []graphrag.Fact{{Text: "Lumen written in Rust", SourceURL: "http://lumen/faq.html#written-in", Score: 0.9,
 		Triple: kgagent.Triple{Subject: kgagent.Entity{Name: "Lumen"}}}}}
-	m := newManager(t, Config{Searcher: fs, Graph: g, SearchK: 3})
+	m := newManager(t, Config{Builtins: BuiltinsConfig{Searcher: fs, Graph: g, SearchK: 3}})
 	var ev events
 	ans, err := m.Ask(context.Background(), Request{Question: "What language is Lumen written in?", Collection: "lumen"}, ev.emit)
 	if err != nil {
@@ -131,8 +131,8 @@ func TestQueryCorpusErrors(t *testing.T) {
 		answer string
 	}{
 		{"no corpus", Config{}, "no document corpus is configured"},
-		{"search down", Config{Searcher: &fakeSearch{err: kgagent.Errorf(kgagent.EUNAVAILABLE, "index offline")}}, "index offline"},
-		{"nothing found", Config{Searcher: &fakeSearch{}}, "The docs don't say: nothing in them matched the question."},
+		{"search down", Config{Builtins: BuiltinsConfig{Searcher: &fakeSearch{err: kgagent.Errorf(kgagent.EUNAVAILABLE, "index offline")}}}, "index offline"},
+		{"nothing found", Config{Builtins: BuiltinsConfig{Searcher: &fakeSearch{}}}, "The docs don't say: nothing in them matched the question."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -190,7 +190,7 @@ func TestQueryEmbed(t *testing.T) {
 	}))
 	defer web.Close()
 	// the test's server is on loopback, which the default embed reader refuses
-	m := newManager(t, Config{EmbedFetch: (&embeds.Reader{HTTPClient: web.Client()}).Read})
+	m := newManager(t, Config{Builtins: BuiltinsConfig{EmbedFetch: (&embeds.Reader{HTTPClient: web.Client()}).Read}})
 	tests := []struct {
 		name   string
 		text   string
@@ -222,7 +222,7 @@ func TestQueryEmbed(t *testing.T) {
 	}
 	// Through a whole run: the request's embeds reach the func.
 	llm := script("Ask Func[fixie_query_embed]: How long are returns accepted in #policy?", "A: 30 days [1]")
-	m2 := newManager(t, Config{LLM: llm})
+	m2 := newManager(t, Config{Model: ModelConfig{LLM: llm}})
 	ans, err := m2.Ask(context.Background(), Request{Question: "returns?", Agent: "default",
 		Embeds: map[string]kgagent.Embed{"policy": {ContentType: "text/plain", URI: kgagent.DataURI([]byte(doc))}}}, nil)
 	if err != nil || len(ans.Sources) != 1 || ans.Sources[0].Title != "#policy" {
@@ -238,10 +238,10 @@ func TestQueryEmbed(t *testing.T) {
 	}
 	// A configured EmbedSearch is used instead of the paragraph scorer.
 	called := false
-	m3 := newManager(t, Config{EmbedSearch: func(ctx context.Context, title, text, query string, k int) ([]corpus.Hit, error) {
+	m3 := newManager(t, Config{Builtins: BuiltinsConfig{EmbedSearch: func(ctx context.Context, title, text, query string, k int) ([]corpus.Hit, error) {
 		called = true
 		return []corpus.Hit{{Chunk: kgagent.Chunk{Text: "from embed search"}, Score: 1}}, nil
-	}})
+	}}})
 	res, err := builtinCall(t, m3, "fixie_query_embed", FuncCall{Query: kgagent.Message{Text: "#a?", Embeds: map[string]kgagent.Embed{"a": {URI: kgagent.DataURI([]byte("x"))}}}})
 	if err != nil || !called || !strings.Contains(res.Message.Text, "from embed search") {
 		t.Errorf("EmbedSearch not used: %q %v", res.Message.Text, err)
@@ -257,7 +257,7 @@ func TestEmbedRefNeedsAnEmbed(t *testing.T) {
 			t.Errorf("EmbedRef.MatchString(%q) = %v, want %v", q, got, want)
 		}
 	}
-	m := newManager(t, Config{Searcher: &fakeSearch{docs: lumenDocs}})
+	m := newManager(t, Config{Builtins: BuiltinsConfig{Searcher: &fakeSearch{docs: lumenDocs}}})
 	res, err := builtinCall(t, m, "fixie_query_embed", FuncCall{Query: kgagent.Message{Text: "What is the default HTTP port of #1?"}})
 	if err != nil || !strings.Contains(res.Message.Text, "8086") {
 		t.Errorf("fixie_query_embed without embeds = %q, %v; want the corpus's answer", res.Message.Text, err)

@@ -13,7 +13,7 @@ import (
 // answerCache keeps recent answers with the events that streamed them, so a
 // question asked again is answered by replaying them: a docs chatbot is asked
 // the same questions over and over. An entry is used only while it is
-// younger than the TTL and the stores' generation (Config.Generation) and
+// younger than the TTL and the stores' generation (Config.Cache.Generation) and
 // the manager's agents are what they were when it was made; the least
 // recently used entries go first when it is full.
 type answerCache struct {
@@ -123,8 +123,8 @@ func (m *Manager) cacheKeyFor(req Request) (cacheKey, bool) {
 		return cacheKey{}, false
 	}
 	var gen uint64
-	if m.cfg.Generation != nil {
-		gen = m.cfg.Generation()
+	if m.cfg.Cache.Generation != nil {
+		gen = m.cfg.Cache.Generation()
 	}
 	return cacheKey{agent: req.Agent, collection: req.Collection, question: normQuestion(req.Question), gen: gen, agents: m.agentsGen.Load()}, true
 }

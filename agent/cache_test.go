@@ -30,11 +30,7 @@ func newCacheRig(t *testing.T, size int, ttl time.Duration, cacheable bool) *cac
 		n := c.Cite(kgagent.Source{URL: "http://docs/config#port", Title: "Config"})
 		return FuncResult{Message: kgagent.Message{Text: fmt.Sprintf("[%d] Config (http://docs/config#port)\nThe port is 8086.", n)}}, nil
 	}}
-	rig.m = newManager(t, Config{
-		LLM: &alternate{}, AnswerCacheSize: size, AnswerCacheTTL: ttl,
-		Generation: rig.gen.Load,
-		Now:        func() time.Time { rig.mu.Lock(); defer rig.mu.Unlock(); return rig.now },
-	}, AgentConfig{Name: "docs", BasePrompt: "You answer.", FewShots: SplitFewShots("Q: x\nAsk Func[lookup]: x\nFunc[lookup] says: y\nA: y\n"), Funcs: []Func{lookup}})
+	rig.m = newManager(t, Config{Model: ModelConfig{LLM: &alternate{}}, Cache: CacheConfig{Size: size, TTL: ttl, Generation: rig.gen.Load}, Now: func() time.Time { rig.mu.Lock(); defer rig.mu.Unlock(); return rig.now }}, AgentConfig{Name: "docs", BasePrompt: "You answer.", FewShots: SplitFewShots("Q: x\nAsk Func[lookup]: x\nFunc[lookup] says: y\nA: y\n"), Funcs: []Func{lookup}})
 	return rig
 }
 

@@ -243,7 +243,7 @@ const unsupportedNote = "None of the sources found supports this answer."
 // not cover is made up). A run whose model gave no answer (noAnswer), or only
 // protocol text, answers with what the docs say alone.
 func (m *Manager) ground(r *run, question, text string) (string, string) {
-	grounding := m.cfg.AttributeCitations && len(r.evidence) > 0
+	grounding := m.cfg.Loop.AttributeCitations && len(r.evidence) > 0
 	if clean := cleanAnswer(text); clean != text {
 		text = clean
 		if strings.TrimSpace(text) == "" && grounding && r.noAnswer == "" {

@@ -109,7 +109,7 @@ func TestComponentsInARun(t *testing.T) {
 	second := &hooks{name: "second", after: []string{"first"}, log: &log, mu: &mu, fail: "directives"}
 	first := &hooks{name: "first", log: &log, mu: &mu}
 	llm := script(`Ask Func[first_cmd]: {"text": "hi"}`, `Ask Func[first_cmd]: {"txt": "hi"}`, "A: done")
-	m := newManager(t, Config{LLM: llm, Components: []Component{second}}, AgentConfig{Name: "a", Components: []Component{first}})
+	m := newManager(t, Config{Model: ModelConfig{LLM: llm}, Components: []Component{second}}, AgentConfig{Name: "a", Components: []Component{first}})
 	var ev events
 	ans, err := m.Ask(context.Background(), Request{Question: "q", Agent: "a"}, ev.emit)
 	if err != nil {
@@ -168,7 +168,7 @@ func TestComponentCycleRejected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newManager(t, Config{LLM: script()})
+	m := newManager(t, Config{Model: ModelConfig{LLM: script()}})
 	if err := m.Register(a); kgagent.ErrorCode(err) != kgagent.EINVALID {
 		t.Errorf("register = %v", err)
 	}
@@ -220,7 +220,7 @@ A: Rain is expected in CITY tomorrow.`),
 		cfg  Config
 	}{
 		{"lexical", Config{}},
-		{"embedder", Config{Embedder: corpus.NewLexical(corpus.LexicalConfig{}), RouteThreshold: 0.45}},
+		{"embedder", Config{Route: RouteConfig{Embedder: corpus.NewLexical(corpus.LexicalConfig{}), Threshold: 0.45}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newManager(t, tc.cfg, stockAgent(&calls, &mu), weather)
@@ -288,7 +288,7 @@ func (s *memSessions) Messages(ctx context.Context, id string) ([]SessionMessage
 func TestConversationalSessions(t *testing.T) {
 	store := &memSessions{msgs: map[string][]SessionMessage{"s1": nil}}
 	llm := script("A: first answer", "A: second answer")
-	m := newManager(t, Config{LLM: llm, Sessions: store, RecordSessions: true},
+	m := newManager(t, Config{Model: ModelConfig{LLM: llm}, Sessions: SessionsConfig{Store: store, Record: true}},
 		AgentConfig{Name: "chat", Conversational: true, FewShots: []string{"Q: hi\nA: hello\nQ: how are you\nA: fine"}})
 	for _, q := range []string{"first question", "second question"} {
 		if _, err := m.Ask(context.Background(), Request{Question: q, Agent: "chat", SessionID: "s1"}, nil); err != nil {
@@ -312,7 +312,7 @@ func TestConversationalSessions(t *testing.T) {
 	store2 := &memSessions{msgs: map[string][]SessionMessage{"s2": {
 		{Role: "user", Text: "earlier"}, {Role: "agent", Text: "earlier answer"}, {Role: "user", Text: "now?"}}}}
 	llm2 := script("A: ok")
-	m2 := newManager(t, Config{LLM: llm2, Sessions: store2}, AgentConfig{Name: "chat", Conversational: true})
+	m2 := newManager(t, Config{Model: ModelConfig{LLM: llm2}, Sessions: SessionsConfig{Store: store2}}, AgentConfig{Name: "chat", Conversational: true})
 	if _, err := m2.Ask(context.Background(), Request{Question: "now?", Agent: "chat", SessionID: "s2"}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -346,9 +346,9 @@ func TestLLMErrors(t *testing.T) {
 		cfg  Config
 		code string
 	}{
-		{"untyped", Config{LLM: failing}, kgagent.EUNAVAILABLE},
-		{"typed", Config{LLM: typed}, kgagent.ERATELIMIT},
-		{"llm timeout", Config{LLM: slow, LLMTimeout: 20 * time.Millisecond}, kgagent.ETIMEOUT},
+		{"untyped", Config{Model: ModelConfig{LLM: failing}}, kgagent.EUNAVAILABLE},
+		{"typed", Config{Model: ModelConfig{LLM: typed}}, kgagent.ERATELIMIT},
+		{"llm timeout", Config{Model: ModelConfig{LLM: slow, CallTimeout: 20 * time.Millisecond}}, kgagent.ETIMEOUT},
 	}
 	for _, tt := range tests {
 		m := newManager(t, tt.cfg)

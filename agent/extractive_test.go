@@ -26,7 +26,7 @@ func TestExtractiveAnswersFromSources(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.q, func(t *testing.T) {
-			m := newManager(t, Config{Searcher: &fakeSearch{docs: lumenDocs}})
+			m := newManager(t, Config{Builtins: BuiltinsConfig{Searcher: &fakeSearch{docs: lumenDocs}}})
 			var ev events
 			ans, err := m.Ask(context.Background(), Request{Question: tt.q}, ev.emit)
 			if err != nil {
@@ -71,14 +71,14 @@ func TestExtractiveFAQStyle(t *testing.T) {
 		{"How many series can a database hold at most?", "One million by default (limits.max_series = 1000000). Raising it costs about 1 KiB of memory per series [1]."},
 	}
 	for _, tt := range tests {
-		m := newManager(t, Config{Searcher: &fakeSearch{docs: docs}})
+		m := newManager(t, Config{Builtins: BuiltinsConfig{Searcher: &fakeSearch{docs: docs}}})
 		ans, err := m.Ask(context.Background(), Request{Question: tt.q}, nil)
 		if err != nil || ans.Answer != tt.want {
 			t.Errorf("%q: answer %q, want %q (%v)", tt.q, ans.Answer, tt.want, err)
 		}
 	}
 	// One fact found twice is said once; a command line is not an answer.
-	m := newManager(t, Config{Searcher: &fakeSearch{docs: docs}})
+	m := newManager(t, Config{Builtins: BuiltinsConfig{Searcher: &fakeSearch{docs: docs}}})
 	ans, _ := m.Ask(context.Background(), Request{Question: "What HTTP port does the server use by default?"}, nil)
 	if strings.Count(ans.Answer, "listens on port 8086") != 1 || strings.Contains(ans.Answer, "--http-port") {
 		t.Errorf("answer = %q", ans.Answer)

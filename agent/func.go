@@ -20,7 +20,7 @@ type Func struct {
 	Parameters  *Schema     // optional JSON schema of the input object
 	Handler     FuncHandler // required
 	// Cacheable says the func's result depends only on its input and the
-	// stored knowledge (Config.Generation), not on the time, the caller or
+	// stored knowledge (Config.Cache.Generation), not on the time, the caller or
 	// anything outside: an answer is kept in the answer cache only when
 	// every func it called is cacheable.
 	Cacheable bool

@@ -79,7 +79,7 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			llm := script(tt.output)
-			m := newManager(t, Config{LLM: llm, Searcher: &fakeSearch{docs: lumenDocs}, SearchFirst: true, AttributeCitations: true, MaxIterations: 3})
+			m := newManager(t, Config{Model: ModelConfig{LLM: llm}, Loop: LoopConfig{SearchFirst: true, AttributeCitations: true, MaxIterations: 3}, Builtins: BuiltinsConfig{Searcher: &fakeSearch{docs: lumenDocs}}})
 			var evs events
 			ans, err := m.Ask(context.Background(), Request{ID: "r1", Question: tt.question}, evs.emit)
 			if err != nil {
@@ -135,7 +135,7 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 // not start with a search.
 func TestSearchFirstOnlyForDocsAgents(t *testing.T) {
 	llm := script("A: It is noon.")
-	m := newManager(t, Config{LLM: llm, Searcher: &fakeSearch{docs: lumenDocs}, SearchFirst: true, AttributeCitations: true},
+	m := newManager(t, Config{Model: ModelConfig{LLM: llm}, Loop: LoopConfig{SearchFirst: true, AttributeCitations: true}, Builtins: BuiltinsConfig{Searcher: &fakeSearch{docs: lumenDocs}}},
 		AgentConfig{Name: "clock", FewShots: []string{"Q: What time is it?\nAsk Func[fixie_utc_datetime]: now\nFunc[fixie_utc_datetime] says: 12:00 UTC\nA: It is 12:00 UTC."}})
 	var evs events
 	ans, err := m.Ask(context.Background(), Request{Question: "What time is it?", Agent: "clock"}, evs.emit)
@@ -145,7 +145,7 @@ func TestSearchFirstOnlyForDocsAgents(t *testing.T) {
 	if got := evs.kinds(); got != "route deltas answer!" || ans.Citations != "" || ans.Answer != "It is noon." {
 		t.Errorf("events %s, answer %+v", got, ans)
 	}
-	one := newManager(t, Config{LLM: script("A: 8086"), Searcher: &fakeSearch{docs: lumenDocs}, SearchFirst: true, MaxIterations: 1})
+	one := newManager(t, Config{Model: ModelConfig{LLM: script("A: 8086")}, Loop: LoopConfig{SearchFirst: true, MaxIterations: 1}, Builtins: BuiltinsConfig{Searcher: &fakeSearch{docs: lumenDocs}}})
 	if ans, err := one.Ask(context.Background(), Request{Question: "What is the default HTTP port?"}, nil); err != nil || ans.Iterations != 1 || ans.Citations != "" {
 		t.Errorf("one iteration: %+v %v", ans, err)
 	}
@@ -166,7 +166,7 @@ func TestNoAnswerFallsBackToTheDocs(t *testing.T) {
 		{"malformed", &scripted{outputs: [][]string{{"```\nA: no\n```"}}, repeat: true}, 5, "malformed 3 times"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m := newManager(t, Config{LLM: tt.llm, Searcher: &fakeSearch{docs: lumenDocs}, SearchFirst: true, AttributeCitations: true, MaxIterations: tt.iters})
+			m := newManager(t, Config{Model: ModelConfig{LLM: tt.llm}, Loop: LoopConfig{SearchFirst: true, AttributeCitations: true, MaxIterations: tt.iters}, Builtins: BuiltinsConfig{Searcher: &fakeSearch{docs: lumenDocs}}})
 			var evs events
 			ans, err := m.Ask(context.Background(), Request{Question: "What is the default HTTP port?"}, evs.emit)
 			if err != nil {
@@ -182,7 +182,7 @@ func TestNoAnswerFallsBackToTheDocs(t *testing.T) {
 			}
 			// Without attribution the run fails as it always did.
 			tt.llm.calls = nil
-			off := newManager(t, Config{LLM: tt.llm, Searcher: &fakeSearch{docs: lumenDocs}, SearchFirst: true, MaxIterations: tt.iters})
+			off := newManager(t, Config{Model: ModelConfig{LLM: tt.llm}, Loop: LoopConfig{SearchFirst: true, MaxIterations: tt.iters}, Builtins: BuiltinsConfig{Searcher: &fakeSearch{docs: lumenDocs}}})
 			if _, err := off.Ask(context.Background(), Request{Question: "What is the default HTTP port?"}, nil); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
 				t.Errorf("without attribution: %v", err)
 			}

@@ -86,7 +86,7 @@ func TestRunawayOutputIsCutAfterTheAction(t *testing.T) {
 		{"A: The price is $105.22.\nThe price is quoted by the func.\n", "The price is quoted by the func.\n", runaway},
 	}}
 	obs := &recorder{}
-	m := newManager(t, Config{LLM: llm, Observer: obs}, stockAgent(&calls, &mu))
+	m := newManager(t, Config{Model: ModelConfig{LLM: llm}, Observer: obs}, stockAgent(&calls, &mu))
 	var ev events
 	ans, err := m.Ask(context.Background(), Request{Question: "GOOG?", Agent: "stocks"}, ev.emit)
 	if err != nil {
@@ -133,7 +133,7 @@ func TestMalformedOutputShownAndFedBackShort(t *testing.T) {
 	long := "I am not following the format " + strings.Repeat("blah ", 400)
 	llm := script(long, "A: fine")
 	obs := &recorder{}
-	m := newManager(t, Config{LLM: llm, Observer: obs})
+	m := newManager(t, Config{Model: ModelConfig{LLM: llm}, Observer: obs})
 	var ev events
 	if _, err := m.Ask(context.Background(), Request{Question: "q", Agent: "default"}, ev.emit); err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestMalformedOutputShownAndFedBackShort(t *testing.T) {
 
 func TestFailedRunObserved(t *testing.T) {
 	obs := &recorder{}
-	m := newManager(t, Config{LLM: script("nonsense", "more nonsense", "still nonsense"), Observer: obs})
+	m := newManager(t, Config{Model: ModelConfig{LLM: script("nonsense", "more nonsense", "still nonsense")}, Observer: obs})
 	if _, err := m.Ask(context.Background(), Request{Question: "q", Agent: "default"}, nil); err == nil {
 		t.Fatal("no error")
 	}
@@ -172,7 +172,7 @@ func TestAnswerNowOnTheLastIteration(t *testing.T) {
 	var calls []string
 	var mu sync.Mutex
 	llm := script("Ask Func[quote]: A", "Ask Func[quote]: B", "A: done")
-	m := newManager(t, Config{LLM: llm, MaxIterations: 3}, stockAgent(&calls, &mu))
+	m := newManager(t, Config{Model: ModelConfig{LLM: llm}, Loop: LoopConfig{MaxIterations: 3}}, stockAgent(&calls, &mu))
 	if _, err := m.Ask(context.Background(), Request{Question: "q", Agent: "stocks"}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestAnswerNowOnTheLastIteration(t *testing.T) {
 }
 
 func TestCallTimeoutShare(t *testing.T) {
-	m := newManager(t, Config{LLMTimeout: time.Minute})
+	m := newManager(t, Config{Model: ModelConfig{CallTimeout: time.Minute}})
 	if d := m.callTimeout(context.Background(), 10); d != time.Minute {
 		t.Errorf("no deadline: %v", d)
 	}
@@ -261,7 +261,7 @@ func TestLoopWithinALineIsCut(t *testing.T) {
 // say (fallback), within the deadline.
 func TestLastCallCutBeforeTheDeadline(t *testing.T) {
 	llm := script("<block>")
-	m := newManager(t, Config{LLM: llm, Searcher: &fakeSearch{docs: lumenDocs}, SearchFirst: true, AttributeCitations: true, MaxIterations: 2})
+	m := newManager(t, Config{Model: ModelConfig{LLM: llm}, Loop: LoopConfig{SearchFirst: true, AttributeCitations: true, MaxIterations: 2}, Builtins: BuiltinsConfig{Searcher: &fakeSearch{docs: lumenDocs}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	ans, err := m.Ask(ctx, Request{ID: "r1", Question: "What is the default HTTP port?"}, nil)

@@ -52,7 +52,7 @@ func TestJournalReplaysTheModel(t *testing.T) {
 	var mu sync.Mutex
 	model := script("Ask Func[quote]: MSFT", "A: It is $105.22.",
 		"Ask Func[quote]: AAPL", "A: Something else.", "A: The rest, asked again.")
-	m := newManager(t, Config{LLM: model}, stockAgent(&calls, &mu))
+	m := newManager(t, Config{Model: ModelConfig{LLM: model}}, stockAgent(&calls, &mu))
 	ask := func(j journal.Journal) []string {
 		t.Helper()
 		var ev events

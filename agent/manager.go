@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -13,180 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kgagent/kgagent/agent/extractive"
 	"github.com/kgagent/kgagent/llm"
 
-	"github.com/google/uuid"
 	"github.com/kgagent/kgagent"
 )
-
-// Defaults of Config.
-const (
-	DefaultAgentName      = "default"
-	DefaultMaxIterations  = 10
-	DefaultMaxMalformed   = 2
-	DefaultFuncTimeout    = 30 * time.Second
-	DefaultMaxDepth       = 3
-	DefaultRouteThreshold = 0.5
-	DefaultHistoryTurns   = 10
-	DefaultSearchK        = 5
-	maxObservationChars   = 16000
-)
-
-// StopSequences end every LLM call: the model stops when it asks for a func
-// or an agent, or starts a new question.
-var StopSequences = []string{"\nFunc[", "\nAgent[", "\nQ:"}
-
-// Config configures a Manager. Its zero value works: the built-in extractive
-// model, no corpus (fixie_query_corpus reports that none is configured),
-// lexical routing and the default limits.
-type Config struct {
-	LLM         llm.LLM // nil: the built-in extractive model
-	Model       string  // default model name sent to the LLM
-	Temperature float64 // default temperature
-	MaxTokens   int     // default max tokens of one step (0: provider default)
-	// Protocol is how steps are asked for: ProtocolText (default), ProtocolTools,
-	// ProtocolJSON or ProtocolAuto (see CompletionRequest.Protocol). The
-	// events are the same whichever ran.
-	Protocol string
-	// ActFirst makes the first step of a run call a func when steps are
-	// structured (tools or json): a docs question is answered from what a
-	// search found, not from the model's memory.
-	ActFirst bool
-	// LLMTimeout bounds one LLM call (0: none). Whatever it is, when the
-	// question has a deadline a call gets at most an equal share of the time
-	// left among the iterations left, counting at most three of them (the
-	// first calls, which usually answer, get enough time; later ones less).
-	// A call cut by its timeout is judged on what it wrote so far.
-	LLMTimeout time.Duration
-	// SearchFirst runs the corpus search on the question before the first
-	// LLM call of a docs agent (one whose few-shots ask
-	// Func[fixie_query_corpus], or that lists corpora) and gives the model
-	// its result as the first observation, with the same thought, action
-	// and observation events as if the model had asked; it is the run's
-	// first iteration. Weak models that never call a tool still answer
-	// from the docs. The built-in model searches by itself.
-	SearchFirst bool
-	// AttributeCitations: when the final answer cites no source, cite the
-	// evidence passages shown to the model that support its sentences
-	// (extractive.Attribute), and when none does, say so after the answer
-	// and add what the docs say (extractive.Compose). Answer.Citations
-	// tells which happened.
-	AttributeCitations bool
-	// ObservationTokens bounds each observation fed back to the model, in
-	// estimated tokens (4 bytes each), keeping every source's header line
-	// and giving the best-ranked passages their share first; the events
-	// keep the whole observation. 0: only the 16,000-byte cap (the built-in
-	// model reads whole observations).
-	ObservationTokens int
-
-	// Knowledge answers fixie_query_corpus with evidence (the knowledge
-	// service); nil: a knowledge.Retriever over Searcher and Graph.
-	Knowledge   Retriever
-	Searcher    Searcher       // fixie_query_corpus when Knowledge is nil; nil: not configured
-	Graph       GraphRetriever // graph facts for fixie_query_corpus and fixie_query_graph
-	EmbedSearch EmbedSearchFunc
-	EmbedFetch  EmbedFetchFunc // nil: data URIs, and http(s) through netguard
-	SearchK     int            // hits per corpus search, default 5
-	Collection  string         // collection when neither request nor agent names one, default "default"
-
-	Embedder       Embedder // router; nil: lexical bag-of-words similarity
-	RouteThreshold float64  // minimum similarity for the router, default 0.5
-	DefaultAgent   string   // fallback agent, default "default"
-
-	MaxIterations int // LLM calls per run, default 10
-	MaxMalformed  int // malformed outputs fed back before giving up, default 2
-	// PlainTextAnswers takes an output with no Ask/A: line at all as the
-	// answer instead of a malformed output (lenient with chat models).
-	PlainTextAnswers bool
-	FuncTimeout      time.Duration // per func call, default 30s
-	MaxDepth         int           // Ask Agent delegation depth, default 3
-
-	Components  []Component // added to every agent, after the built-ins
-	UserStorage UserStorage
-	OAuth       func(agent string, caller Caller) OAuthHandler
-	Sessions    SessionStore // conversational agents read their history here
-	// RecordSessions makes Ask append the question and the answer (with its
-	// events) to the request's session. Leave it off when the caller (the
-	// gateway's session endpoints) records them itself.
-	RecordSessions bool
-	HistoryTurns   int // question/answer pairs of session history in the prompt, default 10
-
-	// AnswerCacheSize is how many answers the answer cache keeps (0: no
-	// cache). A question asked again, without a session or embeds, is
-	// answered by replaying the events of the earlier answer while the
-	// entry is younger than AnswerCacheTTL and Generation has not changed;
-	// only answers whose funcs are all Cacheable are kept.
-	AnswerCacheSize int
-	AnswerCacheTTL  time.Duration // 0: entries live until evicted or the generation changes
-	// Generation returns a number that changes whenever the stored
-	// knowledge (corpus, graph) changes, so no cached answer outlives what
-	// it was drawn from; nil: only the TTL ends entries.
-	Generation func() uint64
-
-	// Logger receives a debug line per LLM call (model, tokens in and out,
-	// time, stop reason) and a warning per malformed output; nil: none.
-	Logger *slog.Logger
-	// Observer receives the measurements of every LLM call and run (for
-	// metrics); nil: none.
-	Observer Observer
-
-	HTTPClient *http.Client     // remote funcs and agents an operator configured (may be private); nil: http.DefaultClient
-	Now        func() time.Time // nil: time.Now
-	Location   *time.Location   // the server's time zone; nil: time.Local
-	NewID      func() string    // request ids; nil: random UUIDs
-}
-
-func (c Config) withDefaults() Config {
-	if c.LLM == nil {
-		c.LLM = extractive.NewModel(extractive.ModelConfig{})
-	}
-	if c.SearchK <= 0 {
-		c.SearchK = DefaultSearchK
-	}
-	if c.Collection == "" {
-		c.Collection = kgagent.DefaultCollection
-	}
-	if c.RouteThreshold <= 0 {
-		c.RouteThreshold = DefaultRouteThreshold
-	}
-	if c.DefaultAgent == "" {
-		c.DefaultAgent = DefaultAgentName
-	}
-	if c.MaxIterations <= 0 {
-		c.MaxIterations = DefaultMaxIterations
-	}
-	if c.MaxMalformed < 0 {
-		c.MaxMalformed = 0
-	} else if c.MaxMalformed == 0 {
-		c.MaxMalformed = DefaultMaxMalformed
-	}
-	if c.FuncTimeout <= 0 {
-		c.FuncTimeout = DefaultFuncTimeout
-	}
-	if c.MaxDepth <= 0 {
-		c.MaxDepth = DefaultMaxDepth
-	}
-	if c.HistoryTurns <= 0 {
-		c.HistoryTurns = DefaultHistoryTurns
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.HTTPClient == nil {
-		c.HTTPClient = http.DefaultClient
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Location == nil {
-		c.Location = time.Local
-	}
-	if c.NewID == nil {
-		c.NewID = uuid.NewString
-	}
-	return c
-}
 
 // AgentInfo describes a registered agent.
 type AgentInfo struct {
@@ -224,7 +52,7 @@ type Manager struct {
 // New returns a Manager with the built-in default docs agent registered.
 func New(cfg Config) (*Manager, error) {
 	cfg = cfg.withDefaults()
-	m := &Manager{cfg: cfg, agents: map[string]*entry{}, cache: newAnswerCache(cfg.AnswerCacheSize, cfg.AnswerCacheTTL)}
+	m := &Manager{cfg: cfg, agents: map[string]*entry{}, cache: newAnswerCache(cfg.Cache.Size, cfg.Cache.TTL)}
 	m.builtins = &Builtins{cfg: &m.cfg, m: m}
 	if _, err := OrderComponents(append([]Component{m.builtins}, cfg.Components...)); err != nil {
 		return nil, err
@@ -266,10 +94,10 @@ func (m *Manager) newEntry(a *CodeShotAgent) (*entry, error) {
 			}
 		}
 	}
-	if m.cfg.Embedder != nil && len(e.queries) > 0 {
+	if m.cfg.Route.Embedder != nil && len(e.queries) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		vecs, err := m.cfg.Embedder.Embed(ctx, e.queries)
+		vecs, err := m.cfg.Route.Embedder.Embed(ctx, e.queries)
 		if err != nil {
 			return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "agent %s: embedding its few-shot queries failed", a.Name())
 		}
@@ -360,7 +188,7 @@ func (m *Manager) collectionOf(e *entry) string {
 	if c := e.a.Config().Collection; c != "" {
 		return c
 	}
-	return m.cfg.Collection
+	return m.cfg.Builtins.Collection
 }
 
 // Builtin returns the fixie_ built-in func of that name (fixie_query_corpus,
@@ -391,7 +219,7 @@ func (m *Manager) CallFunc(ctx context.Context, agentName, funcName string, msg 
 		return kgagent.Message{}, NotDefined(funcName, e.a.FuncNames())
 	}
 	call := m.funcCall(e, funcName, msg, caller, "", m.collectionOf(e), "")
-	res, err := invoke(ctx, f, call, m.cfg.FuncTimeout)
+	res, err := invoke(ctx, f, call, m.cfg.Loop.FuncTimeout)
 	if res.Message.Embeds == nil {
 		res.Message.Embeds = map[string]kgagent.Embed{}
 	}
@@ -487,7 +315,7 @@ func (m *Manager) Ask(ctx context.Context, req Request, emit Emit) (kgagent.Answ
 	for k, v := range req.Embeds {
 		r.embeds[k] = v
 	}
-	r.record = m.cfg.RecordSessions && m.cfg.Sessions != nil && req.SessionID != ""
+	r.record = m.cfg.Sessions.Record && m.cfg.Sessions.Store != nil && req.SessionID != ""
 	key, cacheable := m.cacheKeyFor(req)
 	if cacheable {
 		if c, ok := m.cache.get(key, m.cfg.Now()); ok {
@@ -559,7 +387,7 @@ func (m *Manager) ask(ctx context.Context, r *run) (kgagent.Answer, error) {
 		return ans, err
 	}
 	if r.record {
-		if _, err := m.cfg.Sessions.AppendMessage(ctx, SessionMessage{ID: m.cfg.NewID(), SessionID: r.req.SessionID, Role: "user", Text: q, CreatedAt: m.cfg.Now()}); err != nil {
+		if _, err := m.cfg.Sessions.Store.AppendMessage(ctx, SessionMessage{ID: m.cfg.NewID(), SessionID: r.req.SessionID, Role: "user", Text: q, CreatedAt: m.cfg.Now()}); err != nil {
 			return ans, err
 		}
 	}
@@ -579,7 +407,7 @@ func (m *Manager) ask(ctx context.Context, r *run) (kgagent.Answer, error) {
 	ans.Sources = r.citer().answerSources(r.sources)
 	r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: ans.Agent, Text: text, Final: true, Sources: ans.Sources, Usage: &ans.Usage, Citations: ans.Citations})
 	if r.record {
-		_, err := m.cfg.Sessions.AppendMessage(context.WithoutCancel(ctx), SessionMessage{
+		_, err := m.cfg.Sessions.Store.AppendMessage(context.WithoutCancel(ctx), SessionMessage{
 			ID: m.cfg.NewID(), SessionID: r.req.SessionID, Role: "agent", Agent: ans.Agent, Text: text,
 			Sources: ans.Sources, Events: r.events, CreatedAt: m.cfg.Now(),
 		})
@@ -594,17 +422,17 @@ func (m *Manager) ask(ctx context.Context, r *run) (kgagent.Answer, error) {
 // messages. The current question is left out when the caller (the gateway)
 // already appended it to the session.
 func (m *Manager) history(ctx context.Context, e *entry, sessionID, question string) ([]llm.ChatMessage, error) {
-	if sessionID == "" || m.cfg.Sessions == nil || !e.a.Config().Conversational {
+	if sessionID == "" || m.cfg.Sessions.Store == nil || !e.a.Config().Conversational {
 		return nil, nil
 	}
-	msgs, err := m.cfg.Sessions.Messages(ctx, sessionID)
+	msgs, err := m.cfg.Sessions.Store.Messages(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}
 	if n := len(msgs); n > 0 && msgs[n-1].Role == "user" && strings.TrimSpace(msgs[n-1].Text) == question {
 		msgs = msgs[:n-1]
 	}
-	if max := 2 * m.cfg.HistoryTurns; len(msgs) > max {
+	if max := 2 * m.cfg.Sessions.HistoryTurns; len(msgs) > max {
 		msgs = msgs[len(msgs)-max:]
 	}
 	out := make([]llm.ChatMessage, 0, len(msgs))

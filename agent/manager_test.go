@@ -25,7 +25,7 @@ func TestAskToolLoop(t *testing.T) {
 		{"I need the quote.\nAsk Func[quote]: GOOG"},
 		{"A: The pri", "ce of GOOG", " is $105.22."},
 	}}
-	m := newManager(t, Config{LLM: llm, NewID: func() string { return "req-1" }}, stockAgent(&calls, &mu))
+	m := newManager(t, Config{Model: ModelConfig{LLM: llm}, NewID: func() string { return "req-1" }}, stockAgent(&calls, &mu))
 	var ev events
 	ans, err := m.Ask(context.Background(), Request{Question: "What is the price of GOOG?", Agent: "stocks"}, ev.emit)
 	if err != nil {
@@ -83,7 +83,7 @@ func TestAskCutsAtStopSequences(t *testing.T) {
 	var mu sync.Mutex
 	// This model ignores stop sequences and invents the reply and answer.
 	llm := script("Ask Func[quote]: MSFT\nFunc[quote] says: $1\nA: $1", "A: It is $105.22.\nQ: next question\nA: no")
-	m := newManager(t, Config{LLM: llm}, stockAgent(&calls, &mu))
+	m := newManager(t, Config{Model: ModelConfig{LLM: llm}}, stockAgent(&calls, &mu))
 	var ev events
 	ans, err := m.Ask(context.Background(), Request{Question: "MSFT?", Agent: "stocks"}, ev.emit)
 	if err != nil {
@@ -101,7 +101,7 @@ func TestAskCutsAtStopSequences(t *testing.T) {
 
 func TestAskStreamsSplitStopSequence(t *testing.T) {
 	llm := &scripted{outputs: [][]string{{"A: done", "\nQ", ": more"}}}
-	m := newManager(t, Config{LLM: llm})
+	m := newManager(t, Config{Model: ModelConfig{LLM: llm}})
 	var ev events
 	ans, err := m.Ask(context.Background(), Request{Question: "x?", Agent: "default"}, ev.emit)
 	if err != nil || ans.Answer != "done" {
@@ -147,7 +147,7 @@ func TestAskSourcesAreThoseCited(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.answer, func(t *testing.T) {
 			llm := script("Ask Func[lookup]: x", tt.answer)
-			m := newManager(t, Config{LLM: llm}, AgentConfig{Name: "a", Funcs: []Func{f}})
+			m := newManager(t, Config{Model: ModelConfig{LLM: llm}}, AgentConfig{Name: "a", Funcs: []Func{f}})
 			var ev events
 			ans, err := m.Ask(context.Background(), Request{Question: "q", Agent: "a"}, ev.emit)
 			if err != nil {
@@ -198,7 +198,7 @@ func TestAskMalformedOutput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			llm := script(tt.outputs...)
-			m := newManager(t, Config{LLM: llm, MaxMalformed: tt.max})
+			m := newManager(t, Config{Model: ModelConfig{LLM: llm}, Loop: LoopConfig{MaxMalformed: tt.max}})
 			var ev events
 			_, err := m.Ask(context.Background(), Request{Question: "2+2?", Agent: "default"}, ev.emit)
 			if (err != nil) != tt.wantErr {
@@ -232,7 +232,7 @@ func TestPlainTextAnswers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		llm := script(tt.out, "A: fixed")
-		m := newManager(t, Config{LLM: llm, PlainTextAnswers: true})
+		m := newManager(t, Config{Model: ModelConfig{LLM: llm, PlainTextAnswers: true}})
 		var ev events
 		ans, err := m.Ask(context.Background(), Request{Question: "2+2?", Agent: "default"}, ev.emit)
 		if err != nil {
@@ -254,7 +254,7 @@ func TestAskIterationLimit(t *testing.T) {
 	var calls []string
 	var mu sync.Mutex
 	llm := &scripted{outputs: [][]string{{"Ask Func[quote]: X"}}, repeat: true}
-	m := newManager(t, Config{LLM: llm, MaxIterations: 3}, stockAgent(&calls, &mu))
+	m := newManager(t, Config{Model: ModelConfig{LLM: llm}, Loop: LoopConfig{MaxIterations: 3}}, stockAgent(&calls, &mu))
 	var ev events
 	ans, err := m.Ask(context.Background(), Request{Question: "loop", Agent: "stocks"}, ev.emit)
 	var ke *kgagent.Error
@@ -281,7 +281,7 @@ func TestAskIterationLimit(t *testing.T) {
 func TestAskCancellation(t *testing.T) {
 	t.Run("during LLM stream", func(t *testing.T) {
 		llm := &scripted{outputs: [][]string{{"A: partial", "<block>"}}}
-		m := newManager(t, Config{LLM: llm})
+		m := newManager(t, Config{Model: ModelConfig{LLM: llm}})
 		ctx, cancel := context.WithCancel(context.Background())
 		var ev events
 		done := make(chan error, 1)
@@ -312,7 +312,7 @@ func TestAskCancellation(t *testing.T) {
 			return FuncResult{}, ctx.Err()
 		}}
 		llm := script("Ask Func[slow]: x", "A: never")
-		m := newManager(t, Config{LLM: llm}, AgentConfig{Name: "a", Funcs: []Func{slow}})
+		m := newManager(t, Config{Model: ModelConfig{LLM: llm}}, AgentConfig{Name: "a", Funcs: []Func{slow}})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		ctx2, cancel2 := context.WithCancel(ctx)
@@ -328,7 +328,7 @@ func TestAskCancellation(t *testing.T) {
 			return FuncResult{}, ctx.Err()
 		}}
 		llm := script("Ask Func[slow]: x", "A: it timed out")
-		m := newManager(t, Config{LLM: llm, FuncTimeout: 20 * time.Millisecond}, AgentConfig{Name: "a", Funcs: []Func{slow}})
+		m := newManager(t, Config{Model: ModelConfig{LLM: llm}, Loop: LoopConfig{FuncTimeout: 20 * time.Millisecond}}, AgentConfig{Name: "a", Funcs: []Func{slow}})
 		var ev events
 		ans, err := m.Ask(context.Background(), Request{Question: "q", Agent: "a"}, ev.emit)
 		if err != nil || ans.Answer != "it timed out" {
@@ -369,7 +369,7 @@ func TestAskFuncErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.ask, func(t *testing.T) {
 			llm := script(tt.ask, "A: sorry")
-			m := newManager(t, Config{LLM: llm}, AgentConfig{Name: "a", Funcs: []Func{boom, typed}})
+			m := newManager(t, Config{Model: ModelConfig{LLM: llm}}, AgentConfig{Name: "a", Funcs: []Func{boom, typed}})
 			var ev events
 			if _, err := m.Ask(context.Background(), Request{Question: "q", Agent: "a"}, ev.emit); err != nil {
 				t.Fatal(err)
@@ -388,7 +388,7 @@ func TestAskFuncErrors(t *testing.T) {
 }
 
 func TestAskValidation(t *testing.T) {
-	m := newManager(t, Config{LLM: script()})
+	m := newManager(t, Config{Model: ModelConfig{LLM: script()}})
 	tests := []struct {
 		req  Request
 		code string
@@ -412,7 +412,7 @@ func TestAskValidation(t *testing.T) {
 func TestDelegation(t *testing.T) {
 	t.Run("local agent answers", func(t *testing.T) {
 		llm := script("Ask Agent[b]: what is up?", "A: b says up", "A: up is up")
-		m := newManager(t, Config{LLM: llm}, AgentConfig{Name: "a"}, AgentConfig{Name: "b"})
+		m := newManager(t, Config{Model: ModelConfig{LLM: llm}}, AgentConfig{Name: "a"}, AgentConfig{Name: "b"})
 		var ev events
 		ans, err := m.Ask(context.Background(), Request{Question: "q", Agent: "a"}, ev.emit)
 		if err != nil || ans.Answer != "up is up" {
@@ -432,7 +432,7 @@ func TestDelegation(t *testing.T) {
 	})
 	t.Run("cycle", func(t *testing.T) {
 		llm := script("Ask Agent[b]: x", "Ask Agent[a]: y", "A: b gives up", "A: done")
-		m := newManager(t, Config{LLM: llm}, AgentConfig{Name: "a"}, AgentConfig{Name: "b"})
+		m := newManager(t, Config{Model: ModelConfig{LLM: llm}}, AgentConfig{Name: "a"}, AgentConfig{Name: "b"})
 		var ev events
 		if _, err := m.Ask(context.Background(), Request{Question: "q", Agent: "a"}, ev.emit); err != nil {
 			t.Fatal(err)
@@ -449,7 +449,7 @@ func TestDelegation(t *testing.T) {
 	})
 	t.Run("depth", func(t *testing.T) {
 		llm := script("Ask Agent[b]: x", "Ask Agent[c]: y", "A: c unreachable", "A: done")
-		m := newManager(t, Config{LLM: llm, MaxDepth: 1}, AgentConfig{Name: "a"}, AgentConfig{Name: "b"}, AgentConfig{Name: "c"})
+		m := newManager(t, Config{Model: ModelConfig{LLM: llm}, Loop: LoopConfig{MaxDepth: 1}}, AgentConfig{Name: "a"}, AgentConfig{Name: "b"}, AgentConfig{Name: "c"})
 		var ev events
 		if _, err := m.Ask(context.Background(), Request{Question: "q", Agent: "a"}, ev.emit); err != nil {
 			t.Fatal(err)
@@ -475,7 +475,7 @@ func TestCallFunc(t *testing.T) {
 	}}
 	cfg := stockAgent(&calls, &mu)
 	cfg.Funcs = append(cfg.Funcs, boom, plain)
-	m := newManager(t, Config{LLM: script()}, cfg)
+	m := newManager(t, Config{Model: ModelConfig{LLM: script()}}, cfg)
 	msg, err := m.CallFunc(context.Background(), "stocks", "quote", kgagent.Message{Text: "AAPL"}, Caller{UserID: "u"})
 	if err != nil || msg.Text != "$105.22" || msg.Embeds == nil {
 		t.Fatalf("%+v %v", msg, err)
@@ -508,7 +508,7 @@ func TestHandshakeAndAgents(t *testing.T) {
 	var mu sync.Mutex
 	cfg := stockAgent(&calls, &mu)
 	cfg.Corpora = []Corpus{{URLs: []string{"https://docs.example.com/*"}}}
-	m := newManager(t, Config{LLM: script()}, cfg)
+	m := newManager(t, Config{Model: ModelConfig{LLM: script()}}, cfg)
 	h, err := m.Handshake("stocks")
 	if err != nil {
 		t.Fatal(err)

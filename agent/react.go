@@ -76,15 +76,15 @@ func (m *Manager) tools(e *entry) []llm.Tool {
 const corpusFunc = extractive.CorpusFunc
 
 // searchFirstThought is the thought of the search run before the first LLM
-// call (Config.SearchFirst).
+// call (Config.Loop.SearchFirst).
 const searchFirstThought = "First, search the docs for the question."
 
 // searchFirst reports whether a run of e starts with the corpus search
-// (Config.SearchFirst): a corpus is configured, the run has room for an LLM
+// (Config.Loop.SearchFirst): a corpus is configured, the run has room for an LLM
 // call after it, and e is a docs agent (its few-shots ask
 // Func[fixie_query_corpus], or it lists corpora).
 func (m *Manager) searchFirst(e *entry) bool {
-	if !m.cfg.SearchFirst || m.cfg.MaxIterations < 2 || m.builtins.retriever() == nil {
+	if !m.cfg.Loop.SearchFirst || m.cfg.Loop.MaxIterations < 2 || m.builtins.retriever() == nil {
 		return false
 	}
 	if _, ok := m.lookupFunc(e, corpusFunc); !ok {
@@ -110,7 +110,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 	msgs := m.prompt(ctx, r, e, info, history, question)
 	qi := len(msgs) - 1 // the question's message
 	cfg := e.a.Config()
-	creq := llm.CompletionRequest{Model: m.cfg.Model, Temperature: m.cfg.Temperature, MaxTokens: m.cfg.MaxTokens, Stop: StopSequences}
+	creq := llm.CompletionRequest{Model: m.cfg.Model.Name, Temperature: m.cfg.Model.Temperature, MaxTokens: m.cfg.Model.MaxTokens, Stop: StopSequences}
 	if cfg.LLM.Model != "" {
 		creq.Model = cfg.LLM.Model
 	}
@@ -120,7 +120,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 	if cfg.LLM.MaxTokens != 0 {
 		creq.MaxTokens = cfg.LLM.MaxTokens
 	}
-	if p := m.cfg.Protocol; p != "" && p != llm.ProtocolText {
+	if p := m.cfg.Model.Protocol; p != "" && p != llm.ProtocolText {
 		creq.Protocol, creq.Tools = p, m.tools(e)
 	}
 	malformed, timeouts := 0, 0
@@ -139,7 +139,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		msgs = append(msgs, more...)
 		first = 2
 	}
-	for iter := first; iter <= m.cfg.MaxIterations; iter++ {
+	for iter := first; iter <= m.cfg.Loop.MaxIterations; iter++ {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
@@ -147,10 +147,10 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		info.Iteration = iter
 		creq.Messages = msgs
 		creq.Episode = episode(e.a.Stanzas(), question, msgs[qi+1:])
-		creq.AnswerOnly = iter == m.cfg.MaxIterations || m.nearDeadline(ctx, m.cfg.MaxIterations-iter+1) ||
+		creq.AnswerOnly = iter == m.cfg.Loop.MaxIterations || m.nearDeadline(ctx, m.cfg.Loop.MaxIterations-iter+1) ||
 			strings.HasSuffix(msgs[len(msgs)-1].Content, answerNow)
-		creq.ActionOnly = m.cfg.ActFirst && iter == 1 && !creq.AnswerOnly && len(creq.Tools) > 0
-		out, structured, stop, err := m.complete(ctx, r, creq, name, depth == 0, m.cfg.MaxIterations-iter+1)
+		creq.ActionOnly = m.cfg.Model.ActFirst && iter == 1 && !creq.AnswerOnly && len(creq.Tools) > 0
+		out, structured, stop, err := m.complete(ctx, r, creq, name, depth == 0, m.cfg.Loop.MaxIterations-iter+1)
 		if err != nil {
 			return "", err
 		}
@@ -164,7 +164,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		if stop == "timeout" && perr != nil {
 			timeouts++
 		}
-		if perr != nil && (m.cfg.PlainTextAnswers || creq.AnswerOnly && !strings.HasPrefix(strings.TrimSpace(out), "{")) && plainText(out) {
+		if perr != nil && (m.cfg.Model.PlainTextAnswers || creq.AnswerOnly && !strings.HasPrefix(strings.TrimSpace(out), "{")) && plainText(out) {
 			// Chat models often answer without "A:"; taken as the answer
 			// when allowed, and always when only an answer was asked for.
 			ans := strings.TrimSpace(out)
@@ -179,7 +179,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 			shown := text.Truncate(strings.TrimSpace(out), malformedShown)
 			r.emit(kgagent.Event{Kind: kgagent.EventError, Agent: name, Text: fmt.Sprintf("malformed model output: %s; the output was %q", ke.Message, shown), Error: ke})
 			m.cfg.Logger.Warn("malformed model output", "request_id", r.req.ID, "agent", name, "iteration", iter, "error", ke.Message, "stop", stop, "output", shown)
-			if malformed > m.cfg.MaxMalformed {
+			if malformed > m.cfg.Loop.MaxMalformed {
 				if timeouts == malformed {
 					return m.noAnswer(ctx, r, name, depth, kgagent.Errorf(kgagent.ETIMEOUT, "the LLM call timed out %d times without a usable step", timeouts))
 				}
@@ -196,7 +196,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 			msgs = append(msgs, llm.ChatMessage{Role: "assistant", Content: fed}, llm.ChatMessage{Role: "user", Content: correction})
 			continue
 		}
-		if iter == m.cfg.MaxIterations && !slices.ContainsFunc(steps, func(s llm.Step) bool { return s.Kind == llm.StepAnswer }) {
+		if iter == m.cfg.Loop.MaxIterations && !slices.ContainsFunc(steps, func(s llm.Step) bool { return s.Kind == llm.StepAnswer }) {
 			// The last call asked for an answer and got an action: its
 			// result could reach no one, so it is not run.
 			m.cfg.Logger.Warn("the model acted on its last iteration instead of answering", "request_id", r.req.ID, "agent", name, "output", text.Truncate(strings.TrimSpace(out), malformedShown))
@@ -213,8 +213,8 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 			msgs = append(msgs, more...)
 		}
 	}
-	return m.noAnswer(ctx, r, name, depth, &kgagent.Error{Code: kgagent.EUNAVAILABLE, Message: fmt.Sprintf("agent %s reached its iteration limit (%d) without an answer", name, m.cfg.MaxIterations),
-		Details: map[string]any{"iterations": m.cfg.MaxIterations}})
+	return m.noAnswer(ctx, r, name, depth, &kgagent.Error{Code: kgagent.EUNAVAILABLE, Message: fmt.Sprintf("agent %s reached its iteration limit (%d) without an answer", name, m.cfg.Loop.MaxIterations),
+		Details: map[string]any{"iterations": m.cfg.Loop.MaxIterations}})
 }
 
 // noAnswer ends a run whose model gave no answer (iteration limit,
@@ -223,7 +223,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 // failing: the error is shown as an event and the answer is the built-in
 // answerer's (ground, CitationsFallback). Otherwise err is returned.
 func (m *Manager) noAnswer(ctx context.Context, r *run, agentName string, depth int, err *kgagent.Error) (string, error) {
-	if depth > 0 || !m.cfg.AttributeCitations || len(r.evidence) == 0 || ctx.Err() != nil {
+	if depth > 0 || !m.cfg.Loop.AttributeCitations || len(r.evidence) == 0 || ctx.Err() != nil {
 		return "", err
 	}
 	r.emit(kgagent.Event{Kind: kgagent.EventError, Agent: agentName, Text: err.Message + "; answering from the sources found", Error: err})
@@ -315,8 +315,8 @@ func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step 
 	}
 	obs.Text = said
 	r.emit(obs)
-	fed := boundObservation(said, m.cfg.ObservationTokens)
-	if iter+1 == m.cfg.MaxIterations || m.nearDeadline(ctx, m.cfg.MaxIterations-iter) {
+	fed := boundObservation(said, m.cfg.Model.ObservationTokens)
+	if iter+1 == m.cfg.Loop.MaxIterations || m.nearDeadline(ctx, m.cfg.Loop.MaxIterations-iter) {
 		fed += "\n\n" + answerNow
 	}
 	if step.Thought != "" {
@@ -357,7 +357,7 @@ const callShares = 3
 // 10 iterations the first call may take 40 s, not 13 s: a small local
 // model's first answer fits); 0 means no limit beyond ctx.
 func (m *Manager) callTimeout(ctx context.Context, itersLeft int) time.Duration {
-	t := m.cfg.LLMTimeout
+	t := m.cfg.Model.CallTimeout
 	if dl, ok := ctx.Deadline(); ok && itersLeft > 0 {
 		// A reserve before the question's deadline: the last call's own
 		// timeout ends it first, so the run still answers (with what the
@@ -420,7 +420,7 @@ func (m *Manager) runFunc(ctx context.Context, r *run, e *entry, step llm.Step) 
 		coll = e.a.Config().Collection
 	}
 	if coll == "" {
-		coll = m.cfg.Collection
+		coll = m.cfg.Builtins.Collection
 	}
 	embeds := make(map[string]kgagent.Embed, len(r.embeds))
 	for k, v := range r.embeds {
@@ -431,7 +431,7 @@ func (m *Manager) runFunc(ctx context.Context, r *run, e *entry, step llm.Step) 
 	if !f.Cacheable {
 		r.cacheable = false
 	}
-	return invoke(ctx, f, call, m.cfg.FuncTimeout)
+	return invoke(ctx, f, call, m.cfg.Loop.FuncTimeout)
 }
 
 // delegate runs `Ask Agent[name]: input` with a local agent, within the
@@ -440,8 +440,8 @@ func (m *Manager) delegate(ctx context.Context, r *run, step llm.Step, depth int
 	if slices.Contains(chain, step.Name) {
 		return FuncResult{}, kgagent.Errorf(kgagent.EINVALID, "delegation cycle: %s -> %s", strings.Join(chain, " -> "), step.Name)
 	}
-	if depth+1 > m.cfg.MaxDepth {
-		return FuncResult{}, kgagent.Errorf(kgagent.EINVALID, "delegation depth limit (%d) reached", m.cfg.MaxDepth)
+	if depth+1 > m.cfg.Loop.MaxDepth {
+		return FuncResult{}, kgagent.Errorf(kgagent.EINVALID, "delegation depth limit (%d) reached", m.cfg.Loop.MaxDepth)
 	}
 	sub, err := m.entry(step.Name)
 	if err != nil {
@@ -510,9 +510,9 @@ func (m *Manager) complete(ctx context.Context, r *run, creq llm.CompletionReque
 	r.llmCalls++
 	var s llm.Stream
 	if r.req.Journal != nil {
-		s, err = journal.Open(ctx, r.req.Journal, n, m.cfg.LLM, creq)
+		s, err = journal.Open(ctx, r.req.Journal, n, m.cfg.Model.LLM, creq)
 	} else {
-		s, err = m.cfg.LLM.Complete(ctx, creq)
+		s, err = m.cfg.Model.LLM.Complete(ctx, creq)
 	}
 	if err != nil {
 		if timedOut(err) {
@@ -693,7 +693,7 @@ func (m *Manager) prompt(ctx context.Context, r *run, e *entry, info RunInfo, hi
 		b.WriteString("\n")
 	}
 	b.WriteString("\n" + formatInstructions + "\n")
-	if p := m.cfg.Protocol; p != "" && p != llm.ProtocolText {
+	if p := m.cfg.Model.Protocol; p != "" && p != llm.ProtocolText {
 		b.WriteString(structuredInstructions + "\n")
 	}
 	if st := e.a.Stanzas(); len(st) > 0 {

@@ -12,15 +12,15 @@ import (
 
 // Route picks the agent for a question posted without one (the Router of
 // seed 002): the agent whose few-shot queries are nearest to the question in
-// embedding space (Config.Embedder; without one, by content-word overlap),
-// when the similarity reaches Config.RouteThreshold; else the default agent.
+// embedding space (Config.Route.Embedder; without one, by content-word overlap),
+// when the similarity reaches Config.Route.Threshold; else the default agent.
 // It returns the agent's name and the similarity.
 func (m *Manager) Route(ctx context.Context, question string) (string, float64, error) {
 	m.mu.RLock()
 	names := make([]string, 0, len(m.agents))
 	entries := make([]*entry, 0, len(m.agents))
 	for n, e := range m.agents {
-		if n == m.cfg.DefaultAgent || len(e.queries) == 0 {
+		if n == m.cfg.Route.DefaultAgent || len(e.queries) == 0 {
 			continue
 		}
 		names = append(names, n)
@@ -28,8 +28,8 @@ func (m *Manager) Route(ctx context.Context, question string) (string, float64, 
 	}
 	m.mu.RUnlock()
 	var qv []float32
-	if m.cfg.Embedder != nil && len(entries) > 0 {
-		vs, err := m.cfg.Embedder.Embed(ctx, []string{question})
+	if m.cfg.Route.Embedder != nil && len(entries) > 0 {
+		vs, err := m.cfg.Route.Embedder.Embed(ctx, []string{question})
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", 0, ctx.Err()
@@ -67,8 +67,8 @@ func (m *Manager) Route(ctx context.Context, question string) (string, float64, 
 			}
 		}
 	}
-	if best == "" || bestScore < m.cfg.RouteThreshold {
-		return m.cfg.DefaultAgent, bestScore, nil
+	if best == "" || bestScore < m.cfg.Route.Threshold {
+		return m.cfg.Route.DefaultAgent, bestScore, nil
 	}
 	return best, bestScore, nil
 }

@@ -6,7 +6,7 @@
 // Each process counts its own writes (the stores' generation). When that
 // count changes, the process increments one shared counter in the bucket
 // with compare-and-set; every process watches the counter. The generation
-// the answer cache compares (agent.Config.Generation) is the local count
+// the answer cache compares (agent.Config.Cache.Generation) is the local count
 // plus the other processes' increments, so it changes on the writer at once
 // (and not again when its own increment comes back through the watch) and
 // on every other process as soon as the watch delivers the new value.

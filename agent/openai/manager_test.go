@@ -60,7 +60,7 @@ func (r *recorder) kinds() []kgagent.EventKind {
 func weatherManager(t *testing.T, srv *openaitest.Server, mod func(*agent.Config)) (*agent.Manager, *[]string) {
 	t.Helper()
 	client := newClient(t, fast(srv))
-	cfg := agent.Config{LLM: client, Model: "scripted", FuncTimeout: 5 * time.Second}
+	cfg := agent.Config{Model: agent.ModelConfig{LLM: client, Name: "scripted"}, Loop: agent.LoopConfig{FuncTimeout: 5 * time.Second}}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -204,14 +204,14 @@ func TestManagerFailures(t *testing.T) {
 		{
 			name:      "malformed past the limit",
 			fallback:  ptr(openaitest.Reply("Q: a question of my own")),
-			mod:       func(c *agent.Config) { c.MaxMalformed = 1 },
+			mod:       func(c *agent.Config) { c.Loop.MaxMalformed = 1 },
 			wantCode:  kgagent.EUNAVAILABLE,
 			wantCalls: 2,
 		},
 		{
 			name:      "iteration limit",
 			fallback:  ptr(openaitest.Reply("Ask Func[weather]: Paris")),
-			mod:       func(c *agent.Config) { c.MaxIterations = 3 },
+			mod:       func(c *agent.Config) { c.Loop.MaxIterations = 3 },
 			wantCode:  kgagent.EUNAVAILABLE,
 			wantCalls: 3,
 			check: func(t *testing.T, srv *openaitest.Server, rec *recorder) {
@@ -339,7 +339,7 @@ func TestManagerLLMTimeout(t *testing.T) {
 	// calls that keep timing out end the run with TIMEOUT.
 	srv := openaitest.New(t, openaitest.Hang("Thinking"), openaitest.Hang("Ask Func[weather]: Paris\n", "more"), openaitest.Hang("A: sunny"),
 		openaitest.Hang("Thinking"), openaitest.Hang("Still"), openaitest.Hang("Thinking"))
-	m, _ := weatherManager(t, srv, func(c *agent.Config) { c.LLMTimeout = 100 * time.Millisecond })
+	m, _ := weatherManager(t, srv, func(c *agent.Config) { c.Model.CallTimeout = 100 * time.Millisecond })
 	ans, err := m.Ask(context.Background(), agent.Request{Agent: "weather", Question: "Weather?"}, nil)
 	if err != nil || ans.Answer != "sunny" || ans.Iterations != 3 {
 		t.Fatalf("answer %+v, %v", ans, err)

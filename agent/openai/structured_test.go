@@ -23,7 +23,7 @@ import (
 // returns the answer text, the func inputs and the event kinds.
 func askWeather(t *testing.T, srv *openaitest.Server, proto string) (string, []string, string) {
 	t.Helper()
-	m, inputs := weatherManager(t, srv, func(c *agent.Config) { c.Protocol = proto })
+	m, inputs := weatherManager(t, srv, func(c *agent.Config) { c.Model.Protocol = proto })
 	rec := newRecorder()
 	ans, err := m.Ask(context.Background(), agent.Request{Agent: "weather", Question: "Weather in Paris and Rome?"}, rec.emit)
 	if err != nil {
@@ -137,7 +137,7 @@ func TestAnswerOnlyOnTheLastIteration(t *testing.T) {
 		openaitest.Reply(`{"thought": "", "action": "weather", "input": "Paris"}`),
 		openaitest.Reply(`{"thought": "", "action": "answer", "input": "Sunny."}`),
 	)
-	m, _ := weatherManager(t, srv, func(c *agent.Config) { c.Protocol = llm.ProtocolJSON; c.MaxIterations = 2 })
+	m, _ := weatherManager(t, srv, func(c *agent.Config) { c.Model.Protocol = llm.ProtocolJSON; c.Loop.MaxIterations = 2 })
 	if ans, err := m.Ask(context.Background(), agent.Request{Agent: "weather", Question: "Paris?"}, nil); err != nil || ans.Answer != "Sunny." {
 		t.Fatalf("%+v %v", ans, err)
 	}
@@ -148,7 +148,7 @@ func TestAnswerOnlyOnTheLastIteration(t *testing.T) {
 		t.Errorf("schemas %s then %s", first, last)
 	}
 	tools := openaitest.New(t, openaitest.Calls("weather", `{"input":"Rome"}`), openaitest.Reply("Warm."))
-	m, _ = weatherManager(t, tools, func(c *agent.Config) { c.Protocol = llm.ProtocolTools; c.MaxIterations = 2 })
+	m, _ = weatherManager(t, tools, func(c *agent.Config) { c.Model.Protocol = llm.ProtocolTools; c.Loop.MaxIterations = 2 })
 	if ans, err := m.Ask(context.Background(), agent.Request{Agent: "weather", Question: "Rome?"}, nil); err != nil || ans.Answer != "Warm." {
 		t.Fatalf("%+v %v", ans, err)
 	}
@@ -187,7 +187,7 @@ func TestAskAgentAsToolAndJSONStep(t *testing.T) {
 		{llm.ProtocolJSON, openaitest.Reply(`{"thought": "ask the docs agent", "action": "ask_agent_default", "input": "What is Lumen?"}`)},
 	} {
 		srv := openaitest.New(t, tt.first, openaitest.Reply("A: Lumen is a database."), openaitest.Reply(`{"thought": "", "action": "answer", "input": "A database."}`))
-		m, _ := weatherManager(t, srv, func(c *agent.Config) { c.Protocol = tt.proto })
+		m, _ := weatherManager(t, srv, func(c *agent.Config) { c.Model.Protocol = tt.proto })
 		rec := newRecorder()
 		ans, err := m.Ask(context.Background(), agent.Request{Agent: "weather", Question: "What is Lumen?"}, rec.emit)
 		if err != nil {

@@ -21,7 +21,7 @@ func TestManagerRecordsSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := agent.New(agent.Config{Sessions: db.Sessions(), UserStorage: db.UserStorage(), RecordSessions: true})
+	m, err := agent.New(agent.Config{Sessions: agent.SessionsConfig{Store: db.Sessions(), Record: true}, UserStorage: db.UserStorage()})
 	if err != nil {
 		t.Fatal(err)
 	}

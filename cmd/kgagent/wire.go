@@ -266,14 +266,16 @@ func (a *app) openServices(ctx context.Context) error {
 		searchFirst, attribute = false, false
 	}
 	m, err := agent.New(agent.Config{
-		LLM: s.llm, Model: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
-		LLMTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Protocol: protocol, ActFirst: cfg.LLMActFirst,
-		SearchFirst: searchFirst, AttributeCitations: attribute, Logger: a.log, Observer: s.llmMetrics,
-		Knowledge: k, Graph: s.graph, Collection: cfg.Collection,
-		Embedder: s.embedder, MaxIterations: cfg.MaxIterations,
-		UserStorage: db.UserStorage(), Sessions: db.Sessions(), EmbedFetch: a.embedFetch(),
-		AnswerCacheSize: cfg.AnswerCacheSize, AnswerCacheTTL: cfg.AnswerCacheTTL,
-		Generation: generation,
+		Model: agent.ModelConfig{LLM: s.llm, Name: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
+			CallTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Protocol: protocol, ActFirst: cfg.LLMActFirst},
+		Loop:        agent.LoopConfig{SearchFirst: searchFirst, AttributeCitations: attribute, MaxIterations: cfg.MaxIterations},
+		Builtins:    agent.BuiltinsConfig{Knowledge: k, Graph: s.graph, Collection: cfg.Collection, EmbedFetch: a.embedFetch()},
+		Route:       agent.RouteConfig{Embedder: s.embedder},
+		Sessions:    agent.SessionsConfig{Store: db.Sessions()},
+		Cache:       agent.CacheConfig{Size: cfg.AnswerCacheSize, TTL: cfg.AnswerCacheTTL, Generation: generation},
+		Logger:      a.log,
+		Observer:    s.llmMetrics,
+		UserStorage: db.UserStorage(),
 	})
 	if err != nil {
 		return err
