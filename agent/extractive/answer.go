@@ -109,6 +109,9 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	if missing := q.missing(present); len(missing) > 0 {
 		return notFound(ps, q, missing)
 	}
+	if absent := q.absentPhrases(ps); len(absent) > 0 {
+		return notFound(ps, q, absent)
+	}
 	sents, df := split(ps)
 	if len(sents) == 0 {
 		return notFound(ps, q, nil)

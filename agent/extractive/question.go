@@ -28,6 +28,9 @@ type question struct {
 	// versions are the question's names written with a version ("Lumen
 	// 2"): a passage naming that version is about what is asked.
 	versions []string
+	// compounds are its names of several words ("AWS Lambda"), which the
+	// evidence must hold as phrases.
+	compounds []string
 	// said maps each term to the word of the question it came from
 	// ("backups" for "backup"), for abstentions that name it.
 	said map[string]string
@@ -71,6 +74,7 @@ func analyse(q string) question {
 	out.kind = entityType(q)
 	out.answerType = answerType(q)
 	out.versions = versionedNames(q)
+	out.compounds = compoundNames(q)
 	skip := ""
 	if f := strings.Fields(strings.ToLower(q)); len(f) > 1 {
 		for i := 0; i+1 < len(f); i++ {
