@@ -390,6 +390,10 @@ func docsSay(question string, evs []kgagent.Evidence) string {
 	return docs
 }
 
+// citeSentences is where checkCitations ends a sentence: a line break or
+// the loose rule.
+var citeSentences = kgtext.SentenceRule{Newline: true}
+
 // checkCitations drops from text (in the run's numbers, n sources) every
 // cited number out of range, and every one naming evidence passages none
 // of which supports the sentence the citation ends (extractive.Support; the
@@ -411,7 +415,7 @@ func checkCitations(text string, sup *extractive.Support, n int) (string, int) {
 		if !ok {
 			c := text[i]
 			b.WriteByte(c)
-			if c == '\n' || kgtext.EndsSentence(text, i) {
+			if citeSentences.End(text, i) {
 				prev, start = start, i+1
 			}
 			continue

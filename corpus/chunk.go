@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // ChunkConfig bounds chunk sizes. The zero value uses the defaults.
@@ -310,31 +311,17 @@ func sectionUnits(sec kgagent.Section, max int) []unit {
 	return units
 }
 
-// splitSentences cuts s after sentence ends, and cuts any sentence longer
-// than max between words (or, for a single giant word, between runes).
+// chunkSentences is where the chunker cuts a long line: a sentence end
+// before a word that starts like a sentence. It shapes the stored chunks:
+// changing it changes every collection's chunks.
+var chunkSentences = text.SentenceRule{Starts: `"('`}
+
+// splitSentences cuts s (a trimmed line) after sentence ends, and cuts any
+// sentence longer than max between words (or, for a single giant word,
+// between runes).
 func splitSentences(s string, max int) []string {
-	var sents []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c == '.' || c == '!' || c == '?') && i+1 < len(s) && s[i+1] == ' ' {
-			j := i + 1
-			for j < len(s) && s[j] == ' ' {
-				j++
-			}
-			if j < len(s) {
-				r, _ := utf8.DecodeRuneInString(s[j:])
-				if unicode.IsUpper(r) || unicode.IsDigit(r) || r == '"' || r == '(' || r == '\'' {
-					sents = append(sents, s[start:i+1])
-					start = j
-					i = j - 1
-				}
-			}
-		}
-	}
-	sents = append(sents, s[start:])
 	var out []string
-	for _, sent := range sents {
+	for _, sent := range chunkSentences.Split(s) {
 		if len(sent) <= max {
 			out = append(out, sent)
 			continue

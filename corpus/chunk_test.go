@@ -3,6 +3,7 @@ package corpus
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
@@ -181,6 +182,59 @@ func FuzzChunkText(f *testing.F) {
 			if len(c.Text) > n && !strings.Contains(text, "```") {
 				t.Fatalf("chunk %d has %d bytes > %d", i, len(c.Text), n)
 			}
+		}
+	})
+}
+
+// splitSentencesRef is the chunker's own sentence splitter before the
+// chunker cut lines with internal/text's SentenceRule: the reference the
+// one splitter must agree with, since it shapes the stored chunks.
+func splitSentencesRef(s string, max int) []string {
+	var sents []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c == '.' || c == '!' || c == '?') && i+1 < len(s) && s[i+1] == ' ' {
+			j := i + 1
+			for j < len(s) && s[j] == ' ' {
+				j++
+			}
+			if j < len(s) {
+				r, _ := utf8.DecodeRuneInString(s[j:])
+				if unicode.IsUpper(r) || unicode.IsDigit(r) || r == '"' || r == '(' || r == '\'' {
+					sents = append(sents, s[start:i+1])
+					start = j
+					i = j - 1
+				}
+			}
+		}
+	}
+	sents = append(sents, s[start:])
+	var out []string
+	for _, sent := range sents {
+		if len(sent) <= max {
+			out = append(out, sent)
+			continue
+		}
+		out = append(out, splitWords(sent, max)...)
+	}
+	return out
+}
+
+func FuzzSplitSentencesMatchesReference(f *testing.F) {
+	f.Add("Set it. then go. Then stop. \"Quoted\" (paren) 'q' 3 items.  Über. éclair! `x` [1]? e.g. Foo", 40)
+	f.Add("One.  Two.   three. Four!", 5)
+	f.Add("a. \xff. B", 1)
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		// the chunker cuts trimmed lines longer than max
+		line := strings.TrimSpace(strings.ReplaceAll(s, "\n", " "))
+		if line == "" {
+			return
+		}
+		max = 1 + (max&0x7fffffff)%200
+		got, want := splitSentences(line, max), splitSentencesRef(line, max)
+		if strings.Join(got, "\x00") != strings.Join(want, "\x00") || len(got) != len(want) {
+			t.Fatalf("splitSentences(%q, %d) = %q, want %q", line, max, got, want)
 		}
 	})
 }

@@ -150,9 +150,9 @@ func runOnEntries(l string) (es []DigestEntry, covered int) {
 	}
 	total, before := 0, 0
 	for rest := l; rest != ""; {
-		end := sentenceEnd(rest)
-		sent := strings.TrimSpace(rest[:end])
-		rest = strings.TrimSpace(rest[end:])
+		var sent string
+		sent, rest = digestSentences.Next(rest)
+		rest = strings.TrimSpace(rest)
 		n := countWords(sent, -1)
 		total += n
 		name, desc, ok := strings.Cut(sent, " ")
@@ -246,39 +246,32 @@ func isDescription(l string) bool {
 // was spaced.
 func sentenceKeys(text string, add func(uint64)) {
 	const offset, prime = 14695981039346656037, 1099511628211
-	h, n := uint64(offset), 0
-	flush := func() {
+	for rest := text; rest != ""; {
+		var sent string
+		sent, rest = digestSentences.Next(rest)
+		h, n := uint64(offset), 0
+		for i := 0; i < len(sent); i++ {
+			switch c := sent[i]; {
+			case c >= 'A' && c <= 'Z':
+				h, n = (h^uint64(c+'a'-'A'))*prime, n+1
+			case c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80:
+				h, n = (h^uint64(c))*prime, n+1
+			}
+		}
 		if n >= 12 { // shorter "sentences" (a name, "Since: 1.4") say nothing
 			add(h)
 		}
-		h, n = offset, 0
 	}
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		switch {
-		case c == '\n' || (c == '.' || c == '!' || c == '?' || c == ';') && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n'):
-			flush()
-		case c >= 'A' && c <= 'Z':
-			h, n = (h^uint64(c+'a'-'A'))*prime, n+1
-		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= 0x80:
-			h, n = (h^uint64(c))*prime, n+1
-		}
-	}
-	flush()
 }
 
-// firstSentence is l up to its first sentence end.
-func firstSentence(l string) string { return l[:sentenceEnd(l)] }
+// digestSentences is where the digest rule ends a sentence: a line break,
+// or a . ! ? ; followed by a space or the end.
+var digestSentences = text.SentenceRule{Newline: true, Semicolon: true}
 
-// sentenceEnd is the index just past the first sentence of l: a . ! ? ;
-// followed by a space, or the end of l.
-func sentenceEnd(l string) int {
-	for i := 0; i+1 < len(l); i++ {
-		if c := l[i]; (c == '.' || c == '!' || c == '?' || c == ';') && l[i+1] == ' ' {
-			return i + 1
-		}
-	}
-	return len(l)
+// firstSentence is l (one line) up to its first sentence end.
+func firstSentence(l string) string {
+	sent, _ := digestSentences.Next(l)
+	return sent
 }
 
 // DemoteDigests reorders hits (best first) so that no digest outranks a page

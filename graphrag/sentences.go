@@ -171,11 +171,8 @@ func subsequence(short, long string) bool {
 
 // nextSentence returns the first sentence of text (trimmed, maybe empty)
 // and the text after it: text is cut at ". ", "! ", "? " and newlines.
-func nextSentence(s string) (sent, rest string) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' || text.EndsSentence(s, i) {
-			return strings.TrimSpace(s[:i+1]), s[i+1:]
-		}
-	}
-	return strings.TrimSpace(s), ""
-}
+func nextSentence(s string) (sent, rest string) { return extractSentences.Next(s) }
+
+// extractSentences is where the rule extractor ends a sentence: a line
+// break or the loose rule. It shapes the stored triples.
+var extractSentences = text.SentenceRule{Newline: true}

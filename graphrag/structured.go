@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // MaxListItems is how many items a structured answer lists; the rest are
@@ -115,12 +116,9 @@ func (g graphQuery) entry(ctx context.Context, id string) (entry, error) {
 // bytes.
 func firstSentence(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	for i := 0; i+1 < len(s); i++ {
-		if (s[i] == '.' || s[i] == '!' || s[i] == '?') && s[i+1] == ' ' && i > 10 {
-			// not "e.g. " nor a dotted name
-			if i >= 3 && (s[i-2] == '.' || s[i-3:i] == "e.g" || s[i-3:i] == "i.e") {
-				continue
-			}
+	// Not before byte 11, not at "e.g. " nor after a dotted name.
+	for i := 11; i+1 < len(s); i++ {
+		if (text.SentenceRule{Abbrev: true}).End(s, i) {
 			s = s[:i+1]
 			break
 		}

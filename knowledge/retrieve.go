@@ -262,7 +262,7 @@ func LinkHeavy(h *corpus.Hit) bool {
 func sentenceEnds(l string) int {
 	n := 0
 	for i := range len(l) {
-		if text.EndsSentence(l, i) {
+		if (text.SentenceRule{}).End(l, i) {
 			n++
 		}
 	}

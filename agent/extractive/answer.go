@@ -341,38 +341,11 @@ func split(ps []*passage) ([]*sentence, map[string]int) {
 }
 
 // splitSentences cuts a line at sentence ends: ". ", "! ", "? " before an
-// upper-case letter, digit, quote or bracket.
-func splitSentences(line string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(line)-2; i++ {
-		c := line[i]
-		if (c == '.' || c == '!' || c == '?') && line[i+1] == ' ' {
-			j := i + 2
-			for j < len(line) && line[j] == ' ' {
-				j++
-			}
-			if j < len(line) {
-				r := rune(line[j])
-				if unicode.IsUpper(r) || unicode.IsDigit(r) || strings.ContainsRune("\"'`([", r) {
-					w := line[start : i+1]
-					if k := strings.LastIndexByte(w, ' '); k >= 0 {
-						w = w[k+1:]
-					}
-					if w == "e.g." || w == "i.e." || w == "etc." || w == "vs." || len(w) == 2 && unicode.IsUpper(rune(w[0])) {
-						continue
-					}
-					out = append(out, strings.TrimSpace(line[start:i+1]))
-					start = j
-				}
-			}
-		}
-	}
-	if s := strings.TrimSpace(line[start:]); s != "" {
-		out = append(out, s)
-	}
-	return out
-}
+// upper-case letter, digit, quote or bracket, not after an abbreviation.
+func splitSentences(line string) []string { return answerSentences.Split(line) }
+
+// answerSentences is where the answer writer ends a sentence.
+var answerSentences = text.SentenceRule{Starts: "\"'`([", Abbrev: true}
 
 // evidenceTerms is every term of the evidence: text, titles and headings.
 func evidenceTerms(ps []*passage) map[string]bool {

@@ -280,15 +280,46 @@ func TestSharedQuestions(t *testing.T) {
 	}
 }
 
-func TestEndsSentence(t *testing.T) {
+func TestSentenceRule(t *testing.T) {
 	s := "Use os.path in 3.11. Why? Yes! end."
 	var ends []int
 	for i := range len(s) {
-		if EndsSentence(s, i) {
+		if (SentenceRule{}).End(s, i) {
 			ends = append(ends, i)
 		}
 	}
 	if want := []int{19, 24, 29, 34}; !slices.Equal(ends, want) {
-		t.Fatalf("EndsSentence at %v, want %v", ends, want)
+		t.Fatalf("the loose rule ends sentences at %v, want %v", ends, want)
+	}
+	chunker := SentenceRule{Starts: `"('`}
+	writer := SentenceRule{Starts: "\"'`([", Abbrev: true}
+	tests := []struct {
+		rule SentenceRule
+		in   string
+		want []string
+	}{
+		{SentenceRule{}, "One. two! Three?four", []string{"One.", "two!", "Three?four"}},
+		{SentenceRule{}, "a\nb. c", []string{"a\nb.", "c"}},
+		{SentenceRule{Newline: true}, "a\nb.\nc", []string{"a", "b.", "c"}},
+		{SentenceRule{Semicolon: true}, "Reads x; writes y. Done", []string{"Reads x;", "writes y.", "Done"}},
+		{SentenceRule{}, "Reads x; writes y", []string{"Reads x; writes y"}},
+		// the chunker: the next word must start like a sentence
+		{chunker, "Set it. then go. Then stop. \"Quoted\" (paren) 'q' 3 items.  Über", []string{"Set it. then go.", "Then stop.", "\"Quoted\" (paren) 'q' 3 items.", "Über"}},
+		{chunker, "Use e.g. Foo. `code` here. [1] note", []string{"Use e.g.", "Foo. `code` here. [1] note"}},
+		{chunker, "End. ", []string{"End."}},
+		{chunker, "A. b. éclair. Élan", []string{"A. b. éclair.", "Élan"}},
+		// the answer writer: backquotes and brackets start one, not abbreviations
+		{writer, "Use e.g. Foo. `code` here. [1] note", []string{"Use e.g. Foo.", "`code` here.", "[1] note"}},
+		{writer, "See etc. Bar, vs. Baz, J. Smith and the U.S. Army. Done.", []string{"See etc. Bar, vs. Baz, J. Smith and the U.S. Army.", "Done."}},
+		{writer, "Version 2.4.1 is out. It is fast.", []string{"Version 2.4.1 is out.", "It is fast."}},
+		{writer, "", nil},
+	}
+	for _, tt := range tests {
+		if got := tt.rule.Split(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("%+v.Split(%q) = %q, want %q", tt.rule, tt.in, got, tt.want)
+		}
+	}
+	if sent, rest := (SentenceRule{Newline: true}).Next(" First one. Second\nthird"); sent != "First one." || rest != " Second\nthird" {
+		t.Errorf("Next = %q, %q", sent, rest)
 	}
 }
