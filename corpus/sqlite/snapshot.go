@@ -43,17 +43,9 @@ func (x *Index) snapHeader(collection string, version int64, dim int) string {
 		x.cfg.TitleWeight, x.cfg.HeadingWeight, x.cfg.BodyWeight))
 }
 
-func int8Bytes(v []int8) []byte {
-	b := make([]byte, len(v))
-	for i, x := range v {
-		b[i] = byte(x)
-	}
-	return b
-}
-
-// encodeSnapshot writes the live slots of m, renumbered densely, so that a
-// snapshot never carries tombstones.
-func encodeSnapshot(m *memColl) []byte {
+// encodeSnapshot writes the live slots of m into e, renumbered densely,
+// so that a snapshot never carries tombstones.
+func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 	newSlot := make([]int32, len(m.rids))
 	live := 0
 	for s := range m.rids {
@@ -64,7 +56,6 @@ func encodeSnapshot(m *memColl) []byte {
 		newSlot[s] = int32(live)
 		live++
 	}
-	e := &snapfile.Encoder{B: make([]byte, 0, live*(m.dim+64))}
 	e.U32(uint32(live))
 	// pages: the doc URLs of live slots, each once
 	pageOf := map[string]uint32{}
@@ -82,7 +73,6 @@ func encodeSnapshot(m *memColl) []byte {
 	for _, p := range pages {
 		e.Str(p)
 	}
-	vecs := make([]int8, 0, live*m.dim)
 	scales := make([]float32, 0, live)
 	allLens := make([]float32, 0, live)
 	headLens := make([]float32, 0, live)
@@ -92,12 +82,21 @@ func encodeSnapshot(m *memColl) []byte {
 		}
 		e.U64(uint64(rid))
 		e.U32(pageOf[m.docs[s]])
-		vecs = append(vecs, m.vecs[s*m.dim:(s+1)*m.dim]...)
 		scales = append(scales, m.scales[s])
 		allLens = append(allLens, m.all.lens[s])
 		headLens = append(headLens, m.head.lens[s])
 	}
-	e.Bytes(int8Bytes(vecs))
+	// the vectors, written slot by slot (no copy of them all)
+	e.U32(uint32(live * m.dim))
+	row := make([]byte, m.dim)
+	for s := range m.rids {
+		if newSlot[s] >= 0 {
+			for j, v := range m.vecs[s*m.dim : (s+1)*m.dim] {
+				row[j] = byte(v)
+			}
+			e.Raw(row)
+		}
+	}
 	e.F32s(scales)
 	for _, f := range []struct {
 		fi   *fieldIndex
@@ -129,7 +128,6 @@ func encodeSnapshot(m *memColl) []byte {
 			}
 		}
 	}
-	return e.B
 }
 
 // decodeSnapshot rebuilds a memColl from encodeSnapshot's bytes.
@@ -268,7 +266,10 @@ func (x *Index) writeSnapshot(collection string, m *memColl) error {
 	}
 	version := m.version
 	header := x.snapHeader(collection, version, m.dim)
-	body := encodeSnapshot(m)
+	// encoded and compressed under the lock: only the compressed body is
+	// held in memory, never the whole encoded copy
+	body := snapfile.NewEncoder()
+	encodeSnapshot(body, m)
 	x.cacheMu.RUnlock()
 
 	tmp, err := snapfile.WriteTemp(path, header, body)

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"github.com/kgagent/kgagent/internal/snapfile"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -184,7 +185,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		f.put(x, "c", fmt.Sprintf("https://x/p%d", i), "replaced text")
 	}
 	x.cacheMu.RLock()
-	enc := encodeSnapshot(m)
+	e := &snapfile.Encoder{}
+	encodeSnapshot(e, m)
+	enc := e.B
 	x.cacheMu.RUnlock()
 	got, err := decodeSnapshot(enc, m.dim, m.weights)
 	if err != nil {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"github.com/kgagent/kgagent/internal/snapfile"
 	"strconv"
 	"strings"
 
@@ -85,7 +86,9 @@ func EncodeNames(ctx context.Context, s *Store, collection string) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	return encodeNames(idx), nil
+	e := &snapfile.Encoder{}
+	encodeNames(e, idx)
+	return e.B, nil
 }
 
 // DecodeNames decodes a snapshot body and encodes the index again.
@@ -94,7 +97,9 @@ func DecodeNames(b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return encodeNames(idx), nil
+	e := &snapfile.Encoder{}
+	encodeNames(e, idx)
+	return e.B, nil
 }
 
 // EntitiesFromTriples are the entities that Open stores for a bulk load

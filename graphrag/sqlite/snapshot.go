@@ -72,7 +72,9 @@ func (s *Store) readNamesSnapshot(collection, header string, version int64) *nam
 // writeNamesSnapshot writes x as collection's snapshot with header.
 func (s *Store) writeNamesSnapshot(collection, header string, x *nameIndex) error {
 	path := snapfile.Path(s.snapDir(), collection)
-	tmp, err := snapfile.WriteTemp(path, header, encodeNames(x))
+	e := snapfile.NewEncoder()
+	encodeNames(e, x)
+	tmp, err := snapfile.WriteTemp(path, header, e)
 	if err != nil {
 		return err
 	}
@@ -86,10 +88,10 @@ func (s *Store) removeNamesSnapshot(collection string) {
 	_ = os.Remove(snapfile.Path(s.snapDir(), collection))
 }
 
-// encodeNames is the snapshot body of x: entities, the word index, the
-// interned strings and the triples (the adjacency lists are rebuilt).
-func encodeNames(x *nameIndex) []byte {
-	e := &snapfile.Encoder{B: make([]byte, 0, 64*len(x.ents)+56*len(x.rows)+32*len(x.strs))}
+// encodeNames writes the snapshot body of x into e: entities, the word
+// index, the interned strings and the triples (the adjacency lists are
+// rebuilt).
+func encodeNames(e *snapfile.Encoder, x *nameIndex) {
 	e.U32(uint32(len(x.ents)))
 	for _, n := range x.ents {
 		e.Str(n.e.ID)
@@ -118,7 +120,6 @@ func encodeNames(x *nameIndex) []byte {
 			e.U32(uint32(c))
 		}
 	}
-	return e.B
 }
 
 // decodeNames rebuilds a name index from encodeNames' bytes, checking

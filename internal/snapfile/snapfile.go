@@ -3,8 +3,10 @@
 // graphrag/sqlite's name index) written beside the database so that a
 // process can read it back instead of rebuilding it from every row.
 //
-// A snapshot file is a text header, the body compressed with zstd and a
-// CRC-32 of the (uncompressed) body. The
+// A snapshot file is a text header, the body compressed with zstd, the
+// body's length (8 bytes) and its CRC-32 (4 bytes). An Encoder made by
+// NewEncoder compresses the body as it is encoded, so a large body is never
+// whole in memory while written. The
 // header names everything the body depends on: the format, the executable
 // that wrote it (Header adds ExeIdentity: another build may build the copy
 // differently) and whatever the store adds (the collection, the version its
@@ -16,10 +18,12 @@ package snapfile
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
 	"math"
@@ -36,16 +40,14 @@ import (
 // graph name index 165 -> 27 MB and its search copy 98 -> 37 MB, for
 // ~2.5 s of one core when written (at the end of an ingest) and well under a
 // second when read back.
-var (
-	encoder = sync.OnceValue(func() *zstd.Encoder {
-		e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
-		return e
-	})
-	decoder = sync.OnceValue(func() *zstd.Decoder {
-		d, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
-		return d
-	})
-)
+var decoder = sync.OnceValue(func() *zstd.Decoder {
+	d, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+	return d
+})
+
+// trailer is the length of what follows the compressed body: its
+// uncompressed length and its CRC-32.
+const trailer = 8 + 4
 
 // ExeIdentity names the running executable (path, size, modification
 // time). Empty when it cannot be told; then Header returns "" and no
@@ -94,24 +96,34 @@ func Read(path, header string) []byte {
 		return nil
 	}
 	b, err := os.ReadFile(path)
-	if err != nil || len(b) < len(header)+4 || string(b[:len(header)]) != header {
+	if err != nil || len(b) < len(header)+trailer || string(b[:len(header)]) != header {
 		return nil
 	}
-	z, sum := b[len(header):len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
-	body, err := decoder().DecodeAll(z, nil)
-	if err != nil || crc32.ChecksumIEEE(body) != sum {
+	z, t := b[len(header):len(b)-trailer], b[len(b)-trailer:]
+	n, sum := binary.LittleEndian.Uint64(t), binary.LittleEndian.Uint32(t[8:])
+	var dst []byte
+	if n <= uint64(1024*len(z)+1<<20) { // else a corrupt length: no allocation on its word
+		dst = make([]byte, 0, n)
+	}
+	body, err := decoder().DecodeAll(z, dst)
+	if err != nil || uint64(len(body)) != n || crc32.ChecksumIEEE(body) != sum {
 		return nil
 	}
 	return body
 }
 
-// WriteTemp writes header, body and its checksum to a new temporary file
-// in path's directory (created if needed) and returns the file's name: the
-// caller renames it to path (os.Rename) when the snapshot is still wanted,
-// and removes it in any case (a no-op after the rename).
-func WriteTemp(path, header string, body []byte) (string, error) {
+// WriteTemp writes header and the snapshot body e holds (e is closed) to
+// a new temporary file in path's directory (created if needed) and returns
+// the file's name: the caller renames it to path (os.Rename) when the
+// snapshot is still wanted, and removes it in any case (a no-op after the
+// rename).
+func WriteTemp(path, header string, e *Encoder) (string, error) {
 	if header == "" {
 		return "", errors.New("snapshot: executable not identified")
+	}
+	payload, err := e.Close()
+	if err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
@@ -122,8 +134,7 @@ func WriteTemp(path, header string, body []byte) (string, error) {
 	}
 	w := bufio.NewWriterSize(tmp, 1<<20)
 	_, _ = io.WriteString(w, header)
-	_, _ = w.Write(encoder().EncodeAll(body, nil))
-	_, _ = w.Write(binary.LittleEndian.AppendUint32(nil, crc32.ChecksumIEEE(body)))
+	_, _ = w.Write(payload)
 	if err := w.Flush(); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
@@ -136,23 +147,97 @@ func WriteTemp(path, header string, body []byte) (string, error) {
 	return tmp.Name(), nil
 }
 
-// Encoder appends little-endian values to B.
-type Encoder struct{ B []byte }
+// spillSize is how many encoded bytes a streaming Encoder buffers before
+// compressing them.
+const spillSize = 1 << 20
+
+// Encoder appends little-endian values to B. One made by NewEncoder moves
+// B into its compressor whenever B reaches spillSize, so only the
+// compressed body and a small buffer are in memory; a zero Encoder keeps
+// the whole body in B (Close compresses it at once).
+type Encoder struct {
+	B []byte
+
+	zw  *zstd.Encoder // nil: not streaming
+	z   bytes.Buffer  // the compressed body so far
+	crc hash.Hash32
+	n   uint64 // bytes moved into zw
+	err error
+}
+
+// NewEncoder returns an Encoder that compresses the body as it goes.
+func NewEncoder() *Encoder {
+	e := &Encoder{B: make([]byte, 0, spillSize+4096), crc: crc32.NewIEEE()}
+	e.zw, e.err = zstd.NewWriter(&e.z, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	return e
+}
+
+// spill moves B into the compressor once it is big enough.
+func (e *Encoder) spill() {
+	if e.zw != nil && len(e.B) >= spillSize {
+		e.put(e.B)
+		e.B = e.B[:0]
+	}
+}
+
+// put compresses p.
+func (e *Encoder) put(p []byte) {
+	if e.err != nil || len(p) == 0 {
+		return
+	}
+	e.crc.Write(p)
+	e.n += uint64(len(p))
+	_, e.err = e.zw.Write(p)
+}
+
+// Close finishes the body and returns it as stored after the header:
+// compressed, then its length and checksum.
+func (e *Encoder) Close() ([]byte, error) {
+	if e.zw == nil {
+		s := NewEncoder()
+		s.put(e.B)
+		e.B = nil
+		return s.Close()
+	}
+	e.put(e.B)
+	e.B = nil
+	if e.err == nil {
+		e.err = e.zw.Close()
+	}
+	if e.err != nil {
+		return nil, e.err
+	}
+	out := e.z.Bytes()
+	out = binary.LittleEndian.AppendUint64(out, e.n)
+	return binary.LittleEndian.AppendUint32(out, e.crc.Sum32()), nil
+}
 
 // U64 appends v.
-func (e *Encoder) U64(v uint64) { e.B = binary.LittleEndian.AppendUint64(e.B, v) }
+func (e *Encoder) U64(v uint64) { e.B = binary.LittleEndian.AppendUint64(e.B, v); e.spill() }
 
 // U32 appends v.
-func (e *Encoder) U32(v uint32) { e.B = binary.LittleEndian.AppendUint32(e.B, v) }
+func (e *Encoder) U32(v uint32) { e.B = binary.LittleEndian.AppendUint32(e.B, v); e.spill() }
 
 // F32 appends v.
 func (e *Encoder) F32(v float32) { e.U32(math.Float32bits(v)) }
 
 // Str appends s with its length.
-func (e *Encoder) Str(s string) { e.U32(uint32(len(s))); e.B = append(e.B, s...) }
+func (e *Encoder) Str(s string) { e.U32(uint32(len(s))); e.B = append(e.B, s...); e.spill() }
 
 // Bytes appends p with its length.
-func (e *Encoder) Bytes(p []byte) { e.U32(uint32(len(p))); e.B = append(e.B, p...) }
+func (e *Encoder) Bytes(p []byte) { e.U32(uint32(len(p))); e.Raw(p) }
+
+// Raw appends p as it is (a caller that wrote its length before).
+func (e *Encoder) Raw(p []byte) {
+	if e.zw != nil && len(p) >= spillSize {
+		e.put(e.B)
+		e.B = e.B[:0]
+		e.put(p)
+		return
+	}
+	e.B = append(e.B, p...)
+	e.spill()
+}
 
 // F32s appends v with its length.
 func (e *Encoder) F32s(v []float32) {
