@@ -176,6 +176,11 @@ func (a *app) snapshot(ctx context.Context, collection string) {
 			if err := s.Snapshot(ctx, c); err != nil {
 				a.log.Warn("snapshot: search copy", "collection", c, "err", err)
 			}
+			// the ingest searches no more: each copy goes once written
+			if r, ok := s.(interface{ Release(string) }); ok && a.command == "ingest" {
+				r.Release(c)
+				free()
+			}
 		}
 	}
 	a.log.Info("snapshots written", "collection", collection, "seconds", time.Since(start).Seconds())

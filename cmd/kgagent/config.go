@@ -95,7 +95,7 @@ type Config struct {
 	CrawlDelay          time.Duration `key:"crawl_delay" usage:"delay between requests to one host"`
 	CrawlMaxPages       int           `key:"crawl_max_pages" usage:"default page limit of a crawl"`
 	CrawlTimeout        time.Duration `key:"crawl_timeout" usage:"per-request timeout of the crawler"`
-	IngestMemoryLimit   int64         `key:"ingest_memory_limit" usage:"soft limit on the Go memory of kgagent ingest, in bytes: the collector works harder near it (the GOMEMLIMIT environment variable, when set, wins)"`
+	IngestMemoryLimit   int64         `key:"ingest_memory_limit" usage:"memory kgagent ingest aims to stay within, in bytes: 136 MiB of it are left to SQLite's caches and the executable, the rest is Go's soft limit, near which the collector works harder (the GOMEMLIMIT environment variable, when set, wins)"`
 
 	APIKeysFile        string        `key:"api_keys_file" usage:"YAML file of API keys (hashed) with scopes and collections"`
 	JWKSFile           string        `key:"jwks_file" usage:"JWKS file for agent-protocol JWT verification"`

@@ -381,6 +381,17 @@ func (x *Index) Snapshot(ctx context.Context, collection string) error {
 	return x.writeSnapshot(collection, m)
 }
 
+// Release drops collection's search copy from memory, once any snapshot
+// being written of it is done; a later search loads it again (from its
+// snapshot when that is current). kgagent ingest releases each copy as
+// soon as its snapshot is written, so that two are never held at once.
+func (x *Index) Release(collection string) {
+	x.snaps.Wait()
+	x.cacheMu.Lock()
+	delete(x.cache, collection)
+	x.cacheMu.Unlock()
+}
+
 // Rebuilds counts the search copies this Index built from SQLite rather
 // than read back from a current snapshot (serve logs it once warm).
 func (x *Index) Rebuilds() int64 { return x.sqlLoads.Load() }

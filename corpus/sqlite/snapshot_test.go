@@ -262,3 +262,32 @@ func TestSnapshotNow(t *testing.T) {
 		x.Close()
 	}
 }
+
+// TestRelease: a released search copy leaves memory, and the next search
+// reads it back from its snapshot (no rebuild from SQLite) with the same
+// results.
+func TestRelease(t *testing.T) {
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{})
+	defer x.Close()
+	f.put(x, "c", "https://x/zebra", "zebra stripes are black and white", "zebras graze")
+	f.put(x, "c", "https://x/json", "the json module parses JSON text")
+	if err := x.Snapshot(context.Background(), "c"); err != nil {
+		t.Fatal(err)
+	}
+	want := f.results(x, "c")
+	built := x.Rebuilds()
+	x.Release("c")
+	x.cacheMu.RLock()
+	_, held := x.cache["c"]
+	x.cacheMu.RUnlock()
+	if held {
+		t.Fatal("search copy still held after Release")
+	}
+	if got := f.results(x, "c"); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after Release: results %v, want %v", got, want)
+	}
+	if n := x.Rebuilds(); n != built {
+		t.Errorf("after Release: %d search copies built from SQLite, want %d (read from the snapshot)", n, built)
+	}
+}
