@@ -36,6 +36,10 @@ type EvidencePassage struct {
 	// LinkHeavy marks a passage that is mostly a list of links or names
 	// (an index, a table of contents): it was ranked down for its shape.
 	LinkHeavy bool `json:"link_heavy,omitempty"`
+	// Semantic is the cosine of the passage's semantic vector with the
+	// query's, when the search ranked by a semantic model (0 otherwise);
+	// not on the wire.
+	Semantic float64 `json:"-"`
 }
 
 // EvidenceFact is one graph fact with the section that states it.

@@ -117,7 +117,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 			}
 			seen[h.URL+"\x00"+h.Text] = true
 		}
-		p := kgagent.EvidencePassage{URL: h.URL, DocURL: h.DocURL, Title: h.Title, HeadingPath: h.HeadingPath, Text: h.Text, Score: h.Score}
+		p := kgagent.EvidencePassage{URL: h.URL, DocURL: h.DocURL, Title: h.Title, HeadingPath: h.HeadingPath, Text: h.Text, Score: h.Score, Semantic: h.Semantic}
 		if p.URL == "" {
 			p.URL = h.DocURL
 		}

@@ -154,6 +154,9 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 		}
 	}
 	if best == nil {
+		best = semanticLead(order, ps, q)
+	}
+	if best == nil {
 		return notFound(ps, q, nil)
 	}
 	// Sentences of pages that do not cover the question only support.
