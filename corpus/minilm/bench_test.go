@@ -22,13 +22,21 @@ func flops(c BertConfig, n int) float64 {
 }
 
 // BenchmarkForward runs the encoder on one goroutine over batches of
-// sequences of 128 and 256 tokens, with each kernel, and reports tokens/s
-// and GFLOP/s (one core).
+// sequences of 128 and 256 tokens, with each kernel (float32 ones, then
+// the int8 one), and reports tokens/s and GFLOP/s (one core; int8 counts
+// the same operations as float32).
 func BenchmarkForward(b *testing.B) {
+	var names []string
 	for _, k := range kernels() {
-		e := testModel(b, k.name)
+		names = append(names, k.name)
+	}
+	if hasVNNI {
+		names = append(names, vnniImpl.name)
+	}
+	for _, name := range names {
+		e := testModel(b, name)
 		for _, n := range []int{128, 256} {
-			b.Run(fmt.Sprintf("%s/len%d", k.name, n), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/len%d", name, n), func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
 				rng := rand.New(rand.NewPCG(3, 4))

@@ -45,9 +45,11 @@ func (c BertConfig) validate() error {
 }
 
 // bertLayer is one encoder layer with its linear weights packed for the
-// kernel (query, key and value fused into one matrix).
+// kernel (query, key and value fused into one matrix): float32 panels, or
+// int8 ones when the model runs its linear layers in int8.
 type bertLayer struct {
 	qkv, attnOut, inter, out     packed
+	qkvQ, attnOutQ, interQ, outQ qpacked
 	qkvB, attnOutB, interB, outB []float32
 	ln1G, ln1B, ln2G, ln2B       []float32
 }
@@ -60,12 +62,15 @@ type bert struct {
 	embLNG, embLNB []float32
 	layers         []bertLayer
 	kern           gemmImpl
-	vec            vecImpl // softmax and GELU for the same instruction set
+	q              *qgemmImpl // the linear layers' int8 kernel; nil: float32
+	vec            vecImpl    // softmax and GELU for the same instruction set
 }
 
 // loadBert builds the encoder from safetensors tensors named as
 // HuggingFace's BertModel names them (with or without a "bert." prefix).
-func loadBert(cfg BertConfig, tensors map[string]Tensor, kern gemmImpl) (*bert, error) {
+// With qk, the linear layers run in int8 on that kernel (their float32
+// weights are not kept).
+func loadBert(cfg BertConfig, tensors map[string]Tensor, kern gemmImpl, qk *qgemmImpl) (*bert, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -86,7 +91,7 @@ func loadBert(cfg BertConfig, tensors map[string]Tensor, kern gemmImpl) (*bert, 
 		return t.Float32()
 	}
 	h, it := cfg.Hidden, cfg.Intermediate
-	m := &bert{cfg: cfg, eps: float32(cfg.LayerNormEps), kern: kern, vec: vecImpls()[0]}
+	m := &bert{cfg: cfg, eps: float32(cfg.LayerNormEps), kern: kern, q: qk, vec: vecImpls()[0]}
 	for _, v := range vecImpls() {
 		if v.name == kern.name {
 			m.vec = v
@@ -140,10 +145,17 @@ func loadBert(cfg BertConfig, tensors map[string]Tensor, kern gemmImpl) (*bert, 
 		qkv := make([]float32, 0, 3*h*h)
 		qkv = append(append(append(qkv, q...), k...), v...)
 		ly.qkvB = append(append(append(make([]float32, 0, 3*h), qb...), kb...), vb...)
-		ly.qkv.packRows(qkv, 3*h, h, h, kern.nr)
-		ly.attnOut.packRows(ao, h, h, h, kern.nr)
-		ly.inter.packRows(in, it, h, h, kern.nr)
-		ly.out.packRows(out, h, it, it, kern.nr)
+		if qk != nil {
+			ly.qkvQ.quantizeRows(qkv, 3*h, h, h, ly.qkvB)
+			ly.attnOutQ.quantizeRows(ao, h, h, h, ly.attnOutB)
+			ly.interQ.quantizeRows(in, it, h, h, ly.interB)
+			ly.outQ.quantizeRows(out, h, it, it, ly.outB)
+		} else {
+			ly.qkv.packRows(qkv, 3*h, h, h, kern.nr)
+			ly.attnOut.packRows(ao, h, h, h, kern.nr)
+			ly.inter.packRows(in, it, h, h, kern.nr)
+			ly.out.packRows(out, h, it, it, kern.nr)
+		}
 		m.layers = append(m.layers, ly)
 	}
 	if err != nil {
@@ -158,6 +170,17 @@ type workspace struct {
 	x, qkv, ctx, tmp, inter, scores, sums []float32
 	kp, vp                                packed
 	g                                     gemmScratch
+	qs                                    qscratch
+}
+
+// linear sets C = A·W + bias for the rows of A, on the int8 kernel when the
+// model has one, else on the float32 one.
+func (m *bert) linear(ws *workspace, rows int, a []float32, lda int, p *packed, q *qpacked, bias, c []float32, ldc int) {
+	if m.q != nil {
+		m.q.gemm(&ws.qs, rows, a, lda, q, c, ldc)
+		return
+	}
+	m.kern.gemm(&ws.g, rows, a, lda, p, c, ldc, bias)
 }
 
 func grow(s []float32, n int) []float32 {
@@ -202,7 +225,7 @@ func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 
 	for li := range m.layers {
 		ly := &m.layers[li]
-		m.kern.gemm(&ws.g, total, x, h, &ly.qkv, ws.qkv, 3*h, ly.qkvB)
+		m.linear(ws, total, x, h, &ly.qkv, &ly.qkvQ, ly.qkvB, ws.qkv, 3*h)
 		// Self-attention, per sequence and head.
 		row = 0
 		for _, s := range seqs {
@@ -231,7 +254,7 @@ func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 			}
 			row += n
 		}
-		m.kern.gemm(&ws.g, total, ws.ctx, h, &ly.attnOut, ws.tmp, h, ly.attnOutB)
+		m.linear(ws, total, ws.ctx, h, &ly.attnOut, &ly.attnOutQ, ly.attnOutB, ws.tmp, h)
 		for r := 0; r < total; r++ {
 			xr, tr := x[r*h:r*h+h], ws.tmp[r*h:r*h+h]
 			for j := range xr {
@@ -239,9 +262,9 @@ func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 			}
 			layerNorm(xr, ly.ln1G, ly.ln1B, m.eps)
 		}
-		m.kern.gemm(&ws.g, total, x, h, &ly.inter, ws.inter, it, ly.interB)
+		m.linear(ws, total, x, h, &ly.inter, &ly.interQ, ly.interB, ws.inter, it)
 		m.vec.gelu(ws.inter[:total*it])
-		m.kern.gemm(&ws.g, total, ws.inter, it, &ly.out, ws.tmp, h, ly.outB)
+		m.linear(ws, total, ws.inter, it, &ly.out, &ly.outQ, ly.outB, ws.tmp, h)
 		for r := 0; r < total; r++ {
 			xr, tr := x[r*h:r*h+h], ws.tmp[r*h:r*h+h]
 			for j := range xr {

@@ -41,9 +41,20 @@ type Options struct {
 	Workers int
 	// BatchTokens is how many tokens one forward pass packs (default 1024).
 	BatchTokens int
+	// Precision is how the linear layers compute: PrecisionInt8 (weights
+	// and activations quantised to 8 bits; DECISIONS.md gives its speed and
+	// its distance from float32; the portable Go kernel where the CPU lacks
+	// AVX-512 VNNI), or PrecisionFloat32 (the reference; "" means it).
+	Precision string
 
-	kernel string // the matrix kernel by name (tests); default the fastest
+	kernel string // the matrix kernel by name (tests): a float32 or an int8 one; default the fastest
 }
+
+// The values of Options.Precision.
+const (
+	PrecisionInt8    = "int8"
+	PrecisionFloat32 = "float32"
+)
 
 // Embedder embeds texts with a sentence-transformers BERT model. It is safe
 // for concurrent use.
@@ -67,6 +78,22 @@ const allMiniLMDigest = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4f
 // NOT_FOUND error; a model of another architecture (not a BERT encoder with
 // mean pooling) or a malformed file is INVALID_ARGUMENT.
 func Load(dir string, opt Options) (*Embedder, error) {
+	var q *qgemmImpl
+	switch opt.Precision {
+	case PrecisionInt8:
+		q = &qkernels()[0]
+	case "", PrecisionFloat32:
+	default:
+		return nil, kgagent.Errorf(kgagent.EINVALID, "precision %q: want %s or %s", opt.Precision, PrecisionInt8, PrecisionFloat32)
+	}
+	if opt.kernel != "" {
+		q = nil
+		for i, k := range qkernels() {
+			if k.name == opt.kernel {
+				q = &qkernels()[i]
+			}
+		}
+	}
 	read := func(name string) ([]byte, error) {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -157,7 +184,7 @@ func Load(dir string, opt Options) (*Embedder, error) {
 			kern = k
 		}
 	}
-	model, err := loadBert(cfg, tensors, kern)
+	model, err := loadBert(cfg, tensors, kern, q)
 	if err != nil {
 		return nil, err
 	}
@@ -199,8 +226,15 @@ func (e *Embedder) Name() string { return e.name }
 // MaxTokens is the number of tokens each text is cut to.
 func (e *Embedder) MaxTokens() int { return e.maxLen }
 
-// Kernel names the matrix kernel in use ("avx512", "avx2" or "go").
-func (e *Embedder) Kernel() string { return e.model.kern.name }
+// Kernel names the linear layers' matrix kernel: "int8-vnni" or "int8-go"
+// in int8, else "avx512", "avx2" or "go" (attention always runs on the
+// fastest float32 kernel).
+func (e *Embedder) Kernel() string {
+	if e.model.q != nil {
+		return e.model.q.name
+	}
+	return e.model.kern.name
+}
 
 // Tokenize returns the token ids the model sees for text, [CLS] and [SEP]
 // included, cut to MaxTokens.

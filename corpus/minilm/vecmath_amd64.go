@@ -33,6 +33,45 @@ func geluAVX2(x *float32, n int, c *[16][8]float32)
 //go:noescape
 func maxAVX2(x *float32, n int, out *[8]float32)
 
+//go:noescape
+func minMaxAVX512(x *float32, n int, out *[32]float32)
+
+//go:noescape
+func quantAVX512(x *float32, n int, q *uint8, inv float32, zp float32)
+
+// quantRowAVX512 is quantRowGo with AVX-512, to the same bytes.
+func quantRowAVX512(x []float32, q []uint8, z *int32, s *float32) {
+	n := len(x) &^ 15
+	if n == 0 {
+		quantRowGo(x, q, z, s)
+		return
+	}
+	var lanes [32]float32
+	minMaxAVX512(&x[0], n, &lanes)
+	var mn, mx float32
+	for l := 0; l < 16; l++ {
+		mn, mx = min(mn, lanes[l]), max(mx, lanes[16+l])
+	}
+	for _, v := range x[n:] {
+		mn, mx = min(mn, v), max(mx, v)
+	}
+	clear(q[len(x):])
+	if mx == mn {
+		clear(q[:len(x)])
+		*z, *s = 0, 0
+		return
+	}
+	scale := (mx - mn) / 255
+	inv := 1 / scale
+	zp := min(max(float32(math.RoundToEven(float64(-mn*inv))), 0), 255)
+	quantAVX512(&x[0], n, &q[0], inv, zp)
+	for i := n; i < len(x); i++ {
+		r := float32(math.RoundToEven(float64(x[i]*inv + zp)))
+		q[i] = uint8(min(max(r, 0), 255))
+	}
+	*z, *s = int32(zp), scale
+}
+
 // vecImpl is one implementation of the element-wise steps.
 type vecImpl struct {
 	name   string

@@ -238,3 +238,52 @@ max2done:
 	VMOVUPS Y0, (DI)
 	VZEROUPPER
 	RET
+
+// func minMaxAVX512(x *float32, n int, out *[32]float32)
+// out[l] = min and out[16+l] = max of x[l], x[l+16], ... and 0 (n a
+// multiple of 16, > 0).
+TEXT ·minMaxAVX512(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ out+16(FP), DI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	SHRQ $4, CX
+mmloop:
+	VMOVUPS (SI), Z2
+	VMINPS Z2, Z0, Z0
+	VMAXPS Z2, Z1, Z1
+	ADDQ $64, SI
+	DECQ CX
+	JNZ mmloop
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VZEROUPPER
+	RET
+
+// func quantAVX512(x *float32, n int, q *uint8, inv float32, zp float32)
+// q[i] = clamp(roundeven(x[i]*inv + zp), 0, 255) (n a multiple of 16, > 0;
+// the product and the sum each rounded to float32, as quantRowGo does).
+TEXT ·quantAVX512(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ q+16(FP), DI
+	VBROADCASTSS inv+24(FP), Z1
+	VBROADCASTSS zp+28(FP), Z2
+	VPXORD Z3, Z3, Z3
+	MOVL $255, AX
+	VPBROADCASTD AX, Z4
+	SHRQ $4, CX
+qloop:
+	VMULPS (SI), Z1, Z0
+	VADDPS Z2, Z0, Z0
+	VCVTPS2DQ Z0, Z0
+	VPMAXSD Z3, Z0, Z0
+	VPMINSD Z4, Z0, Z0
+	VPMOVDB Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNZ qloop
+	VZEROUPPER
+	RET
