@@ -95,19 +95,32 @@ func BenchmarkEmbed(b *testing.B) {
 }
 
 // BenchmarkQuery embeds one short search query (the latency a search
-// pays), reporting the 99th percentile beside the mean.
+// pays) with the float32 and the int8 kernels, reporting the median and
+// 99th percentile of wall time beside the mean, and CPU time per query.
 func BenchmarkQuery(b *testing.B) {
-	e := testModel(b, "")
-	took := make([]time.Duration, 0, b.N)
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		if _, err := e.Embed(context.Background(), []string{"how do I delete a directory tree in python"}); err != nil {
-			b.Fatal(err)
-		}
-		took = append(took, time.Since(t0))
+	names := []string{impl.name}
+	if hasVNNI {
+		names = append(names, vnniImpl.name)
 	}
-	slices.Sort(took)
-	b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+	for _, name := range names {
+		b.Run(name, func(b *testing.B) {
+			e := testModel(b, name)
+			took := make([]time.Duration, 0, b.N)
+			cpu0 := processCPU()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if _, err := e.Embed(context.Background(), []string{"how do I delete a directory tree in python"}); err != nil {
+					b.Fatal(err)
+				}
+				took = append(took, time.Since(t0))
+			}
+			cpu := processCPU() - cpu0
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		})
+	}
 }
 
 // BenchmarkGemm measures each kernel alone on one layer's shapes (64 rows

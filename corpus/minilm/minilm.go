@@ -20,10 +20,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"sync"
 
@@ -44,7 +46,8 @@ type Options struct {
 	// Precision is how the linear layers compute: PrecisionInt8 (weights
 	// and activations quantised to 8 bits; DECISIONS.md gives its speed and
 	// its distance from float32; the portable Go kernel where the CPU lacks
-	// AVX-512 VNNI), or PrecisionFloat32 (the reference; "" means it).
+	// AVX-512 VNNI), PrecisionFloat32 (the reference), or "": int8 where the
+	// CPU has AVX-512 VNNI, float32 elsewhere.
 	Precision string
 
 	kernel string // the matrix kernel by name (tests): a float32 or an int8 one; default the fastest
@@ -80,9 +83,13 @@ const allMiniLMDigest = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4f
 func Load(dir string, opt Options) (*Embedder, error) {
 	var q *qgemmImpl
 	switch opt.Precision {
+	case "":
+		if hasVNNI {
+			q = &qkernels()[0]
+		}
 	case PrecisionInt8:
 		q = &qkernels()[0]
-	case "", PrecisionFloat32:
+	case PrecisionFloat32:
 	default:
 		return nil, kgagent.Errorf(kgagent.EINVALID, "precision %q: want %s or %s", opt.Precision, PrecisionInt8, PrecisionFloat32)
 	}
@@ -96,13 +103,7 @@ func Load(dir string, opt Options) (*Embedder, error) {
 	}
 	read := func(name string) ([]byte, error) {
 		b, err := os.ReadFile(filepath.Join(dir, name))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, kgagent.WrapError(kgagent.ENOTFOUND, err, "model directory %s has no %s", dir, name)
-		}
-		if err != nil {
-			return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading %s", name)
-		}
-		return b, nil
+		return b, fileErr(err, dir, name)
 	}
 	// modules.json says where the transformer lives (the root, usually)
 	// and which pooling runs.
@@ -170,11 +171,21 @@ func Load(dir string, opt Options) (*Embedder, error) {
 	if tok.VocabSize() > cfg.Vocab {
 		return nil, kgagent.Errorf(kgagent.EINVALID, "tokenizer.json has ids up to %d, the model's vocabulary %d", tok.VocabSize(), cfg.Vocab)
 	}
-	weights, err := read(filepath.Join(transformerDir, "model.safetensors"))
+	// The weights are read tensor by tensor into their final form (never
+	// the whole 90 MB file at once), then the load's garbage is given back
+	// at once rather than whenever the collector and scavenger get to it.
+	weightsName := filepath.Join(transformerDir, "model.safetensors")
+	f, err := os.Open(filepath.Join(dir, weightsName))
 	if err != nil {
-		return nil, err
+		return nil, fileErr(err, dir, weightsName)
 	}
-	tensors, err := ParseSafetensors(weights)
+	defer f.Close()
+	defer debug.FreeOSMemory()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fileErr(err, dir, weightsName)
+	}
+	tensors, err := openSafetensors(f, st.Size())
 	if err != nil {
 		return nil, err
 	}
@@ -188,8 +199,11 @@ func Load(dir string, opt Options) (*Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(weights)
-	digest := hex.EncodeToString(sum[:])
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, st.Size())); err != nil {
+		return nil, fileErr(err, dir, weightsName)
+	}
+	digest := hex.EncodeToString(h.Sum(nil))
 	e := &Embedder{tok: tok, model: model, workers: opt.Workers, batch: opt.BatchTokens}
 	e.maxLen = opt.MaxTokens
 	if e.maxLen <= 0 {
@@ -213,6 +227,18 @@ func Load(dir string, opt Options) (*Embedder, error) {
 		e.name += fmt.Sprintf("-t%d", e.maxLen)
 	}
 	return e, nil
+}
+
+// fileErr describes a failure to read a model file: NOT_FOUND when it is
+// missing, UNAVAILABLE otherwise.
+func fileErr(err error, dir, name string) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return kgagent.WrapError(kgagent.ENOTFOUND, err, "model directory %s has no %s", dir, name)
+	}
+	if err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading %s", name)
+	}
+	return nil
 }
 
 // Dimension is the model's hidden size (384 for all-MiniLM-L6-v2).

@@ -3,6 +3,7 @@ package minilm
 import (
 	"encoding/binary"
 	"encoding/json"
+	"io"
 	"math"
 	"sort"
 	"unsafe"
@@ -28,6 +29,11 @@ type Tensor struct {
 	DType string
 	Shape []int
 	Data  []byte
+
+	// A tensor of a file opened by openSafetensors has no Data: its bytes
+	// are read from src at off when converted.
+	src io.ReaderAt
+	off int64
 }
 
 // Len is the number of elements the shape holds.
@@ -44,6 +50,23 @@ func (t Tensor) Len() int {
 func (t Tensor) Float32() ([]float32, error) {
 	n := t.Len()
 	out := make([]float32, n)
+	if t.src != nil {
+		size, ok := dtypeSize[t.DType]
+		if !ok || t.DType != "F32" && size != 2 {
+			return nil, kgagent.Errorf(kgagent.EINVALID, "safetensors: tensor of type %s is not a float tensor", t.DType)
+		}
+		if t.DType == "F32" && littleEndian && n > 0 {
+			// Straight into the result: no copy of the file's bytes.
+			if _, err := t.src.ReadAt(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), 4*n), t.off); err != nil {
+				return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading model.safetensors")
+			}
+			return out, nil
+		}
+		t.Data = make([]byte, n*size)
+		if _, err := t.src.ReadAt(t.Data, t.off); err != nil {
+			return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading model.safetensors")
+		}
+	}
 	switch t.DType {
 	case "F32":
 		if n > 0 && littleEndian && uintptr(unsafe.Pointer(&t.Data[0]))%4 == 0 {
@@ -82,21 +105,57 @@ var dtypeSize = map[string]int{
 // checked (no overlap, no gap past the end, sizes matching dtype × shape);
 // a malformed file is an EINVALID error, never a panic.
 func ParseSafetensors(data []byte) (map[string]Tensor, error) {
-	bad := func(format string, args ...any) error {
-		return kgagent.Errorf(kgagent.EINVALID, "safetensors: "+format, args...)
-	}
 	if len(data) < 8 {
-		return nil, bad("file of %d bytes is shorter than its 8-byte header length", len(data))
+		return nil, badTensors("file of %d bytes is shorter than its 8-byte header length", len(data))
 	}
 	hlen := binary.LittleEndian.Uint64(data)
 	if hlen > maxHeaderBytes || hlen > uint64(len(data)-8) {
-		return nil, bad("header length %d does not fit the file (%d bytes)", hlen, len(data))
-	}
-	var header map[string]json.RawMessage
-	if err := json.Unmarshal(data[8:8+hlen], &header); err != nil {
-		return nil, kgagent.WrapError(kgagent.EINVALID, err, "safetensors: header is not a JSON object")
+		return nil, badTensors("header length %d does not fit the file (%d bytes)", hlen, len(data))
 	}
 	body := data[8+hlen:]
+	return parseTensors(data[8:8+hlen], uint64(len(body)), func(t *Tensor, begin, end uint64) {
+		t.Data = body[begin:end:end]
+	})
+}
+
+// openSafetensors reads the header of the safetensors file f (size bytes),
+// checked as ParseSafetensors checks it; the tensors' bytes stay in the
+// file until Float32 reads them, so a load never holds the whole file.
+func openSafetensors(f io.ReaderAt, size int64) (map[string]Tensor, error) {
+	var lenBuf [8]byte
+	if size < 8 {
+		return nil, badTensors("file of %d bytes is shorter than its 8-byte header length", size)
+	}
+	if _, err := f.ReadAt(lenBuf[:], 0); err != nil {
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading model.safetensors")
+	}
+	hlen := binary.LittleEndian.Uint64(lenBuf[:])
+	if hlen > maxHeaderBytes || hlen > uint64(size-8) {
+		return nil, badTensors("header length %d does not fit the file (%d bytes)", hlen, size)
+	}
+	header := make([]byte, hlen)
+	if _, err := f.ReadAt(header, 8); err != nil {
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading model.safetensors")
+	}
+	base := 8 + int64(hlen)
+	return parseTensors(header, uint64(size-base), func(t *Tensor, begin, end uint64) {
+		t.src, t.off = f, base+int64(begin)
+	})
+}
+
+func badTensors(format string, args ...any) error {
+	return kgagent.Errorf(kgagent.EINVALID, "safetensors: "+format, args...)
+}
+
+// parseTensors decodes a safetensors JSON header whose data section is
+// bodyLen bytes long, checking every entry; place attaches each tensor's
+// bytes [begin, end) of the data section.
+func parseTensors(head []byte, bodyLen uint64, place func(t *Tensor, begin, end uint64)) (map[string]Tensor, error) {
+	bad := badTensors
+	var header map[string]json.RawMessage
+	if err := json.Unmarshal(head, &header); err != nil {
+		return nil, kgagent.WrapError(kgagent.EINVALID, err, "safetensors: header is not a JSON object")
+	}
 	type entry struct {
 		DType   string   `json:"dtype"`
 		Shape   []int    `json:"shape"`
@@ -120,15 +179,15 @@ func ParseSafetensors(data []byte) (map[string]Tensor, error) {
 		if !ok {
 			return nil, bad("tensor %q: unknown dtype %q", name, e.DType)
 		}
-		if len(e.Offsets) != 2 || e.Offsets[0] > e.Offsets[1] || e.Offsets[1] > uint64(len(body)) {
-			return nil, bad("tensor %q: data_offsets %v outside the %d data bytes", name, e.Offsets, len(body))
+		if len(e.Offsets) != 2 || e.Offsets[0] > e.Offsets[1] || e.Offsets[1] > bodyLen {
+			return nil, bad("tensor %q: data_offsets %v outside the %d data bytes", name, e.Offsets, bodyLen)
 		}
 		n := uint64(size)
 		for _, d := range e.Shape {
 			if d < 0 {
 				return nil, bad("tensor %q: negative dimension in shape %v", name, e.Shape)
 			}
-			if d > 0 && n > uint64(len(body))/uint64(d)+1 {
+			if d > 0 && n > bodyLen/uint64(d)+1 {
 				return nil, bad("tensor %q: shape %v is larger than the file", name, e.Shape)
 			}
 			n *= uint64(d)
@@ -136,7 +195,9 @@ func ParseSafetensors(data []byte) (map[string]Tensor, error) {
 		if n != e.Offsets[1]-e.Offsets[0] {
 			return nil, bad("tensor %q: %s%v needs %d bytes, offsets give %d", name, e.DType, e.Shape, n, e.Offsets[1]-e.Offsets[0])
 		}
-		out[name] = Tensor{DType: e.DType, Shape: e.Shape, Data: body[e.Offsets[0]:e.Offsets[1]:e.Offsets[1]]}
+		t := Tensor{DType: e.DType, Shape: e.Shape}
+		place(&t, e.Offsets[0], e.Offsets[1])
+		out[name] = t
 		spans = append(spans, span{e.Offsets[0], e.Offsets[1], name})
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].begin < spans[j].begin })
@@ -149,6 +210,41 @@ func ParseSafetensors(data []byte) (map[string]Tensor, error) {
 }
 
 // halfToFloat converts an IEEE 754 binary16 value to float32.
+// floatToHalf rounds f to the nearest float16 (ties to even; overflow to
+// infinity, NaN kept a NaN).
+func floatToHalf(f float32) uint16 {
+	b := math.Float32bits(f)
+	sign := uint16(b>>16) & 0x8000
+	exp := int32(b>>23&0xff) - 127 + 15
+	mant := b & 0x7fffff
+	switch {
+	case b>>23&0xff == 0xff: // infinity or NaN
+		if mant != 0 {
+			return sign | 0x7e00
+		}
+		return sign | 0x7c00
+	case exp >= 31:
+		return sign | 0x7c00
+	case exp <= 0: // subnormal half (or zero)
+		if exp < -10 {
+			return sign
+		}
+		mant |= 0x800000
+		shift := uint32(14 - exp)
+		h := mant >> shift
+		rem, half := mant&(1<<shift-1), uint32(1)<<(shift-1)
+		if rem > half || rem == half && h&1 == 1 {
+			h++
+		}
+		return sign | uint16(h)
+	}
+	h := uint32(exp)<<10 | mant>>13
+	if rem := mant & 0x1fff; rem > 0x1000 || rem == 0x1000 && h&1 == 1 {
+		h++ // may carry into the exponent, as rounding should
+	}
+	return sign | uint16(h)
+}
+
 func halfToFloat(h uint16) float32 {
 	sign := uint32(h>>15) << 31
 	exp := int32(h>>10) & 0x1f

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -98,4 +99,37 @@ func FuzzParseSafetensors(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFloatToHalf: every float16 converts to float32 and back unchanged,
+// and a float32 between two float16 values rounds to the nearer (ties to
+// even), overflowing to infinity.
+func TestFloatToHalf(t *testing.T) {
+	for h := 0; h < 1<<16; h++ {
+		f := halfToFloat(uint16(h))
+		if f != f { // NaN stays NaN
+			if g := halfToFloat(floatToHalf(f)); g == g {
+				t.Fatalf("NaN %#04x came back as %g", h, g)
+			}
+			continue
+		}
+		if got := floatToHalf(f); got != uint16(h) {
+			t.Fatalf("half %#04x = %g comes back as %#04x", h, f, got)
+		}
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 200000 {
+		f := float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(40)-25)))
+		got := float64(halfToFloat(floatToHalf(f)))
+		// No float16 is nearer to f than the one chosen.
+		h := floatToHalf(f)
+		for _, n := range []uint16{h - 1, h + 1} {
+			if alt := float64(halfToFloat(n)); math.Abs(alt-float64(f)) < math.Abs(got-float64(f)) && !math.IsInf(got, 0) {
+				t.Fatalf("%g rounds to %g, but %g is nearer", f, got, alt)
+			}
+		}
+	}
+	if got := halfToFloat(floatToHalf(1e6)); !math.IsInf(float64(got), 1) {
+		t.Fatalf("1e6 -> %g, want +Inf", got)
+	}
 }
