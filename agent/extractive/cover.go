@@ -141,6 +141,17 @@ func coverQuote(b *strings.Builder, p *passage) *passage {
 	if p == nil {
 		return nil
 	}
+	q := quoteOf(p)
+	if q == "" {
+		return nil
+	}
+	b.WriteString(" The nearest section they have, " + p.Heading() + ", says: " + q)
+	return p
+}
+
+// quoteOf is p's first sentences of prose (at most maxCoverSentences and
+// about maxCoverChars), cited, ending in a full stop; "" when p has none.
+func quoteOf(p *passage) string {
 	var quote []string
 	size := 0
 	for _, bl := range p.blocks {
@@ -162,11 +173,56 @@ func coverQuote(b *strings.Builder, p *passage) *passage {
 		}
 	}
 	if len(quote) == 0 {
+		return ""
+	}
+	out := cite(strings.Join(quote, " "), p.N)
+	if !strings.HasSuffix(out, ".") && !strings.HasSuffix(out, "!") && !strings.HasSuffix(out, "?") {
+		out += "."
+	}
+	return out
+}
+
+// versionCover returns the cover that answers a question with one word
+// the collection lacks, in other words: the question names a version
+// ("How do I upgrade my data from Lumen 1.x?"), has at least three terms,
+// and the nearest cover mentions every versioned name at the question's
+// version and holds every other term of it the evidence holds (at least
+// one besides the names). Otherwise nil: a question about a version the
+// docs never mention ("… to Lumen 3?") or about nothing but the unknown
+// word and a name ("What is the codename of Python 3.11?") stays an
+// abstention.
+func versionCover(ps []*passage, q question, unknown []string) *passage {
+	if len(q.versions) == 0 || len(unknown) != 1 || len(q.terms) < 3 {
 		return nil
 	}
-	b.WriteString(" The nearest section they have, " + p.Heading() + ", says: " + cite(strings.Join(quote, " "), p.N))
-	if e := b.String(); !strings.HasSuffix(e, ".") && !strings.HasSuffix(e, "!") && !strings.HasSuffix(e, "?") {
-		b.WriteString(".")
+	c := nearestCover(ps, q, q.versions)
+	if c == nil {
+		return nil
 	}
-	return p
+	doc := c.Title + "\n" + strings.Join(c.HeadingPath, "\n") + "\n" + c.Text
+	for _, nv := range q.versions {
+		if !mentionsVersion(doc, nv) {
+			return nil
+		}
+	}
+	in := map[string]bool{}
+	for _, t := range text.AllTerms(doc) {
+		in[t] = true
+	}
+	held := newTermSet(in)
+	lacking := text.Term(strings.ToLower(unknown[0]))
+	others := 0
+	for _, t := range q.terms {
+		if t == lacking || q.isName(t) {
+			continue
+		}
+		if !held.has(t) {
+			return nil
+		}
+		others++
+	}
+	if others == 0 {
+		return nil
+	}
+	return c
 }
