@@ -72,15 +72,28 @@ def scale(rdir):
         em, ev = load(os.path.join(rdir, f"scale_eval_{n}.json")), json.loads(open(os.path.join(rdir, f"scale_eval_{n}.out")).read())
         rows.append(dict(pages=io["pages"], chunks=io["chunks"], triples=io["triples"], wall=im["wall_s"], cpu=im["cpu_s"],
                          rss=im["peak_rss_mb"], mb=int(open(os.path.join(rdir, f"scale_bytes_{n}.txt")).read()) / 1e6,
-                         eval_rss=em["peak_rss_mb"], ev=ev))
+                         eval_rss=em["peak_rss_mb"], ev=ev, serve=load_opt(os.path.join(rdir, f"scale_serve_{n}.json"))))
     bm = None
     if os.path.exists(os.path.join(rdir, "scale_bm25s.out")):
         bm = load(os.path.join(rdir, "scale_bm25s.out"))
     return rows, bm
 
 
+def load_opt(path):
+    """The JSON at path, or None when the run left none (an older results dir)."""
+    return load(path) if os.path.exists(path) else None
+
+
+def serve_cells(sv):
+    """The serve columns: first serve's ready time, and RSS when ready -> after the requests (peak)."""
+    if not sv:
+        return ["", ""]
+    return [f"{sv['ready_s']:.1f} s", f"{sv['rss_ready_mb']:.0f} -> {sv['rss_end_mb']:.0f} MB after {sv['requests']:,} (peak {sv['peak_rss_mb']:.0f})"]
+
+
 def scale_table(rows, bm):
     head = ("pages", "chunks", "triples", "ingest wall", "ingest CPU (per page)", "ingest peak RSS", "data dir",
+            "first serve ready", "serve RSS: ready -> after requests",
             "search p50 / p99", "agent p50 / p99", "eval peak RSS", "search recall@5 / MRR", "agent sources recall@5 / MRR")
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
@@ -88,6 +101,7 @@ def scale_table(rows, bm):
         out.append("| " + " | ".join([
             f"{r['pages']:,}", f"{r['chunks']:,}", f"{r['triples']:,}", f"{r['wall']:.0f} s",
             f"{r['cpu']:.0f} s ({1e3 * r['cpu'] / r['pages']:.1f} ms)", f"{r['rss']:.0f} MB", f"{r['mb']:.0f} MB",
+            *serve_cells(r.get("serve")),
             f"{e['search_p50_ms']:.1f} / {e['search_p99_ms']:.0f} ms", f"{e['answer_p50_ms']:.1f} / {e['answer_p99_ms']:.0f} ms",
             f"{r['eval_rss']:.0f} MB", f"{e['recall_at_k']:.3f} / {e['mrr']:.3f}", f"{e['agent_recall_at_k']:.3f} / {e['agent_mrr']:.3f}"]) + " |")
     if bm:
@@ -111,6 +125,8 @@ def scale_chart(rows, png_path, title):
     ax[1].plot(x, [r["rss"] for r in rows], "o-", label="ingest peak RSS")
     ax[1].plot(x, [r["eval_rss"] for r in rows], "s--", label="eval peak RSS")
     ax[1].plot(x, [r["mb"] for r in rows], "^:", label="data dir")
+    if all(r.get("serve") for r in rows):
+        ax[1].plot(x, [r["serve"]["rss_end_mb"] for r in rows], "d-.", label="serve RSS after requests")
     ax[1].set_title("memory and disk, MB")
     for k, lab, st in (("search_p50_ms", "search p50", "o-"), ("search_p99_ms", "search p99", "o--"),
                        ("answer_p50_ms", "agent p50", "s-"), ("answer_p99_ms", "agent p99", "s--")):

@@ -8,6 +8,10 @@
 #
 #   ingest     wall, CPU, peak RSS (bench/measure.py), pages, chunks,
 #              triples, data-dir bytes
+#   serve      the first kgagent serve after the ingest (bench/serve_measure.py):
+#              seconds until /readyz answers 200, RSS when ready and after
+#              KGAGENT_BENCH_SERVE_REQUESTS (default 1000) HTTP searches and
+#              agent answers alternating, each question distinct
 #   queries    kgagent eval --answers on bench/javadoc_questions.jsonl:
 #              search and agent p50/p99 in process, the eval process's
 #              peak RSS (the collection loaded), and recall@5 / MRR of
@@ -51,6 +55,9 @@ for n in $SIZES; do
   "$PY" bench/measure.py -o "$R/scale_ingest_$n.json" -- \
     "${K[@]}" --data-dir "$D" ingest --json --max-pages "$n" "${SITE}*" > "$R/scale_ingest_$n.out"
   du -sb "$D" | cut -f1 > "$R/scale_bytes_$n.txt"
+  log "first serve at up to $n pages"
+  "$PY" bench/serve_measure.py -o "$R/scale_serve_$n.json" -n "${KGAGENT_BENCH_SERVE_REQUESTS:-1000}" -q "$QUESTIONS" -- \
+    "${K[@]}" --data-dir "$D"
   log "queries at up to $n pages"
   "$PY" bench/measure.py -o "$R/scale_eval_$n.json" -- \
     "${K[@]}" --data-dir "$D" eval --json --answers --base-url "$SITE" "$QUESTIONS" > "$R/scale_eval_$n.out"
