@@ -189,6 +189,12 @@ func (c *Crawler) Crawl(ctx context.Context, spec Spec, opts CrawlOptions) (Craw
 	if err != nil {
 		return CrawlResult{}, err
 	}
+	return c.crawlParsed(ctx, spec, scope, seeds, bad, opts)
+}
+
+// crawlParsed is Crawl over spec as NewScope parsed it (an ingestion parses its
+// spec once and hands the parse here).
+func (c *Crawler) crawlParsed(ctx context.Context, spec Spec, scope *Scope, seeds []Seed, bad []PageError, opts CrawlOptions) (CrawlResult, error) {
 	if opts.OnPage == nil {
 		opts.OnPage = func(Page) {}
 	}

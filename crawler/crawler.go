@@ -5,11 +5,13 @@
 //
 // Entry points: Extract (one page to a Document); New(Config).Crawl (a
 // Spec to per-URL outcomes: robots.txt, sitemaps, per-host limits, retries,
-// SSRF guard, trap guards); NewIngester(IngesterConfig).Run (crawl, index
-// into a DocumentIndexer and a GraphIndexer, keep PageStates for
-// conditional re-crawls, remove pages that are gone); NewProgress (the
-// CLI's progress bar). Page state lives in crawler/sqlite; jobs queue on
-// NATS JetStream in crawler/natsjobs. See DECISIONS.md for the choices.
+// SSRF guard, trap guards); NewIngester(IngesterConfig).Run (crawl, decide
+// per page whether to put, touch or remove it, and hand that to a
+// knowledge.Writer, which writes the corpus, the graph and the page state
+// in its order; remove pages only when they are known to be gone);
+// NewProgress (the CLI's progress bar). Page state lives in crawler/sqlite;
+// jobs queue on NATS JetStream in crawler/natsjobs. See DECISIONS.md for
+// the choices.
 package crawler
 
 import (

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kgagent/kgagent/crawler"
 	"github.com/kgagent/kgagent/crawler/sqlite"
+	"github.com/kgagent/kgagent/knowledge"
 )
 
 // Example wires an ingestion the way `kgagent ingest` does: page state in
@@ -30,8 +31,8 @@ func Example() {
 	}
 	defer states.Close()
 	in := crawler.NewIngester(crawler.IngesterConfig{
-		Crawler: crawler.Config{AllowPrivate: true}, // the CLI crawls from the user's machine
-		States:  states,
+		Crawler:   crawler.Config{AllowPrivate: true},    // the CLI crawls from the user's machine
+		Knowledge: knowledge.NewWriter(nil, nil, states), // documents dropped, page state kept
 	})
 	spec := crawler.Spec{Collection: "lumen", URLs: []string{site.URL + "/*"}, Exclude: []string{"*/cli/*"}}
 	for run := 1; run <= 2; run++ {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/knowledge"
 )
 
 // slowGraph counts concurrent graph steps and their peak.
@@ -41,8 +42,8 @@ func TestIngestGraphQueue(t *testing.T) {
 		{0, DefaultGraphQueue},
 	} {
 		g := &slowGraph{}
-		states := NewMemoryStates()
-		in := NewIngester(IngesterConfig{Crawler: testConfig(), Graph: g, States: states, GraphQueue: tc.queue})
+		states := knowledge.NewMemoryStates()
+		in := NewIngester(IngesterConfig{Crawler: testConfig(), Knowledge: knowledge.NewWriter(nil, g, states), GraphQueue: tc.queue})
 		rep, err := in.Run(context.Background(), Spec{Collection: "c", URLs: []string{srv.URL + "/*"}}, nil)
 		if err != nil || rep.Counters.Indexed < 30 || rep.Counters.Failed != 0 {
 			t.Fatalf("queue %d: %+v %v", tc.queue, rep.Counters, err)

@@ -12,72 +12,33 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/knowledge"
 )
 
-// DocumentIndexer chunks, embeds and indexes documents (the corpus service
-// implements it). IndexDocument replaces whatever was indexed for doc.URL
-// in doc.Collection, so that no stale chunk survives a change. Both methods
-// are called concurrently.
-type DocumentIndexer interface {
-	IndexDocument(ctx context.Context, doc kgagent.Document) ([]kgagent.Chunk, error)
-	DeleteDocument(ctx context.Context, collection, url string) error
-}
-
-// GraphIndexer extracts triples from a document's chunks into the graph (the
-// graphrag service implements it) and returns how many it stored, replacing
-// the document's earlier triples. Both methods are called concurrently.
-type GraphIndexer interface {
-	IndexDocument(ctx context.Context, doc kgagent.Document, chunks []kgagent.Chunk) (int, error)
-	DeleteDocument(ctx context.Context, collection, url string) error
-}
-
-// PageState is what an ingestion remembers about one page between crawls.
-type PageState struct {
-	Collection   string    `json:"collection"`
-	URL          string    `json:"url"`
-	ETag         string    `json:"etag,omitempty"`
-	LastModified string    `json:"last_modified,omitempty"`
-	ContentHash  string    `json:"content_hash"`
-	LastSeen     time.Time `json:"last_seen"`
-	Links        []string  `json:"links,omitempty"` // in-corpus links of the page, followed when it answers 304
-}
-
-// PageStateStore keeps PageStates per collection and URL. ListPages returns
-// the pages of a collection (none, not an error, for an unknown one);
-// PutPage inserts or replaces; DeletePage of an unknown page is not an
-// error; DeleteCollection drops all pages of a collection.
-type PageStateStore interface {
-	ListPages(ctx context.Context, collection string) ([]PageState, error)
-	PutPage(ctx context.Context, st PageState) error
-	DeletePage(ctx context.Context, collection, url string) error
-	DeleteCollection(ctx context.Context, collection string) error
-}
-
-// SpecLog remembers, per collection, the corpus specs (by SpecKey) that
+// SpecLog remembers, per collection, the corpus specs (by specKey) that
 // have crawled it completely: nothing failed, nothing was cut short. An
 // ingestion infers that a page is gone from its absence only on a complete
 // crawl of a spec already in the log (see Ingester). CompleteSpecs of an
 // unknown collection is empty, not an error; AddCompleteSpec of a key
-// already there is not an error; PageStateStore.DeleteCollection forgets
-// the collection's specs too. MemoryStates and crawler/sqlite implement it.
+// already there is not an error; the page state's DeleteCollection forgets
+// the collection's specs too. knowledge.MemoryStates and crawler/sqlite
+// implement it.
 type SpecLog interface {
 	CompleteSpecs(ctx context.Context, collection string) ([]string, error)
 	AddCompleteSpec(ctx context.Context, collection, key string) error
 }
 
-// SpecKey identifies a corpus spec for SpecLog: its URLs (normalised,
-// sorted), exclude patterns (sorted) and max_depth. The collection, the
-// bearer token and max_pages are not part of it: they do not change which
-// pages a complete crawl reaches.
-func SpecKey(spec Spec) string {
+// specKey identifies a corpus spec for SpecLog: its URLs (seeds, as
+// NewScope parsed them, sorted), exclude patterns (sorted) and max_depth.
+// The collection, the bearer token and max_pages are not part of it: they
+// do not change which pages a complete crawl reaches.
+func specKey(spec Spec, seeds []Seed) string {
 	var urls []string
-	if _, seeds, _, err := NewScope(spec.URLs, spec.Exclude); err == nil {
-		for _, sd := range seeds {
-			if sd.Glob {
-				urls = append(urls, sd.URL+"*")
-			} else {
-				urls = append(urls, sd.URL)
-			}
+	for _, sd := range seeds {
+		if sd.Glob {
+			urls = append(urls, sd.URL+"*")
+		} else {
+			urls = append(urls, sd.URL)
 		}
 	}
 	var ex []string
@@ -99,17 +60,19 @@ func SpecKey(spec Spec) string {
 const maxReported = 200
 
 // IngesterConfig wires an Ingester. The zero value works: it crawls with the
-// default Crawler configuration into no-op indexers and an in-memory state
-// store (useful for benchmarks and dry runs only).
+// default Crawler configuration and drops the documents, with the page state
+// in memory (useful for benchmarks and dry runs only).
 type IngesterConfig struct {
 	Crawler Config
-	Docs    DocumentIndexer // nil: documents are extracted and dropped
-	Graph   GraphIndexer    // nil: no triples
-	// States keeps the page states; when it is also a SpecLog (MemoryStates
-	// and crawler/sqlite are) it keeps the complete specs too. nil: an
-	// in-memory store, so nothing is incremental across processes.
-	States PageStateStore
-	// IndexConcurrency caps concurrent IndexDocument calls (corpus then
+	// Knowledge writes the pages, in its order across the corpus, the graph
+	// and the page state (knowledge.Service.Writer; knowledge.NewWriter
+	// over other stores). nil: knowledge.NewWriter(nil, nil, nil).
+	Knowledge *knowledge.Writer
+	// Specs keeps the complete specs. nil: the Knowledge's page state when
+	// it is a SpecLog (knowledge.MemoryStates and crawler/sqlite are), else
+	// memory, so the first run after a start removes nothing by absence.
+	Specs SpecLog
+	// IndexConcurrency caps the pages being written at once (corpus then
 	// graph, per page); 0 leaves it to the crawl's workers (Parallelism per
 	// host). Lower it when indexing is CPU-bound and the crawl is not.
 	IndexConcurrency int
@@ -146,9 +109,7 @@ const DefaultGraphQueue = 64
 // wider spec of before) are never removed by it.
 type Ingester struct {
 	crawler *Crawler
-	docs    DocumentIndexer
-	graph   GraphIndexer
-	states  PageStateStore
+	k       *knowledge.Writer
 	specs   SpecLog
 	slots   chan struct{} // nil: no cap on concurrent indexing
 	gqueue  int           // pages whose graph step may be in flight; 0: inline
@@ -156,20 +117,16 @@ type Ingester struct {
 
 // NewIngester returns an Ingester for cfg.
 func NewIngester(cfg IngesterConfig) *Ingester {
-	in := &Ingester{crawler: New(cfg.Crawler), docs: cfg.Docs, graph: cfg.Graph, states: cfg.States}
-	if in.docs == nil {
-		in.docs = nopDocs{}
+	in := &Ingester{crawler: New(cfg.Crawler), k: cfg.Knowledge, specs: cfg.Specs}
+	if in.k == nil {
+		in.k = knowledge.NewWriter(nil, nil, nil)
 	}
-	if in.graph == nil {
-		in.graph = nopGraph{}
-	}
-	if in.states == nil {
-		in.states = NewMemoryStates()
-	}
-	if sl, ok := in.states.(SpecLog); ok {
-		in.specs = sl
-	} else {
-		in.specs = NewMemoryStates() // not kept across processes: the first run after a start removes nothing by absence
+	if in.specs == nil {
+		if sl, ok := in.k.States().(SpecLog); ok {
+			in.specs = sl
+		} else {
+			in.specs = knowledge.NewMemoryStates() // not kept across processes: the first run after a start removes nothing by absence
+		}
 	}
 	if cfg.IndexConcurrency > 0 {
 		in.slots = make(chan struct{}, cfg.IndexConcurrency)
@@ -230,7 +187,7 @@ type run struct {
 	c     Counters
 	errs  []PageError
 	skips []PageError
-	known map[string]PageState
+	known map[string]knowledge.PageState
 	seeds map[string]bool
 	// confirmed holds the pages this run saw answer as part of the corpus
 	// (indexed, unchanged, 304); why holds, for known pages it saw leave
@@ -247,27 +204,28 @@ type run struct {
 // end. Per-page problems are counted and listed, never returned: Run returns
 // an error only for a spec it cannot start (EINVALID: a malformed exclude
 // pattern, no URLs), an unusable state store (EUNAVAILABLE) or
-// cancellation (ECANCELED, with the partial report). A page is indexed into
-// the corpus, then the graph, then its state is saved, so a crash between
-// the steps re-does the page on the next run and never loses it.
+// cancellation (ECANCELED, with the partial report). Pages are written
+// through the knowledge.Writer, whose order (corpus, graph, then page state)
+// makes a crash between the steps re-do the page on the next run and never
+// lose it.
 func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters)) (Report, error) {
 	start := time.Now()
 	if spec.Collection == "" {
 		spec.Collection = kgagent.DefaultCollection
 	}
-	r := &run{in: in, ctx: ctx, spec: spec, progress: progress, known: map[string]PageState{}, seeds: map[string]bool{},
+	r := &run{in: in, ctx: ctx, spec: spec, progress: progress, known: map[string]knowledge.PageState{}, seeds: map[string]bool{},
 		confirmed: map[string]bool{}, why: map[string]string{}}
 	if in.gqueue > 0 {
 		r.gsem = make(chan struct{}, in.gqueue)
 	}
-	scope, seeds, _, err := NewScope(spec.URLs, spec.Exclude)
+	scope, seeds, bad, err := NewScope(spec.URLs, spec.Exclude) // the run's one parse of the spec
 	if err != nil {
 		return Report{}, err
 	}
 	for _, s := range seeds {
 		r.seeds[s.URL] = true
 	}
-	states, err := in.states.ListPages(ctx, spec.Collection)
+	states, err := in.k.States().ListPages(ctx, spec.Collection)
 	if err != nil {
 		return Report{}, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading page state")
 	}
@@ -278,7 +236,7 @@ func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters))
 			recheck = append(recheck, st.URL)
 		}
 	}
-	res, crawlErr := in.crawler.Crawl(ctx, spec, CrawlOptions{
+	res, crawlErr := in.crawler.crawlParsed(ctx, spec, scope, seeds, bad, CrawlOptions{
 		Known: func(u string) (Known, bool) {
 			r.mu.Lock()
 			st, ok := r.known[u]
@@ -293,7 +251,7 @@ func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters))
 	if crawlErr != nil && kgagent.ErrorCode(crawlErr) == kgagent.EINVALID {
 		return Report{}, crawlErr
 	}
-	keptReason := r.settle(scope, states, res, crawlErr)
+	keptReason := r.settle(scope, specKey(spec, seeds), states, res, crawlErr)
 	r.mu.Lock()
 	rep := Report{Counters: r.c, Errors: r.errs, Skips: r.skips, Seconds: time.Since(start).Seconds(), Truncated: res.Truncated, Reason: res.Reason, KeptReason: keptReason}
 	r.mu.Unlock()
@@ -319,11 +277,11 @@ func (in *Ingester) Forget(ctx context.Context, collection, prefix string) (int,
 	if prefix == "" {
 		return 0, kgagent.Errorf(kgagent.EINVALID, "forget: empty URL prefix")
 	}
-	states, err := in.states.ListPages(ctx, collection)
+	states, err := in.k.States().ListPages(ctx, collection)
 	if err != nil {
 		return 0, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading page state")
 	}
-	r := &run{in: in, ctx: ctx, spec: Spec{Collection: collection}, known: map[string]PageState{}}
+	r := &run{in: in, ctx: ctx, spec: Spec{Collection: collection}, known: map[string]knowledge.PageState{}}
 	for _, st := range states {
 		if !strings.HasPrefix(st.URL, prefix) {
 			continue
@@ -341,8 +299,8 @@ func (in *Ingester) Forget(ctx context.Context, collection, prefix string) (int,
 // this run did not confirm (see Ingester for the rule): it removes them
 // when the crawl was complete and its spec had crawled the collection
 // completely before, and otherwise counts them kept. It records a complete
-// crawl's spec in the SpecLog and returns why pages were kept.
-func (r *run) settle(scope *Scope, states []PageState, res CrawlResult, crawlErr error) string {
+// crawl's spec (key) in the SpecLog and returns why pages were kept.
+func (r *run) settle(scope *Scope, key string, states []knowledge.PageState, res CrawlResult, crawlErr error) string {
 	r.mu.Lock()
 	failed := r.c.Failed
 	var outside int64
@@ -367,7 +325,6 @@ func (r *run) settle(scope *Scope, states []PageState, res CrawlResult, crawlErr
 	case failed > 0:
 		why = fmt.Sprintf("%d %s failed, and a crawl with failures removes only pages that answered 404 or 410", failed, plural(failed, "page", "pages"))
 	default:
-		key := SpecKey(r.spec)
 		done, err := r.in.specs.CompleteSpecs(r.ctx, r.spec.Collection)
 		switch {
 		case err != nil:
@@ -452,7 +409,7 @@ func (r *run) skip(pe *PageError) {
 	})
 }
 
-func (r *run) knownState(u string) (PageState, bool) {
+func (r *run) knownState(u string) (knowledge.PageState, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st, ok := r.known[u]
@@ -477,7 +434,7 @@ func (r *run) page(p Page) {
 		if st, ok := r.knownState(p.URL); ok {
 			r.confirm(p.URL)
 			st.LastSeen = time.Now().UTC()
-			_ = r.in.states.PutPage(ctx, st)
+			_ = r.in.k.Touch(ctx, st)
 		}
 	case Gone:
 		if _, ok := r.knownState(p.URL); ok {
@@ -505,9 +462,10 @@ func (r *run) page(p Page) {
 	}
 }
 
-// indexPage indexes a fetched page into the corpus, then the graph, then
-// saves its state. It reports whether it left the graph step running in
-// the background (which then counts the page done).
+// indexPage writes a fetched page through the knowledge.Writer: its state
+// alone when its content is unchanged, else the whole page (Put, then
+// Finish). It reports whether it left Finish running in the background
+// (which then counts the page done).
 func (r *run) indexPage(ctx context.Context, p Page) bool {
 	doc := p.Doc
 	if p.From != "" {
@@ -519,8 +477,8 @@ func (r *run) indexPage(ctx context.Context, p Page) bool {
 		r.confirm(p.URL)
 		r.update(func(c *Counters) { c.Unchanged++ })
 		st.ETag, st.LastModified, st.LastSeen, st.Links = doc.ETag, doc.LastModified, now, p.Links
-		if err := r.in.states.PutPage(ctx, st); err != nil {
-			r.fail(PageError{URL: p.URL, Code: kgagent.EUNAVAILABLE, Reason: "saving page state: " + kgagent.ErrorMessage(err)})
+		if err := r.in.k.Touch(ctx, st); err != nil {
+			r.fail(pageError(p.URL, err, ""))
 		}
 		return false
 	}
@@ -534,15 +492,15 @@ func (r *run) indexPage(ctx context.Context, p Page) bool {
 			return false
 		}
 	}
-	chunks, err := r.in.docs.IndexDocument(ctx, doc)
+	w, err := r.in.k.Put(ctx, doc, knowledge.PageState{ETag: doc.ETag, LastModified: doc.LastModified, ContentHash: doc.ContentHash, LastSeen: now, Links: p.Links})
 	if err != nil {
 		release()
-		r.fail(PageError{URL: p.URL, Code: kgagent.ErrorCode(err), Reason: "indexing: " + kgagent.ErrorMessage(err)})
+		r.fail(pageError(p.URL, err, ""))
 		return false
 	}
 	if r.gsem == nil {
 		defer release()
-		r.graphStep(ctx, p, chunks, now)
+		r.finish(ctx, p.URL, w)
 		return false
 	}
 	select {
@@ -558,51 +516,36 @@ func (r *run) indexPage(ctx context.Context, p Page) bool {
 		defer func() { <-r.gsem }()
 		defer r.update(func(c *Counters) { c.Done++ })
 		defer release()
-		r.graphStep(ctx, p, chunks, now)
+		r.finish(ctx, p.URL, w)
 	}()
 	return true
 }
 
-// graphStep indexes a page's triples and saves its state.
-func (r *run) graphStep(ctx context.Context, p Page, chunks []kgagent.Chunk, now time.Time) {
-	doc := p.Doc
-	n, err := r.in.graph.IndexDocument(ctx, doc, chunks)
+// finish finishes a page's write (triples, entity index, page state) and
+// counts it indexed.
+func (r *run) finish(ctx context.Context, u string, w *knowledge.Write) {
+	n, err := w.Finish(ctx)
 	if err != nil {
-		r.fail(PageError{URL: p.URL, Code: kgagent.ErrorCode(err), Reason: "extracting triples: " + kgagent.ErrorMessage(err)})
-		return
-	}
-	st := PageState{Collection: r.spec.Collection, URL: p.URL, ETag: doc.ETag, LastModified: doc.LastModified, ContentHash: doc.ContentHash, LastSeen: now, Links: p.Links}
-	if err := r.in.states.PutPage(ctx, st); err != nil {
-		r.fail(PageError{URL: p.URL, Code: kgagent.EUNAVAILABLE, Reason: "saving page state: " + kgagent.ErrorMessage(err)})
+		r.fail(pageError(u, err, ""))
 		return
 	}
 	r.mu.Lock()
-	r.known[p.URL] = st
-	r.confirmed[p.URL] = true
+	r.known[u] = w.State()
+	r.confirmed[u] = true
 	r.mu.Unlock()
 	r.update(func(c *Counters) {
 		c.Indexed++
-		c.Chunks += int64(len(chunks))
+		c.Chunks += int64(w.Chunks())
 		c.Triples += int64(n)
 	})
 }
 
-// remove deletes a page from the graph, the corpus and the state store, in
-// that order, so that a failure leaves the state behind and the next run
-// tries again.
+// remove removes a page from the collection through the knowledge.Writer
+// (which leaves its state behind on a failure, so the next run tries
+// again).
 func (r *run) remove(u, why string) {
-	ctx := r.ctx
-	col := r.spec.Collection
-	if err := r.in.graph.DeleteDocument(ctx, col, u); err != nil {
-		r.fail(PageError{URL: u, Code: kgagent.ErrorCode(err), Reason: "removing triples (" + why + "): " + kgagent.ErrorMessage(err)})
-		return
-	}
-	if err := r.in.docs.DeleteDocument(ctx, col, u); err != nil {
-		r.fail(PageError{URL: u, Code: kgagent.ErrorCode(err), Reason: "removing document (" + why + "): " + kgagent.ErrorMessage(err)})
-		return
-	}
-	if err := r.in.states.DeletePage(ctx, col, u); err != nil {
-		r.fail(PageError{URL: u, Code: kgagent.EUNAVAILABLE, Reason: "removing page state: " + kgagent.ErrorMessage(err)})
+	if err := r.in.k.Remove(r.ctx, r.spec.Collection, u); err != nil {
+		r.fail(pageError(u, err, why))
 		return
 	}
 	r.mu.Lock()
@@ -611,97 +554,12 @@ func (r *run) remove(u, why string) {
 	r.update(func(c *Counters) { c.Removed++ })
 }
 
-type nopDocs struct{}
-
-func (nopDocs) IndexDocument(context.Context, kgagent.Document) ([]kgagent.Chunk, error) {
-	return nil, nil
-}
-func (nopDocs) DeleteDocument(context.Context, string, string) error { return nil }
-
-type nopGraph struct{}
-
-func (nopGraph) IndexDocument(context.Context, kgagent.Document, []kgagent.Chunk) (int, error) {
-	return 0, nil
-}
-func (nopGraph) DeleteDocument(context.Context, string, string) error { return nil }
-
-// MemoryStates is a PageStateStore and SpecLog in memory, for tests and dry
-// runs.
-type MemoryStates struct {
-	mu    sync.Mutex
-	m     map[string]map[string]PageState
-	specs map[string][]string
-}
-
-// NewMemoryStates returns an empty MemoryStates.
-func NewMemoryStates() *MemoryStates {
-	return &MemoryStates{m: map[string]map[string]PageState{}, specs: map[string][]string{}}
-}
-
-// CompleteSpecs implements SpecLog.
-func (s *MemoryStates) CompleteSpecs(_ context.Context, collection string) ([]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.specs[collection]), nil
-}
-
-// AddCompleteSpec implements SpecLog.
-func (s *MemoryStates) AddCompleteSpec(_ context.Context, collection, key string) error {
-	if collection == "" || key == "" {
-		return kgagent.Errorf(kgagent.EINVALID, "a complete spec needs a collection and a key")
+// pageError is a failed write of page u, with why the page was being
+// written (when it says more than the error).
+func pageError(u string, err error, why string) PageError {
+	reason := kgagent.ErrorMessage(err)
+	if why != "" {
+		reason += " (" + why + ")"
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !slices.Contains(s.specs[collection], key) {
-		s.specs[collection] = append(s.specs[collection], key)
-	}
-	return nil
+	return PageError{URL: u, Code: kgagent.ErrorCode(err), Reason: reason}
 }
-
-// ListPages implements PageStateStore.
-func (s *MemoryStates) ListPages(_ context.Context, collection string) ([]PageState, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]PageState, 0, len(s.m[collection]))
-	for _, st := range s.m[collection] {
-		out = append(out, st)
-	}
-	return out, nil
-}
-
-// PutPage implements PageStateStore.
-func (s *MemoryStates) PutPage(_ context.Context, st PageState) error {
-	if st.Collection == "" || st.URL == "" {
-		return kgagent.Errorf(kgagent.EINVALID, "page state needs a collection and a URL")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m[st.Collection] == nil {
-		s.m[st.Collection] = map[string]PageState{}
-	}
-	st.Links = append([]string(nil), st.Links...)
-	s.m[st.Collection][st.URL] = st
-	return nil
-}
-
-// DeletePage implements PageStateStore.
-func (s *MemoryStates) DeletePage(_ context.Context, collection, u string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m[collection], u)
-	return nil
-}
-
-// DeleteCollection implements PageStateStore.
-func (s *MemoryStates) DeleteCollection(_ context.Context, collection string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, collection)
-	delete(s.specs, collection)
-	return nil
-}
-
-var (
-	_ PageStateStore = (*MemoryStates)(nil)
-	_ SpecLog        = (*MemoryStates)(nil)
-)

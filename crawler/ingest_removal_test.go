@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/knowledge"
 )
 
 // modalSite serves /docs/ (linking every page) and the pages named in its
@@ -160,10 +161,10 @@ func TestIngestRemovesOnlyWhatIsGone(t *testing.T) {
 			site := newModalSite(removalPages...)
 			srv := httptest.NewServer(site)
 			defer srv.Close()
-			idx, states := newFakeIndex(), NewMemoryStates()
+			idx, states := newFakeIndex(), knowledge.NewMemoryStates()
 			cfg := testConfig()
 			cfg.MaxRetries = -1
-			in := NewIngester(IngesterConfig{Crawler: cfg, Docs: idx, Graph: fakeGraph{idx}, States: states})
+			in := NewIngester(IngesterConfig{Crawler: cfg, Knowledge: knowledge.NewWriter(idx, fakeGraph{idx}, states)})
 			if rep, err := in.Run(context.Background(), fullSpec(srv.URL), nil); err != nil || rep.Counters.Indexed != 6 {
 				t.Fatalf("first crawl: %+v %v", rep.Counters, err)
 			}
@@ -187,13 +188,13 @@ func TestIngestRemovesOnlyWhatIsGone(t *testing.T) {
 }
 
 // runRemovalCase runs tc's crawl (twice when tc.twice) after the first one.
-func runRemovalCase(t *testing.T, base string, site *modalSite, in *Ingester, states *MemoryStates, idx *fakeIndex, tc removalCase) (Report, error) {
+func runRemovalCase(t *testing.T, base string, site *modalSite, in *Ingester, states *knowledge.MemoryStates, idx *fakeIndex, tc removalCase) (Report, error) {
 	t.Helper()
 	site.set(tc.modes)
 	if tc.refuse {
 		cfg := testConfig()
 		cfg.AllowPrivate, cfg.MaxRetries = false, -1
-		in = NewIngester(IngesterConfig{Crawler: cfg, Docs: idx, Graph: fakeGraph{idx}, States: states})
+		in = NewIngester(IngesterConfig{Crawler: cfg, Knowledge: knowledge.NewWriter(idx, fakeGraph{idx}, states)})
 	}
 	spec := tc.spec(base)
 	if tc.twice {
@@ -219,7 +220,7 @@ func runRemovalCase(t *testing.T, base string, site *modalSite, in *Ingester, st
 // removedPaths lists the site's pages (of /docs/ and removalPages) that
 // are no longer in the corpus, and checks that the graph and the page
 // states agree with the corpus.
-func removedPaths(base string, idx *fakeIndex, states *MemoryStates) []string {
+func removedPaths(base string, idx *fakeIndex, states *knowledge.MemoryStates) []string {
 	idx.mu.Lock()
 	defer idx.mu.Unlock()
 	st, _ := states.ListPages(context.Background(), "c")
@@ -267,10 +268,10 @@ func checkRemovalRule(t *testing.T, site *modalSite, base string, answers []byte
 	srv := struct{ URL string }{base}
 	{
 		site.set(nil)
-		idx, states := newFakeIndex(), NewMemoryStates()
+		idx, states := newFakeIndex(), knowledge.NewMemoryStates()
 		cfg := testConfig()
 		cfg.MaxRetries = -1
-		in := NewIngester(IngesterConfig{Crawler: cfg, Docs: idx, Graph: fakeGraph{idx}, States: states})
+		in := NewIngester(IngesterConfig{Crawler: cfg, Knowledge: knowledge.NewWriter(idx, fakeGraph{idx}, states)})
 		if rep, err := in.Run(context.Background(), fullSpec(srv.URL), nil); err != nil || rep.Counters.Indexed != 6 {
 			t.Fatalf("first crawl: %+v %v", rep.Counters, err)
 		}

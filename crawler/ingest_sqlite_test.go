@@ -10,6 +10,7 @@ import (
 
 	"github.com/kgagent/kgagent/crawler"
 	"github.com/kgagent/kgagent/crawler/sqlite"
+	"github.com/kgagent/kgagent/knowledge"
 )
 
 // TestIngestStateSurvivesRestart runs an ingestion, closes everything, and
@@ -37,7 +38,7 @@ func TestIngestStateSurvivesRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer store.Close()
-		rep, err := crawler.NewIngester(crawler.IngesterConfig{Crawler: crawler.Config{AllowPrivate: true}, States: store}).Run(context.Background(), spec, nil)
+		rep, err := crawler.NewIngester(crawler.IngesterConfig{Crawler: crawler.Config{AllowPrivate: true}, Knowledge: knowledge.NewWriter(nil, nil, store)}).Run(context.Background(), spec, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

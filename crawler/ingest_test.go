@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/knowledge"
 )
 
 // site is a mutable web site that answers conditional requests.
@@ -90,8 +91,8 @@ func (r *statusRecorder) WriteHeader(code int) {
 	r.ResponseWriter.WriteHeader(code)
 }
 
-// fakeIndex is a DocumentIndexer and (through graph) a GraphIndexer that
-// records what it holds.
+// fakeIndex is a knowledge.Documents and (through fakeGraph) a
+// knowledge.Triples that records what it holds.
 type fakeIndex struct {
 	mu       sync.Mutex
 	docs     map[string]kgagent.Document // collection|url
@@ -180,8 +181,8 @@ func TestIngestIncremental(t *testing.T) {
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 	idx := newFakeIndex()
-	states := NewMemoryStates()
-	in := NewIngester(IngesterConfig{Crawler: testConfig(), Docs: idx, Graph: fakeGraph{idx}, States: states})
+	states := knowledge.NewMemoryStates()
+	in := NewIngester(IngesterConfig{Crawler: testConfig(), Knowledge: knowledge.NewWriter(idx, fakeGraph{idx}, states)})
 	spec := Spec{Collection: "docs", URLs: []string{srv.URL + "/docs/*"}}
 	ctx := context.Background()
 
@@ -275,8 +276,8 @@ func TestIngestIndexFailureKeepsState(t *testing.T) {
 	defer srv.Close()
 	idx := newFakeIndex()
 	idx.failURL = srv.URL + "/x"
-	states := NewMemoryStates()
-	in := NewIngester(IngesterConfig{Crawler: testConfig(), Docs: idx, Graph: fakeGraph{idx}, States: states})
+	states := knowledge.NewMemoryStates()
+	in := NewIngester(IngesterConfig{Crawler: testConfig(), Knowledge: knowledge.NewWriter(idx, fakeGraph{idx}, states)})
 	spec := Spec{Collection: "c", URLs: []string{srv.URL + "/*"}}
 	rep, err := in.Run(context.Background(), spec, nil)
 	if err != nil {
@@ -320,9 +321,9 @@ func TestIngestDefaultsAndBadSpec(t *testing.T) {
 		t.Errorf("bad exclude: %v", err)
 	}
 	// Only malformed URLs: the run goes on, reports them, and deletes nothing.
-	states := NewMemoryStates()
-	_ = states.PutPage(context.Background(), PageState{Collection: kgagent.DefaultCollection, URL: "http://h/kept", ContentHash: "x"})
-	in = NewIngester(IngesterConfig{Crawler: testConfig(), States: states})
+	states := knowledge.NewMemoryStates()
+	_ = states.PutPage(context.Background(), knowledge.PageState{Collection: kgagent.DefaultCollection, URL: "http://h/kept", ContentHash: "x"})
+	in = NewIngester(IngesterConfig{Crawler: testConfig(), Knowledge: knowledge.NewWriter(nil, nil, states)})
 	rep, err := in.Run(context.Background(), Spec{URLs: []string{"http://h/a*b*", "::"}}, nil)
 	if err != nil || rep.Counters.Failed != 2 || len(rep.Errors) != 2 {
 		t.Fatalf("malformed URLs: %+v %v", rep, err)
@@ -364,7 +365,7 @@ func TestIngestRobotsOutageKeepsPages(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	idx := newFakeIndex()
-	in := NewIngester(IngesterConfig{Crawler: testConfig(), Docs: idx, Graph: fakeGraph{idx}})
+	in := NewIngester(IngesterConfig{Crawler: testConfig(), Knowledge: knowledge.NewWriter(idx, fakeGraph{idx}, nil)})
 	spec := Spec{Collection: "c", URLs: []string{srv.URL + "/*"}}
 	if rep, err := in.Run(context.Background(), spec, nil); err != nil || rep.Counters.Indexed != 2 {
 		t.Fatalf("first run: %+v %v", rep.Counters, err)
@@ -440,7 +441,7 @@ func TestIngestIndexConcurrency(t *testing.T) {
 	srv := siteServer(t)
 	for _, limit := range []int{1, 2} {
 		idx := &slowIndex{}
-		in := NewIngester(IngesterConfig{Crawler: testConfig(), Docs: idx, IndexConcurrency: limit})
+		in := NewIngester(IngesterConfig{Crawler: testConfig(), Knowledge: knowledge.NewWriter(idx, nil, nil), IndexConcurrency: limit})
 		rep, err := in.Run(context.Background(), Spec{URLs: []string{srv.URL + "/*"}}, nil)
 		if err != nil || rep.Counters.Indexed < 30 {
 			t.Fatalf("run: %+v %v", rep.Counters, err)
@@ -470,7 +471,7 @@ func TestIngestMovedPage(t *testing.T) {
 	}))
 	defer srv.Close()
 	idx := newFakeIndex()
-	in := NewIngester(IngesterConfig{Crawler: testConfig(), Docs: idx, Graph: fakeGraph{idx}})
+	in := NewIngester(IngesterConfig{Crawler: testConfig(), Knowledge: knowledge.NewWriter(idx, fakeGraph{idx}, nil)})
 	spec := Spec{Collection: "c", URLs: []string{srv.URL + "/*"}}
 	if _, err := in.Run(context.Background(), spec, nil); err != nil {
 		t.Fatal(err)
@@ -502,8 +503,8 @@ func TestIngestForget(t *testing.T) {
 	defer old.Close()
 	defer other.Close()
 	idx := newFakeIndex()
-	states := NewMemoryStates()
-	in := NewIngester(IngesterConfig{Crawler: testConfig(), Docs: idx, Graph: fakeGraph{idx}, States: states})
+	states := knowledge.NewMemoryStates()
+	in := NewIngester(IngesterConfig{Crawler: testConfig(), Knowledge: knowledge.NewWriter(idx, fakeGraph{idx}, states)})
 	ctx := context.Background()
 	for _, u := range []string{old.URL, other.URL} {
 		if _, err := in.Run(ctx, Spec{Collection: "docs", URLs: []string{u + "/*"}}, nil); err != nil {

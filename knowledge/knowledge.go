@@ -1,16 +1,18 @@
 // Package knowledge is the collection-level knowledge service: the one place
 // that knows a collection lives in several stores (the corpus index, the
-// triple graph with its entity index, the crawler's page state and the
-// embed blobs) and keeps them in step. Documents are put and removed across
-// the index and the graph; a collection is deleted from every store, with
-// the steps that failed remembered and retried; collections are listed
-// without the internal ones (entity indexes); and a question is answered
-// with kgagent.Evidence — passages and facts, numbered once — which the
-// agent's built-in funcs hand to the answerer.
+// triple graph with its entity index, the page state of crawled pages and
+// the embed blobs) and keeps them in step. It is a layer above corpus,
+// graphrag and the page state: a document is written across them by a
+// Writer in one order (put, remove, touch; see Writer); a collection is
+// deleted from every store, with the steps that failed remembered and
+// retried; collections are listed without the internal ones (entity
+// indexes); and a question is answered with kgagent.Evidence — passages and
+// facts, numbered once — which the agent's built-in funcs hand to the
+// answerer.
 //
-// The crawler writes through the service (Documents, Graph and PageStates
-// are the views its ingester takes); the gateway and the agent read through
-// it; cmd/kgagent only constructs it.
+// The crawler hands documents to Service.Writer (it decides what to put,
+// touch or remove; the Writer decides how); the gateway and the agent read
+// through the Service; cmd/kgagent only constructs it.
 package knowledge
 
 import (
@@ -25,8 +27,7 @@ import (
 // Corpus is the document index side: the corpus service implements it.
 type Corpus interface {
 	Searcher
-	IndexDocument(ctx context.Context, doc kgagent.Document) ([]kgagent.Chunk, error)
-	DeleteDocument(ctx context.Context, collection, url string) error
+	Documents
 	DeleteCollection(ctx context.Context, collection string) error
 	Collections(ctx context.Context) ([]corpus.CollectionInfo, error)
 	Generation() uint64
@@ -36,8 +37,7 @@ type Corpus interface {
 // service implements it.
 type Graph interface {
 	Facts
-	IndexDocument(ctx context.Context, doc kgagent.Document, chunks []kgagent.Chunk) (int, error)
-	DeleteDocument(ctx context.Context, collection, url string) error
+	Triples
 	DeleteCollection(ctx context.Context, collection string) error
 	// InternalCollection reports whether an index collection is the
 	// graph's own (an entity index) rather than a user's.
@@ -45,19 +45,13 @@ type Graph interface {
 	Generation() uint64
 }
 
-// PageStates is the crawler's per-page state (crawler.PageStateStore has
-// these methods and more).
-type PageStates interface {
-	DeletePage(ctx context.Context, collection, url string) error
-	DeleteCollection(ctx context.Context, collection string) error
-}
-
 // Blobs is the embed store: uploads filed under a collection.
 type Blobs interface {
 	DeleteCollection(ctx context.Context, collection string) (int, error)
 }
 
-// Config wires a Service. Corpus is required; the others are optional.
+// Config wires a Service. Corpus is required; the others are optional (no
+// States: page state in memory).
 type Config struct {
 	Corpus Corpus
 	Graph  Graph
@@ -71,6 +65,7 @@ type Config struct {
 type Service struct {
 	cfg Config
 	*Retriever
+	w *Writer
 
 	mu      sync.Mutex
 	pending map[string]*deletion // collections whose delete has not finished
@@ -100,8 +95,16 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Graph != nil {
 		facts = cfg.Graph
 	}
-	return &Service{cfg: cfg, Retriever: NewRetriever(cfg.Corpus, facts, cfg.Retrieve), pending: map[string]*deletion{}}, nil
+	s := &Service{cfg: cfg, Retriever: NewRetriever(cfg.Corpus, facts, cfg.Retrieve), pending: map[string]*deletion{}}
+	s.w = NewWriter(cfg.Corpus, cfg.Graph, cfg.States)
+	s.w.ready = s.ready
+	return s, nil
 }
+
+// Writer writes documents across the service's stores (the crawler's
+// ingester writes through it); a write into a collection whose delete is
+// pending finishes that delete first.
+func (s *Service) Writer() *Writer { return s.w }
 
 // Generation changes whenever the stored knowledge changes (corpus or
 // graph written by this process), for caches of answers drawn from it.
@@ -111,42 +114,6 @@ func (s *Service) Generation() uint64 {
 		g += s.cfg.Graph.Generation()
 	}
 	return g
-}
-
-// PutDocument indexes doc into the corpus and, when a graph is configured,
-// its triples and entities into the graph. It returns the chunks indexed and
-// the triples stored. A collection whose delete is pending is finished first
-// (EUNAVAILABLE when that still fails, nothing written).
-func (s *Service) PutDocument(ctx context.Context, doc kgagent.Document) ([]kgagent.Chunk, int, error) {
-	chunks, err := s.Documents().IndexDocument(ctx, doc)
-	if err != nil {
-		return nil, 0, err
-	}
-	if s.cfg.Graph == nil {
-		return chunks, 0, nil
-	}
-	n, err := s.cfg.Graph.IndexDocument(ctx, doc, chunks)
-	return chunks, n, err
-}
-
-// RemoveDocument removes a page from the graph (and entity index), the
-// corpus index and the page state. Removing an unknown page is no error.
-func (s *Service) RemoveDocument(ctx context.Context, collection, url string) error {
-	if collection == "" || url == "" {
-		return kgagent.Errorf(kgagent.EINVALID, "a collection and a URL are required")
-	}
-	if s.cfg.Graph != nil {
-		if err := s.cfg.Graph.DeleteDocument(ctx, collection, url); err != nil {
-			return err
-		}
-	}
-	if err := s.cfg.Corpus.DeleteDocument(ctx, collection, url); err != nil {
-		return err
-	}
-	if s.cfg.States != nil {
-		return s.cfg.States.DeletePage(ctx, collection, url)
-	}
-	return nil
 }
 
 // DeleteCollection removes the collection from every store: the corpus
@@ -310,49 +277,4 @@ func (s *Service) Collections(ctx context.Context) ([]corpus.CollectionInfo, err
 // Search runs a corpus search (the /api/v1/search view of the knowledge).
 func (s *Service) Search(ctx context.Context, r corpus.SearchRequest) ([]corpus.Hit, error) {
 	return s.cfg.Corpus.Search(ctx, r)
-}
-
-// Documents is the corpus-writing view the crawler's ingester takes
-// (crawler.DocumentIndexer).
-func (s *Service) Documents() DocumentWriter { return DocumentWriter{s} }
-
-// Graph is the graph-writing view the crawler's ingester takes
-// (crawler.GraphIndexer); nil when no graph is configured.
-func (s *Service) Graph() *GraphWriter {
-	if s.cfg.Graph == nil {
-		return nil
-	}
-	return &GraphWriter{s}
-}
-
-// DocumentWriter writes documents into the corpus index through the service.
-type DocumentWriter struct{ s *Service }
-
-// IndexDocument chunks, embeds and indexes doc, replacing its earlier chunks.
-func (w DocumentWriter) IndexDocument(ctx context.Context, doc kgagent.Document) ([]kgagent.Chunk, error) {
-	if err := w.s.ready(ctx, doc.Collection); err != nil {
-		return nil, err
-	}
-	return w.s.cfg.Corpus.IndexDocument(ctx, doc)
-}
-
-// DeleteDocument removes the document's chunks.
-func (w DocumentWriter) DeleteDocument(ctx context.Context, collection, url string) error {
-	return w.s.cfg.Corpus.DeleteDocument(ctx, collection, url)
-}
-
-// GraphWriter writes documents' triples and entities through the service.
-type GraphWriter struct{ s *Service }
-
-// IndexDocument extracts and stores doc's triples, replacing earlier ones.
-func (w *GraphWriter) IndexDocument(ctx context.Context, doc kgagent.Document, chunks []kgagent.Chunk) (int, error) {
-	if err := w.s.ready(ctx, doc.Collection); err != nil {
-		return 0, err
-	}
-	return w.s.cfg.Graph.IndexDocument(ctx, doc, chunks)
-}
-
-// DeleteDocument removes the document's triples and entity entries.
-func (w *GraphWriter) DeleteDocument(ctx context.Context, collection, url string) error {
-	return w.s.cfg.Graph.DeleteDocument(ctx, collection, url)
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent/corpus"
-	"github.com/kgagent/kgagent/knowledge"
 	"github.com/kgagent/kgagent/internal/text/texttest"
+	"github.com/kgagent/kgagent/knowledge"
 )
 
 // vocabSearch is a searcher with a vocabulary that knows no word: it

@@ -60,7 +60,7 @@ type services struct {
 	graphStore graphrag.Store
 	corpus     *corpus.Service
 	graph      *graphrag.Service
-	states     crawler.PageStateStore
+	states     *crawlersqlite.Store
 	// knowledge keeps index, graph, page state and embeds in step; the
 	// crawler writes and the gateway and agents read through it.
 	knowledge *knowledge.Service
@@ -348,8 +348,7 @@ func (a *app) ingester(allowPrivate bool) *crawler.Ingester {
 		Parallelism: a.cfg.CrawlParallelism, Delay: a.cfg.CrawlDelay, MaxPages: a.cfg.CrawlMaxPages,
 		RequestTimeout: a.cfg.CrawlTimeout, AllowPrivate: allowPrivate, AllowedPrivateHosts: a.cfg.AllowedPrivateHosts,
 	}
-	k := a.svc.knowledge
-	return crawler.NewIngester(crawler.IngesterConfig{Crawler: cc, Docs: k.Documents(), Graph: k.Graph(), States: a.svc.states})
+	return crawler.NewIngester(crawler.IngesterConfig{Crawler: cc, Knowledge: a.svc.knowledge.Writer(), Specs: a.svc.states})
 }
 
 // grapher adapts graphrag.Service to the gateway. A request that names no

@@ -1,4 +1,4 @@
-// Package crawlertest is the conformance suite every crawler.PageStateStore
+// Package crawlertest is the conformance suite every knowledge.PageStates
 // passes (the in-memory one and crawler/sqlite), in the manner of
 // testing/slogtest.
 package crawlertest
@@ -12,18 +12,19 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/knowledge"
 )
 
 // TestPageStateStore runs the conformance suite against stores made by
 // open; each subtest gets a fresh, empty store.
-func TestPageStateStore(t *testing.T, open func(t *testing.T) crawler.PageStateStore) {
+func TestPageStateStore(t *testing.T, open func(t *testing.T) knowledge.PageStates) {
 	ctx := context.Background()
 	seen := time.Date(2026, 5, 2, 10, 0, 0, 0, time.UTC)
-	a := crawler.PageState{Collection: "c1", URL: "http://h/a", ETag: `"e1"`, LastModified: "Sat, 02 May 2026 10:00:00 GMT", ContentHash: "h1", LastSeen: seen, Links: []string{"http://h/b", "http://h/c?x=1"}}
-	b := crawler.PageState{Collection: "c1", URL: "http://h/b", ContentHash: "h2", LastSeen: seen}
-	other := crawler.PageState{Collection: "c2", URL: "http://h/a", ContentHash: "h3", LastSeen: seen}
+	a := knowledge.PageState{Collection: "c1", URL: "http://h/a", ETag: `"e1"`, LastModified: "Sat, 02 May 2026 10:00:00 GMT", ContentHash: "h1", LastSeen: seen, Links: []string{"http://h/b", "http://h/c?x=1"}}
+	b := knowledge.PageState{Collection: "c1", URL: "http://h/b", ContentHash: "h2", LastSeen: seen}
+	other := knowledge.PageState{Collection: "c2", URL: "http://h/a", ContentHash: "h3", LastSeen: seen}
 
-	list := func(t *testing.T, s crawler.PageStateStore, col string) []crawler.PageState {
+	list := func(t *testing.T, s knowledge.PageStates, col string) []knowledge.PageState {
 		t.Helper()
 		got, err := s.ListPages(ctx, col)
 		if err != nil {
@@ -34,7 +35,7 @@ func TestPageStateStore(t *testing.T, open func(t *testing.T) crawler.PageStateS
 	}
 	t.Run("put and list per collection", func(t *testing.T) {
 		s := open(t)
-		for _, st := range []crawler.PageState{a, b, other} {
+		for _, st := range []knowledge.PageState{a, b, other} {
 			if err := s.PutPage(ctx, st); err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +65,7 @@ func TestPageStateStore(t *testing.T, open func(t *testing.T) crawler.PageStateS
 	})
 	t.Run("delete page and collection", func(t *testing.T) {
 		s := open(t)
-		for _, st := range []crawler.PageState{a, b, other} {
+		for _, st := range []knowledge.PageState{a, b, other} {
 			_ = s.PutPage(ctx, st)
 		}
 		if err := s.DeletePage(ctx, "c1", a.URL); err != nil {
@@ -92,7 +93,7 @@ func TestPageStateStore(t *testing.T, open func(t *testing.T) crawler.PageStateS
 	t.Run("bad input", func(t *testing.T) {
 		s := open(t)
 		_ = s.PutPage(ctx, a)
-		for _, bad := range []crawler.PageState{{URL: "http://h/x"}, {Collection: "c1"}} {
+		for _, bad := range []knowledge.PageState{{URL: "http://h/x"}, {Collection: "c1"}} {
 			if err := s.PutPage(ctx, bad); kgagent.ErrorCode(err) != kgagent.EINVALID {
 				t.Errorf("PutPage(%+v) = %v, want %s", bad, err, kgagent.EINVALID)
 			}
@@ -104,11 +105,11 @@ func TestPageStateStore(t *testing.T, open func(t *testing.T) crawler.PageStateS
 }
 
 // TestSpecLog runs the conformance suite of crawler.SpecLog against stores
-// made by open (a PageStateStore that is also a SpecLog); each subtest gets
+// made by open (knowledge.PageStates that are also a SpecLog); each subtest gets
 // a fresh, empty store.
-func TestSpecLog(t *testing.T, open func(t *testing.T) crawler.PageStateStore) {
+func TestSpecLog(t *testing.T, open func(t *testing.T) knowledge.PageStates) {
 	ctx := context.Background()
-	log := func(t *testing.T) (crawler.PageStateStore, crawler.SpecLog) {
+	log := func(t *testing.T) (knowledge.PageStates, crawler.SpecLog) {
 		s := open(t)
 		l, ok := s.(crawler.SpecLog)
 		if !ok {
@@ -167,7 +168,7 @@ func TestSpecLog(t *testing.T, open func(t *testing.T) crawler.PageStateStore) {
 	})
 }
 
-func equal(x, y crawler.PageState) bool {
+func equal(x, y knowledge.PageState) bool {
 	return x.Collection == y.Collection && x.URL == y.URL && x.ETag == y.ETag && x.LastModified == y.LastModified &&
 		x.ContentHash == y.ContentHash && x.LastSeen.Equal(y.LastSeen) && strings.Join(x.Links, " ") == strings.Join(y.Links, " ")
 }

@@ -1,4 +1,5 @@
-// Package sqlite is the embedded crawler.PageStateStore: the ETag,
+// Package sqlite is the embedded page state (knowledge.PageStates) and the
+// crawler's log of complete specs (crawler.SpecLog): the ETag,
 // Last-Modified, content hash and last-seen time of every crawled page, per
 // collection, in one SQLite file in the data dir (modernc.org/sqlite, pure
 // Go, WAL journal), so that re-crawls send conditional requests and skip
@@ -16,6 +17,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/knowledge"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -23,14 +25,14 @@ import (
 // FileName is the database file Open creates in a data dir.
 const FileName = "crawler.db"
 
-// Store is a crawler.PageStateStore in SQLite.
+// Store is knowledge.PageStates and a crawler.SpecLog in SQLite.
 type Store struct {
 	db *sql.DB
 }
 
 var (
-	_ crawler.PageStateStore = (*Store)(nil)
-	_ crawler.SpecLog        = (*Store)(nil)
+	_ knowledge.PageStates = (*Store)(nil)
+	_ crawler.SpecLog      = (*Store)(nil)
 )
 
 // Open opens (creating when needed) the store at path: a file, or a
@@ -82,16 +84,16 @@ func Open(path string) (*Store, error) {
 // Close releases the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// ListPages implements crawler.PageStateStore.
-func (s *Store) ListPages(ctx context.Context, collection string) ([]crawler.PageState, error) {
+// ListPages implements knowledge.PageStates.
+func (s *Store) ListPages(ctx context.Context, collection string) ([]knowledge.PageState, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT url, etag, last_modified, content_hash, last_seen, links FROM pages WHERE collection = ? ORDER BY url`, collection)
 	if err != nil {
 		return nil, dbError(err, "listing page states")
 	}
 	defer rows.Close()
-	var out []crawler.PageState
+	var out []knowledge.PageState
 	for rows.Next() {
-		st := crawler.PageState{Collection: collection}
+		st := knowledge.PageState{Collection: collection}
 		var seen int64
 		var links string
 		if err := rows.Scan(&st.URL, &st.ETag, &st.LastModified, &st.ContentHash, &seen, &links); err != nil {
@@ -109,8 +111,8 @@ func (s *Store) ListPages(ctx context.Context, collection string) ([]crawler.Pag
 	return out, nil
 }
 
-// PutPage implements crawler.PageStateStore.
-func (s *Store) PutPage(ctx context.Context, st crawler.PageState) error {
+// PutPage implements knowledge.PageStates.
+func (s *Store) PutPage(ctx context.Context, st knowledge.PageState) error {
 	if st.Collection == "" || st.URL == "" {
 		return kgagent.Errorf(kgagent.EINVALID, "page state needs a collection and a URL")
 	}
@@ -127,13 +129,13 @@ func (s *Store) PutPage(ctx context.Context, st crawler.PageState) error {
 	return dbError(err, "saving page state")
 }
 
-// DeletePage implements crawler.PageStateStore.
+// DeletePage implements knowledge.PageStates.
 func (s *Store) DeletePage(ctx context.Context, collection, url string) error {
 	_, err := s.db.ExecContext(ctx, `DELETE FROM pages WHERE collection = ? AND url = ?`, collection, url)
 	return dbError(err, "deleting page state")
 }
 
-// DeleteCollection implements crawler.PageStateStore; it forgets the
+// DeleteCollection implements knowledge.PageStates; it forgets the
 // collection's complete specs too.
 func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
 	tx, err := s.db.BeginTx(ctx, nil)

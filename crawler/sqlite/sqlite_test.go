@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/crawler"
 	"github.com/kgagent/kgagent/crawler/crawlertest"
 	"github.com/kgagent/kgagent/crawler/sqlite"
+	"github.com/kgagent/kgagent/knowledge"
 )
 
 func TestConformance(t *testing.T) {
-	open := func(t *testing.T) crawler.PageStateStore {
+	open := func(t *testing.T) knowledge.PageStates {
 		s, err := sqlite.Open(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
@@ -31,7 +31,7 @@ func TestPersistsAcrossOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutPage(ctx, crawler.PageState{Collection: "c", URL: "http://h/a", ETag: `"x"`, ContentHash: "h"}); err != nil {
+	if err := s.PutPage(ctx, knowledge.PageState{Collection: "c", URL: "http://h/a", ETag: `"x"`, ContentHash: "h"}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

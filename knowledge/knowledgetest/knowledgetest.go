@@ -16,7 +16,6 @@ import (
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/corpustest"
 	"github.com/kgagent/kgagent/corpus/embeds"
-	"github.com/kgagent/kgagent/crawler"
 	crawlersqlite "github.com/kgagent/kgagent/crawler/sqlite"
 	"github.com/kgagent/kgagent/graphrag"
 	"github.com/kgagent/kgagent/knowledge"
@@ -93,7 +92,7 @@ func doc(coll, path, title, text string) kgagent.Document {
 	}
 }
 
-// fill puts two documents (with page state and an embed) into coll.
+// fill puts two documents (with their page state) and an embed into coll.
 func (e *env) fill(t *testing.T, coll string) {
 	t.Helper()
 	ctx := t.Context()
@@ -101,15 +100,16 @@ func (e *env) fill(t *testing.T, coll string) {
 		doc(coll, "backup.html", "Backups", "The lumen backup command creates snapshots. Lumen Server is a database. The backup restore command restores a snapshot."),
 		doc(coll, "config.html", "Configuration", "The Lumen Server listens on port 7070 by default. The config file is lumen.toml."),
 	} {
-		chunks, n, err := e.k.PutDocument(ctx, d)
+		w, err := e.k.Writer().Put(ctx, d, knowledge.PageState{ContentHash: "h", LastSeen: time.Now()})
 		if err != nil {
-			t.Fatalf("PutDocument(%s): %v", d.URL, err)
+			t.Fatalf("Put(%s): %v", d.URL, err)
 		}
-		if len(chunks) == 0 || n == 0 {
-			t.Fatalf("PutDocument(%s): %d chunks, %d triples; the suite needs both", d.URL, len(chunks), n)
+		n, err := w.Finish(ctx)
+		if err != nil {
+			t.Fatalf("Finish(%s): %v", d.URL, err)
 		}
-		if err := e.states.PutPage(ctx, crawler.PageState{Collection: coll, URL: d.URL, ContentHash: "h", LastSeen: time.Now()}); err != nil {
-			t.Fatal(err)
+		if w.Chunks() == 0 || n == 0 {
+			t.Fatalf("Put(%s): %d chunks, %d triples; the suite needs both", d.URL, w.Chunks(), n)
 		}
 	}
 	if _, err := e.blobs.PutIn(ctx, coll, "text/plain", strings.NewReader("notes about lumen")); err != nil {
@@ -245,8 +245,8 @@ func testRetry(t *testing.T, st Stores) {
 	}
 	// A write into the collection first finishes the delete; while the
 	// store is down it is refused and nothing is written.
-	if _, _, err := e.k.PutDocument(t.Context(), doc(a, "new.html", "New", "Lumen news.")); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
-		t.Fatalf("PutDocument into a collection being deleted: %v, want EUNAVAILABLE", err)
+	if _, err := e.k.Writer().Put(t.Context(), doc(a, "new.html", "New", "Lumen news."), knowledge.PageState{}); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
+		t.Fatalf("Put into a collection being deleted: %v, want EUNAVAILABLE", err)
 	}
 	fail = false
 	if err := e.k.Retry(t.Context()); err != nil {

@@ -1,0 +1,161 @@
+package knowledge
+
+import (
+	"context"
+
+	"github.com/kgagent/kgagent"
+)
+
+// Documents is the corpus side of a document's write (corpus.Service
+// implements it): IndexDocument chunks, embeds and stores doc, replacing
+// its earlier chunks, in one step; DeleteDocument removes them.
+type Documents interface {
+	IndexDocument(ctx context.Context, doc kgagent.Document) ([]kgagent.Chunk, error)
+	DeleteDocument(ctx context.Context, collection, url string) error
+}
+
+// Triples is the graph side of a document's write (graphrag.Service
+// implements it): IndexDocument extracts doc's triples from its chunks and
+// replaces the document's triples with them, then its entries in the entity
+// index (written through corpus.Service), and returns how many triples it
+// stored; DeleteDocument removes both.
+type Triples interface {
+	IndexDocument(ctx context.Context, doc kgagent.Document, chunks []kgagent.Chunk) (int, error)
+	DeleteDocument(ctx context.Context, collection, url string) error
+}
+
+// Writer writes documents across the stores — corpus chunks, graph triples
+// with the entity index, page state — in the one order that a crash or a
+// failed step cannot turn into a half-written or lost page:
+//
+//   - Put: chunks, then triples and entity index (Write.Finish), then the
+//     page state. The state is written last, so a page whose write stopped
+//     part way has its old state (or none) and the next crawl writes it
+//     again; each store replaces the document's rows in one transaction.
+//   - Remove: triples and entity index, then chunks, then the page state.
+//     The state goes last, so a removal that stopped part way is tried again
+//     by the next crawl that decides the page is gone.
+//   - Touch: the page state alone (a page the crawl found unchanged).
+//
+// The crawler's Ingester decides what to put, touch and remove; the Writer
+// decides how. It is safe for concurrent use.
+type Writer struct {
+	docs   Documents // nil: documents are dropped
+	graph  Triples   // nil: no triples
+	states PageStates
+	// ready finishes a pending delete of the collection before a write
+	// into it (Service.ready); nil when there is none to finish.
+	ready func(ctx context.Context, collection string) error
+}
+
+// NewWriter returns a Writer over the stores. nil docs drops the documents
+// (a dry run), nil graph writes no triples, nil states keeps the page state
+// in memory (nothing is incremental across processes). Service.Writer is
+// the one over the wired stores.
+func NewWriter(docs Documents, graph Triples, states PageStates) *Writer {
+	if states == nil {
+		states = NewMemoryStates()
+	}
+	return &Writer{docs: docs, graph: graph, states: states}
+}
+
+// States is the page state the Writer keeps, for reading (the crawler lists
+// a collection's pages before a crawl).
+func (w *Writer) States() PageStates { return w.states }
+
+// Write is a document write whose chunks are stored; Finish stores the
+// rest. The crawler runs Finish on another goroutine so that its crawl
+// workers go on fetching while the graph store catches up.
+type Write struct {
+	w      *Writer
+	doc    kgagent.Document
+	chunks []kgagent.Chunk
+	st     PageState
+}
+
+// Put stores doc's chunks, replacing the document's earlier ones, and
+// returns the write to Finish; st is the page state to save once every
+// store holds the new document (its Collection and URL are doc's). A
+// collection whose delete is pending is finished first (EUNAVAILABLE,
+// nothing written, when that still fails). Errors name the step
+// ("indexing: …") and keep the store's code.
+func (w *Writer) Put(ctx context.Context, doc kgagent.Document, st PageState) (*Write, error) {
+	if w.ready != nil {
+		if err := w.ready(ctx, doc.Collection); err != nil {
+			return nil, step("indexing", err)
+		}
+	}
+	var chunks []kgagent.Chunk
+	if w.docs != nil {
+		var err error
+		if chunks, err = w.docs.IndexDocument(ctx, doc); err != nil {
+			return nil, step("indexing", err)
+		}
+	}
+	st.Collection, st.URL = doc.Collection, doc.URL
+	return &Write{w: w, doc: doc, chunks: chunks, st: st}, nil
+}
+
+// State is the page state Finish saves.
+func (p *Write) State() PageState { return p.st }
+
+// Chunks is how many chunks Put stored.
+func (p *Write) Chunks() int { return len(p.chunks) }
+
+// Finish stores the document's triples and entity index entries, then its
+// page state, and returns how many triples it stored. On an error the page
+// state is not saved (the next crawl writes the page again); errors name
+// the step ("extracting triples: …", or "saving page state: …" with
+// EUNAVAILABLE).
+func (p *Write) Finish(ctx context.Context) (int, error) {
+	n := 0
+	if p.w.graph != nil {
+		var err error
+		if n, err = p.w.graph.IndexDocument(ctx, p.doc, p.chunks); err != nil {
+			return 0, step("extracting triples", err)
+		}
+	}
+	if err := p.w.states.PutPage(ctx, p.st); err != nil {
+		return 0, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "saving page state: %s", kgagent.ErrorMessage(err))
+	}
+	return n, nil
+}
+
+// Touch saves the state of a page whose content did not change (new
+// validators, links, last seen); nothing else is written.
+func (w *Writer) Touch(ctx context.Context, st PageState) error {
+	if err := w.states.PutPage(ctx, st); err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "saving page state: %s", kgagent.ErrorMessage(err))
+	}
+	return nil
+}
+
+// Remove removes a page from the graph and the entity index, the corpus
+// and the page state, in that order, so that a failure leaves the state
+// behind and the next crawl tries again. Removing an unknown page is no
+// error. Errors name the step ("removing triples: …", "removing document:
+// …", "removing page state: …").
+func (w *Writer) Remove(ctx context.Context, collection, url string) error {
+	if collection == "" || url == "" {
+		return kgagent.Errorf(kgagent.EINVALID, "a collection and a URL are required")
+	}
+	if w.graph != nil {
+		if err := w.graph.DeleteDocument(ctx, collection, url); err != nil {
+			return step("removing triples", err)
+		}
+	}
+	if w.docs != nil {
+		if err := w.docs.DeleteDocument(ctx, collection, url); err != nil {
+			return step("removing document", err)
+		}
+	}
+	if err := w.states.DeletePage(ctx, collection, url); err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "removing page state: %s", kgagent.ErrorMessage(err))
+	}
+	return nil
+}
+
+// step names the write step that failed, keeping the error's code.
+func step(what string, err error) error {
+	return kgagent.WrapError(kgagent.ErrorCode(err), err, "%s: %s", what, kgagent.ErrorMessage(err))
+}
