@@ -1,4 +1,4 @@
-package corpus
+package corpus_test
 
 import (
 	"math"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/crawler"
 	"github.com/kgagent/kgagent/internal/text"
 )
@@ -29,8 +30,8 @@ func goldenTexts(tb testing.TB) []string {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		for _, c := range ChunkDocument(doc, ChunkConfig{}) {
-			texts = append(texts, IndexText(c))
+		for _, c := range corpus.ChunkDocument(doc, corpus.ChunkConfig{}) {
+			texts = append(texts, corpus.IndexText(c))
 		}
 	}
 	if len(texts) > 50 {
@@ -57,12 +58,12 @@ func TestLexicalGolden(t *testing.T) {
 	if len(texts) < 60 {
 		t.Fatalf("only %d golden texts", len(texts))
 	}
-	cfgs := []LexicalConfig{{}, {Dim: 64}, {Dim: 1000, WordWeight: 0.7, PairWeight: 0.3, CharWeight: 1.5, TitleWeight: 3}}
+	cfgs := []corpus.LexicalConfig{{}, {Dim: 64}, {Dim: 1000, WordWeight: 0.7, PairWeight: 0.3, CharWeight: 1.5, TitleWeight: 3}}
 	for _, cfg := range cfgs {
-		l := NewLexical(cfg)
+		l := corpus.NewLexical(cfg)
 		for i, text := range texts {
 			got := l.Vector(text)
-			want := referenceVector(l.cfg, text, false)
+			want := referenceVector(corpus.LexicalConfigOf(l), text, false)
 			if len(got) != len(want) {
 				t.Fatalf("cfg %+v text %d: len %d want %d", cfg, i, len(got), len(want))
 			}
@@ -73,7 +74,7 @@ func TestLexicalGolden(t *testing.T) {
 			}
 			// The original accumulated buckets in map order, so it is only
 			// reproducible to the last float32 bit or so.
-			orig := referenceVector(l.cfg, text, true)
+			orig := referenceVector(corpus.LexicalConfigOf(l), text, true)
 			for j := range got {
 				if d := math.Abs(float64(got[j]) - float64(orig[j])); d > 1e-6 {
 					t.Fatalf("cfg %+v text %d dim %d: got %v original %v", cfg, i, j, got[j], orig[j])
@@ -102,7 +103,7 @@ func lexicalV1Words(s string) []string {
 // buckets in map iteration order exactly as the original did; without, in
 // order of first occurrence (which the fast implementation uses, so the
 // result is reproducible to the bit).
-func referenceVector(cfg LexicalConfig, in string, mapOrder bool) []float32 {
+func referenceVector(cfg corpus.LexicalConfig, in string, mapOrder bool) []float32 {
 	feats := map[string]float64{}
 	var order []string
 	add := func(f string, w float64) {
@@ -149,7 +150,7 @@ func referenceVector(cfg LexicalConfig, in string, mapOrder bool) []float32 {
 	v := make([]float64, cfg.Dim)
 	for _, f := range order {
 		w := feats[f]
-		h := fnv64(f)
+		h := corpus.FNV64(f)
 		idx := int(h % uint64(cfg.Dim))
 		s := 1.0
 		if h>>63 == 1 {
@@ -181,7 +182,7 @@ func BenchmarkLexicalVector(b *testing.B) {
 	for _, t := range texts {
 		n += len(t)
 	}
-	l := NewLexical(LexicalConfig{})
+	l := corpus.NewLexical(corpus.LexicalConfig{})
 	b.SetBytes(int64(n))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -193,11 +194,11 @@ func BenchmarkLexicalVector(b *testing.B) {
 
 func BenchmarkLexicalReference(b *testing.B) {
 	texts := goldenTexts(b)[:50]
-	l := NewLexical(LexicalConfig{})
+	l := corpus.NewLexical(corpus.LexicalConfig{})
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, t := range texts {
-			referenceVector(l.cfg, t, true)
+			referenceVector(corpus.LexicalConfigOf(l), t, true)
 		}
 	}
 }
@@ -223,10 +224,10 @@ func FuzzLexicalVector(f *testing.F) {
 	for _, s := range []string{"", "Hello World\nfoo bar", "Straße\nÜber \xff", "a_b c-d e.f", "processes libraries"} {
 		f.Add(s)
 	}
-	l := NewLexical(LexicalConfig{Dim: 97})
+	l := corpus.NewLexical(corpus.LexicalConfig{Dim: 97})
 	f.Fuzz(func(t *testing.T, s string) {
 		got := l.Vector(s)
-		want := referenceVector(l.cfg, s, false)
+		want := referenceVector(corpus.LexicalConfigOf(l), s, false)
 		for j := range got {
 			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
 				t.Fatalf("%q dim %d: got %v want %v", s, j, got[j], want[j])
@@ -262,8 +263,8 @@ func BenchmarkChunkDocument(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, d := range docs {
-			for _, c := range ChunkDocument(d, ChunkConfig{}) {
-				_ = IndexText(c)
+			for _, c := range corpus.ChunkDocument(d, corpus.ChunkConfig{}) {
+				_ = corpus.IndexText(c)
 			}
 		}
 	}

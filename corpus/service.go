@@ -156,20 +156,55 @@ func (s *Service) IndexDocument(ctx context.Context, doc kgagent.Document) ([]kg
 	for i, c := range chunks {
 		texts[i] = IndexText(c)
 	}
-	var vecs [][]float32
-	if len(texts) > 0 {
-		var err error
-		if vecs, err = s.emb.Embed(ctx, texts); err != nil {
-			return nil, err
-		}
-		if len(vecs) != len(texts) {
-			return nil, kgagent.Errorf(kgagent.EINTERNAL, "embedder returned %d vectors for %d texts", len(vecs), len(texts))
-		}
+	vecs, err := s.embed(ctx, texts)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.cfg.Index.ReplaceDocument(ctx, doc.Collection, doc.URL, chunks, vecs); err != nil {
 		return nil, err
 	}
 	return chunks, nil
+}
+
+// ReplaceChunks replaces every chunk of docURL in collection with chunks,
+// made elsewhere (the graph's entity index), in one step: each chunk's Text
+// is embedded as it is (no title or headings added). No chunks deletes the
+// document's. Errors: EINVALID without collection or URL; the embedder's and
+// index's errors otherwise, in which case what was indexed before is
+// unchanged.
+func (s *Service) ReplaceChunks(ctx context.Context, collection, docURL string, chunks []kgagent.Chunk) error {
+	defer s.gen.Add(1)
+	if collection == "" || docURL == "" {
+		return kgagent.Errorf(kgagent.EINVALID, "chunks need a collection and a document URL")
+	}
+	if len(chunks) == 0 {
+		return s.cfg.Index.DeleteDocument(ctx, collection, docURL)
+	}
+	texts := make([]string, len(chunks))
+	for i, c := range chunks {
+		texts[i] = c.Text
+	}
+	vecs, err := s.embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	return s.cfg.Index.ReplaceDocument(ctx, collection, docURL, chunks, vecs)
+}
+
+// embed embeds texts (none: no call), checking the embedder returned one
+// vector per text.
+func (s *Service) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	vecs, err := s.emb.Embed(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	if len(vecs) != len(texts) {
+		return nil, kgagent.Errorf(kgagent.EINTERNAL, "embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	return vecs, nil
 }
 
 // DeleteDocument removes the document's chunks.

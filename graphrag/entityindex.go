@@ -93,22 +93,13 @@ func (s *Service) InternalCollection(name string) bool {
 	return s.cfg.Index != nil && strings.HasSuffix(name, s.cfg.EntitySuffix) && len(name) > len(s.cfg.EntitySuffix)
 }
 
+// indexEntities replaces doc's entries in the entity index with those of
+// its triples ts, through Config.Entities.
 func (s *Service) indexEntities(ctx context.Context, doc kgagent.Document, ts []kgagent.Triple) error {
 	coll := s.entityCollection(doc.Collection)
 	chunks := EntityChunks(doc, ts, s.cfg.EntitiesPerDoc)
 	for i := range chunks {
 		chunks[i].Collection = coll
 	}
-	if len(chunks) == 0 {
-		return s.cfg.Index.DeleteDocument(ctx, coll, doc.URL)
-	}
-	texts := make([]string, len(chunks))
-	for i, c := range chunks {
-		texts[i] = c.Text
-	}
-	vecs, err := s.cfg.Embedder.Embed(ctx, texts)
-	if err != nil {
-		return err
-	}
-	return s.cfg.Index.ReplaceDocument(ctx, coll, doc.URL, chunks, vecs)
+	return s.cfg.Entities.ReplaceChunks(ctx, coll, doc.URL, chunks)
 }

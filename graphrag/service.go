@@ -20,6 +20,11 @@ type Config struct {
 	Embedder     corpus.Embedder
 	Index        corpus.Index
 	EntitySuffix string // default "__entities"
+	// Entities writes the entity index, through the corpus service so that
+	// its rules (embedding, validation, Generation) hold for it as for
+	// documents; it must embed with Embedder into Index. Default: a
+	// corpus.Service over Index and Embedder.
+	Entities *corpus.Service
 	// SemanticQuery, when set, adds the semantic query vector to an entity
 	// index search whose collection holds semantic vectors
 	// (corpus.Service.SemanticQuery), so seeds are found by meaning too.
@@ -89,7 +94,15 @@ func New(cfg Config) (*Service, error) {
 	if (cfg.Embedder == nil) != (cfg.Index == nil) {
 		return nil, kgagent.Errorf(kgagent.EINVALID, "graphrag: the entity index needs both an embedder and an index")
 	}
-	return &Service{cfg: cfg.withDefaults()}, nil
+	cfg = cfg.withDefaults()
+	if cfg.Index != nil && cfg.Entities == nil {
+		es, err := corpus.NewService(corpus.ServiceConfig{Index: cfg.Index, Embedder: cfg.Embedder})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Entities = es
+	}
+	return &Service{cfg: cfg}, nil
 }
 
 // Config returns the configuration in use, defaults filled in.
@@ -157,7 +170,7 @@ func (s *Service) DeleteDocument(ctx context.Context, collection, url string) er
 		return err
 	}
 	if s.cfg.Index != nil {
-		return s.cfg.Index.DeleteDocument(ctx, s.entityCollection(collection), url)
+		return s.cfg.Entities.DeleteDocument(ctx, s.entityCollection(collection), url)
 	}
 	return nil
 }
@@ -169,7 +182,7 @@ func (s *Service) DeleteCollection(ctx context.Context, collection string) error
 		return err
 	}
 	if s.cfg.Index != nil {
-		return s.cfg.Index.DeleteCollection(ctx, s.entityCollection(collection))
+		return s.cfg.Entities.DeleteCollection(ctx, s.entityCollection(collection))
 	}
 	return nil
 }

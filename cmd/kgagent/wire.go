@@ -213,7 +213,7 @@ func (a *app) openServices(ctx context.Context) error {
 			LLM: graphrag.CompleterFunc(llmCompleter(s.llm, cfg.LLMModel)), Cache: cache, Model: cfg.LLMModel, Grounded: true,
 		})
 	}
-	g, err := graphrag.New(graphrag.Config{Store: store, Extractor: extractor, Embedder: s.embedder, Index: s.index, SemanticQuery: s.corpus.SemanticQuery})
+	g, err := graphrag.New(graphrag.Config{Store: store, Extractor: extractor, Embedder: s.embedder, Index: s.index, Entities: s.corpus, SemanticQuery: s.corpus.SemanticQuery})
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/kgagent/kgagent/corpus/corpustest"
 	"github.com/kgagent/kgagent/corpus/qdrant"
 	"github.com/kgagent/kgagent/corpus/qdrant/qdranttest"
-	"github.com/kgagent/kgagent/knowledge/knowledgetest"
 	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
+	"github.com/kgagent/kgagent/knowledge/knowledgetest"
 )
 
 // startStandIn serves a fresh stand-in for the test and stops it afterwards.

@@ -17,8 +17,8 @@ import (
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/corpustest"
 	"github.com/kgagent/kgagent/corpus/qdrant"
-	"github.com/kgagent/kgagent/knowledge/knowledgetest"
 	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
+	"github.com/kgagent/kgagent/knowledge/knowledgetest"
 )
 
 // realConfig returns the Config of the real Qdrant named by QDRANT_URL (and

@@ -52,7 +52,7 @@ func newEnv(t *testing.T, st Stores, wrap func(knowledge.Graph) knowledge.Graph)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := graphrag.New(graphrag.Config{Store: st.Graph, Embedder: corpustest.Embedder, Index: st.Index})
+	g, err := graphrag.New(graphrag.Config{Store: st.Graph, Embedder: corpustest.Embedder, Index: st.Index, Entities: cs})
 	if err != nil {
 		t.Fatal(err)
 	}
