@@ -76,19 +76,23 @@ type IngesterConfig struct {
 	// graph, per page); 0 leaves it to the crawl's workers (Parallelism per
 	// host). Lower it when indexing is CPU-bound and the crawl is not.
 	IndexConcurrency int
-	// GraphQueue is how many pages may have their graph step (triple
-	// extraction and writes, then the page state) in flight while the crawl
-	// worker that fetched them goes on to the next page; 0 means
-	// DefaultGraphQueue, negative runs the graph step in the crawl worker.
-	// The corpus and graph stores each have a single writer: with the graph
-	// step off the crawl workers the two write at the same time, and more
-	// pages wait for the graph store together, so its writes share
-	// transactions (see graphrag/sqlite).
-	GraphQueue int
+	// WriteQueue is how many pages may have their write (knowledge.Writer.Put:
+	// chunks, triple extraction and writes, then the page state) in flight
+	// while the crawl worker that fetched them goes on to the next page; 0
+	// means DefaultWriteQueue, negative writes in the crawl worker. The
+	// corpus and graph stores each have a single writer: with the writes off
+	// the crawl workers more pages wait for each store together, so their
+	// writes share transactions (see corpus/sqlite and graphrag/sqlite).
+	WriteQueue int
+	// AfterRun, when set, is called as a Run that crawled ends (also one
+	// that failed or was canceled part way: it may have written pages; ctx
+	// tells which), with the run's collection, for what derives from the
+	// stores (cmd/kgagent writes the search snapshots).
+	AfterRun func(ctx context.Context, collection string)
 }
 
-// DefaultGraphQueue is IngesterConfig.GraphQueue's default.
-const DefaultGraphQueue = 64
+// DefaultWriteQueue is IngesterConfig.WriteQueue's default.
+const DefaultWriteQueue = 64
 
 // Ingester runs ingestion of Specs: crawl, index new and changed pages into
 // the corpus and the graph, skip unchanged ones, and remove pages only when
@@ -112,12 +116,13 @@ type Ingester struct {
 	k       *knowledge.Writer
 	specs   SpecLog
 	slots   chan struct{} // nil: no cap on concurrent indexing
-	gqueue  int           // pages whose graph step may be in flight; 0: inline
+	after   func(ctx context.Context, collection string)
+	wqueue  int // pages whose write may be in flight; 0: inline
 }
 
 // NewIngester returns an Ingester for cfg.
 func NewIngester(cfg IngesterConfig) *Ingester {
-	in := &Ingester{crawler: New(cfg.Crawler), k: cfg.Knowledge, specs: cfg.Specs}
+	in := &Ingester{crawler: New(cfg.Crawler), k: cfg.Knowledge, specs: cfg.Specs, after: cfg.AfterRun}
 	if in.k == nil {
 		in.k = knowledge.NewWriter(nil, nil, nil)
 	}
@@ -132,10 +137,10 @@ func NewIngester(cfg IngesterConfig) *Ingester {
 		in.slots = make(chan struct{}, cfg.IndexConcurrency)
 	}
 	switch {
-	case cfg.GraphQueue == 0:
-		in.gqueue = DefaultGraphQueue
-	case cfg.GraphQueue > 0:
-		in.gqueue = cfg.GraphQueue
+	case cfg.WriteQueue == 0:
+		in.wqueue = DefaultWriteQueue
+	case cfg.WriteQueue > 0:
+		in.wqueue = cfg.WriteQueue
 	}
 	return in
 }
@@ -195,8 +200,8 @@ type run struct {
 	confirmed map[string]bool
 	why       map[string]string
 
-	gsem chan struct{}  // graph steps in flight (nil: inline)
-	gwg  sync.WaitGroup // graph steps not finished
+	wsem chan struct{}  // page writes in flight off the crawl workers (nil: inline)
+	wwg  sync.WaitGroup // page writes not finished
 }
 
 // Run ingests spec and returns its report. progress, when not nil, gets the
@@ -215,8 +220,8 @@ func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters))
 	}
 	r := &run{in: in, ctx: ctx, spec: spec, progress: progress, known: map[string]knowledge.PageState{}, seeds: map[string]bool{},
 		confirmed: map[string]bool{}, why: map[string]string{}}
-	if in.gqueue > 0 {
-		r.gsem = make(chan struct{}, in.gqueue)
+	if in.wqueue > 0 {
+		r.wsem = make(chan struct{}, in.wqueue)
 	}
 	scope, seeds, bad, err := NewScope(spec.URLs, spec.Exclude) // the run's one parse of the spec
 	if err != nil {
@@ -247,7 +252,10 @@ func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters))
 		OnQueued: func(string) { r.update(func(c *Counters) { c.Queued++ }) },
 		OnPage:   r.page,
 	})
-	r.gwg.Wait() // every page's graph step and state are done
+	r.wwg.Wait() // every page's write is done
+	if in.after != nil {
+		defer in.after(ctx, spec.Collection)
+	}
 	if crawlErr != nil && kgagent.ErrorCode(crawlErr) == kgagent.EINVALID {
 		return Report{}, crawlErr
 	}
@@ -418,7 +426,7 @@ func (r *run) knownState(u string) (knowledge.PageState, bool) {
 
 // page handles the outcome of one URL (called concurrently by the crawl).
 func (r *run) page(p Page) {
-	async := false // the graph step counts the page done when it ends
+	async := false // a write in the background counts the page done when it ends
 	defer func() {
 		if !async {
 			r.update(func(c *Counters) { c.Done++ })
@@ -463,9 +471,10 @@ func (r *run) page(p Page) {
 }
 
 // indexPage writes a fetched page through the knowledge.Writer: its state
-// alone when its content is unchanged, else the whole page (Put, then
-// Finish). It reports whether it left Finish running in the background
-// (which then counts the page done).
+// alone when its content is unchanged, else the whole page (Put), which
+// runs off the crawl worker when the write queue is on. It reports whether
+// it left the write running in the background (which then counts the page
+// done).
 func (r *run) indexPage(ctx context.Context, p Page) bool {
 	doc := p.Doc
 	if p.From != "" {
@@ -492,52 +501,43 @@ func (r *run) indexPage(ctx context.Context, p Page) bool {
 			return false
 		}
 	}
-	w, err := r.in.k.Put(ctx, doc, knowledge.PageState{ETag: doc.ETag, LastModified: doc.LastModified, ContentHash: doc.ContentHash, LastSeen: now, Links: p.Links})
-	if err != nil {
-		release()
-		r.fail(pageError(p.URL, err, ""))
-		return false
-	}
-	if r.gsem == nil {
+	st = knowledge.PageState{Collection: doc.Collection, URL: doc.URL, ETag: doc.ETag, LastModified: doc.LastModified, ContentHash: doc.ContentHash, LastSeen: now, Links: p.Links}
+	put := func() {
 		defer release()
-		r.finish(ctx, p.URL, w)
+		chunks, triples, err := r.in.k.Put(ctx, doc, st)
+		if err != nil {
+			r.fail(pageError(p.URL, err, ""))
+			return
+		}
+		r.mu.Lock()
+		r.known[p.URL] = st
+		r.confirmed[p.URL] = true
+		r.mu.Unlock()
+		r.update(func(c *Counters) {
+			c.Indexed++
+			c.Chunks += int64(chunks)
+			c.Triples += int64(triples)
+		})
+	}
+	if r.wsem == nil {
+		put()
 		return false
 	}
 	select {
-	case r.gsem <- struct{}{}:
+	case r.wsem <- struct{}{}:
 	case <-ctx.Done():
 		release()
-		r.fail(PageError{URL: p.URL, Code: kgagent.ECANCELED, Reason: "canceled before extracting triples"})
+		r.fail(PageError{URL: p.URL, Code: kgagent.ECANCELED, Reason: "canceled before indexing"})
 		return false
 	}
-	r.gwg.Add(1)
+	r.wwg.Add(1)
 	go func() {
-		defer r.gwg.Done()
-		defer func() { <-r.gsem }()
+		defer r.wwg.Done()
+		defer func() { <-r.wsem }()
 		defer r.update(func(c *Counters) { c.Done++ })
-		defer release()
-		r.finish(ctx, p.URL, w)
+		put()
 	}()
 	return true
-}
-
-// finish finishes a page's write (triples, entity index, page state) and
-// counts it indexed.
-func (r *run) finish(ctx context.Context, u string, w *knowledge.Write) {
-	n, err := w.Finish(ctx)
-	if err != nil {
-		r.fail(pageError(u, err, ""))
-		return
-	}
-	r.mu.Lock()
-	r.known[u] = w.State()
-	r.confirmed[u] = true
-	r.mu.Unlock()
-	r.update(func(c *Counters) {
-		c.Indexed++
-		c.Chunks += int64(w.Chunks())
-		c.Triples += int64(n)
-	})
 }
 
 // remove removes a page from the collection through the knowledge.Writer

@@ -1,7 +1,6 @@
 package graphrag
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
@@ -91,15 +90,4 @@ func (s *Service) entityCollection(collection string) string { return collection
 // graph's entity indexes ("<collection>" + EntitySuffix), not a user's.
 func (s *Service) InternalCollection(name string) bool {
 	return s.cfg.Index != nil && strings.HasSuffix(name, s.cfg.EntitySuffix) && len(name) > len(s.cfg.EntitySuffix)
-}
-
-// indexEntities replaces doc's entries in the entity index with those of
-// its triples ts, through Config.Entities.
-func (s *Service) indexEntities(ctx context.Context, doc kgagent.Document, ts []kgagent.Triple) error {
-	coll := s.entityCollection(doc.Collection)
-	chunks := EntityChunks(doc, ts, s.cfg.EntitiesPerDoc)
-	for i := range chunks {
-		chunks[i].Collection = coll
-	}
-	return s.cfg.Entities.ReplaceChunks(ctx, coll, doc.URL, chunks)
 }

@@ -125,7 +125,13 @@ func (s *Service) IndexDocument(ctx context.Context, doc kgagent.Document, chunk
 		return 0, err
 	}
 	if s.cfg.Index != nil {
-		if err := s.indexEntities(ctx, doc, ts); err != nil {
+		// The entity index: doc's entries replaced with those of ts.
+		coll := s.entityCollection(doc.Collection)
+		chunks := EntityChunks(doc, ts, s.cfg.EntitiesPerDoc)
+		for i := range chunks {
+			chunks[i].Collection = coll
+		}
+		if err := s.cfg.Entities.ReplaceChunks(ctx, coll, doc.URL, chunks); err != nil {
 			return len(ts), err
 		}
 	}

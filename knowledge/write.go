@@ -28,8 +28,7 @@ type Triples interface {
 // with the entity index, page state — in the one order that a crash or a
 // failed step cannot turn into a half-written or lost page:
 //
-//   - Put: chunks, then triples and entity index (Write.Finish), then the
-//     page state. The state is written last, so a page whose write stopped
+//   - Put: chunks, then triples and entity index, then the page state. The state is written last, so a page whose write stopped
 //     part way has its old state (or none) and the next crawl writes it
 //     again; each store replaces the document's rows in one transaction.
 //   - Remove: triples and entity index, then chunks, then the page state.
@@ -63,62 +62,36 @@ func NewWriter(docs Documents, graph Triples, states PageStates) *Writer {
 // a collection's pages before a crawl).
 func (w *Writer) States() PageStates { return w.states }
 
-// Write is a document write whose chunks are stored; Finish stores the
-// rest. The crawler runs Finish on another goroutine so that its crawl
-// workers go on fetching while the graph store catches up.
-type Write struct {
-	w      *Writer
-	doc    kgagent.Document
-	chunks []kgagent.Chunk
-	st     PageState
-}
-
-// Put stores doc's chunks, replacing the document's earlier ones, and
-// returns the write to Finish; st is the page state to save once every
-// store holds the new document (its Collection and URL are doc's). A
+// Put writes doc across the stores — its chunks, then its triples and
+// entity index entries, then st, its page state (st's Collection and URL
+// are doc's) — and returns how many chunks and triples it stored. A
 // collection whose delete is pending is finished first (EUNAVAILABLE,
-// nothing written, when that still fails). Errors name the step
-// ("indexing: …") and keep the store's code.
-func (w *Writer) Put(ctx context.Context, doc kgagent.Document, st PageState) (*Write, error) {
+// nothing written, when that still fails). On an error the page state is
+// not saved, so the next crawl writes the page again; errors name the step
+// ("indexing: …", "extracting triples: …", "saving page state: …") and keep
+// the store's code (EUNAVAILABLE for the page state).
+func (w *Writer) Put(ctx context.Context, doc kgagent.Document, st PageState) (chunks, triples int, err error) {
 	if w.ready != nil {
 		if err := w.ready(ctx, doc.Collection); err != nil {
-			return nil, step("indexing", err)
+			return 0, 0, step("indexing", err)
 		}
 	}
-	var chunks []kgagent.Chunk
+	var cs []kgagent.Chunk
 	if w.docs != nil {
-		var err error
-		if chunks, err = w.docs.IndexDocument(ctx, doc); err != nil {
-			return nil, step("indexing", err)
+		if cs, err = w.docs.IndexDocument(ctx, doc); err != nil {
+			return 0, 0, step("indexing", err)
+		}
+	}
+	if w.graph != nil {
+		if triples, err = w.graph.IndexDocument(ctx, doc, cs); err != nil {
+			return 0, 0, step("extracting triples", err)
 		}
 	}
 	st.Collection, st.URL = doc.Collection, doc.URL
-	return &Write{w: w, doc: doc, chunks: chunks, st: st}, nil
-}
-
-// State is the page state Finish saves.
-func (p *Write) State() PageState { return p.st }
-
-// Chunks is how many chunks Put stored.
-func (p *Write) Chunks() int { return len(p.chunks) }
-
-// Finish stores the document's triples and entity index entries, then its
-// page state, and returns how many triples it stored. On an error the page
-// state is not saved (the next crawl writes the page again); errors name
-// the step ("extracting triples: …", or "saving page state: …" with
-// EUNAVAILABLE).
-func (p *Write) Finish(ctx context.Context) (int, error) {
-	n := 0
-	if p.w.graph != nil {
-		var err error
-		if n, err = p.w.graph.IndexDocument(ctx, p.doc, p.chunks); err != nil {
-			return 0, step("extracting triples", err)
-		}
+	if err := w.states.PutPage(ctx, st); err != nil {
+		return 0, 0, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "saving page state: %s", kgagent.ErrorMessage(err))
 	}
-	if err := p.w.states.PutPage(ctx, p.st); err != nil {
-		return 0, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "saving page state: %s", kgagent.ErrorMessage(err))
-	}
-	return n, nil
+	return len(cs), triples, nil
 }
 
 // Touch saves the state of a page whose content did not change (new

@@ -196,11 +196,7 @@ func TestWriterOrderOverSQLite(t *testing.T) {
 	w := knowledge.NewWriter(jDocs{s.cs, j}, jTriples{s.graph, j}, jStates{s.states, j})
 	const u = "https://docs.example.com/backup.html"
 	put := func(text, hash string) error {
-		p, err := w.Put(ctx, lumenDoc(text), knowledge.PageState{ContentHash: hash, LastSeen: time.Now()})
-		if err != nil {
-			return err
-		}
-		_, err = p.Finish(ctx)
+		_, _, err := w.Put(ctx, lumenDoc(text), knowledge.PageState{ContentHash: hash, LastSeen: time.Now()})
 		return err
 	}
 	v1 := "The lumen backup command creates snapshots. Lumen Server is a database. The retention policy is a setting."
@@ -272,13 +268,9 @@ func TestServiceWriterReachesEveryStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := k.Writer().Put(ctx, lumenDoc("The lumen backup command creates snapshots. Lumen Server is a database."), knowledge.PageState{ContentHash: "h"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := p.Finish(ctx)
-	if err != nil || n == 0 || p.Chunks() == 0 {
-		t.Fatalf("Finish: %d triples, %d chunks, %v", n, p.Chunks(), err)
+	chunks, triples, err := k.Writer().Put(ctx, lumenDoc("The lumen backup command creates snapshots. Lumen Server is a database."), knowledge.PageState{ContentHash: "h"})
+	if err != nil || chunks == 0 || triples == 0 {
+		t.Fatalf("Put: %d chunks, %d triples, %v", chunks, triples, err)
 	}
 	if got := s.held(t, "https://docs.example.com/backup.html"); got != "chunks triples entities state:h" {
 		t.Errorf("the stores hold %q", got)

@@ -186,32 +186,19 @@ func (a *app) snapshot(ctx context.Context, collection string) {
 	a.log.Info("snapshots written", "collection", collection, "seconds", time.Since(start).Seconds())
 }
 
-// snapshotRunner runs an ingestion and then writes the snapshots of its
-// collection (app.snapshot), also after a run that failed (it may have
-// written pages), but not after a cancelled one: the process is going
-// away, and the next one rebuilds what it needs. kgagent ingest, the
-// background job worker and the demo ingest all run through it.
-type snapshotRunner struct {
-	r interface {
-		Run(ctx context.Context, spec crawler.Spec, progress func(crawler.Counters)) (crawler.Report, error)
-	}
-	a *app
-}
-
-// Run runs the ingestion, then snapshots its collection.
-func (sr snapshotRunner) Run(ctx context.Context, spec crawler.Spec, progress func(crawler.Counters)) (crawler.Report, error) {
-	rep, err := sr.r.Run(ctx, spec, progress)
-	collection := spec.Collection
-	if collection == "" {
-		collection = sr.a.cfg.Collection
-	}
+// afterIngest is every ingestion's end (crawler.IngesterConfig.AfterRun;
+// kgagent ingest, the background job worker and the demo ingest): it
+// writes the snapshots of the collection (app.snapshot), also after a run
+// that failed (it may have written pages), but not after a cancelled one:
+// the process is going away, and the next one rebuilds what it needs. Then
+// it wakes the semantic pass (new chunks to embed).
+func (a *app) afterIngest(ctx context.Context, collection string) {
 	if ctx.Err() == nil {
-		sr.a.snapshot(ctx, collection)
+		a.snapshot(ctx, collection)
 	}
-	if p := sr.a.svc.semPass; p != nil {
-		p.Kick() // new chunks to embed
+	if p := a.svc.semPass; p != nil {
+		p.Kick()
 	}
-	return rep, err
 }
 
 // warmth is the readiness check of warmUp.

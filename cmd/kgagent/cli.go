@@ -78,7 +78,7 @@ func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, 
 		progress = p.Update
 		defer p.Finish()
 	}
-	rep, err := snapshotRunner{r: a.ingester(true), a: a}.Run(ctx, spec, progress)
+	rep, err := a.ingester(true).Run(ctx, spec, progress)
 	if err != nil {
 		return err
 	}

@@ -341,14 +341,15 @@ func llmCompleter(model llm.LLM, name string) func(ctx context.Context, prompt s
 	}
 }
 
-// ingester returns an Ingester over the wired stores. allowPrivate lets it
-// fetch loopback and private addresses (the CLI and the demo).
+// ingester returns an Ingester over the wired stores, whose runs end with
+// afterIngest. allowPrivate lets it fetch loopback and private addresses
+// (the CLI and the demo).
 func (a *app) ingester(allowPrivate bool) *crawler.Ingester {
 	cc := crawler.Config{
 		Parallelism: a.cfg.CrawlParallelism, Delay: a.cfg.CrawlDelay, MaxPages: a.cfg.CrawlMaxPages,
 		RequestTimeout: a.cfg.CrawlTimeout, AllowPrivate: allowPrivate, AllowedPrivateHosts: a.cfg.AllowedPrivateHosts,
 	}
-	return crawler.NewIngester(crawler.IngesterConfig{Crawler: cc, Knowledge: a.svc.knowledge.Writer(), Specs: a.svc.states})
+	return crawler.NewIngester(crawler.IngesterConfig{Crawler: cc, Knowledge: a.svc.knowledge.Writer(), Specs: a.svc.states, AfterRun: a.afterIngest})
 }
 
 // grapher adapts graphrag.Service to the gateway. A request that names no
@@ -515,7 +516,7 @@ func (a *app) startBackground(ctx context.Context) (<-chan error, error) {
 	}
 	a.startSemanticPass(ctx)
 	registerSemanticMetrics(gw.Metrics().Registry(), a.svc.semPass)
-	ing := meteredRunner{r: snapshotRunner{r: a.ingester(a.cfg.AllowPrivateIngest), a: a}, m: gw.Metrics()}
+	ing := meteredRunner{r: a.ingester(a.cfg.AllowPrivateIngest), m: gw.Metrics()}
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	failed := make(chan error, 1)
@@ -554,7 +555,7 @@ func (a *app) startDemo(ctx context.Context, base string, out io.Writer) error {
 			}
 			a.log.Info("demo site moved", "from", d.Moved, "to", d.URL, "forgotten", n)
 		}
-		rep, err := snapshotRunner{r: ing, a: a}.Run(ctx, spec, nil)
+		rep, err := ing.Run(ctx, spec, nil)
 		if err != nil {
 			a.log.Error("demo ingestion failed", "err", err)
 			fmt.Fprintf(out, "demo: ingestion failed: %v\n", err)

@@ -17,7 +17,7 @@ import (
 // writes; whoever finds the queue idle leads: it runs up to maxGroup queued
 // writes in one transaction, commits once, updates the search copies and
 // wakes the callers, then hands the lead to the next waiter. An
-// ingestion's crawl workers and graph steps (the entity index) write
+// ingestion's queued page writes (documents and their entity index) write
 // concurrently, so they share commits instead of paying one each (the
 // Python docs made ~1,050 commits; the store's CPU went 1.00 -> 0.68 s).
 // Each document is still atomic: a group is one transaction, and when one

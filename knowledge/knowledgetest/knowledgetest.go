@@ -100,16 +100,12 @@ func (e *env) fill(t *testing.T, coll string) {
 		doc(coll, "backup.html", "Backups", "The lumen backup command creates snapshots. Lumen Server is a database. The backup restore command restores a snapshot."),
 		doc(coll, "config.html", "Configuration", "The Lumen Server listens on port 7070 by default. The config file is lumen.toml."),
 	} {
-		w, err := e.k.Writer().Put(ctx, d, knowledge.PageState{ContentHash: "h", LastSeen: time.Now()})
+		chunks, triples, err := e.k.Writer().Put(ctx, d, knowledge.PageState{ContentHash: "h", LastSeen: time.Now()})
 		if err != nil {
 			t.Fatalf("Put(%s): %v", d.URL, err)
 		}
-		n, err := w.Finish(ctx)
-		if err != nil {
-			t.Fatalf("Finish(%s): %v", d.URL, err)
-		}
-		if w.Chunks() == 0 || n == 0 {
-			t.Fatalf("Put(%s): %d chunks, %d triples; the suite needs both", d.URL, w.Chunks(), n)
+		if chunks == 0 || triples == 0 {
+			t.Fatalf("Put(%s): %d chunks, %d triples; the suite needs both", d.URL, chunks, triples)
 		}
 	}
 	if _, err := e.blobs.PutIn(ctx, coll, "text/plain", strings.NewReader("notes about lumen")); err != nil {
@@ -245,7 +241,7 @@ func testRetry(t *testing.T, st Stores) {
 	}
 	// A write into the collection first finishes the delete; while the
 	// store is down it is refused and nothing is written.
-	if _, err := e.k.Writer().Put(t.Context(), doc(a, "new.html", "New", "Lumen news."), knowledge.PageState{}); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
+	if _, _, err := e.k.Writer().Put(t.Context(), doc(a, "new.html", "New", "Lumen news."), knowledge.PageState{}); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
 		t.Fatalf("Put into a collection being deleted: %v, want EUNAVAILABLE", err)
 	}
 	fail = false
