@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/kgagent/kgagent/crawler"
 )
 
 // app is the wired process: the data-dir lock, the bus and every service.

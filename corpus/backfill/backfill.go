@@ -84,9 +84,6 @@ func New(cfg Config) (*Pass, error) {
 	return &Pass{cfg: cfg, model: cfg.Embedder.Name(), kick: make(chan struct{}, 1)}, nil
 }
 
-// Model is the name the pass stores vectors under.
-func (p *Pass) Model() string { return p.model }
-
 // Kick wakes an idle pass (new chunks were written).
 func (p *Pass) Kick() {
 	select {
