@@ -33,6 +33,14 @@ import (
 // dropping of terms found in more than half the chunks when the query has a
 // rarer one.
 //
+// Documents are analysed as the embedded index analyses them
+// (text.FieldTerms: text.Terms of each field, content words stemmed) and
+// queries with text.QuestionTerms (the same words less filler), and the
+// weights come from the one BM25 formula (text.BM25Term), so a query's
+// terms meet the same stored terms on both backends. Changing the stemmer
+// or the stop list changes the stored vectors: collections must then be
+// re-ingested.
+//
 // Terms are hashed into uint32 dimensions (FNV-1a); two terms that collide
 // count as one term, which at 2^32 buckets is rare enough to ignore.
 type BM25 struct {
@@ -49,12 +57,12 @@ type BM25 struct {
 // and twice the headings' terms) measured on the Python 3.11 docs (71.0 over
 // 29,887 chunks; the sample docs site's is 36.7).
 const (
-	DefaultBM25K1            = 2.0
-	DefaultBM25B             = 0.75
+	DefaultBM25K1            = text.BM25FK1
+	DefaultBM25B             = text.BM25FB
 	DefaultBM25AvgLen        = 72.0
-	DefaultBM25TitleWeight   = 6.0
-	DefaultBM25HeadingWeight = 2.0
-	DefaultBM25BodyWeight    = 1.0
+	DefaultBM25TitleWeight   = text.BM25FTitleWeight
+	DefaultBM25HeadingWeight = text.BM25FHeadingWeight
+	DefaultBM25BodyWeight    = text.BM25FBodyWeight
 )
 
 func (p BM25) params() (k1, b, avg float64, w [3]float64) {
@@ -100,16 +108,15 @@ func (p BM25) Fields(title, headings, body string) (indices []uint32, values []f
 	k1, b, avg, w := p.params()
 	tf := map[uint32]float64{}
 	var length float64
-	for f, field := range [3]string{title, headings, body} {
-		for _, t := range Tokenize(field) {
-			tf[TermIndex(t)] += w[f]
-			length += w[f]
-		}
-	}
+	text.FieldTerms(title, headings, body, func(t string, f int) {
+		tf[TermIndex(t)] += w[f]
+		length += w[f]
+	})
 	if len(tf) == 0 {
 		return nil, nil
 	}
-	norm := k1 * (1 - b + b*length/avg)
+	// Qdrant multiplies in the IDF: the document's side is idf 1.
+	bt := text.NewBM25Term(1, k1, b, avg)
 	indices = make([]uint32, 0, len(tf))
 	for i := range tf {
 		indices = append(indices, i)
@@ -117,8 +124,7 @@ func (p BM25) Fields(title, headings, body string) (indices []uint32, values []f
 	slices.Sort(indices)
 	values = make([]float32, len(indices))
 	for n, i := range indices {
-		f := tf[i]
-		values[n] = float32(f * (k1 + 1) / (f + norm))
+		values[n] = float32(bt.Score(tf[i], length))
 	}
 	return indices, values
 }
@@ -126,7 +132,7 @@ func (p BM25) Fields(title, headings, body string) (indices []uint32, values []f
 // Query returns the sparse vector of a search text: one dimension per distinct
 // term, each with value 1, sorted.
 func (p BM25) Query(query string) (indices []uint32, values []float32) {
-	terms := QueryTerms(query)
+	terms := text.QuestionTerms(query)
 	if len(terms) == 0 {
 		return nil, nil
 	}
@@ -154,20 +160,6 @@ func TermIndex(term string) uint32 {
 		h *= 16777619
 	}
 	return h
-}
-
-// Tokenize analyses a document's text as the embedded index does
-// (text.Terms: content words, stemmed), and QueryTerms a query
-// (text.QuestionTerms: the same words less filler), so a query's terms meet
-// the same stored terms on both backends. Changing the stemmer or the stop
-// list changes the stored vectors: collections must then be re-ingested.
-func Tokenize(s string) []string {
-	return text.Terms(s)
-}
-
-// QueryTerms analyses a search query as the embedded index does.
-func QueryTerms(query string) []string {
-	return text.QuestionTerms(query)
 }
 
 // finite reports whether every value is a finite number.

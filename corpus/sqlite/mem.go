@@ -189,16 +189,14 @@ func (m *memColl) addIndexed(rid int64, doc string, c kgagent.Chunk) {
 	m.growSem()
 	tf, htf := map[string]float32{}, map[string]float32{}
 	var length, hlength float32
-	for f, field := range [3]string{corpus.PageTitle(c), corpus.HeadingText(c), c.Text} {
-		for _, t := range text.Terms(field) {
-			tf[t] += m.weights[f]
-			length += m.weights[f]
-			if f < 2 {
-				htf[t]++
-				hlength++
-			}
+	text.FieldTerms(corpus.PageTitle(c), corpus.HeadingText(c), c.Text, func(t string, f int) {
+		tf[t] += m.weights[f]
+		length += m.weights[f]
+		if f < 2 {
+			htf[t]++
+			hlength++
 		}
-	}
+	})
 	m.all.add(slot, tf, length)
 	m.head.add(slot, htf, hlength)
 	m.live++
@@ -746,14 +744,14 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 			continue
 		}
 		df := float64(len(ps))
-		idf := float32(math.Log(1 + (N-df+0.5)/(df+0.5)))
+		idf := float32(text.BM25IDF(N, df))
 		if idf <= 0 {
 			idf = 1e-3
 		}
 		if x.cfg.IDFExponent != 1 {
 			idf = float32(math.Pow(float64(idf), x.cfg.IDFExponent))
 		}
-		w, c0, c1 := idf*(k1+1), k1*(1-b), k1*b/avg
+		bt := text.NewBM25Term(idf, k1, b, avg)
 		for _, p := range ps {
 			d := m.docID[p.slot]
 			if d < 0 { // deleted
@@ -762,7 +760,7 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 			if acc[p.slot] == 0 {
 				touched = append(touched, p.slot)
 			}
-			acc[p.slot] += w * p.tf / (p.tf + c0 + c1*fi.lens[p.slot])
+			acc[p.slot] += bt.Score(p.tf, fi.lens[p.slot])
 			if pages > 0 {
 				if ptf[d] == 0 {
 					pterm = append(pterm, d)
@@ -772,16 +770,16 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		}
 		if pages > 0 {
 			pdf := float64(len(pterm))
-			pidf := float32(math.Log(1 + (NP-pdf+0.5)/(pdf+0.5)))
+			pidf := float32(text.BM25IDF(NP, pdf))
 			if x.cfg.IDFExponent != 1 {
 				pidf = float32(math.Pow(float64(pidf), x.cfg.IDFExponent))
 			}
+			pt := text.NewBM25Term(max(pidf, 1e-6), k1, b, pavg)
 			for _, d := range pterm {
 				if pacc[d] == 0 {
 					ptouched = append(ptouched, d)
 				}
-				tf := ptf[d]
-				pacc[d] += max(pidf, 1e-6) * tf * (k1 + 1) / (tf + k1*(1-b+b*m.docLen[d]/pavg))
+				pacc[d] += pt.Score(ptf[d], m.docLen[d])
 				ptf[d] = 0
 			}
 			pterm = pterm[:0]

@@ -31,6 +31,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/internal/groupcommit"
+	"github.com/kgagent/kgagent/internal/text"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -123,22 +124,22 @@ var (
 // Open opens (creating if needed) the index at cfg.Path.
 func Open(cfg Config) (*Index, error) {
 	if cfg.TitleWeight == 0 {
-		cfg.TitleWeight = 6
+		cfg.TitleWeight = text.BM25FTitleWeight
 	}
 	if cfg.K1 == 0 {
-		cfg.K1 = 2
+		cfg.K1 = text.BM25FK1
 	}
 	if cfg.IDFExponent <= 0 {
 		cfg.IDFExponent = 1.5
 	}
 	if cfg.B == 0 {
-		cfg.B = 0.75
+		cfg.B = text.BM25FB
 	}
 	if cfg.HeadingWeight == 0 {
-		cfg.HeadingWeight = 2
+		cfg.HeadingWeight = text.BM25FHeadingWeight
 	}
 	if cfg.BodyWeight == 0 {
-		cfg.BodyWeight = 1
+		cfg.BodyWeight = text.BM25FBodyWeight
 	}
 	if cfg.DenseWeight == 0 {
 		cfg.DenseWeight = 0.3

@@ -2,6 +2,63 @@ package text
 
 import "math"
 
+// The BM25F parameters of keyword search, the same on the embedded index
+// (corpus/sqlite) and the Qdrant adapter (corpus/qdrant): k1 above the
+// usual 1.2 suits the weighted title term frequencies, and a chunk's page
+// title counts six times and its heading path twice as much as its text
+// (tuned on the Python docs benchmark).
+const (
+	BM25FK1            = 2.0
+	BM25FB             = 0.75
+	BM25FTitleWeight   = 6.0
+	BM25FHeadingWeight = 2.0
+	BM25FBodyWeight    = 1.0
+)
+
+// FieldTerms calls add with each term (Terms) of the three fields BM25F
+// weighs, in order: a chunk's page title (field 0), its heading path (1)
+// and its text (2).
+func FieldTerms(title, headings, body string, add func(term string, field int)) {
+	for f, s := range [3]string{title, headings, body} {
+		for _, t := range Terms(s) {
+			add(t, f)
+		}
+	}
+}
+
+// BM25IDF is BM25's inverse document frequency of a term found in df of n
+// documents (Robertson–Spärck Jones, with 1 added inside the logarithm so
+// it stays positive).
+func BM25IDF(n, df float64) float64 {
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
+}
+
+// BM25Term is kgagent's one BM25 formula: the score of one query term in a
+// document with (weighted) term frequency tf and length len is
+//
+//	idf·tf·(k1+1) / (tf + k1·(1 − b + b·len/avgLen))
+//
+// kept as W·tf / (tf + C0 + C1·len), so a search computes the term's
+// constants once and pays one division per posting. F is float32 for the
+// embedded index's postings and float64 elsewhere. The embedded index
+// (chunk and page rankings), the Qdrant adapter's sparse vectors (with idf
+// 1: Qdrant multiplies in its own IDF) and BM25 score with it.
+type BM25Term[F ~float32 | ~float64] struct {
+	W, C0, C1 F
+}
+
+// NewBM25Term returns the constants of a term of inverse document
+// frequency idf under k1, b and the mean document length avgLen.
+func NewBM25Term[F ~float32 | ~float64](idf, k1, b, avgLen F) BM25Term[F] {
+	return BM25Term[F]{W: idf * (k1 + 1), C0: k1 * (1 - b), C1: k1 * b / avgLen}
+}
+
+// Score is the term's score in a document with term frequency tf and
+// length length.
+func (t BM25Term[F]) Score(tf, length F) F {
+	return t.W * tf / (tf + t.C0 + t.C1*length)
+}
+
 // BM25 is a small in-memory Okapi BM25 scorer over tokenised documents
 // (see Terms). The corpus service uses it to search ad-hoc texts (embeds)
 // without an index; the benchmarks use it as the page-level baseline.
@@ -49,14 +106,11 @@ func (m *BM25) Scores(query []string) []float64 {
 		if df == 0 {
 			continue
 		}
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		t := NewBM25Term(BM25IDF(n, df), m.K1, m.B, math.Max(m.avgLen, 1))
 		for i, d := range m.docs {
-			tf := float64(d[q])
-			if tf == 0 {
-				continue
+			if tf := float64(d[q]); tf != 0 {
+				out[i] += t.Score(tf, float64(m.lens[i]))
 			}
-			norm := 1 - m.B + m.B*float64(m.lens[i])/math.Max(m.avgLen, 1)
-			out[i] += idf * tf * (m.K1 + 1) / (tf + m.K1*norm)
 		}
 	}
 	return out

@@ -13,28 +13,55 @@ import "strings"
 // stored sparse vectors are written with it: changing it needs a new
 // embedder name or a re-ingest (see the package comment).
 func Stem(w string) string {
-	if len(w) <= 4 {
-		return w
+	keep, i := stemCut(w)
+	if !i {
+		return w[:keep]
 	}
-	for _, suf := range stemSuffixes {
-		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 3 {
-			if suf == "s" && (strings.HasSuffix(w, "ss") || strings.HasSuffix(w, "us") || strings.HasSuffix(w, "is")) {
-				break
-			}
-			w = w[:len(w)-len(suf)]
-			if suf == "ies" || suf == "ied" {
-				w += "i"
-			}
-			break
+	return w[:keep] + "i"
+}
+
+// StemBytes writes Stem(w) over dst[:0] and returns it, without allocating
+// when dst has room (the lexical embedder's hot path).
+func StemBytes(dst, w []byte) []byte {
+	keep, i := stemCut(w)
+	dst = append(dst[:0], w[:keep]...)
+	if i {
+		dst = append(dst, 'i')
+	}
+	return dst
+}
+
+// stemCut is Stem's rule, on a word held as a string or as bytes: its stem
+// is w[:keep], followed by an "i" when i is set (-ies and -ied give i, and
+// a final y becomes i).
+func stemCut[T ~string | ~[]byte](w T) (keep int, i bool) {
+	n := len(w)
+	if n <= 4 {
+		return n, false
+	}
+	for _, suf := range stemSuffixesByLast[w[n-1]] {
+		if n-len(suf) < 3 || string(w[n-len(suf):]) != suf {
+			continue
 		}
+		if suf == "s" {
+			if p := w[n-2]; p == 's' || p == 'u' || p == 'i' {
+				break // -ss, -us, -is are no plurals
+			}
+		}
+		keep = n - len(suf)
+		if suf == "ies" || suf == "ied" {
+			return keep, true
+		}
+		n = keep
+		break
 	}
-	if n := len(w); n > 3 && w[n-1] == 'e' {
-		w = w[:n-1]
+	if n > 3 && w[n-1] == 'e' {
+		n--
 	}
-	if n := len(w); n > 3 && w[n-1] == 'y' {
-		w = w[:n-1] + "i"
+	if n > 3 && w[n-1] == 'y' {
+		return n - 1, true
 	}
-	return w
+	return n, false
 }
 
 // stemSuffixes are tried longest first.
@@ -45,44 +72,13 @@ var stemSuffixes = []string{
 }
 
 // stemSuffixesByLast are stemSuffixes by their last byte, in the same
-// order: the only ones StemBytes need try for a word ending in that byte.
+// order: the only ones a word ending in that byte can have.
 var stemSuffixesByLast = func() (by [256][]string) {
 	for _, suf := range stemSuffixes {
 		by[suf[len(suf)-1]] = append(by[suf[len(suf)-1]], suf)
 	}
 	return by
 }()
-
-// StemBytes writes Stem(w) over dst[:0] and returns it, without allocating
-// when dst has room (the lexical embedder's hot path).
-func StemBytes(dst, w []byte) []byte {
-	dst = append(dst[:0], w...)
-	if len(w) <= 4 {
-		return dst
-	}
-	for _, suf := range stemSuffixesByLast[w[len(w)-1]] {
-		if len(w)-len(suf) < 3 || string(w[len(w)-len(suf):]) != suf {
-			continue
-		}
-		if suf == "s" {
-			if p := w[len(w)-2]; p == 's' || p == 'u' || p == 'i' {
-				break
-			}
-		}
-		dst = dst[:len(w)-len(suf)]
-		if suf == "ies" || suf == "ied" {
-			dst = append(dst, 'i')
-		}
-		break
-	}
-	if n := len(dst); n > 3 && dst[n-1] == 'e' {
-		dst = dst[:n-1]
-	}
-	if n := len(dst); n > 3 && dst[n-1] == 'y' {
-		dst[n-1] = 'i'
-	}
-	return dst
-}
 
 // Singular strips a simple English plural ending from a lower-case name,
 // for naming entities rather than matching words: unlike Stem its result is
