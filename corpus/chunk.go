@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
@@ -189,22 +188,7 @@ func headingLevel(line string) int {
 
 // Slug makes an anchor from a heading: lower case, letters and digits joined
 // by single dashes.
-func Slug(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-		} else {
-			dash = true
-		}
-	}
-	return b.String()
-}
+func Slug(s string) string { return text.JoinWords(s, '-') }
 
 // ChunkID is the stable ID of the ordinal-th chunk of docURL in collection:
 // the first 32 hex digits of a SHA-256 over the three.

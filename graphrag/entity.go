@@ -174,22 +174,7 @@ func isPlainWord(w string) bool {
 
 // NormalizePredicate folds a predicate to snake_case: lower case, words joined
 // by '_' ("Is Part Of" -> "is_part_of").
-func NormalizePredicate(p string) string {
-	var b strings.Builder
-	sep := false
-	for _, r := range strings.TrimSpace(p) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if sep && b.Len() > 0 {
-				b.WriteByte('_')
-			}
-			sep = false
-			b.WriteRune(unicode.ToLower(r))
-		} else {
-			sep = true
-		}
-	}
-	return b.String()
-}
+func NormalizePredicate(p string) string { return text.JoinWords(p, '_') }
 
 // EntityID returns the stable id of a named entity: its normalised name.
 // Pages and sections have their own ids (PageEntity, SectionEntity) so a page

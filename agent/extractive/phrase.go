@@ -115,19 +115,4 @@ func holdsPhrase(words, want []string) bool {
 
 // wordsOnly lower-cases s and writes every run of other characters than
 // letters and digits as one space.
-func wordsOnly(s string) string {
-	var b strings.Builder
-	space := false
-	for _, r := range strings.ToLower(s) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if space && b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			space = false
-			b.WriteRune(r)
-			continue
-		}
-		space = true
-	}
-	return b.String()
-}
+func wordsOnly(s string) string { return text.JoinWords(s, ' ') }

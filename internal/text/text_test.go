@@ -366,3 +366,23 @@ func TestSentenceRule(t *testing.T) {
 		t.Errorf("Next = %q, %q", sent, rest)
 	}
 }
+
+func TestJoinWords(t *testing.T) {
+	tests := []struct {
+		in   string
+		sep  byte
+		want string
+	}{
+		{"Is Part Of", '_', "is_part_of"},
+		{"  --Getting Started: the CLI (v2)!  ", '-', "getting-started-the-cli-v2"},
+		{"AWS Lambda's limits", ' ', "aws lambda s limits"},
+		{"Straße ÜBER x86_64", '-', "straße-über-x86-64"},
+		{"ⅠⅡ Ⓐ", '-', ""},
+		{"", '_', ""},
+	}
+	for _, tt := range tests {
+		if got := JoinWords(tt.in, tt.sep); got != tt.want {
+			t.Errorf("JoinWords(%q, %q) = %q, want %q", tt.in, tt.sep, got, tt.want)
+		}
+	}
+}

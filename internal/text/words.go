@@ -162,3 +162,25 @@ func CutWords(s string, n int) string {
 	}
 	return Clip(s, cut) + " …"
 }
+
+// JoinWords lower-cases s and joins its runs of letters and digits with
+// sep: every run of other characters becomes one sep, and none stands at
+// either end ("Is Part Of" gives "is_part_of" with '_'). An anchor slug
+// (corpus.Slug, '-'), a graph predicate (graphrag.NormalizePredicate, '_')
+// and the answer writer's phrase matching (' ') are written with it.
+func JoinWords(s string, sep byte) string {
+	var b strings.Builder
+	pending := false
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if pending && b.Len() > 0 {
+				b.WriteByte(sep)
+			}
+			pending = false
+			b.WriteRune(unicode.ToLower(r))
+		} else {
+			pending = true
+		}
+	}
+	return b.String()
+}
