@@ -777,13 +777,16 @@ func notFound(ps []*passage, q question, missing []string) string {
 	return b.String()
 }
 
-// nearest writes the first three sections of ps as the nearest ones, but
-// the one quoted already (quoted; nil for none).
+// nearest writes the first three sections of ps as the nearest ones; when
+// one was quoted already (quoted; nil for none), the first two others, so
+// that an abstention cites three sections either way.
 func nearest(b *strings.Builder, ps []*passage, quoted *passage) {
 	var near []string
 	seen := map[int]bool{}
+	most := 3
 	if quoted != nil {
 		seen[quoted.N] = true
+		most = 2
 	}
 	for _, p := range ps {
 		if p.fact || seen[p.N] || p.N <= 0 {
@@ -795,7 +798,7 @@ func nearest(b *strings.Builder, ps []*passage, quoted *passage) {
 			t += " › " + h
 		}
 		near = append(near, t+" ["+strconv.Itoa(p.N)+"]")
-		if len(near) == 3 {
+		if len(near) == most {
 			break
 		}
 	}
