@@ -314,6 +314,28 @@ func (e *Embedder) EmbedWorkers(ctx context.Context, texts []string, workers int
 		batches = append(batches, order[i:j])
 		i = j
 	}
+	if len(batches) == 1 {
+		// One forward pass (a search query): run it here, with no
+		// goroutine to start and no second thread to wait for.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ws, _ := e.pool.Get().(*workspace)
+		if ws == nil {
+			ws = new(workspace)
+		}
+		vecs := make([][]float32, len(batches[0]))
+		for k, i := range batches[0] {
+			vecs[k] = out[i]
+		}
+		seqs := make([][]int32, len(batches[0]))
+		for k, i := range batches[0] {
+			seqs[k] = ids[i]
+		}
+		e.model.forward(ws, seqs, vecs)
+		e.pool.Put(ws)
+		return out, nil
+	}
 	work := make(chan []int)
 	var wg sync.WaitGroup
 	for w := 0; w < min(workers, len(batches)); w++ {
