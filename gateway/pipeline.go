@@ -17,7 +17,7 @@ import (
 //
 //  1. authenticate: Authenticate / AuthenticateRequest (or the route's
 //     require) gives the Principal;
-//  2. admit: the scope, the flow, the request's validation, the collection
+//  2. admission: the scope, the flow, the request's validation, the collection
 //     (one name rule, the key's collections), the session's owner, then
 //     one query charged to the daily limit (Limiter);
 //  3. the request timeout is set, and the service runs, a panic in it
@@ -96,7 +96,7 @@ func (s *Server) charge(ctx context.Context, p *Principal) error {
 	return e
 }
 
-// admission is what admit checks of one request.
+// admission is what call checks of one request before running it.
 type admission struct {
 	id      string   // the request id, for the log
 	scope   Scope    // needed scope
@@ -113,44 +113,9 @@ type admission struct {
 // serviceFunc is the service label of agent-protocol func calls.
 const serviceFunc = "func"
 
-// admit runs the pipeline's checks for p in the order every transport
-// shares, and returns ctx with p and the request timeout set.
-func (s *Server) admit(ctx context.Context, p *Principal, a admission) (context.Context, context.CancelFunc, error) {
-	if p == nil {
-		return ctx, func() {}, kgagent.Errorf(kgagent.EUNAUTH, "credentials required")
-	}
-	if !p.has(a.scope) {
-		return ctx, func() {}, kgagent.Errorf(kgagent.EFORBIDDEN, "this key lacks the %q scope", a.scope)
-	}
-	ctx = withPrincipal(ctx, p)
-	if a.req != nil {
-		if err := s.checkFlow(a.flow); err != nil {
-			return ctx, func() {}, err
-		}
-		if err := a.req.validate(a.service); err != nil {
-			return ctx, func() {}, err
-		}
-		col, err := p.collection(a.req.Collection)
-		if err != nil {
-			return ctx, func() {}, err
-		}
-		a.req.Collection = col
-		if err := s.checkSession(ctx, a.req.SessionID); err != nil {
-			return ctx, func() {}, err
-		}
-	}
-	if a.charge {
-		if err := s.charge(ctx, p); err != nil {
-			return ctx, func() {}, err
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
-	return ctx, cancel, nil
-}
-
 // call is the one call path of every transport (REST, the websocket, NATS,
 // the OpenAI API, sessions, GraphQL, MCP through Calls, the agent
-// protocol's funcs): it admits the call of p (admit; skipped for a call
+// protocol's funcs): it admits the call of p (skipped for a call
 // admitted elsewhere), runs fn with the request timeout, turns a panic in
 // fn into an INTERNAL error so one bad request never takes the server
 // down, and counts the call, admitted or refused, in kgagent_calls_total
@@ -160,12 +125,39 @@ func (s *Server) call(ctx context.Context, p *Principal, a admission, fn func(co
 	start := time.Now()
 	defer func() { s.metrics.observeCall(a.service, kgagent.ErrorCode(err), time.Since(start)) }()
 	if !a.admitted {
-		var cancel context.CancelFunc
-		ctx, cancel, err = s.admit(ctx, p, a)
-		defer cancel()
-		if err != nil {
-			return err
+		// Admission: the pipeline's checks for p, in the order every
+		// transport shares; then ctx carries p and the request timeout.
+		if p == nil {
+			return kgagent.Errorf(kgagent.EUNAUTH, "credentials required")
 		}
+		if !p.has(a.scope) {
+			return kgagent.Errorf(kgagent.EFORBIDDEN, "this key lacks the %q scope", a.scope)
+		}
+		ctx = withPrincipal(ctx, p)
+		if a.req != nil {
+			if err := s.checkFlow(a.flow); err != nil {
+				return err
+			}
+			if err := a.req.validate(a.service); err != nil {
+				return err
+			}
+			col, err := p.collection(a.req.Collection)
+			if err != nil {
+				return err
+			}
+			a.req.Collection = col
+			if err := s.checkSession(ctx, a.req.SessionID); err != nil {
+				return err
+			}
+		}
+		if a.charge {
+			if err := s.charge(ctx, p); err != nil {
+				return err
+			}
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
+		defer cancel()
 	}
 	defer func() {
 		if v := recover(); v != nil {

@@ -28,11 +28,11 @@ func (s *Server) routesSetup() {
 	s.handle("GET", "/api/v1/openapi.json", scopePublic, s.serveOpenAPI)
 
 	// Questions (seed 004).
-	s.handle("POST", "/api/v1/agent", ScopeAsk, s.serviceHandler(ServiceAgent))
-	s.handle("POST", "/api/v1/flow/{flow}/service/{service}", ScopeAsk, s.flowService)
-	s.handle("POST", "/api/v1/search", ScopeAsk, s.serviceHandler(ServiceSearch))
-	s.handle("POST", "/api/v1/graph-rag", ScopeAsk, s.serviceHandler(ServiceGraphRAG))
-	s.handle("GET", "/api/v1/triples", ScopeAsk, s.triples)
+	s.handle("POST", "/api/v1/agent", ScopeAsk, s.serviceHandler(ServiceAgent, s.bodyRequest))
+	s.handle("POST", "/api/v1/flow/{flow}/service/{service}", ScopeAsk, s.serviceHandler("", s.bodyRequest))
+	s.handle("POST", "/api/v1/search", ScopeAsk, s.serviceHandler(ServiceSearch, s.bodyRequest))
+	s.handle("POST", "/api/v1/graph-rag", ScopeAsk, s.serviceHandler(ServiceGraphRAG, s.bodyRequest))
+	s.handle("GET", "/api/v1/triples", ScopeAsk, s.serviceHandler(ServiceTriples, triplesRequest))
 	s.handle("GET", "/api/v1/socket", ScopeAsk, s.socket)
 
 	// Ingestion and collections.
@@ -141,60 +141,61 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, code, Health{Status: status, Checks: checks})
 }
 
-// callREST runs one service call for a REST request (serve) and writes its
-// final response object, or its error.
-func (s *Server) callREST(w http.ResponseWriter, r *http.Request, service, flow string, req Request) {
-	var final Response
-	call := Call{ID: requestID(r.Context()), Service: service, Flow: flow, Request: req, Principal: principalFrom(r.Context())}
-	err := s.serve(r.Context(), call, func(resp Response, complete bool) {
-		if complete {
-			final = resp
-		}
-	})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, final)
-}
-
-func (s *Server) serviceHandler(service string) http.HandlerFunc {
+// serviceHandler serves one service call over REST: decode reads its
+// request (the JSON body; the query of GET /triples), serve runs it, and
+// its final response object, or its error, is written. With service ""
+// the service and the flow are the path's ({flow}, {service}).
+func (s *Server) serviceHandler(service string, decode func(http.ResponseWriter, *http.Request) (Request, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var req Request
-		if err := s.decodeBody(w, r, &req); err != nil {
+		svc, flow := service, "default"
+		if svc == "" {
+			// Refused before the body is read: an unknown service is 404
+			// whatever was posted.
+			if !services[r.PathValue("service")] {
+				s.writeError(w, r, unknownService(r.PathValue("service")))
+				return
+			}
+			svc, flow = r.PathValue("service"), r.PathValue("flow")
+		}
+		req, err := decode(w, r)
+		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		s.callREST(w, r, service, "default", req)
+		var final Response
+		call := Call{ID: requestID(r.Context()), Service: svc, Flow: flow, Request: req, Principal: principalFrom(r.Context())}
+		err = s.serve(r.Context(), call, func(resp Response, complete bool) {
+			if complete {
+				final = resp
+			}
+		})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, final)
 	}
 }
 
-func (s *Server) flowService(w http.ResponseWriter, r *http.Request) {
-	service := r.PathValue("service")
-	if !services[service] {
-		s.writeError(w, r, unknownService(service))
-		return
-	}
+// bodyRequest decodes a service request from the JSON body.
+func (s *Server) bodyRequest(w http.ResponseWriter, r *http.Request) (Request, error) {
 	var req Request
-	if err := s.decodeBody(w, r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	s.callREST(w, r, service, r.PathValue("flow"), req)
+	err := s.decodeBody(w, r, &req)
+	return req, err
 }
 
-func (s *Server) triples(w http.ResponseWriter, r *http.Request) {
+// triplesRequest reads GET /triples' query.
+func triplesRequest(_ http.ResponseWriter, r *http.Request) (Request, error) {
 	q := r.URL.Query()
 	req := Request{Collection: q.Get("collection"), S: q.Get("s"), P: q.Get("p"), O: q.Get("o")}
 	if q.Has("limit") {
 		n, err := strconv.Atoi(q.Get("limit"))
 		if err != nil {
-			s.writeError(w, r, invalid(ReasonWrongType, "limit", "limit must be an integer"))
-			return
+			return req, invalid(ReasonWrongType, "limit", "limit must be an integer")
 		}
 		req.Limit = n
 	}
-	s.callREST(w, r, ServiceTriples, "default", req)
+	return req, nil
 }
 
 func (s *Server) submitCorpus(w http.ResponseWriter, r *http.Request) {

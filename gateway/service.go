@@ -213,44 +213,40 @@ func (s *Server) serve(ctx context.Context, c Call, out func(Response, bool)) er
 				c.admitted(&c, dl)
 			}
 		}
-		return s.dispatch(ctx, c, out)
-	})
-}
-
-// dispatch runs the admitted call c with its service's method and encodes
-// the result (see serve).
-func (s *Server) dispatch(ctx context.Context, c Call, out func(Response, bool)) error {
-	switch c.Service {
-	case ServiceAgent:
-		ans, err := s.askAgent(ctx, c, func(ev kgagent.Event) {
-			if resp, ok := eventResponse(ev); ok {
-				out(resp, false)
+		// The admitted call runs with its service's method; the result
+		// is encoded as response objects.
+		switch c.Service {
+		case ServiceAgent:
+			ans, err := s.askAgent(ctx, c, func(ev kgagent.Event) {
+				if resp, ok := eventResponse(ev); ok {
+					out(resp, false)
+				}
+			})
+			if err != nil {
+				return err
 			}
-		})
-		if err != nil {
-			return err
+			out(answerResponse(ans), true)
+		case ServiceSearch:
+			hits, err := s.search(ctx, c.Request)
+			if err != nil {
+				return err
+			}
+			out(Response{Hits: hits}, true)
+		case ServiceGraphRAG:
+			ans, err := s.graphAnswer(ctx, c.Request)
+			if err != nil {
+				return err
+			}
+			out(Response{Answer: &ans.Answer, Facts: ans.Facts, Sources: ans.Sources}, true)
+		case ServiceTriples:
+			ts, err := s.findTriples(ctx, c.Request)
+			if err != nil {
+				return err
+			}
+			out(Response{Triples: ts}, true)
 		}
-		out(answerResponse(ans), true)
-	case ServiceSearch:
-		hits, err := s.search(ctx, c.Request)
-		if err != nil {
-			return err
-		}
-		out(Response{Hits: hits}, true)
-	case ServiceGraphRAG:
-		ans, err := s.graphAnswer(ctx, c.Request)
-		if err != nil {
-			return err
-		}
-		out(Response{Answer: &ans.Answer, Facts: ans.Facts, Sources: ans.Sources}, true)
-	case ServiceTriples:
-		ts, err := s.findTriples(ctx, c.Request)
-		if err != nil {
-			return err
-		}
-		out(Response{Triples: ts}, true)
-	}
-	return nil
+		return nil
+	})
 }
 
 // The service methods: each runs one admitted request (see call) with its
