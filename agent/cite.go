@@ -128,51 +128,125 @@ func openCitation(text string) int {
 	return -1
 }
 
-// rewrite renumbers the citations in the whole answer text.
-func (c *citeMap) rewrite(text string) string {
-	var st codeState
-	return c.rewriteFrom(text, &st)
+// citeGroup is one citation group of an answer ("[1]", "[1, 2]"), as
+// parseCitations found it.
+type citeGroup struct {
+	start, end int   // the group is text[start:end]
+	nums       []int // its numbers, as written
+	// sentence is where the sentence the group ends starts, before where
+	// the one before it starts (checked: a citation after a full stop
+	// cites the sentence before it).
+	sentence, before int
 }
 
-// rewriteStream renumbers the citations in the next piece of the streamed
-// answer (pieces never end inside a citation or a fence marker).
-func (c *citeMap) rewriteStream(piece string) string { return c.rewriteFrom(piece, &c.stream) }
+// citedText is an answer text with its citation groups, found once by
+// parseCitations; every later step (the support check, the renumbering,
+// the list of numbers) reads the groups instead of parsing the text again.
+type citedText struct {
+	text   string
+	groups []citeGroup
+}
 
-func (c *citeMap) rewriteFrom(text string, st *codeState) string {
+// citeSentences is where parseCitations ends a sentence (for the support
+// check): a line break or the loose rule.
+var citeSentences = kgtext.SentenceRule{Newline: true}
+
+// parseCitations finds the citation groups of text (Citations' grammar,
+// citationAt), outside code: st says whether text starts inside code and
+// is left where text ends (a streamed answer's pieces share one).
+func parseCitations(text string, st *codeState) citedText {
+	ct := citedText{text: text}
 	if strings.IndexByte(text, '[') < 0 && strings.IndexByte(text, '`') < 0 {
-		return text
+		return ct
 	}
-	var b strings.Builder
+	start, prev := 0, 0 // where the current and the previous sentence start
 	for i := 0; i < len(text); i++ {
-		start := i
 		if st.step(text, &i) {
-			b.WriteString(text[start : i+1])
 			continue
 		}
 		nums, end, ok := citationAt(text, i)
 		if !ok {
-			b.WriteByte(text[i])
+			if citeSentences.End(text, i) {
+				prev, start = start, i+1
+			}
 			continue
 		}
-		var out []string
-		seen := map[int]bool{}
-		for _, k := range nums {
-			if v := c.number(k); v > 0 && !seen[v] {
-				seen[v] = true
-				out = append(out, strconv.Itoa(v))
-			}
-		}
-		// A citation of nothing is dropped with the space before it (a
-		// stream holds back trailing spaces, so the space is in this piece).
-		if len(out) > 0 {
-			b.WriteString("[" + strings.Join(out, ", ") + "]")
-		} else if str := b.String(); strings.HasSuffix(str, " ") {
-			b.Reset()
-			b.WriteString(str[:len(str)-1])
-		}
+		ct.groups = append(ct.groups, citeGroup{start: i, end: end, nums: nums, sentence: start, before: prev})
 		i = end - 1
+		prev, start = start, end
 	}
+	return ct
+}
+
+// numbers returns every number cited, in order.
+func (ct citedText) numbers() []int {
+	var out []int
+	for _, g := range ct.groups {
+		out = append(out, g.nums...)
+	}
+	return out
+}
+
+// render writes the text with each group's numbers replaced by keep's (in
+// the answer's "[1, 2]" form); a group left with none is dropped with the
+// space before it (a stream holds back trailing spaces, so the space is in
+// the same piece).
+func (ct citedText) render(keep func(i int, g citeGroup) []int) string {
+	if len(ct.groups) == 0 {
+		return ct.text
+	}
+	var b strings.Builder
+	prev := 0
+	for i, g := range ct.groups {
+		b.WriteString(ct.text[prev:g.start])
+		prev = g.end
+		nums := keep(i, g)
+		if len(nums) == 0 {
+			if str := b.String(); strings.HasSuffix(str, " ") {
+				b.Reset()
+				b.WriteString(str[:len(str)-1])
+			}
+			continue
+		}
+		b.WriteByte('[')
+		for j, n := range nums {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(strconv.Itoa(n))
+		}
+		b.WriteByte(']')
+	}
+	b.WriteString(ct.text[prev:])
 	return b.String()
+}
+
+// renumber maps run numbers to answer numbers (citeMap.number), dropping
+// those that name no source and repeats.
+func (c *citeMap) renumber(nums []int) []int {
+	var out []int
+	for _, k := range nums {
+		if v := c.number(k); v > 0 && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// rewrite renumbers the citations in the whole answer text.
+func (c *citeMap) rewrite(text string) string {
+	return c.rewriteCited(parseCitations(text, &codeState{}))
+}
+
+// rewriteCited renumbers the citations of a parsed answer text.
+func (c *citeMap) rewriteCited(ct citedText) string {
+	return ct.render(func(_ int, g citeGroup) []int { return c.renumber(g.nums) })
+}
+
+// rewriteStream renumbers the citations in the next piece of the streamed
+// answer (pieces never end inside a citation or a fence marker).
+func (c *citeMap) rewriteStream(piece string) string {
+	return c.rewriteCited(parseCitations(piece, &c.stream))
 }
 
 // answerSources lists an answer's sources: the cited ones in the order of
@@ -222,8 +296,9 @@ func (r *run) citer() *citeMap {
 // the docs say.
 const unsupportedNote = "None of the sources found supports this answer."
 
-// ground returns the final answer text (in the run's numbers) and who cited
-// it (Answer.Citations). The model's text is cleaned first (cleanAnswer:
+// ground returns the final answer text (in the run's numbers), the answer
+// and its sources as the client sees them (citations renumbered by first
+// use: citeMap), and who cited it (Answer.Citations). The model's text is cleaned first (cleanAnswer:
 // protocol syntax, echoed instructions and a small model's leading junk
 // never reach the answer). An answer that cites a source the run gathered
 // keeps its citations (the model's); when the run searched and
@@ -234,7 +309,7 @@ const unsupportedNote = "None of the sources found supports this answer."
 // whatever else it gets right; one only partly supported is the model's
 // or attributed only when the built-in answerer answers from the same
 // evidence too. Then, when the run searched and AttributeCitations is
-// set, the sentences the evidence supports are cited (extractive.Attribute;
+// set, the sentences the evidence supports are cited (Support.Attribute;
 // a sentence with no claim, or naming a command, URL or number the passage
 // lacks, is not supported). When none is, the answer is what the built-in
 // answerer says from the same evidence: after the model's answer and a
@@ -242,7 +317,30 @@ const unsupportedNote = "None of the sources found supports this answer."
 // alone when they don't (an unsupported answer to a question the docs do
 // not cover is made up). A run whose model gave no answer (noAnswer), or only
 // protocol text, answers with what the docs say alone.
-func (m *Manager) ground(r *run, question, text string) (string, string) {
+func (m *Manager) ground(r *run, question, text string) (final, answer string, sources []kgagent.Source, by string) {
+	model := text
+	// The answer's citations are parsed once (cited); kept holds the
+	// numbers the support check left in each group when final is cited
+	// with them.
+	var cited citedText
+	var kept [][]int
+	defer func() {
+		if final != model {
+			// Citations were added or dropped: numbered afresh by first
+			// use (the deltas streamed the model's own).
+			r.cites = nil
+		}
+		c := r.citer()
+		switch {
+		case kept != nil:
+			answer = cited.render(func(i int, _ citeGroup) []int { return c.renumber(kept[i]) })
+		case final == cited.text:
+			answer = c.rewriteCited(cited)
+		default:
+			answer = c.rewrite(final)
+		}
+		sources = c.answerSources(r.sources)
+	}()
 	grounding := m.cfg.Loop.AttributeCitations && len(r.evidence) > 0
 	if clean := cleanAnswer(text); clean != text {
 		text = clean
@@ -251,7 +349,7 @@ func (m *Manager) ground(r *run, question, text string) (string, string) {
 		}
 	}
 	if r.noAnswer != "" {
-		return "The model gave no answer (" + r.noAnswer + "). " + docsSay(question, r.evidence), kgagent.CitationsFallback
+		return "The model gave no answer (" + r.noAnswer + "). " + docsSay(question, r.evidence), "", nil, kgagent.CitationsFallback
 	}
 	var sup *extractive.Support
 	if grounding {
@@ -266,13 +364,16 @@ func (m *Manager) ground(r *run, question, text string) (string, string) {
 		}
 		return docs
 	}
-	if slices.ContainsFunc(Citations(text), func(n int) bool { return n >= 1 && n <= len(r.sources) }) {
+	cited = parseCitations(text, &codeState{})
+	if slices.ContainsFunc(cited.numbers(), func(n int) bool { return n >= 1 && n <= len(r.sources) }) {
 		if !grounding {
-			return text, kgagent.CitationsModel
+			return text, "", nil, kgagent.CitationsModel
 		}
-		checked, kept := checkCitations(text, sup, len(r.sources))
-		if kept > 0 && len(sup.Invented(checked)) == 0 && (!extractive.Abstained(docsOf()) || whollySupported(checked, sup, r.evidence)) {
-			return checked, kgagent.CitationsModel
+		groups, count := cited.check(sup, len(r.sources))
+		checked := cited.render(func(i int, _ citeGroup) []int { return groups[i] })
+		if count > 0 && len(sup.Invented(checked)) == 0 && (!extractive.Abstained(docsOf()) || whollySupported(cited, sup)) {
+			kept = groups
+			return checked, "", nil, kgagent.CitationsModel
 		}
 		// Every citation the model wrote was wrong, it names what no
 		// source holds, or the docs do not answer the question and only
@@ -281,31 +382,31 @@ func (m *Manager) ground(r *run, question, text string) (string, string) {
 		text = checked
 	}
 	if !grounding {
-		return text, ""
+		return text, "", nil, ""
 	}
-	a := extractive.Attribute(text, r.evidence)
+	a := sup.Attribute(text)
 	attributable := a.Supported > 0 && len(sup.Invented(text)) == 0
 	if attributable && a.Supported == a.Sentences {
-		return a.Text, kgagent.CitationsAttributed
+		return a.Text, "", nil, kgagent.CitationsAttributed
 	}
 	docsOf()
 	if attributable && !extractive.Abstained(docs) {
 		// Partly supported: kept when the docs answer the question too;
 		// otherwise the unsupported part is made up around copied text.
-		return a.Text, kgagent.CitationsAttributed
+		return a.Text, "", nil, kgagent.CitationsAttributed
 	}
 	if extractive.Abstained(docs) {
-		return docs, kgagent.CitationsUnsupported
+		return docs, "", nil, kgagent.CitationsUnsupported
 	}
-	return strings.TrimRight(text, " \n") + "\n\n" + unsupportedNote + " " + docs, kgagent.CitationsUnsupported
+	return strings.TrimRight(text, " \n") + "\n\n" + unsupportedNote + " " + docs, "", nil, kgagent.CitationsUnsupported
 }
 
-// whollySupported reports whether text (a model's cited answer) makes a
-// claim and every sentence with a claim is supported by a passage of evs,
-// judged without its citations (extractive.Attribute).
-func whollySupported(text string, sup *extractive.Support, evs []kgagent.Evidence) bool {
-	bare, _ := checkCitations(text, sup, 0) // n = 0 drops every citation
-	a := extractive.Attribute(bare, evs)
+// whollySupported reports whether a model's cited answer makes a claim and
+// every sentence with a claim is supported by a passage of sup, judged
+// without its citations (Support.Attribute).
+func whollySupported(cited citedText, sup *extractive.Support) bool {
+	bare := cited.render(func(int, citeGroup) []int { return nil })
+	a := sup.Attribute(bare)
 	return a.Sentences > 0 && a.Supported == a.Sentences
 }
 
@@ -390,58 +491,29 @@ func docsSay(question string, evs []kgagent.Evidence) string {
 	return docs
 }
 
-// citeSentences is where checkCitations ends a sentence: a line break or
-// the loose rule.
-var citeSentences = kgtext.SentenceRule{Newline: true}
-
-// checkCitations drops from text (in the run's numbers, n sources) every
-// cited number out of range, and every one naming evidence passages none
-// of which supports the sentence the citation ends (extractive.Support; the
-// sentence before when the citation follows its full stop). A number that
-// names no evidence passage (a func's own source) cannot be judged and is
-// kept. It returns the text and how many numbers were kept.
-func checkCitations(text string, sup *extractive.Support, n int) (string, int) {
-	var b strings.Builder
-	var code codeState
-	kept := 0
-	start, prev := 0, 0 // where the current and the previous sentence start
-	for i := 0; i < len(text); i++ {
-		from := i
-		if code.step(text, &i) {
-			b.WriteString(text[from : i+1])
-			continue
-		}
-		nums, end, ok := citationAt(text, i)
-		if !ok {
-			c := text[i]
-			b.WriteByte(c)
-			if citeSentences.End(text, i) {
-				prev, start = start, i+1
-			}
-			continue
-		}
-		sentence := text[start:i]
+// check returns, for each group of ct (in the run's numbers, n sources),
+// the numbers kept: those in range whose evidence passages support the
+// sentence the citation ends (extractive.Support; the sentence before when
+// the citation follows its full stop). A number that names no evidence
+// passage (a func's own source) cannot be judged and is kept. It also
+// returns how many numbers were kept.
+func (ct citedText) check(sup *extractive.Support, n int) ([][]int, int) {
+	kept := make([][]int, len(ct.groups))
+	count := 0
+	for i, g := range ct.groups {
+		sentence := ct.text[g.sentence:g.start]
 		if !extractive.Judged(sentence) {
-			sentence = text[prev:i]
+			sentence = ct.text[g.before:g.start]
 		}
-		var keep []string
-		for _, k := range nums {
+		for _, k := range g.nums {
 			if k < 1 || k > n {
 				continue
 			}
 			if ok, known := sup.Supports(sentence, k); ok || !known {
-				keep = append(keep, strconv.Itoa(k))
-				kept++
+				kept[i] = append(kept[i], k)
+				count++
 			}
 		}
-		if len(keep) > 0 {
-			b.WriteString("[" + strings.Join(keep, ", ") + "]")
-		} else if str := b.String(); strings.HasSuffix(str, " ") {
-			b.Reset()
-			b.WriteString(str[:len(str)-1])
-		}
-		i = end - 1
-		prev, start = start, end
 	}
-	return b.String(), kept
+	return kept, count
 }

@@ -102,7 +102,7 @@ type LoopConfig struct {
 	SearchFirst bool
 	// AttributeCitations: when the final answer cites no source, cite the
 	// evidence passages shown to the model that support its sentences
-	// (extractive.Attribute), and when none does, say so after the
+	// (extractive.Support.Attribute), and when none does, say so after the
 	// answer and add what the docs say (extractive.Compose).
 	// Answer.Citations tells which happened.
 	AttributeCitations bool

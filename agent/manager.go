@@ -307,7 +307,7 @@ func (r *run) cite(s kgagent.Source) int {
 // Answer carries the same sources. Errors: EINVALID for an empty question,
 // ENOTFOUND for an unknown agent or session, ECANCELED/ETIMEOUT when ctx
 // ends, EUNAVAILABLE when the LLM fails or the iteration limit is reached.
-func (m *Manager) Ask(ctx context.Context, req Request, emit Emit) (kgagent.Answer, error) {
+func (m *Manager) Ask(ctx context.Context, req Request, emit Emit) (ans kgagent.Answer, err error) {
 	if req.ID == "" {
 		req.ID = m.cfg.NewID()
 	}
@@ -324,25 +324,73 @@ func (m *Manager) Ask(ctx context.Context, req Request, emit Emit) (kgagent.Answ
 		r.cacheable = true
 	}
 	start := time.Now()
-	ans, err := m.ask(ctx, r)
-	if m.cfg.Observer != nil {
-		code := ""
-		if err != nil {
-			code = asError(ctx, err).Code
+	ans = kgagent.Answer{RequestID: r.req.ID, Sources: []kgagent.Source{}}
+	defer func() {
+		// Every run that ran ends here: measured, cached when it answered,
+		// its error the last event when it did not.
+		ans.Iterations, ans.Usage = r.iters, r.usage
+		if m.cfg.Observer != nil {
+			code := ""
+			if err != nil {
+				code = asError(ctx, err).Code
+			}
+			m.cfg.Observer.RunEnded(RunStats{Agent: ans.Agent, Iterations: r.iters, Code: code, Duration: time.Since(start)})
 		}
-		m.cfg.Observer.RunEnded(RunStats{Agent: ans.Agent, Iterations: r.iters, Code: code, Duration: time.Since(start)})
+		if err == nil && r.cacheable {
+			// The final answer event is the last kept; the stored answer
+			// shares nothing mutable with the one returned.
+			c := &cached{key: key, at: m.cfg.Now(), ans: ans, events: r.events}
+			c.ans.Sources = slices.Clone(ans.Sources)
+			m.cache.put(c)
+		}
+		if err != nil {
+			ke := asError(ctx, err)
+			r.emit(kgagent.Event{Kind: kgagent.EventError, Agent: ans.Agent, Text: ke.Message, Final: true, Error: ke})
+			err = ke
+		}
+	}()
+	q := strings.TrimSpace(r.req.Question)
+	if q == "" {
+		return ans, kgagent.Errorf(kgagent.EINVALID, "the question is empty")
 	}
-	if err == nil && r.cacheable {
-		// The final answer event is the last kept; the stored answer
-		// shares nothing mutable with the one returned.
-		c := &cached{key: key, at: m.cfg.Now(), ans: ans, events: r.events}
-		c.ans.Sources = slices.Clone(ans.Sources)
-		m.cache.put(c)
+	name, how := r.req.Agent, fmt.Sprintf("agent %s, as requested", r.req.Agent)
+	if name == "" {
+		var score float64
+		if name, score, err = m.Route(ctx, q); err != nil {
+			return ans, err
+		}
+		how = fmt.Sprintf("routed to agent %s (similarity %.2f)", name, score)
 	}
+	e, err := m.entry(name)
 	if err != nil {
-		ke := asError(ctx, err)
-		r.emit(kgagent.Event{Kind: kgagent.EventError, Agent: ans.Agent, Text: ke.Message, Final: true, Error: ke})
-		return ans, ke
+		return ans, err
+	}
+	r.emit(kgagent.Event{Kind: kgagent.EventRoute, Agent: name, Text: how})
+	ans.Agent = e.a.Name()
+	history, err := m.history(ctx, e, r.req.SessionID, q)
+	if err != nil {
+		return ans, err
+	}
+	if r.record {
+		if _, err := m.cfg.Sessions.Store.AppendMessage(ctx, SessionMessage{ID: m.cfg.NewID(), SessionID: r.req.SessionID, Role: "user", Text: q, CreatedAt: m.cfg.Now()}); err != nil {
+			return ans, err
+		}
+	}
+	text, err := m.runAgent(ctx, r, e, q, history, 0, []string{e.a.Name()})
+	if err != nil {
+		return ans, err
+	}
+	text, ans.Answer, ans.Sources, ans.Citations = m.ground(r, q, text)
+	ans.Iterations, ans.Usage = r.iters, r.usage
+	r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: ans.Agent, Text: text, Final: true, Sources: ans.Sources, Usage: &ans.Usage, Citations: ans.Citations})
+	if r.record {
+		_, err := m.cfg.Sessions.Store.AppendMessage(context.WithoutCancel(ctx), SessionMessage{
+			ID: m.cfg.NewID(), SessionID: r.req.SessionID, Role: "agent", Agent: ans.Agent, Text: text,
+			Sources: ans.Sources, Events: r.events, CreatedAt: m.cfg.Now(),
+		})
+		if err != nil {
+			return ans, err
+		}
 	}
 	return ans, nil
 }
@@ -356,66 +404,6 @@ func asError(ctx context.Context, err error) *kgagent.Error {
 		return ke
 	}
 	return &kgagent.Error{Code: kgagent.ErrorCode(err), Message: kgagent.ErrorMessage(err), Err: err}
-}
-
-func (m *Manager) ask(ctx context.Context, r *run) (kgagent.Answer, error) {
-	ans := kgagent.Answer{RequestID: r.req.ID, Sources: []kgagent.Source{}}
-	q := strings.TrimSpace(r.req.Question)
-	if q == "" {
-		return ans, kgagent.Errorf(kgagent.EINVALID, "the question is empty")
-	}
-	var e *entry
-	if r.req.Agent != "" {
-		var err error
-		if e, err = m.entry(r.req.Agent); err != nil {
-			return ans, err
-		}
-		r.emit(kgagent.Event{Kind: kgagent.EventRoute, Agent: r.req.Agent, Text: fmt.Sprintf("agent %s, as requested", r.req.Agent)})
-	} else {
-		name, score, err := m.Route(ctx, q)
-		if err != nil {
-			return ans, err
-		}
-		if e, err = m.entry(name); err != nil {
-			return ans, err
-		}
-		r.emit(kgagent.Event{Kind: kgagent.EventRoute, Agent: name, Text: fmt.Sprintf("routed to agent %s (similarity %.2f)", name, score)})
-	}
-	ans.Agent = e.a.Name()
-	history, err := m.history(ctx, e, r.req.SessionID, q)
-	if err != nil {
-		return ans, err
-	}
-	if r.record {
-		if _, err := m.cfg.Sessions.Store.AppendMessage(ctx, SessionMessage{ID: m.cfg.NewID(), SessionID: r.req.SessionID, Role: "user", Text: q, CreatedAt: m.cfg.Now()}); err != nil {
-			return ans, err
-		}
-	}
-	text, err := m.runAgent(ctx, r, e, q, history, 0, []string{e.a.Name()})
-	ans.Iterations, ans.Usage = r.iters, r.usage
-	if err != nil {
-		return ans, err
-	}
-	if grounded, by := m.ground(r, q, text); grounded != text {
-		// Citations were added or dropped: numbered afresh by first use
-		// (the deltas streamed the model's own).
-		text, ans.Citations, r.cites = grounded, by, nil
-	} else {
-		ans.Citations = by
-	}
-	ans.Answer = r.citer().rewrite(text)
-	ans.Sources = r.citer().answerSources(r.sources)
-	r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: ans.Agent, Text: text, Final: true, Sources: ans.Sources, Usage: &ans.Usage, Citations: ans.Citations})
-	if r.record {
-		_, err := m.cfg.Sessions.Store.AppendMessage(context.WithoutCancel(ctx), SessionMessage{
-			ID: m.cfg.NewID(), SessionID: r.req.SessionID, Role: "agent", Agent: ans.Agent, Text: text,
-			Sources: ans.Sources, Events: r.events, CreatedAt: m.cfg.Now(),
-		})
-		if err != nil {
-			return ans, err
-		}
-	}
-	return ans, nil
 }
 
 // history returns the session's earlier questions and answers as chat
@@ -450,16 +438,5 @@ func (m *Manager) history(ctx context.Context, e *entry, sessionID, question str
 // order; brackets inside code (``` fences and `inline code`) are code, not
 // citations.
 func Citations(text string) []int {
-	var out []int
-	var code codeState
-	for i := 0; i < len(text); i++ {
-		if code.step(text, &i) {
-			continue
-		}
-		if nums, end, ok := citationAt(text, i); ok {
-			out = append(out, nums...)
-			i = end - 1
-		}
-	}
-	return out
+	return parseCitations(text, &codeState{}).numbers()
 }

@@ -1,11 +1,13 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -267,8 +269,19 @@ func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step 
 			Observation: &llm.Observation{Agent: step.Kind == llm.StepAgent, Name: step.Name, Text: said}}}, "", false, nil
 	case step.Kind == llm.StepFunc:
 		r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
-		res, cerr = m.runFunc(ctx, r, e, step)
 		obsPrefix = fmt.Sprintf("Func[%s] says: ", step.Name)
+		f, ok := m.lookupFunc(e, step.Name)
+		if !ok {
+			cerr = NotDefined(step.Name, m.availableFuncs(e))
+			break
+		}
+		coll := cmp.Or(r.req.Collection, e.a.Config().Collection, m.cfg.Builtins.Collection)
+		call := m.funcCall(e, step.Name, kgagent.Message{Text: step.Input, Embeds: maps.Clone(r.embeds)}, r.req.Caller, r.req.ID, coll, r.req.TimeZone)
+		call.cite = r.cite
+		if !f.Cacheable {
+			r.cacheable = false
+		}
+		res, cerr = invoke(ctx, f, call, m.cfg.Loop.FuncTimeout)
 	case step.Kind == llm.StepAgent:
 		r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})
 		res, cerr = m.delegate(ctx, r, step, depth, chain)
@@ -298,8 +311,12 @@ func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step 
 				}
 			}
 		}
-		for _, s := range res.Sources {
-			r.cite(s)
+		if res.Evidence == nil {
+			// A search's sources were numbered with the run's citations
+			// already (evidenceResult); other funcs' are numbered here.
+			for _, s := range res.Sources {
+				r.cite(s)
+			}
 		}
 		for k, v := range res.Message.Embeds {
 			r.embeds[k] = v
@@ -408,30 +425,6 @@ func (m *Manager) availableFuncs(e *entry) []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-func (m *Manager) runFunc(ctx context.Context, r *run, e *entry, step llm.Step) (FuncResult, error) {
-	f, ok := m.lookupFunc(e, step.Name)
-	if !ok {
-		return FuncResult{}, NotDefined(step.Name, m.availableFuncs(e))
-	}
-	coll := r.req.Collection
-	if coll == "" {
-		coll = e.a.Config().Collection
-	}
-	if coll == "" {
-		coll = m.cfg.Builtins.Collection
-	}
-	embeds := make(map[string]kgagent.Embed, len(r.embeds))
-	for k, v := range r.embeds {
-		embeds[k] = v
-	}
-	call := m.funcCall(e, step.Name, kgagent.Message{Text: step.Input, Embeds: embeds}, r.req.Caller, r.req.ID, coll, r.req.TimeZone)
-	call.cite = r.cite
-	if !f.Cacheable {
-		r.cacheable = false
-	}
-	return invoke(ctx, f, call, m.cfg.Loop.FuncTimeout)
 }
 
 // delegate runs `Ask Agent[name]: input` with a local agent, within the

@@ -91,6 +91,14 @@ func TestRetrieveRanksDownLinkListsAndNumbersOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Retrieve leaves the numbering to its caller, which numbers once
+	// (an agent run with its own citation numbers).
+	for _, p := range ev.Passages {
+		if p.N != 0 {
+			t.Fatalf("passage %s numbered %d by Retrieve", p.URL, p.N)
+		}
+	}
+	knowledge.Number(&ev, nil)
 	var urls []string
 	for _, p := range ev.Passages {
 		urls = append(urls, p.URL)
@@ -132,6 +140,7 @@ func TestRetrieveCarriesTheGraphList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	knowledge.Number(&ev, nil)
 	if ev.List == nil || ev.List.N != 1 || ev.List.Items[0].N != 2 || ev.List.Items[1].N != 3 {
 		t.Fatalf("list %+v: want the subject numbered 1 (the passage's section), items 2 and 3", ev.List)
 	}

@@ -66,8 +66,9 @@ func NewRetriever(search Searcher, facts Facts, cfg RetrieveConfig) *Retriever {
 // Retrieve searches the collection for question (hybrid search) while the
 // graph is asked for facts, ranks down passages shaped like link lists, and
 // returns k passages (0: the configured K) best first — more, up to 2k,
-// while they come from fewer than k pages — with the facts. Passages are numbered 1.. by first appearance of their URL; a fact
-// from a passage's section shares its number, other facts' sections follow.
+// while they come from fewer than k pages — with the facts. The evidence
+// is not numbered: its caller numbers it once (Number; an agent run with
+// its citation numbers).
 // A failing graph leaves the facts out; a failing search is an error.
 func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k int) (kgagent.Evidence, error) {
 	ev := kgagent.Evidence{Query: question, Passages: []kgagent.EvidencePassage{}}
@@ -148,19 +149,17 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 			}
 		}
 	}
-	Number(&ev, nil)
 	if len(facts) > r.cfg.MaxFacts {
 		facts = facts[:r.cfg.MaxFacts]
 	}
 	for _, f := range facts {
 		ev.Facts = append(ev.Facts, kgagent.EvidenceFact{Triple: f.Triple, Text: f.Text, SourceURL: f.SourceURL, Score: f.Score})
 	}
-	Number(&ev, nil)
 	return ev, nil
 }
 
 // Number numbers ev's passages, facts and list (its subject's section, then
-// its items) by first appearance of their URL (passages first, then facts,
+// its items), once, by first appearance of their URL (passages first, then facts,
 // then the list), equal URLs sharing a number. With cite set (an agent
 // run's citation numbering) the numbers are cite's instead.
 func Number(ev *kgagent.Evidence, cite func(kgagent.Source) int) {

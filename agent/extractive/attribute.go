@@ -11,11 +11,11 @@ import (
 )
 
 // MinSupport is the share of a sentence's content (its terms weighted by
-// how rare they are in the evidence) that a passage must hold for Attribute
-// to cite it for that sentence.
+// how rare they are in the evidence) that a passage must hold for
+// Support.Attribute to cite it for that sentence.
 const MinSupport = 0.6
 
-// Attribution is an answer with the citations Attribute gave it.
+// Attribution is an answer with the citations Support.Attribute gave it.
 type Attribution struct {
 	Text      string // the answer with " [n]" after each supported sentence
 	Sentences int    // sentences judged (those with content words, outside code)
@@ -23,7 +23,7 @@ type Attribution struct {
 }
 
 // Attribute cites, in an answer written without citations, the evidence
-// passages that support its sentences: a sentence is cited with the
+// passages of s that support its sentences: a sentence is cited with the
 // passage holding the largest share of its content terms (each weighted by
 // its inverse frequency across the evidence's sentences), when that share
 // is at least MinSupport, at least two of its terms (or its only one) are
@@ -34,9 +34,8 @@ type Attribution struct {
 // supports stays as it is; code blocks are never cited. The numbers are
 // the evidence's N (the run's citation numbers); a run of sentences cited
 // with the same number in one line is cited once, after the last.
-func Attribute(answer string, evs []kgagent.Evidence) Attribution {
+func (sup *Support) Attribute(answer string) Attribution {
 	out := Attribution{Text: answer}
-	sup := NewSupport(evs)
 	if len(sup.ps) == 0 || strings.TrimSpace(answer) == "" {
 		return out
 	}
@@ -99,7 +98,8 @@ func Attribute(answer string, evs []kgagent.Evidence) Attribution {
 }
 
 // Support judges whether evidence passages support sentences, by
-// Attribute's rule. Make one with NewSupport.
+// Attribute's rule. Make one with NewSupport; one Support serves every
+// check of an answer.
 type Support struct {
 	ps     []*passage
 	pterms []map[string]bool

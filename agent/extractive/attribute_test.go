@@ -26,12 +26,12 @@ func TestAttribute(t *testing.T) {
 		{name: "garbage", answer: "2023-08-24T15:39:56.783Z", want: "2023-08-24T15:39:56.783Z"},
 	}
 	for _, tt := range tests {
-		got := Attribute(tt.answer, evs)
+		got := NewSupport(evs).Attribute(tt.answer)
 		if got.Text != tt.want || got.Supported != tt.supported {
 			t.Errorf("%s:\n got %q (%d supported of %d)\nwant %q (%d)", tt.name, got.Text, got.Supported, got.Sentences, tt.want, tt.supported)
 		}
 	}
-	if got := Attribute("Stop the server first.", nil); got.Text != "Stop the server first." || got.Supported != 0 {
+	if got := NewSupport(nil).Attribute("Stop the server first."); got.Text != "Stop the server first." || got.Supported != 0 {
 		t.Errorf("no evidence: %+v", got)
 	}
 }
@@ -41,7 +41,7 @@ func FuzzAttribute(f *testing.F) {
 	f.Add("It supports Python 3.9 and later!  The lumen package. ")
 	evs := ev("", lumen...)
 	f.Fuzz(func(t *testing.T, s string) {
-		got := Attribute(s, evs)
+		got := NewSupport(evs).Attribute(s)
 		if got.Supported > got.Sentences {
 			t.Fatalf("%d supported of %d sentences", got.Supported, got.Sentences)
 		}

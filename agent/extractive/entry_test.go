@@ -132,7 +132,7 @@ func TestAttributeEntryName(t *testing.T) {
 		"`shutil.rmtree()`: Delete an entire directory tree; path must point to a directory.": 2,
 		"`shutil.unlink()`: Delete an entire directory tree; path must point to a directory.": 0,
 	} {
-		got := Attribute(answer, evs)
+		got := NewSupport(evs).Attribute(answer)
 		n := 0
 		if c := citationsIn(got.Text); len(c) > 0 {
 			n = c[0]

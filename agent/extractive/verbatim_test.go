@@ -64,7 +64,7 @@ func TestAttributeNeedsClaimsVerbatim(t *testing.T) {
 		"Restore with lumen backup restore --to 2026-01-01T00:00Z --data-dir /var/lib/lumen.":   0,
 		"Restoring replaces the data directory with the snapshot.":                              1,
 	} {
-		got := Attribute(answer, evs)
+		got := NewSupport(evs).Attribute(answer)
 		n := 0
 		if c := citationsIn(got.Text); len(c) > 0 {
 			n = c[0]
