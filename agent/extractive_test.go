@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent/cite"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/llm"
 )
@@ -43,7 +44,7 @@ func TestExtractiveAnswersFromSources(t *testing.T) {
 			if len(ans.Sources) == 0 || ans.Sources[0].URL != tt.cites {
 				t.Errorf("sources = %+v, want first %s (answer %q)", ans.Sources, tt.cites, ans.Answer)
 			}
-			if len(Citations(ans.Answer)) == 0 {
+			if len(cite.Numbers(ans.Answer)) == 0 {
 				t.Errorf("answer %q cites nothing", ans.Answer)
 			}
 			if got := ev.kinds(); got != "route action observation deltas answer!" {
@@ -85,31 +86,6 @@ func TestExtractiveFAQStyle(t *testing.T) {
 	}
 }
 
-func TestCitations(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []int
-	}{
-		{"a [1] b [2]", []int{1, 2}},
-		{"a [1, 3]", []int{1, 3}},
-		{"x[12].", []int{12}},
-		{"[a] [] [1", nil},
-		{"arr[0] and [99999]", []int{0}},
-	}
-	for _, tt := range tests {
-		got := Citations(tt.in)
-		if len(got) != len(tt.want) {
-			t.Errorf("Citations(%q) = %v, want %v", tt.in, got, tt.want)
-			continue
-		}
-		for i := range got {
-			if got[i] != tt.want[i] {
-				t.Errorf("Citations(%q) = %v, want %v", tt.in, got, tt.want)
-			}
-		}
-	}
-}
-
 func FuzzParseOutput(f *testing.F) {
 	f.Add("thinking\nAsk Func[x]: y")
 	f.Add("A: done [1]")
@@ -133,18 +109,6 @@ func FuzzParseOutput(f *testing.F) {
 			}
 		default:
 			t.Fatalf("no kind: %+v", st)
-		}
-	})
-}
-
-func FuzzCitations(f *testing.F) {
-	f.Add("see [1] and [2, 3]")
-	f.Add("[[1]] [ 2 ] [99999]")
-	f.Fuzz(func(t *testing.T, s string) {
-		for _, n := range Citations(s) {
-			if n < 0 || n > 9999 {
-				t.Fatalf("citation %d out of range in %q", n, s)
-			}
 		}
 	})
 }

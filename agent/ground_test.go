@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent/cite"
 	"github.com/kgagent/kgagent/agent/extractive"
 )
 
@@ -118,12 +119,12 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 			}
 			// Every citation names a source of the answer, and an attributed
 			// one a source whose text holds the sentence's numbers.
-			for _, n := range Citations(ans.Answer) {
+			for _, n := range cite.Numbers(ans.Answer) {
 				if n < 1 || n > len(ans.Sources) {
 					t.Errorf("[%d] with %d sources: %q", n, len(ans.Sources), ans.Answer)
 				}
 			}
-			if tt.citations != kgagent.CitationsModel && len(Citations(ans.Answer)) > 0 && !strings.Contains(ans.Sources[0].Snippet, "8086") && !extractive.Abstained(ans.Answer) {
+			if tt.citations != kgagent.CitationsModel && len(cite.Numbers(ans.Answer)) > 0 && !strings.Contains(ans.Sources[0].Snippet, "8086") && !extractive.Abstained(ans.Answer) {
 				t.Errorf("[1] is %+v", ans.Sources[0])
 			}
 		})
@@ -173,7 +174,7 @@ func TestNoAnswerFallsBackToTheDocs(t *testing.T) {
 				t.Fatal(err)
 			}
 			if ans.Citations != kgagent.CitationsFallback || !strings.HasPrefix(ans.Answer, "The model gave no answer (") || !strings.Contains(ans.Answer, tt.why) ||
-				!strings.Contains(ans.Answer, "The docs say: The HTTP API listens on port 8086 by default.") || Citations(ans.Answer)[0] != 1 || ans.Iterations < 3 {
+				!strings.Contains(ans.Answer, "The docs say: The HTTP API listens on port 8086 by default.") || cite.Numbers(ans.Answer)[0] != 1 || ans.Iterations < 3 {
 				t.Errorf("answer %+v", ans)
 			}
 			all := evs.all()

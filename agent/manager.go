@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kgagent/kgagent/agent/cite"
 	"github.com/kgagent/kgagent/llm"
 
 	"github.com/kgagent/kgagent"
@@ -263,9 +264,9 @@ type run struct {
 	// while every func the run called is Cacheable.
 	cacheable bool
 	events    []kgagent.Event // kept for the session or the answer cache
-	cites     *citeMap        // the answer's citation numbering (cite.go)
+	cites     *cite.Map       // the answer's citation numbering (agent/cite)
 	// evidence is what the run's searches found, numbered with the run's
-	// citation numbers, for citation attribution (cite.go).
+	// citation numbers, for citation attribution (agent/cite).
 	evidence []kgagent.Evidence
 	// noAnswer is why the model gave no answer, when the run answers from
 	// its evidence instead (Manager.noAnswer).
@@ -432,11 +433,4 @@ func (m *Manager) history(ctx context.Context, e *entry, sessionID, question str
 		}
 	}
 	return out, nil
-}
-
-// Citations returns the numbers cited as [n] (or [n, m]) in text, in
-// order; brackets inside code (``` fences and `inline code`) are code, not
-// citations.
-func Citations(text string) []int {
-	return parseCitations(text, &codeState{}).numbers()
 }

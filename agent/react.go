@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kgagent/kgagent/agent/cite"
 	"github.com/kgagent/kgagent/agent/extractive"
 	"github.com/kgagent/kgagent/agent/journal"
 	"github.com/kgagent/kgagent/llm"
@@ -171,7 +172,7 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 			// when allowed, and always when only an answer was asked for.
 			ans := strings.TrimSpace(out)
 			if depth == 0 {
-				r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: name, Delta: true, Text: r.citer().rewrite(ans)})
+				r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: name, Delta: true, Text: r.citer().Rewrite(ans)})
 			}
 			return ans, nil
 		}
@@ -547,13 +548,13 @@ func (m *Manager) complete(ctx context.Context, r *run, creq llm.CompletionReque
 		}
 		if !final && safe > emitted {
 			// A citation still streaming ("[1") waits for its "]", so it
-			// is renumbered whole (cite.go).
-			if oc := openCitation(text[:safe]); oc >= emitted {
+			// is renumbered whole (agent/cite).
+			if oc := cite.OpenAt(text[:safe]); oc >= emitted {
 				safe = oc
 			}
 		}
 		if safe > emitted {
-			r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: agentName, Delta: true, Text: r.citer().rewriteStream(text[emitted:safe])})
+			r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: agentName, Delta: true, Text: r.citer().RewriteStream(text[emitted:safe])})
 			emitted = safe
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/nats-io/nats.go"
 
-	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/agent/cite"
 	"github.com/kgagent/kgagent/agent/extractive"
 )
 
@@ -44,7 +44,7 @@ var contractQuestions = []struct {
 // abstention where the docs do not say.
 func checkContract(t *testing.T, q string, abstain bool, want string, a transportAnswer) {
 	t.Helper()
-	for _, n := range agent.Citations(a.answer) {
+	for _, n := range cite.Numbers(a.answer) {
 		if n < 1 || n > a.sources {
 			t.Errorf("%s: %q: citation [%d] with %d sources: %q", a.transport, q, n, a.sources, a.answer)
 		}

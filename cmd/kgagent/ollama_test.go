@@ -20,7 +20,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/agent/cite"
 	"github.com/kgagent/kgagent/agent/extractive"
 	"github.com/kgagent/kgagent/graphrag"
 	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
@@ -159,7 +159,7 @@ func ollamaDemoQuestions(t *testing.T, base, model string) {
 					if r.took > 2*time.Minute+10*time.Second {
 						t.Errorf("%s: took %s, past the 2 min question deadline", transport, r.took)
 					}
-					for _, n := range agent.Citations(r.answer) {
+					for _, n := range cite.Numbers(r.answer) {
 						if n < 1 || n > len(r.sources) {
 							t.Errorf("%s: answer cites [%d] with %d sources: %q", transport, n, len(r.sources), r.answer)
 						}

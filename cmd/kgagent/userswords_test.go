@@ -5,9 +5,8 @@ import (
 	"testing"
 
 	"github.com/gorilla/websocket"
+	"github.com/kgagent/kgagent/agent/cite"
 	"github.com/nats-io/nats.go"
-
-	"github.com/kgagent/kgagent/agent"
 )
 
 // upgradeQuestion is the demo question in a user's words that asks for
@@ -27,7 +26,7 @@ func checkUpgradeAnswer(t *testing.T, a transportAnswer) {
 	if !strings.Contains(a.answer, "Run lumen migrate --from /var/lib/lumen-1 --to /var/lib/lumen once") {
 		t.Errorf("%s: the answer does not quote the migration command: %q", a.transport, a.answer)
 	}
-	if c := agent.Citations(a.answer); len(c) == 0 || c[0] != 1 {
+	if c := cite.Numbers(a.answer); len(c) == 0 || c[0] != 1 {
 		t.Errorf("%s: the quote is not cited [1]: %q", a.transport, a.answer)
 	}
 	if !strings.HasSuffix(a.first, "/guides/migration.html#migration") {

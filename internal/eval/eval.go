@@ -21,6 +21,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
+	"github.com/kgagent/kgagent/agent/cite"
 	"github.com/kgagent/kgagent/agent/extractive"
 	"github.com/kgagent/kgagent/corpus"
 )
@@ -121,7 +122,7 @@ func pageRank(urls []string, gold, goldPage string) int {
 // citationsValid reports whether every [n] of the answer names one of its
 // n sources.
 func citationsValid(ans kgagent.Answer) bool {
-	for _, n := range agent.Citations(ans.Answer) {
+	for _, n := range cite.Numbers(ans.Answer) {
 		if n < 1 || n > len(ans.Sources) {
 			return false
 		}

@@ -1,4 +1,4 @@
-package agent
+package cite
 
 import (
 	"strings"
@@ -17,12 +17,12 @@ func TestCiteMapStreamMatchesFinal(t *testing.T) {
 		{"No citations at all.", "No citations at all."},
 	}
 	for _, tt := range tests {
-		final := newCiteMap(3).rewrite(tt.in)
+		final := NewMap(3).Rewrite(tt.in)
 		if final != tt.want {
 			t.Errorf("rewrite(%q) = %q, want %q", tt.in, final, tt.want)
 		}
 		for step := 1; step <= 7; step++ {
-			c := newCiteMap(3)
+			c := NewMap(3)
 			var out strings.Builder
 			emitted := 0
 			for end := step; ; end += step {
@@ -32,12 +32,12 @@ func TestCiteMapStreamMatchesFinal(t *testing.T) {
 				}
 				safe := end
 				if !last {
-					if oc := openCitation(tt.in[:safe]); oc >= emitted {
+					if oc := OpenAt(tt.in[:safe]); oc >= emitted {
 						safe = oc
 					}
 				}
 				if safe > emitted {
-					out.WriteString(c.rewriteStream(tt.in[emitted:safe]))
+					out.WriteString(c.RewriteStream(tt.in[emitted:safe]))
 					emitted = safe
 				}
 				if last {
@@ -49,4 +49,41 @@ func TestCiteMapStreamMatchesFinal(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestNumbers(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int
+	}{
+		{"a [1] b [2]", []int{1, 2}},
+		{"a [1, 3]", []int{1, 3}},
+		{"x[12].", []int{12}},
+		{"[a] [] [1", nil},
+		{"arr[0] and [99999]", []int{0}},
+	}
+	for _, tt := range tests {
+		got := Numbers(tt.in)
+		if len(got) != len(tt.want) {
+			t.Errorf("Numbers(%q) = %v, want %v", tt.in, got, tt.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tt.want[i] {
+				t.Errorf("Numbers(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+		}
+	}
+}
+
+func FuzzNumbers(f *testing.F) {
+	f.Add("see [1] and [2, 3]")
+	f.Add("[[1]] [ 2 ] [99999]")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, n := range Numbers(s) {
+			if n < 0 || n > 9999 {
+				t.Fatalf("citation %d out of range in %q", n, s)
+			}
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package agent
+package cite
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	kgtext "github.com/kgagent/kgagent/internal/text"
 )
 
-// refCheckCitations is checkCitations as it was before an answer's
+// refCheckCitations is agent's checkCitations as it was before an answer's
 // citations were parsed once (a reference for FuzzCitationsParsedOnce): it
 // walked the text itself and wrote the kept numbers as it went.
 func refCheckCitations(text string, sup *extractive.Support, n int) (string, int) {
@@ -60,7 +60,7 @@ func refCheckCitations(text string, sup *extractive.Support, n int) (string, int
 	return b.String(), kept
 }
 
-// refNumbers is Citations as it was: its own walk of the text.
+// refNumbers is agent.Citations as it was: its own walk of the text.
 func refNumbers(text string) []int {
 	var out []int
 	var code codeState
@@ -76,8 +76,8 @@ func refNumbers(text string) []int {
 	return out
 }
 
-// refRewrite is citeMap.rewrite as it was: its own walk of the text.
-func refRewrite(c *citeMap, text string) string {
+// refRewrite is Map.rewrite as it was: its own walk of the text.
+func refRewrite(c *Map, text string) string {
 	var st codeState
 	if strings.IndexByte(text, '[') < 0 && strings.IndexByte(text, '`') < 0 {
 		return text
@@ -113,7 +113,7 @@ func refRewrite(c *citeMap, text string) string {
 	return b.String()
 }
 
-// FuzzCitationsParsedOnce: ground parses a model's cited answer once and
+// FuzzCitationsParsedOnce: agent's ground parses a model's cited answer once and
 // checks, strips and renumbers its citations from that one parse; the
 // result is the same as the walks it replaced (check the citations,
 // drop them all for the whole-answer check, renumber the checked text).
@@ -133,12 +133,12 @@ func FuzzCitationsParsedOnce(f *testing.F) {
 	sup := extractive.NewSupport(evs)
 	f.Fuzz(func(t *testing.T, s string) {
 		const n = 3
-		cited := parseCitations(s, &codeState{})
-		if got, want := fmt.Sprint(cited.numbers()), fmt.Sprint(refNumbers(s)); got != want {
+		cited := parse(s, &codeState{})
+		if got, want := fmt.Sprint(cited.Numbers()), fmt.Sprint(refNumbers(s)); got != want {
 			t.Fatalf("numbers %v, want %v", got, want)
 		}
-		groups, count := cited.check(sup, n)
-		checked := cited.render(func(i int, _ citeGroup) []int { return groups[i] })
+		groups, count := cited.Check(sup, n)
+		checked := cited.Render(func(i int, _ Group) []int { return groups[i] })
 		wantChecked, wantCount := refCheckCitations(s, sup, n)
 		if checked != wantChecked || count != wantCount {
 			t.Fatalf("checked %q (%d), want %q (%d)", checked, count, wantChecked, wantCount)
@@ -149,23 +149,23 @@ func FuzzCitationsParsedOnce(f *testing.F) {
 				nonEmpty++
 			}
 		}
-		if len(parseCitations(wantChecked, &codeState{}).groups) != nonEmpty {
+		if len(parse(wantChecked, &codeState{}).groups) != nonEmpty {
 			// The one difference, on purpose: brackets that form a
 			// citation only once another citation inside them is dropped
 			// ("[0[0]]" checked is "[0]") are text, not a citation; the
 			// old walks of the checked text took them for one.
 			t.Skip()
 		}
-		bare := cited.render(func(int, citeGroup) []int { return nil })
+		bare := cited.Render(func(int, Group) []int { return nil })
 		if want, _ := refCheckCitations(wantChecked, sup, 0); bare != want {
 			t.Fatalf("bare %q, want %q", bare, want)
 		}
-		c1 := newCiteMap(n)
-		answer := cited.render(func(i int, _ citeGroup) []int { return c1.renumber(groups[i]) })
-		if want := refRewrite(newCiteMap(n), wantChecked); answer != want {
+		c1 := NewMap(n)
+		answer := cited.Render(func(i int, _ Group) []int { return c1.Renumber(groups[i]) })
+		if want := refRewrite(NewMap(n), wantChecked); answer != want {
 			t.Fatalf("answer %q, want %q", answer, want)
 		}
-		if got, want := newCiteMap(n).rewrite(s), refRewrite(newCiteMap(n), s); got != want {
+		if got, want := NewMap(n).Rewrite(s), refRewrite(NewMap(n), s); got != want {
 			t.Fatalf("rewrite %q, want %q", got, want)
 		}
 	})
