@@ -324,3 +324,53 @@ func checkRemovalRule(t *testing.T, site *modalSite, base string, answers []byte
 		}
 	}
 }
+
+// TestInterruptedRemovalIsRedone: a removal that stopped part way (the
+// page's triples removed, its chunks not: the index was down) leaves a page
+// state that matches no content, so when the page is back with the same
+// content the next crawl writes it whole, instead of counting it unchanged
+// with its triples gone (which it did while Remove kept the old state).
+func TestInterruptedRemovalIsRedone(t *testing.T) {
+	ctx := context.Background()
+	s := newSite(map[string]string{
+		"/docs/":  htmlPage("Home", `<p>home</p><a href="/docs/a">a</a>`),
+		"/docs/a": htmlPage("A", "<p>alpha, a page that goes and comes back</p>"),
+	})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	idx, states := newFakeIndex(), knowledge.NewMemoryStates()
+	in := NewIngester(IngesterConfig{Crawler: testConfig(), Knowledge: knowledge.NewWriter(idx, fakeGraph{idx}, states)})
+	spec := Spec{Collection: "c", URLs: []string{srv.URL + "/docs/*"}}
+	if rep, err := in.Run(ctx, spec, nil); err != nil || rep.Counters.Indexed != 2 {
+		t.Fatalf("first crawl: %+v %v", rep.Counters, err)
+	}
+	a := srv.URL + "/docs/a"
+	s.mu.Lock()
+	content := s.pages["/docs/a"]
+	s.mu.Unlock()
+	s.del("/docs/a")
+	idx.delErr = kgagent.Errorf(kgagent.EUNAVAILABLE, "index down (injected)")
+	rep, err := in.Run(ctx, spec, nil)
+	if err != nil || rep.Counters.Failed != 1 || rep.Counters.Removed != 0 {
+		t.Fatalf("crawl with the removal failing: %+v %v", rep.Counters, err)
+	}
+	idx.mu.Lock()
+	_, triples := idx.triples["c|"+a]
+	idx.mu.Unlock()
+	if triples {
+		t.Fatal("the failed removal kept the triples; the test needs them gone")
+	}
+	idx.delErr = nil
+	s.set("/docs/a", content)
+	rep, err = in.Run(ctx, spec, nil)
+	if err != nil || rep.Counters.Indexed != 1 {
+		t.Fatalf("the page is back: %+v %v; want it indexed again", rep.Counters, err)
+	}
+	idx.mu.Lock()
+	_, triples = idx.triples["c|"+a]
+	_, doc := idx.docs["c|"+a]
+	idx.mu.Unlock()
+	if !triples || !doc {
+		t.Errorf("the page is back but the stores hold triples %v, document %v", triples, doc)
+	}
+}

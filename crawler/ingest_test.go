@@ -100,6 +100,7 @@ type fakeIndex struct {
 	indexed  []string
 	failURL  string
 	graphErr error
+	delErr   error // DeleteDocument fails with it
 }
 
 func newFakeIndex() *fakeIndex {
@@ -122,6 +123,9 @@ func (f *fakeIndex) IndexDocument(_ context.Context, doc kgagent.Document) ([]kg
 }
 
 func (f *fakeIndex) DeleteDocument(_ context.Context, collection, url string) error {
+	if f.delErr != nil {
+		return f.delErr
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.docs, collection+"|"+url)

@@ -31,9 +31,10 @@ type Triples interface {
 //   - Put: chunks, then triples and entity index, then the page state. The state is written last, so a page whose write stopped
 //     part way has its old state (or none) and the next crawl writes it
 //     again; each store replaces the document's rows in one transaction.
-//   - Remove: triples and entity index, then chunks, then the page state.
-//     The state goes last, so a removal that stopped part way is tried again
-//     by the next crawl that decides the page is gone.
+//   - Remove: the page state's content hash cleared, then triples and
+//     entity index, then chunks, then the page state. A removal that stopped
+//     part way leaves a state matching no content: the next crawl removes
+//     the page again if it is gone, or writes it whole if it is back.
 //   - Touch: the page state alone (a page the crawl found unchanged).
 //
 // The crawler's Ingester decides what to put, touch and remove; the Writer
@@ -104,13 +105,19 @@ func (w *Writer) Touch(ctx context.Context, st PageState) error {
 }
 
 // Remove removes a page from the graph and the entity index, the corpus
-// and the page state, in that order, so that a failure leaves the state
-// behind and the next crawl tries again. Removing an unknown page is no
-// error. Errors name the step ("removing triples: …", "removing document:
-// …", "removing page state: …").
+// and the page state. It first clears the content hash of the page's state,
+// then deletes the triples, the chunks and last the state, so that a
+// removal that stopped part way leaves a state that matches no content: the
+// next crawl removes the page again if it is still gone, and writes it whole
+// if it is back (never skipping it as unchanged while a store lacks it).
+// Removing an unknown page is no error. Errors name the step ("removing
+// triples: …", "removing document: …", "removing page state: …").
 func (w *Writer) Remove(ctx context.Context, collection, url string) error {
 	if collection == "" || url == "" {
 		return kgagent.Errorf(kgagent.EINVALID, "a collection and a URL are required")
+	}
+	if err := w.states.PutPage(ctx, PageState{Collection: collection, URL: url}); err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "removing page state: %s", kgagent.ErrorMessage(err))
 	}
 	if w.graph != nil {
 		if err := w.graph.DeleteDocument(ctx, collection, url); err != nil {

@@ -186,9 +186,9 @@ func lumenDoc(text string) kgagent.Document {
 // state) and checks the order of the writes and what a failure at each
 // step leaves behind: a put saves the page state last, so a put that
 // stopped part way leaves the old state (the next crawl writes the page
-// again, never skipping it as unchanged); a removal deletes the state
-// last, so one that stopped part way is retried; a touch writes the state
-// alone.
+// again, never skipping it as unchanged); a removal clears the state's
+// content hash first and deletes the state last, so one that stopped part
+// way is retried and matches no content; a touch writes the state alone.
 func TestWriterOrderOverSQLite(t *testing.T) {
 	ctx := t.Context()
 	s := openSQLite(t)
@@ -233,14 +233,23 @@ func TestWriterOrderOverSQLite(t *testing.T) {
 		t.Errorf("touch wrote %q, want the state alone", got)
 	}
 
-	// A removal that fails part way keeps the state, so it is tried again.
+	// A removal that fails part way keeps a state, so it is tried again, and
+	// the state matches no content, so a crawl that finds the page back
+	// writes it whole rather than skip it as unchanged.
 	for _, fail := range []string{"-triples", "-chunks", "-state"} {
 		j.fail = fail
 		if err := w.Remove(ctx, "c", u); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
 			t.Fatalf("remove failing at %s: %v", fail, err)
 		}
-		if got := s.held(t, u); !strings.Contains(got, "state:") {
-			t.Errorf("remove failing at %s dropped the page state: %q", fail, got)
+		if got := s.held(t, u); !strings.HasSuffix(got, "state:") {
+			t.Errorf("remove failing at %s left %q; want a page state with no content hash", fail, got)
+		}
+		j.take()
+		if err := put(v1, "h1"); err != nil { // the page is back
+			t.Fatal(err)
+		}
+		if got := s.held(t, u); got != "chunks triples entities state:h1" {
+			t.Fatalf("the page back after a removal failing at %s: the stores hold %q", fail, got)
 		}
 		j.take()
 	}
@@ -248,8 +257,8 @@ func TestWriterOrderOverSQLite(t *testing.T) {
 	if err := w.Remove(ctx, "c", u); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(j.take(), " "); got != "-triples -chunks -state" {
-		t.Errorf("remove wrote %q, want triples (with the entity index), chunks, state", got)
+	if got := strings.Join(j.take(), " "); got != "state -triples -chunks -state" {
+		t.Errorf("remove wrote %q, want the state's hash cleared, then triples (with the entity index), chunks, state", got)
 	}
 	if got := s.held(t, u); got != "" {
 		t.Errorf("after a remove the stores hold %q", got)
