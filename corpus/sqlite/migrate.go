@@ -12,18 +12,23 @@ import (
 //
 //	0  chunk vectors stored as dim little-endian float32s (4*dim bytes)
 //	1  chunk vectors stored as appendQ8Bytes writes them (dim+4 bytes)
+//	2  semantic vectors (semvecs) too; a semantic blob does not tell its
+//	   dimension, so the format says how to read it
 //
 // The search copy has always held int8 vectors quantised from the floats,
 // so format 1 keeps exactly what search ranks by at a quarter of the bytes
 // (OpenJDK API docs: 209k vectors, index.db 696 -> see DECISIONS.md).
-const formatQ8 = 1
+const (
+	formatQ8    = 1
+	formatSemQ8 = 2
+)
 
 // q8Batch is how many rows migrateQ8 converts per statement round.
 const q8Batch = 1024
 
-// migrateQ8 converts a data dir's float32 chunk vectors to format 1 in one
-// transaction, then VACUUMs so the file gives the space back. A fresh
-// index is stamped format 1 at once. The conversion is the one a new
+// migrateQ8 converts a data dir's float32 chunk and semantic vectors to
+// format 2 in one transaction, then VACUUMs so the file gives the space
+// back. A fresh index is stamped format 2 at once. The conversion is the one a new
 // write makes (appendQ8Bytes), so the search copy built from the migrated
 // rows equals the one built from the old rows.
 func (x *Index) migrateQ8() error {
@@ -32,7 +37,7 @@ func (x *Index) migrateQ8() error {
 	if err := x.db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
 		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "read corpus index format")
 	}
-	if ver >= formatQ8 {
+	if ver >= formatSemQ8 {
 		return nil
 	}
 	tx, err := x.db.BeginTx(ctx, nil)
@@ -42,14 +47,21 @@ func (x *Index) migrateQ8() error {
 	defer tx.Rollback()
 	// read again inside the write transaction: another process may have
 	// migrated meanwhile
-	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil || ver >= formatQ8 {
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil || ver >= formatSemQ8 {
 		return dbErr(err, "read corpus index format")
 	}
-	n, err := convertQ8(ctx, tx)
+	var n int
+	if ver < formatQ8 {
+		if n, err = convertQ8(ctx, tx); err != nil {
+			return err
+		}
+	}
+	ns, err := convertSemQ8(ctx, tx)
 	if err != nil {
 		return err
 	}
-	if _, err := tx.Exec(`PRAGMA user_version = 1`); err != nil {
+	n += ns
+	if _, err := tx.Exec(`PRAGMA user_version = 2`); err != nil {
 		return dbErr(err, "migrate chunk vectors")
 	}
 	if err := tx.Commit(); err != nil {
@@ -120,6 +132,78 @@ func convertQ8(ctx context.Context, tx *sql.Tx) (int, error) {
 			b, q = appendQ8Bytes(nil, q, f)
 			if _, err := upd.ExecContext(ctx, b, r.rid); err != nil {
 				return 0, dbErr(err, "migrate chunk vectors")
+			}
+			last = r.rid
+		}
+		total += len(batch)
+	}
+}
+
+// convertSemQ8 rewrites every semantic vector (all float32 below format 2)
+// in the format of appendQ8Bytes, by chunk row id, and returns how many it
+// rewrote.
+func convertSemQ8(ctx context.Context, tx *sql.Tx) (int, error) {
+	sel, err := tx.PrepareContext(ctx, `SELECT rid, model, vec FROM semvecs WHERE rid > ? ORDER BY rid LIMIT ?`)
+	if err != nil {
+		return 0, dbErr(err, "migrate semantic vectors")
+	}
+	defer sel.Close()
+	upd, err := tx.PrepareContext(ctx, `UPDATE semvecs SET vec = ? WHERE rid = ? AND model = ?`)
+	if err != nil {
+		return 0, dbErr(err, "migrate semantic vectors")
+	}
+	defer upd.Close()
+	type row struct {
+		rid   int64
+		model string
+		vec   []byte
+	}
+	var (
+		batch []row
+		last  int64
+		total int
+		f     []float32
+		q     []int8
+	)
+	for {
+		batch = batch[:0]
+		rows, err := sel.QueryContext(ctx, last, q8Batch)
+		if err != nil {
+			return 0, dbErr(err, "migrate semantic vectors")
+		}
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.rid, &r.model, &r.vec); err != nil {
+				rows.Close()
+				return 0, dbErr(err, "migrate semantic vectors")
+			}
+			batch = append(batch, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, dbErr(err, "migrate semantic vectors")
+		}
+		if len(batch) == 0 {
+			return total, nil
+		}
+		// a row id's every model is in the batch, unless the LIMIT cut
+		// it: then the rest comes in the next round (rid > last skips it),
+		// so stop the batch before that row id
+		if len(batch) == q8Batch {
+			cut := len(batch)
+			for cut > 0 && batch[cut-1].rid == batch[len(batch)-1].rid {
+				cut--
+			}
+			if cut > 0 {
+				batch = batch[:cut]
+			}
+		}
+		var b []byte
+		for _, r := range batch {
+			f = appendVec(f[:0], r.vec)
+			b, q = appendQ8Bytes(nil, q, f)
+			if _, err := upd.ExecContext(ctx, b, r.rid, r.model); err != nil {
+				return 0, dbErr(err, "migrate semantic vectors")
 			}
 			last = r.rid
 		}

@@ -16,8 +16,9 @@ import (
 )
 
 // q8Fixture is an index.db written by the binary of main at 6dd58a9
-// (float32 chunk vectors, format 0): `kgagent ingest` of testdata/site
-// served on loopback (35 pages, 102 chunks, 57 entity chunks).
+// (float32 chunk and semantic vectors, format 0): `kgagent ingest
+// --semantic` of testdata/site served on loopback (35 pages, 102 chunks,
+// 57 entity chunks, 159 all-MiniLM-L6-v2 vectors).
 const q8Fixture = "testdata/index-main-6dd58a9.db.gz"
 
 // unzipFixture writes the gunzipped fixture to a fresh file and returns
@@ -44,8 +45,9 @@ func unzipFixture(t *testing.T, gz, name string) string {
 	return p
 }
 
-// rawVectors reads every chunk's rid and vector blob with plain SQL.
-func rawVectors(t *testing.T, path string) (map[int64][]byte, int) {
+// rawVectors reads every chunk's rid and vector blob with plain SQL (sem:
+// the semantic vectors instead).
+func rawVectors(t *testing.T, path string, sem ...bool) (map[int64][]byte, int) {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
@@ -56,7 +58,11 @@ func rawVectors(t *testing.T, path string) (map[int64][]byte, int) {
 	if err := db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := db.Query(`SELECT rid, vec FROM chunks`)
+	q := `SELECT rid, vec FROM chunks`
+	if len(sem) > 0 {
+		q = `SELECT rid, vec FROM semvecs`
+	}
+	rows, err := db.Query(q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,10 +96,16 @@ func TestMigrateQ8(t *testing.T) {
 			t.Fatalf("fixture row %d: %d bytes, want float32s", rid, len(b))
 		}
 	}
+	oldSem, _ := rawVectors(t, path, true)
+	if len(oldSem) != 159 {
+		t.Fatalf("fixture: %d semantic vectors", len(oldSem))
+	}
 	before, _ := os.Stat(path)
 
 	// the old rows as the old binary's search copy saw them: the loader
-	// still reads float32 rows (format stamped by hand, no migration)
+	// still reads float32 chunk rows (format stamped by hand, no
+	// migration; the semantic vectors, whose format the stamp decides,
+	// are checked on their own below)
 	legacy := filepath.Join(t.TempDir(), "legacy.db")
 	b, _ := os.ReadFile(path)
 	if err := os.WriteFile(legacy, b, 0o600); err != nil {
@@ -103,7 +115,7 @@ func TestMigrateQ8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`PRAGMA user_version = 1`); err != nil {
+	if _, err := db.Exec(`DELETE FROM semvecs; PRAGMA user_version = 2`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -123,13 +135,24 @@ func TestMigrateQ8(t *testing.T) {
 		t.Errorf("index.db %d -> %d bytes: not compacted", before.Size(), after.Size())
 	}
 	got, ver := rawVectors(t, path)
-	if ver != formatQ8 || len(got) != len(old) {
+	if ver != formatSemQ8 || len(got) != len(old) {
 		t.Fatalf("migrated: format %d, %d rows", ver, len(got))
 	}
 	for rid, b := range old {
 		want, _ := appendQ8Bytes(nil, nil, appendVec(nil, b))
 		if !bytes.Equal(got[rid], want) {
 			t.Fatalf("row %d: migrated vector differs from a new write's", rid)
+		}
+	}
+
+	gotSem, _ := rawVectors(t, path, true)
+	if len(gotSem) != len(oldSem) {
+		t.Fatalf("migrated: %d semantic vectors, want %d", len(gotSem), len(oldSem))
+	}
+	for rid, b := range oldSem {
+		want, _ := appendQ8Bytes(nil, nil, appendVec(nil, b))
+		if !bytes.Equal(gotSem[rid], want) {
+			t.Fatalf("semantic row %d: migrated vector differs from a new write's", rid)
 		}
 	}
 
@@ -156,6 +179,22 @@ func TestMigrateQ8(t *testing.T) {
 		}
 		if !slices.Equal(m.vecs, lm.vecs) || !slices.Equal(m.scales, lm.scales) || !slices.Equal(m.rids, lm.rids) {
 			t.Fatalf("%s: search copy differs after migration", coll)
+		}
+		// the semantic set holds what the old binary quantised from its floats
+		for model, set := range m.sem {
+			for rid, b := range oldSem {
+				slot, ok := m.pos[rid]
+				if !ok {
+					continue
+				}
+				q, scale := quantize(nil, appendVec(nil, b))
+				if !slices.Equal(set.vecs[int(slot)*set.dim:(int(slot)+1)*set.dim], q) || set.scales[slot] != scale {
+					t.Fatalf("%s %s: semantic vector of row %d differs after migration", coll, model, rid)
+				}
+			}
+		}
+		if len(m.sem) != 1 {
+			t.Fatalf("%s: %d semantic sets after migration, want 1", coll, len(m.sem))
 		}
 		for j := range m.cols {
 			if !slices.Equal(m.cols[j], lm.cols[j]) {

@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
+	"math"
 	"strings"
 
 	"github.com/kgagent/kgagent"
@@ -11,7 +13,8 @@ import (
 )
 
 // The semantic vector set (see corpus.SemanticStore): table semvecs holds
-// one float32 vector per chunk row and model, deleted with its chunk (a
+// one vector per chunk row and model, int8 with a scale as the search copy
+// holds it (appendQ8Bytes; format 2 in migrate.go), deleted with its chunk (a
 // foreign key with ON DELETE CASCADE); a document rewrite carries the
 // vectors of chunks whose text, title and headings it keeps over to their
 // new rows (txWrite.semOld). The search copy holds each model's vectors
@@ -34,8 +37,8 @@ type semSet struct {
 }
 
 // semCarry is a vector a document rewrite carried to its new chunk i, as
-// stored (little-endian float32 bytes): it is written back as read and
-// decoded only for the in-memory copy.
+// stored (appendQ8Bytes): it is written back as read and copied as it is
+// into the in-memory copy.
 type semCarry struct {
 	i     int
 	model string
@@ -67,7 +70,40 @@ func (m *memColl) setSem(model string, slot int32, v []float32) {
 		return
 	}
 	q, scale := quantize(make([]int8, 0, s.dim), v)
-	copy(s.vecs[int(slot)*s.dim:], q)
+	s.put(m, slot, q, scale)
+}
+
+// setSemQ8 sets slot's vector of model from its stored form
+// (appendQ8Bytes), as it is.
+func (m *memColl) setSemQ8(model string, slot int32, b []byte) {
+	if int(slot) >= len(m.rids) || len(b) <= 4 {
+		return
+	}
+	dim := len(b) - 4
+	s := m.sem[model]
+	if s == nil {
+		if m.sem == nil {
+			m.sem = map[string]*semSet{}
+		}
+		s = &semSet{dim: dim, vecs: make([]int8, len(m.rids)*dim), scales: make([]float32, len(m.rids))}
+		m.sem[model] = s
+	}
+	if dim != s.dim {
+		return
+	}
+	row := s.vecs[int(slot)*dim : (int(slot)+1)*dim]
+	for j, c := range b[4:] {
+		row[j] = int8(c)
+	}
+	s.put(m, slot, nil, math.Float32frombits(binary.LittleEndian.Uint32(b)))
+}
+
+// put sets slot's quantised vector (q nil: its row is already written)
+// and scale.
+func (s *semSet) put(m *memColl, slot int32, q []int8, scale float32) {
+	if q != nil {
+		copy(s.vecs[int(slot)*s.dim:], q)
+	}
 	if s.scales[slot] == 0 && m.docs[slot] != "" && scale != 0 {
 		s.n++
 	}
@@ -212,9 +248,12 @@ func (x *Index) PutSemantic(ctx context.Context, model string, vecs []corpus.Sem
 		return dbErr(err, "store semantic vectors")
 	}
 	defer st.Close()
-	var buf []byte
+	var (
+		buf []byte
+		q   []int8
+	)
 	for _, v := range vecs {
-		buf = appendVecBytes(buf[:0], v.Vector)
+		buf, q = appendQ8Bytes(buf[:0], q, v.Vector)
 		if _, err := st.ExecContext(ctx, v.Key, model, buf); err != nil {
 			return dbErr(err, "store semantic vectors")
 		}
@@ -246,7 +285,6 @@ func (x *Index) loadSem(ctx context.Context, collection string, m *memColl) erro
 		return dbErr(err, "load semantic vectors")
 	}
 	defer rows.Close()
-	var tmp []float32
 	for rows.Next() {
 		var model string
 		var rid int64
@@ -255,8 +293,7 @@ func (x *Index) loadSem(ctx context.Context, collection string, m *memColl) erro
 			return dbErr(err, "load semantic vectors")
 		}
 		if slot, ok := m.pos[rid]; ok {
-			tmp = appendVec(tmp[:0], blob)
-			m.setSem(model, slot, tmp)
+			m.setSemQ8(model, slot, blob)
 		}
 	}
 	return dbErr(rows.Err(), "load semantic vectors")

@@ -697,15 +697,8 @@ func appendQ8Bytes(b []byte, q []int8, v []float32) ([]byte, []int8) {
 	return b, q
 }
 
-// appendVecBytes appends v as little-endian float32s to b.
-func appendVecBytes(b []byte, v []float32) []byte {
-	for _, f := range v {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
-	}
-	return b
-}
-
-// appendVec decodes a little-endian float32 blob onto dst.
+// appendVec decodes a little-endian float32 blob (format 0, see
+// migrate.go) onto dst.
 func appendVec(dst []float32, b []byte) []float32 {
 	for i := 0; i+4 <= len(b); i += 4 {
 		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))

@@ -79,11 +79,9 @@ func (x *Index) runGroup(group []*writeJob) {
 		for i, rid := range g.added {
 			m.add(rid, g.docURL, g.chunks[i], g.vectors[i])
 		}
-		var vec []float32
 		for _, c := range g.sem {
 			if slot, ok := m.pos[g.added[c.i]]; ok {
-				vec = appendVec(vec[:0], c.blob)
-				m.setSem(c.model, slot, vec)
+				m.setSemQ8(c.model, slot, c.blob)
 			}
 		}
 		if m.needsCompaction() {
