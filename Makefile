@@ -5,8 +5,9 @@
 #   make test    installs what the tests need and runs every test (deploy/test.sh)
 #   make llm     starts the local LLM the tests use (Ollama, SmolLM2 and
 #                Gemma-3) and prints the serve line that uses it
-#   make check   the quick loop: build, deadcode, vet, staticcheck and the
-#                short tests of the packages that need no outside service
+#   make check   the quick loop: build, deadcode, vet, staticcheck, the
+#                short tests of the packages that need no outside service,
+#                and -race on the packages changed against CHECK_BASE (main)
 .PHONY: demo test check llm lint deadcode bench build
 
 demo: build
@@ -27,10 +28,21 @@ test:
 llm:
 	@bash deploy/ollama/local.sh
 
+# make check's -race pass runs on the packages changed since the branch left
+# CHECK_BASE (git merge-base): committed since, modified, or new and untracked
+# (cmd/kgagent aside).
+CHECK_BASE ?= main
+
 check: build deadcode
 	go vet ./...
 	go tool staticcheck ./...
 	go test -short $$(go list ./... | grep -v /cmd/kgagent)
+	@base=$$(git merge-base $(CHECK_BASE) HEAD 2>/dev/null); \
+	pkgs=$$( { [ -z "$$base" ] || git diff --name-only $$base -- '*.go'; git ls-files --others --exclude-standard -- '*.go'; } \
+		| grep -v -e '/testdata/' -e '^cmd/kgagent/' | xargs -r -n1 dirname | sort -u \
+		| while read -r d; do [ -d "$$d" ] && echo "./$$d"; done); \
+	if [ -z "$$pkgs" ]; then echo "no Go package changed against $(CHECK_BASE): no -race pass"; \
+	else echo "go test -short -race" $$pkgs; go test -short -race $$pkgs; fi
 
 lint: deadcode
 	go vet ./...
