@@ -132,9 +132,13 @@ func (p *Pass) Run(ctx context.Context, untilIdle bool) error {
 	start, lastLog := time.Now(), time.Now()
 	startEmbedded := p.embedded.Load()
 	logged := false // the "all embedded" line was said for this idle spell
+	waiting := 0 // waiters registered before the current full scan began
 	for {
 		if ctx.Err() != nil {
 			return nil
+		}
+		if after == 0 {
+			waiting = p.waiters()
 		}
 		todo, err := p.cfg.Store.SemanticMissing(ctx, p.model, after, p.cfg.Batch)
 		if err != nil {
@@ -158,7 +162,7 @@ func (p *Pass) Run(ctx context.Context, untilIdle bool) error {
 					"embedded", s.Embedded-startEmbedded, "seconds", time.Since(start).Seconds())
 			}
 			logged = true
-			p.wakeIdle()
+			p.wakeIdle(waiting)
 			if untilIdle {
 				return nil
 			}
@@ -247,11 +251,22 @@ func (p *Pass) logProgress(ctx context.Context, start time.Time, startEmbedded i
 	p.cfg.Logger.Info("semantic vectors", args...)
 }
 
-func (p *Pass) wakeIdle() {
+// waiters is how many WaitIdle calls are waiting now.
+func (p *Pass) waiters() int {
 	p.idleMu.Lock()
 	defer p.idleMu.Unlock()
-	for _, ch := range p.idleWaits {
+	return len(p.idleWaits)
+}
+
+// wakeIdle releases the first n waiters: those registered before the scan
+// that found nothing began. A waiter registered during that scan may have
+// written chunks the scan did not see; it waits for the next one (its
+// Kick wakes the pass).
+func (p *Pass) wakeIdle(n int) {
+	p.idleMu.Lock()
+	defer p.idleMu.Unlock()
+	for _, ch := range p.idleWaits[:n] {
 		close(ch)
 	}
-	p.idleWaits = nil
+	p.idleWaits = append(p.idleWaits[:0:0], p.idleWaits[n:]...)
 }
