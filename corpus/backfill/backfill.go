@@ -132,7 +132,7 @@ func (p *Pass) Run(ctx context.Context, untilIdle bool) error {
 	start, lastLog := time.Now(), time.Now()
 	startEmbedded := p.embedded.Load()
 	logged := false // the "all embedded" line was said for this idle spell
-	waiting := 0 // waiters registered before the current full scan began
+	waiting := 0    // waiters registered before the current full scan began
 	for {
 		if ctx.Err() != nil {
 			return nil
