@@ -205,3 +205,25 @@ func TestAnswerCacheConcurrent(t *testing.T) {
 		t.Errorf("stats %+v: at most 4 entries and 32 lookups", st)
 	}
 }
+
+// A run that panics (here the caller's emit, on the final answer) is not
+// cached: the same question asked again runs again instead of replaying an
+// unfinished answer.
+func TestAnswerCacheDoesNotKeepPanics(t *testing.T) {
+	rig := newCacheRig(t, 8, time.Minute, true)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the emit's panic did not reach the caller")
+			}
+		}()
+		_, _ = rig.m.Ask(context.Background(), Request{Agent: "docs", Question: "Which port?"}, func(ev kgagent.Event) {
+			if ev.Kind == kgagent.EventAnswer {
+				panic("client gone")
+			}
+		})
+	}()
+	if st := rig.m.CacheStats(); st.Entries != 0 {
+		t.Errorf("a run that panicked was cached (%d entries)", st.Entries)
+	}
+}

@@ -328,14 +328,23 @@ func (m *Manager) Ask(ctx context.Context, req Request, emit Emit) (ans kgagent.
 	ans = kgagent.Answer{RequestID: r.req.ID, Sources: []kgagent.Source{}}
 	defer func() {
 		// Every run that ran ends here: measured, cached when it answered,
-		// its error the last event when it did not.
+		// its error the last event when it did not. A run that panicked is
+		// reported as INTERNAL and never cached; the panic goes on to the
+		// caller (the gateway's call path recovers it).
+		p := recover()
 		ans.Iterations, ans.Usage = r.iters, r.usage
 		if m.cfg.Observer != nil {
 			code := ""
 			if err != nil {
 				code = asError(ctx, err).Code
 			}
+			if p != nil {
+				code = kgagent.EINTERNAL
+			}
 			m.cfg.Observer.RunEnded(RunStats{Agent: ans.Agent, Iterations: r.iters, Code: code, Duration: time.Since(start)})
+		}
+		if p != nil {
+			panic(p)
 		}
 		if err == nil && r.cacheable {
 			// The final answer event is the last kept; the stored answer
@@ -382,8 +391,8 @@ func (m *Manager) Ask(ctx context.Context, req Request, emit Emit) (ans kgagent.
 		return ans, err
 	}
 	text, ans.Answer, ans.Sources, ans.Citations = m.ground(r, q, text)
-	ans.Iterations, ans.Usage = r.iters, r.usage
-	r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: ans.Agent, Text: text, Final: true, Sources: ans.Sources, Usage: &ans.Usage, Citations: ans.Citations})
+	usage := r.usage
+	r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: ans.Agent, Text: text, Final: true, Sources: ans.Sources, Usage: &usage, Citations: ans.Citations})
 	if r.record {
 		_, err := m.cfg.Sessions.Store.AppendMessage(context.WithoutCancel(ctx), SessionMessage{
 			ID: m.cfg.NewID(), SessionID: r.req.SessionID, Role: "agent", Agent: ans.Agent, Text: text,
