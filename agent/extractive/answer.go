@@ -104,11 +104,6 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	q := analyse(question)
 	present := newTermSet(evidenceTerms(ps))
 	if unknown := q.unknown(evs, present); len(unknown) > 0 {
-		if c := versionCover(ps, q, unknown); c != nil {
-			if quote := quoteOf(c); quote != "" {
-				return c.Heading() + ": " + quote
-			}
-		}
 		return abstain(ps, q, "anything about "+quoteList(unknown))
 	}
 	if missing := q.missing(present); len(missing) > 0 {

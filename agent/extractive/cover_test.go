@@ -91,23 +91,23 @@ func TestMentionsVersion(t *testing.T) {
 	}
 }
 
-// TestVersionCoverAnswersOtherWords: a question with one word the
-// collection lacks ("upgrade") is answered, not abstained on, from the
-// section that names its version exactly and holds its other words
-// ("data"); a question about a version no section names ("Lumen 3"), or
-// about nothing but the lacking word and a name, stays an abstention.
-// Before, all three were abstentions.
-func TestVersionCoverAnswersOtherWords(t *testing.T) {
-	e := ev("", demoUpgrade...)
-	e[0].Unknown = []string{"upgrade"}
-	got := Compose("How do I upgrade my data from Lumen 1.x?", e, Config{})
-	want := "Migrating from Lumen 1.x: Lumen 2.0 changed the on-disk format. Run lumen migrate --from /var/lib/lumen-1 --to /var/lib/lumen once; it converts about 1 GB per minute [4]."
-	if got != want {
-		t.Errorf("answer\n got %q\nwant %q", got, want)
-	}
-	for _, q := range []string{"How do I upgrade my data from Lumen 2 to Lumen 3?", "What is the upgrade of Lumen 2?"} {
-		if got := Compose(q, e, Config{}); !Abstained(got) {
-			t.Errorf("%q: answer %q, want an abstention", q, got)
+// TestLackingWordIsNeverAnsweredOutright: a question with one word the
+// collection lacks stays an abstention that says so, even when a section
+// names its version and holds its other words; the abstention quotes that
+// section, cited. The lacking word is usually what is asked ("encrypt"),
+// so answering from the section outright would state something the docs
+// do not say.
+func TestLackingWordIsNeverAnsweredOutright(t *testing.T) {
+	quote := "Run lumen migrate --from /var/lib/lumen-1 --to /var/lib/lumen once; it converts about 1 GB per minute [4]."
+	for _, c := range []struct{ q, lacking string }{
+		{"How do I upgrade my data from Lumen 1.x?", "upgrade"},
+		{"How do I encrypt my data in Lumen 1.x?", "encrypt"},
+	} {
+		e := ev("", demoUpgrade...)
+		e[0].Unknown = []string{c.lacking}
+		got := Compose(c.q, e, Config{})
+		if !Abstained(got) || !strings.Contains(got, "“"+c.lacking+"”") || !strings.Contains(got, quote) {
+			t.Errorf("%q: answer %q, want the abstention on %q quoting the migration section", c.q, got, c.lacking)
 		}
 	}
 }
