@@ -154,10 +154,9 @@ func (s *Service) finish(ctx context.Context, name string, d *deletion) error {
 			return s.cfg.Graph.DeleteCollection(ctx, name)
 		}},
 		{StoreStates, func() error {
-			if s.cfg.States == nil {
-				return nil
-			}
-			return s.cfg.States.DeleteCollection(ctx, name)
+			// the Writer's states: cfg.States, or the in-memory ones it
+			// keeps when none was given
+			return s.w.States().DeleteCollection(ctx, name)
 		}},
 		{StoreBlobs, func() error {
 			if s.cfg.Blobs == nil {

@@ -285,3 +285,26 @@ func TestServiceWriterReachesEveryStore(t *testing.T) {
 		t.Errorf("the stores hold %q", got)
 	}
 }
+
+// TestDeleteCollectionForgetsWriterStates: with no page-state store
+// configured the Writer keeps its states in memory; deleting the
+// collection forgets them too, so the next crawl writes every page again
+// instead of touching pages that are gone.
+func TestDeleteCollectionForgetsWriterStates(t *testing.T) {
+	ctx := t.Context()
+	s := openSQLite(t)
+	k, err := knowledge.New(knowledge.Config{Corpus: s.cs, Graph: s.graph})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := lumenDoc("The lumen backup command creates snapshots.")
+	if _, _, err := k.Writer().Put(ctx, doc, knowledge.PageState{ContentHash: "h"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.DeleteCollection(ctx, doc.Collection); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := k.Writer().States().ListPages(ctx, doc.Collection); err != nil || len(left) != 0 {
+		t.Errorf("after the delete the Writer still holds %d page states (%v)", len(left), err)
+	}
+}

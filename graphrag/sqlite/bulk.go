@@ -118,7 +118,8 @@ func finishBulk(w *writer, reader queryer, tally *entityTally) error {
 		}
 		return err
 	}
-	defer w.conn.ExecContext(ctx, `PRAGMA temp_store = MEMORY`)
+	// reset even when ctx ends: the connection outlives this load
+	defer w.conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA temp_store = MEMORY`)
 	if err := w.begin(ctx); err != nil {
 		if pending > 0 {
 			<-derived
