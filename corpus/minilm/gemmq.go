@@ -102,20 +102,40 @@ func quantRowGo(x []float32, q []uint8, z *int32, s *float32) {
 	for _, v := range x {
 		mn, mx = min(mn, v), max(mx, v)
 	}
+	inv, zp, ok := quantStart(x, q, mn, mx, z, s)
+	if ok {
+		quantTail(x, q, 0, inv, zp)
+	}
+}
+
+// quantStart zeroes q past len(x) and, from x's range [mn, mx] (mn ≤ 0 ≤
+// mx), sets the row's zero point z and scale s and returns the reciprocal
+// scale and zero point the quantiser applies; ok is false for a constant
+// row, whose q is then all zero (z = s = 0). Every quantRow shares it, so
+// each gives the same bytes.
+func quantStart(x []float32, q []uint8, mn, mx float32, z *int32, s *float32) (inv, zp float32, ok bool) {
 	clear(q[len(x):])
 	if mx == mn {
 		clear(q[:len(x)])
 		*z, *s = 0, 0
-		return
+		return 0, 0, false
 	}
 	scale := (mx - mn) / 255
-	inv := 1 / scale
-	zp := min(max(float32(math.RoundToEven(float64(-mn*inv))), 0), 255)
-	for i, v := range x {
-		r := float32(math.RoundToEven(float64(v*inv + zp)))
+	inv = 1 / scale
+	zp = min(max(float32(math.RoundToEven(float64(-mn*inv))), 0), 255)
+	*z, *s = int32(zp), scale
+	return inv, zp, true
+}
+
+// quantTail quantises x[from:] into q with inv and zp as the assembly
+// quantiser does: a product rounded to float32, then the sum (the explicit
+// conversion keeps the compiler from fusing them into one FMA), rounded to
+// even and clamped to [0, 255].
+func quantTail(x []float32, q []uint8, from int, inv, zp float32) {
+	for i := from; i < len(x); i++ {
+		r := float32(math.RoundToEven(float64(float32(x[i]*inv) + zp)))
 		q[i] = uint8(min(max(r, 0), 255))
 	}
-	*z, *s = int32(zp), scale
 }
 
 // qkernelFunc computes one qmr×qnr tile of C from k4 groups of A's rows

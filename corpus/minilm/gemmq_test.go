@@ -102,14 +102,20 @@ func TestQuantRow(t *testing.T) {
 			}
 		}
 	}
-	// A constant row.
+	// A constant row, short (the Go path) and of 16 or more (the AVX-512
+	// path's own range check).
 	for _, k := range qkernels() {
-		q := []uint8{1, 2, 3}
-		var z int32 = 5
-		var s float32 = 5
-		k.quant([]float32{0, 0}, q, &z, &s)
-		if !slices.Equal(q, []uint8{0, 0, 0}) || z != 0 || s != 0 {
-			t.Fatalf("%s: zero row gives %v z %d s %g", k.name, q, z, s)
+		for _, n := range []int{2, 16, 37} {
+			q := make([]uint8, n+1)
+			for i := range q {
+				q[i] = uint8(i + 1)
+			}
+			var z int32 = 5
+			var s float32 = 5
+			k.quant(make([]float32, n), q, &z, &s)
+			if !slices.Equal(q, make([]uint8, n+1)) || z != 0 || s != 0 {
+				t.Fatalf("%s: zero row of %d gives %v z %d s %g", k.name, n, q, z, s)
+			}
 		}
 	}
 }

@@ -55,21 +55,12 @@ func quantRowAVX512(x []float32, q []uint8, z *int32, s *float32) {
 	for _, v := range x[n:] {
 		mn, mx = min(mn, v), max(mx, v)
 	}
-	clear(q[len(x):])
-	if mx == mn {
-		clear(q[:len(x)])
-		*z, *s = 0, 0
+	inv, zp, ok := quantStart(x, q, mn, mx, z, s)
+	if !ok {
 		return
 	}
-	scale := (mx - mn) / 255
-	inv := 1 / scale
-	zp := min(max(float32(math.RoundToEven(float64(-mn*inv))), 0), 255)
 	quantAVX512(&x[0], n, &q[0], inv, zp)
-	for i := n; i < len(x); i++ {
-		r := float32(math.RoundToEven(float64(x[i]*inv + zp)))
-		q[i] = uint8(min(max(r, 0), 255))
-	}
-	*z, *s = int32(zp), scale
+	quantTail(x, q, n, inv, zp)
 }
 
 // vecImpl is one implementation of the element-wise steps.
