@@ -250,18 +250,23 @@ func (x *Index) readSnapshot(collection string, version int64, dim int) *memColl
 	return m
 }
 
-// writeSnapshot writes m's snapshot: encoded under x.cacheMu (read), so no
-// write changes m meanwhile, then written to a temporary file renamed into
-// place without the lock held, so a crash leaves the old snapshot or the new
-// one and searches and writes do not wait for the disk.
+// writeSnapshot writes m's snapshot: encoded under x.writeMu, which every
+// change to a search copy holds, so no write changes m meanwhile while
+// searches go on (under x.cacheMu a waiting writer would hold them back for
+// the whole encoding); then written to a temporary file renamed into place
+// without the lock held, so a crash leaves the old snapshot or the new one
+// and searches and writes do not wait for the disk.
 func (x *Index) writeSnapshot(collection string, m *memColl) error {
 	path := x.snapPath(collection)
 	if path == "" || snapfile.ExeIdentity() == "" {
 		return nil
 	}
+	x.writeMu.Lock()
 	x.cacheMu.RLock()
-	if x.cache[collection] != m || m.snapVersion.Load() == m.version {
-		x.cacheMu.RUnlock()
+	current := x.cache[collection] == m
+	x.cacheMu.RUnlock()
+	if !current || m.snapVersion.Load() == m.version {
+		x.writeMu.Unlock()
 		return nil // replaced, deleted or written meanwhile
 	}
 	version := m.version
@@ -270,7 +275,7 @@ func (x *Index) writeSnapshot(collection string, m *memColl) error {
 	// held in memory, never the whole encoded copy
 	body := snapfile.NewEncoder()
 	encodeSnapshot(body, m)
-	x.cacheMu.RUnlock()
+	x.writeMu.Unlock()
 
 	tmp, err := snapfile.WriteTemp(path, header, body)
 	if err != nil {
