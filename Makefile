@@ -37,7 +37,8 @@ check: build deadcode
 	go vet ./...
 	go tool staticcheck ./...
 	go test -short $$(go list ./... | grep -v /cmd/kgagent)
-	@base=$$(git merge-base $(CHECK_BASE) HEAD 2>/dev/null); \
+	@base=$$(git merge-base $(CHECK_BASE) HEAD 2>/dev/null || git merge-base origin/$(CHECK_BASE) HEAD 2>/dev/null); \
+	if [ -z "$$base" ]; then echo "no $(CHECK_BASE) or origin/$(CHECK_BASE) to compare with: -race only on untracked packages (set CHECK_BASE)"; fi; \
 	pkgs=$$( { [ -z "$$base" ] || git diff --name-only $$base -- '*.go'; git ls-files --others --exclude-standard -- '*.go'; } \
 		| grep -v -e '/testdata/' -e '^cmd/kgagent/' | xargs -r -n1 dirname | sort -u \
 		| while read -r d; do [ -d "$$d" ] && echo "./$$d"; done); \

@@ -1,8 +1,10 @@
-// Package agent runs CodeShotAgents: few-shot validation, registered and
-// remote funcs, Forge-style components, the ReAct manager that streams
-// thought/action/observation/answer events, the router, LLM providers behind
-// one interface (the built-in extractive model by default), user storage,
-// OAuth and sessions. Adapters (agent/openai, agent/sqlite) live in
+// Package agent runs CodeShotAgents: few-shot validation, registered funcs,
+// Forge-style components, the ReAct manager that streams
+// thought/action/observation/answer events, the router, grounding of
+// answers, user storage, OAuth and sessions. The model interface is package
+// llm (the built-in extractive model, agent/extractive, by default); remote
+// funcs are agent/remote, the call journal agent/journal, citation
+// numbering agent/cite. Adapters (agent/openai, agent/sqlite) live in
 // subpackages named after their dependency.
 package agent
 

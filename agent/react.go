@@ -312,12 +312,12 @@ func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step 
 				}
 			}
 		}
-		if res.Evidence == nil {
-			// A search's sources were numbered with the run's citations
-			// already (evidenceResult); other funcs' are numbered here.
-			for _, s := range res.Sources {
-				r.cite(s)
-			}
+		// Every source gets the run's number: a search's were numbered
+		// already (evidenceResult; citing again keeps the number), a
+		// custom func's and any an AfterExecute component added are
+		// numbered here.
+		for _, s := range res.Sources {
+			r.cite(s)
 		}
 		for k, v := range res.Message.Embeds {
 			r.embeds[k] = v
@@ -369,7 +369,7 @@ const deadlineReserve = 3 * time.Second
 // and a run that goes on gets less per call.
 const callShares = 3
 
-// callTimeout is the time one LLM call gets: LLMTimeout, and at most an
+// callTimeout is the time one LLM call gets: Model.CallTimeout, and at most an
 // equal share of what is left of ctx's deadline among the iterations left,
 // counting no more than callShares of them (so with a 2-minute deadline and
 // 10 iterations the first call may take 40 s, not 13 s: a small local

@@ -47,9 +47,9 @@ type Hit struct {
 	// by one: evidence of meaning even without a shared word.
 	Semantic float64 `json:"-"`
 
-	// digestOf is the passage's digest entries (digestEntries with least
-	// 1) once digestRead: the digest rules read a hit's text once per
-	// search (Hit.DigestEntries).
+	// digestOf is the passage's digest entries (digestEntries(Text, 1))
+	// once digestRead: the digest rules read a hit's text once per search
+	// (Hit.DigestEntries).
 	digestOf   []DigestEntry
 	digestRead bool
 }

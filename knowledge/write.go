@@ -28,9 +28,9 @@ type Triples interface {
 // with the entity index, page state — in the one order that a crash or a
 // failed step cannot turn into a half-written or lost page:
 //
-//   - Put: chunks, then triples and entity index, then the page state. The state is written last, so a page whose write stopped
-//     part way has its old state (or none) and the next crawl writes it
-//     again; each store replaces the document's rows in one transaction.
+//   - Put: chunks, then triples and entity index, then the page state.
+//     The state is written last, so a page whose write stopped part way
+//     has its old state (or none) and the next crawl writes it again; each store replaces the document's rows in one transaction.
 //   - Remove: the page state's content hash cleared, then triples and
 //     entity index, then chunks, then the page state. A removal that stopped
 //     part way leaves a state matching no content: the next crawl removes

@@ -40,7 +40,7 @@ type CompletionRequest struct {
 	// are offered. The text protocol can only ask, in the prompt.
 	AnswerOnly bool `json:"-"`
 	// ActionOnly asks for an action, not an answer (the first step of an
-	// agent with agent.Config.ActFirst): a json step may then not answer and tool
+	// agent with agent.Config.Model.ActFirst): a json step may then not answer and tool
 	// calls are required.
 	ActionOnly bool `json:"-"`
 	// Episode is the run in structured form (few-shots, question,

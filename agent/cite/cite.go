@@ -58,6 +58,7 @@ func (c *codeState) step(text string, i *int) bool {
 	return c.inline
 }
 
+// NewMap returns the numbering of an answer over n gathered sources.
 func NewMap(n int) *Map { return &Map{n: n, next: map[int]int{}} }
 
 // number returns the answer number of run number k, 0 when k names no source.

@@ -11,10 +11,12 @@ package extractive
 
 // semanticLeadMin is the cosine of the question's and a passage's semantic
 // vectors (all-MiniLM-L6-v2) from which the passage may answer a question
-// no page covers: about the 90th percentile of the best passage's cosine
-// for questions the docs cannot answer (0.623 on
-// bench/unanswerable_pydocs.jsonl, corpus/minilm/DECISIONS.md), so that a
-// question the docs do not answer rarely reaches it.
+// no page covers: a round figure just below the 90th percentile of the
+// best passage's cosine for questions the docs cannot answer (0.623 on
+// bench/unanswerable_pydocs.jsonl, corpus/minilm/DECISIONS.md). So about
+// one such question in ten or more reaches it by cosine alone; the rule's
+// other conditions (the question names nothing, every word of it is in the
+// evidence) stop most of them.
 const semanticLeadMin = 0.6
 
 // semanticLead returns the best sentence of the passage whose semantic

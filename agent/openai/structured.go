@@ -14,7 +14,7 @@ const answerAction = "answer"
 
 // structured collects a tools or json completion and turns it into steps.
 type structured struct {
-	proto   string // agent.ProtocolTools or agent.ProtocolJSON
+	proto   string // llm.ProtocolTools or llm.ProtocolJSON
 	tools   []llm.Tool
 	content strings.Builder
 	calls   []ToolCall

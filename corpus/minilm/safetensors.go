@@ -209,7 +209,6 @@ func parseTensors(head []byte, bodyLen uint64, place func(t *Tensor, begin, end 
 	return out, nil
 }
 
-// halfToFloat converts an IEEE 754 binary16 value to float32.
 // floatToHalf rounds f to the nearest float16 (ties to even; overflow to
 // infinity, NaN kept a NaN).
 func floatToHalf(f float32) uint16 {
@@ -245,6 +244,7 @@ func floatToHalf(f float32) uint16 {
 	return sign | uint16(h)
 }
 
+// halfToFloat converts an IEEE 754 binary16 value to float32.
 func halfToFloat(h uint16) float32 {
 	sign := uint32(h>>15) << 31
 	exp := int32(h>>10) & 0x1f
