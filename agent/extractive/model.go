@@ -147,21 +147,18 @@ func (s *sliceStream) Recv() (llm.Delta, error) {
 
 func (s *sliceStream) Close() error { return nil }
 
-// llm.Step returns the model's next step for a run: an action or an answer.
-func (x *Model) Step(ep llm.Episode) llm.Step {
-	st := x.step(ep)
-	if st.Kind == llm.StepAnswer {
-		st.Answer = strings.TrimSpace(st.Answer)
-		if st.Answer == "" {
-			st.Answer = "I have no answer to that."
-		}
+// answerStep is the answer step for s, trimmed; an empty answer says so.
+func answerStep(s string) llm.Step {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		s = "I have no answer to that."
 	}
-	return st
+	return llm.Step{Kind: llm.StepAnswer, Answer: s}
 }
 
-func answerStep(s string) llm.Step { return llm.Step{Kind: llm.StepAnswer, Answer: s} }
-
-func (x *Model) step(ep llm.Episode) llm.Step {
+// Step returns the model's next step for a run: an action or an answer
+// (every answer built by answerStep, so trimmed and never empty).
+func (x *Model) Step(ep llm.Episode) llm.Step {
 	if ep.Question == "" {
 		return answerStep("I did not receive a question.")
 	}
