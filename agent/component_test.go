@@ -233,9 +233,12 @@ A: Rain is expected in CITY tomorrow.`),
 				{"How do I rotate the log files?", "default"},
 			}
 			for _, tt := range tests {
-				got, score, err := m.Route(context.Background(), tt.q)
-				if err != nil || got != tt.want {
-					t.Errorf("Route(%q) = %s (%.2f), %v; want %s", tt.q, got, score, err, tt.want)
+				// The route event comes first whatever the agent then answers.
+				var ev events
+				_, err := m.Ask(context.Background(), Request{Question: tt.q}, ev.emit)
+				all := ev.all()
+				if len(all) == 0 || all[0].Kind != kgagent.EventRoute || all[0].Agent != tt.want {
+					t.Errorf("Ask(%q) routed: %+v (err %v); want agent %s", tt.q, all, err, tt.want)
 				}
 			}
 			var ev events

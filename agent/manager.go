@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent/agent/cite"
+	"github.com/kgagent/kgagent/agent/extractive"
 	"github.com/kgagent/kgagent/llm"
 
 	"github.com/kgagent/kgagent"
+	kgtext "github.com/kgagent/kgagent/internal/text"
 )
 
 // AgentInfo describes a registered agent.
@@ -365,9 +367,65 @@ func (m *Manager) Ask(ctx context.Context, req Request, emit Emit) (ans kgagent.
 	}
 	name, how := r.req.Agent, fmt.Sprintf("agent %s, as requested", r.req.Agent)
 	if name == "" {
-		var score float64
-		if name, score, err = m.Route(ctx, q); err != nil {
-			return ans, err
+		// The router (seed 002's Router): the agent whose few-shot queries
+		// are nearest to the question in embedding space
+		// (Config.Route.Embedder; without one, by content-word overlap) or
+		// whose few-shot pattern the question fits, when the similarity
+		// reaches Config.Route.Threshold; else the default agent.
+		m.mu.RLock()
+		names := make([]string, 0, len(m.agents))
+		entries := make([]*entry, 0, len(m.agents))
+		for n, e := range m.agents {
+			if n == m.cfg.Route.DefaultAgent || len(e.queries) == 0 {
+				continue
+			}
+			names = append(names, n)
+			entries = append(entries, e)
+		}
+		m.mu.RUnlock()
+		var qv []float32
+		if m.cfg.Route.Embedder != nil && len(entries) > 0 {
+			vs, err := m.cfg.Route.Embedder.Embed(ctx, []string{q})
+			if err != nil {
+				if ctx.Err() != nil {
+					return ans, ctx.Err()
+				}
+				return ans, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "embedding the question for routing failed")
+			}
+			if len(vs) == 1 {
+				qv = vs[0]
+			}
+		}
+		best, score := "", 0.0
+		order := make([]int, len(names))
+		for i := range order {
+			order[i] = i
+		}
+		sort.Slice(order, func(i, j int) bool { return names[order[i]] < names[order[j]] })
+		for _, i := range order {
+			e := entries[i]
+			for j, fq := range e.queries {
+				var s float64
+				if qv != nil && j < len(e.vecs) {
+					s = kgtext.Cosine(qv, e.vecs[j])
+				} else {
+					s = kgtext.BagCosine(q, fq)
+				}
+				if s > score {
+					best, score = names[i], s
+				}
+			}
+			// A question that fits a few-shot's query pattern (SYMBOL and
+			// other placeholders generalised) belongs to that agent.
+			for _, st := range e.a.Stanzas() {
+				if s, passthrough, ok := extractive.MatchStanza(st, q); ok && !passthrough && s > score {
+					best, score = names[i], s
+				}
+			}
+		}
+		name = best
+		if best == "" || score < m.cfg.Route.Threshold {
+			name = m.cfg.Route.DefaultAgent
 		}
 		how = fmt.Sprintf("routed to agent %s (similarity %.2f)", name, score)
 	}
