@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
@@ -287,9 +288,26 @@ func remoteHost(r *http.Request) string {
 	return r.RemoteAddr
 }
 
-// require wraps h so it runs only for requests holding scope.
-func (s *Server) require(scope Scope, h http.HandlerFunc) http.HandlerFunc {
+// require wraps h, the handler of the route pattern, so it runs only for
+// requests holding scope, and records the route's request metrics: in flight
+// while it runs, then count and latency by pattern and status (a handler's
+// panic goes on to middleware, which logs it, uncounted here).
+func (s *Server) require(pattern string, scope Scope, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		s.metrics.inFlight.Inc()
+		defer s.metrics.inFlight.Dec()
+		sw, ok := w.(*statusWriter)
+		if !ok {
+			sw = &statusWriter{ResponseWriter: w}
+			w = sw
+		}
+		defer func() {
+			if p := recover(); p != nil {
+				panic(p) // to middleware, which recovers and logs it
+			}
+			s.metrics.observeHTTP(pattern, sw.status, time.Since(start))
+		}()
 		if scope == scopePublic {
 			h(w, r)
 			return

@@ -292,5 +292,5 @@ func (s *Server) handle(method, path string, scope Scope, h http.HandlerFunc) {
 	if method != "" {
 		pattern = method + " " + path
 	}
-	s.mux.Handle(pattern, s.instrument(pattern, s.require(scope, h)))
+	s.mux.Handle(pattern, s.require(pattern, scope, h))
 }

@@ -127,19 +127,3 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	}
 	return false
 }
-
-// instrument records request metrics for one route pattern.
-func (s *Server) instrument(pattern string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		s.metrics.inFlight.Inc()
-		defer s.metrics.inFlight.Dec()
-		sw, ok := w.(*statusWriter)
-		if !ok {
-			sw = &statusWriter{ResponseWriter: w}
-			w = sw
-		}
-		next.ServeHTTP(w, r)
-		s.metrics.observeHTTP(pattern, sw.status, time.Since(start))
-	})
-}
