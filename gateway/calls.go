@@ -61,8 +61,9 @@ func (c Calls) Ask(ctx context.Context, question, collection, agentName string, 
 	p := principalFrom(ctx)
 	id := newID()
 	req := Request{Question: question, Collection: collection, Agent: agentName}
-	err = c.s.call(ctx, p, admission{id: id, scope: ScopeAsk, service: ServiceAgent, req: &req, charge: true}, func(ctx context.Context) error {
-		ans, err = c.s.askAgent(ctx, Call{ID: id, Service: ServiceAgent, Request: req, Caller: c.s.callerOf(p)}, emit)
+	err = c.s.call(ctx, p, admission{id: id, scope: ScopeAsk, service: ServiceAgent, req: &req, charge: true, slot: true}, func(ctx context.Context) error {
+		ans, err = c.s.b.Asker.Ask(ctx, Call{ID: id, Request: req, Caller: c.s.callerOf(p)}.agentRequest(), emit)
+		c.s.metrics.observeAnswer(ans)
 		return err
 	})
 	return ans, err

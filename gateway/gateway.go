@@ -31,6 +31,14 @@ type Asker interface {
 	Ask(ctx context.Context, req agent.Request, emit agent.Emit) (kgagent.Answer, error)
 }
 
+// noAsker is the Asker of a server without one: every question is
+// UNAVAILABLE.
+type noAsker struct{}
+
+func (noAsker) Ask(context.Context, agent.Request, agent.Emit) (kgagent.Answer, error) {
+	return kgagent.Answer{}, unavailable("agent")
+}
+
 // AgentEndpoint serves the Fixie agent protocol for every agent. The agent
 // service implements it. Errors: ENOTFOUND for an unknown agent,
 // EFuncNotDefined for an unknown func (with details func_name and
@@ -246,6 +254,9 @@ func New(cfg Config, b Backends) (*Server, error) {
 	auth, err := newAuthenticator(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if b.Asker == nil {
+		b.Asker = noAsker{}
 	}
 	s := &Server{cfg: cfg, b: b, log: cfg.Logger, mux: http.NewServeMux(), auth: auth, flows: map[string]bool{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())

@@ -647,10 +647,11 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		c.Choices = []ChatChoice{{Index: 0, Delta: &delta, FinishReason: finish}}
 		return c
 	}
-	err = s.call(r.Context(), p, admission{id: rid, scope: ScopeAsk, service: ServiceAgent, req: &areq, charge: true}, func(ctx context.Context) error {
-		call := Call{ID: rid, Service: ServiceAgent, Request: areq, Caller: s.callerOf(p)}
+	err = s.call(r.Context(), p, admission{id: rid, scope: ScopeAsk, service: ServiceAgent, req: &areq, charge: true, slot: true}, func(ctx context.Context) error {
+		ask := Call{ID: rid, Request: areq, Caller: s.callerOf(p)}.agentRequest()
 		if !req.Stream {
-			ans, err := s.askAgent(ctx, call, func(kgagent.Event) {})
+			ans, err := s.b.Asker.Ask(ctx, ask, func(kgagent.Event) {})
+			s.metrics.observeAnswer(ans)
 			if err != nil {
 				return err
 			}
@@ -677,7 +678,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		started = true
 		write(chunk(ChatText{Role: "assistant", Content: Text("")}, nil), nil)
 		mu.Unlock()
-		ans, err := s.askAgent(ctx, call, func(ev kgagent.Event) {
+		ans, err := s.b.Asker.Ask(ctx, ask, func(ev kgagent.Event) {
 			if ev.Kind != kgagent.EventAnswer || !ev.Delta || opts.json {
 				return // JSON content is sent whole at the end
 			}
@@ -701,6 +702,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			sent += len(text)
 			write(chunk(ChatText{Content: &text}, nil), nil)
 		})
+		s.metrics.observeAnswer(ans)
 		if err != nil {
 			return err
 		}

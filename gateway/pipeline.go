@@ -108,6 +108,10 @@ type admission struct {
 	// stream taken over): nothing is checked or charged again, and ctx
 	// carries its recorded deadline.
 	admitted bool
+	// slot: fn answers with the agent, once one of Config.MaxAnswers
+	// answer slots is free (the wait ends with the request timeout); the
+	// slot is held until fn returns.
+	slot bool
 }
 
 // serviceFunc is the service label of agent-protocol func calls.
@@ -158,6 +162,14 @@ func (s *Server) call(ctx context.Context, p *Principal, a admission, fn func(co
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
 		defer cancel()
+	}
+	if a.slot && s.answers != nil {
+		select {
+		case s.answers <- struct{}{}:
+		case <-ctx.Done():
+			return kgagent.WrapError(kgagent.ErrorCode(ctx.Err()), ctx.Err(), "gave up waiting for a free answer slot")
+		}
+		defer func() { <-s.answers }()
 	}
 	defer func() {
 		if v := recover(); v != nil {

@@ -502,17 +502,18 @@ func (s *Server) postToSession(ctx context.Context, sessionID string, in Message
 	id := newID()
 	req := Request{Question: in.Text, Agent: sess.Agent, Collection: in.Collection, SessionID: sessionID}
 	var m agent.SessionMessage
-	err = s.call(ctx, p, admission{id: id, scope: ScopeAsk, service: ServiceAgent, req: &req, charge: true}, func(ctx context.Context) error {
+	err = s.call(ctx, p, admission{id: id, scope: ScopeAsk, service: ServiceAgent, req: &req, charge: true, slot: true}, func(ctx context.Context) error {
 		if _, err := s.b.Sessions.AppendMessage(ctx, agent.SessionMessage{ID: newID(), SessionID: sessionID, Role: "user", Text: in.Text, CreatedAt: time.Now().UTC()}); err != nil {
 			return err
 		}
 		var events []kgagent.Event
-		ans, err := s.askAgent(ctx, Call{ID: id, Service: ServiceAgent, Request: req, Caller: s.callerOf(p)},
+		ans, err := s.b.Asker.Ask(ctx, Call{ID: id, Request: req, Caller: s.callerOf(p)}.agentRequest(),
 			func(ev kgagent.Event) {
 				if !ev.Delta && len(events) < 200 {
 					events = append(events, ev)
 				}
 			})
+		s.metrics.observeAnswer(ans)
 		if err != nil {
 			return err
 		}

@@ -204,7 +204,7 @@ func (s *Server) serve(ctx context.Context, c Call, out func(Response, bool)) er
 	if p == nil && !s.auth.enabled {
 		p = &Principal{open: true, caller: c.Caller}
 	}
-	a := admission{id: c.ID, scope: ScopeAsk, service: c.Service, flow: c.Flow, req: &c.Request, charge: true, admitted: c.recorded}
+	a := admission{id: c.ID, scope: ScopeAsk, service: c.Service, flow: c.Flow, req: &c.Request, charge: true, admitted: c.recorded, slot: c.Service == ServiceAgent}
 	return s.call(ctx, p, a, func(ctx context.Context) error {
 		if !c.recorded {
 			c.Caller = s.callerOf(p)
@@ -217,11 +217,13 @@ func (s *Server) serve(ctx context.Context, c Call, out func(Response, bool)) er
 		// is encoded as response objects.
 		switch c.Service {
 		case ServiceAgent:
-			ans, err := s.askAgent(ctx, c, func(ev kgagent.Event) {
+			ans, err := s.b.Asker.Ask(ctx, c.agentRequest(), func(ev kgagent.Event) {
 				if resp, ok := eventResponse(ev); ok {
 					out(resp, false)
 				}
 			})
+			// Failed runs count too: their iterations and tokens were spent.
+			s.metrics.observeAnswer(ans)
 			if err != nil {
 				return err
 			}
@@ -252,29 +254,13 @@ func (s *Server) serve(ctx context.Context, c Call, out func(Response, bool)) er
 // The service methods: each runs one admitted request (see call) with its
 // backend and returns the typed result; transports encode it.
 
-// askAgent answers the admitted request of c with the agent once a slot
-// is free (Config.MaxAnswers), streaming its events to emit and recording
-// the run's iterations and tokens.
-func (s *Server) askAgent(ctx context.Context, c Call, emit agent.Emit) (kgagent.Answer, error) {
-	if s.b.Asker == nil {
-		return kgagent.Answer{}, unavailable("agent")
-	}
-	if s.answers != nil {
-		select {
-		case s.answers <- struct{}{}:
-		case <-ctx.Done():
-			return kgagent.Answer{}, kgagent.WrapError(kgagent.ErrorCode(ctx.Err()), ctx.Err(), "gave up waiting for a free answer slot")
-		}
-		defer func() { <-s.answers }()
-	}
+// agentRequest is the agent's request for the admitted call c.
+func (c Call) agentRequest() agent.Request {
 	r := c.Request
-	ans, err := s.b.Asker.Ask(ctx, agent.Request{
+	return agent.Request{
 		ID: c.ID, Question: r.Question, Agent: r.Agent, Collection: r.Collection,
 		SessionID: r.SessionID, TimeZone: r.TimeZone, Embeds: r.Embeds, Caller: c.Caller, Journal: c.journal,
-	}, emit)
-	// Failed runs count too: their iterations and tokens were spent.
-	s.metrics.observeAnswer(ans)
-	return ans, err
+	}
 }
 
 // search runs the admitted search r (k 0 is the documented 10); no hits
