@@ -24,8 +24,9 @@ const (
 	formatSemQ8 = 2
 )
 
-// q8Batch is how many rows migrateQ8 converts per statement round.
-const q8Batch = 1024
+// q8Batch is how many rows migrateQ8 converts per statement round (a
+// variable so a test can make rounds small).
+var q8Batch = 1024
 
 // migrateQ8 converts a data dir's float32 chunk and semantic vectors to
 // format 2 in one transaction, then VACUUMs so the file gives the space
@@ -86,79 +87,39 @@ func (x *Index) migrateQ8() error {
 }
 
 // convertQ8 rewrites every float32 chunk vector in the format of
-// appendQ8Bytes, q8Batch rows at a time by rowid, and returns how many it
-// rewrote.
+// appendQ8Bytes and returns how many it rewrote.
 func convertQ8(ctx context.Context, tx *sql.Tx) (int, error) {
-	sel, err := tx.PrepareContext(ctx, `SELECT c.rid, c.vec FROM chunks c JOIN collections k ON k.name = c.collection
-		WHERE c.rid > ? AND length(c.vec) = 4 * k.dim AND k.dim > 0 ORDER BY c.rid LIMIT ?`)
-	if err != nil {
-		return 0, dbErr(err, "migrate chunk vectors")
-	}
-	defer sel.Close()
-	upd, err := tx.PrepareContext(ctx, `UPDATE chunks SET vec = ? WHERE rid = ?`)
-	if err != nil {
-		return 0, dbErr(err, "migrate chunk vectors")
-	}
-	defer upd.Close()
-	type row struct {
-		rid int64
-		vec []byte
-	}
-	var (
-		batch []row
-		last  int64
-		total int
-		f     []float32
-		q     []int8
-	)
-	for {
-		batch = batch[:0]
-		rows, err := sel.QueryContext(ctx, last, q8Batch)
-		if err != nil {
-			return 0, dbErr(err, "migrate chunk vectors")
-		}
-		for rows.Next() {
-			var r row
-			if err := rows.Scan(&r.rid, &r.vec); err != nil {
-				rows.Close()
-				return 0, dbErr(err, "migrate chunk vectors")
-			}
-			batch = append(batch, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return 0, dbErr(err, "migrate chunk vectors")
-		}
-		if len(batch) == 0 {
-			return total, nil
-		}
-		var b []byte
-		for _, r := range batch {
-			f = appendVec(f[:0], r.vec)
-			b, q = appendQ8Bytes(nil, q, f)
-			if _, err := upd.ExecContext(ctx, b, r.rid); err != nil {
-				return 0, dbErr(err, "migrate chunk vectors")
-			}
-			last = r.rid
-		}
-		total += len(batch)
-	}
+	return convertVectors(ctx, tx, "migrate chunk vectors", false,
+		`SELECT c.rid, '', c.vec FROM chunks c JOIN collections k ON k.name = c.collection
+		WHERE c.rid > ? AND length(c.vec) = 4 * k.dim AND k.dim > 0 ORDER BY c.rid LIMIT ?`,
+		`UPDATE chunks SET vec = ? WHERE rid = ?`)
 }
 
 // convertSemQ8 rewrites every semantic vector (all float32 below format 2)
-// in the format of appendQ8Bytes, by chunk row id, and returns how many it
-// rewrote.
+// in the format of appendQ8Bytes and returns how many it rewrote.
 func convertSemQ8(ctx context.Context, tx *sql.Tx) (int, error) {
-	sel, err := tx.PrepareContext(ctx, `SELECT rid, model, vec FROM semvecs WHERE rid > ? ORDER BY rid LIMIT ?`)
+	return convertVectors(ctx, tx, "migrate semantic vectors", true,
+		`SELECT rid, model, vec FROM semvecs WHERE (rid, model) > (?, ?) ORDER BY rid, model LIMIT ?`,
+		`UPDATE semvecs SET vec = ? WHERE rid = ? AND model = ?`)
+}
+
+// convertVectors rewrites the float32 vector blobs sel finds in the format
+// of appendQ8Bytes through upd, q8Batch rows a round, and returns how many
+// it rewrote. sel yields (rid, model, vec) in key order after the last key
+// of the round before: (rid, model) when keyed (sel takes rid, model,
+// limit; upd vec, rid, model), rid alone otherwise (sel takes rid, limit;
+// upd vec, rid).
+func convertVectors(ctx context.Context, tx *sql.Tx, what string, keyed bool, sel, upd string) (int, error) {
+	selStmt, err := tx.PrepareContext(ctx, sel)
 	if err != nil {
-		return 0, dbErr(err, "migrate semantic vectors")
+		return 0, dbErr(err, what)
 	}
-	defer sel.Close()
-	upd, err := tx.PrepareContext(ctx, `UPDATE semvecs SET vec = ? WHERE rid = ? AND model = ?`)
+	defer selStmt.Close()
+	updStmt, err := tx.PrepareContext(ctx, upd)
 	if err != nil {
-		return 0, dbErr(err, "migrate semantic vectors")
+		return 0, dbErr(err, what)
 	}
-	defer upd.Close()
+	defer updStmt.Close()
 	type row struct {
 		rid   int64
 		model string
@@ -166,52 +127,48 @@ func convertSemQ8(ctx context.Context, tx *sql.Tx) (int, error) {
 	}
 	var (
 		batch []row
-		last  int64
+		last  row
 		total int
 		f     []float32
 		q     []int8
 	)
 	for {
-		batch = batch[:0]
-		rows, err := sel.QueryContext(ctx, last, q8Batch)
-		if err != nil {
-			return 0, dbErr(err, "migrate semantic vectors")
+		args := []any{last.rid, q8Batch}
+		if keyed {
+			args = []any{last.rid, last.model, q8Batch}
 		}
+		rows, err := selStmt.QueryContext(ctx, args...)
+		if err != nil {
+			return 0, dbErr(err, what)
+		}
+		batch = batch[:0]
 		for rows.Next() {
 			var r row
 			if err := rows.Scan(&r.rid, &r.model, &r.vec); err != nil {
 				rows.Close()
-				return 0, dbErr(err, "migrate semantic vectors")
+				return 0, dbErr(err, what)
 			}
 			batch = append(batch, r)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return 0, dbErr(err, "migrate semantic vectors")
+			return 0, dbErr(err, what)
 		}
 		if len(batch) == 0 {
 			return total, nil
-		}
-		// a row id's every model is in the batch, unless the LIMIT cut
-		// it: then the rest comes in the next round (rid > last skips it),
-		// so stop the batch before that row id
-		if len(batch) == q8Batch {
-			cut := len(batch)
-			for cut > 0 && batch[cut-1].rid == batch[len(batch)-1].rid {
-				cut--
-			}
-			if cut > 0 {
-				batch = batch[:cut]
-			}
 		}
 		var b []byte
 		for _, r := range batch {
 			f = appendVec(f[:0], r.vec)
 			b, q = appendQ8Bytes(nil, q, f)
-			if _, err := upd.ExecContext(ctx, b, r.rid, r.model); err != nil {
-				return 0, dbErr(err, "migrate semantic vectors")
+			args := []any{b, r.rid}
+			if keyed {
+				args = append(args, r.model)
 			}
-			last = r.rid
+			if _, err := updStmt.ExecContext(ctx, args...); err != nil {
+				return 0, dbErr(err, what)
+			}
+			last = r
 		}
 		total += len(batch)
 	}

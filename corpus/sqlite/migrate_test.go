@@ -227,3 +227,65 @@ func TestMigrateQ8(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrateQ8InSmallRounds migrates the fixture three rows a round, with
+// every chunk holding semantic vectors of two models, so rounds end inside
+// a chunk's vectors: every row of both tables is converted, each to what a
+// new write stores for its floats.
+func TestMigrateQ8InSmallRounds(t *testing.T) {
+	defer func(n int) { q8Batch = n }(q8Batch)
+	q8Batch = 3
+	path := unzipFixture(t, q8Fixture, "index.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO semvecs (rid, model, vec) SELECT rid, 'other-model', vec FROM semvecs`); err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		table, model string
+		rid          int64
+	}
+	read := func() map[key][]byte {
+		out := map[key][]byte{}
+		for _, q := range []string{`SELECT 'chunks', '', rid, vec FROM chunks`, `SELECT 'semvecs', model, rid, vec FROM semvecs`} {
+			rows, err := db.Query(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var k key
+				var b []byte
+				if err := rows.Scan(&k.table, &k.model, &k.rid, &b); err != nil {
+					t.Fatal(err)
+				}
+				out[k] = b
+			}
+			rows.Close()
+		}
+		return out
+	}
+	old := read()
+	db.Close()
+	if len(old) != 159*3 {
+		t.Fatalf("fixture: %d rows, want %d", len(old), 159*3)
+	}
+	x, err := Open(Config{Path: path, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	if db, err = sql.Open("sqlite", "file:"+path); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got := read()
+	var q []int8
+	for k, b := range old {
+		want, _ := appendQ8Bytes(nil, q, appendVec(nil, b))
+		if !bytes.Equal(got[k], want) {
+			t.Fatalf("%v: %d bytes after the migration, want the int8 form of its floats", k, len(got[k]))
+		}
+	}
+}
