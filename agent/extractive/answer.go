@@ -743,7 +743,7 @@ func abstain(ps []*passage, q question, what string) string {
 		b.WriteString(" " + what)
 	}
 	b.WriteString(".")
-	nearest(&b, ps, coverQuote(&b, nearestCover(ps, q, q.versions)))
+	nearest(&b, ps, coverQuote(&b, nearestCover(ps, q)))
 	return b.String()
 }
 
@@ -768,7 +768,7 @@ func notFound(ps []*passage, q question, missing []string) string {
 		b.WriteString(", and none of the sections found mentions " + quoteList(m))
 	}
 	b.WriteString(".")
-	nearest(&b, ps, coverQuote(&b, nearestCover(ps, q, q.versions)))
+	nearest(&b, ps, coverQuote(&b, nearestCover(ps, q)))
 	return b.String()
 }
 

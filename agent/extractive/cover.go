@@ -82,24 +82,25 @@ func mentionsVersion(s, nv string) bool {
 // then its rank. It returns nil when no passage holds a versioned name or
 // a term other than the question's names: the passages are then only
 // about the name asked of, not about what is asked.
-func nearestCover(ps []*passage, q question, versions []string) *passage {
+func nearestCover(ps []*passage, q question) *passage {
 	df := map[string]int{}
-	held := make([]map[string]bool, len(ps))
+	sets := make([]termSet, len(ps)) // nil: not a candidate
 	n := 0
 	for i, p := range ps {
 		if p.fact || p.N <= 0 || p.LinkHeavy {
 			continue
 		}
 		n++
-		held[i] = map[string]bool{}
+		held := map[string]bool{}
 		for _, t := range text.AllTerms(p.Text) {
-			held[i][t] = true
+			held[t] = true
 		}
 		for t := range p.titles {
-			held[i][t] = true
+			held[t] = true
 		}
+		sets[i] = newTermSet(held)
 		for _, t := range q.terms {
-			if newTermSet(held[i]).has(t) {
+			if sets[i].has(t) {
 				df[t]++
 			}
 		}
@@ -107,19 +108,18 @@ func nearestCover(ps []*passage, q question, versions []string) *passage {
 	var best *passage
 	bestV, bestW := 0, 0.0
 	for i, p := range ps {
-		if held[i] == nil {
+		if sets[i] == nil {
 			continue
 		}
 		v := 0
-		for _, nv := range versions {
+		for _, nv := range q.versions {
 			if mentionsVersion(p.Title+"\n"+strings.Join(p.HeadingPath, "\n")+"\n"+p.Text, nv) {
 				v++
 			}
 		}
 		w := 0.0
-		set := newTermSet(held[i])
 		for _, t := range q.terms {
-			if q.isName(t) || df[t] == 0 || !set.has(t) {
+			if q.isName(t) || df[t] == 0 || !sets[i].has(t) {
 				continue
 			}
 			w += text.IDF(n, df[t])
