@@ -32,7 +32,7 @@ func versionedNames(q string) []string {
 	fields := strings.Fields(q)
 	var out []string
 	for i := 1; i+1 < len(fields); i++ {
-		name := strings.Trim(fields[i], "?,.!;:\"'()`“”‘’")
+		name := strings.Trim(fields[i], nameTrim)
 		ver := strings.TrimRight(strings.Trim(fields[i+1], "?,!;:\"'()`“”‘’"), ".")
 		r := []rune(name)
 		if len(r) < 2 || !isUpper(r[0]) || !versionRe.MatchString(ver) || text.IsQuestionStop(strings.ToLower(name)) {

@@ -24,10 +24,8 @@ func compoundNames(question string) []string {
 		run = nil
 	}
 	for i, f := range fields {
-		w := strings.Trim(f, "?,.!;:\"'()`“”‘’")
-		r := []rune(w)
-		start := i == 0 || strings.ContainsAny(fields[i-1][len(fields[i-1])-1:], ".:?!")
-		if len(r) > 1 && !start && unicode.IsUpper(r[0]) && lettersOnly(w) && !text.IsQuestionStop(strings.ToLower(w)) {
+		w, named := nameWord(fields, i)
+		if named && lettersOnly(w) {
 			run = append(run, w)
 		} else {
 			flush()

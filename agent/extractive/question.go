@@ -102,8 +102,8 @@ func analyse(q string) question {
 	// Proper nouns (capitalised inside the question) and identifiers name
 	// something the answer must be about.
 	fields := strings.Fields(q)
-	for i, f := range fields {
-		w := strings.Trim(f, "?,.!;:\"'()`“”‘’")
+	for i := range fields {
+		w, named := nameWord(fields, i)
 		if w == "" {
 			continue
 		}
@@ -111,15 +111,25 @@ func analyse(q string) question {
 			out.specific = append(out.specific, w)
 			continue
 		}
-		// A capitalised word inside a sentence (not after ". " or ": ")
-		// is a proper noun.
-		r := []rune(w)
-		sentenceStart := i == 0 || strings.ContainsAny(fields[i-1][len(fields[i-1])-1:], ".:?!")
-		if !sentenceStart && unicode.IsUpper(r[0]) && len(r) > 1 && !text.IsQuestionStop(strings.ToLower(w)) && !filler[strings.ToLower(w)] && !allUpperShort(w) {
+		if named && !filler[strings.ToLower(w)] && !allUpperShort(w) {
 			out.specific = append(out.specific, w)
 		}
 	}
 	return out
+}
+
+// nameTrim is the punctuation around a question's word.
+const nameTrim = "?,.!;:\"'()`“”‘’"
+
+// nameWord returns fields[i] without the punctuation around it, and
+// whether it has a proper noun's shape: capitalised inside a sentence (not
+// the question's first word, nor after ". ", ": ", "? " or "! "), of two
+// letters or more, and no question stop word.
+func nameWord(fields []string, i int) (string, bool) {
+	w := strings.Trim(fields[i], nameTrim)
+	r := []rune(w)
+	sentenceStart := i == 0 || strings.ContainsAny(fields[i-1][len(fields[i-1])-1:], ".:?!")
+	return w, len(r) > 1 && !sentenceStart && unicode.IsUpper(r[0]) && !text.IsQuestionStop(strings.ToLower(w))
 }
 
 func allDigits(s string) bool {
