@@ -94,9 +94,9 @@ func (b *Builtins) Directives(ctx context.Context, run RunInfo) (Directives, err
 // Commands implements CommandProvider.
 func (b *Builtins) Commands() []Func {
 	return []Func{
-		{Name: "fixie_query_corpus", Description: "Searches the agent's document corpus for the query and returns numbered sources.", Handler: b.queryCorpus, Cacheable: true},
-		{Name: "fixie_query_graph", Description: "Returns knowledge-graph facts about the query, numbered with their sources.", Handler: b.queryGraph, Cacheable: true},
-		{Name: "fixie_query_embed", Description: "Runs the query against the text of the embed it names as #key (against the corpus when the request has no embed).", Handler: b.queryEmbed},
+		{Name: "fixie_query_corpus", Description: "Searches the agent's document corpus for the query and returns numbered sources.", Handler: b.search(inCorpus), Cacheable: true},
+		{Name: "fixie_query_graph", Description: "Returns knowledge-graph facts about the query, numbered with their sources.", Handler: b.search(inGraph), Cacheable: true},
+		{Name: "fixie_query_embed", Description: "Runs the query against the text of the embed it names as #key (against the corpus when the request has no embed).", Handler: b.search(inEmbed)},
 		{Name: "fixie_base_prompt", Description: "Returns the agent's base prompt.", Handler: b.basePrompt, Cacheable: true},
 		{Name: "fixie_local_datetime", Description: "Returns the current date and time in the user's time zone.", Handler: b.localDatetime},
 		{Name: "fixie_utc_datetime", Description: "Returns the current date and time in UTC.", Handler: b.utcDatetime},
@@ -130,65 +130,91 @@ func (b *Builtins) retriever() Retriever {
 	return b.fallback
 }
 
-func (b *Builtins) queryCorpus(ctx context.Context, call FuncCall) (FuncResult, error) {
-	q := strings.TrimSpace(call.Query.Text)
-	if q == "" {
-		return FuncResult{}, kgagent.Errorf(kgagent.EINVALID, "fixie_query_corpus needs a query")
-	}
-	r := b.retriever()
-	if r == nil {
-		return FuncResult{}, kgagent.Errorf(kgagent.EUNAVAILABLE, "no document corpus is configured")
-	}
-	ev, err := r.Retrieve(ctx, q, call.Collection, b.cfg.Builtins.SearchK)
-	if err != nil {
-		return FuncResult{}, err
-	}
-	if len(ev.Passages) == 0 && len(ev.Facts) == 0 && ev.List == nil {
-		return FuncResult{Message: kgagent.Message{Text: "No documents matched the query."}, Evidence: &ev}, nil
-	}
-	return evidenceResult(&ev, call.Citer()), nil
-}
+// searchIn is where a built-in search func looks for its evidence.
+type searchIn int
 
-// evidenceResult numbers ev's sources with the run's citation numbering
-// and renders the observation text from it: each passage under its source
+const (
+	inCorpus searchIn = iota // the knowledge retriever: passages, graph facts and the graph's answer
+	inGraph                  // the graph's facts (graphEvidence)
+	inEmbed                  // the text of an embed of the request (embedEvidence)
+)
+
+// search returns the handler of the built-in search funcs
+// (fixie_query_corpus, fixie_query_graph, fixie_query_embed): it finds the
+// evidence for the call's query where in says, numbers its sources once
+// with the run's citation numbering (call.Citer) and renders the
+// observation from it: the graph's answer, each passage under its source
 // line, then the facts, each with its number.
-func evidenceResult(ev *kgagent.Evidence, cite func(kgagent.Source) int) FuncResult {
-	knowledge.Number(ev, cite)
-	res := FuncResult{Evidence: ev}
-	var sb strings.Builder
-	if l := ev.List; l != nil {
-		// The graph's answer first, each item with its own section: an
-		// LLM reading the observation keeps the per-item citations.
-		if l.SourceURL != "" {
-			res.Sources = append(res.Sources, l.Source())
-		}
-		fmt.Fprintf(&sb, "Graph answer (%s %s of %s) [%d]:\n", l.Shape, l.Relation, l.Subject, l.N)
-		for _, it := range l.Items {
-			res.Sources = append(res.Sources, it.Source())
-			line := it.Name
-			if it.Text != "" {
-				line += ": " + it.Text
+func (b *Builtins) search(in searchIn) FuncHandler {
+	return func(ctx context.Context, call FuncCall) (FuncResult, error) {
+		var ev kgagent.Evidence
+		switch {
+		case in == inCorpus, in == inEmbed && len(call.Query.Embeds) == 0:
+			// "#1" in a question with nothing attached names no embed:
+			// the question is one for the corpus.
+			q := strings.TrimSpace(call.Query.Text)
+			if q == "" {
+				return FuncResult{}, kgagent.Errorf(kgagent.EINVALID, "fixie_query_corpus needs a query")
 			}
-			fmt.Fprintf(&sb, "- %s [%d]\n", line, it.N)
+			r := b.retriever()
+			if r == nil {
+				return FuncResult{}, kgagent.Errorf(kgagent.EUNAVAILABLE, "no document corpus is configured")
+			}
+			var err error
+			if ev, err = r.Retrieve(ctx, q, call.Collection, b.cfg.Builtins.SearchK); err != nil {
+				return FuncResult{}, err
+			}
+			if len(ev.Passages) == 0 && len(ev.Facts) == 0 && ev.List == nil {
+				return FuncResult{Message: kgagent.Message{Text: "No documents matched the query."}, Evidence: &ev}, nil
+			}
+		default:
+			find := b.graphEvidence
+			if in == inEmbed {
+				find = b.embedEvidence
+			}
+			found, none, err := find(ctx, call)
+			if err != nil || found == nil {
+				return textResult(none), err
+			}
+			ev = *found
 		}
-		if l.More > 0 {
-			fmt.Fprintf(&sb, "- and %d more\n", l.More)
+		knowledge.Number(&ev, call.Citer())
+		res := FuncResult{Evidence: &ev}
+		var sb strings.Builder
+		if l := ev.List; l != nil {
+			// The graph's answer first, each item with its own section: an
+			// LLM reading the observation keeps the per-item citations.
+			if l.SourceURL != "" {
+				res.Sources = append(res.Sources, l.Source())
+			}
+			fmt.Fprintf(&sb, "Graph answer (%s %s of %s) [%d]:\n", l.Shape, l.Relation, l.Subject, l.N)
+			for _, it := range l.Items {
+				res.Sources = append(res.Sources, it.Source())
+				line := it.Name
+				if it.Text != "" {
+					line += ": " + it.Text
+				}
+				fmt.Fprintf(&sb, "- %s [%d]\n", line, it.N)
+			}
+			if l.More > 0 {
+				fmt.Fprintf(&sb, "- and %d more\n", l.More)
+			}
+			sb.WriteString("\n")
 		}
-		sb.WriteString("\n")
-	}
-	for _, p := range ev.Passages {
-		res.Sources = append(res.Sources, p.Source())
-		fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(p.N, p.Title, p.HeadingPath, p.URL), strings.TrimSpace(p.Text))
-	}
-	if len(ev.Facts) > 0 {
-		sb.WriteString("Facts:\n")
-		for _, f := range ev.Facts {
-			res.Sources = append(res.Sources, f.Source())
-			fmt.Fprintf(&sb, "- %s [%d]\n", f.Text, f.N)
+		for _, p := range ev.Passages {
+			res.Sources = append(res.Sources, p.Source())
+			fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(p.N, p.Title, p.HeadingPath, p.URL), strings.TrimSpace(p.Text))
 		}
+		if len(ev.Facts) > 0 {
+			sb.WriteString("Facts:\n")
+			for _, f := range ev.Facts {
+				res.Sources = append(res.Sources, f.Source())
+				fmt.Fprintf(&sb, "- %s [%d]\n", f.Text, f.N)
+			}
+		}
+		res.Message.Text = strings.TrimSpace(sb.String())
+		return res, nil
 	}
-	res.Message.Text = strings.TrimSpace(sb.String())
-	return res
 }
 
 // SourceLine is the header line of a numbered source in observations:
@@ -202,34 +228,35 @@ func SourceLine(n int, title string, headings []string, url string) string {
 	return fmt.Sprintf("[%d] %s (%s)", n, t, url)
 }
 
-func (b *Builtins) queryGraph(ctx context.Context, call FuncCall) (FuncResult, error) {
+// graphEvidence finds the graph's facts about the call's query; none is
+// the reply when there are none (found nil).
+func (b *Builtins) graphEvidence(ctx context.Context, call FuncCall) (found *kgagent.Evidence, none string, err error) {
 	q := strings.TrimSpace(call.Query.Text)
 	if q == "" {
-		return FuncResult{}, kgagent.Errorf(kgagent.EINVALID, "fixie_query_graph needs a query")
+		return nil, "", kgagent.Errorf(kgagent.EINVALID, "fixie_query_graph needs a query")
 	}
 	if b.cfg.Builtins.Graph == nil {
-		return FuncResult{}, kgagent.Errorf(kgagent.EUNAVAILABLE, "no knowledge graph is configured")
+		return nil, "", kgagent.Errorf(kgagent.EUNAVAILABLE, "no knowledge graph is configured")
 	}
 	facts, err := b.cfg.Builtins.Graph.Retrieve(ctx, q, call.Collection)
 	if err != nil {
-		return FuncResult{}, err
+		return nil, "", err
 	}
 	if len(facts) == 0 {
-		return textResult("No facts matched the query."), nil
+		return nil, "No facts matched the query.", nil
 	}
 	ev := kgagent.Evidence{Query: q, Passages: []kgagent.EvidencePassage{}}
 	for _, f := range facts {
 		ev.Facts = append(ev.Facts, kgagent.EvidenceFact{Triple: f.Triple, Text: f.Text, SourceURL: f.SourceURL, Score: f.Score})
 	}
-	return evidenceResult(&ev, call.Citer()), nil
+	return &ev, "", nil
 }
 
-func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, error) {
-	if len(call.Query.Embeds) == 0 {
-		// "#1" in a question with nothing attached names no embed: the
-		// question is one for the corpus.
-		return b.queryCorpus(ctx, call)
-	}
+// embedEvidence finds the passages of an embed's text that match the
+// call's query: the embed it names as #key, or its only one; none is the
+// reply when nothing matched (found nil). The call has an embed (search
+// asks the corpus otherwise).
+func (b *Builtins) embedEvidence(ctx context.Context, call FuncCall) (found *kgagent.Evidence, none string, err error) {
 	q := call.Query.Text
 	key := ""
 	for _, m := range extractive.EmbedRef.FindAllStringSubmatch(q, -1) {
@@ -249,16 +276,16 @@ func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, e
 			keys = append(keys, "#"+k)
 		}
 		sort.Strings(keys)
-		return FuncResult{}, &kgagent.Error{Code: kgagent.EINVALID, Message: "fixie_query_embed: name an embed as #key",
+		return nil, "", &kgagent.Error{Code: kgagent.EINVALID, Message: "fixie_query_embed: name an embed as #key",
 			Details: map[string]any{"embeds": keys}}
 	}
 	emb := call.Query.Embeds[key]
 	if ct := strings.ToLower(emb.ContentType); ct != "" && !strings.HasPrefix(ct, "text/") && !strings.Contains(ct, "json") && !strings.Contains(ct, "xml") {
-		return FuncResult{}, kgagent.Errorf(kgagent.EUNSUPPORTED, "embed #%s has content type %s; fixie_query_embed reads text", key, emb.ContentType)
+		return nil, "", kgagent.Errorf(kgagent.EUNSUPPORTED, "embed #%s has content type %s; fixie_query_embed reads text", key, emb.ContentType)
 	}
 	content, err := b.fetchEmbed(ctx, emb)
 	if err != nil {
-		return FuncResult{}, err
+		return nil, "", err
 	}
 	query := strings.TrimSpace(strings.ReplaceAll(q, "#"+key, ""))
 	if query == "" {
@@ -273,10 +300,10 @@ func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, e
 	}
 	hits, err := search(ctx, title, string(content), query, b.cfg.Builtins.SearchK)
 	if err != nil {
-		return FuncResult{}, err
+		return nil, "", err
 	}
 	if len(hits) == 0 {
-		return textResult(fmt.Sprintf("Nothing in embed #%s matched the query.", key)), nil
+		return nil, fmt.Sprintf("Nothing in embed #%s matched the query.", key), nil
 	}
 	ev := kgagent.Evidence{Query: query}
 	for _, h := range hits {
@@ -290,7 +317,7 @@ func (b *Builtins) queryEmbed(ctx context.Context, call FuncCall) (FuncResult, e
 		}
 		ev.Passages = append(ev.Passages, kgagent.EvidencePassage{URL: u, DocURL: doc, Title: title, Text: h.Text, Score: h.Score})
 	}
-	return evidenceResult(&ev, call.Citer()), nil
+	return &ev, "", nil
 }
 
 func (b *Builtins) fetchEmbed(ctx context.Context, e kgagent.Embed) ([]byte, error) {

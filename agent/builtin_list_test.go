@@ -1,17 +1,25 @@
 package agent
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/kgagent/kgagent"
 )
 
-// TestEvidenceResultCarriesTheGraphList checks what an LLM reads of a
-// graph list: the observation text names every item with its citation
-// number, and the result's sources hold each item's own section under
-// that number.
-func TestEvidenceResultCarriesTheGraphList(t *testing.T) {
+// evidenceRetriever is a Retriever that finds ev.
+type evidenceRetriever struct{ ev *kgagent.Evidence }
+
+func (r evidenceRetriever) Retrieve(context.Context, string, string, int) (kgagent.Evidence, error) {
+	return *r.ev, nil
+}
+
+// TestSearchResultCarriesTheGraphList checks what an LLM reads of a
+// graph list that fixie_query_corpus found: the observation text names
+// every item with its citation number, and the result's sources hold each
+// item's own section under that number.
+func TestSearchResultCarriesTheGraphList(t *testing.T) {
 	ev := &kgagent.Evidence{Query: "q", Passages: []kgagent.EvidencePassage{},
 		List: &kgagent.EvidenceList{Shape: kgagent.ShapeRelation, Subject: "json.loads", Relation: "raises", SourceURL: "https://d/json.html#json.loads",
 			Items: []kgagent.EvidenceItem{{Name: "JSONDecodeError", Text: "Subclass of ValueError.", SourceURL: "https://d/json.html#json.JSONDecodeError"}}}}
@@ -25,11 +33,15 @@ func TestEvidenceResultCarriesTheGraphList(t *testing.T) {
 		cited = append(cited, s.URL)
 		return len(cited)
 	}
-	res := evidenceResult(ev, cite)
+	b := &Builtins{cfg: &Config{Builtins: BuiltinsConfig{Knowledge: evidenceRetriever{ev}}}}
+	res, err := b.search(inCorpus)(context.Background(), FuncCall{Query: kgagent.Message{Text: "q"}, cite: cite})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if want := "- JSONDecodeError: Subclass of ValueError. [2]"; !strings.Contains(res.Message.Text, want) || !strings.Contains(res.Message.Text, "(relation raises of json.loads) [1]") {
 		t.Errorf("observation %q lacks %q and the lead", res.Message.Text, want)
 	}
-	if len(res.Sources) != 2 || res.Sources[1].URL != "https://d/json.html#json.JSONDecodeError" || ev.List.Items[0].N != 2 {
+	if len(res.Sources) != 2 || res.Sources[1].URL != "https://d/json.html#json.JSONDecodeError" || res.Evidence.List.Items[0].N != 2 {
 		t.Errorf("sources %+v, item numbered %d: want the item's section as source 2", res.Sources, ev.List.Items[0].N)
 	}
 }

@@ -313,7 +313,7 @@ func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step 
 			}
 		}
 		// Every source gets the run's number: a search's were numbered
-		// already (evidenceResult; citing again keeps the number), a
+		// already (Builtins.search; citing again keeps the number), a
 		// custom func's and any an AfterExecute component added are
 		// numbered here.
 		for _, s := range res.Sources {
