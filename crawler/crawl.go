@@ -245,9 +245,16 @@ func (c *Crawler) crawlParsed(ctx context.Context, spec Spec, scope *Scope, seed
 	}()
 	for range workers {
 		wg.Add(1)
-		go func() {
+		go func() { // a worker: one visit at a time until the frontier is closed
 			defer wg.Done()
-			cr.work()
+			for {
+				v, ok := cr.front.pop()
+				if !ok {
+					return
+				}
+				cr.fetch(v)
+				cr.front.done()
+			}
 		}()
 	}
 	stop := context.AfterFunc(ctx, cr.front.close)
@@ -355,17 +362,6 @@ func (cr *crawl) enqueue(u string, depth int, seed bool) {
 		return
 	}
 	cr.front.push(&visit{url: u, depth: depth})
-}
-
-func (cr *crawl) work() {
-	for {
-		v, ok := cr.front.pop()
-		if !ok {
-			return
-		}
-		cr.fetch(v)
-		cr.front.done()
-	}
 }
 
 func (cr *crawl) fetch(v *visit) {

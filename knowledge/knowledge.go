@@ -97,7 +97,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, Retriever: NewRetriever(cfg.Corpus, facts, cfg.Retrieve), pending: map[string]*deletion{}}
 	s.w = NewWriter(cfg.Corpus, cfg.Graph, cfg.States)
-	s.w.ready = s.ready
+	s.w.svc = s
 	return s, nil
 }
 
@@ -234,20 +234,6 @@ func (s *Service) Retry(ctx context.Context) error {
 		}
 	}
 	return first
-}
-
-// ready finishes a pending delete of collection before a write into it.
-func (s *Service) ready(ctx context.Context, collection string) error {
-	s.mu.Lock()
-	d := s.pending[collection]
-	s.mu.Unlock()
-	if d == nil {
-		return nil
-	}
-	if err := s.finish(ctx, collection, d); err != nil {
-		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "collection %q is still being deleted: %v", collection, err)
-	}
-	return nil
 }
 
 func (s *Service) internal(name string) bool {

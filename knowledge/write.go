@@ -43,9 +43,9 @@ type Writer struct {
 	docs   Documents // nil: documents are dropped
 	graph  Triples   // nil: no triples
 	states PageStates
-	// ready finishes a pending delete of the collection before a write
-	// into it (Service.ready); nil when there is none to finish.
-	ready func(ctx context.Context, collection string) error
+	// svc is the Service whose pending collection deletes a Put finishes
+	// before writing into the collection; nil for a NewWriter's.
+	svc *Service
 }
 
 // NewWriter returns a Writer over the stores. nil docs drops the documents
@@ -72,9 +72,14 @@ func (w *Writer) States() PageStates { return w.states }
 // ("indexing: …", "extracting triples: …", "saving page state: …") and keep
 // the store's code (EUNAVAILABLE for the page state).
 func (w *Writer) Put(ctx context.Context, doc kgagent.Document, st PageState) (chunks, triples int, err error) {
-	if w.ready != nil {
-		if err := w.ready(ctx, doc.Collection); err != nil {
-			return 0, 0, step("indexing", err)
+	if s := w.svc; s != nil {
+		s.mu.Lock()
+		d := s.pending[doc.Collection]
+		s.mu.Unlock()
+		if d != nil {
+			if err := s.finish(ctx, doc.Collection, d); err != nil {
+				return 0, 0, step("indexing", kgagent.WrapError(kgagent.EUNAVAILABLE, err, "collection %q is still being deleted: %v", doc.Collection, err))
+			}
 		}
 	}
 	var cs []kgagent.Chunk

@@ -308,3 +308,59 @@ func TestDeleteCollectionForgetsWriterStates(t *testing.T) {
 		t.Errorf("after the delete the Writer still holds %d page states (%v)", len(left), err)
 	}
 }
+
+// downGraph is a graph whose DeleteCollection fails while down is set.
+type downGraph struct {
+	knowledge.Graph
+	down *bool
+}
+
+func (g downGraph) DeleteCollection(ctx context.Context, c string) error {
+	if *g.down {
+		return kgagent.Errorf(kgagent.EUNAVAILABLE, "graph store down (injected)")
+	}
+	return g.Graph.DeleteCollection(ctx, c)
+}
+
+// TestPutFinishesAPendingDelete: a Put into a collection whose delete
+// stopped part way finishes the delete first; while the delete still
+// fails the Put is EUNAVAILABLE and writes nothing.
+func TestPutFinishesAPendingDelete(t *testing.T) {
+	ctx := t.Context()
+	s := openSQLite(t)
+	down := false
+	k, err := knowledge.New(knowledge.Config{Corpus: s.cs, Graph: downGraph{s.graph, &down}, States: s.states})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := lumenDoc("The lumen backup command creates snapshots. Lumen Server is a database.")
+	const u = "https://docs.example.com/backup.html"
+	if _, _, err := k.Writer().Put(ctx, doc, knowledge.PageState{ContentHash: "h"}); err != nil {
+		t.Fatal(err)
+	}
+	down = true
+	if err := k.DeleteCollection(ctx, doc.Collection); err == nil {
+		t.Fatal("DeleteCollection with the graph down: no error")
+	}
+	if p := k.Pending(); len(p) != 1 || !slices.Equal(p[0].Done, []string{knowledge.StoreIndex}) {
+		t.Fatalf("pending deletes %+v, want c with the index done", p)
+	}
+	before := s.held(t, u)
+	_, _, err = k.Writer().Put(ctx, doc, knowledge.PageState{ContentHash: "h2"})
+	if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE || !strings.Contains(kgagent.ErrorMessage(err), "still being deleted") {
+		t.Errorf("Put during a pending delete: %v, want EUNAVAILABLE, still being deleted", err)
+	}
+	if after := s.held(t, u); after != before || strings.Contains(after, "chunks") {
+		t.Errorf("a refused Put changed the stores: %q -> %q", before, after)
+	}
+	down = false
+	if _, _, err := k.Writer().Put(ctx, doc, knowledge.PageState{ContentHash: "h2"}); err != nil {
+		t.Fatal(err)
+	}
+	if p := k.Pending(); len(p) != 0 {
+		t.Errorf("pending deletes after a Put: %+v", p)
+	}
+	if got := s.held(t, u); got != "chunks triples entities state:h2" {
+		t.Errorf("after the delete and the Put the stores hold %q", got)
+	}
+}
