@@ -4,8 +4,9 @@
 // answers, user storage, OAuth and sessions. The model interface is package
 // llm (the built-in extractive model, agent/extractive, by default); remote
 // funcs are agent/remote, the call journal agent/journal, citation
-// numbering agent/cite. Adapters (agent/openai, agent/sqlite) live in
-// subpackages named after their dependency.
+// numbering agent/cite. Adapters (agent/sqlite) live in subpackages named
+// after their dependency; the OpenAI-compatible client, shared with the
+// corpus's embeddings, is the top-level package openai.
 package agent
 
 import (

@@ -3,7 +3,7 @@
 // that reads structure, tool offers, and the streamed completion with its
 // structured steps. The ReAct manager (package agent), the built-in
 // extractive model (agent/extractive) and the OpenAI-compatible client
-// (agent/openai) all speak these types.
+// (package openai) all speak these types.
 package llm
 
 import (
@@ -14,7 +14,7 @@ import (
 )
 
 // LLM is a language model the ReAct manager drives. The built-in extractive
-// model and the OpenAI-compatible client (agent/openai) implement it.
+// model and the OpenAI-compatible client (package openai) implement it.
 type LLM interface {
 	// Complete starts a completion. The stream ends with io.EOF.
 	Complete(ctx context.Context, req CompletionRequest) (Stream, error)

@@ -53,7 +53,7 @@ func (x *Model) Complete(ctx context.Context, req llm.CompletionRequest) (llm.St
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(req.Messages) == 0 { // as agent/openai (llmtest)
+	if len(req.Messages) == 0 { // as package openai (llmtest)
 		return nil, kgagent.Errorf(kgagent.EINVALID, "completion request has no messages")
 	}
 	var ep llm.Episode

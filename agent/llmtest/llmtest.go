@@ -1,6 +1,6 @@
 // Package llmtest is the conformance suite every llm.LLM passes: the
 // built-in model (extractive.Model) and the OpenAI-compatible client
-// (agent/openai, against the scripted server of agent/openai/openaitest).
+// (package openai, against the scripted server of openai/openaitest).
 // Call Run from a test in the implementation's package, in the manner of
 // testing/fstest.
 //

@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/kgagent/kgagent/agent/openai/openaitest"
+	"github.com/kgagent/kgagent/openai/openaitest"
 )
 
 // TestOpenAIEmbedderWiring ingests and asks with --embedder openai against a

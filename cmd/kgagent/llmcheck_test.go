@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	agentopenai "github.com/kgagent/kgagent/agent/openai"
-	"github.com/kgagent/kgagent/agent/openai/openaitest"
+	"github.com/kgagent/kgagent/openai"
+	"github.com/kgagent/kgagent/openai/openaitest"
 )
 
 // TestServeChecksLLMModel: serve with --llm openai and a model the server
@@ -34,7 +34,7 @@ func TestCheckLLMModel(t *testing.T) {
 	llm := openaitest.New(t)
 	llm.SetModels("kgagent-smollm2:latest")
 	check := func(model string) (string, error) {
-		c, err := agentopenai.New(agentopenai.Config{BaseURL: llm.URL + "/v1", Model: model})
+		c, err := openai.New(openai.Config{BaseURL: llm.URL + "/v1", Model: model})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestCheckLLMModel(t *testing.T) {
 		t.Errorf("empty list: %v %s", err, logs)
 	}
 	// One that cannot be reached fails at start.
-	c, _ := agentopenai.New(agentopenai.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m"})
+	c, _ := openai.New(openai.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m"})
 	if err := checkLLMModel(context.Background(), c, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "llm_base_url") {
 		t.Errorf("unreachable server: %v", err)
 	}

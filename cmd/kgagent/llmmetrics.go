@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kgagent/kgagent/agent"
-	corpusopenai "github.com/kgagent/kgagent/corpus/openai"
+	"github.com/kgagent/kgagent/openai"
 )
 
 // llmMetrics is the agent.Observer that exports LLM calls and runs to
@@ -76,9 +76,9 @@ func (m *llmMetrics) RunEnded(s agent.RunStats) {
 
 // embedProgressLog returns an embeddings progress callback that logs at
 // most once every interval.
-func embedProgressLog(log *slog.Logger, every time.Duration) func(corpusopenai.Progress) {
+func embedProgressLog(log *slog.Logger, every time.Duration) func(openai.EmbedProgress) {
 	var last atomic.Int64
-	return func(p corpusopenai.Progress) {
+	return func(p openai.EmbedProgress) {
 		now := time.Now().UnixNano()
 		if l := last.Load(); now-l < int64(every) || !last.CompareAndSwap(l, now) {
 			return

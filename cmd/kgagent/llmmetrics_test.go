@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgagent/kgagent/agent/openai/openaitest"
+	"github.com/kgagent/kgagent/openai/openaitest"
 )
 
 // sampleSum adds up every sample of a metric whose labels contain match.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/kgagent/kgagent/agent/openai/openaitest"
+	"github.com/kgagent/kgagent/openai/openaitest"
 )
 
 // TestFaultServeReplicaKilledMidStream: a websocket client streams an

@@ -21,13 +21,11 @@ import (
 	"github.com/kgagent/kgagent/agent"
 	"github.com/kgagent/kgagent/agent/agentfile"
 	"github.com/kgagent/kgagent/agent/natscache"
-	agentopenai "github.com/kgagent/kgagent/agent/openai"
 	agentsqlite "github.com/kgagent/kgagent/agent/sqlite"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/backfill"
 	"github.com/kgagent/kgagent/corpus/embeds"
 	"github.com/kgagent/kgagent/corpus/minilm"
-	corpusopenai "github.com/kgagent/kgagent/corpus/openai"
 	"github.com/kgagent/kgagent/corpus/qdrant"
 	corpussqlite "github.com/kgagent/kgagent/corpus/sqlite"
 	"github.com/kgagent/kgagent/crawler"
@@ -41,6 +39,7 @@ import (
 	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
 	"github.com/kgagent/kgagent/knowledge"
 	"github.com/kgagent/kgagent/netguard"
+	"github.com/kgagent/kgagent/openai"
 )
 
 // services are the wired implementations behind the transports.
@@ -82,7 +81,7 @@ func (a *app) openServices(ctx context.Context) error {
 
 	switch cfg.Embedder {
 	case "openai":
-		e, err := corpusopenai.New(corpusopenai.Config{
+		e, err := openai.NewEmbedder(openai.EmbedConfig{
 			BaseURL: cfg.EmbedBaseURL, APIKey: cfg.EmbedAPIKey, Model: cfg.EmbedModel, Dimensions: cfg.EmbedDimension,
 			BatchSize: cfg.EmbedBatchSize, Concurrency: cfg.EmbedConcurrency, Timeout: cfg.EmbedTimeout,
 			QueryPrefix: cfg.EmbedQueryPrefix, DocumentPrefix: cfg.EmbedDocumentPrefix,
@@ -192,7 +191,7 @@ func (a *app) openServices(ctx context.Context) error {
 
 	switch cfg.LLM {
 	case "openai":
-		c, err := agentopenai.New(agentopenai.Config{
+		c, err := openai.New(openai.Config{
 			BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel,
 			Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens, Logger: a.log,
 		})
@@ -591,7 +590,7 @@ func agentFileFuncs(m *agent.Manager) map[string]agent.Func {
 // typo fails at start instead of on every question. A server that cannot
 // list its models (no /models, an empty list) is let through with a
 // warning; one that cannot be reached fails.
-func checkLLMModel(ctx context.Context, c *agentopenai.Client, log *slog.Logger) error {
+func checkLLMModel(ctx context.Context, c *openai.Client, log *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	base := c.Config().BaseURL

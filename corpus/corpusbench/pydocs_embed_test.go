@@ -11,9 +11,9 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/minilm"
-	corpusopenai "github.com/kgagent/kgagent/corpus/openai"
 	"github.com/kgagent/kgagent/corpus/sqlite"
 	"github.com/kgagent/kgagent/crawler/crawlertest"
+	"github.com/kgagent/kgagent/openai"
 )
 
 // TestPyDocsEmbedders indexes the Python docs once per embedder in one run:
@@ -76,9 +76,9 @@ func TestPyDocsEmbedders(t *testing.T) {
 		runEmbedders(t, docs, sets, embedders)
 		return
 	}
-	remote, err := corpusopenai.New(corpusopenai.Config{BaseURL: url, Model: model, Dimensions: dim,
+	remote, err := openai.NewEmbedder(openai.EmbedConfig{BaseURL: url, Model: model, Dimensions: dim,
 		QueryInputType: "query", DocumentInputType: "passage", Timeout: 2 * time.Minute,
-		Progress: func(p corpusopenai.Progress) {
+		Progress: func(p openai.EmbedProgress) {
 			if p.Requests%20 == 0 {
 				t.Logf("embedded %d texts (%d requests, %d retries, limit %d)", p.Texts, p.Requests, p.Retries, p.Limit)
 			}

@@ -9,10 +9,10 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
-	"github.com/kgagent/kgagent/agent/openai"
-	"github.com/kgagent/kgagent/agent/openai/openaitest"
 	"github.com/kgagent/kgagent/internal/poll"
 	"github.com/kgagent/kgagent/llm"
+	"github.com/kgagent/kgagent/openai"
+	"github.com/kgagent/kgagent/openai/openaitest"
 )
 
 // These tests run the real agent.Manager with the real client against the

@@ -31,8 +31,8 @@ func (s *serialServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for m := s.maxSeen.Load(); n > m && !s.maxSeen.CompareAndSwap(m, n); m = s.maxSeen.Load() {
 	}
 	s.requests.Add(1)
-	var req embedRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	req, err := readEmbedRequest(r.Body)
+	if err != nil {
 		http.Error(w, "bad request", 400)
 		return
 	}
@@ -54,13 +54,13 @@ func TestEmbedAdaptsToASlowSerialServer(t *testing.T) {
 	s := &serialServer{perText: 10 * time.Millisecond}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	var progress []Progress
+	var progress []EmbedProgress
 	var pmu sync.Mutex
 	// A batch of 16 takes 160ms; four in flight would wait up to 640ms,
 	// past the 300ms timeout: the client must back off and split.
-	e, err := New(Config{BaseURL: srv.URL, Model: "m", Dimensions: 2, BatchSize: 16, Concurrency: 4,
+	e, err := NewEmbedder(EmbedConfig{BaseURL: srv.URL, Model: "m", Dimensions: 2, BatchSize: 16, Concurrency: 4,
 		Timeout: 300 * time.Millisecond, MinBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, MaxRetries: 8,
-		Progress: func(p Progress) { pmu.Lock(); progress = append(progress, p); pmu.Unlock() }})
+		Progress: func(p EmbedProgress) { pmu.Lock(); progress = append(progress, p); pmu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +134,8 @@ func TestLimiterHalvesAndRecovers(t *testing.T) {
 
 func TestQueryAndDocumentPrefixes(t *testing.T) {
 	s, url := newServer(t, 3)
-	plain, _ := New(Config{BaseURL: url, Model: "e5", Dimensions: 3})
-	e, err := New(Config{BaseURL: url, Model: "e5", Dimensions: 3, QueryPrefix: "query: ", DocumentPrefix: "passage: ", QueryInputType: "search_query"})
+	plain, _ := NewEmbedder(EmbedConfig{BaseURL: url, Model: "e5", Dimensions: 3})
+	e, err := NewEmbedder(EmbedConfig{BaseURL: url, Model: "e5", Dimensions: 3, QueryPrefix: "query: ", DocumentPrefix: "passage: ", QueryInputType: "search_query"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,13 +172,17 @@ type Model struct {
 	OwnedBy string `json:"owned_by,omitempty"`
 }
 
-// EmbeddingRequest is the body of POST /embeddings. Input is a string or a
-// list of strings on the wire; Inputs normalizes it.
+// EmbeddingRequest is the body of POST /embeddings, as the Embedder sends
+// it. Input is a string or a list of strings on the wire (the Embedder sends
+// a list); Inputs normalizes it.
 type EmbeddingRequest struct {
 	Model          string          `json:"model"`
 	Input          json.RawMessage `json:"input"`
 	EncodingFormat string          `json:"encoding_format,omitempty"`
 	Dimensions     int             `json:"dimensions,omitempty"`
+	// InputType is "input_type" (query or document), for the servers that
+	// take it (Cohere, Voyage, Nomic); EmbedConfig sets it.
+	InputType string `json:"input_type,omitempty"`
 }
 
 // Inputs returns the request's input as a list; false when it is neither a

@@ -13,12 +13,12 @@ import (
 
 // stream is the llm.Stream of one completion.
 type stream struct {
-	parent, ctx context.Context
-	cancel      context.CancelFunc
-	body        io.ReadCloser
-	sse         *SSEReader // nil for a non-streamed answer
-	stops       []string
-	st          *structured // nil for the text protocol
+	ctx    context.Context
+	cancel context.CancelFunc
+	body   io.ReadCloser
+	sse    *SSEReader // nil for a non-streamed answer
+	stops  []string
+	st     *structured // nil for the text protocol
 
 	pending string         // text held back: it may begin a stop sequence
 	stopped bool           // a stop sequence was seen
@@ -55,7 +55,7 @@ func (s *stream) Recv() (llm.Delta, error) {
 		}
 		if err != nil {
 			if s.ctx.Err() != nil {
-				return s.fail(ctxError(s.parent, s.ctx))
+				return s.fail(ctxError(llmServer, s.ctx))
 			}
 			if kgagent.ErrorCode(err) == kgagent.ETOOLARGE {
 				return s.fail(err)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgagent/kgagent/agent/openai"
 	"github.com/kgagent/kgagent/llm"
+	"github.com/kgagent/kgagent/openai"
 )
 
 func TestSplitTokensJoinsBack(t *testing.T) {

@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent/agent/llmtest"
-	"github.com/kgagent/kgagent/agent/openai"
-	"github.com/kgagent/kgagent/agent/openai/openaitest"
 	"github.com/kgagent/kgagent/llm"
+	"github.com/kgagent/kgagent/openai"
+	"github.com/kgagent/kgagent/openai/openaitest"
 )
 
 // TestClientConformance runs the LLM suite on the OpenAI-compatible client

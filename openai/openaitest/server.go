@@ -33,7 +33,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/kgagent/kgagent/agent/openai"
+	"github.com/kgagent/kgagent/openai"
 )
 
 // Step is the server's answer to one chat completion request.

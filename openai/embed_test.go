@@ -1,11 +1,15 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,6 +33,7 @@ type scripted struct {
 	steps    []step
 	dim      int
 	requests []embedRequest
+	bodies   []string
 	auth     []string
 	inFlight atomic.Int32
 	maxSeen  atomic.Int32
@@ -44,13 +49,15 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	var req embedRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/embeddings" {
+	body, _ := io.ReadAll(r.Body)
+	req, err := readEmbedRequest(bytes.NewReader(body))
+	if err != nil || r.URL.Path != "/v1/embeddings" {
 		http.Error(w, "bad request", 400)
 		return
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
+	s.bodies = append(s.bodies, string(body))
 	s.auth = append(s.auth, r.Header.Get("Authorization"))
 	s.times = append(s.times, time.Now())
 	var st step
@@ -80,6 +87,26 @@ func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 }
 
+// embedRequest is a request as the test servers read it: its input as a
+// list.
+type embedRequest struct {
+	EmbeddingRequest
+	Input []string
+}
+
+func readEmbedRequest(r io.Reader) (embedRequest, error) {
+	var req embedRequest
+	if err := json.NewDecoder(r).Decode(&req.EmbeddingRequest); err != nil {
+		return req, err
+	}
+	in, ok := req.Inputs()
+	if !ok {
+		return req, errors.New("input is not a list of strings")
+	}
+	req.Input = in
+	return req, nil
+}
+
 func newServer(t *testing.T, dim int, steps ...step) (*scripted, string) {
 	s := &scripted{steps: steps, dim: dim}
 	srv := httptest.NewServer(s)
@@ -89,7 +116,7 @@ func newServer(t *testing.T, dim int, steps ...step) (*scripted, string) {
 
 func TestEmbedBatchesAndOrder(t *testing.T) {
 	s, url := newServer(t, 8)
-	e, err := New(Config{BaseURL: url, APIKey: "sk-test", Model: "m", Dimensions: 8, BatchSize: 3, Concurrency: 2})
+	e, err := NewEmbedder(EmbedConfig{BaseURL: url, APIKey: "sk-test", Model: "m", Dimensions: 8, BatchSize: 3, Concurrency: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +135,10 @@ func TestEmbedBatchesAndOrder(t *testing.T) {
 	}
 	if s.auth[0] != "Bearer sk-test" || s.requests[0].Model != "m" || s.requests[0].EncodingFormat != "float" {
 		t.Errorf("request %+v auth %q", s.requests[0], s.auth[0])
+	}
+	// the wire format, byte for byte, as corpus/openai sent it
+	if want := `{"model":"m","input":["a","bb","ccc"],"encoding_format":"float"}`; !slices.Contains(s.bodies, want) {
+		t.Errorf("bodies %q, want one %s", s.bodies, want)
 	}
 	if m := s.maxSeen.Load(); m > 2 {
 		t.Errorf("%d requests in flight, limit 2", m)
@@ -136,7 +167,11 @@ func TestEmbedRetriesAndFailures(t *testing.T) {
 		// the codes of internal/httpstatus, as agent/openai gives them
 		{"404 is not found", []step{{status: 404}}, 5, kgagent.ENOTFOUND, 1, 0},
 		{"413 is too large", []step{{status: 413}}, 5, kgagent.ETOOLARGE, 1, 0},
-		{"409 has no code of its own", []step{{status: 409}}, 5, kgagent.EINVALID, 1, 0},
+		// 408 and 409 are retried as the chat client (and the OpenAI SDKs) do;
+		// corpus/openai gave them INVALID_ARGUMENT at once
+		{"409 is retried", []step{{status: 409}}, 5, "", 2, 0},
+		{"408 past the retries", []step{{status: 408}, {status: 408}}, 1, kgagent.EUNAVAILABLE, 2, 0},
+		{"418 has no code of its own", []step{{status: 418}}, 5, kgagent.EINVALID, 1, 0},
 		{"retries run out on 503", []step{{status: 503}, {status: 503}, {status: 503}}, 2, kgagent.EUNAVAILABLE, 3, 0},
 		{"retries run out on 429", []step{{status: 429}, {status: 429}}, 1, kgagent.ERATELIMIT, 2, 0},
 		{"wrong dimension", []step{{status: 200, body: `{"data":[{"index":0,"embedding":[1,2]}]}`}}, 5, kgagent.EINVALID, 1, 0},
@@ -145,7 +180,7 @@ func TestEmbedRetriesAndFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, url := newServer(t, 4, tt.steps...)
-			e, err := New(Config{BaseURL: url, Model: "m", Dimensions: 4, MaxRetries: tt.retries, MinBackoff: time.Millisecond, MaxBackoff: time.Second})
+			e, err := NewEmbedder(EmbedConfig{BaseURL: url, Model: "m", Dimensions: 4, MaxRetries: tt.retries, MinBackoff: time.Millisecond, MaxBackoff: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +205,7 @@ func TestEmbedRetriesAndFailures(t *testing.T) {
 
 func TestEmbedCanceledDuringBackoff(t *testing.T) {
 	_, url := newServer(t, 4, step{status: 429, header: map[string]string{"Retry-After": "30"}})
-	e, _ := New(Config{BaseURL: url, Model: "m", Dimensions: 4, MaxBackoff: time.Minute})
+	e, _ := NewEmbedder(EmbedConfig{BaseURL: url, Model: "m", Dimensions: 4, MaxBackoff: time.Minute})
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -181,13 +216,13 @@ func TestEmbedCanceledDuringBackoff(t *testing.T) {
 }
 
 func TestNewValidation(t *testing.T) {
-	if _, err := New(Config{Model: "unknown-model"}); kgagent.ErrorCode(err) != kgagent.EINVALID {
+	if _, err := NewEmbedder(EmbedConfig{Model: "unknown-model"}); kgagent.ErrorCode(err) != kgagent.EINVALID {
 		t.Errorf("unknown model without dimension: %v", err)
 	}
-	if _, err := New(Config{BaseURL: "ftp://x"}); kgagent.ErrorCode(err) != kgagent.EINVALID {
+	if _, err := NewEmbedder(EmbedConfig{BaseURL: "ftp://x"}); kgagent.ErrorCode(err) != kgagent.EINVALID {
 		t.Errorf("bad base URL: %v", err)
 	}
-	e, err := New(Config{})
+	e, err := NewEmbedder(EmbedConfig{})
 	if err != nil || e.Dimension() != 1536 {
 		t.Errorf("default: %v %v", e, err)
 	}

@@ -13,10 +13,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent/openai"
-	"github.com/kgagent/kgagent/agent/openai/openaitest"
 	"github.com/kgagent/kgagent/internal/poll"
 	"github.com/kgagent/kgagent/llm"
+	"github.com/kgagent/kgagent/openai"
+	"github.com/kgagent/kgagent/openai/openaitest"
 )
 
 // fast returns a config for srv with millisecond backoffs.

@@ -14,9 +14,9 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent"
-	"github.com/kgagent/kgagent/agent/openai"
-	"github.com/kgagent/kgagent/agent/openai/openaitest"
 	"github.com/kgagent/kgagent/llm"
+	"github.com/kgagent/kgagent/openai"
+	"github.com/kgagent/kgagent/openai/openaitest"
 )
 
 // askWeather runs the weather agent with protocol proto against srv and

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent/agent"
-	"github.com/kgagent/kgagent/agent/openai"
-	"github.com/kgagent/kgagent/agent/openai/openaitest"
 	"github.com/kgagent/kgagent/llm"
+	"github.com/kgagent/kgagent/openai"
+	"github.com/kgagent/kgagent/openai/openaitest"
 )
 
 func stringsReader(s string) io.Reader { return strings.NewReader(s) }

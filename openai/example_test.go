@@ -7,9 +7,9 @@ import (
 	"log"
 	"net/http"
 
-	"github.com/kgagent/kgagent/agent/openai"
-	"github.com/kgagent/kgagent/agent/openai/openaitest"
 	"github.com/kgagent/kgagent/llm"
+	"github.com/kgagent/kgagent/openai"
+	"github.com/kgagent/kgagent/openai/openaitest"
 )
 
 // A streamed completion against the scripted server: the text arrives piece
