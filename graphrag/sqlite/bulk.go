@@ -138,10 +138,18 @@ func finishBulk(w *writer, reader queryer, tally *entityTally) error {
 		if r.err != nil {
 			return r.err
 		}
-		if err := writeEntities(ctx, w.conn, r.ents); err != nil {
+		// Every string the rows hold, as its strs id (one pass over strs).
+		ids := map[string]int64{}
+		for _, e := range r.ents {
+			ids[e.collection], ids[e.id], ids[e.name], ids[e.typ], ids[e.norm] = 0, 0, 0, 0, 0
+		}
+		if err := lookupStrs(ctx, w.conn, ids); err != nil {
 			return err
 		}
-		if err := writeWords(ctx, w.conn, r.words); err != nil {
+		if err := writeEntities(ctx, w.conn, r.ents, ids); err != nil {
+			return err
+		}
+		if err := writeWords(ctx, w.conn, r.words, ids); err != nil {
 			return err
 		}
 		_, err = w.conn.ExecContext(ctx, `DELETE FROM bulk_load`)
@@ -258,14 +266,25 @@ func entitiesFromTriples(ctx context.Context, c queryer) ([]entityRow, error) {
 	return all, rows.Err()
 }
 
-// writeEntities replaces the entities table by all (in key order).
-func writeEntities(ctx context.Context, c *sql.Conn, all []entityRow) error {
+// writeEntities replaces the entities table by all, with the strs ids of
+// their strings (ids), in key order.
+func writeEntities(ctx context.Context, c *sql.Conn, all []entityRow, ids map[string]int64) error {
 	if _, err := c.ExecContext(ctx, `DELETE FROM entities`); err != nil {
 		return err
 	}
-	vals := make([]any, 0, 6*len(all))
-	for _, e := range all {
-		vals = append(vals, e.collection, e.id, e.name, e.typ, e.norm, e.refs)
+	rows := make([][6]int64, len(all))
+	for i, e := range all {
+		rows[i] = [6]int64{ids[e.collection], ids[e.id], ids[e.name], ids[e.typ], ids[e.norm], int64(e.refs)}
+	}
+	slices.SortFunc(rows, func(a, b [6]int64) int {
+		if c := cmp.Compare(a[0], b[0]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a[1], b[1])
+	})
+	vals := make([]any, 0, 6*len(rows))
+	for _, r := range rows {
+		vals = append(vals, r[0], r[1], r[2], r[3], r[4], r[5])
 	}
 	return insertAll(ctx, c, `INSERT INTO entities (collection, id, name, type, norm, refs)`, 6, vals, "write entities")
 }
@@ -295,17 +314,9 @@ func entityWords(ents []entityRow) []wordRow {
 }
 
 // writeWords replaces entity_words by all, with the strs ids of their
-// collections and entity ids (read in one pass over strs: every entity id
-// is a triple's string already), in key order.
-func writeWords(ctx context.Context, c *sql.Conn, all []wordRow) error {
+// collections and entity ids (ids, which holds them), in key order.
+func writeWords(ctx context.Context, c *sql.Conn, all []wordRow, ids map[string]int64) error {
 	if _, err := c.ExecContext(ctx, `DELETE FROM entity_words`); err != nil {
-		return err
-	}
-	ids := map[string]int64{}
-	for _, r := range all {
-		ids[r.collection], ids[r.id] = 0, 0
-	}
-	if err := lookupStrs(ctx, c, ids); err != nil {
 		return err
 	}
 	type row struct {
@@ -366,7 +377,12 @@ func lookupStrs(ctx context.Context, c *sql.Conn, ids map[string]int64) error {
 	if err != nil || len(missing) == 0 {
 		return err
 	}
-	if err := insertAll(ctx, c, `INSERT OR IGNORE INTO strs (s)`, 1, missing, "write strings"); err != nil {
+	slices.SortFunc(missing, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+	vals := make([]any, 0, 2*len(missing))
+	for _, m := range missing {
+		vals = append(vals, strHash(m.(string)), m)
+	}
+	if err := insertAll(ctx, c, `INSERT INTO strs (h, s)`, 2, vals, "write strings"); err != nil {
 		return err
 	}
 	if missing, err = find(); err == nil && len(missing) > 0 {

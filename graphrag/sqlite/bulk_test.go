@@ -70,7 +70,7 @@ func dump(t *testing.T, path string) []string {
 		// The strings of the interned columns (the ids depend on the
 		// order strings were first stored in).
 		`SELECT 'triple', ` + strs("collection", "doc_url", "s_id", "s_name", "s_norm", "p", "o_id", "o_norm", "literal", "source_url") + ` FROM triples AS t`,
-		`SELECT 'entity', collection, id, name, type, norm, refs FROM entities`,
+		`SELECT 'entity', ` + strs("collection", "id", "name", "type", "norm") + `, refs FROM entities AS t`,
 		`SELECT 'word', ` + strs("collection") + `, word, ` + strs("id") + ` FROM entity_words AS t`,
 		`SELECT 'bulk', id FROM bulk_load`,
 		`SELECT 'index', name, sql FROM sqlite_schema WHERE type = 'index' AND name NOT LIKE 'sqlite_%'`,

@@ -200,3 +200,144 @@ func count(t *testing.T, path, q string) int {
 	}
 	return n
 }
+
+// gunzipFixture writes testdata/name (gzipped) to a file in a temporary
+// directory and returns its path.
+func gunzipFixture(t *testing.T, name string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "graph.db")
+	gz, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gz.Close()
+	zr, err := gzip.NewReader(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, zr); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestMigrateHashed opens a data dir's graph.db written by main at af80d2c
+// (testdata/graph-main-af80d2c.db.gz: `kgagent ingest` of testdata/site
+// served on 127.0.0.1:18792, by main's binary): strings with a UNIQUE
+// index, entities holding text. The store is migrated to format 2 (strs
+// found by hash, entities as strs ids), the file shrinks, and it answers
+// exactly as main did, through SQL and through the name index (the
+// fingerprint computed by main's code on the same file, TestFingerprint in
+// a checkout of af80d2c); an entity whose name no other row holds keeps
+// it; the store then takes writes, and a collection's deletion leaves no
+// string behind.
+func TestMigrateHashed(t *testing.T) {
+	ctx := t.Context()
+	const faq = "page:http://127.0.0.1:18792/faq.html"
+	path := gunzipFixture(t, "graph-main-af80d2c.db.gz")
+	if n := count(t, path, `SELECT count(*) FROM pragma_table_info('strs') WHERE name = 'h'`); n != 0 {
+		t.Fatal("fixture: strs has a hash column already")
+	}
+	if typ := columnType(t, path, "entities", "name"); typ != "TEXT" {
+		t.Fatalf("fixture: entities.name is %s, want the TEXT of the layout before", typ)
+	}
+	// An entity whose name no triple holds (its first triple was retracted
+	// since), which the migration must add to strs.
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE entities SET name = 'Orphan Name' WHERE collection = 'default' AND id = ?`, faq); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before, _ := os.Stat(path)
+
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.NoNameIndexes()
+	const want = "triples=820 entities=298 entity_answers=451 triples_sha256=6e7f5a4dfb916c334db78a62438bd265cd6755f4c41f62fcd7b9634ba4fb9193 entities_sha256=1202543a38f70c37b941dcf64324768855f89d92830a64947a1f567db725f1c6"
+	ents, err := s.Entities(ctx, "default", []string{faq}, 10)
+	if i := slices.IndexFunc(ents, func(e kgagent.Entity) bool { return e.ID == faq }); err != nil || i < 0 || ents[i].Name != "Orphan Name" {
+		t.Errorf("entity %s after the migration: %v %v; want its name Orphan Name", faq, ents, err)
+	}
+	s.Close()
+	// Main's fingerprint is of the file as written: put the name back.
+	db, err = sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE entities SET name = (SELECT id FROM strs WHERE s = 'FAQ') WHERE id = (SELECT id FROM strs WHERE s = ?)`, faq); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, names := range []bool{false, true} {
+		s, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !names {
+			s.NoNameIndexes()
+		}
+		if got := fingerprintOf(t, s, "default"); got.String() != want {
+			t.Errorf("after the migration (name index %v):\n%s\nmain answered\n%s", names, got, want)
+		}
+		s.Close()
+	}
+	if n := count(t, path, `SELECT count(*) FROM pragma_table_info('strs') WHERE name = 'h'`); n != 1 {
+		t.Error("after the migration strs has no hash column")
+	}
+	if n := count(t, path, `SELECT count(*) FROM sqlite_schema WHERE tbl_name = 'strs' AND type = 'index' AND name != 'strs_h'`); n != 0 {
+		t.Errorf("after the migration strs has %d indexes besides strs_h", n)
+	}
+	if typ := columnType(t, path, "entities", "name"); typ != "INTEGER" {
+		t.Errorf("after the migration entities.name is %s, want INTEGER", typ)
+	}
+	if n := count(t, path, `PRAGMA user_version`); n != 2 {
+		t.Errorf("user_version %d after the migration, want 2", n)
+	}
+	if n := count(t, path, `SELECT count(*) FROM entities WHERE collection NOT IN (SELECT id FROM strs) OR id NOT IN (SELECT id FROM strs)
+		OR name NOT IN (SELECT id FROM strs) OR type NOT IN (SELECT id FROM strs) OR norm NOT IN (SELECT id FROM strs)`); n != 0 {
+		t.Errorf("%d entities name a string strs lacks", n)
+	}
+	after, _ := os.Stat(path)
+	t.Logf("graph.db %d bytes before, %d after the migration", before.Size(), after.Size())
+	if after.Size() >= before.Size() {
+		t.Errorf("graph.db %d bytes after the migration, %d before: want it smaller", after.Size(), before.Size())
+	}
+
+	// It takes writes, a reopened store does not migrate again, and
+	// deleting the collection collects every string.
+	s, err = sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := "http://127.0.0.1:18792/faq.html"
+	if err := s.ReplaceDocument(ctx, "default", doc, []kgagent.Triple{graphtest.T("default", doc, "faq", "mentions", "migration", "c1")}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ts, err := s.Find(ctx, graphrag.Pattern{Collection: "default", S: "faq"})
+	if err != nil || len(ts) != 1 || ts[0].Object.ID != "migration" {
+		t.Errorf("the write after the migration: %v %v", ts, err)
+	}
+	if err := s.DeleteCollection(ctx, "default"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if n := count(t, path, `SELECT count(*) FROM strs WHERE id > 1`); n != 0 {
+		t.Errorf("%d strings left after the only collection was deleted", n)
+	}
+}

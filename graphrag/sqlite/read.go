@@ -282,7 +282,7 @@ func (s *Store) closeNames() {
 // the index look stale later, never current when it is not. It returns nil
 // for collections above maxIndexedEntities.
 func loadNames(ctx context.Context, db queryer, collection string, version int64) (*nameIndex, error) {
-	rows, err := db.QueryContext(ctx, `SELECT id, name, type, norm, refs FROM entities WHERE collection = ?`, collection)
+	rows, err := db.QueryContext(ctx, `SELECT `+entCols+` FROM entities AS e`+entJoin+` WHERE e.collection = `+strID("?1"), collection)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +325,7 @@ func loadNames(ctx context.Context, db queryer, collection string, version int64
 // with a join per column and row.
 func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection string) error {
 	rows, err := db.QueryContext(ctx, `SELECT rowid, s_id, s_name, s_type, p, o_id, o_name, o_type, literal, chunk_id, doc_url, source_url
-		FROM triples WHERE collection = `+strID("?"), collection)
+		FROM triples WHERE collection = `+strID("?1"), collection)
 	if err != nil {
 		return err
 	}
@@ -533,6 +533,14 @@ func (s *Store) Entities(ctx context.Context, collection string, terms []string,
 	return s.entitiesSQL(ctx, collection, forms, limit)
 }
 
+// entCols are an entity's id, name, type, normalised name and reference
+// count, of the entities aliased e joined with strs by entJoin.
+const entCols = `i.s, n.s, ty.s, nm.s, e.refs`
+
+// entJoin joins the strings of entCols to the entities aliased e.
+const entJoin = ` CROSS JOIN strs AS i ON i.id = e.id CROSS JOIN strs AS n ON n.id = e.name
+	CROSS JOIN strs AS ty ON ty.id = e.type CROSS JOIN strs AS nm ON nm.id = e.norm`
+
 // entitiesSQL is Entities answered by the entity_words and entities tables.
 func (s *Store) entitiesSQL(ctx context.Context, collection string, forms []string, limit int) ([]kgagent.Entity, error) {
 	cands := map[string]*cand{}
@@ -540,10 +548,9 @@ func (s *Store) entitiesSQL(ctx context.Context, collection string, forms []stri
 		if term == "" {
 			continue
 		}
-		rows, err := s.rdb.QueryContext(ctx, `SELECT e.id, e.name, e.type, e.norm, e.refs FROM entity_words w
-			CROSS JOIN strs i ON i.id = w.id
-			CROSS JOIN entities e ON e.collection = ?1 AND e.id = i.s
-			WHERE w.collection = `+strID("?1")+` AND w.word = ?2 ORDER BY e.refs DESC, e.id LIMIT ?3`, collection, lookupWord(term), limit*4)
+		rows, err := s.rdb.QueryContext(ctx, `SELECT `+entCols+` FROM entity_words w
+			CROSS JOIN entities e ON e.collection = w.collection AND e.id = w.id`+entJoin+`
+			WHERE w.collection = `+strID("?1")+` AND w.word = ?2 ORDER BY e.refs DESC, i.s LIMIT ?3`, collection, lookupWord(term), limit*4)
 		if err != nil {
 			return nil, dbErr(ctx, err, "entities")
 		}
@@ -552,10 +559,10 @@ func (s *Store) entitiesSQL(ctx context.Context, collection string, forms []stri
 			return nil, dbErr(ctx, err, "entities")
 		}
 		if n == 0 && len(term) >= 4 && !strings.Contains(term, " ") {
-			rows, err := s.rdb.QueryContext(ctx, `SELECT e.id, e.name, e.type, e.norm, e.refs FROM entities e
-				WHERE e.collection = ?1 AND e.id IN (SELECT i.s FROM entity_words w CROSS JOIN strs i ON i.id = w.id
+			rows, err := s.rdb.QueryContext(ctx, `SELECT `+entCols+` FROM entities e`+entJoin+`
+				WHERE e.collection = `+strID("?1")+` AND e.id IN (SELECT w.id FROM entity_words w
 					WHERE w.collection = `+strID("?1")+` AND w.word > ?2 AND w.word < ?3)
-				ORDER BY e.refs DESC, e.id LIMIT ?4`, collection, term, term+"\uffff", limit)
+				ORDER BY e.refs DESC, i.s LIMIT ?4`, collection, term, term+"\uffff", limit)
 			if err != nil {
 				return nil, dbErr(ctx, err, "entities")
 			}

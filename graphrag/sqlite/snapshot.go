@@ -37,7 +37,7 @@ func (s *Store) snapDir() string { return s.path + "-snap" }
 func snapState(ctx context.Context, q queryer, collection string) (string, error) {
 	var version, maxRow, ents sql.NullInt64
 	err := q.QueryRowContext(ctx, `SELECT (SELECT version FROM versions WHERE collection = ?1),
-		(SELECT max(rowid) FROM triples), (SELECT count(*) FROM entities WHERE collection = ?1)`, collection).Scan(&version, &maxRow, &ents)
+		(SELECT max(rowid) FROM triples), (SELECT count(*) FROM entities WHERE collection = `+strID("?1")+`)`, collection).Scan(&version, &maxRow, &ents)
 	if err != nil {
 		return "", err
 	}

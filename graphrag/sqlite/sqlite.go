@@ -22,6 +22,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -77,11 +78,16 @@ const schema = `
 -- and referred to by its integer id: on the Python docs a triple row fell
 -- from ~380 bytes of repeated text to ~40 (DECISIONS.md, "Interned
 -- strings"). Id 1 is the empty string, so "no literal" is literal = 1.
+-- A string is found by h, a 32-bit hash of it (kg_strhash, hash.go), with
+-- s compared on the few rows of the same hash: the index on h is ~4x
+-- smaller than a UNIQUE index holding every string a second time.
 CREATE TABLE IF NOT EXISTS strs (
 	id INTEGER PRIMARY KEY,
-	s  TEXT NOT NULL UNIQUE
+	h  INTEGER NOT NULL,
+	s  TEXT NOT NULL
 );
-INSERT OR IGNORE INTO strs (id, s) VALUES (1, '');
+CREATE INDEX IF NOT EXISTS strs_h ON strs(h);
+INSERT OR IGNORE INTO strs (id, h, s) VALUES (1, kg_strhash(''), '');
 CREATE TABLE IF NOT EXISTS triples (
 	collection INTEGER NOT NULL,
 	doc_url    INTEGER NOT NULL,
@@ -115,12 +121,13 @@ CREATE TABLE IF NOT EXISTS docs (
 	hi         INTEGER NOT NULL,
 	PRIMARY KEY (collection, doc_url)
 ) WITHOUT ROWID;
+-- Every column but refs is a strs id.
 CREATE TABLE IF NOT EXISTS entities (
-	collection TEXT NOT NULL,
-	id         TEXT NOT NULL,
-	name       TEXT NOT NULL,
-	type       TEXT NOT NULL,
-	norm       TEXT NOT NULL,
+	collection INTEGER NOT NULL,
+	id         INTEGER NOT NULL,
+	name       INTEGER NOT NULL,
+	type       INTEGER NOT NULL,
+	norm       INTEGER NOT NULL,
 	refs       INTEGER NOT NULL,
 	PRIMARY KEY (collection, id)
 ) WITHOUT ROWID;
@@ -182,7 +189,9 @@ const tjoin = ` CROSS JOIN strs AS x1 ON x1.id = t.s_id CROSS JOIN strs AS x2 ON
 
 // strID is the SQL of the strs id of the string bound to parameter param
 // (NULL when no row holds it, which then matches nothing).
-func strID(param string) string { return `(SELECT id FROM strs WHERE s = ` + param + `)` }
+func strID(param string) string {
+	return `(SELECT id FROM strs WHERE h = kg_strhash(` + param + `) AND s = ` + param + `)`
+}
 
 // OpenDir opens (creating if needed) the store in dataDir/graph.db.
 func OpenDir(dataDir string) (*Store, error) {
@@ -213,6 +222,17 @@ func Open(path string) (*Store, error) {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: open %s", path)
 	}
 	wdb.SetMaxOpenConns(1)
+	// The migrations sort and copy whole tables and VACUUM: on file, not in
+	// the writer's in-memory temp store (a copy of the OpenJDK docs' store
+	// peaked at 557 MB of RSS with it in memory).
+	if _, err := wdb.Exec(`PRAGMA temp_store = FILE`); err != nil {
+		wdb.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: open %s", path)
+	}
+	if err := migrateHashed(wdb); err != nil {
+		wdb.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: migrate %s to format %d", path, formatVersion)
+	}
 	if _, err := wdb.Exec(schema); err != nil {
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: create schema in %s", path)
@@ -228,6 +248,10 @@ func Open(path string) (*Store, error) {
 	if err := migrateInterned(wdb); err != nil {
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: migrate %s to interned strings", path)
+	}
+	if _, err := wdb.Exec(fmt.Sprintf(`PRAGMA user_version = %d; PRAGMA temp_store = MEMORY`, formatVersion)); err != nil {
+		wdb.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: stamp %s", path)
 	}
 	conn, err := wdb.Conn(context.Background())
 	if err != nil {
@@ -301,17 +325,21 @@ func migrateVersions(db *sql.DB) error {
 		return err
 	}
 	return execTx(db,
-		`INSERT OR IGNORE INTO versions (collection, version) SELECT DISTINCT collection, 0 FROM entities`,
+		// entities.collection is text in stores older than the interned
+		// strings, a strs id since.
+		`INSERT OR IGNORE INTO versions (collection, version) SELECT DISTINCT
+			CASE typeof(e.collection) WHEN 'integer' THEN (SELECT s FROM strs WHERE id = e.collection) ELSE e.collection END, 0
+			FROM entities AS e`,
 		`INSERT OR IGNORE INTO versions (collection, version) VALUES ('', 0)`)
 }
 
 // migrateInterned moves a store written before the strings were interned
-// (triples and entity_words holding text) to the interned layout, in one
-// transaction: every string into strs, the rows rewritten with their ids
-// (same rowids, so docs' ranges hold), the old tables dropped with their
-// indexes (Open then creates the new ones). The file is vacuumed after, so
-// the space the text took is given back. Stored output is unchanged: the
-// rows read back as before (TestMigrateInterned).
+// (triples, entity_words and entities holding text) to the interned
+// layout, in one transaction: every string into strs, the rows rewritten
+// with their ids (same rowids, so docs' ranges hold), the old tables
+// dropped with their indexes (Open then creates the new ones). The file is
+// vacuumed after, so the space the text took is given back. Stored output
+// is unchanged: the rows read back as before (TestMigrateInterned).
 func migrateInterned(db *sql.DB) error {
 	var typ string
 	if err := db.QueryRow(`SELECT type FROM pragma_table_info('triples') WHERE name = 'collection'`).Scan(&typ); err != nil {
@@ -323,25 +351,90 @@ func migrateInterned(db *sql.DB) error {
 	cols := []string{"collection", "doc_url", "s_id", "s_name", "s_type", "s_norm", "p", "o_id", "o_name", "o_type", "o_norm", "literal", "chunk_id", "source_url"}
 	var all, ids []string
 	for _, c := range cols {
-		all = append(all, `SELECT `+c+` FROM triples_text`)
-		ids = append(ids, `(SELECT id FROM strs WHERE s = o.`+c+`)`)
+		all = append(all, `SELECT `+c+` AS x FROM triples_text`)
+		ids = append(ids, `(SELECT id FROM strs WHERE h = kg_strhash(o.`+c+`) AND s = o.`+c+`)`)
 	}
-	newTriples := schema[strings.Index(schema, "CREATE TABLE IF NOT EXISTS triples ("):]
-	newTriples = newTriples[:strings.Index(newTriples, ");")+2]
-	newWords := schema[strings.Index(schema, "CREATE TABLE IF NOT EXISTS entity_words ("):]
-	newWords = newWords[:strings.Index(newWords, ";")+1]
+	for _, c := range []string{"collection", "id", "name", "type", "norm"} {
+		all = append(all, `SELECT `+c+` FROM entities_text`)
+	}
+	all = append(all, `SELECT collection FROM entity_words_text`, `SELECT id FROM entity_words_text`)
 	err := execTx(db,
 		`ALTER TABLE triples RENAME TO triples_text`,
 		`ALTER TABLE entity_words RENAME TO entity_words_text`,
-		`INSERT OR IGNORE INTO strs (s) `+strings.Join(all, ` UNION `)+
-			` UNION SELECT collection FROM entity_words_text UNION SELECT id FROM entity_words_text`,
-		newTriples,
+		`ALTER TABLE entities RENAME TO entities_text`,
+		// strs holds '' alone (it is new with this layout).
+		`INSERT INTO strs (h, s) SELECT kg_strhash(x), x FROM (`+strings.Join(all, ` UNION `)+`) WHERE x != '' ORDER BY x`,
+		tableSQL("triples"),
 		`INSERT INTO triples (rowid, `+strings.Join(cols, ", ")+`) SELECT o.rowid, `+strings.Join(ids, ", ")+` FROM triples_text AS o ORDER BY o.rowid`,
-		newWords,
-		`INSERT INTO entity_words (collection, word, id) SELECT (SELECT id FROM strs WHERE s = o.collection), o.word, (SELECT id FROM strs WHERE s = o.id)
+		tableSQL("entity_words"),
+		`INSERT INTO entity_words (collection, word, id) SELECT `+lookupSQL("o.collection")+`, o.word, `+lookupSQL("o.id")+`
 			FROM entity_words_text AS o ORDER BY 1, 2, 3`,
+		tableSQL("entities"),
+		`INSERT INTO entities (collection, id, name, type, norm, refs) SELECT `+lookupSQL("o.collection")+`, `+lookupSQL("o.id")+`, `+
+			lookupSQL("o.name")+`, `+lookupSQL("o.type")+`, `+lookupSQL("o.norm")+`, o.refs FROM entities_text AS o ORDER BY 1, 2`,
 		`DROP TABLE triples_text`,
-		`DROP TABLE entity_words_text`)
+		`DROP TABLE entity_words_text`,
+		`DROP TABLE entities_text`)
+	if err != nil {
+		return err
+	}
+	_, err = db.Exec(`VACUUM`)
+	return err
+}
+
+// formatVersion is the layout Open leaves a store in (PRAGMA user_version):
+// 2 since strs is found by hash and entities hold strs ids (migrateHashed).
+// Stores of earlier layouts say 0; their layout is told by their columns.
+const formatVersion = 2
+
+// tableSQL is the CREATE TABLE statement of table in schema.
+func tableSQL(table string) string {
+	t := schema[strings.Index(schema, "CREATE TABLE IF NOT EXISTS "+table+" ("):]
+	return t[:strings.Index(t, ";")+1]
+}
+
+// lookupSQL is the strs id of the string expr, in SQL.
+func lookupSQL(expr string) string {
+	return `(SELECT id FROM strs WHERE h = kg_strhash(` + expr + `) AND s = ` + expr + `)`
+}
+
+// migrateHashed moves a store of the first interned layout (strs with a
+// UNIQUE index on the text, entities holding text) to format 2, in one
+// transaction: strs is copied with the same ids and each string's hash
+// (the UNIQUE index, which held every string a second time, goes with the
+// old table), and the entities' strings become strs ids (those strs lacks,
+// such as the name of an entity whose first triple was retracted and whose
+// string a collection's deletion collected, are added). Triples and
+// entity_words keep their ids. The file is vacuumed after. Nothing stored
+// changes meaning: Find and Entities answer as before
+// (TestMigrateHashed on a store written by main at af80d2c).
+func migrateHashed(db *sql.DB) error {
+	var tables, hashed int
+	if err := db.QueryRow(`SELECT (SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'strs'),
+		(SELECT count(*) FROM pragma_table_info('strs') WHERE name = 'h')`).Scan(&tables, &hashed); err != nil {
+		return err
+	}
+	if tables == 0 || hashed > 0 {
+		return nil
+	}
+	ent := func(c string) string { return lookupSQL("o." + c) }
+	err := execTx(db,
+		`ALTER TABLE strs RENAME TO strs_v1`,
+		`ALTER TABLE entities RENAME TO entities_v1`,
+		tableSQL("strs"),
+		`INSERT INTO strs (id, h, s) SELECT id, kg_strhash(s), s FROM strs_v1 ORDER BY id`,
+		`INSERT INTO strs (h, s) SELECT kg_strhash(x), x FROM (
+			SELECT collection AS x FROM entities_v1 UNION SELECT id FROM entities_v1 UNION SELECT name FROM entities_v1
+			UNION SELECT type FROM entities_v1 UNION SELECT norm FROM entities_v1)
+			WHERE x NOT IN (SELECT s FROM strs_v1) ORDER BY x`,
+		`CREATE INDEX strs_h ON strs(h)`,
+		tableSQL("entities"),
+		`INSERT INTO entities (collection, id, name, type, norm, refs)
+			SELECT `+ent("collection")+`, `+ent("id")+`, `+ent("name")+`, `+ent("type")+`, `+ent("norm")+`, o.refs
+			FROM entities_v1 AS o ORDER BY 1, 2`,
+		`DROP TABLE strs_v1`,
+		`DROP TABLE entities_v1`,
+		fmt.Sprintf(`PRAGMA user_version = %d`, formatVersion))
 	if err != nil {
 		return err
 	}
@@ -469,7 +562,7 @@ func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
 		for _, q := range []string{
 			`DELETE FROM triples WHERE collection = ` + strID("?1"),
 			`DELETE FROM docs WHERE collection = ?1`,
-			`DELETE FROM entities WHERE collection = ?1`,
+			`DELETE FROM entities WHERE collection = ` + strID("?1"),
 			`DELETE FROM entity_words WHERE collection = ` + strID("?1"),
 			// The strings no row refers to any more, this collection's
 			// among them (its URLs and names must not outlive it).
@@ -490,7 +583,9 @@ const referencedStrs = `SELECT collection FROM triples UNION SELECT doc_url FROM
 	UNION SELECT s_norm FROM triples UNION SELECT p FROM triples UNION SELECT o_id FROM triples
 	UNION SELECT o_name FROM triples UNION SELECT o_type FROM triples UNION SELECT o_norm FROM triples
 	UNION SELECT literal FROM triples UNION SELECT chunk_id FROM triples UNION SELECT source_url FROM triples
-	UNION SELECT collection FROM entity_words UNION SELECT id FROM entity_words`
+	UNION SELECT collection FROM entity_words UNION SELECT id FROM entity_words
+	UNION SELECT collection FROM entities UNION SELECT id FROM entities UNION SELECT name FROM entities
+	UNION SELECT type FROM entities UNION SELECT norm FROM entities`
 
 // Find implements graphrag.Store.
 func (s *Store) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple, error) {
@@ -626,10 +721,10 @@ func (s *Store) Put(ctx context.Context, key, value string) error {
 
 // Stats counts the triples and entities of a collection.
 func (s *Store) Stats(ctx context.Context, collection string) (triples, entities int, err error) {
-	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM triples WHERE collection = `+strID("?"), collection).Scan(&triples); err != nil {
+	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM triples WHERE collection = `+strID("?1"), collection).Scan(&triples); err != nil {
 		return 0, 0, dbErr(ctx, err, "stats")
 	}
-	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM entities WHERE collection = ?`, collection).Scan(&entities); err != nil {
+	if err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM entities WHERE collection = `+strID("?1"), collection).Scan(&entities); err != nil {
 		return 0, 0, dbErr(ctx, err, "stats")
 	}
 	return triples, entities, nil

@@ -393,7 +393,8 @@ const insertTriples = `INSERT INTO triples (rowid, collection, doc_url, s_id, s_
 // internAll sets out[i] to the strs id of the string vals[i], for every
 // value but the first of each row of ncols (a rowid, copied), adding the
 // strings strs lacks: looked up in the writer's cache, then, for the rest,
-// inserted and read back in batches.
+// by their hashes in batches, and those still missing inserted (their ids
+// come back from the INSERT).
 func (x *wtx) internAll(vals, out []any, ncols int) error {
 	c := &x.s.w.strs
 	var miss []string
@@ -408,29 +409,37 @@ func (x *wtx) internAll(vals, out []any, ncols int) error {
 			miss = append(miss, str)
 		}
 	}
-	for len(miss) > 0 {
-		n := min(len(miss), rowsPerInsert*8)
-		batch := make([]any, n)
-		for i, m := range miss[:n] {
-			batch[i] = m
-		}
-		if err := x.insertRows(`INSERT OR IGNORE INTO strs (s)`, "", 1, batch); err != nil {
+	learn := func(rows *sql.Rows) error {
+		var id int64
+		var str string
+		if err := rows.Scan(&id, &str); err != nil {
 			return err
 		}
-		q := `SELECT id, s FROM strs WHERE s IN (?` + strings.Repeat(",?", n-1) + `)`
-		err := x.queryEach(q, batch, func(rows *sql.Rows) error {
-			var id int64
-			var str string
-			if err := rows.Scan(&id, &str); err != nil {
-				return err
-			}
+		if seen[str] {
 			if c.pend == nil {
 				c.pend = map[string]int64{}
 			}
 			c.pend[str] = id
-			return nil
-		})
-		if err != nil {
+		}
+		return nil
+	}
+	for len(miss) > 0 {
+		n := min(len(miss), rowsPerInsert*8)
+		hashes := make([]any, n)
+		for i, m := range miss[:n] {
+			hashes[i] = strHash(m)
+		}
+		q := `SELECT id, s FROM strs WHERE h IN (?` + strings.Repeat(",?", n-1) + `)`
+		if err := x.queryEach(q, hashes, learn); err != nil {
+			return err
+		}
+		var add []any
+		for _, m := range miss[:n] {
+			if _, ok := c.pend[m]; !ok {
+				add = append(add, strHash(m), m)
+			}
+		}
+		if err := x.insertRows(`INSERT INTO strs (h, s)`, ` RETURNING id, s`, 2, add, learn); err != nil {
 			return err
 		}
 		miss = miss[n:]
@@ -611,42 +620,39 @@ func (x *wtx) retract(collection, docURL string) (map[string]int, error) {
 	return refs, err
 }
 
-// upsertNew runs addRefs' upsert of vals (entity rows) and inserts the
-// index words of the entities it created. The upsert tells, by the count it
-// returns, which entities are new: an existing entity holds at least one
-// reference already, so its count comes back above the delta.
-func (x *wtx) upsertNew(collection string, refs map[string]int, ents map[string]entRow, vals []any) error {
-	var coll any = collection
+// upsertNew runs addRefs' upsert of vals (entity rows: refs, collection,
+// id, name, type, norm) and inserts the index words of the entities it
+// created. The strings are interned first (internAll). The upsert tells,
+// by the count it returns, which entities are new: an existing entity holds
+// at least one reference already, so its count comes back above the delta.
+func (x *wtx) upsertNew(refs map[string]int, ents map[string]entRow, vals []any) error {
+	ids := make([]any, len(vals))
+	if err := x.internAll(vals, ids, 6); err != nil {
+		return err
+	}
+	byID := make(map[int64]string, len(vals)/6) // strs id -> entity id
+	for i := 0; i < len(vals); i += 6 {
+		byID[ids[i+2].(int64)] = vals[i+2].(string)
+	}
+	coll := ids[1]
 	var words []any
-	var id string
+	var sid int64
 	var n int
-	if err := x.insertRows(`INSERT INTO entities (collection, id, name, type, norm, refs)`,
-		` ON CONFLICT (collection, id) DO UPDATE SET refs = refs + excluded.refs RETURNING id, refs`, 6, vals,
+	if err := x.insertRows(`INSERT INTO entities (refs, collection, id, name, type, norm)`,
+		` ON CONFLICT (collection, id) DO UPDATE SET refs = refs + excluded.refs RETURNING id, refs`, 6, ids,
 		func(rows *sql.Rows) error {
-			if err := rows.Scan(&id, &n); err != nil {
+			if err := rows.Scan(&sid, &n); err != nil {
 				return err
 			}
+			id := byID[sid]
 			if n == refs[id] {
 				for _, w := range Words(ents[id].norm, id) {
-					words = append(words, coll, w, id)
+					words = append(words, coll, w, sid)
 				}
 			}
 			return nil
 		}); err != nil {
 		return err
-	}
-	// The collection and id interned like the triples' strings (the word
-	// rides in the first column, which internAll copies).
-	cols := make([]any, len(words))
-	for i := 0; i < len(words); i += 3 {
-		cols[i], cols[i+1], cols[i+2] = words[i+1], words[i], words[i+2]
-	}
-	ids := make([]any, len(cols))
-	if err := x.internAll(cols, ids, 3); err != nil {
-		return err
-	}
-	for i := 0; i < len(ids); i += 3 {
-		words[i], words[i+1], words[i+2] = ids[i+1], ids[i], ids[i+2]
 	}
 	return x.insertRows(`INSERT OR IGNORE INTO entity_words (collection, word, id)`, "", 3, words)
 }
@@ -678,9 +684,9 @@ func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]en
 		var coll any = collection
 		for _, id := range up {
 			e := ents[id]
-			vals = append(vals, coll, id, e.name, e.typ, e.norm, refs[id])
+			vals = append(vals, refs[id], coll, id, e.name, e.typ, e.norm)
 		}
-		if err := x.upsertNew(collection, refs, ents, vals); err != nil {
+		if err := x.upsertNew(refs, ents, vals); err != nil {
 			return err
 		}
 	}
@@ -692,7 +698,8 @@ func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]en
 		}
 		var left int
 		var norm string
-		rows, err := x.query(`UPDATE entities SET refs = refs + ? WHERE collection = ? AND id = ? RETURNING refs, norm`, refs[id], collection, id)
+		rows, err := x.query(`UPDATE entities SET refs = refs + ?1 WHERE collection = `+strID("?2")+` AND id = `+strID("?3")+`
+			RETURNING refs, (SELECT s FROM strs WHERE id = norm)`, refs[id], collection, id)
 		if err != nil {
 			return err
 		}
@@ -710,7 +717,7 @@ func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]en
 		if !found || left > 0 {
 			continue
 		}
-		if _, err := x.exec(`DELETE FROM entities WHERE collection = ? AND id = ?`, collection, id); err != nil {
+		if _, err := x.exec(`DELETE FROM entities WHERE collection = `+strID("?1")+` AND id = `+strID("?2"), collection, id); err != nil {
 			return err
 		}
 		// Exactly the words it was indexed under (see Words), so no scan

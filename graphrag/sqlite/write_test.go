@@ -177,7 +177,8 @@ func TestEntityRemovedByAnotherWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	for _, q := range []string{`DELETE FROM entities WHERE id = 'json encoder'`, `DELETE FROM entity_words WHERE id = 'json encoder'`} {
+	for _, q := range []string{`DELETE FROM entities WHERE id = (SELECT id FROM strs WHERE s = 'json encoder')`,
+		`DELETE FROM entity_words WHERE id = (SELECT id FROM strs WHERE s = 'json encoder')`} {
 		if _, err := other.Exec(q); err != nil {
 			t.Fatal(err)
 		}
