@@ -3,17 +3,22 @@
 // Last-Modified, content hash and last-seen time of every crawled page, per
 // collection, in one SQLite file in the data dir (modernc.org/sqlite, pure
 // Go, WAL journal), so that re-crawls send conditional requests and skip
-// unchanged pages across restarts.
+// unchanged pages across restarts. A page's links are stored
+// zstd-compressed (format 1, see crawler/DECISIONS.md).
 package sqlite
 
 import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/crawler"
@@ -78,7 +83,117 @@ func Open(path string) (*Store, error) {
 		db.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the page state schema")
 	}
+	if err := migrateLinks(db); err != nil {
+		db.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "compressing the stored page links")
+	}
 	return &Store{db: db}, nil
+}
+
+// formatVersion is the layout Open leaves the file in (PRAGMA
+// user_version): 1 since links are stored compressed (packLinks). Files of
+// format 0 hold them as text; rows of either kind read back the same.
+const formatVersion = 1
+
+// migrateLinks compresses the links of every page a format 0 file stores
+// as text, in one transaction (rows read and rewritten 1,024 at a time),
+// stamps format 1 and VACUUMs so the space is given back.
+func migrateLinks(db *sql.DB) error {
+	var v int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&v); err != nil || v >= formatVersion {
+		return err
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	type row struct{ collection, url, links string }
+	var last row
+	for {
+		rows, err := tx.Query(`SELECT collection, url, links FROM pages
+			WHERE (collection, url) > (?, ?) AND typeof(links) = 'text' AND links != '' ORDER BY collection, url LIMIT 1024`, last.collection, last.url)
+		if err != nil {
+			return err
+		}
+		var batch []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.collection, &r.url, &r.links); err != nil {
+				rows.Close()
+				return err
+			}
+			batch = append(batch, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, r := range batch {
+			if _, err := tx.Exec(`UPDATE pages SET links = ? WHERE collection = ? AND url = ?`,
+				packLinks(strings.Split(r.links, "\n")), r.collection, r.url); err != nil {
+				return err
+			}
+		}
+		if len(batch) < 1024 {
+			break
+		}
+		last = batch[len(batch)-1]
+	}
+	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, formatVersion)); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	_, err = db.Exec(`VACUUM`)
+	return err
+}
+
+// The links codec: one encoder and decoder for the process (both are safe
+// for concurrent use), built when first needed.
+var (
+	linksEncoder = sync.OnceValue(func() *zstd.Encoder {
+		e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+		return e
+	})
+	linksDecoder = sync.OnceValue(func() *zstd.Decoder {
+		d, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+		return d
+	})
+)
+
+// packLinks is the stored form of a page's links: empty text for none, else
+// the zstd frame of the links joined by newlines (a blob). Link lists are
+// mostly URLs of one site, so they compress several times over; as text
+// they made rows of kilobytes that spilled into overflow pages.
+func packLinks(links []string) any {
+	if len(links) == 0 {
+		return ""
+	}
+	return linksEncoder().EncodeAll([]byte(strings.Join(links, "\n")), nil)
+}
+
+// unpackLinks reads what packLinks stored, or the text of a format 0 row.
+func unpackLinks(v any) ([]string, error) {
+	var text string
+	switch v := v.(type) {
+	case nil:
+	case string:
+		text = v
+	case []byte:
+		b, err := linksDecoder().DecodeAll(v, nil)
+		if err != nil {
+			return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "page state links are corrupt")
+		}
+		text = string(b)
+	default:
+		return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "page state links stored as %T", v)
+	}
+	if text == "" {
+		return nil, nil
+	}
+	return strings.Split(text, "\n"), nil
 }
 
 // Close releases the database.
@@ -95,13 +210,13 @@ func (s *Store) ListPages(ctx context.Context, collection string) ([]knowledge.P
 	for rows.Next() {
 		st := knowledge.PageState{Collection: collection}
 		var seen int64
-		var links string
+		var links any
 		if err := rows.Scan(&st.URL, &st.ETag, &st.LastModified, &st.ContentHash, &seen, &links); err != nil {
 			return nil, dbError(err, "reading page states")
 		}
 		st.LastSeen = time.UnixMilli(seen).UTC()
-		if links != "" {
-			st.Links = strings.Split(links, "\n")
+		if st.Links, err = unpackLinks(links); err != nil {
+			return nil, err
 		}
 		out = append(out, st)
 	}
@@ -125,7 +240,7 @@ func (s *Store) PutPage(ctx context.Context, st knowledge.PageState) error {
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (collection, url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified,
 			content_hash = excluded.content_hash, last_seen = excluded.last_seen, links = excluded.links`,
-		st.Collection, st.URL, st.ETag, st.LastModified, st.ContentHash, st.LastSeen.UnixMilli(), strings.Join(st.Links, "\n"))
+		st.Collection, st.URL, st.ETag, st.LastModified, st.ContentHash, st.LastSeen.UnixMilli(), packLinks(st.Links))
 	return dbError(err, "saving page state")
 }
 
