@@ -25,6 +25,10 @@ const (
 	ScopeIngest Scope = "ingest" // corpora and jobs
 	ScopeAdmin  Scope = "admin"  // deleting collections, registering agents
 	scopePublic Scope = ""       // no credentials needed
+	// scopeAtAdmission marks a route whose handler is one service call
+	// (call): require only authenticates, and the call's admission checks
+	// the scope with the rest of the request, so it is checked once.
+	scopeAtAdmission Scope = "\x00admission"
 )
 
 // APIKey is one configured key. The key itself is never stored: only its
@@ -289,9 +293,10 @@ func remoteHost(r *http.Request) string {
 }
 
 // require wraps h, the handler of the route pattern, so it runs only for
-// requests holding scope, and records the route's request metrics: in flight
-// while it runs, then count and latency by pattern and status (a handler's
-// panic goes on to middleware, which logs it, uncounted here).
+// requests holding scope (only authenticated ones for scopeAtAdmission,
+// whose call checks the scope), and records the route's request metrics: in
+// flight while it runs, then count and latency by pattern and status (a
+// handler's panic goes on to middleware, which logs it, uncounted here).
 func (s *Server) require(pattern string, scope Scope, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -318,7 +323,7 @@ func (s *Server) require(pattern string, scope Scope, h http.HandlerFunc) http.H
 			s.writeError(w, r, err)
 			return
 		}
-		if !p.has(scope) {
+		if scope != scopeAtAdmission && !p.has(scope) {
 			s.writeError(w, r, kgagent.Errorf(kgagent.EFORBIDDEN, "this key lacks the %q scope", scope))
 			return
 		}

@@ -3,10 +3,13 @@ package gateway
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/kgagent/kgagent"
 )
 
 func authConfig() Config {
@@ -185,5 +188,65 @@ func TestNewRejectsBadKeys(t *testing.T) {
 	}
 	if _, err := New(Config{JWT: JWTConfig{JWKSFile: "/nonexistent/jwks.json"}}, Backends{}); err == nil {
 		t.Error("missing JWKS file accepted")
+	}
+}
+
+// callCount is kgagent_calls_total{service, code} of srv.
+func callCount(t *testing.T, srv *Server, service, code string) float64 {
+	t.Helper()
+	mfs, err := srv.Metrics().Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "kgagent_calls_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["service"] == service && labels["code"] == code {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// TestScopeCheckedOnceAtAdmission (issue 22, item 4): a route whose handler
+// is one service call leaves the scope to the call's admission, so it is
+// checked once. A key without the ask scope gets 403 FORBIDDEN, and the
+// refusal is the admission's: counted in kgagent_calls_total, and on the
+// OpenAI route in OpenAI's error shape. Before, the route refused first
+// (counted nowhere, in the REST shape) and the admission checked again.
+func TestScopeCheckedOnceAtAdmission(t *testing.T) {
+	f := newFixture(t, authConfig())
+	for _, tt := range []struct{ method, path, body, service string }{
+		{"POST", "/api/v1/agent", `{"question":"q"}`, ServiceAgent},
+		{"POST", "/api/v1/flow/default/service/search", `{"query":"q"}`, ServiceSearch},
+		{"POST", "/api/v1/search", `{"query":"q"}`, ServiceSearch},
+		{"POST", "/api/v1/graph-rag", `{"question":"q"}`, ServiceGraphRAG},
+		{"GET", "/api/v1/triples?s=x", "", ServiceTriples},
+		{"POST", "/v1/chat/completions", `{"model":"kgagent","messages":[{"role":"user","content":"q"}]}`, ServiceAgent},
+	} {
+		before := callCount(t, f.srv, tt.service, kgagent.EFORBIDDEN)
+		status, m, _ := do(t, tt.method, f.ts.URL+tt.path, "ingest-key", tt.body)
+		if status != http.StatusForbidden || errCode(m) != kgagent.EFORBIDDEN {
+			t.Errorf("%s %s with an ingest-only key: %d %v", tt.method, tt.path, status, m)
+		}
+		if n := callCount(t, f.srv, tt.service, kgagent.EFORBIDDEN) - before; n != 1 {
+			t.Errorf("%s %s: kgagent_calls_total{service=%q,code=FORBIDDEN} grew by %v, want 1 (refused at admission)", tt.method, tt.path, tt.service, n)
+		}
+		if strings.HasPrefix(tt.path, "/v1/") {
+			if e, _ := m["error"].(map[string]any); e["type"] != "permission_error" {
+				t.Errorf("%s: not OpenAI's error shape: %v", tt.path, m)
+			}
+		}
+	}
+	// The key that holds the scope is admitted.
+	if status, m, _ := do(t, "POST", f.ts.URL+"/api/v1/search", "ask-key", `{"query":"q"}`); status != http.StatusOK {
+		t.Errorf("ask key: %d %v", status, m)
 	}
 }

@@ -128,7 +128,7 @@ func DecodeChatCompletion(data []byte) (ChatCompletionRequest, string, error) {
 func (s *Server) openAIRoutes() {
 	s.handle("GET", "/v1/models", ScopeAsk, s.listModels)
 	s.handle("GET", "/v1/models/{id}", ScopeAsk, s.getModel)
-	s.handle("POST", "/v1/chat/completions", ScopeAsk, s.chatCompletions)
+	s.handle("POST", "/v1/chat/completions", scopeAtAdmission, s.chatCompletions)
 }
 
 // ReasonUnsupportedParameter is the reason (and, on /v1, the OpenAI error

@@ -28,11 +28,11 @@ func (s *Server) routesSetup() {
 	s.handle("GET", "/api/v1/openapi.json", scopePublic, s.serveOpenAPI)
 
 	// Questions (seed 004).
-	s.handle("POST", "/api/v1/agent", ScopeAsk, s.serviceHandler(ServiceAgent, s.bodyRequest))
-	s.handle("POST", "/api/v1/flow/{flow}/service/{service}", ScopeAsk, s.serviceHandler("", s.bodyRequest))
-	s.handle("POST", "/api/v1/search", ScopeAsk, s.serviceHandler(ServiceSearch, s.bodyRequest))
-	s.handle("POST", "/api/v1/graph-rag", ScopeAsk, s.serviceHandler(ServiceGraphRAG, s.bodyRequest))
-	s.handle("GET", "/api/v1/triples", ScopeAsk, s.serviceHandler(ServiceTriples, triplesRequest))
+	s.handle("POST", "/api/v1/agent", scopeAtAdmission, s.serviceHandler(ServiceAgent, s.bodyRequest))
+	s.handle("POST", "/api/v1/flow/{flow}/service/{service}", scopeAtAdmission, s.serviceHandler("", s.bodyRequest))
+	s.handle("POST", "/api/v1/search", scopeAtAdmission, s.serviceHandler(ServiceSearch, s.bodyRequest))
+	s.handle("POST", "/api/v1/graph-rag", scopeAtAdmission, s.serviceHandler(ServiceGraphRAG, s.bodyRequest))
+	s.handle("GET", "/api/v1/triples", scopeAtAdmission, s.serviceHandler(ServiceTriples, triplesRequest))
 	s.handle("GET", "/api/v1/socket", ScopeAsk, s.socket)
 
 	// Ingestion and collections.
