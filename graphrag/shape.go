@@ -289,19 +289,3 @@ func AnalyzeQuestion(question string) Shape {
 	}
 	return sh
 }
-
-// stem cuts common English endings off a lower-case word, for matching a
-// restriction ("copying") against descriptions ("Copy", "copies").
-func stem(w string) string {
-	for _, suf := range []string{"ying", "ing", "ies", "ied", "es", "ed", "s", "e", "y"} {
-		if len(w) > len(suf)+2 && strings.HasSuffix(w, suf) {
-			w = strings.TrimSuffix(w, suf)
-			break
-		}
-	}
-	// "copping" -> "cop", "stopp" -> "stop"
-	if n := len(w); n > 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiou", rune(w[n-1])) {
-		w = w[:n-1]
-	}
-	return w
-}

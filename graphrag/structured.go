@@ -254,7 +254,7 @@ func restrict(items []kgagent.EvidenceItem, words []string) []kgagent.EvidenceIt
 	if len(words) == 0 {
 		return nil
 	}
-	head := stem(words[0])
+	head := text.PrefixStem(words[0])
 	if len(head) < 3 {
 		return nil
 	}
@@ -267,7 +267,7 @@ func restrict(items []kgagent.EvidenceItem, words []string) []kgagent.EvidenceIt
 		for _, w := range strings.FieldsFunc(strings.ToLower(it.Text), func(r rune) bool {
 			return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
 		}) {
-			if stem(w) == head {
+			if text.PrefixStem(w) == head {
 				out = append(out, it)
 				break
 			}

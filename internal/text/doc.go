@@ -1,6 +1,7 @@
 // Package text is kgagent's one definition of text analysis: what a word
 // is (Spans, Tokens, contractions written out), how a word folds to its
-// term (Stem, and Singular for entity names), which words carry no meaning
+// term (one stemmer, suffixTable, of which Stem, Singular for entity names,
+// LightStem and PrefixStem are strengths), which words carry no meaning
 // (IsStopWord for every text, IsFiller for questions), the terms of a
 // document (Terms) and of a question (QuestionTerms), BM25 and cosine
 // scoring, and cutting text to a length (Clip, Truncate, CutWords).

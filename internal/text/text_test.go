@@ -169,46 +169,6 @@ func TestStemBytesMatchesStem(t *testing.T) {
 	}
 }
 
-func FuzzStem(f *testing.F) {
-	f.Add("libraries")
-	f.Add("eyes")
-	f.Fuzz(func(t *testing.T, w string) {
-		if got, want := Stem(w), stemRef(w); got != want {
-			t.Fatalf("Stem(%q) = %q, the reference gives %q", w, got, want)
-		}
-		if got, want := string(StemBytes(nil, []byte(w))), stemRef(w); got != want {
-			t.Fatalf("StemBytes(%q) = %q, the reference gives %q", w, got, want)
-		}
-	})
-}
-
-// stemRef is Stem as written before Stem and StemBytes shared one rule
-// (stemCut): the reference the stored vectors were written with.
-func stemRef(w string) string {
-	if len(w) <= 4 {
-		return w
-	}
-	for _, suf := range stemSuffixes {
-		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 3 {
-			if suf == "s" && (strings.HasSuffix(w, "ss") || strings.HasSuffix(w, "us") || strings.HasSuffix(w, "is")) {
-				break
-			}
-			w = w[:len(w)-len(suf)]
-			if suf == "ies" || suf == "ied" {
-				w += "i"
-			}
-			break
-		}
-	}
-	if n := len(w); n > 3 && w[n-1] == 'e' {
-		w = w[:n-1]
-	}
-	if n := len(w); n > 3 && w[n-1] == 'y' {
-		w = w[:n-1] + "i"
-	}
-	return w
-}
-
 // TestStopBytes checks IsStopBytes against IsStopWord on every stop word
 // and near misses.
 func TestStopBytes(t *testing.T) {
