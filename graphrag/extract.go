@@ -53,23 +53,6 @@ var (
 	reCodeSig = regexp.MustCompile(`^\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\(`)
 )
 
-// stopStarts are words that make a poor subject of "X is a Y".
-var stopStarts = map[string]bool{
-	"it": true, "this": true, "that": true, "there": true, "which": true, "what": true, "he": true, "she": true,
-	"they": true, "one": true, "each": true, "here": true, "result": true, "return": true, "the": true, "a": true,
-	"an": true, "these": true, "those": true, "its": true, "such": true, "if": true, "when": true, "so": true,
-}
-
-// stopTerms are capitalised words and phrases too common to be salient.
-var stopTerms = map[string]bool{
-	"the": true, "a": true, "an": true, "this": true, "if": true, "in": true, "for": true, "note": true,
-	"see": true, "new": true, "when": true, "it": true, "changed": true, "deprecated": true, "example": true,
-	"ok": true, "id": true, "i": true, "ii": true, "e.g": true, "i.e": true, "etc": true, "also": true,
-	"table of content": true, "next": true, "previous": true, "index": true, "here": true, "this page": true,
-	"link": true, "source": true, "home": true, "top": true, "up": true, "back": true, "more": true,
-	"read more": true, "click here": true, "permalink": true, "show source": true, "report a bug": true,
-}
-
 // Extract implements Extractor.
 func (x BuiltinExtractor) Extract(ctx context.Context, doc kgagent.Document, chunks []kgagent.Chunk) ([]kgagent.Triple, error) {
 	if err := ValidateCollection(doc.Collection); err != nil {
@@ -258,13 +241,13 @@ func (e *extraction) linkAliases() {
 		if !isIdent(frag) || !strings.Contains(frag, ".") {
 			continue
 		}
-		text := strings.TrimSpace(l.Text)
-		if text == "" {
+		lt := strings.TrimSpace(l.Text)
+		if lt == "" {
 			continue
 		}
-		// e.aliases.Add(text, NormalizeName(frag)), text normalised once.
-		k := NormalizeName(text)
-		if stopTerms[k] || k == "" {
+		// e.aliases.Add(lt, NormalizeName(frag)), lt normalised once.
+		k := NormalizeName(lt)
+		if text.CommonTerms.Has(k) || k == "" {
 			continue
 		}
 		if c := NormalizeName(frag); k != c {

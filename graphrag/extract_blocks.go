@@ -7,10 +7,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // salient returns the section's salient terms, most specific first.
-func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
+func (e *extraction) salient(s *kgagent.Section, body string) []kgagent.Entity {
 	var out []kgagent.Entity
 	add := func(name, typ string) {
 		if len(out) >= e.x.MaxMentions {
@@ -21,7 +22,7 @@ func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 			return
 		}
 		t := e.term(name, typ)
-		if t.ID == "" || stopTerms[t.ID] || stopStarts[t.ID] {
+		if t.ID == "" || text.CommonTerms.Has(t.ID) || text.PoorSubjects.Has(t.ID) {
 			return
 		}
 		for i := range out { // at most MaxMentions
@@ -50,7 +51,7 @@ func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 			}
 		}
 	}
-	for _, class := range codeTokens(text, saw) {
+	for _, class := range codeTokens(body, saw) {
 		for _, m := range class {
 			add(m, TypeTerm)
 		}
@@ -65,16 +66,16 @@ func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 		if full() {
 			return out
 		}
-		if lt := e.linkTexts[li]; strings.Contains(text, lt) {
+		if lt := e.linkTexts[li]; strings.Contains(body, lt) {
 			add(lt, TypeTerm)
 		}
 	}
 	if full() {
 		return out
 	}
-	capPhrases(text, func(m string) bool {
+	capPhrases(body, func(m string) bool {
 		words := strings.Fields(m)
-		for len(words) > 1 && stopStarts[strings.ToLower(words[0])] {
+		for len(words) > 1 && text.PoorSubjects.Has(strings.ToLower(words[0])) {
 			words = words[1:]
 		}
 		if len(words) > 1 {
@@ -85,7 +86,7 @@ func (e *extraction) salient(s *kgagent.Section, text string) []kgagent.Entity {
 	if full() {
 		return out
 	}
-	acronyms(text, func(m string) bool {
+	acronyms(body, func(m string) bool {
 		add(m, TypeConcept)
 		return !full()
 	})

@@ -3,6 +3,8 @@ package graphrag
 import (
 	"sort"
 	"strings"
+
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // links emits page links_to page for links to other pages, with the link
@@ -36,21 +38,21 @@ func (e *extraction) links() {
 	}
 	e.findAnchors(texts)
 	for _, l := range links {
-		target, text := l.target, l.text
-		anchor := e.anchorOf(text, lead)
+		target, lt := l.target, l.text
+		anchor := e.anchorOf(lt, lead)
 		if target != self {
-			e.emit(e.page, PredLinksTo, PageEntity(target, text), "", anchor, text)
+			e.emit(e.page, PredLinksTo, PageEntity(target, lt), "", anchor, lt)
 		}
-		if i := strings.IndexByte(l.url, '#'); i >= 0 && text != "" {
+		if i := strings.IndexByte(l.url, '#'); i >= 0 && lt != "" {
 			frag := l.url[i+1:]
 			if isIdent(frag) && strings.Contains(frag, ".") {
-				alias := NewEntity(text, TypeTerm)
+				alias := NewEntity(lt, TypeTerm)
 				api := NewEntity(frag, TypeFunction)
 				if target == self && e.hasAnchor(frag) {
 					anchor = frag
 				}
-				if alias.ID != api.ID && !stopTerms[alias.ID] {
-					e.emit(alias, PredAliasOf, api, "", anchor, text)
+				if alias.ID != api.ID && !text.CommonTerms.Has(alias.ID) {
+					e.emit(alias, PredAliasOf, api, "", anchor, lt)
 				}
 			}
 		}

@@ -48,7 +48,7 @@ func (e *extraction) isA(subject, sent, anchor string) {
 			return
 		}
 		x, rest = m[1], m[2]
-		if stopStarts[strings.ToLower(strings.Fields(x)[0])] {
+		if text.PoorSubjects.Has(strings.ToLower(strings.Fields(x)[0])) {
 			return
 		}
 	}
@@ -69,13 +69,10 @@ func (e *extraction) isA(subject, sent, anchor string) {
 // headNoun returns the noun phrase at the start of s: up to four words,
 // stopping at a relative clause, preposition or punctuation.
 func headNoun(s string) string {
-	stop := map[string]bool{"that": true, "which": true, "who": true, "where": true, "when": true, "whose": true,
-		"with": true, "used": true, "to": true, "for": true, "by": true, "in": true, "on": true, "and": true,
-		"or": true, "from": true, "as": true, "of": true, "is": true, "are": true, "but": true, "if": true, "than": true}
 	var words []string
 	for _, w := range strings.Fields(s) {
 		clean := strings.TrimRight(w, ".,;:!?)")
-		if stop[strings.ToLower(clean)] || clean == "" {
+		if text.ClauseBreaks.Has(strings.ToLower(clean)) || clean == "" {
 			break
 		}
 		if len(words) > 0 && strings.HasSuffix(clean, "ed") {
@@ -98,7 +95,7 @@ func (e *extraction) paren(x, y, anchor, sent string) {
 	x, y = strings.TrimSpace(x), strings.TrimSpace(y)
 	for {
 		w, rest, ok := strings.Cut(x, " ")
-		if !ok || !stopStarts[strings.ToLower(w)] {
+		if !ok || !text.PoorSubjects.Has(strings.ToLower(w)) {
 			break
 		}
 		x = rest
@@ -117,7 +114,7 @@ func (e *extraction) paren(x, y, anchor, sent string) {
 		return
 	}
 	words := strings.Fields(y)
-	if len(words) > 3 || stopStarts[strings.ToLower(words[0])] {
+	if len(words) > 3 || text.PoorSubjects.Has(strings.ToLower(words[0])) {
 		return
 	}
 	for _, w := range words {
@@ -135,7 +132,7 @@ func (e *extraction) paren(x, y, anchor, sent string) {
 		return
 	}
 	xe := e.term(x, TypeTerm)
-	if xe.ID == "" || stopTerms[xe.ID] || stopStarts[xe.ID] {
+	if xe.ID == "" || text.CommonTerms.Has(xe.ID) || text.PoorSubjects.Has(xe.ID) {
 		return
 	}
 	e.emit(xe, PredIsA, e.term(y, TypeConcept), "", anchor, sent)

@@ -46,8 +46,10 @@ var itemKinds = map[string]string{
 	"method": TypeMethod, "methods": TypeMethod,
 }
 
-// shapeStop are words that are never a question's subject.
-var shapeStop = map[string]bool{}
+// nonSubjects are words that are never a question's subject: the
+// vocabulary of API questions (module, class, raises, defines, since…), not
+// English function words, which text.IsQuestionStop already leaves out.
+var nonSubjects = map[string]bool{}
 
 func init() {
 	for _, w := range strings.Fields(`python module modules package library class classes function functions method methods
@@ -57,7 +59,7 @@ func init() {
 		added introduced new since available import imported belong belongs standard difference differences
 		compare comparison type types func funcs call calls way ways there defined provided contained offered
 		listed exist exists included extend extends implement implements implemented interface interfaces`) {
-		shapeStop[w] = true
+		nonSubjects[w] = true
 	}
 }
 
@@ -167,18 +169,18 @@ func AnalyzeQuestion(question string) Shape {
 		}
 		for i, x := range ws {
 			if (x.low == "module" || x.low == "class" || x.low == "package") && i > 0 {
-				if p := ws[i-1]; !text.IsQuestionStop(p.low) && !shapeStop[p.low] && !ex[p.low] {
+				if p := ws[i-1]; !text.IsQuestionStop(p.low) && !nonSubjects[p.low] && !ex[p.low] {
 					return p.raw
 				}
 			}
 			if (x.low == "module" || x.low == "class") && i+1 < len(ws) {
-				if n := ws[i+1]; !text.IsQuestionStop(n.low) && !shapeStop[n.low] && !ex[n.low] {
+				if n := ws[i+1]; !text.IsQuestionStop(n.low) && !nonSubjects[n.low] && !ex[n.low] {
 					return n.raw
 				}
 			}
 		}
 		for _, x := range ws {
-			if !text.IsQuestionStop(x.low) && !shapeStop[x.low] && !ex[x.low] && len(x.low) > 1 && unicode.IsLetter(rune(x.low[0])) {
+			if !text.IsQuestionStop(x.low) && !nonSubjects[x.low] && !ex[x.low] && len(x.low) > 1 && unicode.IsLetter(rune(x.low[0])) {
 				return x.raw
 			}
 		}
@@ -197,7 +199,7 @@ func AnalyzeQuestion(question string) Shape {
 			if d := has("does", "do"); d >= 0 && d+1 < i {
 				param = ws[d+1].raw
 			}
-		case i > 0 && !text.IsQuestionStop(ws[i-1].low) && !shapeStop[ws[i-1].low]:
+		case i > 0 && !text.IsQuestionStop(ws[i-1].low) && !nonSubjects[ws[i-1].low]:
 			param = ws[i-1].raw // P's default / P default
 		}
 		if param != "" {
@@ -257,7 +259,7 @@ func AnalyzeQuestion(question string) Shape {
 	}
 	sh := Shape{Kind: kgagent.ShapeList, Relation: itemKinds[ws[k].low]}
 	// "Which X functions ..." names the subject before the noun.
-	if k > 0 && !text.IsQuestionStop(ws[k-1].low) && !shapeStop[ws[k-1].low] && ws[k-1].low != "list" {
+	if k > 0 && !text.IsQuestionStop(ws[k-1].low) && !nonSubjects[ws[k-1].low] && ws[k-1].low != "list" {
 		sh.Subject = ws[k-1].raw
 	} else {
 		sh.Subject = subject()
@@ -282,7 +284,7 @@ func AnalyzeQuestion(question string) Shape {
 	}
 	if at >= 0 {
 		for _, x := range ws[at+1:] {
-			if !text.IsQuestionStop(x.low) && !shapeStop[x.low] && !strings.EqualFold(x.raw, sh.Subject) && len(x.low) > 2 {
+			if !text.IsQuestionStop(x.low) && !nonSubjects[x.low] && !strings.EqualFold(x.raw, sh.Subject) && len(x.low) > 2 {
 				sh.Restriction = append(sh.Restriction, x.low)
 			}
 		}

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent/extractive"
 	kgtext "github.com/kgagent/kgagent/internal/text"
 )
 
@@ -193,6 +192,9 @@ func parse(text string, st *codeState) Text {
 	return ct
 }
 
+// Groups returns the citation groups found, in order.
+func (ct Text) Groups() []Group { return ct.groups }
+
 // Numbers returns every number cited, in order.
 func (ct Text) Numbers() []int {
 	var out []int
@@ -231,6 +233,24 @@ func (ct Text) Render(keep func(i int, g Group) []int) string {
 			b.WriteString(strconv.Itoa(n))
 		}
 		b.WriteByte(']')
+	}
+	b.WriteString(ct.text[prev:])
+	return b.String()
+}
+
+// Strip returns the text without its citation groups: each group, with
+// the ASCII white space before it, is replaced by sep (" " to count a
+// sentence's words, "" to read the URL or command a citation follows).
+func (ct Text) Strip(sep string) string {
+	if len(ct.groups) == 0 {
+		return ct.text
+	}
+	var b strings.Builder
+	prev := 0
+	for _, g := range ct.groups {
+		b.WriteString(strings.TrimRight(ct.text[prev:g.Start], " \t\n\f\r"))
+		b.WriteString(sep)
+		prev = g.End
 	}
 	b.WriteString(ct.text[prev:])
 	return b.String()
@@ -298,18 +318,29 @@ func page(u string) string {
 	return u
 }
 
+// A Judge says whether evidence supports an answer's sentences
+// (extractive.Support).
+type Judge interface {
+	// Judged reports whether a sentence makes a claim evidence can
+	// support (a title or a fragment does not).
+	Judged(sentence string) bool
+	// Supports reports whether the passage numbered n supports sentence;
+	// known is false when no passage is numbered n.
+	Supports(sentence string, n int) (ok, known bool)
+}
+
 // Check returns, for each group of ct (in the run's numbers, n sources),
 // the numbers kept: those in range whose evidence passages support the
-// sentence the citation ends (extractive.Support; the sentence before when
-// the citation follows its full stop). A number that names no evidence
-// passage (a func's own source) cannot be judged and is kept. It also
-// returns how many numbers were kept.
-func (ct Text) Check(sup *extractive.Support, n int) ([][]int, int) {
+// sentence the citation ends (the sentence before when the citation
+// follows its full stop). A number that names no evidence passage (a
+// func's own source) cannot be judged and is kept. It also returns how
+// many numbers were kept.
+func (ct Text) Check(sup Judge, n int) ([][]int, int) {
 	kept := make([][]int, len(ct.groups))
 	count := 0
 	for i, g := range ct.groups {
 		sentence := ct.text[g.Sentence:g.Start]
-		if !extractive.Judged(sentence) {
+		if !sup.Judged(sentence) {
 			sentence = ct.text[g.Before:g.Start]
 		}
 		for _, k := range g.Nums {

@@ -6,15 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/agent/extractive"
 	kgtext "github.com/kgagent/kgagent/internal/text"
 )
 
 // refCheckCitations is agent's checkCitations as it was before an answer's
 // citations were parsed once (a reference for FuzzCitationsParsedOnce): it
 // walked the text itself and wrote the kept numbers as it went.
-func refCheckCitations(text string, sup *extractive.Support, n int) (string, int) {
+func refCheckCitations(text string, sup Judge, n int) (string, int) {
 	var b strings.Builder
 	var code codeState
 	kept := 0
@@ -35,7 +33,7 @@ func refCheckCitations(text string, sup *extractive.Support, n int) (string, int
 			continue
 		}
 		sentence := text[start:i]
-		if !extractive.Judged(sentence) {
+		if !sup.Judged(sentence) {
 			sentence = text[prev:i]
 		}
 		var keep []string
@@ -126,11 +124,7 @@ func FuzzCitationsParsedOnce(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	evs := []kgagent.Evidence{{Passages: []kgagent.EvidencePassage{
-		{N: 1, URL: "https://d/http.html", Title: "HTTP API", Text: "The HTTP API listens on port 8086 by default."},
-		{N: 2, URL: "https://d/cli.html", Title: "CLI", Text: "Restart the server with lumen restart."},
-	}}}
-	sup := extractive.NewSupport(evs)
+	sup := testJudge{}
 	f.Fuzz(func(t *testing.T, s string) {
 		const n = 3
 		cited := parse(s, &codeState{})
@@ -169,4 +163,19 @@ func FuzzCitationsParsedOnce(f *testing.F) {
 			t.Fatalf("rewrite %q, want %q", got, want)
 		}
 	})
+}
+
+// testJudge is a Judge for the walks above (cite cannot import its real
+// one, extractive.Support, which reads citations with this package): a
+// sentence of three words or more is judged, passages 1 and 2 exist and
+// support a sentence when its length and the number have the same parity.
+type testJudge struct{}
+
+func (testJudge) Judged(sentence string) bool { return len(strings.Fields(sentence)) >= 3 }
+
+func (testJudge) Supports(sentence string, n int) (ok, known bool) {
+	if n < 1 || n > 2 {
+		return false, false
+	}
+	return (len(sentence)+n)%2 == 0, true
 }

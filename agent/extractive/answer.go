@@ -384,7 +384,9 @@ type part struct {
 	keep bool // cited even when the next sentence has the same source
 }
 
-func cite(text string, n int) string {
+// withCitation ends text with the citation [n] before its final
+// punctuation (none when n <= 0).
+func withCitation(text string, n int) string {
 	t := strings.TrimRight(text, " ")
 	end := ""
 	if k := len(t); k > 0 && strings.ContainsRune(".!?:", rune(t[k-1])) {
@@ -549,7 +551,7 @@ func (a *answer) String() string {
 		if i+1 < len(a.parts) && !p.keep && !a.parts[i+1].code && a.parts[i+1].n == n {
 			n = 0
 		}
-		b.WriteString(cite(p.text, n))
+		b.WriteString(withCitation(p.text, n))
 	}
 	return b.String()
 }

@@ -139,6 +139,9 @@ func Judged(sentence string) bool {
 	return meaningful(text.Keys(sentence)) && claims(sentence)
 }
 
+// Judged is the package's Judged, for cite.Judge.
+func (s *Support) Judged(sentence string) bool { return Judged(sentence) }
+
 // Best returns the number of the passage that supports sentence best, 0
 // when none does.
 func (s *Support) Best(sentence string) int {

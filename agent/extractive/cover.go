@@ -175,7 +175,7 @@ func quoteOf(p *passage) string {
 	if len(quote) == 0 {
 		return ""
 	}
-	out := cite(strings.Join(quote, " "), p.N)
+	out := withCitation(strings.Join(quote, " "), p.N)
 	if !strings.HasSuffix(out, ".") && !strings.HasSuffix(out, "!") && !strings.HasSuffix(out, "?") {
 		out += "."
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/kgagent/kgagent/agent/cite"
 	"github.com/kgagent/kgagent/internal/text"
 )
 
@@ -27,22 +28,13 @@ var (
 	flagRe       = regexp.MustCompile(`(?:^|\s)(--?[A-Za-z][A-Za-z0-9-]*(?:=[^\s,;]+)?)`)
 )
 
-// commandStops end a command line written in a sentence: the prose that
-// follows it ("pip install x and restart").
-var commandStops = map[string]bool{
-	"and": true, "or": true, "then": true, "to": true, "with": true, "the": true, "a": true, "an": true,
-	"for": true, "in": true, "on": true, "from": true, "by": true, "of": true, "as": true, "which": true,
-	"that": true, "it": true, "you": true, "your": true, "is": true, "are": true, "will": true, "if": true,
-	"before": true, "after": true, "first": true, "command": true, "package": true, "instead": true,
-}
-
 // cutCommand keeps a command's words up to the first prose word, without a
 // trailing full stop; a tool with no argument left is no command.
 func cutCommand(cmd string) string {
 	fields := strings.Fields(cmd)
 	n := 0
 	for i, f := range fields {
-		if i > 0 && commandStops[strings.ToLower(f)] {
+		if i > 0 && text.CommandEnds.Has(strings.ToLower(f)) {
 			break
 		}
 		n = i + 1
@@ -168,12 +160,6 @@ var protocolRe = regexp.MustCompile(`(?i)(?:\b(?:Ask\s+(?:Func|Agent)\s*\[|(?:Fu
 // the prompt's instructions rather than a claim.
 func isProtocol(sentence string) bool { return protocolRe.MatchString(sentence) }
 
-// citationRe is a citation, [1] or [1, 2]: not a word of the sentence.
-var citationRe = regexp.MustCompile(`\[\d+(?:,\s*\d+)*\]`)
-
-// articles are left out when counting a sentence's words for a claim.
-var articles = map[string]bool{"a": true, "an": true, "the": true}
-
 // claims reports whether a sentence can make a claim a passage supports:
 // three words or more besides articles ("Lumen documentation" is a
 // title, not a claim), and no protocol syntax.
@@ -182,9 +168,9 @@ func claims(sentence string) bool {
 		return false
 	}
 	n := 0
-	sentence = citationRe.ReplaceAllString(sentence, " ")
+	sentence = cite.Parse(sentence).Strip(" ") // a citation is no word of the sentence
 	for _, w := range strings.FieldsFunc(sentence, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if !articles[strings.ToLower(w)] {
+		if !text.Articles.Has(strings.ToLower(w)) {
 			n++
 		}
 	}
@@ -221,7 +207,7 @@ func (s *Support) Invented(answer string) []string {
 // that only a source can vouch for; numbers and code spans are judged per
 // sentence by Support).
 func namedItems(line string) []string {
-	line = citationMarkRe.ReplaceAllString(line, "")
+	line = cite.Parse(line).Strip("")
 	var items []string
 	for _, u := range urlRe.FindAllString(line, -1) {
 		items = append(items, strings.TrimRight(u, ".,;:!?"))
@@ -236,9 +222,6 @@ func namedItems(line string) []string {
 	}
 	return items
 }
-
-// citationMarkRe is a citation mark, " [1]" or " [1, 2]".
-var citationMarkRe = regexp.MustCompile(`\s*\[\d+(?:,\s*\d+)*\]`)
 
 // holds reports whether a passage's text holds item verbatim, or item is
 // (a prefix of) a passage's own URL.

@@ -1,10 +1,15 @@
 package extractive
 
 import (
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent/cite"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 func TestExactItems(t *testing.T) {
@@ -123,4 +128,82 @@ func TestInvented(t *testing.T) {
 			t.Errorf("Invented(%q) = %q, want %q", tt.answer, got, tt.want)
 		}
 	}
+}
+
+// citationRefRe and citationMarkRefRe are the citation grammar verbatim.go
+// kept before it read citations with agent/cite's parser.
+var (
+	citationRefRe     = regexp.MustCompile(`\[\d+(?:,\s*\d+)*\]`)
+	citationMarkRefRe = regexp.MustCompile(`\s*\[\d+(?:,\s*\d+)*\]`)
+)
+
+// TestCitationsAreCitesGrammar: what the claim check and the invented-item
+// check take for a citation is what agent/cite parses as one (the answer's
+// citations are numbered and checked by cite), including where the old
+// regular expression disagreed with it.
+func TestCitationsAreCitesGrammar(t *testing.T) {
+	tests := []struct {
+		line  string
+		items []string
+	}{
+		{"Run pip install lumen [1].", []string{"pip install lumen"}},
+		{"Run pip install lumen [1, 2].", []string{"pip install lumen"}},
+		{"Run pip install lumen [1 2].", []string{"pip install lumen"}},           // cite: a group; the regexp: text
+		{"Run pip install lumen [ 1].", []string{"pip install lumen"}},            // cite: a group; the regexp: text
+		{"Run pip install lumen [12345].", []string{"pip install lumen [12345]"}}, // cite: at most 4 digits; the regexp: a group
+		{"See https://d/x.html [3]", []string{"https://d/x.html"}},
+		{"Run `pip install lumen[1]`", []string{"pip install lumen[1]"}}, // code: no citation for cite; the regexp cut it
+	}
+	for _, tt := range tests {
+		if got := namedItems(tt.line); !slices.Equal(got, tt.items) {
+			t.Errorf("namedItems(%q) = %q, want %q", tt.line, got, tt.items)
+		}
+		if strings.Contains(cite.Parse(tt.line).Strip(""), "[1 2]") {
+			t.Errorf("cite kept [1 2] in %q", tt.line)
+		}
+	}
+	if claims("Lumen documentation [1 2, 3]") {
+		t.Error("citation numbers counted as the words of a claim")
+	}
+}
+
+// FuzzCitationGrammarsAgree: wherever cite's parser and the old regular
+// expression find the same citation groups, the claim check and the
+// invented-item check give what they gave with the expression.
+func FuzzCitationGrammarsAgree(f *testing.F) {
+	for _, s := range []string{"Run pip install lumen [1].", "a [1] [2] b [3, 4]", "See https://d/x.html [3]", "x[1]y", "Lumen docs [12] are here [1,2]."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if strings.ContainsRune(s, '`') || strings.Contains(s, "\n") {
+			return // code and lines: cite reads code, the expression did not
+		}
+		var spans [][]int
+		ct := cite.Parse(s)
+		for _, g := range ct.Groups() {
+			spans = append(spans, []int{g.Start, g.End})
+		}
+		if want := citationRefRe.FindAllStringIndex(s, -1); !slices.EqualFunc(spans, want, slices.Equal[[]int]) {
+			return // the grammars disagree here (TestCitationsAreCitesGrammar)
+		}
+		refLine := citationMarkRefRe.ReplaceAllString(s, "")
+		if got, want := ct.Strip(""), refLine; got != want {
+			t.Fatalf("Strip(%q) = %q, the expression gives %q", s, got, want)
+		}
+		refClaims := func(sentence string) bool {
+			if isProtocol(sentence) {
+				return false
+			}
+			n := 0
+			for _, w := range strings.FieldsFunc(citationRefRe.ReplaceAllString(sentence, " "), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+				if !text.Articles.Has(strings.ToLower(w)) {
+					n++
+				}
+			}
+			return n >= 3
+		}
+		if got, want := claims(s), refClaims(s); got != want {
+			t.Fatalf("claims(%q) = %v, the expression gives %v", s, got, want)
+		}
+	})
 }

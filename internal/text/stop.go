@@ -1,6 +1,9 @@
 package text
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // IsStopWord reports whether w (lower case) is a common English function
 // word that carries no meaning for retrieval. Documents and questions both
@@ -76,4 +79,85 @@ func IsStopBytes(t []byte) bool {
 		}
 	}
 	return false
+}
+
+// A WordSet is a fixed set of lower-case words (or phrases).
+type WordSet struct{ m map[string]struct{} }
+
+// Has reports whether w is in s.
+func (s WordSet) Has(w string) bool {
+	_, ok := s.m[w]
+	return ok
+}
+
+// Words lists s's members, sorted.
+func (s WordSet) Words() []string {
+	ws := make([]string, 0, len(s.m))
+	for w := range s.m {
+		ws = append(ws, w)
+	}
+	sort.Strings(ws)
+	return ws
+}
+
+// The word lists below are not stop lists: each names a part of the stop
+// list a rule needs for its own purpose, plus the few words that purpose
+// adds (named after the stop words, and documented). They are built by
+// stopPick, which fails at start-up if a word said to be a stop word is
+// not one, so the stop list stays the one list of English function words
+// and these only choose from it. The graph's lists shape stored triples:
+// a change to them changes what a fresh ingest stores.
+var (
+	// Articles: a sentence's words besides these count toward a claim
+	// (the answer writer's claim check).
+	Articles = stopPick("a an the")
+
+	// PoorSubjects are words that make a poor subject of "X is a Y" or
+	// a poor start of a term: pronouns, determiners and conjunctions of
+	// the stop list, and "one", "result" and "return" ("One is a …",
+	// "Return is a …" in API prose). The graph's rule extractor.
+	PoorSubjects = stopPick("it this that there which what he she they each here the a an these those its such if when so",
+		"one", "result", "return")
+
+	// ClauseBreaks end a noun phrase read from the start of a definition
+	// ("a mapping that …", "a list of …"): relative pronouns,
+	// prepositions, conjunctions and the copula of the stop list, and the
+	// relative "whose". The graph's rule extractor (headNoun).
+	ClauseBreaks = stopPick("that which who where when with used to for by in on and or from as of is are but if than",
+		"whose")
+
+	// CommonTerms are capitalised words and phrases too common to be a
+	// salient term of a page: a few stop words that start sentences, and
+	// documentation boilerplate (admonitions, navigation, link texts). The
+	// graph's rule extractor.
+	CommonTerms = stopPick("the a an this if in for when it i here up more",
+		"note", "see", "new", "changed", "deprecated", "example", "ok", "id", "ii", "e.g", "i.e", "etc", "also",
+		"table of content", "next", "previous", "index", "this page", "link", "source", "home", "top", "back",
+		"read more", "click here", "permalink", "show source", "report a bug")
+
+	// CommandEnds end a command written in a sentence ("pip install x and
+	// restart"): conjunctions, prepositions, pronouns and articles of the
+	// stop list, and "first", "command", "package" and "instead", which
+	// follow a command in prose ("run make first"). The answer writer.
+	CommandEnds = stopPick("and or then to with the a an for in on from by of as which that it you your is are will if before after",
+		"first", "command", "package", "instead")
+)
+
+// stopPick is the set of stops, each of which must be a stop word, and of
+// more, none of which may be one (it would belong in stops).
+func stopPick(stops string, more ...string) WordSet {
+	s := WordSet{m: map[string]struct{}{}}
+	for _, w := range strings.Fields(stops) {
+		if !IsStopWord(w) {
+			panic("text: " + w + " is no stop word")
+		}
+		s.m[w] = struct{}{}
+	}
+	for _, w := range more {
+		if IsStopWord(w) {
+			panic("text: " + w + " is a stop word: list it with the stop words")
+		}
+		s.m[w] = struct{}{}
+	}
+	return s
 }

@@ -346,3 +346,45 @@ func TestJoinWords(t *testing.T) {
 		}
 	}
 }
+
+// TestWordListsMatchReferences holds the word lists made from the stop
+// list to the lists their users kept before (graphrag's stopStarts,
+// stopTerms and headNoun's stop words shape stored triples).
+func TestWordListsMatchReferences(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  WordSet
+		ref  string
+	}{
+		{"Articles", Articles, "a|an|the"},
+		{"PoorSubjects", PoorSubjects, "it|this|that|there|which|what|he|she|they|one|each|here|result|return|the|a|an|these|those|its|such|if|when|so"},
+		{"ClauseBreaks", ClauseBreaks, "that|which|who|where|when|whose|with|used|to|for|by|in|on|and|or|from|as|of|is|are|but|if|than"},
+		{"CommonTerms", CommonTerms, "the|a|an|this|if|in|for|note|see|new|when|it|changed|deprecated|example|ok|id|i|ii|e.g|i.e|etc|also|" +
+			"table of content|next|previous|index|here|this page|link|source|home|top|back|more|read more|click here|permalink|show source|report a bug|up"},
+		{"CommandEnds", CommandEnds, "and|or|then|to|with|the|a|an|for|in|on|from|by|of|as|which|that|it|you|your|is|are|will|if|before|after|first|command|package|instead"},
+	} {
+		want := strings.Split(c.ref, "|")
+		sort.Strings(want)
+		if got := c.set.Words(); !slices.Equal(got, want) {
+			t.Errorf("%s = %q, want %q", c.name, got, want)
+		}
+	}
+}
+
+// TestStopPick checks a word list cannot list a word as a stop word that
+// is none, nor add one that is.
+func TestStopPick(t *testing.T) {
+	for _, c := range []struct {
+		stops string
+		more  []string
+	}{{"the result", nil}, {"the", []string{"a"}}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("stopPick(%q, %q) did not panic", c.stops, c.more)
+				}
+			}()
+			stopPick(c.stops, c.more...)
+		}()
+	}
+}
