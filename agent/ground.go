@@ -158,15 +158,10 @@ var junkLead = regexp.MustCompile(`^(?i)(?:[a-z]\s*$|a\s*n\s*s?\s*w?\s*e?\s*r?\s
 // Code blocks are kept as they are.
 func cleanAnswer(text string) string {
 	var out []string
-	fence := false
+	var fence kgtext.Fence
 	for _, line := range strings.Split(text, "\n") {
 		t := strings.TrimSpace(line)
-		if kgtext.IsFence(t) {
-			fence = !fence
-			out = append(out, line)
-			continue
-		}
-		if fence {
+		if fence.Code(t) {
 			out = append(out, line)
 			continue
 		}

@@ -28,15 +28,10 @@ func ParseOutput(out string) (llm.Step, error) {
 	}
 	lines := strings.Split(out, "\n")
 	var thought []string
-	inFence := false
+	var fence text.Fence
 	for i, raw := range lines {
 		line := strings.TrimSpace(raw)
-		if text.IsFence(line) {
-			inFence = !inFence
-			thought = append(thought, line)
-			continue
-		}
-		if inFence {
+		if fence.Code(line) {
 			thought = append(thought, line)
 			continue
 		}
@@ -112,7 +107,7 @@ const repeatMinLen = 16
 // the whole output (final true).
 func scanOutput(s string, final bool) outputScan {
 	sc := outputScan{answerAt: -1, end: -1}
-	inFence := false
+	var fence text.Fence
 	var seen map[string]bool
 	jsonFrom := -1 // offset of a JSON action input that is not yet complete
 	for pos := 0; pos < len(s); {
@@ -130,12 +125,7 @@ func scanOutput(s string, final bool) outputScan {
 			continue
 		}
 		line := strings.TrimSpace(raw)
-		if text.IsFence(line) {
-			inFence = !inFence
-			pos = next
-			continue
-		}
-		if inFence {
+		if fence.Code(line) {
 			pos = next
 			continue
 		}

@@ -41,17 +41,13 @@ func (sup *Support) Attribute(answer string) Attribution {
 	}
 	type mark struct{ at, n int }
 	var marks []mark
-	fence := false
+	var fence text.Fence
 	off := 0
 	for _, line := range strings.SplitAfter(answer, "\n") {
 		start := off
 		off += len(line)
 		t := strings.TrimSpace(line)
-		if text.IsFence(t) {
-			fence = !fence
-			continue
-		}
-		if fence || t == "" {
+		if fence.Code(t) || t == "" {
 			continue
 		}
 		cursor := 0

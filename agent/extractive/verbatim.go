@@ -184,14 +184,10 @@ func claims(sentence string) bool {
 // line no citation covers must not leave the answer "attributed".
 func (s *Support) Invented(answer string) []string {
 	var out []string
-	fence := false
+	var fence text.Fence
 	for _, line := range strings.Split(answer, "\n") {
 		t := strings.TrimSpace(line)
-		if text.IsFence(t) {
-			fence = !fence
-			continue
-		}
-		if fence || t == "" {
+		if fence.Code(t) || t == "" {
 			continue
 		}
 		for _, it := range namedItems(line) {

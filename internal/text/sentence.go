@@ -119,3 +119,18 @@ func TableCells(l string) []string {
 func IsFence(line string) bool {
 	return strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~")
 }
+
+// A Fence follows Markdown code fences down a text's lines, for walks that
+// treat code apart from prose. The zero Fence is outside code.
+type Fence struct{ open bool }
+
+// Code reports whether a trimmed line is code: a fence line (which opens
+// or closes the fence) or a line inside one. Call it on every line, in
+// order.
+func (f *Fence) Code(line string) bool {
+	if IsFence(line) {
+		f.open = !f.open
+		return true
+	}
+	return f.open
+}

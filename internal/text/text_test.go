@@ -388,3 +388,15 @@ func TestStopPick(t *testing.T) {
 		}()
 	}
 }
+
+func TestFence(t *testing.T) {
+	var f Fence
+	var code []bool
+	// ``` and ~~~ open and close the same fence, as every walk took them.
+	for _, l := range []string{"prose", "```go", "x := a[1]", "~~~", "```", "inside", "~~~", "after"} {
+		code = append(code, f.Code(l))
+	}
+	if want := []bool{false, true, true, true, true, true, true, false}; !slices.Equal(code, want) {
+		t.Fatalf("Code = %v, want %v", code, want)
+	}
+}
