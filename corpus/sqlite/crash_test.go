@@ -85,9 +85,10 @@ func TestKillDuringWrites(t *testing.T) {
 		}
 		bodies := map[string][]string{}
 		for rows.Next() {
-			var doc, body string
+			var doc string
+			var body packedText
 			rows.Scan(&doc, &body)
-			bodies[doc] = append(bodies[doc], body)
+			bodies[doc] = append(bodies[doc], string(body))
 		}
 		rows.Close()
 		if len(bodies) == 0 {

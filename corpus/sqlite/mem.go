@@ -319,7 +319,7 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		var c kgagent.Chunk
 		var hp string
 		var blob []byte
-		if err := rows.Scan(&rid, &c.DocURL, &c.Title, &hp, &c.Text, &blob); err != nil {
+		if err := rows.Scan(&rid, &c.DocURL, &c.Title, &hp, (*packedText)(&c.Text), &blob); err != nil {
 			return nil, dbErr(err, "load collection")
 		}
 		_ = json.Unmarshal([]byte(hp), &c.HeadingPath)

@@ -15,6 +15,8 @@ import (
 //	1  chunk vectors stored as appendQ8Bytes writes them (dim+4 bytes)
 //	2  semantic vectors (semvecs) too; a semantic blob does not tell its
 //	   dimension, so the format says how to read it
+//	3  a chunk's body stored as one zstd frame (blob) where that is
+//	   shorter than its text (packText); text rows read the same
 //
 // The search copy has always held int8 vectors quantised from the floats,
 // so format 1 keeps exactly what search ranks by at a quarter of the bytes
@@ -22,6 +24,7 @@ import (
 const (
 	formatQ8    = 1
 	formatSemQ8 = 2
+	formatZBody = 3
 )
 
 // q8Batch is how many rows migrateQ8 converts per statement round (a
@@ -39,7 +42,7 @@ func (x *Index) migrateQ8() error {
 	if err := x.db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
 		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "read corpus index format")
 	}
-	if ver >= formatSemQ8 {
+	if ver >= formatZBody {
 		return nil
 	}
 	tx, err := x.db.BeginTx(ctx, nil)
@@ -49,7 +52,7 @@ func (x *Index) migrateQ8() error {
 	defer tx.Rollback()
 	// read again inside the write transaction: another process may have
 	// migrated meanwhile
-	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil || ver >= formatSemQ8 {
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil || ver >= formatZBody {
 		return dbErr(err, "read corpus index format")
 	}
 	var n int
@@ -58,12 +61,19 @@ func (x *Index) migrateQ8() error {
 			return err
 		}
 	}
-	ns, err := convertSemQ8(ctx, tx)
+	if ver < formatSemQ8 {
+		ns, err := convertSemQ8(ctx, tx)
+		if err != nil {
+			return err
+		}
+		n += ns
+	}
+	nb, err := convertBodies(ctx, tx)
 	if err != nil {
 		return err
 	}
-	n += ns
-	if _, err := tx.Exec(`PRAGMA user_version = 2`); err != nil {
+	n += nb
+	if _, err := tx.Exec(`PRAGMA user_version = 3`); err != nil {
 		return dbErr(err, "migrate chunk vectors")
 	}
 	if err := tx.Commit(); err != nil {
@@ -171,5 +181,62 @@ func convertVectors(ctx context.Context, tx *sql.Tx, what string, keyed bool, se
 			last = r
 		}
 		total += len(batch)
+	}
+}
+
+// convertBodies stores every chunk body held as text as packText stores a
+// new one (format 3), q8Batch rows a round, and returns how many it
+// rewrote.
+func convertBodies(ctx context.Context, tx *sql.Tx) (int, error) {
+	const what = "compress chunk bodies"
+	sel, err := tx.PrepareContext(ctx, `SELECT rid, body FROM chunks WHERE rid > ? AND typeof(body) = 'text' ORDER BY rid LIMIT ?`)
+	if err != nil {
+		return 0, dbErr(err, what)
+	}
+	defer sel.Close()
+	upd, err := tx.PrepareContext(ctx, `UPDATE chunks SET body = ? WHERE rid = ?`)
+	if err != nil {
+		return 0, dbErr(err, what)
+	}
+	defer upd.Close()
+	type row struct {
+		rid  int64
+		body string
+	}
+	var batch []row
+	var last int64
+	total := 0
+	for {
+		rows, err := sel.QueryContext(ctx, last, q8Batch)
+		if err != nil {
+			return 0, dbErr(err, what)
+		}
+		batch = batch[:0]
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.rid, &r.body); err != nil {
+				rows.Close()
+				return 0, dbErr(err, what)
+			}
+			batch = append(batch, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, dbErr(err, what)
+		}
+		if len(batch) == 0 {
+			return total, nil
+		}
+		for _, r := range batch {
+			last = r.rid
+			v := packText(r.body)
+			if _, ok := v.(string); ok {
+				continue // stays text
+			}
+			if _, err := upd.ExecContext(ctx, v, r.rid); err != nil {
+				return 0, dbErr(err, what)
+			}
+			total++
+		}
 	}
 }

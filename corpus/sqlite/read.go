@@ -56,7 +56,7 @@ func (x *Index) DocumentChunks(ctx context.Context, collection, docURL string) (
 	for rows.Next() {
 		var c kgagent.Chunk
 		var hp string
-		if err := rows.Scan(&c.ID, &c.Collection, &c.DocURL, &c.URL, &c.Title, &hp, &c.Anchor, &c.Ordinal, &c.Text, &c.Hash); err != nil {
+		if err := rows.Scan(&c.ID, &c.Collection, &c.DocURL, &c.URL, &c.Title, &hp, &c.Anchor, &c.Ordinal, (*packedText)(&c.Text), &c.Hash); err != nil {
 			return nil, dbErr(err, "read document")
 		}
 		_ = json.Unmarshal([]byte(hp), &c.HeadingPath)

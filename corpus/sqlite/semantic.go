@@ -202,7 +202,7 @@ func (x *Index) SemanticMissing(ctx context.Context, model string, after int64, 
 		var c kgagent.Chunk
 		var rid int64
 		var hp string
-		if err := rows.Scan(&rid, &c.Title, &hp, &c.Text); err != nil {
+		if err := rows.Scan(&rid, &c.Title, &hp, (*packedText)(&c.Text)); err != nil {
 			return nil, dbErr(err, "list chunks without semantic vectors")
 		}
 		_ = json.Unmarshal([]byte(hp), &c.HeadingPath)

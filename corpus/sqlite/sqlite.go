@@ -668,7 +668,7 @@ func (x *Index) loadRows(ctx context.Context, rids []int64) (map[int64]kgagent.C
 		var rid int64
 		var c kgagent.Chunk
 		var hp string
-		if err := rows.Scan(&rid, &c.ID, &c.Collection, &c.DocURL, &c.URL, &c.Title, &hp, &c.Anchor, &c.Ordinal, &c.Text, &c.Hash); err != nil {
+		if err := rows.Scan(&rid, &c.ID, &c.Collection, &c.DocURL, &c.URL, &c.Title, &hp, &c.Anchor, &c.Ordinal, (*packedText)(&c.Text), &c.Hash); err != nil {
 			return nil, dbErr(err, "load chunks")
 		}
 		_ = json.Unmarshal([]byte(hp), &c.HeadingPath)

@@ -373,7 +373,7 @@ func (t *txWrite) insert(ctx context.Context, g *writeJob, from, k int, added []
 		t.nextRid++
 		added[i] = rid
 		w := len(g.vectors[i]) + 4
-		args = append(args, rid, c.ID, c.URL, c.Title, t.headings(c.HeadingPath), c.Anchor, c.Ordinal, c.Text, c.Hash, vb[r*w:(r+1)*w:(r+1)*w])
+		args = append(args, rid, c.ID, c.URL, c.Title, t.headings(c.HeadingPath), c.Anchor, c.Ordinal, packText(c.Text), c.Hash, vb[r*w:(r+1)*w:(r+1)*w])
 	}
 	t.args = args
 	_, err := t.stmt(st).ExecContext(ctx, args...)

@@ -1,0 +1,184 @@
+package sqlite
+
+import (
+	"crypto/sha256"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kgagent/kgagent/corpus"
+)
+
+// chunksFingerprint is the chunk fingerprint of knowledge-fp.sh (`sqlite3`
+// over index.db) for collection: the rows id|doc_url|url|title|headings|
+// anchor|ordinal|body|hash|hex(vec), as sqlite3 prints them (a body's
+// newlines split a row into lines), their lines sorted bytewise, sha256,
+// the first 16 hex digits. Bodies are read as the store reads them
+// (packedText), so the value is the same for a file of any format.
+func chunksFingerprint(t *testing.T, path, collection string) (int, string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT id, doc_url, url, title, headings, anchor, ordinal, body, hash, hex(vec) FROM chunks WHERE collection = ?`, collection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var lines []string
+	n := 0
+	for rows.Next() {
+		var id, doc, url, title, heads, anchor, ord, hash, vec string
+		var body packedText
+		if err := rows.Scan(&id, &doc, &url, &title, &heads, &anchor, &ord, &body, &hash, &vec); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		row := strings.Join([]string{id, doc, url, title, heads, anchor, ord, string(body), hash, vec}, "|")
+		lines = append(lines, strings.Split(row, "\n")...)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(lines)
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n") + "\n"))
+	return n, fmt.Sprintf("%x", sum[:8])
+}
+
+// TestFingerprint prints the chunk fingerprints (knowledge-fp.sh's chunks
+// and entities lines) of the index.db at $KGAGENT_INDEX_FINGERPRINT,
+// collection $KGAGENT_INDEX_COLLECTION (default "default") and its
+// __entities collection; skipped without it. It does not open the file as
+// an Index, so nothing is migrated.
+func TestFingerprint(t *testing.T) {
+	path := os.Getenv("KGAGENT_INDEX_FINGERPRINT")
+	if path == "" {
+		t.Skip("KGAGENT_INDEX_FINGERPRINT is not set")
+	}
+	coll := os.Getenv("KGAGENT_INDEX_COLLECTION")
+	if coll == "" {
+		coll = "default"
+	}
+	n, sha := chunksFingerprint(t, path, coll)
+	fmt.Printf("FINGERPRINT chunks   n=%d sha=%s\n", n, sha)
+	n, sha = chunksFingerprint(t, path, coll+"__entities")
+	fmt.Printf("FINGERPRINT entities n=%d sha=%s\n", n, sha)
+}
+
+// TestMigrateZBody opens an index.db written by main at af80d2c
+// (testdata/index-main-af80d2c.db.gz: `kgagent ingest` of testdata/site
+// served on 127.0.0.1:18792 by main's binary; format 2, bodies as text):
+// the bodies become zstd frames where that is shorter (format 3), in one
+// transaction, the file does not grow, every chunk reads back as main
+// stored it (knowledge-fp.sh on the file before: chunks n=102
+// a536ae1adf661851, entities n=57 41709c2d0f002f3b), the search copy
+// finds the same chunks, and a second open changes nothing.
+func TestMigrateZBody(t *testing.T) {
+	ctx := t.Context()
+	path := unzipFixture(t, "testdata/index-main-af80d2c.db.gz", "index.db")
+	_, ver := rawVectors(t, path)
+	if ver != formatSemQ8 {
+		t.Fatalf("fixture: format %d, want %d", ver, formatSemQ8)
+	}
+	if n := countSQL(t, path, `SELECT count(*) FROM chunks WHERE typeof(body) = 'blob'`); n != 0 {
+		t.Fatalf("fixture: %d compressed bodies", n)
+	}
+	want := map[string]string{"default": "n=102 a536ae1adf661851", "default__entities": "n=57 41709c2d0f002f3b"}
+	for coll, w := range want {
+		if n, sha := chunksFingerprint(t, path, coll); fmt.Sprintf("n=%d %s", n, sha) != w {
+			t.Fatalf("fixture %s: n=%d %s, knowledge-fp.sh gave %s", coll, n, sha, w)
+		}
+	}
+	before, _ := os.Stat(path)
+
+	// The search copy of the rows as main stored them: a copy stamped
+	// format 3 by hand, so its text bodies are not migrated.
+	legacy := filepath.Join(t.TempDir(), "legacy.db")
+	b, _ := os.ReadFile(path)
+	if err := os.WriteFile(legacy, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`PRAGMA user_version = 3`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	lx, err := Open(Config{Path: legacy, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lx.Close()
+
+	x, err := Open(Config{Path: path, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"configure the HTTP API port", "install", "python client", "glossary term", "error codes"} {
+		// (The vectors are not touched: keyword search is what reads the
+		// bodies.)
+		cq := corpus.Query{Collection: "default", Text: q, K: 10, Mode: corpus.ModeKeyword}
+		got, err := x.Search(ctx, cq)
+		if err != nil || len(got) == 0 {
+			t.Fatalf("search %q after the migration: %v %v", q, got, err)
+		}
+		want, err := lx.Search(ctx, cq)
+		if err != nil || !slices.EqualFunc(got, want, func(a, b corpus.Hit) bool {
+			return a.Chunk.ID == b.Chunk.ID && a.Text == b.Text && a.Score == b.Score
+		}) {
+			t.Errorf("search %q: migrated %v, text rows %v (%v)", q, got, want, err)
+		}
+	}
+	x.Close()
+	if _, ver := rawVectors(t, path); ver != formatZBody {
+		t.Errorf("format %d after the migration, want %d", ver, formatZBody)
+	}
+	// 94 bodies are 64 bytes or longer; 45 of those shrink (the demo's
+	// bodies are short).
+	nz := countSQL(t, path, `SELECT count(*) FROM chunks WHERE typeof(body) = 'blob'`)
+	if nz < 40 {
+		t.Errorf("%d compressed bodies after the migration, want 45", nz)
+	}
+	for coll, w := range want {
+		if n, sha := chunksFingerprint(t, path, coll); fmt.Sprintf("n=%d %s", n, sha) != w {
+			t.Errorf("%s after the migration: n=%d %s, main stored %s", coll, n, sha, w)
+		}
+	}
+	after, _ := os.Stat(path)
+	t.Logf("index.db %d bytes before, %d after; %d bodies compressed", before.Size(), after.Size(), nz)
+	if after.Size() > before.Size() {
+		t.Errorf("index.db grew: %d -> %d bytes", before.Size(), after.Size())
+	}
+
+	// A second open changes nothing.
+	x, err = Open(Config{Path: path, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	if n := countSQL(t, path, `SELECT count(*) FROM chunks WHERE typeof(body) = 'blob'`); n != nz {
+		t.Errorf("%d compressed bodies after a second open, %d after the first", n, nz)
+	}
+}
+
+func countSQL(t *testing.T, path, q string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(q).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
