@@ -17,8 +17,9 @@ import (
 // over index.db) for collection: the rows id|doc_url|url|title|headings|
 // anchor|ordinal|body|hash|hex(vec), as sqlite3 prints them (a body's
 // newlines split a row into lines), their lines sorted bytewise, sha256,
-// the first 16 hex digits. Bodies are read as the store reads them
-// (packedText), so the value is the same for a file of any format.
+// the first 16 hex digits. Bodies, URLs, ids and hashes are read as the
+// store reads them (packedText, urlSQL, hexSQL), so the value is the same
+// for a file of any format.
 func chunksFingerprint(t *testing.T, path, collection string) (int, string) {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
@@ -26,7 +27,8 @@ func chunksFingerprint(t *testing.T, path, collection string) (int, string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query(`SELECT id, doc_url, url, title, headings, anchor, ordinal, body, hash, hex(vec) FROM chunks WHERE collection = ?`, collection)
+	rows, err := db.Query(`SELECT `+hexSQL("id")+`, doc_url, `+urlSQL("")+`, title, headings, anchor, ordinal, body, `+hexSQL("hash")+`, hex(vec)
+		FROM chunks WHERE collection = ?`, collection)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +76,9 @@ func TestFingerprint(t *testing.T) {
 // TestMigrateZBody opens an index.db written by main at af80d2c
 // (testdata/index-main-af80d2c.db.gz: `kgagent ingest` of testdata/site
 // served on 127.0.0.1:18792 by main's binary; format 2, bodies as text):
-// the bodies become zstd frames where that is shorter (format 3), in one
-// transaction, the file does not grow, every chunk reads back as main
+// the bodies become zstd frames where that is shorter (format 3) and the
+// URLs relative, ids and hashes bytes (format 4), in one transaction, the
+// file does not grow, every chunk reads back as main
 // stored it (knowledge-fp.sh on the file before: chunks n=102
 // a536ae1adf661851, entities n=57 41709c2d0f002f3b), the search copy
 // finds the same chunks, and a second open changes nothing.
@@ -98,7 +101,7 @@ func TestMigrateZBody(t *testing.T) {
 	before, _ := os.Stat(path)
 
 	// The search copy of the rows as main stored them: a copy stamped
-	// format 3 by hand, so its text bodies are not migrated.
+	// format 4 by hand, so its text columns are not migrated.
 	legacy := filepath.Join(t.TempDir(), "legacy.db")
 	b, _ := os.ReadFile(path)
 	if err := os.WriteFile(legacy, b, 0o600); err != nil {
@@ -108,7 +111,7 @@ func TestMigrateZBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`PRAGMA user_version = 3`); err != nil {
+	if _, err := db.Exec(`PRAGMA user_version = 4`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -138,14 +141,22 @@ func TestMigrateZBody(t *testing.T) {
 		}
 	}
 	x.Close()
-	if _, ver := rawVectors(t, path); ver != formatZBody {
-		t.Errorf("format %d after the migration, want %d", ver, formatZBody)
+	if _, ver := rawVectors(t, path); ver != formatPack {
+		t.Errorf("format %d after the migration, want %d", ver, formatPack)
 	}
 	// 94 bodies are 64 bytes or longer; 45 of those shrink (the demo's
 	// bodies are short).
 	nz := countSQL(t, path, `SELECT count(*) FROM chunks WHERE typeof(body) = 'blob'`)
 	if nz < 40 {
 		t.Errorf("%d compressed bodies after the migration, want 45", nz)
+	}
+	// Every id and hash is hex, every URL its document's or one of its
+	// fragments (the demo's entity chunks cite the page itself).
+	if n := countSQL(t, path, `SELECT count(*) FROM chunks WHERE typeof(id) != 'blob' OR typeof(hash) != 'blob' OR length(id) != 16 OR length(hash) != 32`); n != 0 {
+		t.Errorf("%d chunks with a text id or hash after the migration", n)
+	}
+	if n := countSQL(t, path, `SELECT count(*) FROM chunks WHERE url != '' AND substr(url, 1, 1) != '#'`); n != 0 {
+		t.Errorf("%d chunk URLs not stored relative to their document's", n)
 	}
 	for coll, w := range want {
 		if n, sha := chunksFingerprint(t, path, coll); fmt.Sprintf("n=%d %s", n, sha) != w {

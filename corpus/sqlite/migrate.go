@@ -17,6 +17,8 @@ import (
 //	   dimension, so the format says how to read it
 //	3  a chunk's body stored as one zstd frame (blob) where that is
 //	   shorter than its text (packText); text rows read the same
+//	4  a chunk's URL stored relative to its document's (packURL), its id
+//	   and hash as bytes (packHex); read back as text by urlSQL, hexSQL
 //
 // The search copy has always held int8 vectors quantised from the floats,
 // so format 1 keeps exactly what search ranks by at a quarter of the bytes
@@ -25,6 +27,7 @@ const (
 	formatQ8    = 1
 	formatSemQ8 = 2
 	formatZBody = 3
+	formatPack  = 4
 )
 
 // q8Batch is how many rows migrateQ8 converts per statement round (a
@@ -42,7 +45,7 @@ func (x *Index) migrateQ8() error {
 	if err := x.db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
 		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "read corpus index format")
 	}
-	if ver >= formatZBody {
+	if ver >= formatPack {
 		return nil
 	}
 	tx, err := x.db.BeginTx(ctx, nil)
@@ -52,7 +55,7 @@ func (x *Index) migrateQ8() error {
 	defer tx.Rollback()
 	// read again inside the write transaction: another process may have
 	// migrated meanwhile
-	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil || ver >= formatZBody {
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil || ver >= formatPack {
 		return dbErr(err, "read corpus index format")
 	}
 	var n int
@@ -68,12 +71,29 @@ func (x *Index) migrateQ8() error {
 		}
 		n += ns
 	}
-	nb, err := convertBodies(ctx, tx)
-	if err != nil {
-		return err
+	if ver < formatZBody {
+		nb, err := convertBodies(ctx, tx)
+		if err != nil {
+			return err
+		}
+		n += nb
 	}
-	n += nb
-	if _, err := tx.Exec(`PRAGMA user_version = 3`); err != nil {
+	// Format 4, in SQL: the same forms packURL and packHex give (rows of
+	// format 3 hold every URL, id and hash as text).
+	res, err := tx.ExecContext(ctx, `UPDATE chunks SET
+		url = CASE WHEN substr(url, 1, length(doc_url)) = doc_url AND (length(url) = length(doc_url) OR substr(url, length(doc_url) + 1, 1) = '#')
+				THEN substr(url, length(doc_url) + 1)
+			WHEN url = '' OR substr(url, 1, 1) = '#' THEN CAST(url AS BLOB) ELSE url END,
+		id = CASE WHEN length(id) > 0 AND length(id) % 2 = 0 AND id NOT GLOB '*[^0-9a-f]*' THEN unhex(id) ELSE id END,
+		hash = CASE WHEN length(hash) > 0 AND length(hash) % 2 = 0 AND hash NOT GLOB '*[^0-9a-f]*' THEN unhex(hash) ELSE hash END
+		WHERE typeof(url) = 'text' AND typeof(id) = 'text' AND typeof(hash) = 'text'`)
+	if err != nil {
+		return dbErr(err, "migrate chunk URLs and hashes")
+	}
+	if nu, err := res.RowsAffected(); err == nil {
+		n += int(nu)
+	}
+	if _, err := tx.Exec(`PRAGMA user_version = 4`); err != nil {
 		return dbErr(err, "migrate chunk vectors")
 	}
 	if err := tx.Commit(); err != nil {

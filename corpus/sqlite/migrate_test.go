@@ -135,7 +135,7 @@ func TestMigrateQ8(t *testing.T) {
 		t.Errorf("index.db %d -> %d bytes: not compacted", before.Size(), after.Size())
 	}
 	got, ver := rawVectors(t, path)
-	if ver != formatZBody || len(got) != len(old) {
+	if ver != formatPack || len(got) != len(old) {
 		t.Fatalf("migrated: format %d, %d rows", ver, len(got))
 	}
 	for rid, b := range old {

@@ -1,7 +1,9 @@
 package sqlite
 
 import (
+	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -62,4 +64,47 @@ func (p *packedText) Scan(v any) error {
 		return fmt.Errorf("corpus index: chunk body stored as %T", v)
 	}
 	return nil
+}
+
+// Format 4 stores a chunk's URL relative to its document's and its id and
+// hash as bytes (DECISIONS.md). The SQL expressions below read them back
+// as text, for the table aliased by the prefix given ("" or "k.").
+
+// packURL is the stored form of a chunk URL of document doc: the part
+// after doc when url is doc itself or doc#fragment (empty or starting with
+// '#': a full URL never does), else url; a url that is empty or starts
+// with '#' on its own is stored as a blob, which urlSQL reads as it is.
+func packURL(doc, url string) any {
+	if rest, ok := strings.CutPrefix(url, doc); ok && (rest == "" || rest[0] == '#') {
+		return rest
+	}
+	if url == "" || url[0] == '#' {
+		return []byte(url)
+	}
+	return url
+}
+
+// urlSQL reads packURL's form back as the chunk's URL.
+func urlSQL(p string) string {
+	return `CASE WHEN typeof(` + p + `url) = 'blob' THEN CAST(` + p + `url AS TEXT) WHEN ` + p + `url = '' OR substr(` + p + `url, 1, 1) = '#' THEN ` + p + `doc_url || ` + p + `url ELSE ` + p + `url END`
+}
+
+// packHex is the stored form of a chunk id or hash: its bytes when it is
+// lowercase hex (as the chunker makes them), else the text.
+func packHex(s string) any {
+	if len(s) == 0 || len(s)%2 != 0 {
+		return s
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return s
+		}
+	}
+	b, _ := hex.DecodeString(s)
+	return b
+}
+
+// hexSQL reads packHex's form of column col back as text.
+func hexSQL(col string) string {
+	return `CASE typeof(` + col + `) WHEN 'blob' THEN lower(hex(` + col + `)) ELSE ` + col + ` END`
 }

@@ -46,7 +46,7 @@ func (x *Index) Documents(ctx context.Context, collection, after string, limit i
 
 // DocumentChunks returns the chunks of docURL in collection by ordinal.
 func (x *Index) DocumentChunks(ctx context.Context, collection, docURL string) ([]kgagent.Chunk, error) {
-	rows, err := x.db.QueryContext(ctx, `SELECT id, collection, doc_url, url, title, headings, anchor, ordinal, body, hash
+	rows, err := x.db.QueryContext(ctx, `SELECT `+hexSQL("id")+`, collection, doc_url, `+urlSQL("")+`, title, headings, anchor, ordinal, body, `+hexSQL("hash")+`
 		FROM chunks WHERE collection = ? AND doc_url = ? ORDER BY ordinal`, collection, docURL)
 	if err != nil {
 		return nil, dbErr(err, "read document")

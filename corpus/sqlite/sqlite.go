@@ -657,7 +657,7 @@ func (x *Index) loadRows(ctx context.Context, rids []int64) (map[int64]kgagent.C
 		args[i] = rid
 		marks[i] = "?"
 	}
-	rows, err := x.db.QueryContext(ctx, `SELECT rid, id, collection, doc_url, url, title, headings, anchor, ordinal, body, hash
+	rows, err := x.db.QueryContext(ctx, `SELECT rid, `+hexSQL("id")+`, collection, doc_url, `+urlSQL("")+`, title, headings, anchor, ordinal, body, `+hexSQL("hash")+`
 		FROM chunks WHERE rid IN (`+strings.Join(marks, ",")+`)`, args...)
 	if err != nil {
 		return nil, dbErr(err, "load chunks")

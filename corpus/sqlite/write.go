@@ -189,7 +189,7 @@ func (x *Index) prepareWrites() error {
 		{&x.st.delDoc, `DELETE FROM chunks WHERE collection = ? AND doc_url = ?`},
 		{&x.st.bump, `UPDATE writes SET n = n + 1 WHERE id = 1 RETURNING n`},
 		{&x.st.setVersion, `UPDATE collections SET version = ? WHERE name = ?`},
-		{&x.st.semOld, `SELECT k.hash, k.title, k.headings, s.model, s.vec FROM chunks k JOIN semvecs s ON s.rid = k.rid WHERE k.collection = ? AND k.doc_url = ?`},
+		{&x.st.semOld, `SELECT ` + hexSQL("k.hash") + `, k.title, k.headings, s.model, s.vec FROM chunks k JOIN semvecs s ON s.rid = k.rid WHERE k.collection = ? AND k.doc_url = ?`},
 		{&x.st.semIns, `INSERT OR REPLACE INTO semvecs(rid, model, vec) VALUES (?, ?, ?)`},
 		{&x.st.ins[0], insertSQL(insSizes[0])},
 		{&x.st.ins[1], insertSQL(insSizes[1])},
@@ -373,7 +373,8 @@ func (t *txWrite) insert(ctx context.Context, g *writeJob, from, k int, added []
 		t.nextRid++
 		added[i] = rid
 		w := len(g.vectors[i]) + 4
-		args = append(args, rid, c.ID, c.URL, c.Title, t.headings(c.HeadingPath), c.Anchor, c.Ordinal, packText(c.Text), c.Hash, vb[r*w:(r+1)*w:(r+1)*w])
+		args = append(args, rid, packHex(c.ID), packURL(g.docURL, c.URL), c.Title, t.headings(c.HeadingPath), c.Anchor, c.Ordinal,
+			packText(c.Text), packHex(c.Hash), vb[r*w:(r+1)*w:(r+1)*w])
 	}
 	t.args = args
 	_, err := t.stmt(st).ExecContext(ctx, args...)
