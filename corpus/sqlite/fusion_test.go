@@ -1,6 +1,10 @@
 package sqlite
 
-import "testing"
+import (
+	"math"
+	"slices"
+	"testing"
+)
 
 func rids(s []scored) []int64 {
 	out := make([]int64, len(s))
@@ -34,5 +38,103 @@ func TestScoreFusionFlatRankings(t *testing.T) {
 	}
 	if got := ScoreFusion(3, []float64{1}, nil); len(got) != 0 {
 		t.Errorf("no rankings: %v", got)
+	}
+}
+
+// semRanking is a semantic ranking of rows 100.. with cosines falling from
+// 0.70 by 0.004 a row (n rows), and the cosines as SemanticFusion gets them.
+func semRanking(n int) ([]scored, map[int64]float64) {
+	sem := make([]scored, n)
+	cos := map[int64]float64{}
+	for i := range sem {
+		sem[i] = scored{int64(100 + i), 0.70 - 0.004*float64(i)}
+		cos[sem[i].rid] = sem[i].score
+	}
+	return sem, cos
+}
+
+// TestSemanticFusionSinksAWordMatchTheModelRejects: the keyword ranking's
+// best hit (row 1) is one the semantic model puts far below its own last
+// hit. ScoreFusion, which gives it the same nothing as that last hit, keeps
+// it first; SemanticFusion scores it by its own cosine, and the semantic
+// ranking's best comes first. Row 2, a keyword hit without a vector (not
+// embedded yet), is neither helped nor held back by the model.
+func TestSemanticFusionSinksAWordMatchTheModelRejects(t *testing.T) {
+	sem, cos := semRanking(50)
+	cos[1] = 0.05
+	kw := []scored{{1, 12}, {2, 11.9}, {100, 6}, {3, 4}, {4, 4}, {5, 4}, {6, 4}, {7, 4}, {8, 4}, {9, 4}, {10, 3}}
+	w := []float64{1}
+	if got := rids(ScoreFusion(5, []float64{1, 1}, kw, sem)); got[0] != 1 {
+		t.Fatalf("ScoreFusion order %v: the test no longer shows its weakness (want 1 first)", got)
+	}
+	got := rids(SemanticFusion(50, 1, sem, cos, kw, w, kw))
+	if got[0] != 100 {
+		t.Errorf("SemanticFusion order %v, want the semantic best (100) first", got[:5])
+	}
+	pos := map[int64]int{1: len(got)} // row 1 may be cut
+	for i, r := range got {
+		pos[r] = i
+	}
+	if pos[1] <= pos[2] {
+		t.Errorf("row 1 (cosine 0.05) at %d, not below row 2 (no vector) at %d", pos[1], pos[2])
+	}
+	if pos[2] > 3 {
+		t.Errorf("row 2 (no vector, keyword second) at %d: held back by the model", pos[2])
+	}
+}
+
+// TestSemanticFusionKeepsAnAgreedKeywordHit: when the model rates the
+// keyword ranking's clear best (row 1) close to its own best, the rankings
+// agree and that hit stays first, though the semantic ranking puts another
+// row first.
+func TestSemanticFusionKeepsAnAgreedKeywordHit(t *testing.T) {
+	sem, cos := semRanking(50)
+	sem = append([]scored{sem[0]}, append([]scored{{1, 0.69}}, sem[1:]...)...)
+	cos[1] = 0.69
+	kw := []scored{{1, 12}, {3, 5}, {4, 4.9}, {5, 4.8}, {6, 4.7}, {7, 4.6}, {8, 4.5}, {9, 4.4}, {10, 4.3}, {11, 4.2}}
+	got := rids(SemanticFusion(5, 1, sem, cos, kw, []float64{1}, kw))
+	if got[0] != 1 {
+		t.Errorf("order %v, want the keyword best (1) first", got)
+	}
+}
+
+// TestSemanticShare: the semantic ranking's factor is 1 while the keyword
+// ranking's best has at least agreeHigh of the semantic best's cosine,
+// agreeBoost at agreeLow and below, linear between; 1 when the keyword
+// best has no vector.
+func TestSemanticShare(t *testing.T) {
+	for _, c := range []struct {
+		kc    float64
+		known bool
+		top   float64
+		want  float64
+	}{
+		{0.6, true, 0.6, 1},
+		{0.5, true, 0.6, 1},    // 0.83 of the best
+		{0.39, true, 0.6, 1.5}, // 0.65
+		{0.3, true, 0.6, 2},    // 0.5
+		{-0.1, true, 0.6, 2},
+		{0.1, false, 0.6, 1},
+		{0.1, true, 0, 1},
+	} {
+		if got := semanticShare(c.kc, c.known, c.top); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("semanticShare(%v, %v, %v) = %v, want %v", c.kc, c.known, c.top, got, c.want)
+		}
+	}
+}
+
+// TestSemanticFusionWithoutKeywordHits: a query no keyword matches counts
+// as disagreement (the semantic ranking gets agreeBoost), and with no
+// semantic ranking the lexical rankings fuse as ScoreFusion does.
+func TestSemanticFusionWithoutKeywordHits(t *testing.T) {
+	sem, cos := semRanking(20)
+	dense := []scored{{7, 0.9}, {100, 0.5}}
+	got := rids(SemanticFusion(3, 1, sem, cos, nil, []float64{0.15}, dense))
+	if got[0] != 100 {
+		t.Errorf("order %v, want the semantic best first", got)
+	}
+	kw := []scored{{1, 3}, {2, 2}, {3, 1}}
+	if a, b := rids(SemanticFusion(3, 1, nil, nil, kw, []float64{1}, kw)), rids(ScoreFusion(3, []float64{1}, kw)); !slices.Equal(a, b) {
+		t.Errorf("without a semantic ranking %v, ScoreFusion %v", a, b)
 	}
 }

@@ -166,6 +166,41 @@ func (x *Index) semantic(ctx context.Context, q corpus.Query, n int) ([]scored, 
 	return m.semTop(s, qv, qs, n, q.URLPrefix), nil
 }
 
+// semanticCosines is the cosine under q.Semantic of every row ranked in
+// lists that has a vector of q.SemanticModel (rows without one are left
+// out).
+func (x *Index) semanticCosines(ctx context.Context, q corpus.Query, lists ...[]scored) (map[int64]float64, error) {
+	out := map[int64]float64{}
+	m, err := x.collection(ctx, q.Collection)
+	if err != nil || m == nil {
+		return out, err
+	}
+	x.cacheMu.RLock()
+	defer x.cacheMu.RUnlock()
+	s := m.sem[q.SemanticModel]
+	if s == nil || len(q.Semantic) != s.dim {
+		return out, nil
+	}
+	qv, qs := quantize(make([]int8, 0, s.dim), q.Semantic)
+	d := s.dim
+	for _, l := range lists {
+		for _, r := range l {
+			slot, ok := m.pos[r.rid]
+			if !ok || int(slot) >= len(s.scales) {
+				continue
+			}
+			if _, done := out[r.rid]; done {
+				continue
+			}
+			if sc := s.scales[slot]; sc != 0 {
+				i := int(slot)
+				out[r.rid] = float64(dotSem(qv, s.vecs[i*d:(i+1)*d])) * float64(qs*sc)
+			}
+		}
+	}
+	return out, nil
+}
+
 // HasSemantic reports whether the index holds (or held) a semantic vector
 // of any model.
 func (x *Index) HasSemantic() bool { return x.hasSem.Load() }

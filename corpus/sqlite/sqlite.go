@@ -492,14 +492,29 @@ func (x *Index) Search(ctx context.Context, q corpus.Query) ([]corpus.Hit, error
 		lists[0] = d
 		if len(sem) > 0 {
 			weights[0] = max(0, x.cfg.SemanticDenseWeight)
-			lists, weights = append(lists, sem), append(weights, x.cfg.SemanticWeight)
 		}
-		if x.cfg.Fusion == FusionRRF {
+		switch {
+		case x.cfg.Fusion == FusionRRF:
+			if len(sem) > 0 {
+				lists, weights = append(lists, sem), append(weights, x.cfg.SemanticWeight)
+			}
 			ranked = RRF(x.cfg.RRFK, q.K, weights, lists...)
-		} else {
+			semScores = sem
+		case len(sem) > 0:
+			// Every candidate's own cosine, not only the semantic
+			// ranking's best (SemanticFusion).
+			cos, err := x.semanticCosines(ctx, q, lists...)
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range sem {
+				cos[s.rid] = s.score
+			}
+			ranked = SemanticFusion(q.K, x.cfg.SemanticWeight, sem, cos, lists[1], weights, lists...)
+			return x.load(ctx, q.Collection, ranked, cos)
+		default:
 			ranked = ScoreFusion(q.K, weights, lists...)
 		}
-		semScores = sem
 	}
 	var cos map[int64]float64
 	if len(semScores) > 0 {
@@ -541,6 +556,21 @@ const fusionFloor = 0.5
 // n.
 func ScoreFusion(n int, weights []float64, rankings ...[]scored) []scored {
 	sum := map[int64]float64{}
+	addScores(sum, weights, rankings)
+	return bestOf(sum, n)
+}
+
+// bestOf is the best n of the fused scores sum.
+func bestOf(sum map[int64]float64, n int) []scored {
+	out := make([]scored, 0, len(sum))
+	for rid, s := range sum {
+		out = append(out, scored{rid, s})
+	}
+	return best(out, n)
+}
+
+// addScores adds ScoreFusion's share of each ranking to sum.
+func addScores(sum map[int64]float64, weights []float64, rankings [][]scored) {
 	for j, r := range rankings {
 		if len(r) == 0 {
 			continue
@@ -563,11 +593,81 @@ func ScoreFusion(n int, weights []float64, rankings ...[]scored) []scored {
 			sum[s.rid] += w * (s.score - low) / (top - low)
 		}
 	}
-	out := make([]scored, 0, len(sum))
-	for rid, s := range sum {
-		out = append(out, scored{rid, s})
+}
+
+// The semantic ranking's share in SemanticFusion grows from its weight to
+// agreeBoost times it as the keyword ranking's best hit looks less like
+// what the semantic model finds best: its cosine, relative to the semantic
+// ranking's best, falling from agreeHigh to agreeLow (measured on four
+// question sets, see corpus/minilm/DECISIONS.md).
+const (
+	agreeBoost = 2.0
+	agreeHigh  = 0.7
+	agreeLow   = 0.6
+)
+
+// SemanticFusion fuses the lexical rankings (with their weights, as
+// ScoreFusion does) with the semantic ranking sem, two ways unlike
+// ScoreFusion:
+//
+//   - Every candidate is scored by its own cosine cos[rid], min-max
+//     normalised over sem as the semantic ranking's own hits are: a
+//     candidate of the lexical rankings that the semantic model puts far
+//     below its last hit gets a negative share, where ScoreFusion gave it
+//     the same nothing as that last hit. A word match the model finds
+//     unrelated to the question sinks; one it finds close stays. A
+//     candidate without a vector (not yet embedded) gets no share.
+//   - The semantic ranking's weight depends on the query (semanticShare):
+//     when the keyword ranking's best hit is one the semantic model also
+//     rates close to its best, the two agree and keep their weights; when
+//     the model rates it far below, the words matched are not what the
+//     question means and the semantic ranking counts up to twice.
+//
+// It keeps the best n.
+func SemanticFusion(n int, semWeight float64, sem []scored, cos map[int64]float64, keyword []scored, weights []float64, lexical ...[]scored) []scored {
+	sum := map[int64]float64{}
+	addScores(sum, weights, lexical)
+	if len(sem) == 0 {
+		return bestOf(sum, n)
 	}
-	return best(out, n)
+	top, low := sem[0].score, sem[len(sem)-1].score
+	if top <= 0 || top == low {
+		addScores(sum, []float64{semWeight}, [][]scored{sem})
+		return bestOf(sum, n)
+	}
+	tenth := sem[min(fusionDepth, len(sem))-1].score
+	if len(sem) < fusionDepth {
+		low = 0 // too few hits to say what a low score is
+	}
+	kc, ok := 0.0, false
+	if len(keyword) > 0 {
+		kc, ok = cos[keyword[0].rid]
+	}
+	w := semWeight * semanticShare(kc, ok || len(keyword) == 0, top) * (fusionFloor + (top-tenth)/top)
+	for _, s := range sem {
+		if _, ok := sum[s.rid]; !ok {
+			sum[s.rid] = 0 // every semantic hit is a candidate
+		}
+	}
+	for rid := range sum {
+		if c, ok := cos[rid]; ok {
+			sum[rid] += w * (c - low) / (top - low)
+		}
+	}
+	return bestOf(sum, n)
+}
+
+// semanticShare is the factor (1 to agreeBoost) on the semantic ranking's
+// weight for a query whose keyword ranking's best hit has cosine kc (known
+// reports whether it has a vector; an empty keyword ranking counts as
+// cosine 0) when the semantic ranking's best is top.
+func semanticShare(kc float64, known bool, top float64) float64 {
+	if !known || top <= 0 {
+		return 1
+	}
+	r := kc / top
+	t := min(1, max(0, (agreeHigh-r)/(agreeHigh-agreeLow)))
+	return 1 + (agreeBoost-1)*t
 }
 
 // RRF fuses rankings by reciprocal rank fusion: each row scores the sum of
