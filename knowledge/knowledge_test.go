@@ -2,6 +2,7 @@ package knowledge_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -116,6 +117,64 @@ func TestRetrieveRanksDownLinkListsAndNumbersOnce(t *testing.T) {
 	if len(ev.Facts) != 2 || ev.Facts[0].N != 1 || ev.Facts[1].N != 4 {
 		t.Errorf("facts %+v: want numbers 1 (the json section) and 4 (a new section)", ev.Facts)
 	}
+}
+
+// TestRetrieveNamesTheSearchsFirstPages: the evidence names every one of
+// the first k pages the search ranks, though their passages come several
+// to a page (the fifth page's first passage is the search's 11th hit:
+// before, the evidence stopped at 2k = 10 passages and 4 pages, so the
+// agent's sources named fewer pages than its own search), and passages of
+// pages already named past the first k are left out.
+func TestRetrieveNamesTheSearchsFirstPages(t *testing.T) {
+	var s fakeSearch
+	score := 1.0
+	add := func(page string, n int) {
+		for i := range n {
+			s = append(s, hit(fmt.Sprintf("https://d/%s.html#s%d", page, i), page, fmt.Sprintf("Section %d of the %s page says something.", i, page), score))
+			score -= 0.01
+		}
+	}
+	add("a", 4)
+	add("b", 3)
+	add("c", 2)
+	add("d", 1)
+	add("a", 1)
+	add("e", 2)
+	add("f", 1)
+	var asked int
+	r := knowledge.NewRetriever(countingSearch{s, &asked}, nil, knowledge.RetrieveConfig{})
+	ev, err := r.Retrieve(t.Context(), "something", "c", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	pages := map[string]bool{}
+	for _, p := range ev.Passages {
+		urls = append(urls, p.URL)
+		pages[p.DocURL] = true
+	}
+	want := []string{"https://d/a.html#s0", "https://d/a.html#s1", "https://d/a.html#s2", "https://d/a.html#s3", "https://d/b.html#s0",
+		"https://d/c.html#s0", "https://d/d.html#s0", "https://d/e.html#s0"}
+	if strings.Join(urls, " ") != strings.Join(want, " ") {
+		t.Errorf("passages\n%v\nwant\n%v", urls, want)
+	}
+	if len(pages) != 5 {
+		t.Errorf("%d pages, want the search's first 5", len(pages))
+	}
+	if asked < 25 {
+		t.Errorf("asked the search for %d hits, want at least 5k = 25", asked)
+	}
+}
+
+// countingSearch records the k it was asked for.
+type countingSearch struct {
+	fakeSearch
+	k *int
+}
+
+func (c countingSearch) Search(ctx context.Context, r corpus.SearchRequest) ([]corpus.Hit, error) {
+	*c.k = r.K
+	return c.fakeSearch.Search(ctx, r)
 }
 
 // listFacts is a graph that also answers shaped questions outright.

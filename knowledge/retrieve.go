@@ -94,8 +94,10 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 		}()
 	}
 	// More candidates than asked for, so that passages ranked down for
-	// their shape make room for the next ones.
-	fetch := min(corpus.MaxK, 2*k+5)
+	// their shape make room for the next ones, and so that the evidence
+	// reaches the k pages the search ranks first although their passages
+	// come several to a page.
+	fetch := min(corpus.MaxK, 5*k+5)
 	hits, err := r.search.Search(ctx, corpus.SearchRequest{Query: question, Collection: collection, K: fetch, Mode: corpus.ModeHybrid})
 	var facts []graphrag.Fact
 	if graphDone != nil {
@@ -129,16 +131,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 		ev.Passages = append(ev.Passages, p)
 	}
 	sort.SliceStable(ev.Passages, func(i, j int) bool { return ev.Passages[i].Score > ev.Passages[j].Score })
-	// k passages, and more (up to 2k) while they cover fewer than k pages,
-	// so the answer's sources can name k pages.
-	pages := map[string]bool{}
-	for i, p := range ev.Passages {
-		if i >= 2*k || i >= k && len(pages) >= k {
-			ev.Passages = ev.Passages[:i]
-			break
-		}
-		pages[p.DocURL] = true
-	}
+	ev.Passages = firstPages(ev.Passages, k)
 	if v, ok := r.search.(corpus.Vocabulary); ok {
 		words := text.QuestionWords(question)
 		if known, err := v.Known(ctx, collection, words); err == nil && len(known) == len(words) {
@@ -156,6 +149,28 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 		ev.Facts = append(ev.Facts, kgagent.EvidenceFact{Triple: f.Triple, Text: f.Text, SourceURL: f.SourceURL, Score: f.Score})
 	}
 	return ev, nil
+}
+
+// firstPages keeps the first k passages, then the best passage of each
+// further page until k pages are covered: so the evidence, and the
+// answer's sources, name every one of the first k pages of the ranking
+// (never fewer pages than the search itself finds), in at most 2k-1
+// passages.
+func firstPages(ps []kgagent.EvidencePassage, k int) []kgagent.EvidencePassage {
+	pages := map[string]bool{}
+	out := ps[:0]
+	for i, p := range ps {
+		switch {
+		case i < k:
+		case len(pages) >= k:
+			return out
+		case pages[p.DocURL]:
+			continue
+		}
+		pages[p.DocURL] = true
+		out = append(out, p)
+	}
+	return out
 }
 
 // Number numbers ev's passages, facts and list (its subject's section, then
