@@ -250,3 +250,32 @@ func TestScopeCheckedOnceAtAdmission(t *testing.T) {
 		t.Errorf("ask key: %d %v", status, m)
 	}
 }
+
+// TestOneErrorWriterEveryRoute (issue 22, item 4: one HTTP error writer):
+// a daily-limit refusal answers 429 with Retry-After on REST, the OpenAI
+// API and the agent protocol alike, each in its protocol's body. Before,
+// the agent protocol's writer set no Retry-After (and logged by other
+// rules than REST's and OpenAI's).
+func TestOneErrorWriterEveryRoute(t *testing.T) {
+	cfg := Config{}
+	for _, k := range []string{"rest", "openai", "fixie"} {
+		cfg.APIKeys = append(cfg.APIKeys, APIKey{Name: k, Hash: HashKey(k + "-key"), Scopes: []Scope{ScopeAsk}, DailyLimit: 1})
+	}
+	f := newFixture(t, cfg)
+	for _, tt := range []struct{ key, path, body string }{
+		{"rest", "/api/v1/agent", `{"question":"q"}`},
+		{"openai", "/v1/chat/completions", `{"model":"kgagent","messages":[{"role":"user","content":"q"}]}`},
+		{"fixie", "/agents/docs/echo", `{"message":{"text":"q"}}`},
+	} {
+		if status, m, _ := do(t, "POST", f.ts.URL+tt.path, tt.key+"-key", tt.body); status != http.StatusOK {
+			t.Fatalf("%s: first call %d %v", tt.path, status, m)
+		}
+		status, m, h := do(t, "POST", f.ts.URL+tt.path, tt.key+"-key", tt.body)
+		if status != http.StatusTooManyRequests || errCode(m) != kgagent.ERATELIMIT {
+			t.Errorf("%s: over the limit %d %v", tt.path, status, m)
+		}
+		if ra, err := strconv.Atoi(h.Get("Retry-After")); err != nil || ra < 1 || ra > 86401 {
+			t.Errorf("%s: Retry-After %q", tt.path, h.Get("Retry-After"))
+		}
+	}
+}

@@ -29,10 +29,23 @@ func toError(err error) *kgagent.Error {
 	}
 }
 
-// writeError writes err with the status kgagent.HTTPStatus gives its code,
-// logging internal errors in full.
+// writeError writes err as REST's error object ({"error":{...}}), through
+// writeErrorAs.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	s.writeErrorAs(w, r, 0, err, func(e *kgagent.Error) any { return errorBody{Error: e} })
+}
+
+// writeErrorAs is the one HTTP error writer of every route (REST, the
+// OpenAI API, the agent protocol): it logs an internal error in full, sets
+// Retry-After on a daily-limit refusal (its retry_after_s detail), and
+// writes the body the route's protocol wants (body of the client-safe
+// error) with status, or, when status is 0, the one kgagent.HTTPStatus
+// gives the error's code.
+func (s *Server) writeErrorAs(w http.ResponseWriter, r *http.Request, status int, err error, body func(*kgagent.Error) any) {
 	e := toError(err)
+	if status == 0 {
+		status = kgagent.HTTPStatus(e.Code)
+	}
 	if e.Code == kgagent.EINTERNAL || e.Code == kgagent.EAgentUnhandled {
 		s.log.ErrorContext(r.Context(), "request failed", "err", err, "path", r.URL.Path, "request_id", requestID(r.Context()))
 	}
@@ -41,7 +54,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Set("Retry-After", jsonString(ra))
 		}
 	}
-	writeJSON(w, kgagent.HTTPStatus(e.Code), errorBody{Error: e})
+	writeJSON(w, status, body(e))
 }
 
 func jsonString(v any) string {

@@ -160,17 +160,13 @@ func (s *Server) fixieHandshake(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(data)
 }
 
-// writeFixieError writes a protocol error: status (or the code's status when
-// 0), the error's text as the message text, and the error itself.
+// writeFixieError writes a protocol error through writeErrorAs: status (or
+// the code's status when 0), the error's text as the message text, and the
+// error itself.
 func (s *Server) writeFixieError(w http.ResponseWriter, r *http.Request, status int, err error) {
-	e := toError(err)
-	if status == 0 {
-		status = kgagent.HTTPStatus(e.Code)
-	}
-	if e.Code == kgagent.EINTERNAL || e.Code == kgagent.EAgentUnhandled {
-		s.log.ErrorContext(r.Context(), "agent func failed", "err", err, "path", r.URL.Path, "request_id", requestID(r.Context()))
-	}
-	writeJSON(w, status, FuncResponse{Message: kgagent.Message{Text: e.Message}, Error: e})
+	s.writeErrorAs(w, r, status, err, func(e *kgagent.Error) any {
+		return FuncResponse{Message: kgagent.Message{Text: e.Message}, Error: e}
+	})
 }
 
 func (s *Server) fixieCall(w http.ResponseWriter, r *http.Request) {

@@ -227,7 +227,7 @@ type openAIErrorBody struct {
 	Error openAIError `json:"error"`
 }
 
-func openAIErrorOf(err error) (int, openAIError) {
+func openAIErrorOf(err error) openAIError {
 	e := toError(err)
 	status := kgagent.HTTPStatus(e.Code)
 	o := openAIError{Message: e.Message, Type: "invalid_request_error", Code: e.Code, Details: e.Details}
@@ -249,21 +249,16 @@ func openAIErrorOf(err error) (int, openAIError) {
 	if e.Details["reason"] == ReasonUnsupportedParameter {
 		o.Code = ReasonUnsupportedParameter
 	}
-	return status, o
+	return o
 }
 
-// writeOpenAIError writes err in the shape OpenAI's SDKs read.
+// writeOpenAIError writes err in the shape OpenAI's SDKs read, through
+// writeErrorAs.
 func (s *Server) writeOpenAIError(w http.ResponseWriter, r *http.Request, err error) {
-	status, o := openAIErrorOf(err)
-	if status >= 500 {
-		s.log.ErrorContext(r.Context(), "request failed", "err", err, "path", r.URL.Path, "request_id", requestID(r.Context()))
-	}
-	if o.Code == kgagent.ERATELIMIT {
-		if ra, ok := o.Details["retry_after_s"]; ok {
-			w.Header().Set("Retry-After", jsonString(ra))
-		}
-	}
-	writeJSON(w, status, openAIErrorBody{o})
+	s.writeErrorAs(w, r, 0, err, func(e *kgagent.Error) any {
+		o := openAIErrorOf(e)
+		return openAIErrorBody{o}
+	})
 }
 
 func (s *Server) models(r *http.Request) ([]string, error) {
@@ -758,7 +753,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	// The stream is under way (a panic included): the error is its last
 	// event.
-	_, o := openAIErrorOf(err)
+	o := openAIErrorOf(err)
 	b, _ := json.Marshal(openAIErrorBody{o})
 	_, _ = fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
 }
