@@ -119,10 +119,16 @@ func (s *Service) PutSemantic(ctx context.Context, model string, vecs []Semantic
 
 // SemanticQuery embeds query for q's collection's semantic vector set into
 // q, when the service has a semantic embedder and the index holds vectors
-// of its model for the collection; otherwise it leaves q as it is.
+// of its model for the collection; otherwise it leaves q as it is. An
+// index that says it holds no semantic vector at all (HasSemantic) is not
+// asked further, nor is the embedder: one loaded on first use (serve's)
+// stays unloaded until there are vectors to search.
 func (s *Service) SemanticQuery(ctx context.Context, q *Query) error {
 	ss, ok := s.cfg.Index.(SemanticSearcher)
 	if s.cfg.Semantic == nil || !ok || q.Mode == ModeKeyword {
+		return nil
+	}
+	if h, ok := s.cfg.Index.(interface{ HasSemantic() bool }); ok && !h.HasSemantic() {
 		return nil
 	}
 	model := s.cfg.Semantic.Name()

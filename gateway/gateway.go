@@ -235,11 +235,13 @@ type Server struct {
 	now     func() time.Time
 	streams StreamStore
 	metrics *Metrics
-	answers chan struct{} // one slot per question being answered; nil: no bound (Config.MaxAnswers)
-	flows   map[string]bool
-	openapi []byte          // the document served at /api/v1/openapi.json
-	ctx     context.Context // canceled by Close: stops detached websocket runs
-	cancel  context.CancelFunc
+	// activity: the calls in flight and when the last ended (Quiet).
+	activity activity
+	answers  chan struct{} // one slot per question being answered; nil: no bound (Config.MaxAnswers)
+	flows    map[string]bool
+	openapi  []byte          // the document served at /api/v1/openapi.json
+	ctx      context.Context // canceled by Close: stops detached websocket runs
+	cancel   context.CancelFunc
 }
 
 // Route is one registered method and path pattern.

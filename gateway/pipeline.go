@@ -127,6 +127,7 @@ const serviceFunc = "func"
 // encode what fn produced after.
 func (s *Server) call(ctx context.Context, p *Principal, a admission, fn func(context.Context) error) (err error) {
 	start := time.Now()
+	defer s.activity.begin()()
 	defer func() { s.metrics.observeCall(a.service, kgagent.ErrorCode(err), time.Since(start)) }()
 	if !a.admitted {
 		// Admission: the pipeline's checks for p, in the order every

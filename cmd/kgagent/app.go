@@ -20,7 +20,8 @@ type app struct {
 	bus     *bus
 	closers []func() // run in reverse order by Close
 	ready   atomic.Bool
-	warm    atomic.Bool // the search copies are loaded: answers run at full speed
+	warm    atomic.Bool   // the search copies are loaded: answers run at full speed
+	warmed  chan struct{} // closed when warm is set
 	demo    *demoSite
 	svc     services
 }
@@ -32,7 +33,7 @@ func openApp(ctx context.Context, cfg Config, command string, log *slog.Logger, 
 	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, log: log, lock: lock, command: command}
+	a := &app{cfg: cfg, log: log, lock: lock, command: command, warmed: make(chan struct{})}
 	if withBus {
 		b, err := openBus(cfg, log)
 		if err != nil {
@@ -93,7 +94,10 @@ type warmer interface {
 // wait seconds for a load. Failures are logged; the stores' own readiness
 // checks report them.
 func (a *app) warmUp(ctx context.Context) {
-	defer a.warm.Store(true)
+	defer func() {
+		a.warm.Store(true)
+		close(a.warmed)
+	}()
 	start := time.Now()
 	cols, err := a.svc.corpus.Collections(ctx)
 	if err != nil {

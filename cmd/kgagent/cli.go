@@ -20,6 +20,7 @@ import (
 
 // runWorker consumes ingestion jobs and answers NATS requests until ctx ends.
 func runWorker(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+	defer limitServeMemory(cfg)()
 	log := newLogger(cfg, stderr)
 	a, err := openApp(ctx, cfg, "worker", log, true)
 	if err != nil {
@@ -97,6 +98,17 @@ func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, 
 		fmt.Fprintf(stdout, "  failed %s: %s %s\n", e.URL, e.Code, e.Reason)
 	}
 	return semanticPass(ctx, a, stdout)
+}
+
+// limitServeMemory sets Go's soft memory limit of a long-running command
+// (serve, worker, mcp) from serve_memory_limit, unless GOMEMLIMIT is set
+// or the setting is 0; the func it returns restores the previous limit.
+func limitServeMemory(cfg Config) (restore func()) {
+	if cfg.ServeMemoryLimit == 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	prev := debug.SetMemoryLimit(goMemoryLimit(cfg.ServeMemoryLimit))
+	return func() { debug.SetMemoryLimit(prev) }
 }
 
 // nonGoReserve is the part of ingest_memory_limit left to memory Go's

@@ -79,6 +79,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"qdrant needs addr", "", nil, []string{"--index", "qdrant"}, `key "qdrant_addr"`},
 		{"negative iterations", "max_iterations: -1\n", nil, nil, `key "max_iterations"`},
 		{"ingest memory limit too small", "ingest_memory_limit: 1000000\n", nil, nil, `key "ingest_memory_limit"`},
+		{"serve memory limit too small", "serve_memory_limit: 1000000\n", nil, nil, `key "serve_memory_limit"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"runtime/debug"
+	"testing"
+)
 
 // TestGoMemoryLimit: ingest_memory_limit bounds the whole process, so Go's
 // soft limit is what is left after the reserve for SQLite and the
@@ -15,4 +18,33 @@ func TestGoMemoryLimit(t *testing.T) {
 			t.Errorf("goMemoryLimit(%d) = %d, want %d", c.limit, got, c.want)
 		}
 	}
+}
+
+// TestServeMemoryLimit: serve_memory_limit sets Go's soft limit the way
+// ingest_memory_limit does (less the reserve) and restores it after; 0 and
+// a GOMEMLIMIT in the environment leave Go's limit alone.
+func TestServeMemoryLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	cfg := defaultConfig()
+	if cfg.ServeMemoryLimit != 1<<30 {
+		t.Fatalf("default serve_memory_limit %d, want 1 GiB", cfg.ServeMemoryLimit)
+	}
+	cfg.ServeMemoryLimit = 512 << 20
+	restore := limitServeMemory(cfg)
+	if got := debug.SetMemoryLimit(-1); got != 512<<20-136<<20 {
+		t.Errorf("Go's limit under serve_memory_limit 512 MiB: %d, want %d", got, 512<<20-136<<20)
+	}
+	restore()
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("after restore: %d, want %d", got, before)
+	}
+	cfg.ServeMemoryLimit = 0
+	limitServeMemory(cfg)()
+	t.Setenv("GOMEMLIMIT", "300MiB")
+	cfg.ServeMemoryLimit = 512 << 20
+	restore = limitServeMemory(cfg)
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("with 0 or GOMEMLIMIT set: %d, want Go's limit untouched (%d)", got, before)
+	}
+	restore()
 }

@@ -32,6 +32,7 @@ func newMCPCommand(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 // runMCP serves MCP over in/out with the data dir opened in this process.
 // Ingestion jobs run here too (in-process NATS on a random loopback port).
 func runMCP(ctx context.Context, cfg Config, in io.Reader, out, stderr io.Writer) error {
+	defer limitServeMemory(cfg)()
 	log := newLogger(cfg, stderr)
 	if cfg.NATSURL == "" {
 		cfg.NATSListen = "127.0.0.1:-1" // never collide with a serve on the default port

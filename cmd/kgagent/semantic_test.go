@@ -16,7 +16,8 @@ import (
 // default when the weights are fetched; the tests turn it off elsewhere):
 // the background pass embeds every chunk after the demo ingest (kicked by
 // it), its progress shows on /metrics and it says when it is done; then
-// the upgrade question is answered from the migration guide.
+// the upgrade question is answered from the migration guide. The model
+// is loaded after the warm-up, not before serve listens.
 func TestSemanticPassOnServe(t *testing.T) {
 	needMiniLM(t)
 	s := startServeFull(t, "--demo", "--demo-site-dir", siteDir, "--semantic-search", "auto", "--answer-cache-size", "0")
@@ -35,6 +36,13 @@ func TestSemanticPassOnServe(t *testing.T) {
 	}
 	if !strings.Contains(s.stderr.String(), "semantic vectors: all chunks embedded") {
 		t.Fatalf("the pass did not log its end: %s", s.stderr.String())
+	}
+	// The model loads on first use, after the warm-up that gates
+	// readiness: serve listens and gets ready without it.
+	logs := s.stderr.String()
+	warm, load := strings.Index(logs, "msg=warm "), strings.Index(logs, "semantic search: built-in semantic model")
+	if warm < 0 || load < warm {
+		t.Fatalf("the semantic model loaded before the warm-up ended (at %d, warm at %d): %s", load, warm, logs)
 	}
 	// make demo serves this configuration: the upgrade question in a
 	// user's words is answered from the migration guide with the

@@ -37,6 +37,7 @@ func httpLimits(cfg Config) gateway.HTTPLimits {
 // serve runs until ctx is done, then shuts down gracefully. ready, when not
 // nil, receives the HTTP base URL once the server accepts requests (tests).
 func serve(ctx context.Context, cfg Config, stdout, stderr io.Writer, ready chan<- string) error {
+	defer limitServeMemory(cfg)()
 	log := newLogger(cfg, stderr)
 	a, err := openApp(ctx, cfg, "serve", log, true)
 	if err != nil {

@@ -49,7 +49,7 @@ type services struct {
 	// semantic embeds the semantic vector set (semantic_search), nil when
 	// off; semPass is the background pass that fills it (serve, worker,
 	// ingest --semantic).
-	semantic *minilm.Embedder
+	semantic corpus.Embedder
 	semPass  *backfill.Pass
 	// graphWarm builds the graph's in-memory indexes (the embedded store);
 	// nil when the store has none.
@@ -152,7 +152,15 @@ func (a *app) openServices(ctx context.Context) error {
 	}
 	s.corpus = cs
 	if s.semantic != nil {
-		p, err := backfill.New(backfill.Config{Store: cs, Embedder: s.semantic, Workers: semanticWorkers(cfg), Logger: a.log})
+		bc := backfill.Config{Store: cs, Embedder: s.semantic, Workers: semanticWorkers(cfg), Logger: a.log}
+		if a.background() {
+			// Answers first: the pass starts once the app is warm and then
+			// embeds only while no request is in flight, in batches short
+			// enough (~0.2 s of a core) that a request arriving mid-batch
+			// waits little for the core it shares.
+			bc.Batch, bc.Yield = semanticServeBatch, a.yieldToRequests
+		}
+		p, err := backfill.New(bc)
 		if err != nil {
 			return err
 		}
@@ -626,6 +634,19 @@ func (a *app) openSemantic() error {
 		// makes the vectors); loading the model would cost 1-8 s for nothing.
 		return nil
 	}
+	if cfg.EmbedModelDir == "" && a.background() {
+		// serve, worker, mcp: the model loads on first use (lazySemantic),
+		// after the app is ready, not before it listens.
+		if err := minilm.DefaultFetched(); err != nil {
+			if kgagent.ErrorCode(err) != kgagent.ENOTFOUND {
+				return fmt.Errorf("config: key %q: %w", "embed_model_dir", err)
+			}
+			a.log.Warn("semantic search off: the semantic model's weights are not fetched; search is lexical only (bash deploy/minilm.sh fetches them)", "err", err)
+			return nil
+		}
+		a.svc.semantic = &lazySemantic{load: func() (*minilm.Embedder, error) { return openMiniLM("") }, log: a.log}
+		return nil
+	}
 	e, err := openMiniLM(cfg.EmbedModelDir)
 	switch {
 	case err == nil:
@@ -647,6 +668,37 @@ func semanticWorkers(cfg Config) int {
 		return cfg.SemanticWorkers
 	}
 	return max(1, runtime.GOMAXPROCS(0)-1)
+}
+
+// semanticServeBatch is how many chunks the background pass embeds and
+// commits at once in serve, worker and mcp (ingest --semantic: 64): at
+// ~70 chunks/s on one core, ~0.2 s between two looks for requests.
+const semanticServeBatch = 16
+
+// semanticQuiet is how long no request must have been in flight before
+// the background pass embeds its next batch.
+const semanticQuiet = 200 * time.Millisecond
+
+// background reports whether the command runs the background semantic
+// pass (serve, worker, mcp), which yields to requests.
+func (a *app) background() bool {
+	return a.command == "serve" || a.command == "worker" || a.command == "mcp"
+}
+
+// yieldToRequests is the background pass's Yield: it returns once the app
+// is warm (its search copies loaded: the pass neither delays readiness nor
+// competes with the load) and no service call has been in flight for
+// semanticQuiet.
+func (a *app) yieldToRequests(ctx context.Context) error {
+	select {
+	case <-a.warmed:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if a.svc.gw == nil {
+		return nil
+	}
+	return a.svc.gw.Quiet(ctx, semanticQuiet)
 }
 
 // startSemanticPass runs the background semantic pass until the app

@@ -42,12 +42,20 @@ type Config struct {
 	Idle time.Duration
 	// Logger receives the progress lines (default slog.Default()).
 	Logger *slog.Logger
+	// Yield, when set, is called before each batch (and before the first
+	// scan); the pass waits until it returns, so that it embeds only in
+	// the gaps between requests (serve: no call in flight for a moment).
+	// Its error ends Run: nil when ctx ended, else that error.
+	Yield func(ctx context.Context) error
 }
 
 // Pass is the background pass. Its methods are safe for concurrent use.
 type Pass struct {
-	cfg   Config
-	model string
+	cfg Config
+	// model is the embedder's Name, asked for when the pass first needs it
+	// (an embedder that loads on first use then loads when the pass runs,
+	// after its first Yield, not when the pass is made).
+	model func() string
 	kick  chan struct{}
 
 	embedded  atomic.Int64 // chunks this pass embedded and stored
@@ -81,7 +89,7 @@ func New(cfg Config) (*Pass, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Pass{cfg: cfg, model: cfg.Embedder.Name(), kick: make(chan struct{}, 1)}, nil
+	return &Pass{cfg: cfg, model: sync.OnceValue(cfg.Embedder.Name), kick: make(chan struct{}, 1)}, nil
 }
 
 // Kick wakes an idle pass (new chunks were written).
@@ -137,10 +145,18 @@ func (p *Pass) Run(ctx context.Context, untilIdle bool) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		if y := p.cfg.Yield; y != nil {
+			if err := y(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+		}
 		if after == 0 {
 			waiting = p.waiters()
 		}
-		todo, err := p.cfg.Store.SemanticMissing(ctx, p.model, after, p.cfg.Batch)
+		todo, err := p.cfg.Store.SemanticMissing(ctx, p.model(), after, p.cfg.Batch)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -158,7 +174,7 @@ func (p *Pass) Run(ctx context.Context, untilIdle bool) error {
 			}
 			if !logged && p.embedded.Load() > startEmbedded {
 				s := p.Stats()
-				p.cfg.Logger.Info("semantic vectors: all chunks embedded", "model", p.model, "chunks", s.Total,
+				p.cfg.Logger.Info("semantic vectors: all chunks embedded", "model", p.model(), "chunks", s.Total,
 					"embedded", s.Embedded-startEmbedded, "seconds", time.Since(start).Seconds())
 			}
 			logged = true
@@ -216,7 +232,7 @@ func (p *Pass) batch(ctx context.Context, todo []corpus.SemanticTodo) error {
 	for i, t := range todo {
 		out[i] = corpus.SemanticVector{Key: t.Key, Vector: vecs[i]}
 	}
-	if err := p.cfg.Store.PutSemantic(ctx, p.model, out); err != nil {
+	if err := p.cfg.Store.PutSemantic(ctx, p.model(), out); err != nil {
 		return err
 	}
 	p.embedded.Add(int64(len(todo)))
@@ -228,7 +244,7 @@ func (p *Pass) batch(ctx context.Context, todo []corpus.SemanticTodo) error {
 
 // count refreshes done and total from the store.
 func (p *Pass) count(ctx context.Context) error {
-	done, total, err := p.cfg.Store.SemanticProgress(ctx, p.model)
+	done, total, err := p.cfg.Store.SemanticProgress(ctx, p.model())
 	if err != nil {
 		return err
 	}
@@ -244,7 +260,7 @@ func (p *Pass) logProgress(ctx context.Context, start time.Time, startEmbedded i
 	}
 	s := p.Stats()
 	rate := float64(s.Embedded-startEmbedded) / time.Since(start).Seconds()
-	args := []any{"model", p.model, "done", s.Done, "total", s.Total, "chunks_per_s", float64(int(rate*10)) / 10}
+	args := []any{"model", p.model(), "done", s.Done, "total", s.Total, "chunks_per_s", float64(int(rate*10)) / 10}
 	if rate > 0 && s.Total > s.Done {
 		args = append(args, "eta", (time.Duration(float64(s.Total-s.Done)/rate) * time.Second).String())
 	}

