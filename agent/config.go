@@ -63,6 +63,7 @@ type ModelConfig struct {
 	// Protocol is how steps are asked for: llm.ProtocolText (default),
 	// llm.ProtocolTools, llm.ProtocolJSON or llm.ProtocolAuto (see
 	// llm.CompletionRequest.Protocol). The events are the same whichever ran.
+	// The built-in model reads the text protocol's run: text for it.
 	Protocol string
 	// ActFirst makes the first step of a run call a func when steps are
 	// structured (tools or json): a docs question is answered from what a
@@ -80,8 +81,8 @@ type ModelConfig struct {
 	// ObservationTokens bounds each observation fed back to the model, in
 	// estimated tokens (4 bytes each), keeping every source's header line
 	// and giving the best-ranked passages their share first; the events
-	// keep the whole observation. 0: only the 16,000-byte cap (the built-in
-	// model reads whole observations).
+	// keep the whole observation. 0: only the 16,000-byte cap. The built-in
+	// model reads whole observations: 0 for it, whatever is set.
 	ObservationTokens int
 }
 
@@ -98,13 +99,14 @@ type LoopConfig struct {
 	// its result as the first observation, with the same thought, action
 	// and observation events as if the model had asked; it is the run's
 	// first iteration. Weak models that never call a tool still answer
-	// from the docs. The built-in model searches by itself.
+	// from the docs. The built-in model searches by itself: false for it.
 	SearchFirst bool
 	// AttributeCitations: when the final answer cites no source, cite the
 	// evidence passages shown to the model that support its sentences
 	// (extractive.Support.Attribute), and when none does, say so after the
 	// answer and add what the docs say (extractive.Compose).
-	// Answer.Citations tells which happened.
+	// Answer.Citations tells which happened. The built-in model always
+	// cites: false for it.
 	AttributeCitations bool
 }
 
@@ -157,6 +159,13 @@ type CacheConfig struct {
 func (c Config) withDefaults() Config {
 	if c.Model.LLM == nil {
 		c.Model.LLM = extractive.NewModel(extractive.ModelConfig{})
+	}
+	if _, builtin := c.Model.LLM.(*extractive.Model); builtin {
+		// The built-in model reads whole observations, in the text
+		// protocol, searches by itself and always cites: what these
+		// settings do for other LLMs does not apply to it.
+		c.Model.ObservationTokens, c.Model.Protocol = 0, llm.ProtocolText
+		c.Loop.SearchFirst, c.Loop.AttributeCitations = false, false
 	}
 	if c.Loop.MaxIterations <= 0 {
 		c.Loop.MaxIterations = DefaultMaxIterations

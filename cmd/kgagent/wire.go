@@ -264,18 +264,13 @@ func (a *app) openServices(ctx context.Context) error {
 		generation = g.Value
 	}
 	s.llmMetrics = newLLMMetrics()
-	obsTokens, protocol := cfg.LLMObservationTokens, cfg.LLMProtocol
-	searchFirst, attribute := cfg.LLMSearchFirst, cfg.LLMAttribute
-	if cfg.LLM != "openai" {
-		// The built-in model reads whole observations, in the text
-		// protocol, searches by itself and always cites.
-		obsTokens, protocol = 0, llm.ProtocolText
-		searchFirst, attribute = false, false
-	}
+	// The built-in model's own settings (whole observations, the text
+	// protocol, no search-first, always cited) are agent.Config's defaults
+	// for it: the llm_* settings below apply to an openai LLM only.
 	m, err := agent.New(agent.Config{
 		Model: agent.ModelConfig{LLM: s.llm, Name: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
-			CallTimeout: cfg.LLMCallTimeout, ObservationTokens: obsTokens, Protocol: protocol, ActFirst: cfg.LLMActFirst},
-		Loop:        agent.LoopConfig{SearchFirst: searchFirst, AttributeCitations: attribute, MaxIterations: cfg.MaxIterations},
+			CallTimeout: cfg.LLMCallTimeout, ObservationTokens: cfg.LLMObservationTokens, Protocol: cfg.LLMProtocol, ActFirst: cfg.LLMActFirst},
+		Loop:        agent.LoopConfig{SearchFirst: cfg.LLMSearchFirst, AttributeCitations: cfg.LLMAttribute, MaxIterations: cfg.MaxIterations},
 		Builtins:    agent.BuiltinsConfig{Knowledge: k, Graph: s.graph, Collection: cfg.Collection, EmbedFetch: a.embedFetch()},
 		Route:       agent.RouteConfig{Embedder: s.embedder},
 		Sessions:    agent.SessionsConfig{Store: db.Sessions()},
