@@ -418,7 +418,17 @@ func migrateHashed(db *sql.DB) error {
 		return nil
 	}
 	ent := func(c string) string { return lookupSQL("o." + c) }
-	err := execTx(db,
+	tx, err := db.Begin() // IMMEDIATE (the writer's DSN): holds the write lock
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// Again inside the transaction: another process may have migrated the
+	// file meanwhile.
+	if err := tx.QueryRow(`SELECT count(*) FROM pragma_table_info('strs') WHERE name = 'h'`).Scan(&hashed); err != nil || hashed > 0 {
+		return err
+	}
+	for _, q := range []string{
 		`ALTER TABLE strs RENAME TO strs_v1`,
 		`ALTER TABLE entities RENAME TO entities_v1`,
 		tableSQL("strs"),
@@ -430,12 +440,17 @@ func migrateHashed(db *sql.DB) error {
 		`CREATE INDEX strs_h ON strs(h)`,
 		tableSQL("entities"),
 		`INSERT INTO entities (collection, id, name, type, norm, refs)
-			SELECT `+ent("collection")+`, `+ent("id")+`, `+ent("name")+`, `+ent("type")+`, `+ent("norm")+`, o.refs
+			SELECT ` + ent("collection") + `, ` + ent("id") + `, ` + ent("name") + `, ` + ent("type") + `, ` + ent("norm") + `, o.refs
 			FROM entities_v1 AS o ORDER BY 1, 2`,
 		`DROP TABLE strs_v1`,
 		`DROP TABLE entities_v1`,
-		fmt.Sprintf(`PRAGMA user_version = %d`, formatVersion))
-	if err != nil {
+		fmt.Sprintf(`PRAGMA user_version = %d`, formatVersion),
+	} {
+		if _, err := tx.Exec(q); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
 		return err
 	}
 	_, err = db.Exec(`VACUUM`)
