@@ -1,6 +1,10 @@
 package kgagent
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/kgagent/kgagent/internal/text"
+)
 
 // Evidence is what retrieval found for one query: document passages in
 // retrieval's order (best first) and graph facts, each tied to the section
@@ -140,8 +144,5 @@ func Snippet(s string, n int) string {
 	if cut < n/2 {
 		cut = n
 	}
-	for cut > 0 && cut < len(s) && (s[cut]&0xC0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
+	return text.Clip(s, cut) + "…"
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/kgagent/kgagent/agent/journal"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Services are the names a request can address on every transport.
@@ -30,10 +31,7 @@ var services = map[string]bool{ServiceAgent: true, ServiceSearch: true, ServiceG
 // unknownService is the error of a request for a service that does not
 // exist: ENOTFOUND, naming the ones that do.
 func unknownService(name string) error {
-	if len(name) > 64 {
-		name = name[:64] + "…"
-	}
-	return kgagent.Errorf(kgagent.ENOTFOUND, "unknown service %q (known: agent, search, graph-rag, triples)", name)
+	return kgagent.Errorf(kgagent.ENOTFOUND, "unknown service %q (known: agent, search, graph-rag, triples)", text.Truncate(name, 64))
 }
 
 // Request is the request object of every service, as REST bodies, websocket

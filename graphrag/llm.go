@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
@@ -148,13 +147,13 @@ func (x *LLMExtractor) Extract(ctx context.Context, doc kgagent.Document, chunks
 	return out, nil
 }
 
-// Grounded returns the records text supports: every name (a definition's
-// entity, a relationship's subject and object) occurs in text, case and
+// Grounded returns the records chunk supports: every name (a definition's
+// entity, a relationship's subject and object) occurs in chunk, case and
 // white space folded, and at least half of a definition's distinct words of
 // four letters or more do too (the prompt asks for a sentence from the text).
-func Grounded(text string, recs []Record) []Record {
+func Grounded(chunk string, recs []Record) []Record {
 	fold := func(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
-	t := fold(text)
+	t := fold(chunk)
 	has := func(name string) bool {
 		n := fold(strings.Trim(name, "`'\"*"))
 		return n != "" && strings.Contains(t, n)
@@ -165,7 +164,7 @@ func Grounded(text string, recs []Record) []Record {
 		case r.IsDefinition():
 			words, in := 0, 0
 			seen := map[string]bool{}
-			for _, w := range strings.FieldsFunc(strings.ToLower(r.Definition), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) }) {
+			for _, w := range text.LetterRuns(strings.ToLower(r.Definition)) {
 				if len(w) >= 4 && !seen[w] {
 					seen[w] = true
 					words++

@@ -169,7 +169,7 @@ func claims(sentence string) bool {
 	}
 	n := 0
 	sentence = cite.Parse(sentence).Strip(" ") // a citation is no word of the sentence
-	for _, w := range strings.FieldsFunc(sentence, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+	for _, w := range text.LetterRuns(sentence) {
 		if !text.Articles.Has(strings.ToLower(w)) {
 			n++
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/crawler"
 	"github.com/kgagent/kgagent/internal/eval"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // runWorker consumes ingestion jobs and answers NATS requests until ctx ends.
@@ -176,11 +177,7 @@ func runAsk(ctx context.Context, cfg Config, o askOptions, args []string, stdout
 }
 
 func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ⏎ ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
+	return text.Truncate(strings.ReplaceAll(s, "\n", " ⏎ "), 300)
 }
 
 // runEval scores retrieval (gold page among the top k distinct pages, MRR)

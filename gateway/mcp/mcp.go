@@ -32,6 +32,7 @@ import (
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/crawler"
 	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // Backend runs what the tools and resources ask for, with the checks of the
@@ -237,18 +238,8 @@ func textOf(v any) string {
 }
 
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8Start(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	return text.Truncate(strings.Join(strings.Fields(s), " "), max)
 }
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // RunIO serves one client over newline-delimited JSON-RPC on r and w (the
 // stdio transport: os.Stdin and os.Stdout) until the client disconnects or

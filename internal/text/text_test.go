@@ -400,3 +400,14 @@ func TestFence(t *testing.T) {
 		t.Fatalf("Code = %v, want %v", code, want)
 	}
 }
+
+func TestLetterRuns(t *testing.T) {
+	got := LetterRuns("Lumen's docs [1, 2]: x_y é-2")
+	want := []string{"Lumen", "s", "docs", "1", "2", "x", "y", "é", "2"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("LetterRuns = %q, want %q", got, want)
+	}
+	if j, w := JoinWords("Lumen's docs [1, 2]: x_y é-2", ' '), strings.ToLower(strings.Join(want, " ")); j != w {
+		t.Fatalf("JoinWords = %q, LetterRuns joined %q", j, w)
+	}
+}

@@ -163,6 +163,17 @@ func CutWords(s string, n int) string {
 	return Clip(s, cut) + " …"
 }
 
+// isLetterOrDigit is the word rune of JoinWords and LetterRuns: a letter
+// or a digit (no underscore, unlike IsWordRune).
+func isLetterOrDigit(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// LetterRuns returns the runs of letters and digits of s, as written: the
+// words JoinWords joins. The answer writer counts a claim's words and the
+// graph a definition's with it.
+func LetterRuns(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return !isLetterOrDigit(r) })
+}
+
 // JoinWords lower-cases s and joins its runs of letters and digits with
 // sep: every run of other characters becomes one sep, and none stands at
 // either end ("Is Part Of" gives "is_part_of" with '_'). An anchor slug
@@ -172,7 +183,7 @@ func JoinWords(s string, sep byte) string {
 	var b strings.Builder
 	pending := false
 	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+		if isLetterOrDigit(r) {
 			if pending && b.Len() > 0 {
 				b.WriteByte(sep)
 			}
