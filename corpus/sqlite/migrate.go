@@ -15,8 +15,9 @@ import (
 //	1  chunk vectors stored as appendQ8Bytes writes them (dim+4 bytes)
 //	2  semantic vectors (semvecs) too; a semantic blob does not tell its
 //	   dimension, so the format says how to read it
-//	3  a chunk's body stored as one zstd frame (blob) where that is
-//	   shorter than its text (packText); text rows read the same
+//	3  a chunk's body stored compressed (a blob: S2, or zstd as the first
+//	   build of format 3 wrote it) where that is shorter than its text
+//	   (packText); text rows read the same
 //	4  a chunk's URL stored relative to its document's (packURL), its id
 //	   and hash as bytes (packHex); read back as text by urlSQL, hexSQL
 //

@@ -3,6 +3,10 @@ package sqlite
 import (
 	"database/sql"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/kgagent/kgagent"
 )
 
 // TestPackedColumnsRoundTrip: whatever packURL, packHex and packText store,
@@ -62,4 +66,27 @@ func TestPackedColumnsRoundTrip(t *testing.T) {
 	if _, ok := packURL("http://h/a.html", "http://h/a.html#s").(string); !ok {
 		t.Error("a fragment of the document's URL was not stored as text")
 	}
+	// A zstd frame, as the first format 3 build stored bodies, reads back;
+	// a corrupt blob of either kind is UNAVAILABLE.
+	frame := textDecoderTestEncode(t, long)
+	var body packedText
+	if err := body.Scan(frame); err != nil || string(body) != long {
+		t.Errorf("zstd body: %q %v", body, err)
+	}
+	for _, bad := range [][]byte{{tagS2, 0xff, 0xff, 0xff}, {0x28, 0xb5, 0x2f, 0xfd, 0x00}} {
+		if err := body.Scan(bad); kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
+			t.Errorf("corrupt body %x: %v, want %s", bad, err, kgagent.EUNAVAILABLE)
+		}
+	}
+}
+
+// textDecoderTestEncode is s as one zstd frame.
+func textDecoderTestEncode(t *testing.T, s string) []byte {
+	t.Helper()
+	e, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	return e.EncodeAll([]byte(s), nil)
 }
