@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/graphrag"
 )
 
 // do sends a request with an optional bearer token and decodes the JSON
@@ -345,5 +349,25 @@ func TestSessionIDMustBeOwned(t *testing.T) {
 	send(t, c, `{"id":"s","service":"agent","request":{"question":"q","session_id":"`+id+`"}}`)
 	if fr := readFrame(t, c); fr.Error == nil || fr.Error.Type != "NOT_FOUND" {
 		t.Errorf("socket with another's session: %+v", fr)
+	}
+}
+
+// TestTriplesLimitOneBound (issue 22 item 4: exported limits, checked at
+// admission): a triples limit over graphrag.MaxFindLimit is 400
+// INVALID_ARGUMENT, as MCP's graph tool refuses it, instead of 200 with
+// the graph service's silent cut at 1000 (REST admitted up to 10000).
+func TestTriplesLimitOneBound(t *testing.T) {
+	f := newFixture(t, Config{})
+	for _, tt := range []struct {
+		limit  int
+		status int
+	}{{graphrag.MaxFindLimit, http.StatusOK}, {graphrag.MaxFindLimit + 1, http.StatusBadRequest}, {10000, http.StatusBadRequest}} {
+		status, m, _ := do(t, "GET", fmt.Sprintf("%s/api/v1/triples?s=x&limit=%d", f.ts.URL, tt.limit), "", "")
+		if status != tt.status {
+			t.Errorf("limit %d: %d %v, want %d", tt.limit, status, m, tt.status)
+		}
+		if tt.status != http.StatusOK && errCode(m) != kgagent.EINVALID {
+			t.Errorf("limit %d: code %q", tt.limit, errCode(m))
+		}
 	}
 }

@@ -82,8 +82,8 @@ func (r *Request) validate(service string) error {
 	if err := kgagent.CheckQuestionSize("question", r.Question); err != nil {
 		return err
 	}
-	if r.K < 0 || r.K > corpus.MaxK || r.Limit < 0 || r.Limit > 10000 {
-		return invalid(ReasonUnknownValue, "k", "k must be 0..%d and limit 0..10000", corpus.MaxK)
+	if r.K < 0 || r.K > corpus.MaxK || r.Limit < 0 || r.Limit > graphrag.MaxFindLimit {
+		return invalid(ReasonUnknownValue, "k", "k must be 0..%d and limit 0..%d", corpus.MaxK, graphrag.MaxFindLimit)
 	}
 	for key, e := range r.Embeds {
 		if err := checkEmbedURI(key, e.URI); err != nil {

@@ -22,6 +22,14 @@ type Pattern struct {
 	Limit      int    `json:"limit,omitempty"`
 }
 
+// Bounds of Pattern.Limit, the same on every transport (REST, GraphQL,
+// MCP): 0 asks for DefaultFindLimit triples, and Service.Find returns at
+// most MaxFindLimit (the gateway refuses a larger limit at admission).
+const (
+	DefaultFindLimit = 100
+	MaxFindLimit     = 1000
+)
+
 // ExpandLimits bound a graph expansion.
 type ExpandLimits struct {
 	Hops             int // default 2
@@ -43,7 +51,8 @@ type Store interface {
 	DeleteDocument(ctx context.Context, collection, docURL string) error
 	// DeleteCollection removes every triple of collection.
 	DeleteCollection(ctx context.Context, collection string) error
-	// Find returns triples matching p, at most p.Limit (default 100).
+	// Find returns triples matching p, at most p.Limit (default
+	// DefaultFindLimit).
 	Find(ctx context.Context, p Pattern) ([]kgagent.Triple, error)
 	// Expand returns the triples reachable from the seed entity ids within
 	// lim.Hops hops (both directions), at most lim.TriplesPerEntity per entity.

@@ -196,8 +196,8 @@ func (s *Service) DeleteCollection(ctx context.Context, collection string) error
 // Find returns triples matching p (GET /api/v1/triples). Limit is capped at
 // 1000.
 func (s *Service) Find(ctx context.Context, p Pattern) ([]kgagent.Triple, error) {
-	if p.Limit > 1000 {
-		p.Limit = 1000
+	if p.Limit > MaxFindLimit {
+		p.Limit = MaxFindLimit
 	}
 	ts, err := s.cfg.Store.Find(ctx, p)
 	if ts == nil && err == nil {

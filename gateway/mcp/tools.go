@@ -271,8 +271,8 @@ func (s *Server) addTools() {
 // them; an absent argument takes the default, one out of bounds is refused).
 const (
 	defaultK          = 10
-	defaultGraphLimit = 100
-	maxGraphLimit     = 1000
+	defaultGraphLimit = graphrag.DefaultFindLimit
+	maxGraphLimit     = graphrag.MaxFindLimit
 )
 
 func ptr[T any](v T) *T { return &v }

@@ -56,7 +56,7 @@ const (
 	DefaultBatchSize      = 5000
 	DefaultConnectTimeout = 10 * time.Second
 	DefaultRetryTime      = 30 * time.Second
-	DefaultFindLimit      = 100
+	DefaultFindLimit      = graphrag.DefaultFindLimit
 	MaxFindLimit          = 100000
 	DefaultEntityLimit    = 50
 	DefaultHops           = 2

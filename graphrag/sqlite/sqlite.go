@@ -623,7 +623,7 @@ func (s *Store) Find(ctx context.Context, p graphrag.Pattern) ([]kgagent.Triple,
 func findQuery(p graphrag.Pattern) (string, []any) {
 	limit := p.Limit
 	if limit == 0 {
-		limit = 100
+		limit = graphrag.DefaultFindLimit
 	}
 	// S (else O) drives the query: the UNION of index searches for its id,
 	// normalised name (and literal) yields rowids, CROSS JOIN keeps SQLite
