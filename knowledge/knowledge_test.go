@@ -121,10 +121,10 @@ func TestRetrieveRanksDownLinkListsAndNumbersOnce(t *testing.T) {
 
 // TestRetrieveNamesTheSearchsFirstPages: the evidence names every one of
 // the first k pages the search ranks, though their passages come several
-// to a page (the fifth page's first passage is the search's 11th hit:
+// to a page (the fifth page's first passage is the search's 13th hit:
 // before, the evidence stopped at 2k = 10 passages and 4 pages, so the
-// agent's sources named fewer pages than its own search), and passages of
-// pages already named past the first k are left out.
+// agent's sources named fewer pages than its own search); the first 2k
+// passages are kept as before, and past them only a new page's best.
 func TestRetrieveNamesTheSearchsFirstPages(t *testing.T) {
 	var s fakeSearch
 	score := 1.0
@@ -137,7 +137,7 @@ func TestRetrieveNamesTheSearchsFirstPages(t *testing.T) {
 	add("a", 4)
 	add("b", 3)
 	add("c", 2)
-	add("d", 1)
+	add("d", 2)
 	add("a", 1)
 	add("e", 2)
 	add("f", 1)
@@ -154,7 +154,7 @@ func TestRetrieveNamesTheSearchsFirstPages(t *testing.T) {
 		pages[p.DocURL] = true
 	}
 	want := []string{"https://d/a.html#s0", "https://d/a.html#s1", "https://d/a.html#s2", "https://d/a.html#s3", "https://d/b.html#s0",
-		"https://d/c.html#s0", "https://d/d.html#s0", "https://d/e.html#s0"}
+		"https://d/b.html#s1", "https://d/b.html#s2", "https://d/c.html#s0", "https://d/c.html#s1", "https://d/d.html#s0", "https://d/e.html#s0"}
 	if strings.Join(urls, " ") != strings.Join(want, " ") {
 		t.Errorf("passages\n%v\nwant\n%v", urls, want)
 	}

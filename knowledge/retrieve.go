@@ -93,10 +93,12 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 			graphDone <- g
 		}()
 	}
-	// More candidates than asked for, so that passages ranked down for
-	// their shape make room for the next ones, and so that the evidence
-	// reaches the k pages the search ranks first although their passages
-	// come several to a page.
+	// More candidates than asked for (2k+5), so that passages ranked down
+	// for their shape make room for the next ones; and more again (5k+5),
+	// in search order after those, so that the evidence reaches the k
+	// pages the search ranks first although their passages come several
+	// to a page (firstPages).
+	head := 2*k + 5
 	fetch := min(corpus.MaxK, 5*k+5)
 	hits, err := r.search.Search(ctx, corpus.SearchRequest{Query: question, Collection: collection, K: fetch, Mode: corpus.ModeHybrid})
 	var facts []graphrag.Fact
@@ -111,7 +113,11 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 		return ev, err
 	}
 	seen := map[string]bool{}
-	for _, h := range hits {
+	nHead := -1 // passages made of the first head hits
+	for i, h := range hits {
+		if i == head {
+			nHead = len(ev.Passages)
+		}
 		// A section chunked into several pieces may come back as several
 		// copies of its bare heading: one is kept.
 		if headingOnly(h) {
@@ -130,7 +136,11 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 		}
 		ev.Passages = append(ev.Passages, p)
 	}
-	sort.SliceStable(ev.Passages, func(i, j int) bool { return ev.Passages[i].Score > ev.Passages[j].Score })
+	if nHead < 0 {
+		nHead = len(ev.Passages)
+	}
+	top := ev.Passages[:nHead]
+	sort.SliceStable(top, func(i, j int) bool { return top[i].Score > top[j].Score })
 	ev.Passages = firstPages(ev.Passages, k)
 	if v, ok := r.search.(corpus.Vocabulary); ok {
 		words := text.QuestionWords(question)
@@ -151,10 +161,11 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 	return ev, nil
 }
 
-// firstPages keeps the first k passages, then the best passage of each
-// further page until k pages are covered: so the evidence, and the
+// firstPages keeps the first k passages, and more, up to 2k, while they
+// cover fewer than k pages; past 2k it keeps only the best passage of each
+// further page until k pages are covered. So the evidence, and the
 // answer's sources, name every one of the first k pages of the ranking
-// (never fewer pages than the search itself finds), in at most 2k-1
+// (never fewer pages than the search itself finds), in at most 3k-1
 // passages.
 func firstPages(ps []kgagent.EvidencePassage, k int) []kgagent.EvidencePassage {
 	pages := map[string]bool{}
@@ -164,7 +175,7 @@ func firstPages(ps []kgagent.EvidencePassage, k int) []kgagent.EvidencePassage {
 		case i < k:
 		case len(pages) >= k:
 			return out
-		case pages[p.DocURL]:
+		case i >= 2*k && pages[p.DocURL]:
 			continue
 		}
 		pages[p.DocURL] = true
