@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -93,12 +95,28 @@ type warmer interface {
 // then /readyz answers 503, so a load balancer sends no question that would
 // wait seconds for a load. Failures are logged; the stores' own readiness
 // checks report them.
+//
+// The search copies (one after the other: the index loads under one lock)
+// and the name indexes load at the same time, on two cores. The collector
+// runs a quarter as often meanwhile (GOGC 400 unless GOGC is set; the
+// memory limit still holds): the load only adds to the heap, apart from
+// each snapshot's decompressed body, which is garbage once decoded. Once
+// warm, that garbage goes back to the OS (debug.FreeOSMemory), so the
+// resident set is what the copies hold. OpenJDK docs (134k chunks, 1.38M
+// triples), load ~17: 9.3 s to warm, 2.9 CPU-s (index 1.24, graph 1.14,
+// GC 0.5) one after the other.
 func (a *app) warmUp(ctx context.Context) {
+	start := time.Now()
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	defer func() {
 		a.warm.Store(true)
 		close(a.warmed)
+		if a.background() {
+			debug.FreeOSMemory()
+		}
 	}()
-	start := time.Now()
 	cols, err := a.svc.corpus.Collections(ctx)
 	if err != nil {
 		a.log.Warn("warm-up: cannot list collections", "err", err)
@@ -107,18 +125,29 @@ func (a *app) warmUp(ctx context.Context) {
 	idx, _ := a.svc.index.(warmer)
 	rebuilt := a.rebuilds()
 	suffix := a.svc.graph.Config().EntitySuffix
-	for _, c := range cols {
-		if idx != nil {
+	var wg sync.WaitGroup
+	if a.svc.graphWarm != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, c := range cols {
+				if strings.HasSuffix(c.Name, suffix) {
+					continue
+				}
+				if err := a.svc.graphWarm.Warm(ctx, c.Name); err != nil {
+					a.log.Warn("warm-up: graph", "collection", c.Name, "err", err)
+				}
+			}
+		}()
+	}
+	if idx != nil {
+		for _, c := range cols {
 			if err := idx.Warm(ctx, c.Name); err != nil {
 				a.log.Warn("warm-up: search copy", "collection", c.Name, "err", err)
 			}
 		}
-		if a.svc.graphWarm != nil && !strings.HasSuffix(c.Name, suffix) {
-			if err := a.svc.graphWarm.Warm(ctx, c.Name); err != nil {
-				a.log.Warn("warm-up: graph", "collection", c.Name, "err", err)
-			}
-		}
 	}
+	wg.Wait()
 	// rebuilt counts the search copies and name indexes built from the
 	// stores rather than read from their snapshots: 0 right after an
 	// ingest, which leaves them current.
