@@ -14,6 +14,7 @@ import (
 const (
 	MaxQueryBytes = kgagent.MaxQuestionBytes // longest query accepted: the one limit every transport admits
 	MaxK          = 100                      // most hits one search returns
+	DefaultK      = 10                       // hits of a search whose request asks none (k 0): every transport's default
 )
 
 // CollectionLister is implemented by indexes that can list their collections.

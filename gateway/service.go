@@ -23,8 +23,8 @@ const (
 )
 
 // DefaultK is the number of hits a search returns when its request's k
-// is 0.
-const DefaultK = 10
+// is 0: corpus.DefaultK, as MCP's search tool.
+const DefaultK = corpus.DefaultK
 
 var services = map[string]bool{ServiceAgent: true, ServiceSearch: true, ServiceGraphRAG: true, ServiceTriples: true}
 

@@ -270,7 +270,7 @@ func (s *Server) addTools() {
 // Defaults and bounds of the search and graph tools (their schemas say
 // them; an absent argument takes the default, one out of bounds is refused).
 const (
-	defaultK          = 10
+	defaultK          = corpus.DefaultK
 	defaultGraphLimit = graphrag.DefaultFindLimit
 	maxGraphLimit     = graphrag.MaxFindLimit
 )
