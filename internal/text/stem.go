@@ -93,7 +93,7 @@ const undouble = "undouble"
 // A suffixRule is one cell of suffixTable.
 type suffixRule struct {
 	ending, to string
-	min        int  // bytes that must stay before the ending
+	need       int  // the shortest word it applies to: the ending and the bytes that must stay before it
 	keep       bool // "=": the word stays as it is
 }
 
@@ -149,14 +149,14 @@ func parseSuffixTable(table string) map[string]*foldStep {
 				}
 				r := suffixRule{ending: f[0]}
 				if cell == "=" {
-					r.keep = true
+					r.keep, r.need = true, len(f[0])
 				} else {
 					to, least, ok := strings.Cut(cell, ":")
 					m, err := strconv.Atoi(least)
 					if !ok || err != nil {
 						panic(fmt.Sprintf("text: suffixTable cell %q of %q is not TO:N, :N, = or .", cell, f[0]))
 					}
-					r.to, r.min = to, m
+					r.to, r.need = to, len(f[0])+m
 				}
 				st := steps[cols[i]]
 				last := r.ending[len(r.ending)-1]
@@ -198,9 +198,14 @@ func foldCut[T ~string | ~[]byte](f *fold, w T) (keep int, tail string) {
 			}
 			continue
 		}
-		for _, r := range st.byLast[w[keep-1]] {
+		rules := st.byLast[w[keep-1]]
+		for i := range rules {
+			r := &rules[i]
+			if keep < r.need {
+				continue
+			}
 			n := keep - len(r.ending)
-			if n < r.min || string(w[n:keep]) != r.ending {
+			if string(w[n:keep]) != r.ending {
 				continue
 			}
 			if !r.keep {
