@@ -85,10 +85,14 @@ def load_opt(path):
 
 
 def serve_cells(sv):
-    """The serve columns: first serve's ready time, and RSS when ready -> after the requests (peak)."""
+    """The serve columns: first serve's ready time (its CPU seconds by then, when
+    recorded), and RSS when ready -> after the requests (peak)."""
     if not sv:
         return ["", ""]
-    return [f"{sv['ready_s']:.1f} s", f"{sv['rss_ready_mb']:.0f} -> {sv['rss_end_mb']:.0f} MB after {sv['requests']:,} (peak {sv['peak_rss_mb']:.0f})"]
+    ready = f"{sv['ready_s']:.1f} s"
+    if "cpu_ready_s" in sv:
+        ready += f" ({sv['cpu_ready_s']:.1f} CPU-s)"
+    return [ready, f"{sv['rss_ready_mb']:.0f} -> {sv['rss_end_mb']:.0f} MB after {sv['requests']:,} (peak {sv['peak_rss_mb']:.0f})"]
 
 
 def scale_table(rows, bm):

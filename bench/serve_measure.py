@@ -2,9 +2,11 @@
 /readyz with 200, then sends N requests over HTTP — /api/v1/search and
 /api/v1/agent alternating, every question distinct (the questions of a
 known-item set under four phrasings, so the answer cache never answers) —
-and writes as JSON (serve's log beside it, OUT.json.log): ready seconds, RSS when ready, RSS after each fifth of
-the requests and at the end, the peak RSS, and search/agent p50/p99 in ms
-(client side, one request at a time). Used by deploy/bench-scale.sh.
+and writes as JSON (serve's log beside it, OUT.json.log): ready seconds and
+serve's CPU seconds by then (cpu_ready_s), RSS when ready, RSS after each fifth of
+the requests and at the end, the peak RSS, search/agent p50/p99 in ms
+(client side, one request at a time) and serve's CPU ms per request
+(cpu_ms_per_request, background work included). Used by deploy/bench-scale.sh.
 
     python bench/serve_measure.py -o OUT.json -n N -q QUESTIONS.jsonl -c COLLECTION -- KGAGENT ARGS...
 
@@ -13,6 +15,7 @@ ARGS are the global flags (--data-dir ...); the script adds `serve --addr`.
 
 import argparse
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -26,6 +29,13 @@ def status_kb(pid, key):
             if line.startswith(key + ":"):
                 return int(line.split()[1])
     return 0
+
+
+def cpu_s(pid):
+    """User+system CPU seconds the process has used (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main():
@@ -58,7 +68,10 @@ def main():
             if time.monotonic() - t0 > 600:
                 sys.exit("serve not ready after 600 s")
             time.sleep(0.05)
-        out = {"ready_s": time.monotonic() - t0, "rss_ready_mb": status_kb(p.pid, "VmRSS") / 1024, "requests": a.n, "rss_mb": []}
+        # CPU seconds beside the wall times: on a shared box they, not
+        # the seconds, compare between runs
+        cpu_ready = cpu_s(p.pid)
+        out = {"ready_s": time.monotonic() - t0, "cpu_ready_s": cpu_ready, "rss_ready_mb": status_kb(p.pid, "VmRSS") / 1024, "requests": a.n, "rss_mb": []}
         qs = []
         with open(a.q) as f:
             for line in f:
@@ -77,6 +90,7 @@ def main():
             if (n + 1) % max(1, a.n // 5) == 0:
                 out["rss_mb"].append(status_kb(p.pid, "VmRSS") / 1024)
         out["rss_end_mb"] = status_kb(p.pid, "VmRSS") / 1024
+        out["cpu_ms_per_request"] = (cpu_s(p.pid) - cpu_ready) * 1000 / max(1, a.n)
         out["peak_rss_mb"] = status_kb(p.pid, "VmHWM") / 1024
         for k, v in lat.items():
             v.sort()
