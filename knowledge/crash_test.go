@@ -1,6 +1,7 @@
 package knowledge_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -16,7 +17,6 @@ import (
 	crawlersqlite "github.com/kgagent/kgagent/crawler/sqlite"
 	"github.com/kgagent/kgagent/graphrag"
 	graphsqlite "github.com/kgagent/kgagent/graphrag/sqlite"
-	"github.com/kgagent/kgagent/internal/poll"
 	"github.com/kgagent/kgagent/knowledge"
 )
 
@@ -94,6 +94,7 @@ func crashChild(dir string) {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(3)
 			}
+			fmt.Println("put") // the parent kills only after a put it has seen
 		}
 	}
 }
@@ -113,14 +114,32 @@ func TestKillDuringPuts(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "KGAGENT_KNOWLEDGE_CRASH_CHILD="+dir)
 		cmd.Stderr = os.Stderr
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cmd.Process.Kill() })
-		poll.True(t, 30*time.Second, "the child wrote pages", func() bool {
-			fi, err := os.Stat(filepath.Join(dir, "crawl.db-wal"))
-			return err == nil && fi.Size() > int64(16<<10*(round+1))
-		})
+		// Wait for the child's first put of this round (a whole page with
+		// its state: the check below needs one), however slow the machine,
+		// then kill it at a different point of its work each round.
+		puts := make(chan struct{}, 1)
+		go func() {
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				select {
+				case puts <- struct{}{}:
+				default:
+				}
+			}
+		}()
+		select {
+		case <-puts:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("round %d: the child put no page in 60 s", round)
+		}
 		time.Sleep(time.Duration(50+round*70) * time.Millisecond)
 		if err := cmd.Process.Kill(); err != nil { // SIGKILL
 			t.Fatal(err)
