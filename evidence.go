@@ -44,6 +44,11 @@ type EvidencePassage struct {
 	// query's, when the search ranked by a semantic model (0 otherwise);
 	// not on the wire.
 	Semantic float64 `json:"-"`
+	// SourceOnly marks a passage kept only so that the evidence names
+	// every one of the search's first pages (knowledge.Retriever): it is a
+	// source of the answer, but the built-in answerer does not compose
+	// from it; not on the wire.
+	SourceOnly bool `json:"-"`
 }
 
 // EvidenceFact is one graph fact with the section that states it.

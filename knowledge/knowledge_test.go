@@ -124,7 +124,8 @@ func TestRetrieveRanksDownLinkListsAndNumbersOnce(t *testing.T) {
 // to a page (the fifth page's first passage is the search's 13th hit:
 // before, the evidence stopped at 2k = 10 passages and 4 pages, so the
 // agent's sources named fewer pages than its own search); the first 2k
-// passages are kept as before, and past them only a new page's best.
+// passages are kept as before, and past them only a new page's best,
+// marked SourceOnly.
 func TestRetrieveNamesTheSearchsFirstPages(t *testing.T) {
 	var s fakeSearch
 	score := 1.0
@@ -160,6 +161,11 @@ func TestRetrieveNamesTheSearchsFirstPages(t *testing.T) {
 	}
 	if len(pages) != 5 {
 		t.Errorf("%d pages, want the search's first 5", len(pages))
+	}
+	for i, p := range ev.Passages {
+		if want := i >= 10; p.SourceOnly != want {
+			t.Errorf("passage %d (%s) SourceOnly %v, want %v (only those past 2k)", i, p.URL, p.SourceOnly, want)
+		}
 	}
 	if asked < 25 {
 		t.Errorf("asked the search for %d hits, want at least 5k = 25", asked)

@@ -163,7 +163,8 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 
 // firstPages keeps the first k passages, and more, up to 2k, while they
 // cover fewer than k pages; past 2k it keeps only the best passage of each
-// further page until k pages are covered. So the evidence, and the
+// further page until k pages are covered, marked SourceOnly (the built-in
+// answerer composes from the first 2k as before). So the evidence, and the
 // answer's sources, name every one of the first k pages of the ranking
 // (never fewer pages than the search itself finds), in at most 3k-1
 // passages.
@@ -177,6 +178,8 @@ func firstPages(ps []kgagent.EvidencePassage, k int) []kgagent.EvidencePassage {
 			return out
 		case i >= 2*k && pages[p.DocURL]:
 			continue
+		case i >= 2*k:
+			p.SourceOnly = true // a source; the answer is composed as before
 		}
 		pages[p.DocURL] = true
 		out = append(out, p)

@@ -202,14 +202,15 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 }
 
 // collect flattens the evidence into passages (facts as one-sentence
-// passages after them), dropping repeats of the same section text.
+// passages after them), dropping repeats of the same section text and the
+// passages that are sources only (EvidencePassage.SourceOnly).
 func collect(evs []kgagent.Evidence) []*passage {
 	var out []*passage
 	seen := map[string]bool{}
 	for _, ev := range evs {
 		for _, p := range ev.Passages {
 			key := p.URL + "\x00" + p.Text
-			if seen[key] || strings.TrimSpace(p.Text) == "" {
+			if seen[key] || strings.TrimSpace(p.Text) == "" || p.SourceOnly {
 				continue
 			}
 			seen[key] = true

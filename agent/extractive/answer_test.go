@@ -67,6 +67,18 @@ func TestComposeNamesTheThing(t *testing.T) {
 	}
 }
 
+// TestComposeSkipsSourceOnlyPassages: a passage kept only as a source
+// (EvidencePassage.SourceOnly) is never quoted or cited, though it would
+// answer the question best; the answer comes from the other passages.
+func TestComposeSkipsSourceOnlyPassages(t *testing.T) {
+	ps := append([]kgagent.EvidencePassage(nil), lumen...)
+	ps[3].SourceOnly = true
+	got := Compose("Which module is the Python client?", ev("", ps...), Config{})
+	if strings.Contains(got, "[4]") || strings.Contains(got, "pip install") {
+		t.Errorf("answer quotes the source-only passage: %q", got)
+	}
+}
+
 func TestComposeCitesOnlyEvidenceNumbers(t *testing.T) {
 	e := ev("", lumen...)
 	valid := map[int]bool{}
