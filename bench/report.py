@@ -62,21 +62,31 @@ def machine(path):
 
 
 def scale(rdir):
-    """The scale section (deploy/bench-scale.sh): one row per crawl size, and the page-BM25 baseline."""
-    sizes = sorted(int(m.group(1)) for m in (re.search(r"scale_ingest_(\d+)\.json$", f) for f in glob.glob(os.path.join(rdir, "scale_ingest_*.json"))) if m)
-    if not sizes:
+    """The scale section (deploy/bench-scale.sh): one row per point (corpus and crawl size), and the page-BM25 baseline."""
+    labels = [m.group(1) for m in (re.search(r"scale_ingest_([\w.-]+)\.json$", f) for f in glob.glob(os.path.join(rdir, "scale_ingest_*.json"))) if m]
+    if not labels:
         return None
     rows = []
-    for n in sizes:
-        im, io = load(os.path.join(rdir, f"scale_ingest_{n}.json")), json.loads(open(os.path.join(rdir, f"scale_ingest_{n}.out")).read())
-        em, ev = load(os.path.join(rdir, f"scale_eval_{n}.json")), json.loads(open(os.path.join(rdir, f"scale_eval_{n}.out")).read())
-        rows.append(dict(pages=io["pages"], chunks=io["chunks"], triples=io["triples"], wall=im["wall_s"], cpu=im["cpu_s"],
-                         rss=im["peak_rss_mb"], mb=int(open(os.path.join(rdir, f"scale_bytes_{n}.txt")).read()) / 1e6,
-                         eval_rss=em["peak_rss_mb"], ev=ev, serve=load_opt(os.path.join(rdir, f"scale_serve_{n}.json"))))
+    for n in labels:
+        p = lambda kind, ext="json": os.path.join(rdir, f"scale_{kind}_{n}.{ext}")
+        im, io = load(p("ingest")), json.loads(open(p("ingest", "out")).read().strip().splitlines()[-1])
+        em, ev = load(p("eval")), json.loads(open(p("eval", "out")).read().strip().splitlines()[-1])
+        corpus = open(p("corpus", "txt")).read().strip() if os.path.exists(p("corpus", "txt")) else "jdk"
+        scrapy = None
+        if os.path.exists(p("scrapy")):
+            scrapy = dict(load(p("scrapy")), pages=json.loads(open(p("scrapy", "out")).read().strip().splitlines()[-1])["pages"])
+        rows.append(dict(label=n, corpus=corpus, pages=io["pages"], chunks=io["chunks"], triples=io["triples"], wall=im["wall_s"], cpu=im["cpu_s"],
+                         rss=im["peak_rss_mb"], mb=int(open(p("bytes", "txt")).read()) / 1e6,
+                         eval_rss=em["peak_rss_mb"], ev=ev, serve=load_opt(p("serve")), scrapy=scrapy,
+                         load=open(p("load", "txt")).read().strip() if os.path.exists(p("load", "txt")) else ""))
+    rows.sort(key=lambda r: r["pages"])
     bm = None
     if os.path.exists(os.path.join(rdir, "scale_bm25s.out")):
         bm = load(os.path.join(rdir, "scale_bm25s.out"))
     return rows, bm
+
+
+CORPORA = {"py": "Python docs", "jdk": "OpenJDK API", "all": "Python + OpenJDK + PostgreSQL"}
 
 
 def load_opt(path):
@@ -95,23 +105,42 @@ def serve_cells(sv):
     return [ready, f"{sv['rss_ready_mb']:.0f} -> {sv['rss_end_mb']:.0f} MB after {sv['requests']:,} (peak {sv['peak_rss_mb']:.0f})"]
 
 
+def scrapy_cells(r):
+    """Scrapy on the same pages in the same run: its wall (pages), and kgagent's pages/s over Scrapy's."""
+    sc = r.get("scrapy")
+    if not sc:
+        return ["", ""]
+    return [f"{sc['wall_s']:.0f} s ({sc['pages']:,} pages)", f"{(r['pages'] / r['wall']) / (sc['pages'] / sc['wall_s']):.1f}x"]
+
+
+def http_cells(sv):
+    """search and agent p50/p99 over HTTP, from the first serve's requests."""
+    if not sv or "search_p50_ms" not in sv:
+        return [""]
+    return [f"{sv['search_p50_ms']:.1f} / {sv['search_p99_ms']:.0f} · {sv['agent_p50_ms']:.1f} / {sv['agent_p99_ms']:.0f} ms"]
+
+
 def scale_table(rows, bm):
-    head = ("pages", "chunks", "triples", "ingest wall", "ingest CPU (per page)", "ingest peak RSS", "data dir",
-            "first serve ready", "serve RSS: ready -> after requests",
-            "search p50 / p99", "agent p50 / p99", "eval peak RSS", "search recall@5 / MRR", "agent sources recall@5 / MRR")
+    head = ("corpus", "pages", "chunks", "triples", "ingest wall", "ingest CPU (per page)", "ingest peak RSS",
+            "Scrapy wall (pages)", "kgagent vs Scrapy, pages/s", "data dir",
+            "first serve ready", "serve RSS: ready -> after requests", "HTTP search · agent p50 / p99",
+            "search p50 / p99", "agent p50 / p99", "eval peak RSS", "search recall@5 / MRR", "agent sources recall@5 / MRR", "load after")
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         e = r["ev"]
         out.append("| " + " | ".join([
-            f"{r['pages']:,}", f"{r['chunks']:,}", f"{r['triples']:,}", f"{r['wall']:.0f} s",
-            f"{r['cpu']:.0f} s ({1e3 * r['cpu'] / r['pages']:.1f} ms)", f"{r['rss']:.0f} MB", f"{r['mb']:.0f} MB",
-            *serve_cells(r.get("serve")),
+            CORPORA.get(r["corpus"], r["corpus"]), f"{r['pages']:,}", f"{r['chunks']:,}", f"{r['triples']:,}", f"{r['wall']:.0f} s",
+            f"{r['cpu']:.0f} s ({1e3 * r['cpu'] / r['pages']:.1f} ms)", f"{r['rss']:.0f} MB", *scrapy_cells(r), f"{r['mb']:.0f} MB",
+            *serve_cells(r.get("serve")), *http_cells(r.get("serve")),
             f"{e['search_p50_ms']:.1f} / {e['search_p99_ms']:.0f} ms", f"{e['answer_p50_ms']:.1f} / {e['answer_p99_ms']:.0f} ms",
-            f"{r['eval_rss']:.0f} MB", f"{e['recall_at_k']:.3f} / {e['mrr']:.3f}", f"{e['agent_recall_at_k']:.3f} / {e['agent_mrr']:.3f}"]) + " |")
+            f"{r['eval_rss']:.0f} MB", f"{e['recall_at_k']:.3f} / {e['mrr']:.3f}", f"{e['agent_recall_at_k']:.3f} / {e['agent_mrr']:.3f}",
+            r.get("load", "")]) + " |")
     if bm:
         bp, bc = bm["pages"], bm["chunks"]
+        jdk = [r for r in rows if r["label"] == "jdk"]
+        at = f" at {jdk[0]['pages']:,} pages" if jdk else ""
         out.append("")
-        out.append(f"Page BM25 (bm25s over whole pages) at {rows[-1]['pages']:,} pages: recall@5 {bp['recall_at_k']:.3f}, MRR {bp['mrr']:.3f}; "
+        out.append(f"Page BM25 (bm25s over whole pages) on the OpenJDK docs{at}: recall@5 {bp['recall_at_k']:.3f}, MRR {bp['mrr']:.3f}; "
                    f"over kgagent's chunks: {bc['recall_at_k']:.3f} / {bc['mrr']:.3f}.")
     return out
 
@@ -125,6 +154,9 @@ def scale_chart(rows, png_path, title):
     fig, ax = plt.subplots(1, 3, figsize=(13, 3.8))
     ax[0].plot(x, [1e3 * r["cpu"] / r["pages"] for r in rows], "o-", label="ingest CPU-ms per page")
     ax[0].plot(x, [1e3 * r["wall"] / r["pages"] for r in rows], "s--", label="ingest wall-ms per page")
+    sc = [r for r in rows if r.get("scrapy")]
+    if sc:
+        ax[0].plot([r["pages"] for r in sc], [1e3 * r["scrapy"]["wall_s"] / r["scrapy"]["pages"] for r in sc], "x:", label="Scrapy wall-ms per page")
     ax[0].set_title("ingest cost per page")
     ax[1].plot(x, [r["rss"] for r in rows], "o-", label="ingest peak RSS")
     ax[1].plot(x, [r["eval_rss"] for r in rows], "s--", label="eval peak RSS")
@@ -155,9 +187,9 @@ def main():
         mc = machine(os.path.join(rdir, "machine.txt")) if os.path.exists(os.path.join(rdir, "machine.txt")) else {}
         line = " ".join(f"{k}={v}" for k, v in mc.items())
         with open(md_path, "w") as f:
-            f.write("\n".join(["# Scale (OpenJDK 17 API docs)", "", "`deploy/bench-scale.sh`", "", *table, "", line, ""]))
+            f.write("\n".join(["# Scale (Python, OpenJDK 17 API and PostgreSQL 15 docs)", "", "`deploy/bench-scale.sh`", "", *table, "", line, ""]))
         print("\n".join(table))
-        scale_chart(rows, png_path, "kgagent scale, OpenJDK 17 API docs")
+        scale_chart(rows, png_path, "kgagent scale: Python docs, OpenJDK 17 API docs, the two + PostgreSQL 15 docs")
         return
     rdir, md_path, png_path = sys.argv[1:4]
     kg = runs(rdir, "kgagent_ingest")
@@ -218,7 +250,7 @@ def main():
     sc = scale(rdir)
     scale_md = []
     if sc:
-        scale_md = ["## Scale: OpenJDK 17 API docs (`deploy/bench-scale.sh`)", "",
+        scale_md = ["## Scale: Python, OpenJDK 17 API and PostgreSQL 15 docs (`deploy/bench-scale.sh`)", "",
                     "Known-item questions `bench/javadoc_questions.jsonl`; quality figures count at the whole site only.", "",
                     *scale_table(*sc), "", f"![scale chart]({os.path.basename(png_path)[:-4]}-scale.png)", ""]
     md = "\n".join(["# Benchmark results", "", "`make bench` (deploy/bench.sh)", "", *table, "", machine_line, "", *scale_md])
@@ -259,7 +291,7 @@ def main():
     if sc:
         print()
         print("\n".join(scale_table(*sc)))
-        scale_chart(sc[0], png_path[:-4] + "-scale.png", f"kgagent scale, OpenJDK 17 API docs, {mc['date']}, {mc['nproc']} cores")
+        scale_chart(sc[0], png_path[:-4] + "-scale.png", f"kgagent scale (Python, OpenJDK, PostgreSQL docs), {mc['date']}, {mc['nproc']} cores")
 
 
 if __name__ == "__main__":

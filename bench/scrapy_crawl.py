@@ -3,7 +3,11 @@ kgagent's crawler does (start at the root, follow every link under it, HTML
 pages only, robots.txt obeyed) and extracts each page's title and text, so the
 two crawl the same pages. It prints one JSON object: pages crawled.
 
-    python bench/scrapy_crawl.py http://127.0.0.1:PORT/
+    python bench/scrapy_crawl.py http://127.0.0.1:PORT/ [--max-pages N]
+
+--max-pages N stops after about N pages (Scrapy's CLOSESPIDER_PAGECOUNT:
+requests in flight finish, so a few more may be counted), as kgagent's
+--max-pages does for the scale curve (deploy/bench-scale.sh).
 """
 
 import json
@@ -40,8 +44,12 @@ class DocsSpider(scrapy.Spider):
 
 def main():
     root = sys.argv[1]
+    settings = {}
+    if len(sys.argv) > 3 and sys.argv[2] == "--max-pages":
+        settings["CLOSESPIDER_PAGECOUNT"] = int(sys.argv[3])
     stats = {"pages": 0, "chars": 0}
     process = CrawlerProcess(settings={
+        **settings,
         "LOG_LEVEL": "WARNING",
         "ROBOTSTXT_OBEY": True,
         "TELNETCONSOLE_ENABLED": False,

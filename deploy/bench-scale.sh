@@ -1,68 +1,133 @@
 #!/usr/bin/env bash
 # The scale section of make bench (deploy/bench.sh calls it; it also runs
-# alone): the OpenJDK 17 API docs (Debian's openjdk-17-doc, 9,892 pages)
-# served on loopback by deploy/sitesrv and ingested at several sizes — the
-# first N pages the crawler reaches, N from KGAGENT_BENCH_SCALE_PAGES
-# (default "1000 3000 20000": the last is the whole site) — each into a
-# fresh data dir:
+# alone): kgagent ingests corpora of growing size served on loopback by
+# deploy/sitesrv, each into a fresh data dir, with Scrapy
+# (bench/scrapy_crawl.py) crawling the same pages in the same run:
+#
+#   py     the Python 3.11 docs (Debian's python3.11-doc, ~526 pages)
+#   jdk    the OpenJDK 17 API docs (openjdk-17-doc, 9,892 pages)
+#   all    the two plus the PostgreSQL 15 docs (postgresql-doc-15, ~1,170
+#          pages) served together from one root (a temp dir of symlinks
+#          py/, jdk/, pg/ and an index.html linking them; sitesrv serves
+#          one directory and follows the links), ~11,600 pages
+#
+# KGAGENT_BENCH_SCALE_POINTS lists the points, CORPUS or CORPUS:N (the first
+# N pages the crawler reaches, --max-pages N; Scrapy stops after about as
+# many, CLOSESPIDER_PAGECOUNT); default "py jdk:1000 jdk:3000 jdk all". A
+# smoke run: KGAGENT_BENCH_SCALE_POINTS="py:300 jdk:300 all:300".
+# KGAGENT_BENCH_SCALE_SCRAPY=0 skips Scrapy. Each point measures:
 #
 #   ingest     wall, CPU, peak RSS (bench/measure.py), pages, chunks,
-#              triples, data-dir bytes
+#              triples, data-dir bytes; Scrapy's wall, CPU, peak RSS, pages
 #   serve      the first kgagent serve after the ingest (bench/serve_measure.py):
 #              seconds until /readyz answers 200, RSS when ready and after
 #              KGAGENT_BENCH_SERVE_REQUESTS (default 1000) HTTP searches and
-#              agent answers alternating, each question distinct
-#   queries    kgagent eval --answers on bench/javadoc_questions.jsonl:
-#              search and agent p50/p99 in process, the eval process's
-#              peak RSS (the collection loaded), and recall@5 / MRR of
-#              search and of the agent's sources (meaningful at the
-#              whole site only: smaller crawls miss gold pages)
-#   baseline   bm25s over whole pages and over kgagent's chunks of the
-#              largest size (bench/bm25s_eval.py), the "page BM25" line
+#              agent answers alternating, each question distinct, and their
+#              p50/p99 over HTTP
+#   queries    kgagent eval --answers (bench/pydocs_questions.jsonl for py,
+#              bench/javadoc_questions.jsonl for jdk and all): search and
+#              agent p50/p99 in process, the eval process's peak RSS, and
+#              recall@5 / MRR (meaningful at whole corpora only: smaller
+#              crawls miss gold pages)
+#   baseline   bm25s over whole pages and over kgagent's chunks at the whole
+#              OpenJDK point (bench/bm25s_eval.py), the "page BM25" line
 #
 #   deploy/bench-scale.sh RESULTS_DIR KGAGENT SITESRV PYTHON   (paths of the binaries and the venv python)
 #
-# Writes scale_* files into RESULTS_DIR for bench/report.py; keeps nothing
-# else (data dirs live in a temp dir).
+# Installs the doc packages it lacks with apt. Writes scale_* files into
+# RESULTS_DIR for bench/report.py (one set per point, named by the point:
+# scale_ingest_jdk-1000.json, ...); keeps nothing else (data dirs live in a
+# temp dir). deploy/bench-cluster.sh measures the OpenJDK ingest into Neo4j
+# and through a NATS cluster with two workers (KGAGENT_BENCH_CLUSTER=1 runs
+# it at the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 R=$1 BIN=$2 SITESRV=$3 PY=$4
 API=${KGAGENT_BENCH_JAVADOC:-/usr/share/doc/openjdk-17-doc/api}
-SIZES=${KGAGENT_BENCH_SCALE_PAGES:-1000 3000 20000}
-QUESTIONS=$PWD/bench/javadoc_questions.jsonl
+DOCS=${KGAGENT_PYDOCS:-/usr/share/doc/python3.11/html}
+PGDOCS=${KGAGENT_BENCH_PGDOCS:-/usr/share/doc/postgresql-doc-15/html}
+POINTS=${KGAGENT_BENCH_SCALE_POINTS:-py jdk:1000 jdk:3000 jdk all}
 
 log() { echo "bench-scale: $*" >&2; }
 
-if [ ! -f "$API/allclasses-index.html" ]; then
-  log "installing openjdk-17-doc"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q openjdk-17-doc >/dev/null
-fi
+need() { # need FILE PACKAGE: apt-get install PACKAGE unless FILE exists
+  if [ ! -f "$1" ]; then
+    log "installing $2"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null
+  fi
+}
+case " $POINTS " in *" py"[:\ ]* | *" all"[:\ ]*) need "$DOCS/py-modindex.html" python3.11-doc ;; esac
+need "$API/allclasses-index.html" openjdk-17-doc
+case " $POINTS " in *" all"[:\ ]*) need "$PGDOCS/index.html" postgresql-doc-15 ;; esac
 
 WORK=$(mktemp -d)
-SITE_PID=
-trap '[ -n "$SITE_PID" ] && kill "$SITE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
-"$SITESRV" "$API" > "$WORK/site.url" &
-SITE_PID=$!
-for _ in $(seq 100); do [ -s "$WORK/site.url" ] && break; sleep 0.1; done
-SITE=$(cat "$WORK/site.url")
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$WORK"' EXIT
+
+declare -A SITE
+# serve NAME DIR: starts sitesrv on DIR; SITE[NAME] is its base URL.
+serve() {
+  local out=$WORK/site-$1.url
+  "$SITESRV" "$2" > "$out" &
+  PIDS+=($!)
+  for _ in $(seq 100); do [ -s "$out" ] && break; sleep 0.1; done
+  SITE[$1]=$(cat "$out")
+}
+# The combined corpus: one root holding the three doc trees.
+mkdir -p "$WORK/all"
+ln -s "$DOCS" "$WORK/all/py"
+ln -s "$API" "$WORK/all/jdk"
+ln -s "$PGDOCS" "$WORK/all/pg"
+cat > "$WORK/all/index.html" <<'HTML'
+<!DOCTYPE html><html><head><title>Documentation</title></head><body><h1>Documentation</h1><ul>
+<li><a href="py/index.html">Python 3.11</a></li>
+<li><a href="jdk/index.html">OpenJDK 17 API</a></li>
+<li><a href="pg/index.html">PostgreSQL 15</a></li>
+</ul></body></html>
+HTML
+serve py "$DOCS"
+serve jdk "$API"
+serve all "$WORK/all"
 
 K=("$BIN" --log-level warn --nats-listen 127.0.0.1:-1)
-last=
-for n in $SIZES; do
-  log "ingest of up to $n pages"
-  D=$WORK/data-$n
-  "$PY" bench/measure.py -o "$R/scale_ingest_$n.json" -- \
-    "${K[@]}" --data-dir "$D" ingest --json --max-pages "$n" "${SITE}*" > "$R/scale_ingest_$n.out"
-  du -sb "$D" | cut -f1 > "$R/scale_bytes_$n.txt"
-  log "first serve at up to $n pages"
-  "$PY" bench/serve_measure.py -o "$R/scale_serve_$n.json" -n "${KGAGENT_BENCH_SERVE_REQUESTS:-1000}" -q "$QUESTIONS" -- \
+for point in $POINTS; do
+  corpus=${point%%:*} n=
+  [ "$corpus" != "$point" ] && n=${point#*:}
+  site=${SITE[$corpus]:?unknown corpus $corpus in KGAGENT_BENCH_SCALE_POINTS (py, jdk, all)}
+  case $corpus in
+    py) questions=$PWD/bench/pydocs_questions.jsonl base=$site ;;
+    jdk) questions=$PWD/bench/javadoc_questions.jsonl base=$site ;;
+    all) questions=$PWD/bench/javadoc_questions.jsonl base=${site}jdk/ ;;
+  esac
+  label=$corpus${n:+-$n}
+  max=${n:-100000}
+  D=$WORK/data-$label
+  echo "$corpus" > "$R/scale_corpus_$label.txt"
+  log "$label: kgagent ingest (up to $max pages), load $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$PY" bench/measure.py -o "$R/scale_ingest_$label.json" -- \
+    "${K[@]}" --data-dir "$D" ingest --json --max-pages "$max" "${site}*" > "$R/scale_ingest_$label.out"
+  du -sb "$D" | cut -f1 > "$R/scale_bytes_$label.txt"
+  if [ "${KGAGENT_BENCH_SCALE_SCRAPY:-1}" != 0 ]; then
+    log "$label: Scrapy (up to $max pages), load $(cut -d' ' -f1-3 /proc/loadavg)"
+    "$PY" bench/measure.py -o "$R/scale_scrapy_$label.json" -- \
+      "$PY" bench/scrapy_crawl.py "$site" ${n:+--max-pages "$n"} > "$R/scale_scrapy_$label.out"
+  fi
+  log "$label: first serve, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$PY" bench/serve_measure.py -o "$R/scale_serve_$label.json" -n "${KGAGENT_BENCH_SERVE_REQUESTS:-1000}" -q "$questions" -- \
     "${K[@]}" --data-dir "$D"
-  log "queries at up to $n pages"
-  "$PY" bench/measure.py -o "$R/scale_eval_$n.json" -- \
-    "${K[@]}" --data-dir "$D" eval --json --answers --base-url "$SITE" "$QUESTIONS" > "$R/scale_eval_$n.out"
-  [ -n "$last" ] && rm -rf "$last"
-  last=$D
+  log "$label: queries in process, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$PY" bench/measure.py -o "$R/scale_eval_$label.json" -- \
+    "${K[@]}" --data-dir "$D" eval --json --answers --base-url "$base" "$questions" > "$R/scale_eval_$label.out"
+  if [ "$label" = jdk ]; then
+    log "page BM25 (bm25s) on the whole OpenJDK docs"
+    "$PY" bench/bm25s_eval.py "$D/index.db" default "$questions" "$site" > "$R/scale_bm25s.out"
+  fi
+  cut -d' ' -f1-3 /proc/loadavg > "$R/scale_load_$label.txt"
+  rm -rf "$D"
 done
-log "page BM25 (bm25s) at the largest size"
-"$PY" bench/bm25s_eval.py "$last/index.db" default "$QUESTIONS" "$SITE" > "$R/scale_bm25s.out"
+
+if [ "${KGAGENT_BENCH_CLUSTER:-0}" = 1 ]; then
+  log "beyond one machine: deploy/bench-cluster.sh"
+  bash deploy/bench-cluster.sh "$R" "$BIN" "$SITESRV" "$PY"
+fi

@@ -106,7 +106,7 @@ func TestScriptEnvIsNotConfig(t *testing.T) {
 	if err != nil || len(scripts) == 0 {
 		t.Fatalf("no test scripts found: %v", err)
 	}
-	scripts = append(scripts, "../../deploy/test.sh", "../../deploy/bench.sh", "../../deploy/bench-scale.sh", "../../Makefile")
+	scripts = append(scripts, "../../deploy/test.sh", "../../deploy/bench.sh", "../../deploy/bench-scale.sh", "../../deploy/bench-cluster.sh", "../../Makefile")
 	known := map[string]bool{}
 	cfg := defaultConfig()
 	for _, f := range cfg.fields() {
