@@ -69,6 +69,8 @@ def scale(rdir):
     rows = []
     for n in labels:
         p = lambda kind, ext="json": os.path.join(rdir, f"scale_{kind}_{n}.{ext}")
+        if not os.path.exists(p("eval")):
+            continue  # a point the run did not finish
         im, io = load(p("ingest")), json.loads(open(p("ingest", "out")).read().strip().splitlines()[-1])
         em, ev = load(p("eval")), json.loads(open(p("eval", "out")).read().strip().splitlines()[-1])
         corpus = open(p("corpus", "txt")).read().strip() if os.path.exists(p("corpus", "txt")) else "jdk"
@@ -133,7 +135,7 @@ def scale_table(rows, bm):
             f"{r['cpu']:.0f} s ({1e3 * r['cpu'] / r['pages']:.1f} ms)", f"{r['rss']:.0f} MB", *scrapy_cells(r), f"{r['mb']:.0f} MB",
             *serve_cells(r.get("serve")), *http_cells(r.get("serve")),
             f"{e['search_p50_ms']:.1f} / {e['search_p99_ms']:.0f} ms", f"{e['answer_p50_ms']:.1f} / {e['answer_p99_ms']:.0f} ms",
-            f"{r['eval_rss']:.0f} MB", f"{e['recall_at_k']:.3f} / {e['mrr']:.3f}", f"{e['agent_recall_at_k']:.3f} / {e['agent_mrr']:.3f}",
+            f"{r['eval_rss']:.0f} MB", f"{e.get('recall_at_k', 0):.3f} / {e.get('mrr', 0):.3f}", f"{e.get('agent_recall_at_k', 0):.3f} / {e.get('agent_mrr', 0):.3f}",
             r.get("load", "")]) + " |")
     if bm:
         bp, bc = bm["pages"], bm["chunks"]
