@@ -63,7 +63,12 @@ case " $POINTS " in *" all"[:\ ]*) need "$PGDOCS/index.html" postgresql-doc-15 ;
 
 WORK=$(mktemp -d)
 PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$WORK"' EXIT
+cleanup() {
+  local p
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
 
 declare -A SITE
 # serve NAME DIR: starts sitesrv on DIR; SITE[NAME] is its base URL.
