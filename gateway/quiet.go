@@ -39,10 +39,18 @@ func (a *activity) quietFor(now time.Time) time.Duration {
 const quietPoll = 10 * time.Millisecond
 
 // Quiet returns once no service call (any transport) has been in flight
-// for at least d, or with ctx's error when ctx ends first. Background work
-// that would compete with answers for the cores (the semantic pass) calls
-// it before each unit of work, so it runs in the gaps between requests.
-func (s *Server) Quiet(ctx context.Context, d time.Duration) error {
+// for at least d, once most has passed (0: no bound), or with ctx's error
+// when ctx ends first. Background work that would compete with answers for
+// the cores (the semantic pass) calls it before each unit of work, so it
+// runs in the gaps between requests; most keeps it from starving on a
+// server that is never idle for d.
+func (s *Server) Quiet(ctx context.Context, d, most time.Duration) error {
+	var bound <-chan time.Time
+	if most > 0 {
+		t := time.NewTimer(most)
+		defer t.Stop()
+		bound = t.C
+	}
 	for {
 		q := s.activity.quietFor(time.Now())
 		if q >= d {
@@ -57,6 +65,9 @@ func (s *Server) Quiet(ctx context.Context, d time.Duration) error {
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
+		case <-bound:
+			t.Stop()
+			return nil
 		case <-t.C:
 		}
 	}

@@ -15,7 +15,7 @@ func TestQuiet(t *testing.T) {
 	f := newFixture(t, Config{})
 	ctx := context.Background()
 	start := time.Now()
-	if err := f.srv.Quiet(ctx, time.Hour); err != nil || time.Since(start) > time.Second {
+	if err := f.srv.Quiet(ctx, time.Hour, 0); err != nil || time.Since(start) > time.Second {
 		t.Fatalf("idle server: Quiet took %v (%v), want at once", time.Since(start), err)
 	}
 
@@ -36,15 +36,25 @@ func TestQuiet(t *testing.T) {
 	}
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	if err := f.srv.Quiet(short, time.Millisecond); err != context.DeadlineExceeded {
+	if err := f.srv.Quiet(short, time.Millisecond, 0); err != context.DeadlineExceeded {
 		t.Fatalf("a question in flight: Quiet returned %v, want the deadline", err)
+	}
+	// A server never idle long enough: Quiet gives in after most, so the
+	// background work it paces still goes on, slowly.
+	const most = 100 * time.Millisecond
+	bounded := time.Now()
+	if err := f.srv.Quiet(ctx, time.Hour, most); err != nil {
+		t.Fatalf("a question in flight, bounded wait: Quiet returned %v, want nil after %v", err, most)
+	}
+	if took := time.Since(bounded); took < most {
+		t.Fatalf("a question in flight, bounded wait: Quiet returned after %v, want at least %v", took, most)
 	}
 
 	released := time.Now()
 	f.asker.unblock()
 	<-done
 	const gap = 150 * time.Millisecond
-	if err := f.srv.Quiet(ctx, gap); err != nil {
+	if err := f.srv.Quiet(ctx, gap, 0); err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(released); took < gap {

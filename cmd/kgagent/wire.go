@@ -674,6 +674,12 @@ const semanticServeBatch = 16
 // the background pass embeds its next batch.
 const semanticQuiet = 200 * time.Millisecond
 
+// semanticMostWait bounds how long the background pass waits for a quiet
+// gap: on a server never idle for semanticQuiet it still embeds a batch
+// (~0.2 s of one core) every few seconds, so the vectors arrive under
+// sustained load too, at a few per cent of one core.
+const semanticMostWait = 5 * time.Second
+
 // background reports whether the command runs the background semantic
 // pass (serve, worker, mcp), which yields to requests.
 func (a *app) background() bool {
@@ -683,7 +689,7 @@ func (a *app) background() bool {
 // yieldToRequests is the background pass's Yield: it returns once the app
 // is warm (its search copies loaded: the pass neither delays readiness nor
 // competes with the load) and no service call has been in flight for
-// semanticQuiet.
+// semanticQuiet, or semanticMostWait has passed.
 func (a *app) yieldToRequests(ctx context.Context) error {
 	select {
 	case <-a.warmed:
@@ -693,7 +699,7 @@ func (a *app) yieldToRequests(ctx context.Context) error {
 	if a.svc.gw == nil {
 		return nil
 	}
-	return a.svc.gw.Quiet(ctx, semanticQuiet)
+	return a.svc.gw.Quiet(ctx, semanticQuiet, semanticMostWait)
 }
 
 // startSemanticPass runs the background semantic pass until the app
