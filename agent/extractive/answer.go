@@ -565,16 +565,42 @@ func (a *answer) lead(ps []*passage, sents []*sentence, best *sentence, q questi
 	// Index and contents pages name many things, so they never lead. A
 	// page about one thing that is a little less good beats a page about
 	// many (a chapter's contents) that is better.
+	// Among those, a section whose synopsis holds more of the question's
+	// words in a row (phraseRun, at least minLeadPhrase) than the first
+	// one's leads instead: a known-item question quotes its entry's
+	// synopsis ("miscellaneous other utility functions"), which a
+	// better-ranked neighbour's ("email.utils — Miscellaneous utilities")
+	// does not hold.
 	found := false
+	runs := map[*passage]int{}
+	run := func(p *passage, desc string) int {
+		n, ok := runs[p]
+		if !ok {
+			n = phraseRun(q.seq, desc)
+			runs[p] = n
+		}
+		return n
+	}
 	for _, share := range []float64{0.6, 0.3} {
+		var first, phrased *sentence
 		for _, s := range bestPerPassage(ps, sents) {
 			if s.score < share*best.score || s.p.LinkHeavy {
 				continue
 			}
-			if n, _ := subject(s.p, s.text, q.kind); n != "" && (identKinds[q.kind] || hasDashed(s.p) || anchorName(s.p, q.kind) != "") {
-				best, found = s, true
-				break
+			if n, desc := subject(s.p, s.text, q.kind); n != "" && (identKinds[q.kind] || hasDashed(s.p) || anchorName(s.p, q.kind) != "") {
+				if first == nil {
+					first = s
+				}
+				if r := run(s.p, desc); r >= minLeadPhrase && (phrased == nil || r > run(phrased.p, "")) {
+					phrased = s
+				}
 			}
+		}
+		if phrased != nil && phrased != first && run(phrased.p, "") > run(first.p, "") {
+			first = phrased
+		}
+		if first != nil {
+			best, found = first, true
 		}
 		if found {
 			break
@@ -843,4 +869,46 @@ func nearDuplicate(s *sentence, chosen []*sentence) bool {
 		}
 	}
 	return false
+}
+
+// minLeadPhrase is the fewest of the question's words in a row
+// (question.seq) that make a section's synopsis outrank a better-ranked
+// section's in lead (chosen before measuring; 2 and 4 measured after).
+const minLeadPhrase = 3
+
+// phraseRun returns the length of the longest run of seq (a question's
+// terms in order) that desc, a section's own synopsis (the description of
+// its "name — description" heading, subject), holds as consecutive content
+// words (text.QuestionWords: stop words between them do not count). A
+// page's text or title may quote another entry's synopsis or name ("Module
+// time: Time access and conversions" on the datetime page, an OpenJDK
+// package summary's table of classes, a class-use page titled with the
+// class a question names), so only the synopsis counts.
+func phraseRun(seq []string, desc string) int {
+	var ts []string
+	for _, w := range text.QuestionWords(desc) {
+		ts = append(ts, text.Term(w))
+	}
+	return longestCommonRun(seq, ts)
+}
+
+// longestCommonRun returns the length of the longest run of a that b holds
+// in a row.
+func longestCommonRun(a, b []string) int {
+	best := 0
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for i := range a {
+		for j := range b {
+			cur[j+1] = 0
+			if a[i] == b[j] {
+				cur[j+1] = prev[j] + 1
+				if cur[j+1] > best {
+					best = cur[j+1]
+				}
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return best
 }

@@ -31,6 +31,10 @@ type question struct {
 	// compounds are its names of several words ("AWS Lambda"), which the
 	// evidence must hold as phrases.
 	compounds []string
+	// seq is the Term of each of its words that may say what it is about
+	// (text.QuestionWords), in order, repeats kept: the phrase a passage
+	// may hold (phraseRun).
+	seq []string
 	// said maps each term to the word of the question it came from
 	// ("backups" for "backup"), for abstentions that name it.
 	said map[string]string
@@ -87,6 +91,7 @@ func analyse(q string) question {
 	seen := map[string]bool{}
 	for _, w := range text.QuestionWords(q) {
 		t := text.Term(w)
+		out.seq = append(out.seq, t)
 		if seen[t] || frameWords[w] || filler[w] || t == skip || w == out.kind || t == text.Term(out.kind) || allDigits(w) {
 			continue
 		}
