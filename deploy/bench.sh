@@ -13,14 +13,16 @@
 #   answers    in process (eval --answers) and over REST, websocket and NATS
 #              against the real `kgagent serve` (TestLoadRealStack), every
 #              answer computed (answer cache off)
-#   scale      the OpenJDK 17 API docs ingested at 1,000, 3,000 and all
-#              9,892 pages: ingest cost, memory, data dir, query latency and
-#              known-item quality beside page BM25 (deploy/bench-scale.sh;
-#              KGAGENT_BENCH_SCALE=0 skips it, KGAGENT_BENCH_SCALE_PAGES sets
-#              the sizes); its chart is bench/results-scale.png
+#   scale      the Python docs, the OpenJDK 17 API docs at 1,000, 3,000 and
+#              all 9,892 pages, and the two plus the PostgreSQL 15 docs,
+#              Scrapy beside each ingest: ingest cost, memory, data dir,
+#              serve, query latency and known-item quality beside page BM25
+#              (deploy/bench-scale.sh; KGAGENT_BENCH_SCALE=0 skips it,
+#              KGAGENT_BENCH_SCALE_POINTS sets the points); its chart is
+#              bench/results-scale.png
 #
-# Installs what it needs: python3.11-doc and openjdk-17-doc (apt, when
-# missing) and a venv with
+# Installs what it needs: python3.11-doc, openjdk-17-doc and
+# postgresql-doc-15 (apt, when missing) and a venv with
 # Scrapy, bm25s and matplotlib in $KGAGENT_TOOLS. Keeps the raw results in
 # .test-output/bench; writes nothing else outside a temp dir.
 set -euo pipefail
