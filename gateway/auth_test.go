@@ -230,6 +230,12 @@ func TestScopeCheckedOnceAtAdmission(t *testing.T) {
 		{"POST", "/api/v1/graph-rag", `{"question":"q"}`, ServiceGraphRAG},
 		{"GET", "/api/v1/triples?s=x", "", ServiceTriples},
 		{"POST", "/v1/chat/completions", `{"model":"kgagent","messages":[{"role":"user","content":"q"}]}`, ServiceAgent},
+		// Refused before the body is read: an unknown model (404) or a
+		// malformed body (400) would tell a key without the scope more.
+		{"POST", "/v1/chat/completions", `{"model":"no-such-agent","messages":[{"role":"user","content":"q"}]}`, ServiceAgent},
+		{"POST", "/v1/chat/completions", `{"model":`, ServiceAgent},
+		{"POST", "/api/v1/search", `{"query":`, ServiceSearch},
+		{"GET", "/api/v1/triples?limit=999999", "", ServiceTriples},
 	} {
 		before := callCount(t, f.srv, tt.service, kgagent.EFORBIDDEN)
 		status, m, _ := do(t, tt.method, f.ts.URL+tt.path, "ingest-key", tt.body)

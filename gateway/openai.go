@@ -95,6 +95,10 @@ func (s *Server) getModel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	if err := s.refuseScope(r, ServiceAgent); err != nil {
+		s.writeOpenAIError(w, r, err)
+		return
+	}
 	data, err := s.readJSONBody(w, r)
 	if err != nil {
 		s.writeOpenAIError(w, r, err)

@@ -114,6 +114,21 @@ type admission struct {
 	slot bool
 }
 
+// refuseScope is admission's scope check of a service call on an HTTP
+// route, run before the route reads the request's body: a key without the
+// ask scope is refused (403, counted like every refusal, by call itself)
+// before the body's validation (400) or the model's lookup (404) could
+// tell it anything. It returns nil for a key that holds the scope (or no
+// key: the route's require answered that), and call checks it again only
+// as part of the same admission.
+func (s *Server) refuseScope(r *http.Request, service string) error {
+	p := principalFrom(r.Context())
+	if p == nil || p.has(ScopeAsk) {
+		return nil
+	}
+	return s.call(r.Context(), p, admission{id: requestID(r.Context()), scope: ScopeAsk, service: service}, func(context.Context) error { return nil })
+}
+
 // serviceFunc is the service label of agent-protocol func calls.
 const serviceFunc = "func"
 

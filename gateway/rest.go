@@ -157,6 +157,10 @@ func (s *Server) serviceHandler(service string, decode func(http.ResponseWriter,
 			}
 			svc, flow = r.PathValue("service"), r.PathValue("flow")
 		}
+		if err := s.refuseScope(r, svc); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		req, err := decode(w, r)
 		if err != nil {
 			s.writeError(w, r, err)
