@@ -8,7 +8,7 @@ import (
 
 // activity counts the service calls in flight on a Server and when the
 // last one ended, so that background work (the semantic pass) can run
-// only while no request is being answered (Server.Quiet).
+// in the gaps between requests (Server.Quiet).
 type activity struct {
 	inFlight atomic.Int64
 	lastEnd  atomic.Int64 // unix nanoseconds the last call ended

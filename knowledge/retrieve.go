@@ -65,8 +65,11 @@ func NewRetriever(search Searcher, facts Facts, cfg RetrieveConfig) *Retriever {
 
 // Retrieve searches the collection for question (hybrid search) while the
 // graph is asked for facts, ranks down passages shaped like link lists, and
-// returns k passages (0: the configured K) best first — more, up to 2k,
-// while they come from fewer than k pages — with the facts. The evidence
+// returns k passages (0: the configured K) best first, and more while they
+// name fewer than k pages (at most 3k-1; see firstPages: those past 2k are
+// SourceOnly), with the facts. The search is asked for 5k+5 hits, so pages
+// whose passages crowd that window (many chunks a page) can leave fewer
+// than k pages named. The evidence
 // is not numbered: its caller numbers it once (Number; an agent run with
 // its citation numbers).
 // A failing graph leaves the facts out; a failing search is an error.
@@ -166,8 +169,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 // further page until k pages are covered, marked SourceOnly (the built-in
 // answerer composes from the first 2k as before). So the evidence, and the
 // answer's sources, name every one of the first k pages of the ranking
-// (never fewer pages than the search itself finds), in at most 3k-1
-// passages.
+// that the 5k+5 hits reach, in at most 3k-1 passages.
 func firstPages(ps []kgagent.EvidencePassage, k int) []kgagent.EvidencePassage {
 	pages := map[string]bool{}
 	out := ps[:0]

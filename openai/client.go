@@ -51,14 +51,15 @@ type Config struct {
 	// Timeout bounds one Complete call, its retries and its whole stream.
 	// Default DefaultTimeout; negative means none (the context still rules).
 	Timeout time.Duration
-	// MaxRetries is how many times a 429, 5xx or connection failure is
-	// retried. Default DefaultMaxRetries; negative means never.
+	// MaxRetries is how many times a 408, 409, 429, 5xx or connection
+	// failure is retried. Default DefaultMaxRetries; negative means never.
 	MaxRetries int
 	// MinBackoff and MaxBackoff bound the exponential backoff between
 	// retries. Defaults DefaultMinBackoff and DefaultMaxBackoff.
 	MinBackoff, MaxBackoff time.Duration
 	// MaxRetryAfter is the longest Retry-After the client waits for; a
-	// longer one fails at once with RATE_LIMITED. Default DefaultMaxRetryAfter.
+	// longer one fails at once with the answer's own code (RATE_LIMITED for
+	// a 429, UNAVAILABLE for a 503). Default DefaultMaxRetryAfter.
 	MaxRetryAfter time.Duration
 	// MaxStop is how many stop sequences are sent to the server. Default
 	// DefaultMaxStop.

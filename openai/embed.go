@@ -138,8 +138,8 @@ func (e *Embedder) Name() string {
 // Embed embeds documents: one vector per text, in order, with the document
 // prefix and input type. Errors, as the chat client's for the same answers:
 // EUNAUTH or EFORBIDDEN for rejected credentials, ERATELIMIT when the quota
-// is spent, retries of 429 ran out or Retry-After asks for more than
-// MaxRetryAfter, EUNAVAILABLE when the server kept failing or timing out,
+// is spent or retries of 429 ran out, the answer's own code when its
+// Retry-After asks for more than MaxRetryAfter, EUNAVAILABLE when the server kept failing or timing out,
 // ENOTFOUND for a wrong base URL, EINVALID when the server rejects the
 // request or returns vectors of the wrong length, CANCELED or TIMEOUT when
 // ctx ends.

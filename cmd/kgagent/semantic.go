@@ -21,10 +21,15 @@ import (
 // before it listened. A load that fails is logged once; the model's Name
 // is then "" (no vectors are ever stored under it, so search stays
 // lexical) and Embed returns the error.
+//
+// The load runs on a goroutine of its own: Embed and EmbedWorkers wait for
+// it only as long as their context lets them, so a search with a deadline
+// right after a restart is never held past its deadline by the load.
 type lazySemantic struct {
 	load func() (*minilm.Embedder, error)
 	log  *slog.Logger
 	once sync.Once
+	done chan struct{} // closed when the load has ended (set by once)
 	e    *minilm.Embedder
 	err  error
 	ok   atomic.Bool // loaded without error
@@ -35,19 +40,35 @@ var (
 	_ backfill.WorkerEmbedder = (*lazySemantic)(nil)
 )
 
-// get loads the model the first time and returns it.
-func (l *lazySemantic) get() (*minilm.Embedder, error) {
+// started starts the load the first time and returns the channel closed
+// when it has ended.
+func (l *lazySemantic) started() <-chan struct{} {
 	l.once.Do(func() {
-		start := time.Now()
-		l.e, l.err = l.load()
-		if l.err != nil {
-			l.log.Error("semantic search off: the semantic model failed to load", "err", l.err)
-			return
-		}
-		l.ok.Store(true)
-		l.log.Info("semantic search: built-in semantic model", "model", l.e.Name(), "kernel", l.e.Kernel(), "load_seconds", time.Since(start).Seconds())
+		l.done = make(chan struct{})
+		go func() {
+			defer close(l.done)
+			start := time.Now()
+			l.e, l.err = l.load()
+			if l.err != nil {
+				l.log.Error("semantic search off: the semantic model failed to load", "err", l.err)
+				return
+			}
+			l.ok.Store(true)
+			l.log.Info("semantic search: built-in semantic model", "model", l.e.Name(), "kernel", l.e.Kernel(), "load_seconds", time.Since(start).Seconds())
+		}()
 	})
-	return l.e, l.err
+	return l.done
+}
+
+// get loads the model the first time and returns it, or ctx's error when
+// ctx ends before the load does (the load goes on for the next caller).
+func (l *lazySemantic) get(ctx context.Context) (*minilm.Embedder, error) {
+	select {
+	case <-l.started():
+		return l.e, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // loaded reports whether the model was loaded (tests, the log).
@@ -55,7 +76,7 @@ func (l *lazySemantic) loaded() bool { return l.ok.Load() }
 
 // Name loads the model and returns its name ("" when it failed to load).
 func (l *lazySemantic) Name() string {
-	if e, err := l.get(); err == nil {
+	if e, err := l.get(context.Background()); err == nil {
 		return e.Name()
 	}
 	return ""
@@ -63,7 +84,7 @@ func (l *lazySemantic) Name() string {
 
 // Dimension loads the model and returns its dimension (0 when it failed).
 func (l *lazySemantic) Dimension() int {
-	if e, err := l.get(); err == nil {
+	if e, err := l.get(context.Background()); err == nil {
 		return e.Dimension()
 	}
 	return 0
@@ -71,7 +92,7 @@ func (l *lazySemantic) Dimension() int {
 
 // Embed loads the model and embeds texts.
 func (l *lazySemantic) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	e, err := l.get()
+	e, err := l.get(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +101,7 @@ func (l *lazySemantic) Embed(ctx context.Context, texts []string) ([][]float32, 
 
 // EmbedWorkers loads the model and embeds texts on workers goroutines.
 func (l *lazySemantic) EmbedWorkers(ctx context.Context, texts []string, workers int) ([][]float32, error) {
-	e, err := l.get()
+	e, err := l.get(ctx)
 	if err != nil {
 		return nil, err
 	}

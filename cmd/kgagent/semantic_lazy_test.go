@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kgagent/kgagent/corpus/minilm"
 )
@@ -49,5 +51,30 @@ func TestLazySemanticLoadsOnce(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "failed to load"); n != 1 {
 		t.Fatalf("the failure logged %d times: %s", n, logs.String())
+	}
+}
+
+// TestLazySemanticHonoursContext: a search whose context ends while the
+// model loads gets the context's error at once, not after the load; the
+// load goes on and the next caller gets the model's answer.
+func TestLazySemanticHonoursContext(t *testing.T) {
+	release := make(chan struct{})
+	fail := errors.New("weights corrupt")
+	l := &lazySemantic{log: slog.New(slog.NewTextHandler(io.Discard, nil)), load: func() (*minilm.Embedder, error) {
+		<-release
+		return nil, fail
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := l.Embed(ctx, []string{"x"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Embed while loading, deadline passed: %v, want the deadline", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Embed waited %v for a load its deadline did not allow", took)
+	}
+	close(release)
+	if _, err := l.Embed(context.Background(), []string{"x"}); !errors.Is(err, fail) {
+		t.Fatalf("Embed after the load ended: %v, want the load's error", err)
 	}
 }

@@ -155,7 +155,8 @@ func (a *app) openServices(ctx context.Context) error {
 		bc := backfill.Config{Store: cs, Embedder: s.semantic, Workers: semanticWorkers(cfg), Logger: a.log}
 		if a.background() {
 			// Answers first: the pass starts once the app is warm and then
-			// embeds only while no request is in flight, in batches short
+			// embeds when no request has been in flight for semanticQuiet
+			// (or semanticMostWait has passed), in batches short
 			// enough (~0.2 s of a core) that a request arriving mid-batch
 			// waits little for the core it shares.
 			bc.Batch, bc.Yield = semanticServeBatch, a.yieldToRequests
@@ -722,7 +723,10 @@ func (a *app) startSemanticPass(ctx context.Context) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := p.Run(pctx, false); err != nil {
+		switch err := p.Run(pctx, false); {
+		case errors.Is(err, backfill.ErrNoModel):
+			a.log.Warn("semantic pass not run: the semantic model did not load (see above); search stays lexical")
+		case err != nil:
 			a.log.Error("semantic pass stopped", "err", err)
 		}
 	}()

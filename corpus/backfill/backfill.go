@@ -9,6 +9,7 @@ package backfill
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -92,6 +93,10 @@ func New(cfg Config) (*Pass, error) {
 	return &Pass{cfg: cfg, model: sync.OnceValue(cfg.Embedder.Name), kick: make(chan struct{}, 1)}, nil
 }
 
+// ErrNoModel is Run's error when the embedder has no name (a model that
+// failed to load, and said why when it failed).
+var ErrNoModel = errors.New("semantic pass: the semantic model is not loaded")
+
 // Kick wakes an idle pass (new chunks were written).
 func (p *Pass) Kick() {
 	select {
@@ -155,6 +160,11 @@ func (p *Pass) Run(ctx context.Context, untilIdle bool) error {
 		}
 		if after == 0 {
 			waiting = p.waiters()
+		}
+		if p.model() == "" {
+			// A model that failed to load (it said why) has no name:
+			// there is nothing to store vectors under, so the pass ends.
+			return ErrNoModel
 		}
 		todo, err := p.cfg.Store.SemanticMissing(ctx, p.model(), after, p.cfg.Batch)
 		if err != nil {

@@ -2,6 +2,7 @@ package backfill
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -216,5 +217,30 @@ func TestPassYields(t *testing.T) {
 	}
 	if n := emb.texts.Load(); n != 10 {
 		t.Fatalf("embedded %d texts while held back, want none more than 10", n)
+	}
+}
+
+// unnamedEmbedder is a model that failed to load: its Name is "".
+type unnamedEmbedder struct{ fakeEmbedder }
+
+func (*unnamedEmbedder) Name() string { return "" }
+
+// TestPassWithoutModel: a pass whose model failed to load (no name) ends
+// with ErrNoModel and embeds nothing, instead of an invalid-argument error
+// from the store that reads as a bug.
+func TestPassWithoutModel(t *testing.T) {
+	x, err := sqlite.Open(sqlite.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	fill(t, x, 1, 3)
+	emb := &unnamedEmbedder{}
+	p, _ := New(Config{Store: x, Embedder: emb, Batch: 2})
+	if err := p.Run(context.Background(), true); !errors.Is(err, ErrNoModel) {
+		t.Fatalf("Run with an unloaded model: %v, want ErrNoModel", err)
+	}
+	if n := emb.texts.Load(); n != 0 {
+		t.Fatalf("embedded %d texts without a model", n)
 	}
 }
