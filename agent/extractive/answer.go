@@ -97,7 +97,7 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	if l := graphList(evs); l != nil {
 		return ListAnswer(l)
 	}
-	ps := collect(evs)
+	ps := collect(evs, false)
 	if len(ps) == 0 {
 		return Abstention + ": nothing in them matched the question."
 	}
@@ -202,15 +202,18 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 }
 
 // collect flattens the evidence into passages (facts as one-sentence
-// passages after them), dropping repeats of the same section text and the
-// passages that are sources only (EvidencePassage.SourceOnly).
-func collect(evs []kgagent.Evidence) []*passage {
+// passages after them), dropping repeats of the same section text and,
+// unless sources is set, the passages that are sources only
+// (EvidencePassage.SourceOnly): Compose answers from the passages it always
+// did, while Support keeps them, since an LLM is shown every passage and may
+// cite a source-only one correctly.
+func collect(evs []kgagent.Evidence, sources bool) []*passage {
 	var out []*passage
 	seen := map[string]bool{}
 	for _, ev := range evs {
 		for _, p := range ev.Passages {
 			key := p.URL + "\x00" + p.Text
-			if seen[key] || strings.TrimSpace(p.Text) == "" || p.SourceOnly {
+			if seen[key] || strings.TrimSpace(p.Text) == "" || (p.SourceOnly && !sources) {
 				continue
 			}
 			seen[key] = true

@@ -107,7 +107,7 @@ type Support struct {
 
 // NewSupport indexes the passages (and facts) of evs.
 func NewSupport(evs []kgagent.Evidence) *Support {
-	ps := collect(evs)
+	ps := collect(evs, true)
 	sents, df := split(ps)
 	s := &Support{ps: ps, n: len(sents), df: df}
 	s.pterms = make([]map[string]bool, len(ps))

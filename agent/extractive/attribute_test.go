@@ -1,7 +1,10 @@
 package extractive
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/kgagent/kgagent"
 )
 
 func TestAttribute(t *testing.T) {
@@ -53,4 +56,30 @@ func FuzzAttribute(f *testing.F) {
 			t.Fatalf("text lost: %q -> %q", s, got.Text)
 		}
 	})
+}
+
+// A passage kept only as a source (EvidencePassage.SourceOnly) is left out
+// of Compose's answer but is shown to an LLM like any other, so Support must
+// judge an LLM's citation of it by it: its sentence is supported and its URL
+// is not invented.
+func TestSupportKeepsSourceOnlyPassages(t *testing.T) {
+	src := kgagent.EvidencePassage{URL: "http://lumen/ops/upgrade.html", Title: "Upgrading", HeadingPath: []string{"Upgrading"},
+		Text: "Upgrading migrates the catalog in place; read https://lumen.example/upgrade-notes before upgrading a cluster.", SourceOnly: true}
+	evs := ev("", append(append([]kgagent.EvidencePassage{}, lumen[:3]...), src)...)
+	sup := NewSupport(evs)
+	sentence := "Upgrading migrates the catalog in place."
+	if got := sup.Best(sentence); got != 4 {
+		t.Errorf("Best(%q) = %d, want 4 (the source-only passage)", sentence, got)
+	}
+	if ok, known := sup.Supports(sentence, 4); !ok || !known {
+		t.Errorf("Supports(%q, 4) = %v, %v; want true, true", sentence, ok, known)
+	}
+	answer := "Read https://lumen.example/upgrade-notes before upgrading a cluster [4]."
+	if inv := sup.Invented(answer); len(inv) != 0 {
+		t.Errorf("Invented(%q) = %q, want none", answer, inv)
+	}
+	// Compose still answers from the passages it always did.
+	if got := Compose("How do I upgrade the catalog?", evs, Config{}); strings.Contains(got, "upgrade-notes") {
+		t.Errorf("Compose used the source-only passage: %q", got)
+	}
 }

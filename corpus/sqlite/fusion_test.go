@@ -138,3 +138,31 @@ func TestSemanticFusionWithoutKeywordHits(t *testing.T) {
 		t.Errorf("without a semantic ranking %v, ScoreFusion %v", a, b)
 	}
 }
+
+// TestSemanticFusionFlatSemanticRanking: when the semantic ranking is flat
+// (near-duplicate pages: its 50 hits between 0.710 and 0.705), its spread
+// says little, and the keyword ranking's clear best (row 1), which the model
+// rates close to its best (0.62 of 0.71), must not fall from first to last:
+// normalised by the spread 0.005 alone, its gap of 0.085 below the last hit
+// gave it -17 times the semantic weight (-7.4 in all). The spread counts as
+// at least semanticSpreadFloor.
+func TestSemanticFusionFlatSemanticRanking(t *testing.T) {
+	sem := make([]scored, 50)
+	cos := map[int64]float64{}
+	for i := range sem {
+		sem[i] = scored{int64(100 + i), 0.710 - 0.0001*float64(i)}
+		cos[sem[i].rid] = sem[i].score
+	}
+	cos[1] = 0.62
+	kw := []scored{{1, 12}, {2, 5}, {3, 4.9}, {4, 4.8}, {5, 4.7}, {6, 4.6}, {7, 4.5}, {8, 4.4}, {9, 4.3}, {10, 4.2}}
+	got := SemanticFusion(60, 1, sem, cos, kw, []float64{1}, kw)
+	if got[0].rid != 1 {
+		pos := slices.IndexFunc(got, func(s scored) bool { return s.rid == 1 })
+		t.Errorf("row 1 (keyword best, cosine 0.62) at %d of %d with score %.2f, want first (order %v)", pos, len(got), got[max(pos, 0)].score, rids(got[:5]))
+	}
+	for _, s := range got {
+		if s.score < -1 {
+			t.Errorf("row %d scores %.2f: a flat ranking's cosine gap outweighs every lexical share", s.rid, s.score)
+		}
+	}
+}

@@ -611,7 +611,8 @@ const (
 // ScoreFusion:
 //
 //   - Every candidate is scored by its own cosine cos[rid], min-max
-//     normalised over sem as the semantic ranking's own hits are: a
+//     normalised over sem as the semantic ranking's own hits are (its
+//     spread counted as at least semanticSpreadFloor): a
 //     candidate of the lexical rankings that the semantic model puts far
 //     below its last hit gets a negative share, where ScoreFusion gave it
 //     the same nothing as that last hit. A word match the model finds
@@ -649,13 +650,25 @@ func SemanticFusion(n int, semWeight float64, sem []scored, cos map[int64]float6
 			sum[s.rid] = 0 // every semantic hit is a candidate
 		}
 	}
+	// A flat semantic ranking (near-duplicate pages: its best and last hits
+	// a few thousandths apart) would blow up a small cosine gap into a large
+	// negative share; its spread counts as at least semanticSpreadFloor.
+	spread := max(top-low, semanticSpreadFloor)
 	for rid := range sum {
 		if c, ok := cos[rid]; ok {
-			sum[rid] += w * (c - low) / (top - low)
+			sum[rid] += w * (c - low) / spread
 		}
 	}
 	return bestOf(sum, n)
 }
+
+// semanticSpreadFloor is the least spread (best cosine less last) of the
+// semantic ranking SemanticFusion normalises cosines by. Below it, the
+// ranking is flat and its differences say little: a keyword hit with cosine
+// 0.62 when the semantic hits lie between 0.705 and 0.71 would otherwise get
+// -17 times the semantic weight and fall below every hit. Ordinary rankings
+// spread wider and are not affected.
+const semanticSpreadFloor = 0.05
 
 // semanticShare is the factor (1 to agreeBoost) on the semantic ranking's
 // weight for a query whose keyword ranking's best hit has cosine kc (known
