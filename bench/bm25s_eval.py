@@ -5,11 +5,16 @@ first K distinct pages of the top 50 chunks (recall@K) and 1/rank of the gold
 page (MRR). It also ranks whole pages (each page's chunks joined). Latency is
 one question at a time, tokenising included, one thread.
 
-    python bench/bm25s_eval.py DATA_DIR/index.db COLLECTION QUESTIONS.jsonl BASE_URL > out.json
+The chunks come as JSON lines {doc_url, title, headings, text} from
+deploy/chunkdump (a file, or - for stdin), which reads them out of a data
+dir's index.db through the store's own code: the store keeps most bodies
+compressed and URLs and ids packed, which sqlite3 alone cannot read back.
+
+    chunkdump DATA_DIR COLLECTION > chunks.jsonl
+    python bench/bm25s_eval.py chunks.jsonl QUESTIONS.jsonl BASE_URL > out.json
 """
 
 import json
-import sqlite3
 import statistics
 import sys
 import time
@@ -59,17 +64,22 @@ def evaluate(name, texts, urls, questions, base, k=5, depth=50):
 
 
 def main():
-    db, collection, qpath, base = sys.argv[1:5]
-    con = sqlite3.connect(db)
-    rows = con.execute("SELECT doc_url, title, headings, body FROM chunks WHERE collection = ? ORDER BY rid",
-                       (collection,)).fetchall()
+    if len(sys.argv) != 4:
+        sys.exit("usage: bm25s_eval.py CHUNKS.jsonl|- QUESTIONS.jsonl BASE_URL")
+    cpath, qpath, base = sys.argv[1:4]
     questions = [json.loads(line) for line in open(qpath) if line.strip()]
     texts, urls, pages = [], [], {}
-    for doc_url, title, headings, body in rows:
-        text = " ".join([title, " ".join(json.loads(headings)), body])
-        texts.append(text)
-        urls.append(doc_url)
-        pages.setdefault(doc_url, []).append(text)
+    with (sys.stdin if cpath == "-" else open(cpath)) as f:
+        for line in f:
+            if not line.strip():
+                continue
+            c = json.loads(line)
+            text = " ".join([c["title"], " ".join(c["headings"]), c["text"]])
+            texts.append(text)
+            urls.append(c["doc_url"])
+            pages.setdefault(c["doc_url"], []).append(text)
+    if not texts:
+        sys.exit(f"bm25s_eval.py: no chunks in {cpath}")
     out = {"questions": len(questions),
            "chunks": evaluate("bm25s over kgagent's chunks", texts, urls, questions, base),
            "pages": evaluate("bm25s over whole pages", ["\n".join(v) for v in pages.values()], list(pages), questions, base)}

@@ -89,6 +89,30 @@ def scale(rdir):
 
 
 CORPORA = {"py": "Python docs", "jdk": "OpenJDK API", "all": "Python + OpenJDK + PostgreSQL"}
+# The questions deploy/bench-scale.sh asks at each corpus's points.
+QUESTIONS = {"py": "bench/pydocs_questions.jsonl", "jdk": "bench/javadoc_questions.jsonl", "all": "bench/javadoc_questions.jsonl"}
+
+
+def quality(e, key, measured_by=None):
+    """A quality figure of an eval summary to three places, or a dash when the
+    summary lacks it: a missing figure is never shown as a zero. kgagent eval
+    omits the agent's figures when they are zero (omitempty), so one missing
+    from a run that measured that side (measured_by, its latency, is there)
+    is 0.000."""
+    if key in e:
+        return f"{e[key]:.3f}"
+    return "0.000" if measured_by and measured_by in e else "–"
+
+
+def questions_line(rows):
+    """Which known-item questions the scale points asked, per corpus present."""
+    by = {}
+    for r in rows:
+        names = by.setdefault(QUESTIONS.get(r["corpus"], "?"), [])
+        if CORPORA.get(r["corpus"], r["corpus"]) not in names:
+            names.append(CORPORA.get(r["corpus"], r["corpus"]))
+    parts = [f"`{q}` ({', '.join(names)})" for q, names in by.items()]
+    return "Known-item questions: " + "; ".join(parts) + "; quality figures count at the whole site only."
 
 
 def load_opt(path):
@@ -135,7 +159,8 @@ def scale_table(rows, bm):
             f"{r['cpu']:.0f} s ({1e3 * r['cpu'] / r['pages']:.1f} ms)", f"{r['rss']:.0f} MB", *scrapy_cells(r), f"{r['mb']:.0f} MB",
             *serve_cells(r.get("serve")), *http_cells(r.get("serve")),
             f"{e['search_p50_ms']:.1f} / {e['search_p99_ms']:.0f} ms", f"{e['answer_p50_ms']:.1f} / {e['answer_p99_ms']:.0f} ms",
-            f"{r['eval_rss']:.0f} MB", f"{e.get('recall_at_k', 0):.3f} / {e.get('mrr', 0):.3f}", f"{e.get('agent_recall_at_k', 0):.3f} / {e.get('agent_mrr', 0):.3f}",
+            f"{r['eval_rss']:.0f} MB", f"{quality(e, 'recall_at_k')} / {quality(e, 'mrr')}",
+            f"{quality(e, 'agent_recall_at_k', 'answer_p50_ms')} / {quality(e, 'agent_mrr', 'answer_p50_ms')}",
             r.get("load", "")]) + " |")
     if bm:
         bp, bc = bm["pages"], bm["chunks"]
@@ -189,7 +214,7 @@ def main():
         mc = machine(os.path.join(rdir, "machine.txt")) if os.path.exists(os.path.join(rdir, "machine.txt")) else {}
         line = " ".join(f"{k}={v}" for k, v in mc.items())
         with open(md_path, "w") as f:
-            f.write("\n".join(["# Scale (Python, OpenJDK 17 API and PostgreSQL 15 docs)", "", "`deploy/bench-scale.sh`", "", *table, "", line, ""]))
+            f.write("\n".join(["# Scale (Python, OpenJDK 17 API and PostgreSQL 15 docs)", "", "`deploy/bench-scale.sh`", "", questions_line(rows), "", *table, "", line, ""]))
         print("\n".join(table))
         scale_chart(rows, png_path, "kgagent scale: Python docs, OpenJDK 17 API docs, the two + PostgreSQL 15 docs")
         return
@@ -253,7 +278,7 @@ def main():
     scale_md = []
     if sc:
         scale_md = ["## Scale: Python, OpenJDK 17 API and PostgreSQL 15 docs (`deploy/bench-scale.sh`)", "",
-                    "Known-item questions `bench/javadoc_questions.jsonl`; quality figures count at the whole site only.", "",
+                    questions_line(sc[0]), "",
                     *scale_table(*sc), "", f"![scale chart]({os.path.basename(png_path)[:-4]}-scale.png)", ""]
     md = "\n".join(["# Benchmark results", "", "`make bench` (deploy/bench.sh)", "", *table, "", machine_line, "", *scale_md])
     with open(md_path, "w") as f:

@@ -45,7 +45,11 @@ fi
 WORK=$(mktemp -d)
 PIDS=()
 cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  local p
+  for p in "${PIDS[@]}"; do
+    kill "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true # gone before its data dir and the servers it writes to
+  done
   bash deploy/natscluster/stop.sh "$WORK/nats" 2>/dev/null || true
   bash deploy/neo4j/stop.sh "$WORK/neo4j" >/dev/null 2>&1 || true
   rm -rf "$WORK"
@@ -133,6 +137,8 @@ for phase in $PHASES; do
     wall=$(echo "$(date +%s.%N) $t0" | awk '{printf "%.1f", $1 - $2}')
     report cluster "$wall" "${procs[@]}"
     kill "$W1" "$W2" 2>/dev/null || true
+    wait "$W1" 2>/dev/null || true
+    wait "$W2" 2>/dev/null || true
     bash deploy/natscluster/stop.sh "$WORK/nats"
     ;;
   *) log "unknown phase $phase (neo4j, cluster)"; exit 2 ;;

@@ -30,11 +30,13 @@
 #              recall@5 / MRR (meaningful at whole corpora only: smaller
 #              crawls miss gold pages)
 #   baseline   bm25s over whole pages and over kgagent's chunks at the whole
-#              OpenJDK point (bench/bm25s_eval.py), the "page BM25" line
+#              OpenJDK point (bench/bm25s_eval.py over the chunks
+#              deploy/chunkdump reads out), the "page BM25" line
 #
 #   deploy/bench-scale.sh RESULTS_DIR KGAGENT SITESRV PYTHON   (paths of the binaries and the venv python)
 #
-# Installs the doc packages it lacks with apt. Writes scale_* files into
+# Installs the doc packages the chosen points need and lack with apt (as
+# root; elsewhere it stops and names the package to install). Writes scale_* files into
 # RESULTS_DIR for bench/report.py (one set per point, named by the point:
 # scale_ingest_jdk-1000.json, ...); keeps nothing else (data dirs live in a
 # temp dir). deploy/bench-cluster.sh measures the OpenJDK ingest into Neo4j
@@ -51,21 +53,39 @@ POINTS=${KGAGENT_BENCH_SCALE_POINTS:-py jdk:1000 jdk:3000 jdk all}
 
 log() { echo "bench-scale: $*" >&2; }
 
-need() { # need FILE PACKAGE: apt-get install PACKAGE unless FILE exists
-  if [ ! -f "$1" ]; then
-    log "installing $2"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null
+# uses CORPUS...: whether a point of KGAGENT_BENCH_SCALE_POINTS is on one of them.
+uses() {
+  local p c
+  for p in $POINTS; do for c in "$@"; do [ "${p%%:*}" = "$c" ] && return 0; done; done
+  return 1
+}
+# need FILE PACKAGE VAR: apt-get install PACKAGE unless FILE exists (VAR
+# points the script at another copy of those docs).
+need() {
+  [ -f "$1" ] && return 0
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+    log "$1 is missing and apt-get cannot install it here (not root, or no apt-get): install the Debian package $2, or set $3 to a copy of those docs"
+    exit 1
+  fi
+  log "installing $2"
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null; then
+    log "apt-get install $2 failed: install it, or set $3 to a copy of those docs"
+    exit 1
   fi
 }
-case " $POINTS " in *" py"[:\ ]* | *" all"[:\ ]*) need "$DOCS/py-modindex.html" python3.11-doc ;; esac
-need "$API/allclasses-index.html" openjdk-17-doc
-case " $POINTS " in *" all"[:\ ]*) need "$PGDOCS/index.html" postgresql-doc-15 ;; esac
+# Only the docs the chosen points crawl.
+if uses py all; then need "$DOCS/py-modindex.html" python3.11-doc KGAGENT_PYDOCS; fi
+if uses jdk all; then need "$API/allclasses-index.html" openjdk-17-doc KGAGENT_BENCH_JAVADOC; fi
+if uses all; then need "$PGDOCS/index.html" postgresql-doc-15 KGAGENT_BENCH_PGDOCS; fi
 
 WORK=$(mktemp -d)
 PIDS=()
 cleanup() {
   local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do
+    kill "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true # gone before its temp dir is
+  done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -79,21 +99,23 @@ serve() {
   for _ in $(seq 100); do [ -s "$out" ] && break; sleep 0.1; done
   SITE[$1]=$(cat "$out")
 }
-# The combined corpus: one root holding the three doc trees.
-mkdir -p "$WORK/all"
-ln -s "$DOCS" "$WORK/all/py"
-ln -s "$API" "$WORK/all/jdk"
-ln -s "$PGDOCS" "$WORK/all/pg"
-cat > "$WORK/all/index.html" <<'HTML'
+if uses all; then
+  # The combined corpus: one root holding the three doc trees.
+  mkdir -p "$WORK/all"
+  ln -s "$DOCS" "$WORK/all/py"
+  ln -s "$API" "$WORK/all/jdk"
+  ln -s "$PGDOCS" "$WORK/all/pg"
+  cat > "$WORK/all/index.html" <<'HTML'
 <!DOCTYPE html><html><head><title>Documentation</title></head><body><h1>Documentation</h1><ul>
 <li><a href="py/index.html">Python 3.11</a></li>
 <li><a href="jdk/index.html">OpenJDK 17 API</a></li>
 <li><a href="pg/index.html">PostgreSQL 15</a></li>
 </ul></body></html>
 HTML
-serve py "$DOCS"
-serve jdk "$API"
-serve all "$WORK/all"
+  serve all "$WORK/all"
+fi
+if uses py; then serve py "$DOCS"; fi
+if uses jdk; then serve jdk "$API"; fi
 
 K=("$BIN" --log-level warn --nats-listen 127.0.0.1:-1)
 for point in $POINTS; do
@@ -126,7 +148,10 @@ for point in $POINTS; do
     "${K[@]}" --data-dir "$D" eval --json --answers --base-url "$base" "$questions" > "$R/scale_eval_$label.out"
   if [ "$label" = jdk ]; then
     log "page BM25 (bm25s) on the whole OpenJDK docs"
-    "$PY" bench/bm25s_eval.py "$D/index.db" default "$questions" "$site" > "$R/scale_bm25s.out"
+    go build -o "$WORK/chunkdump" ./deploy/chunkdump
+    "$WORK/chunkdump" "$D" default > "$WORK/chunks.jsonl"
+    "$PY" bench/bm25s_eval.py "$WORK/chunks.jsonl" "$questions" "$site" > "$R/scale_bm25s.out"
+    rm -f "$WORK/chunks.jsonl"
   fi
   cut -d' ' -f1-3 /proc/loadavg > "$R/scale_load_$label.txt"
   rm -rf "$D"

@@ -9,7 +9,8 @@
 #              KGAGENT_BENCH_RUNS (default 3) alternating runs each, medians;
 #              then an unchanged re-crawl
 #   retrieval  kgagent eval on bench/pydocs_questions.jsonl vs bm25s over the
-#              same chunks and over whole pages (bench/bm25s_eval.py)
+#              same chunks (read out by deploy/chunkdump) and over whole
+#              pages (bench/bm25s_eval.py)
 #   answers    in process (eval --answers) and over REST, websocket and NATS
 #              against the real `kgagent serve` (TestLoadRealStack), every
 #              answer computed (answer cache off)
@@ -60,12 +61,13 @@ R=$PWD/.test-output/bench # the raw results, kept for bench/report.py
 rm -rf "$R"
 mkdir -p "$R"
 SITE_PID=
-trap '[ -n "$SITE_PID" ] && kill "$SITE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'if [ -n "$SITE_PID" ]; then kill "$SITE_PID" 2>/dev/null || true; wait "$SITE_PID" 2>/dev/null || true; fi; rm -rf "$WORK"' EXIT
 
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 log "building"
 go build -o "$WORK/kgagent" ./cmd/kgagent
 go build -o "$WORK/sitesrv" ./deploy/sitesrv
+go build -o "$WORK/chunkdump" ./deploy/chunkdump
 "$WORK/sitesrv" "$DOCS" > "$WORK/site.url" &
 SITE_PID=$!
 for _ in $(seq 100); do [ -s "$WORK/site.url" ] && break; sleep 0.1; done
@@ -88,7 +90,8 @@ log "unchanged re-crawl"
 log "retrieval and in-process answers: kgagent"
 "${K[@]}" --data-dir "$WORK/data" eval --json --answers --collection pydocs --base-url "$SITE" "$QUESTIONS" > "$R/kgagent_eval.out"
 log "retrieval: bm25s"
-"$PY" bench/bm25s_eval.py "$WORK/data/index.db" pydocs "$QUESTIONS" "$SITE" > "$R/bm25s.out"
+"$WORK/chunkdump" "$WORK/data" pydocs > "$WORK/chunks.jsonl"
+"$PY" bench/bm25s_eval.py "$WORK/chunks.jsonl" "$QUESTIONS" "$SITE" > "$R/bm25s.out"
 
 log "answers over REST, websocket and NATS (real kgagent serve, answer cache off)"
 KGAGENT_ANSWER_CACHE_SIZE=0 KGAGENT_BENCH_DATA="$WORK/data" KGAGENT_BENCH_QUESTIONS="$QUESTIONS" \

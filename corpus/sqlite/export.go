@@ -1,0 +1,52 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+
+	"github.com/kgagent/kgagent"
+)
+
+// ReadChunks calls fn with each chunk of collection in the index file at
+// path, in the order the rows were written (rid), its text, URL, id and
+// hash read back as the store reads them, whatever the file's format
+// (packedText, urlSQL, hexSQL). Vectors are not read. The file is opened
+// read-only, so nothing is migrated or written: it serves tools outside
+// the service that need the indexed text (deploy/chunkdump hands it to
+// the bm25s baseline of make bench). An error from fn stops the read and
+// is returned; a missing file is ENOTFOUND.
+func ReadChunks(ctx context.Context, path, collection string, fn func(kgagent.Chunk) error) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return kgagent.Errorf(kgagent.ENOTFOUND, "corpus index %s does not exist", path)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return dbErr(err, "open "+path)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT `+hexSQL("id")+`, collection, doc_url, `+urlSQL("")+`, title, headings, anchor, ordinal, body, `+hexSQL("hash")+`
+		FROM chunks WHERE collection = ? ORDER BY rid`, collection)
+	if err != nil {
+		return dbErr(err, "read chunks")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c kgagent.Chunk
+		var hp string
+		if err := rows.Scan(&c.ID, &c.Collection, &c.DocURL, &c.URL, &c.Title, &hp, &c.Anchor, &c.Ordinal, (*packedText)(&c.Text), &c.Hash); err != nil {
+			return dbErr(err, "read chunks")
+		}
+		_ = json.Unmarshal([]byte(hp), &c.HeadingPath)
+		if len(c.HeadingPath) == 0 {
+			c.HeadingPath = nil
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	return dbErr(rows.Err(), "read chunks")
+}
