@@ -38,6 +38,24 @@ type heading struct {
 	anchor string
 }
 
+// pushHeading closes the headings of stack at level or deeper, opens
+// (level, text, anchor) and returns the new stack with the heading path
+// (the open headings' texts, outermost first, empty ones left out): the
+// sections of HTML pages and of text documents nest the same way.
+func pushHeading(stack []heading, level int, text, anchor string) ([]heading, []string) {
+	for len(stack) > 0 && stack[len(stack)-1].level >= level {
+		stack = stack[:len(stack)-1]
+	}
+	stack = append(stack, heading{level: level, text: text, anchor: anchor})
+	path := make([]string, 0, len(stack))
+	for _, h := range stack {
+		if h.text != "" {
+			path = append(path, h.text)
+		}
+	}
+	return stack, path
+}
+
 func extractHTML(base *url.URL, text []byte) (kgagent.Document, error) {
 	root, err := html.Parse(bytes.NewReader(text))
 	if err != nil {
@@ -409,16 +427,8 @@ func (x *htmlExtractor) startSection(h *html.Node) {
 func (x *htmlExtractor) openSection(level int, text, anchor string) {
 	x.closeSection()
 	x.prefix = ""
-	for len(x.stack) > 0 && x.stack[len(x.stack)-1].level >= level {
-		x.stack = x.stack[:len(x.stack)-1]
-	}
-	x.stack = append(x.stack, heading{level: level, text: text, anchor: anchor})
-	path := make([]string, 0, len(x.stack))
-	for _, h := range x.stack {
-		if h.text != "" {
-			path = append(path, h.text)
-		}
-	}
+	var path []string
+	x.stack, path = pushHeading(x.stack, level, text, anchor)
 	x.cur = &kgagent.Section{Anchor: anchor, Heading: text, Level: level, HeadingPath: path}
 }
 

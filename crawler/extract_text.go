@@ -213,16 +213,8 @@ func (b *textBuilder) open(level int, text, anchor string) {
 	if len(b.cur.Blocks) > 0 {
 		b.sections = append(b.sections, b.cur)
 	}
-	for len(b.stack) > 0 && b.stack[len(b.stack)-1].level >= level {
-		b.stack = b.stack[:len(b.stack)-1]
-	}
-	b.stack = append(b.stack, heading{level: level, text: text, anchor: anchor})
-	path := make([]string, 0, len(b.stack))
-	for _, h := range b.stack {
-		if h.text != "" {
-			path = append(path, h.text)
-		}
-	}
+	var path []string
+	b.stack, path = pushHeading(b.stack, level, text, anchor)
 	b.cur = kgagent.Section{Anchor: anchor, Heading: text, Level: level, HeadingPath: path}
 }
 
