@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -212,6 +213,19 @@ func (x *Index) Close() error {
 }
 
 func (x *Index) migrate() error {
+	// An index written by a newer kgagent, in a format this one does not
+	// know, is refused rather than read wrong.
+	var ver int
+	if err := x.db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "read corpus index format")
+	}
+	if ver > formatPack {
+		name := "the in-memory index"
+		if x.cfg.Path != "" {
+			name = filepath.Base(x.cfg.Path)
+		}
+		return kgagent.Errorf(kgagent.EUNAVAILABLE, "%s is format %d, this kgagent reads up to %d: use a newer kgagent", name, ver, formatPack)
+	}
 	stmts := []string{
 		`CREATE TABLE IF NOT EXISTS collections (
 			name TEXT PRIMARY KEY,

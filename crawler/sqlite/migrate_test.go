@@ -163,3 +163,34 @@ func TestCorruptLinks(t *testing.T) {
 		t.Errorf("ListPages over corrupt links: %v, want %s", err, kgagent.EUNAVAILABLE)
 	}
 }
+
+// TestRefusesNewerFormat: a file stamped with a format newer than this
+// build knows is refused with a clear error and left as it was (Open used
+// to read it as its own).
+func TestRefusesNewerFormat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), sqlite.FileName)
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`PRAGMA user_version = 2`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err = sqlite.Open(path)
+	if err == nil {
+		s.Close()
+		t.Fatal("a format 2 file opened")
+	}
+	if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE || !strings.Contains(err.Error(), sqlite.FileName+" is format 2, this kgagent reads up to 1: use a newer kgagent") {
+		t.Errorf("error %v (code %s)", err, kgagent.ErrorCode(err))
+	}
+	if n := sqlInt(t, path, `PRAGMA user_version`); n != 2 {
+		t.Errorf("user_version %d after the refused open, want 2", n)
+	}
+}

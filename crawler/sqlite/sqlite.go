@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +64,18 @@ func Open(path string) (*Store, error) {
 	}
 	if path == ":memory:" {
 		db.SetMaxOpenConns(1)
+	}
+	// A file written by a newer kgagent, in a format this one does not
+	// know, is refused rather than read wrong (format 1's links read as
+	// text by a format 0 build were garbage).
+	var ver int
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
+		db.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "opening the page state store")
+	}
+	if ver > formatVersion {
+		db.Close()
+		return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "%s is format %d, this kgagent reads up to %d: use a newer kgagent", filepath.Base(path), ver, formatVersion)
 	}
 	_, err = db.Exec(`CREATE TABLE IF NOT EXISTS pages (
 		collection    TEXT NOT NULL,
@@ -146,8 +159,13 @@ func migrateLinks(db *sql.DB) error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	_, err = db.Exec(`VACUUM`)
-	return err
+	// The links are migrated and stamped: a failed compaction (disk full, a
+	// reader holding the file) only leaves the file at its old size, so it
+	// is logged, not a failed Open.
+	if _, err := db.Exec(`VACUUM`); err != nil {
+		slog.Warn("page state store: links compressed, but compacting the file failed; it keeps its old size (run VACUUM on it to reclaim the space)", "err", err)
+	}
+	return nil
 }
 
 // The links codec: one encoder and decoder for the process (both are safe

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/kgagent/kgagent"
@@ -178,5 +179,36 @@ func TestMigrateLegacyStore(t *testing.T) {
 	}
 	if n, e, err := s.Stats(ctx, "c"); err != nil || n != 1 || e != 2 {
 		t.Errorf("after deleting b: %d triples, %d entities, %v; want 1, 2", n, e, err)
+	}
+}
+
+// TestRefusesNewerFormat: a store stamped with a format newer than this
+// build knows is refused with a clear error, and its stamp is left alone
+// (Open used to stamp format 2 over it and read it as its own).
+func TestRefusesNewerFormat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "graph.db")
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`PRAGMA user_version = 3`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err = sqlite.Open(path)
+	if err == nil {
+		s.Close()
+		t.Fatal("a format 3 store opened")
+	}
+	if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE || !strings.Contains(err.Error(), "graph.db is format 3, this kgagent reads up to 2: use a newer kgagent") {
+		t.Errorf("error %v (code %s)", err, kgagent.ErrorCode(err))
+	}
+	if n := count(t, path, `PRAGMA user_version`); n != 3 {
+		t.Errorf("user_version %d after the refused open, want 3", n)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -229,6 +230,15 @@ func Open(path string) (*Store, error) {
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: open %s", path)
 	}
+	var ver int
+	if err := wdb.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
+		wdb.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: read the format of %s", path)
+	}
+	if ver > formatVersion {
+		wdb.Close()
+		return nil, newerFormat(path, ver)
+	}
 	if err := migrateHashed(wdb); err != nil {
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: migrate %s to format %d", path, formatVersion)
@@ -249,7 +259,15 @@ func Open(path string) (*Store, error) {
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: migrate %s to interned strings", path)
 	}
-	if _, err := wdb.Exec(fmt.Sprintf(`PRAGMA user_version = %d; PRAGMA temp_store = MEMORY`, formatVersion)); err != nil {
+	// Stamped only when it changes (a fresh file; a migration stamps its
+	// own): the write takes the write lock, which every open need not.
+	if err := wdb.QueryRow(`PRAGMA user_version`).Scan(&ver); err == nil && ver != formatVersion {
+		_, err = wdb.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, formatVersion))
+	}
+	if err == nil {
+		_, err = wdb.Exec(`PRAGMA temp_store = MEMORY`)
+	}
+	if err != nil {
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: stamp %s", path)
 	}
@@ -378,8 +396,25 @@ func migrateInterned(db *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	_, err = db.Exec(`VACUUM`)
-	return err
+	vacuum(db)
+	return nil
+}
+
+// vacuum compacts the file after a committed migration. The migration
+// stands either way: a failed compaction (disk full, a reader holding the
+// file) only leaves the file at its old size, so it is logged, not a
+// failed Open.
+func vacuum(db *sql.DB) {
+	if _, err := db.Exec(`VACUUM`); err != nil {
+		slog.Warn("graph store: migrated, but compacting the file failed; it keeps its old size (run VACUUM on it to reclaim the space)", "err", err)
+	}
+}
+
+// newerFormat is the error of a store written by a newer kgagent, in a
+// format this one does not know: it is refused rather than read wrong or
+// stamped back to an older format.
+func newerFormat(path string, ver int) error {
+	return kgagent.Errorf(kgagent.EUNAVAILABLE, "%s is format %d, this kgagent reads up to %d: use a newer kgagent", filepath.Base(path), ver, formatVersion)
 }
 
 // formatVersion is the layout Open leaves a store in (PRAGMA user_version):
@@ -453,8 +488,8 @@ func migrateHashed(db *sql.DB) error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	_, err = db.Exec(`VACUUM`)
-	return err
+	vacuum(db)
+	return nil
 }
 
 // Close releases the database.
