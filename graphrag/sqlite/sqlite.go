@@ -261,7 +261,8 @@ func Open(path string) (*Store, error) {
 	}
 	// Stamped only when it changes (a fresh file; a migration stamps its
 	// own): the write takes the write lock, which every open need not.
-	if err := wdb.QueryRow(`PRAGMA user_version`).Scan(&ver); err == nil && ver != formatVersion {
+	err = wdb.QueryRow(`PRAGMA user_version`).Scan(&ver)
+	if err == nil && ver != formatVersion {
 		_, err = wdb.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, formatVersion))
 	}
 	if err == nil {
