@@ -314,13 +314,22 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 	tmp := make([]float32, 0, dim)
 	m.pos = make(map[int64]int32, count)
 	docs := map[string]string{} // intern doc URLs
+	// A chunk whose body does not decode is left out (logged, counted):
+	// one corrupt row must not make the whole collection unsearchable.
+	corrupt := 0
+	defer func() { corruptDone(corrupt, "load collection "+collection) }()
 	for rows.Next() {
 		var rid int64
 		var c kgagent.Chunk
 		var hp string
 		var blob []byte
-		if err := rows.Scan(&rid, &c.DocURL, &c.Title, &hp, (*packedText)(&c.Text), &blob); err != nil {
+		body := bodyCol{text: &c.Text}
+		if err := rows.Scan(&rid, &c.DocURL, &c.Title, &hp, &body, &blob); err != nil {
 			return nil, dbErr(err, "load collection")
+		}
+		if body.err != nil {
+			corrupt = x.corruptBody(corrupt, "load collection "+collection, body.err, "rid", rid, "doc_url", c.DocURL)
+			continue
 		}
 		_ = json.Unmarshal([]byte(hp), &c.HeadingPath)
 		if d, ok := docs[c.DocURL]; ok {

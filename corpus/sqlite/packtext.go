@@ -3,6 +3,7 @@ package sqlite
 import (
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 
@@ -20,10 +21,13 @@ import (
 // first format 3 build wrote hold zstd frames, which start with their magic
 // byte 0x28, never tagS2; both read back. Bodies the block would not
 // shorten (short ones) stay text.
-var textDecoder = sync.OnceValue(func() *zstd.Decoder {
-	d, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
-	return d
+var textDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(maxTextLen))
 })
+
+// maxTextLen bounds a stored body's decoded length (chunk bodies are a few
+// KB): a corrupt length header must not make a read allocate gigabytes.
+const maxTextLen = 16 << 20
 
 // tagS2 is the first byte of a body stored as an S2 block.
 const tagS2 = 0x01
@@ -57,13 +61,7 @@ func (p *packedText) Scan(v any) error {
 	case string:
 		*p = packedText(v)
 	case []byte:
-		var b []byte
-		var err error
-		if len(v) > 0 && v[0] == tagS2 {
-			b, err = s2.Decode(nil, v[1:])
-		} else {
-			b, err = textDecoder().DecodeAll(v, nil)
-		}
+		b, err := unpackText(v)
 		if err != nil {
 			return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "corpus index: a stored chunk body is corrupt")
 		}
@@ -74,6 +72,61 @@ func (p *packedText) Scan(v any) error {
 		return fmt.Errorf("corpus index: chunk body stored as %T", v)
 	}
 	return nil
+}
+
+// unpackText decodes a body blob packText (or the first format 3 build)
+// wrote, refusing one that says it decodes to more than maxTextLen.
+func unpackText(v []byte) ([]byte, error) {
+	if len(v) > 0 && v[0] == tagS2 {
+		n, err := s2.DecodedLen(v[1:])
+		if err != nil {
+			return nil, err
+		}
+		if n > maxTextLen {
+			return nil, fmt.Errorf("S2 block says %d bytes, over %d", n, maxTextLen)
+		}
+		return s2.Decode(nil, v[1:])
+	}
+	d, err := textDecoder()
+	if err != nil {
+		return nil, err
+	}
+	return d.DecodeAll(v, nil)
+}
+
+// bodyCol scans a chunk body column as packedText does, except that a
+// body that does not decode leaves its error in err and scans as "", so
+// the caller can leave that one row out instead of failing the query.
+type bodyCol struct {
+	text *string
+	err  error
+}
+
+// Scan implements sql.Scanner.
+func (b *bodyCol) Scan(v any) error {
+	b.err = (*packedText)(b.text).Scan(v)
+	return nil
+}
+
+// corruptBody records a chunk left out because its stored body does not
+// decode: the first of a read (n == 0) is logged with err and the chunk's
+// attrs (slog key-value pairs: its rid or ordinal, its document);
+// corruptDone logs how many a read left out. It returns n+1.
+func (x *Index) corruptBody(n int, what string, err error, attrs ...any) int {
+	x.corruptBodies.Add(1)
+	if n == 0 {
+		slog.Warn("corpus index: a chunk's stored body is corrupt; the chunk is left out (re-ingest its document to restore it)",
+			append([]any{"read", what, "err", err}, attrs...)...)
+	}
+	return n + 1
+}
+
+// corruptDone logs how many chunks a read left out for corrupt bodies,
+// when more than the one corruptBody logged.
+func corruptDone(n int, what string) {
+	if n > 1 {
+		slog.Warn("corpus index: chunks left out for corrupt bodies", "read", what, "chunks", n)
+	}
 }
 
 // Format 4 stores a chunk's URL relative to its document's and its id and

@@ -81,7 +81,7 @@ func TestPackedColumnsRoundTrip(t *testing.T) {
 }
 
 // textDecoderTestEncode is s as one zstd frame.
-func textDecoderTestEncode(t *testing.T, s string) []byte {
+func textDecoderTestEncode(t testing.TB, s string) []byte {
 	t.Helper()
 	e, err := zstd.NewWriter(nil)
 	if err != nil {

@@ -53,11 +53,18 @@ func (x *Index) DocumentChunks(ctx context.Context, collection, docURL string) (
 	}
 	defer rows.Close()
 	var out []kgagent.Chunk
+	corrupt := 0
+	defer func() { corruptDone(corrupt, "read document "+docURL) }()
 	for rows.Next() {
 		var c kgagent.Chunk
 		var hp string
-		if err := rows.Scan(&c.ID, &c.Collection, &c.DocURL, &c.URL, &c.Title, &hp, &c.Anchor, &c.Ordinal, (*packedText)(&c.Text), &c.Hash); err != nil {
+		body := bodyCol{text: &c.Text}
+		if err := rows.Scan(&c.ID, &c.Collection, &c.DocURL, &c.URL, &c.Title, &hp, &c.Anchor, &c.Ordinal, &body, &c.Hash); err != nil {
 			return nil, dbErr(err, "read document")
+		}
+		if body.err != nil {
+			corrupt = x.corruptBody(corrupt, "read document", body.err, "ordinal", c.Ordinal, "doc_url", docURL)
+			continue
 		}
 		_ = json.Unmarshal([]byte(hp), &c.HeadingPath)
 		if len(c.HeadingPath) == 0 {

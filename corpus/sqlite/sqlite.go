@@ -114,6 +114,9 @@ type Index struct {
 	snapHits atomic.Int64   // search copies read from a snapshot
 	hasSem   atomic.Bool    // semvecs holds a row (or did once)
 	sqlLoads atomic.Int64   // search copies built from SQLite (Rebuilds)
+	// corruptBodies counts the chunks reads left out because their
+	// stored body did not decode (corruptBody).
+	corruptBodies atomic.Int64
 }
 
 var (

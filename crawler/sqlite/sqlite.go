@@ -143,8 +143,11 @@ func migrateLinks(db *sql.DB) error {
 			return err
 		}
 		for _, r := range batch {
-			if _, err := tx.Exec(`UPDATE pages SET links = ? WHERE collection = ? AND url = ?`,
-				packLinks(strings.Split(r.links, "\n")), r.collection, r.url); err != nil {
+			packed, err := packLinks(strings.Split(r.links, "\n"))
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(`UPDATE pages SET links = ? WHERE collection = ? AND url = ?`, packed, r.collection, r.url); err != nil {
 				return err
 			}
 		}
@@ -171,25 +174,32 @@ func migrateLinks(db *sql.DB) error {
 // The links codec: one encoder and decoder for the process (both are safe
 // for concurrent use), built when first needed.
 var (
-	linksEncoder = sync.OnceValue(func() *zstd.Encoder {
-		e, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
-		return e
+	linksEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
+		return zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
 	})
-	linksDecoder = sync.OnceValue(func() *zstd.Decoder {
-		d, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
-		return d
+	linksDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(maxLinksLen))
 	})
 )
+
+// maxLinksLen bounds the decoded length of a page's stored links (a page
+// of 10,000 links of 100 bytes is 1 MB): a corrupt frame header must not
+// make a read allocate gigabytes.
+const maxLinksLen = 64 << 20
 
 // packLinks is the stored form of a page's links: empty text for none, else
 // the zstd frame of the links joined by newlines (a blob). Link lists are
 // mostly URLs of one site, so they compress several times over; as text
 // they made rows of kilobytes that spilled into overflow pages.
-func packLinks(links []string) any {
+func packLinks(links []string) (any, error) {
 	if len(links) == 0 {
-		return ""
+		return "", nil
 	}
-	return linksEncoder().EncodeAll([]byte(strings.Join(links, "\n")), nil)
+	e, err := linksEncoder()
+	if err != nil {
+		return nil, kgagent.WrapError(kgagent.EINTERNAL, err, "page state links: no zstd encoder")
+	}
+	return e.EncodeAll([]byte(strings.Join(links, "\n")), nil), nil
 }
 
 // unpackLinks reads what packLinks stored, or the text of a format 0 row.
@@ -200,7 +210,11 @@ func unpackLinks(v any) ([]string, error) {
 	case string:
 		text = v
 	case []byte:
-		b, err := linksDecoder().DecodeAll(v, nil)
+		d, err := linksDecoder()
+		if err != nil {
+			return nil, kgagent.WrapError(kgagent.EINTERNAL, err, "page state links: no zstd decoder")
+		}
+		b, err := d.DecodeAll(v, nil)
 		if err != nil {
 			return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "page state links are corrupt")
 		}
@@ -254,11 +268,15 @@ func (s *Store) PutPage(ctx context.Context, st knowledge.PageState) error {
 			return kgagent.Errorf(kgagent.EINVALID, "page state link holds a newline")
 		}
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO pages (collection, url, etag, last_modified, content_hash, last_seen, links)
+	packed, err := packLinks(st.Links)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO pages (collection, url, etag, last_modified, content_hash, last_seen, links)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (collection, url) DO UPDATE SET etag = excluded.etag, last_modified = excluded.last_modified,
 			content_hash = excluded.content_hash, last_seen = excluded.last_seen, links = excluded.links`,
-		st.Collection, st.URL, st.ETag, st.LastModified, st.ContentHash, st.LastSeen.UnixMilli(), packLinks(st.Links))
+		st.Collection, st.URL, st.ETag, st.LastModified, st.ContentHash, st.LastSeen.UnixMilli(), packed)
 	return dbError(err, "saving page state")
 }
 
