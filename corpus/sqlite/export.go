@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/kgagent/kgagent"
 )
@@ -18,7 +19,8 @@ import (
 // read-only, so nothing is migrated or written: it serves tools outside
 // the service that need the indexed text (deploy/chunkdump hands it to
 // the bm25s baseline of make bench). An error from fn stops the read and
-// is returned; a missing file is ENOTFOUND.
+// is returned; a missing file is ENOTFOUND, a file of a newer format than
+// this build reads UNAVAILABLE.
 func ReadChunks(ctx context.Context, path, collection string, fn func(kgagent.Chunk) error) error {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return kgagent.Errorf(kgagent.ENOTFOUND, "corpus index %s does not exist", path)
@@ -28,6 +30,13 @@ func ReadChunks(ctx context.Context, path, collection string, fn func(kgagent.Ch
 		return dbErr(err, "open "+path)
 	}
 	defer db.Close()
+	var ver int
+	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&ver); err != nil {
+		return dbErr(err, "open "+path)
+	}
+	if ver > formatPack {
+		return newerFormat(filepath.Base(path), ver)
+	}
 	rows, err := db.QueryContext(ctx, `SELECT `+hexSQL("id")+`, collection, doc_url, `+urlSQL("")+`, title, headings, anchor, ordinal, body, `+hexSQL("hash")+`
 		FROM chunks WHERE collection = ? ORDER BY rid`, collection)
 	if err != nil {

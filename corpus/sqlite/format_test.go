@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"database/sql"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,10 @@ func TestRefusesNewerFormat(t *testing.T) {
 	}
 	if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE || !strings.Contains(err.Error(), "index.db is format 5, this kgagent reads up to 4: use a newer kgagent") {
 		t.Errorf("error %v (code %s)", err, kgagent.ErrorCode(err))
+	}
+	err = ReadChunks(context.Background(), path, "c", func(kgagent.Chunk) error { return nil })
+	if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE || !strings.Contains(err.Error(), "index.db is format 5, this kgagent reads up to 4") {
+		t.Errorf("ReadChunks: %v (code %s)", err, kgagent.ErrorCode(err))
 	}
 	var ver int
 	if err := db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil || ver != 5 {

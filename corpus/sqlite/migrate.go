@@ -31,6 +31,13 @@ const (
 	formatPack  = 4
 )
 
+// newerFormat is the error of an index file name of format ver, written
+// by a newer kgagent in a format this one does not know: it is refused
+// rather than read wrong.
+func newerFormat(name string, ver int) error {
+	return kgagent.Errorf(kgagent.EUNAVAILABLE, "%s is format %d, this kgagent reads up to %d: use a newer kgagent", name, ver, formatPack)
+}
+
 // q8Batch is how many rows migrateQ8 converts per statement round (a
 // variable so a test can make rounds small).
 var q8Batch = 1024

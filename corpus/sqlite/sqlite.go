@@ -227,7 +227,7 @@ func (x *Index) migrate() error {
 		if x.cfg.Path != "" {
 			name = filepath.Base(x.cfg.Path)
 		}
-		return kgagent.Errorf(kgagent.EUNAVAILABLE, "%s is format %d, this kgagent reads up to %d: use a newer kgagent", name, ver, formatPack)
+		return newerFormat(name, ver)
 	}
 	stmts := []string{
 		`CREATE TABLE IF NOT EXISTS collections (
