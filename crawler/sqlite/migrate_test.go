@@ -194,3 +194,39 @@ func TestRefusesNewerFormat(t *testing.T) {
 		t.Errorf("user_version %d after the refused open, want 2", n)
 	}
 }
+
+// TestVacuumFailureAfterMigration: when the compaction after the committed
+// migration fails (disk full, say), Open still succeeds and the pages read
+// back; it used to fail.
+func TestVacuumFailureAfterMigration(t *testing.T) {
+	sqlite.FailVacuum(t)
+	path := filepath.Join(t.TempDir(), "crawl.db")
+	gz, err := os.Open(filepath.Join("testdata", "crawl-main-af80d2c.db.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gz.Close()
+	zr, err := gzip.NewReader(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(f, zr); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatalf("open with a failing VACUUM: %v", err)
+	}
+	defer s.Close()
+	if n, sha := pagesFingerprint(t, s, "default"); n != 35 || sha != "3d253a6aa43785a6" {
+		t.Errorf("pages n=%d sha=%s, want n=35 sha=3d253a6aa43785a6", n, sha)
+	}
+	if n := sqlInt(t, path, `PRAGMA user_version`); n != 1 {
+		t.Errorf("user_version %d, want 1", n)
+	}
+}

@@ -165,11 +165,15 @@ func migrateLinks(db *sql.DB) error {
 	// The links are migrated and stamped: a failed compaction (disk full, a
 	// reader holding the file) only leaves the file at its old size, so it
 	// is logged, not a failed Open.
-	if _, err := db.Exec(`VACUUM`); err != nil {
+	if _, err := db.Exec(vacuumSQL); err != nil {
 		slog.Warn("page state store: links compressed, but compacting the file failed; it keeps its old size (run VACUUM on it to reclaim the space)", "err", err)
 	}
 	return nil
 }
+
+// vacuumSQL is the compaction migrateLinks runs after its commit (a
+// variable so a test can make it fail).
+var vacuumSQL = `VACUUM`
 
 // The links codec: one encoder and decoder for the process (both are safe
 // for concurrent use), built when first needed.

@@ -112,3 +112,11 @@ func EntitiesFromTriples(ctx context.Context, s *Store) ([]string, error) {
 	}
 	return out, err
 }
+
+// FailVacuum makes the compaction after a migration fail until the test
+// ends.
+func FailVacuum(t interface{ Cleanup(func()) }) {
+	old := vacuumSQL
+	vacuumSQL = `VACUUM no_such_schema`
+	t.Cleanup(func() { vacuumSQL = old })
+}

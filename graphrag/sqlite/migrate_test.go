@@ -212,3 +212,23 @@ func TestRefusesNewerFormat(t *testing.T) {
 		t.Errorf("user_version %d after the refused open, want 3", n)
 	}
 }
+
+// TestVacuumFailureAfterMigration: when the compaction after a committed
+// migration fails (disk full, say), Open still succeeds on the migrated
+// store; it used to fail, leaving a migrated store that every open
+// refused.
+func TestVacuumFailureAfterMigration(t *testing.T) {
+	sqlite.FailVacuum(t)
+	path := gunzipFixture(t, "graph-main-af80d2c.db.gz")
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatalf("open with a failing VACUUM: %v", err)
+	}
+	defer s.Close()
+	if n := count(t, path, `PRAGMA user_version`); n != 2 {
+		t.Errorf("user_version %d, want 2", n)
+	}
+	if n := count(t, path, `SELECT count(*) FROM pragma_table_info('strs') WHERE name = 'h'`); n != 1 {
+		t.Error("strs has no hash column: not migrated")
+	}
+}

@@ -406,10 +406,14 @@ func migrateInterned(db *sql.DB) error {
 // file) only leaves the file at its old size, so it is logged, not a
 // failed Open.
 func vacuum(db *sql.DB) {
-	if _, err := db.Exec(`VACUUM`); err != nil {
+	if _, err := db.Exec(vacuumSQL); err != nil {
 		slog.Warn("graph store: migrated, but compacting the file failed; it keeps its old size (run VACUUM on it to reclaim the space)", "err", err)
 	}
 }
+
+// vacuumSQL is the compaction vacuum runs (a variable so a test can make
+// it fail).
+var vacuumSQL = `VACUUM`
 
 // newerFormat is the error of a store written by a newer kgagent, in a
 // format this one does not know: it is refused rather than read wrong or
