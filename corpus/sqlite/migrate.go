@@ -148,6 +148,65 @@ func convertSemQ8(ctx context.Context, tx *sql.Tx) (int, error) {
 // limit; upd vec, rid, model), rid alone otherwise (sel takes rid, limit;
 // upd vec, rid).
 func convertVectors(ctx context.Context, tx *sql.Tx, what string, keyed bool, sel, upd string) (int, error) {
+	type row struct {
+		rid   int64
+		model string
+		vec   []byte
+	}
+	var (
+		f []float32
+		q []int8
+	)
+	return migrateRows(ctx, tx, what, sel, upd,
+		func(rows *sql.Rows) (r row, err error) { return r, rows.Scan(&r.rid, &r.model, &r.vec) },
+		func(last row) []any {
+			if keyed {
+				return []any{last.rid, last.model}
+			}
+			return []any{last.rid}
+		},
+		func(r row) ([]any, bool) {
+			f = appendVec(f[:0], r.vec)
+			var b []byte
+			b, q = appendQ8Bytes(nil, q, f)
+			if keyed {
+				return []any{b, r.rid, r.model}, true
+			}
+			return []any{b, r.rid}, true
+		})
+}
+
+// convertBodies stores every chunk body held as text as packText stores a
+// new one (format 3), q8Batch rows a round, and returns how many it
+// rewrote.
+func convertBodies(ctx context.Context, tx *sql.Tx) (int, error) {
+	type row struct {
+		rid  int64
+		body string
+	}
+	return migrateRows(ctx, tx, "compress chunk bodies",
+		`SELECT rid, body FROM chunks WHERE rid > ? AND typeof(body) = 'text' ORDER BY rid LIMIT ?`,
+		`UPDATE chunks SET body = ? WHERE rid = ?`,
+		func(rows *sql.Rows) (r row, err error) { return r, rows.Scan(&r.rid, &r.body) },
+		func(last row) []any { return []any{last.rid} },
+		func(r row) ([]any, bool) {
+			v := packText(r.body)
+			if _, ok := v.(string); ok {
+				return nil, false // stays text
+			}
+			return []any{v, r.rid}, true
+		})
+}
+
+// migrateRows is the one paging loop of the migrations: it reads the rows
+// sel finds after the last row's key (after(last), then the limit
+// q8Batch; the zero row first), q8Batch a round in key order, and runs
+// upd with the arguments convert gives each row (none when it says
+// false), until a round finds nothing. It returns how many rows it
+// updated. A round is read whole before it is updated, so no statement
+// reads while another writes.
+func migrateRows[R any](ctx context.Context, tx *sql.Tx, what, sel, upd string,
+	scan func(*sql.Rows) (R, error), after func(last R) []any, convert func(R) ([]any, bool)) (int, error) {
 	selStmt, err := tx.PrepareContext(ctx, sel)
 	if err != nil {
 		return 0, dbErr(err, what)
@@ -158,31 +217,20 @@ func convertVectors(ctx context.Context, tx *sql.Tx, what string, keyed bool, se
 		return 0, dbErr(err, what)
 	}
 	defer updStmt.Close()
-	type row struct {
-		rid   int64
-		model string
-		vec   []byte
-	}
 	var (
-		batch []row
-		last  row
+		batch []R
+		last  R
 		total int
-		f     []float32
-		q     []int8
 	)
 	for {
-		args := []any{last.rid, q8Batch}
-		if keyed {
-			args = []any{last.rid, last.model, q8Batch}
-		}
-		rows, err := selStmt.QueryContext(ctx, args...)
+		rows, err := selStmt.QueryContext(ctx, append(after(last), q8Batch)...)
 		if err != nil {
 			return 0, dbErr(err, what)
 		}
 		batch = batch[:0]
 		for rows.Next() {
-			var r row
-			if err := rows.Scan(&r.rid, &r.model, &r.vec); err != nil {
+			r, err := scan(rows)
+			if err != nil {
 				rows.Close()
 				return 0, dbErr(err, what)
 			}
@@ -195,73 +243,13 @@ func convertVectors(ctx context.Context, tx *sql.Tx, what string, keyed bool, se
 		if len(batch) == 0 {
 			return total, nil
 		}
-		var b []byte
 		for _, r := range batch {
-			f = appendVec(f[:0], r.vec)
-			b, q = appendQ8Bytes(nil, q, f)
-			args := []any{b, r.rid}
-			if keyed {
-				args = append(args, r.model)
+			last = r
+			args, ok := convert(r)
+			if !ok {
+				continue
 			}
 			if _, err := updStmt.ExecContext(ctx, args...); err != nil {
-				return 0, dbErr(err, what)
-			}
-			last = r
-		}
-		total += len(batch)
-	}
-}
-
-// convertBodies stores every chunk body held as text as packText stores a
-// new one (format 3), q8Batch rows a round, and returns how many it
-// rewrote.
-func convertBodies(ctx context.Context, tx *sql.Tx) (int, error) {
-	const what = "compress chunk bodies"
-	sel, err := tx.PrepareContext(ctx, `SELECT rid, body FROM chunks WHERE rid > ? AND typeof(body) = 'text' ORDER BY rid LIMIT ?`)
-	if err != nil {
-		return 0, dbErr(err, what)
-	}
-	defer sel.Close()
-	upd, err := tx.PrepareContext(ctx, `UPDATE chunks SET body = ? WHERE rid = ?`)
-	if err != nil {
-		return 0, dbErr(err, what)
-	}
-	defer upd.Close()
-	type row struct {
-		rid  int64
-		body string
-	}
-	var batch []row
-	var last int64
-	total := 0
-	for {
-		rows, err := sel.QueryContext(ctx, last, q8Batch)
-		if err != nil {
-			return 0, dbErr(err, what)
-		}
-		batch = batch[:0]
-		for rows.Next() {
-			var r row
-			if err := rows.Scan(&r.rid, &r.body); err != nil {
-				rows.Close()
-				return 0, dbErr(err, what)
-			}
-			batch = append(batch, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return 0, dbErr(err, what)
-		}
-		if len(batch) == 0 {
-			return total, nil
-		}
-		for _, r := range batch {
-			last = r.rid
-			v := packText(r.body)
-			if _, ok := v.(string); ok {
-				continue // stays text
-			}
-			if _, err := upd.ExecContext(ctx, v, r.rid); err != nil {
 				return 0, dbErr(err, what)
 			}
 			total++
