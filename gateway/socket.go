@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"slices"
@@ -142,8 +143,10 @@ func (wc *wsConn) close(code int, reason string) {
 		close(wc.done)
 		if code != 0 {
 			_ = wc.c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(wc.s.cfg.WriteTimeout))
+			lingerClose(wc.c.NetConn(), closeGrace)
+		} else {
+			_ = wc.c.Close()
 		}
-		_ = wc.c.Close()
 		wc.mu.Lock()
 		for _, st := range wc.attached {
 			st.Detach(wc.subID)
@@ -151,6 +154,31 @@ func (wc *wsConn) close(code int, reason string) {
 		wc.attached = nil
 		wc.mu.Unlock()
 	})
+}
+
+// closeGrace is how long a socket the server closes with a code (a client
+// that does not read) goes on reading, and discarding, what the client
+// sends after the close frame.
+const closeGrace = 2 * time.Second
+
+// lingerClose closes c after a close frame: its sending side at once (the
+// client reads the frame, then the end), its receiving side once the
+// client has closed too or grace has passed. A TCP socket closed while the
+// client's frames still wait unread in it answers with a reset, and a
+// reset can discard the close frame before the client reads it
+// ("connection reset by peer" instead of the code and reason).
+func lingerClose(c net.Conn, grace time.Duration) {
+	hc, ok := c.(interface{ CloseWrite() error })
+	if !ok || hc.CloseWrite() != nil {
+		_ = c.Close()
+		return
+	}
+	t := time.AfterFunc(grace, func() { _ = c.Close() })
+	go func() {
+		_, _ = io.Copy(io.Discard, c)
+		t.Stop()
+		_ = c.Close()
+	}()
 }
 
 // enqueue queues data for the writer; a full queue means the client does not
