@@ -203,6 +203,13 @@ func (b *Builtins) search(in searchIn) FuncHandler {
 		}
 		for _, p := range ev.Passages {
 			res.Sources = append(res.Sources, p.Source())
+			if p.SourceOnly {
+				// Kept to name one of the search's first pages among the
+				// sources: an LLM reads the same passages as the built-in
+				// answerer composes from (more text made small models
+				// copy commands from pages that do not answer).
+				continue
+			}
 			fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(p.N, p.Title, p.HeadingPath, p.URL), strings.TrimSpace(p.Text))
 		}
 		if len(ev.Facts) > 0 {

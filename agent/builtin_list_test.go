@@ -45,3 +45,27 @@ func TestSearchResultCarriesTheGraphList(t *testing.T) {
 		t.Errorf("sources %+v, item numbered %d: want the item's section as source 2", res.Sources, ev.List.Items[0].N)
 	}
 }
+
+// TestSearchObservationLeavesSourceOnlyText: a passage kept only to name
+// one of the search's first pages is a source of the result, but its text
+// is not in the observation an LLM reads (the built-in answerer does not
+// compose from it either).
+func TestSearchObservationLeavesSourceOnlyText(t *testing.T) {
+	ev := &kgagent.Evidence{Query: "q", Passages: []kgagent.EvidencePassage{
+		{Title: "A", URL: "https://d/a.html", DocURL: "https://d/a.html", Text: "The answer is here."},
+		{Title: "B", URL: "https://d/b.html", DocURL: "https://d/b.html", Text: "docker run ghcr.io/x", SourceOnly: true},
+	}}
+	n := 0
+	cite := func(kgagent.Source) int { n++; return n }
+	b := &Builtins{cfg: &Config{Builtins: BuiltinsConfig{Knowledge: evidenceRetriever{ev}}}}
+	res, err := b.search(inCorpus)(context.Background(), FuncCall{Query: kgagent.Message{Text: "q"}, cite: cite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Message.Text, "The answer is here.") || strings.Contains(res.Message.Text, "docker run") {
+		t.Errorf("observation %q: want the answer passage's text and not the source-only one's", res.Message.Text)
+	}
+	if len(res.Sources) != 2 || res.Sources[1].URL != "https://d/b.html" {
+		t.Errorf("sources %+v: want both pages", res.Sources)
+	}
+}
