@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"fmt"
+	"github.com/kgagent/kgagent/internal/fixture"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,7 +85,7 @@ func TestFingerprint(t *testing.T) {
 // finds the same chunks, and a second open changes nothing.
 func TestMigrateZBody(t *testing.T) {
 	ctx := t.Context()
-	path := unzipFixture(t, "testdata/index-main-af80d2c.db.gz", "index.db")
+	path := fixture.Gunzip(t, "testdata/index-main-af80d2c.db.gz", "index.db")
 	_, ver := rawVectors(t, path)
 	if ver != formatSemQ8 {
 		t.Fatalf("fixture: format %d, want %d", ver, formatSemQ8)

@@ -2,15 +2,15 @@ package sqlite
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/kgagent/kgagent/internal/fixture"
 
 	"github.com/kgagent/kgagent/corpus"
 )
@@ -20,30 +20,6 @@ import (
 // --semantic` of testdata/site served on loopback (35 pages, 102 chunks,
 // 57 entity chunks, 159 all-MiniLM-L6-v2 vectors).
 const q8Fixture = "testdata/index-main-6dd58a9.db.gz"
-
-// unzipFixture writes the gunzipped fixture to a fresh file and returns
-// its path.
-func unzipFixture(t *testing.T, gz, name string) string {
-	t.Helper()
-	f, err := os.Open(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // rawVectors reads every chunk's rid and vector blob with plain SQL (sem:
 // the semantic vectors instead).
@@ -86,7 +62,7 @@ func rawVectors(t *testing.T, path string, sem ...bool) (map[int64][]byte, int) 
 // — equals the one built from the old rows.
 func TestMigrateQ8(t *testing.T) {
 	ctx := context.Background()
-	path := unzipFixture(t, q8Fixture, "index.db")
+	path := fixture.Gunzip(t, q8Fixture, "index.db")
 	old, ver := rawVectors(t, path)
 	if ver != 0 || len(old) != 159 {
 		t.Fatalf("fixture: format %d, %d rows", ver, len(old))
@@ -235,7 +211,7 @@ func TestMigrateQ8(t *testing.T) {
 func TestMigrateQ8InSmallRounds(t *testing.T) {
 	defer func(n int) { q8Batch = n }(q8Batch)
 	q8Batch = 3
-	path := unzipFixture(t, q8Fixture, "index.db")
+	path := fixture.Gunzip(t, q8Fixture, "index.db")
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)

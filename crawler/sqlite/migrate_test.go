@@ -1,16 +1,16 @@
 package sqlite_test
 
 import (
-	"compress/gzip"
 	"crypto/sha256"
 	"database/sql"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kgagent/kgagent/internal/fixture"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/crawler/sqlite"
@@ -83,24 +83,7 @@ func sqlInt(t *testing.T, path, q string) int {
 // file before: pages n=35 sha=3d253a6aa43785a6), the file does not grow,
 // a page written after reads back, and a second open changes nothing.
 func TestMigrateLinks(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "crawl.db")
-	gz, err := os.Open(filepath.Join("testdata", "crawl-main-af80d2c.db.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gz.Close()
-	zr, err := gzip.NewReader(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(f, zr); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := fixture.Gunzip(t, filepath.Join("testdata", "crawl-main-af80d2c.db.gz"), "crawl.db")
 	if n := sqlInt(t, path, `SELECT count(*) FROM pages WHERE typeof(links) = 'text' AND links != ''`); n != 33 {
 		t.Fatalf("fixture: %d pages with text links, want 33", n)
 	}
@@ -200,24 +183,7 @@ func TestRefusesNewerFormat(t *testing.T) {
 // back; it used to fail.
 func TestVacuumFailureAfterMigration(t *testing.T) {
 	sqlite.FailVacuum(t)
-	path := filepath.Join(t.TempDir(), "crawl.db")
-	gz, err := os.Open(filepath.Join("testdata", "crawl-main-af80d2c.db.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gz.Close()
-	zr, err := gzip.NewReader(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(f, zr); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := fixture.Gunzip(t, filepath.Join("testdata", "crawl-main-af80d2c.db.gz"), "crawl.db")
 	s, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatalf("open with a failing VACUUM: %v", err)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgagent/kgagent/internal/fixture"
+
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/graphrag"
 	"github.com/kgagent/kgagent/graphrag/graphtest"
@@ -101,24 +103,7 @@ func TestFingerprint(t *testing.T) {
 // shrinks, and it answers exactly as main did (fingerprint computed by
 // main's code on the same file), then takes writes.
 func TestMigrateInterned(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "graph.db")
-	gz, err := os.Open(filepath.Join("testdata", "graph-main-2fa9a4d.db.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gz.Close()
-	zr, err := gzip.NewReader(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(f, zr); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	path := fixture.Gunzip(t, filepath.Join("testdata", "graph-main-2fa9a4d.db.gz"), "graph.db")
 	before, _ := os.Stat(path)
 	if typ := columnType(t, path, "triples", "s_id"); typ != "TEXT" {
 		t.Fatalf("fixture: triples.s_id is %s, want the TEXT of the layout before", typ)
