@@ -45,8 +45,8 @@ const unsupportedNote = "None of the sources found supports this answer."
 // answerer says from the same evidence: after the model's answer and a
 // note that no source supports it, when the docs answer; the abstention
 // alone when they don't (an unsupported answer to a question the docs do
-// not cover is made up). A run whose model gave no answer (noAnswer), or only
-// protocol text, answers with what the docs say alone.
+// not cover is made up). A run whose model gave no answer (noAnswer), only
+// protocol text, or only questions, answers with what the docs say alone.
 func (m *Manager) ground(r *run, question, text string) (final, answer string, sources []kgagent.Source, by string) {
 	model := text
 	// The answer's citations are parsed once (cited); kept holds the
@@ -77,6 +77,9 @@ func (m *Manager) ground(r *run, question, text string) (final, answer string, s
 		if strings.TrimSpace(text) == "" && grounding && r.noAnswer == "" {
 			r.noAnswer = "only protocol text"
 		}
+	}
+	if grounding && r.noAnswer == "" && onlyQuestions(text) {
+		r.noAnswer = "a question, not an answer"
 	}
 	if r.noAnswer != "" {
 		return "The model gave no answer (" + r.noAnswer + "). " + docsSay(question, r.evidence), "", nil, kgagent.CitationsFallback
@@ -204,6 +207,24 @@ func cleanAnswer(text string) string {
 		return text
 	}
 	return res
+}
+
+// questionSentences splits a model's answer into sentences (a line break
+// ends one too).
+var questionSentences = kgtext.SentenceRule{Newline: true}
+
+// onlyQuestions reports whether every sentence of a model's answer, its
+// citations left out, is a question ("What is Lumen written in [1]?"): a
+// small model that asks back gave no answer, however verbatim the
+// question it copied from a heading is.
+func onlyQuestions(answer string) bool {
+	sentences := questionSentences.Split(cite.Parse(answer).Strip(""))
+	for _, s := range sentences {
+		if !strings.HasSuffix(s, "?") {
+			return false
+		}
+	}
+	return len(sentences) > 0
 }
 
 // docsSay is the built-in answerer's answer from evidence: "The docs say:
