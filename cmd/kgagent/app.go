@@ -24,6 +24,9 @@ type app struct {
 	ready   atomic.Bool
 	warm    atomic.Bool   // the search copies are loaded: answers run at full speed
 	warmed  chan struct{} // closed when warm is set
+	// ingests counts the ingests running in this process (jobs, the
+	// demo's): the background semantic pass waits for them to end.
+	ingests atomic.Int32
 	demo    *demoSite
 	svc     services
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent/corpus/minilm"
+	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 // TestLazySemanticLoadsOnce: the lazy model loads nothing until asked,
@@ -77,4 +80,61 @@ func TestLazySemanticHonoursContext(t *testing.T) {
 	if _, err := l.Embed(context.Background(), []string{"x"}); !errors.Is(err, fail) {
 		t.Fatalf("Embed after the load ended: %v, want the load's error", err)
 	}
+}
+
+// TestSemanticPassWaitsForIngests: the background pass's Yield waits while
+// an ingest runs in the process (the demo's, a job's), so the pass never
+// competes with it for the cores: under -race on a loaded box the demo's
+// ingest starved behind the pass's batches. It returns once the ingest has
+// ended, and when the app closes.
+func TestSemanticPassWaitsForIngests(t *testing.T) {
+	a := &app{warmed: make(chan struct{})}
+	close(a.warmed)
+	done := make(chan error, 1)
+	var r countedRunner
+	r.n = &a.ingests
+	release := make(chan struct{})
+	r.r = runnerFunc(func(ctx context.Context, _ crawler.Spec, _ func(crawler.Counters)) (crawler.Report, error) {
+		<-release
+		return crawler.Report{}, nil
+	})
+	ran := make(chan struct{})
+	go func() { r.Run(context.Background(), crawler.Spec{}, nil); close(ran) }()
+	poll.Until(t, 5*time.Second, func() error {
+		if a.ingests.Load() != 1 {
+			return fmt.Errorf("%d ingests counted", a.ingests.Load())
+		}
+		return nil
+	})
+	go func() { done <- a.yieldToRequests(context.Background()) }()
+	select {
+	case err := <-done:
+		t.Fatalf("the pass went on while an ingest ran: %v", err)
+	case <-time.After(3 * ingestPoll):
+	}
+	close(release)
+	<-ran
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pass still waits after the ingest ended")
+	}
+	a.ingests.Add(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { done <- a.yieldToRequests(ctx) }()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("closing while an ingest runs: %v", err)
+	}
+}
+
+// runnerFunc is a natsjobs.Runner from a func.
+type runnerFunc func(context.Context, crawler.Spec, func(crawler.Counters)) (crawler.Report, error)
+
+// Run calls f.
+func (f runnerFunc) Run(ctx context.Context, spec crawler.Spec, progress func(crawler.Counters)) (crawler.Report, error) {
+	return f(ctx, spec, progress)
 }

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kgagent/kgagent/agent/extractive"
@@ -519,7 +520,7 @@ func (a *app) startBackground(ctx context.Context) (<-chan error, error) {
 	}
 	a.startSemanticPass(ctx)
 	registerSemanticMetrics(gw.Metrics().Registry(), a.svc.semPass)
-	ing := meteredRunner{r: a.ingester(a.cfg.AllowPrivateIngest), m: gw.Metrics()}
+	ing := meteredRunner{r: countedRunner{r: a.ingester(a.cfg.AllowPrivateIngest), n: &a.ingests}, m: gw.Metrics()}
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	failed := make(chan error, 1)
@@ -549,7 +550,9 @@ func (a *app) startDemo(ctx context.Context, base string, out io.Writer) error {
 	spec := crawler.Spec{Collection: a.cfg.Collection, URLs: []string{d.URL + "/*"}}
 	ing := a.ingester(true)
 	fmt.Fprintf(out, "demo: crawling the sample docs site at %s/ …\n", d.URL)
+	a.ingests.Add(1)
 	go func() {
+		defer a.ingests.Add(-1)
 		start := time.Now()
 		if d.Moved != "" {
 			n, err := ing.Forget(ctx, spec.Collection, d.Moved+"/")
@@ -698,18 +701,44 @@ func (a *app) background() bool {
 
 // yieldToRequests is the background pass's Yield: it returns once the app
 // is warm (its search copies loaded: the pass neither delays readiness nor
-// competes with the load) and no service call has been in flight for
-// semanticQuiet, or semanticMostWait has passed.
+// competes with the load), no ingest is running in this process (ingest
+// stays as fast as without the pass; its vectors come after it), and no
+// service call has been in flight for semanticQuiet, or semanticMostWait
+// has passed.
 func (a *app) yieldToRequests(ctx context.Context) error {
 	select {
 	case <-a.warmed:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	for a.ingests.Load() > 0 {
+		select {
+		case <-time.After(ingestPoll):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	if a.svc.gw == nil {
 		return nil
 	}
 	return a.svc.gw.Quiet(ctx, semanticQuiet, semanticMostWait)
+}
+
+// ingestPoll is how often the background pass looks whether the ingests
+// it waits for have ended.
+const ingestPoll = 100 * time.Millisecond
+
+// countedRunner runs ingest jobs with r, counting those running in n.
+type countedRunner struct {
+	r natsjobs.Runner
+	n *atomic.Int32
+}
+
+// Run runs one job with r, counted while it runs.
+func (c countedRunner) Run(ctx context.Context, spec crawler.Spec, progress func(crawler.Counters)) (crawler.Report, error) {
+	c.n.Add(1)
+	defer c.n.Add(-1)
+	return c.r.Run(ctx, spec, progress)
 }
 
 // startSemanticPass runs the background semantic pass until the app

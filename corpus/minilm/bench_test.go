@@ -50,11 +50,11 @@ func BenchmarkForward(b *testing.B) {
 					out[i] = make([]float32, e.Dimension())
 				}
 				var ws workspace
-				e.model.forward(&ws, seqs, out)
+				e.model.forward(&ws, seqs, out, nil)
 				b.ResetTimer()
 				cpu0 := threadCPU()
 				for i := 0; i < b.N; i++ {
-					e.model.forward(&ws, seqs, out)
+					e.model.forward(&ws, seqs, out, nil)
 				}
 				cpu := (threadCPU() - cpu0).Seconds()
 				sec := b.Elapsed().Seconds()

@@ -203,8 +203,11 @@ func grow(s []float32, n int) []float32 {
 
 // forward runs the encoder over seqs (token ids, each at most MaxPositions
 // long) packed row after row, and writes each sequence's mean-pooled,
-// L2-normalised hidden state into out[i] (len Hidden).
-func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32) {
+// L2-normalised hidden state into out[i] (len Hidden). A non-nil stop is
+// asked before each layer: when it says so, forward returns false at once
+// and out holds nothing of use (a cancelled call waits one layer, not a
+// whole batch).
+func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32, stop func() bool) bool {
 	h, it, heads := m.cfg.Hidden, m.cfg.Intermediate, m.cfg.Heads
 	hd := h / heads
 	total := 0
@@ -242,6 +245,9 @@ func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 	}
 
 	for li := range m.layers {
+		if stop != nil && stop() {
+			return false
+		}
 		ly := &m.layers[li]
 		m.linear(ws, total, x, h, &ly.qkv, &ly.qkvQ, ly.qkvB, ws.qkv, 3*h)
 		// Self-attention, per sequence and head.
@@ -316,6 +322,7 @@ func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32) {
 			}
 		}
 	}
+	return true
 }
 
 // layerNorm normalises x to zero mean and unit variance, then scales by g

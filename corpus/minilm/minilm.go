@@ -332,10 +332,14 @@ func (e *Embedder) EmbedWorkers(ctx context.Context, texts []string, workers int
 		for k, i := range batches[0] {
 			seqs[k] = ids[i]
 		}
-		e.model.forward(ws, seqs, vecs)
+		done := e.model.forward(ws, seqs, vecs, stopped(ctx))
 		e.pool.Put(ws)
+		if !done {
+			return nil, ctx.Err()
+		}
 		return out, nil
 	}
+	stop := stopped(ctx)
 	work := make(chan []int)
 	var wg sync.WaitGroup
 	for w := 0; w < min(workers, len(batches)); w++ {
@@ -355,7 +359,7 @@ func (e *Embedder) EmbedWorkers(ctx context.Context, texts []string, workers int
 					seqs = append(seqs, ids[i])
 					vecs = append(vecs, out[i])
 				}
-				e.model.forward(ws, seqs, vecs)
+				e.model.forward(ws, seqs, vecs, stop)
 			}
 		}()
 	}
@@ -368,8 +372,19 @@ func (e *Embedder) EmbedWorkers(ctx context.Context, texts []string, workers int
 	}
 	close(work)
 	wg.Wait()
+	if err == nil {
+		err = ctx.Err() // a batch may have stopped part-way
+	}
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// stopped is forward's stop for a call under ctx: true once ctx has ended.
+func stopped(ctx context.Context) func() bool {
+	if ctx.Done() == nil {
+		return nil // never ends
+	}
+	return func() bool { return ctx.Err() != nil }
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kgagent/kgagent"
 )
@@ -243,6 +244,37 @@ func TestEmbedCanceled(t *testing.T) {
 	}
 	if v, err := e.Embed(context.Background(), nil); err != nil || len(v) != 0 {
 		t.Fatalf("Embed(nil) = %v, %v", v, err)
+	}
+}
+
+// TestForwardStopsBetweenLayers: a call cancelled while a batch runs stops
+// before the next layer (a serve shutting down waits one layer of the
+// background pass, not a batch: under -race on a loaded box a batch took
+// longer than the 20 s a test waits for shutdown), and Embed then reports
+// the context's error, not vectors.
+func TestForwardStopsBetweenLayers(t *testing.T) {
+	e := testModel(t, "")
+	seqs := [][]int32{e.tok.Encode(nil, "How do I remove a directory tree?", e.maxLen)}
+	out := [][]float32{make([]float32, e.Dimension())}
+	asked := 0
+	var ws workspace
+	if e.model.forward(&ws, seqs, out, func() bool { asked++; return asked > 2 }) {
+		t.Fatal("forward finished although stop said so before layer 3")
+	}
+	if asked != 3 {
+		t.Errorf("stop asked %d times, want 3 (once before each layer run, then the stop)", asked)
+	}
+	if !e.model.forward(&ws, seqs, out, func() bool { return false }) {
+		t.Fatal("forward stopped although stop never said so")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	texts := make([]string, 64)
+	for i := range texts {
+		texts[i] = strings.Repeat("a much longer text about the retention of backups ", 20)
+	}
+	time.AfterFunc(5*time.Millisecond, cancel)
+	if v, err := e.EmbedWorkers(ctx, texts, 2); !errors.Is(err, context.Canceled) || v != nil {
+		t.Errorf("EmbedWorkers cancelled mid-way: %d vectors, %v", len(v), err)
 	}
 }
 
