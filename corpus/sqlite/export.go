@@ -34,7 +34,7 @@ func ReadChunks(ctx context.Context, path, collection string, fn func(kgagent.Ch
 	if err := db.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&ver); err != nil {
 		return dbErr(err, "open "+path)
 	}
-	if ver > formatPack {
+	if ver > formatNewest {
 		return newerFormat(filepath.Base(path), ver)
 	}
 	rows, err := db.QueryContext(ctx, `SELECT `+hexSQL("id")+`, collection, doc_url, `+urlSQL("")+`, title, headings, anchor, ordinal, body, `+hexSQL("hash")+`

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"github.com/kgagent/kgagent/internal/fixture"
 	"os"
@@ -19,8 +20,9 @@ import (
 // anchor|ordinal|body|hash|hex(vec), as sqlite3 prints them (a body's
 // newlines split a row into lines), their lines sorted bytewise, sha256,
 // the first 16 hex digits. Bodies, URLs, ids and hashes are read as the
-// store reads them (packedText, urlSQL, hexSQL), so the value is the same
-// for a file of any format.
+// store reads them (packedText, urlSQL, hexSQL), and a sparse vector
+// (format 5) as its dense form (unpackQ8), so the value is the same for a
+// file of any format.
 func chunksFingerprint(t *testing.T, path, collection string) (int, string) {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
@@ -28,7 +30,8 @@ func chunksFingerprint(t *testing.T, path, collection string) (int, string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query(`SELECT `+hexSQL("id")+`, doc_url, `+urlSQL("")+`, title, headings, anchor, ordinal, body, `+hexSQL("hash")+`, hex(vec)
+	rows, err := db.Query(`SELECT `+hexSQL("id")+`, doc_url, `+urlSQL("")+`, title, headings, anchor, ordinal, body, `+hexSQL("hash")+`, vec,
+		coalesce((SELECT dim FROM collections WHERE name = chunks.collection), 0)
 		FROM chunks WHERE collection = ?`, collection)
 	if err != nil {
 		t.Fatal(err)
@@ -37,11 +40,17 @@ func chunksFingerprint(t *testing.T, path, collection string) (int, string) {
 	var lines []string
 	n := 0
 	for rows.Next() {
-		var id, doc, url, title, heads, anchor, ord, hash, vec string
+		var id, doc, url, title, heads, anchor, ord, hash string
 		var body packedText
-		if err := rows.Scan(&id, &doc, &url, &title, &heads, &anchor, &ord, &body, &hash, &vec); err != nil {
+		var blob []byte
+		var dim int
+		if err := rows.Scan(&id, &doc, &url, &title, &heads, &anchor, &ord, &body, &hash, &blob, &dim); err != nil {
 			t.Fatal(err)
 		}
+		if d, ok := unpackQ8(nil, blob, dim); ok {
+			blob = d
+		}
+		vec := strings.ToUpper(hex.EncodeToString(blob))
 		n++
 		row := strings.Join([]string{id, doc, url, title, heads, anchor, ord, string(body), hash, vec}, "|")
 		lines = append(lines, strings.Split(row, "\n")...)
@@ -142,8 +151,8 @@ func TestMigrateZBody(t *testing.T) {
 		}
 	}
 	x.Close()
-	if _, ver := rawVectors(t, path); ver != formatPack {
-		t.Errorf("format %d after the migration, want %d", ver, formatPack)
+	if _, ver := rawVectors(t, path); ver != formatNewest {
+		t.Errorf("format %d after the migration, want %d", ver, formatNewest)
 	}
 	// 94 bodies are 64 bytes or longer; 24 of those shrink (the demo's
 	// bodies are short).

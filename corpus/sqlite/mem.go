@@ -312,6 +312,7 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 	}
 	m.scales = make([]float32, 0, count)
 	tmp := make([]float32, 0, dim)
+	q8 := make([]byte, 0, dim+4) // a sparse vector unpacked
 	m.pos = make(map[int64]int32, count)
 	docs := map[string]string{} // intern doc URLs
 	// A chunk whose body does not decode is left out (logged, counted):
@@ -347,7 +348,11 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 			tmp = appendVec(tmp[:0], blob)
 			m.appendVec(tmp)
 		default:
-			continue
+			var ok bool
+			if q8, ok = unpackQ8(q8[:0], blob, dim); !ok {
+				continue
+			}
+			m.appendQ8(q8)
 		}
 		m.addIndexed(rid, c.DocURL, c)
 	}

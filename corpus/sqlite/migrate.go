@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"log/slog"
 
 	"github.com/kgagent/kgagent"
@@ -20,22 +21,27 @@ import (
 //	   (packText); text rows read the same
 //	4  a chunk's URL stored relative to its document's (packURL), its id
 //	   and hash as bytes (packHex); read back as text by urlSQL, hexSQL
+//	5  a chunk vector stored sparse (packQ8: a bitmap and the non-zero
+//	   components) where that is shorter; dense rows read the same
 //
 // The search copy has always held int8 vectors quantised from the floats,
 // so format 1 keeps exactly what search ranks by at a quarter of the bytes
 // (OpenJDK API docs: 209k vectors, index.db 696 -> see DECISIONS.md).
 const (
-	formatQ8    = 1
-	formatSemQ8 = 2
-	formatZBody = 3
-	formatPack  = 4
+	formatQ8       = 1
+	formatSemQ8    = 2
+	formatZBody    = 3
+	formatPack     = 4
+	formatQ8Sparse = 5
+	// formatNewest is the format Open leaves a file in.
+	formatNewest = formatQ8Sparse
 )
 
 // newerFormat is the error of an index file name of format ver, written
 // by a newer kgagent in a format this one does not know: it is refused
 // rather than read wrong.
 func newerFormat(name string, ver int) error {
-	return kgagent.Errorf(kgagent.EUNAVAILABLE, "%s is format %d, this kgagent reads up to %d: use a newer kgagent", name, ver, formatPack)
+	return kgagent.Errorf(kgagent.EUNAVAILABLE, "%s is format %d, this kgagent reads up to %d: use a newer kgagent", name, ver, formatNewest)
 }
 
 // q8Batch is how many rows migrateQ8 converts per statement round (a
@@ -53,7 +59,7 @@ func (x *Index) migrateQ8() error {
 	if err := x.db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
 		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "read corpus index format")
 	}
-	if ver >= formatPack {
+	if ver >= formatNewest {
 		return nil
 	}
 	tx, err := x.db.BeginTx(ctx, nil)
@@ -63,7 +69,7 @@ func (x *Index) migrateQ8() error {
 	defer tx.Rollback()
 	// read again inside the write transaction: another process may have
 	// migrated meanwhile
-	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil || ver >= formatPack {
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil || ver >= formatNewest {
 		return dbErr(err, "read corpus index format")
 	}
 	var n int
@@ -86,22 +92,19 @@ func (x *Index) migrateQ8() error {
 		}
 		n += nb
 	}
-	// Format 4, in SQL: the same forms packURL and packHex give (rows of
-	// format 3 hold every URL, id and hash as text).
-	res, err := tx.ExecContext(ctx, `UPDATE chunks SET
-		url = CASE WHEN substr(url, 1, length(doc_url)) = doc_url AND (length(url) = length(doc_url) OR substr(url, length(doc_url) + 1, 1) = '#')
-				THEN substr(url, length(doc_url) + 1)
-			WHEN url = '' OR substr(url, 1, 1) = '#' THEN CAST(url AS BLOB) ELSE url END,
-		id = CASE WHEN length(id) > 0 AND length(id) % 2 = 0 AND id NOT GLOB '*[^0-9a-f]*' THEN unhex(id) ELSE id END,
-		hash = CASE WHEN length(hash) > 0 AND length(hash) % 2 = 0 AND hash NOT GLOB '*[^0-9a-f]*' THEN unhex(hash) ELSE hash END
-		WHERE typeof(url) = 'text' AND typeof(id) = 'text' AND typeof(hash) = 'text'`)
+	if ver < formatPack {
+		nu, err := convertPack(ctx, tx)
+		if err != nil {
+			return err
+		}
+		n += nu
+	}
+	ns, err := convertSparse(ctx, tx)
 	if err != nil {
-		return dbErr(err, "migrate chunk URLs and hashes")
+		return err
 	}
-	if nu, err := res.RowsAffected(); err == nil {
-		n += int(nu)
-	}
-	if _, err := tx.Exec(`PRAGMA user_version = 4`); err != nil {
+	n += ns
+	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, formatNewest)); err != nil {
 		return dbErr(err, "migrate chunk vectors")
 	}
 	if err := tx.Commit(); err != nil {
@@ -122,6 +125,50 @@ func (x *Index) migrateQ8() error {
 		}
 	}
 	return nil
+}
+
+// convertPack stores the URLs, ids and hashes of format-3 rows as format 4
+// does, in SQL: the same forms packURL and packHex give (rows of format 3
+// hold every URL, id and hash as text). It returns how many rows it
+// rewrote.
+func convertPack(ctx context.Context, tx *sql.Tx) (int, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE chunks SET
+		url = CASE WHEN substr(url, 1, length(doc_url)) = doc_url AND (length(url) = length(doc_url) OR substr(url, length(doc_url) + 1, 1) = '#')
+				THEN substr(url, length(doc_url) + 1)
+			WHEN url = '' OR substr(url, 1, 1) = '#' THEN CAST(url AS BLOB) ELSE url END,
+		id = CASE WHEN length(id) > 0 AND length(id) % 2 = 0 AND id NOT GLOB '*[^0-9a-f]*' THEN unhex(id) ELSE id END,
+		hash = CASE WHEN length(hash) > 0 AND length(hash) % 2 = 0 AND hash NOT GLOB '*[^0-9a-f]*' THEN unhex(hash) ELSE hash END
+		WHERE typeof(url) = 'text' AND typeof(id) = 'text' AND typeof(hash) = 'text'`)
+	if err != nil {
+		return 0, dbErr(err, "migrate chunk URLs and hashes")
+	}
+	nu, err := res.RowsAffected()
+	return int(nu), dbErr(err, "migrate chunk URLs and hashes")
+}
+
+// convertSparse stores every dense chunk vector (dim+4 bytes) in the sparse
+// form packQ8 gives a new one where that is shorter (format 5), q8Batch
+// rows a round, and returns how many it rewrote. The search copy unpacks
+// exactly the bytes it read before.
+func convertSparse(ctx context.Context, tx *sql.Tx) (int, error) {
+	type row struct {
+		rid int64
+		vec []byte
+	}
+	var sp []byte
+	return migrateRows(ctx, tx, "pack chunk vectors",
+		`SELECT c.rid, c.vec FROM chunks c JOIN collections k ON k.name = c.collection
+		WHERE c.rid > ? AND length(c.vec) = k.dim + 4 AND k.dim > 0 ORDER BY c.rid LIMIT ?`,
+		`UPDATE chunks SET vec = ? WHERE rid = ?`,
+		func(rows *sql.Rows) (r row, err error) { return r, rows.Scan(&r.rid, &r.vec) },
+		func(last row) []any { return []any{last.rid} },
+		func(r row) ([]any, bool) {
+			sp = packQ8(sp, r.vec)
+			if len(sp) >= len(r.vec) {
+				return nil, false // stays dense
+			}
+			return []any{sp, r.rid}, true
+		})
 }
 
 // convertQ8 rewrites every float32 chunk vector in the format of

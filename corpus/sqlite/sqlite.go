@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/bits"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -222,7 +223,7 @@ func (x *Index) migrate() error {
 	if err := x.db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil {
 		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "read corpus index format")
 	}
-	if ver > formatPack {
+	if ver > formatNewest {
 		name := "the in-memory index"
 		if x.cfg.Path != "" {
 			name = filepath.Base(x.cfg.Path)
@@ -825,6 +826,72 @@ func appendQ8Bytes(b []byte, q []int8, v []float32) ([]byte, []int8) {
 		b = append(b, byte(c))
 	}
 	return b, q
+}
+
+// packQ8 rewrites the vector b (appendQ8Bytes, dim+4 bytes) in the sparse
+// form when that is shorter: the scale, then a bitmap of ceil(dim/8) bytes
+// (bit j%8 of byte j/8 set when component j is not zero), then the
+// non-zero components in order. The lexical embedder's int8 vectors are
+// about two thirds zeros (OpenJDK API docs: 37% non-zero), so a 388-byte
+// vector takes ~190. A vector with few zeros stays dense; the two forms
+// are told apart by length (sparse is always shorter than dim+4). dst is
+// scratch space; the result aliases dst or b.
+func packQ8(dst, b []byte) []byte {
+	dim := len(b) - 4
+	nb := (dim + 7) / 8
+	nz := 0
+	for _, c := range b[4:] {
+		if c != 0 {
+			nz++
+		}
+	}
+	if 4+nb+nz >= len(b) {
+		return b
+	}
+	dst = slices.Grow(dst[:0], 4+nb+nz)
+	dst = append(dst, b[:4]...)
+	dst = append(dst, make([]byte, nb)...)
+	for j, c := range b[4:] {
+		if c != 0 {
+			dst[4+j/8] |= 1 << (j % 8)
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// unpackQ8 appends to dst the dim+4-byte form (appendQ8Bytes) of a stored
+// vector of dim components, dense or sparse (packQ8); ok is false when b
+// is neither (a corrupt row, or a float32 vector of format 0).
+func unpackQ8(dst, b []byte, dim int) ([]byte, bool) {
+	if len(b) == dim+4 {
+		return append(dst, b...), true
+	}
+	nb := (dim + 7) / 8
+	if dim <= 0 || len(b) < 4+nb || len(b) >= dim+4 {
+		return dst, false
+	}
+	bm, vals := b[4:4+nb], b[4+nb:]
+	if dim%8 != 0 && bm[nb-1]>>(dim%8) != 0 {
+		return dst, false // a bit past the last component
+	}
+	n := 0
+	for _, c := range bm {
+		n += bits.OnesCount8(c)
+	}
+	if n != len(vals) {
+		return dst, false
+	}
+	dst = append(dst, b[:4]...)
+	for j := range dim {
+		if bm[j/8]&(1<<(j%8)) != 0 {
+			dst = append(dst, vals[0])
+			vals = vals[1:]
+		} else {
+			dst = append(dst, 0)
+		}
+	}
+	return dst, true
 }
 
 // appendVec decodes a little-endian float32 blob (format 0, see

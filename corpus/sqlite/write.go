@@ -232,7 +232,10 @@ type txWrite struct {
 	nextRid int64
 	args    []any
 	vecBuf  []byte
+	vecEnds []int
 	q8      []int8
+	q8b     []byte // one vector as appendQ8Bytes gives it
+	sparse  []byte // the same packed (packQ8)
 	// the last heading path encoded, and its JSON: a document's chunks
 	// mostly share their section's
 	lastPath []string
@@ -362,19 +365,31 @@ func (t *txWrite) deleteDoc(ctx context.Context, collection, docURL string) ([]i
 func (t *txWrite) insert(ctx context.Context, g *writeJob, from, k int, added []int64) error {
 	st, n := t.x.st.ins[k], insSizes[k]
 	args := append(t.args[:0], g.collection, g.docURL)
-	vb := t.vecBuf[:0]
+	// Each vector is quantised into t.q8b, then packed (packQ8) onto vb;
+	// ends[r] is where row r's bytes end in vb.
+	vb, ends := t.vecBuf[:0], t.vecEnds[:0]
 	for i := from; i < from+n; i++ {
-		vb, t.q8 = appendQ8Bytes(vb, t.q8, g.vectors[i])
+		t.q8b, t.q8 = appendQ8Bytes(t.q8b[:0], t.q8, g.vectors[i])
+		t.sparse = packQ8(t.sparse, t.q8b)
+		if len(t.sparse) < len(t.q8b) {
+			vb = append(vb, t.sparse...)
+		} else {
+			vb = append(vb, t.q8b...)
+		}
+		ends = append(ends, len(vb))
 	}
-	t.vecBuf = vb
+	t.vecBuf, t.vecEnds = vb, ends
 	for r, i := 0, from; i < from+n; r, i = r+1, i+1 {
 		c := &g.chunks[i]
 		rid := t.nextRid
 		t.nextRid++
 		added[i] = rid
-		w := len(g.vectors[i]) + 4
+		lo := 0
+		if r > 0 {
+			lo = ends[r-1]
+		}
 		args = append(args, rid, packHex(c.ID), packURL(g.docURL, c.URL), c.Title, t.headings(c.HeadingPath), c.Anchor, c.Ordinal,
-			packText(c.Text), packHex(c.Hash), vb[r*w:(r+1)*w:(r+1)*w])
+			packText(c.Text), packHex(c.Hash), vb[lo:ends[r]:ends[r]])
 	}
 	t.args = args
 	_, err := t.stmt(st).ExecContext(ctx, args...)
