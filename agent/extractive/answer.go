@@ -9,9 +9,11 @@
 // "secrets — …"), and for "how do I" questions it keeps the section's
 // command or code block verbatim; one to three supporting
 // sentences follow; every sentence cites its source as [n] with the
-// evidence's numbers. When the evidence does not support an answer (a key
-// term of the question appears nowhere in it, or nothing matches well) it
-// says so plainly and lists the nearest sections instead: that the docs
+// evidence's numbers. When the evidence does not support an answer (a name
+// the question asks about, or a word the collection lacks, appears nowhere
+// in it; no section found is close in meaning to the question; or its
+// words are missing from the sections found and the semantic model finds
+// none close enough either: semantic.go) it says so plainly and lists the nearest sections instead: that the docs
 // don't mention a word only when the collection's vocabulary lacks it
 // (kgagent.Evidence.Unknown), otherwise what it searched for and did not
 // find among the sections found (NotFound).
@@ -106,8 +108,11 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	if unknown := q.unknown(evs, present); len(unknown) > 0 {
 		return abstain(ps, q, "anything about "+quoteList(unknown))
 	}
-	if missing := q.missing(present); len(missing) > 0 {
+	if missing := q.missing(present); len(missing) > 0 && !q.meaningDecides(ps, missing) {
 		return notFound(ps, q, missing)
+	}
+	if farInMeaning(ps) {
+		return notFound(ps, q, nil)
 	}
 	if absent := q.absentPhrases(ps); len(absent) > 0 {
 		return notFound(ps, q, absent)
