@@ -52,9 +52,17 @@ func semanticBest(ps []*passage) float64 {
 	return best
 }
 
-// farInMeaning reports whether the search ranked by meaning and no section
-// it found is close enough to the question to answer it.
+// farInMeaning reports whether the search ranked every section it found
+// by meaning and none is close enough to the question to answer it. While
+// the semantic pass is still embedding the collection, a section without a
+// vector (cosine 0) may be the one that answers: then meaning does not
+// decide.
 func farInMeaning(ps []*passage) bool {
+	for _, p := range ps {
+		if !p.fact && !p.LinkHeavy && p.Semantic == 0 {
+			return false
+		}
+	}
 	b := semanticBest(ps)
 	return b > 0 && b < semanticAnswerMin
 }

@@ -131,4 +131,13 @@ func TestFarInMeaningAbstains(t *testing.T) {
 			t.Errorf("cosine %.2f: answer = %q, want the proxy section's answer [1]", cos, got)
 		}
 	}
+	// While the semantic pass runs, a section without a vector yet may be
+	// the one that answers: the words decide.
+	e := proxy(0.33)
+	e[0].Passages = append(e[0].Passages, kgagent.EvidencePassage{N: 2, URL: "http://py/howto/urllib2.html#proxies", DocURL: "http://py/howto/urllib2.html",
+		Title: "HOWTO Fetch Internet Resources Using The urllib Package", HeadingPath: []string{"Proxies"},
+		Text: "urllib will auto-detect your proxy settings and use those."})
+	if got := Compose(q, e, Config{}); Abstained(got) {
+		t.Errorf("a section without a vector: answer = %q, want an answer", got)
+	}
 }
