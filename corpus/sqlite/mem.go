@@ -290,7 +290,7 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 	}
 	x.sqlLoads.Add(1)
 	var count int
-	if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM chunks WHERE collection = ?`, collection).Scan(&count); err != nil {
+	if err := x.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM docs WHERE collection = ?`, collection).Scan(&count); err != nil {
 		return nil, dbErr(err, "load collection")
 	}
 	rows, err := x.db.QueryContext(ctx, `SELECT rid, doc_url, title, headings, body, vec FROM chunks WHERE collection = ? ORDER BY rid`, collection)

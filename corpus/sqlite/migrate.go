@@ -23,6 +23,8 @@ import (
 //	   and hash as bytes (packHex); read back as text by urlSQL, hexSQL
 //	5  a chunk vector stored sparse (packQ8: a bitmap and the non-zero
 //	   components) where that is shorter; dense rows read the same
+//	6  a document's chunks found by their row id range (table docs)
+//	   instead of the index chunks_doc on (collection, doc_url)
 //
 // The search copy has always held int8 vectors quantised from the floats,
 // so format 1 keeps exactly what search ranks by at a quarter of the bytes
@@ -33,8 +35,9 @@ const (
 	formatZBody    = 3
 	formatPack     = 4
 	formatQ8Sparse = 5
+	formatDocs     = 6
 	// formatNewest is the format Open leaves a file in.
-	formatNewest = formatQ8Sparse
+	formatNewest = formatDocs
 )
 
 // newerFormat is the error of an index file name of format ver, written
@@ -99,11 +102,20 @@ func (x *Index) migrateQ8() error {
 		}
 		n += nu
 	}
-	ns, err := convertSparse(ctx, tx)
-	if err != nil {
-		return err
+	if ver < formatQ8Sparse {
+		ns, err := convertSparse(ctx, tx)
+		if err != nil {
+			return err
+		}
+		n += ns
 	}
-	n += ns
+	if ver < formatDocs {
+		nd, err := buildDocs(ctx, tx)
+		if err != nil {
+			return err
+		}
+		n += nd
+	}
 	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, formatNewest)); err != nil {
 		return dbErr(err, "migrate chunk vectors")
 	}
@@ -144,6 +156,24 @@ func convertPack(ctx context.Context, tx *sql.Tx) (int, error) {
 	}
 	nu, err := res.RowsAffected()
 	return int(nu), dbErr(err, "migrate chunk URLs and hashes")
+}
+
+// buildDocs fills docs from the chunks (format 6) and drops the index it
+// replaces; it returns how many documents it recorded. Chunks written
+// before format 6 need not have consecutive row ids: a document's range is
+// then wider, and the reads, which also check the collection and URL, stay
+// exact.
+func buildDocs(ctx context.Context, tx *sql.Tx) (int, error) {
+	res, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO docs(collection, doc_url, lo, hi, n)
+		SELECT collection, doc_url, MIN(rid), MAX(rid), COUNT(*) FROM chunks GROUP BY collection, doc_url`)
+	if err != nil {
+		return 0, dbErr(err, "record documents")
+	}
+	if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS chunks_doc`); err != nil {
+		return 0, dbErr(err, "record documents")
+	}
+	n, err := res.RowsAffected()
+	return int(n), dbErr(err, "record documents")
 }
 
 // convertSparse stores every dense chunk vector (dim+4 bytes) in the sparse

@@ -13,8 +13,8 @@ var _ corpus.DocumentReader = (*Index)(nil)
 // Documents lists the documents of collection ordered by URL, after the URL
 // after, at most limit; the title is that of the document's first chunk.
 func (x *Index) Documents(ctx context.Context, collection, after string, limit int) ([]corpus.DocumentInfo, error) {
-	rows, err := x.db.QueryContext(ctx, `SELECT doc_url, MIN(ordinal), COUNT(*) FROM chunks
-		WHERE collection = ? AND doc_url > ? GROUP BY doc_url ORDER BY doc_url LIMIT ?`, collection, after, limit)
+	rows, err := x.db.QueryContext(ctx, `SELECT d.doc_url, (SELECT MIN(ordinal) FROM chunks WHERE rid BETWEEN d.lo AND d.hi AND collection = d.collection AND doc_url = d.doc_url), d.n
+		FROM docs d WHERE d.collection = ? AND d.doc_url > ? ORDER BY d.doc_url LIMIT ?`, collection, after, limit)
 	if err != nil {
 		return nil, dbErr(err, "list documents")
 	}
@@ -35,7 +35,7 @@ func (x *Index) Documents(ctx context.Context, collection, after string, limit i
 		return nil, dbErr(err, "list documents")
 	}
 	for i := range out {
-		err := x.db.QueryRowContext(ctx, `SELECT title FROM chunks WHERE collection = ? AND doc_url = ? AND ordinal = ? LIMIT 1`,
+		err := x.db.QueryRowContext(ctx, `SELECT title FROM chunks WHERE `+docRange("")+` AND ordinal = ?3 LIMIT 1`,
 			collection, out[i].URL, firsts[i]).Scan(&out[i].Title)
 		if err != nil {
 			return nil, dbErr(err, "read document title")
@@ -47,7 +47,7 @@ func (x *Index) Documents(ctx context.Context, collection, after string, limit i
 // DocumentChunks returns the chunks of docURL in collection by ordinal.
 func (x *Index) DocumentChunks(ctx context.Context, collection, docURL string) ([]kgagent.Chunk, error) {
 	rows, err := x.db.QueryContext(ctx, `SELECT `+hexSQL("id")+`, collection, doc_url, `+urlSQL("")+`, title, headings, anchor, ordinal, body, `+hexSQL("hash")+`
-		FROM chunks WHERE collection = ? AND doc_url = ? ORDER BY ordinal`, collection, docURL)
+		FROM chunks WHERE `+docRange("")+` ORDER BY ordinal`, collection, docURL)
 	if err != nil {
 		return nil, dbErr(err, "read document")
 	}

@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/internal/fixture"
 )
@@ -217,5 +219,162 @@ func TestMigrateSparse(t *testing.T) {
 		if !bytes.Equal(again[rid], b) {
 			t.Fatalf("row %d changed on a second open", rid)
 		}
+	}
+}
+
+// oldDocuments is Documents as main's fdc1f51 answered it, in SQL over the
+// chunks alone (GROUP BY, the title of the first chunk), then each
+// document's chunk ids by ordinal.
+func oldDocuments(t *testing.T, path, collection string) ([]corpus.DocumentInfo, map[string][]string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT doc_url, COUNT(*), (SELECT title FROM chunks k WHERE k.collection = c.collection AND k.doc_url = c.doc_url ORDER BY ordinal LIMIT 1)
+		FROM chunks c WHERE collection = ? GROUP BY doc_url ORDER BY doc_url`, collection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []corpus.DocumentInfo
+	for rows.Next() {
+		var d corpus.DocumentInfo
+		if err := rows.Scan(&d.URL, &d.Chunks, &d.Title); err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, d)
+	}
+	rows.Close()
+	ids := map[string][]string{}
+	for _, d := range docs {
+		rows, err := db.Query(`SELECT `+hexSQL("id")+` FROM chunks WHERE collection = ? AND doc_url = ? ORDER BY ordinal`, collection, d.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			ids[d.URL] = append(ids[d.URL], id)
+		}
+		rows.Close()
+	}
+	return docs, ids
+}
+
+// TestMigrateDocs opens the index.db main wrote at fdc1f51 (format 4, a
+// chunks_doc index on (collection, doc_url)): format 6 records each
+// document's row id range in docs and drops the index, and Documents,
+// DocumentChunks and Collections answer as main's rows did; a document's
+// reads search the row id range, not the table; then a replace and a
+// delete keep docs exact.
+func TestMigrateDocs(t *testing.T) {
+	ctx := t.Context()
+	path := fixture.Gunzip(t, "testdata/index-main-fdc1f51.db.gz", "index.db")
+	if n := countSQL(t, path, `SELECT count(*) FROM sqlite_schema WHERE name = 'chunks_doc'`); n != 1 {
+		t.Fatalf("fixture: %d chunks_doc indexes", n)
+	}
+	colls := []string{"default", "default__entities"}
+	wantDocs := map[string][]corpus.DocumentInfo{}
+	wantIDs := map[string]map[string][]string{}
+	for _, c := range colls {
+		wantDocs[c], wantIDs[c] = oldDocuments(t, path, c)
+	}
+	if len(wantDocs["default"]) != 35 {
+		t.Fatalf("fixture: %d documents", len(wantDocs["default"]))
+	}
+	x, err := Open(Config{Path: path, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if n := countSQL(t, path, `SELECT count(*) FROM sqlite_schema WHERE name = 'chunks_doc'`); n != 0 {
+		t.Errorf("chunks_doc still there after the migration")
+	}
+	infos, err := x.Collections(ctx)
+	if err != nil || len(infos) != 2 {
+		t.Fatalf("collections %v %v", infos, err)
+	}
+	for i, c := range colls {
+		got, err := x.Documents(ctx, c, "", 1000)
+		if err != nil || !slices.Equal(got, wantDocs[c]) {
+			t.Errorf("%s: documents %v (%v), main's rows give %v", c, got, err, wantDocs[c])
+		}
+		// paged after a URL
+		if got, _ := x.Documents(ctx, c, wantDocs[c][2].URL, 3); !slices.Equal(got, wantDocs[c][3:6]) {
+			t.Errorf("%s: documents after %s: %v", c, wantDocs[c][2].URL, got)
+		}
+		chunks := 0
+		for _, d := range wantDocs[c] {
+			chunks += d.Chunks
+			cs, err := x.DocumentChunks(ctx, c, d.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, ch := range cs {
+				ids = append(ids, ch.ID)
+			}
+			if !slices.Equal(ids, wantIDs[c][d.URL]) {
+				t.Errorf("%s %s: chunks %v, main's rows give %v", c, d.URL, ids, wantIDs[c][d.URL])
+			}
+		}
+		if infos[i].Name != c || infos[i].Documents != len(wantDocs[c]) || infos[i].Chunks != chunks {
+			t.Errorf("collection %v, want %s with %d documents and %d chunks", infos[i], c, len(wantDocs[c]), chunks)
+		}
+	}
+
+	// A document's chunks are read by their row id range.
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var plan, all string
+	rows, err := db.Query(`EXPLAIN QUERY PLAN SELECT rid FROM chunks WHERE `+docRange(""), "default", wantDocs["default"][0].URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, parent, unused int
+		if err := rows.Scan(&id, &parent, &unused, &plan); err != nil {
+			t.Fatal(err)
+		}
+		all += plan + "; "
+	}
+	rows.Close()
+	if !strings.Contains(all, "SEARCH chunks USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)") {
+		t.Errorf("a document's chunks are not read by row id range: %s", all)
+	}
+
+	// Replace one document (fewer chunks), delete another: docs follows.
+	lex := corpus.NewLexical(corpus.LexicalConfig{Dim: 384})
+	d0, d1 := wantDocs["default"][0], wantDocs["default"][1]
+	nc := []kgagent.Chunk{{ID: "c1", Collection: "default", DocURL: d0.URL, URL: d0.URL, Title: "New", Text: "new text one", Ordinal: 0},
+		{ID: "c2", Collection: "default", DocURL: d0.URL, URL: d0.URL + "#b", Title: "New", Text: "new text two", Ordinal: 1}}
+	if err := x.ReplaceDocument(ctx, "default", d0.URL, nc, [][]float32{lex.Vector("new text one"), lex.Vector("new text two")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.DeleteDocument(ctx, "default", d1.URL); err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.Documents(ctx, "default", "", 1000)
+	if err != nil || len(got) != len(wantDocs["default"])-1 || got[0] != (corpus.DocumentInfo{URL: d0.URL, Title: "New", Chunks: 2}) || got[1] != wantDocs["default"][2] {
+		t.Errorf("documents after a replace and a delete: %v %v", got[:3], err)
+	}
+	if cs, err := x.DocumentChunks(ctx, "default", d0.URL); err != nil || len(cs) != 2 || cs[1].Text != "new text two" {
+		t.Errorf("replaced document's chunks: %v %v", cs, err)
+	}
+	if cs, err := x.DocumentChunks(ctx, "default", d1.URL); err != nil || len(cs) != 0 {
+		t.Errorf("deleted document's chunks: %v %v", cs, err)
+	}
+	if n := countSQL(t, path, `SELECT count(*) FROM docs d WHERE d.n != (SELECT count(*) FROM chunks c WHERE c.collection = d.collection AND c.doc_url = d.doc_url)
+		OR d.n != d.hi - d.lo + 1 AND d.doc_url = '`+d0.URL+`'`); n != 0 {
+		t.Errorf("%d docs rows out of step with the chunks", n)
+	}
+	if n := countSQL(t, path, `SELECT count(*) FROM (SELECT DISTINCT collection, doc_url FROM chunks)`); n != countSQL(t, path, `SELECT count(*) FROM docs`) {
+		t.Errorf("%d documents in chunks, %d in docs", n, countSQL(t, path, `SELECT count(*) FROM docs`))
 	}
 }

@@ -249,7 +249,18 @@ func (x *Index) migrate() error {
 			hash       TEXT NOT NULL,
 			vec        BLOB NOT NULL
 		)`,
-		`CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(collection, doc_url)`,
+		// A document's chunks have consecutive row ids (a write inserts
+		// them together, with ids read from MAX(rid)): docs gives the
+		// range and the count, instead of an index entry per chunk
+		// holding its collection and document URL again (format 6).
+		`CREATE TABLE IF NOT EXISTS docs (
+			collection TEXT NOT NULL,
+			doc_url    TEXT NOT NULL,
+			lo         INTEGER NOT NULL,
+			hi         INTEGER NOT NULL,
+			n          INTEGER NOT NULL,
+			PRIMARY KEY (collection, doc_url)
+		) WITHOUT ROWID`,
 		// One counter that every write transaction bumps and stamps on
 		// the collection it wrote: the version a snapshot must match.
 		`CREATE TABLE IF NOT EXISTS writes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)`,
@@ -369,6 +380,7 @@ func (x *Index) DeleteCollection(ctx context.Context, collection string) error {
 	defer tx.Rollback()
 	for _, s := range []string{
 		`DELETE FROM chunks WHERE collection = ?`,
+		`DELETE FROM docs WHERE collection = ?`,
 		`DELETE FROM collections WHERE name = ?`,
 	} {
 		if _, err := tx.ExecContext(ctx, s, collection); err != nil {
@@ -390,8 +402,8 @@ func (x *Index) DeleteCollection(ctx context.Context, collection string) error {
 
 // Collections lists the collections with their document and chunk counts.
 func (x *Index) Collections(ctx context.Context) ([]corpus.CollectionInfo, error) {
-	rows, err := x.db.QueryContext(ctx, `SELECT c.name, COUNT(DISTINCT k.doc_url), COUNT(k.rid)
-		FROM collections c LEFT JOIN chunks k ON k.collection = c.name GROUP BY c.name ORDER BY c.name`)
+	rows, err := x.db.QueryContext(ctx, `SELECT c.name, COUNT(d.doc_url), COALESCE(SUM(d.n), 0)
+		FROM collections c LEFT JOIN docs d ON d.collection = c.name GROUP BY c.name ORDER BY c.name`)
 	if err != nil {
 		return nil, dbErr(err, "list collections")
 	}
@@ -826,6 +838,14 @@ func appendQ8Bytes(b []byte, q []int8, v []float32) ([]byte, []int8) {
 		b = append(b, byte(c))
 	}
 	return b, q
+}
+
+// docRange is the SQL condition that a chunks row (aliased p, "" or "k.")
+// is one of the document ?2 of collection ?1: its row id in the
+// document's range (docs), then its collection and URL checked.
+func docRange(p string) string {
+	return p + `rid BETWEEN (SELECT lo FROM docs WHERE collection = ?1 AND doc_url = ?2) AND (SELECT hi FROM docs WHERE collection = ?1 AND doc_url = ?2)
+		AND ` + p + `collection = ?1 AND ` + p + `doc_url = ?2`
 }
 
 // packQ8 rewrites the vector b (appendQ8Bytes, dim+4 bytes) in the sparse

@@ -172,6 +172,7 @@ func insertSQL(rows int) string {
 // every write transaction, instead of being parsed again per document.
 type writeStmts struct {
 	dim, newColl, maxRid, docRids, delDoc, bump, setVersion *sql.Stmt
+	delDocRow, setDoc                                       *sql.Stmt
 	semOld, semIns                                          *sql.Stmt                // semantic.go
 	ins                                                     [len(insSizes)]*sql.Stmt // by insSizes
 }
@@ -185,11 +186,13 @@ func (x *Index) prepareWrites() error {
 		{&x.st.dim, `SELECT dim FROM collections WHERE name = ?`},
 		{&x.st.newColl, `INSERT INTO collections(name, dim) VALUES (?, ?)`},
 		{&x.st.maxRid, `SELECT COALESCE(MAX(rid), 0) FROM chunks`},
-		{&x.st.docRids, `SELECT rid FROM chunks WHERE collection = ? AND doc_url = ?`},
-		{&x.st.delDoc, `DELETE FROM chunks WHERE collection = ? AND doc_url = ?`},
+		{&x.st.docRids, `SELECT rid FROM chunks WHERE ` + docRange("")},
+		{&x.st.delDoc, `DELETE FROM chunks WHERE ` + docRange("")},
+		{&x.st.delDocRow, `DELETE FROM docs WHERE collection = ?1 AND doc_url = ?2`},
+		{&x.st.setDoc, `INSERT OR REPLACE INTO docs(collection, doc_url, lo, hi, n) VALUES (?, ?, ?, ?, ?)`},
 		{&x.st.bump, `UPDATE writes SET n = n + 1 WHERE id = 1 RETURNING n`},
 		{&x.st.setVersion, `UPDATE collections SET version = ? WHERE name = ?`},
-		{&x.st.semOld, `SELECT ` + hexSQL("k.hash") + `, k.title, k.headings, s.model, s.vec FROM chunks k JOIN semvecs s ON s.rid = k.rid WHERE k.collection = ? AND k.doc_url = ?`},
+		{&x.st.semOld, `SELECT ` + hexSQL("k.hash") + `, k.title, k.headings, s.model, s.vec FROM chunks k JOIN semvecs s ON s.rid = k.rid WHERE ` + docRange("k.")},
 		{&x.st.semIns, `INSERT OR REPLACE INTO semvecs(rid, model, vec) VALUES (?, ?, ?)`},
 		{&x.st.ins[0], insertSQL(insSizes[0])},
 		{&x.st.ins[1], insertSQL(insSizes[1])},
@@ -209,7 +212,7 @@ func (x *Index) prepareWrites() error {
 
 // closeWrites closes the statements prepareWrites prepared.
 func (x *Index) closeWrites() {
-	for _, st := range append([]*sql.Stmt{x.st.dim, x.st.newColl, x.st.maxRid, x.st.docRids, x.st.delDoc, x.st.bump, x.st.setVersion, x.st.semOld, x.st.semIns}, x.st.ins[:]...) {
+	for _, st := range append([]*sql.Stmt{x.st.dim, x.st.newColl, x.st.maxRid, x.st.docRids, x.st.delDoc, x.st.delDocRow, x.st.setDoc, x.st.bump, x.st.setVersion, x.st.semOld, x.st.semIns}, x.st.ins[:]...) {
 		if st != nil {
 			st.Close()
 		}
@@ -298,6 +301,11 @@ func (t *txWrite) writeDoc(g *writeJob) error {
 		}
 		i += insSizes[k]
 	}
+	if len(added) > 0 {
+		if _, err := t.stmt(t.x.st.setDoc).ExecContext(ctx, g.collection, g.docURL, added[0], added[len(added)-1], len(added)); err != nil {
+			return dbErr(err, "record document")
+		}
+	}
 	g.removed, g.added, g.sem = removed, added, nil
 	if len(old) > 0 {
 		return t.carrySem(ctx, g, old)
@@ -355,6 +363,9 @@ func (t *txWrite) deleteDoc(ctx context.Context, collection, docURL string) ([]i
 		return nil, nil
 	}
 	if _, err := t.stmt(t.x.st.delDoc).ExecContext(ctx, collection, docURL); err != nil {
+		return nil, dbErr(err, "delete document")
+	}
+	if _, err := t.stmt(t.x.st.delDocRow).ExecContext(ctx, collection, docURL); err != nil {
 		return nil, dbErr(err, "delete document")
 	}
 	return rids, nil
