@@ -34,7 +34,7 @@ func TestAbstentionNeverNamesACorpusWord(t *testing.T) {
 	defer site.Close()
 	dir := t.TempDir()
 	var out, errb syncBuffer
-	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, site.URL + "/*"}, &out, &errb, nil); code != 0 {
+	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, site.URL + "/*"}, &out, &errb, testEnv()); code != 0 {
 		t.Fatalf("ingest exited %d: %s", code, errb.String())
 	}
 	df, vocab := indexFrequencies(t, filepath.Join(dir, "index.db"))
@@ -61,7 +61,7 @@ func TestAbstentionNeverNamesACorpusWord(t *testing.T) {
 	named, abstained := 0, 0
 	for _, q := range questions {
 		var out, errb syncBuffer
-		if code := run(context.Background(), []string{"ask", "--data-dir", dir, q}, &out, &errb, nil); code != 0 {
+		if code := run(context.Background(), []string{"ask", "--data-dir", dir, q}, &out, &errb, testEnv()); code != 0 {
 			t.Fatalf("ask %q exited %d: %s", q, code, errb.String())
 		}
 		ans, _, _ := strings.Cut(out.String(), "\n[1] ")

@@ -97,13 +97,13 @@ func TestAnswerContractCLI(t *testing.T) {
 	defer site.Close()
 	dir := t.TempDir()
 	var out, errb syncBuffer
-	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, nil); code != 0 {
+	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, testEnv()); code != 0 {
 		t.Fatalf("ingest exited %d: %s", code, errb.String())
 	}
 	for _, c := range contractQuestions {
 		// Plain output: the answer, then "[n] title url" per source.
 		var out, errb syncBuffer
-		if code := run(context.Background(), []string{"ask", "--data-dir", dir, c.q}, &out, &errb, nil); code != 0 {
+		if code := run(context.Background(), []string{"ask", "--data-dir", dir, c.q}, &out, &errb, testEnv()); code != 0 {
 			t.Fatalf("ask exited %d: %s", code, errb.String())
 		}
 		text := out.String()

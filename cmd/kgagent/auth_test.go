@@ -47,12 +47,12 @@ func TestAPIKeysFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errb syncBuffer
-	code := run(context.Background(), []string{"serve", "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:-1", "--api-keys-file", bad}, &out, &errb, nil)
+	code := run(context.Background(), []string{"serve", "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:-1", "--api-keys-file", bad}, &out, &errb, testEnv())
 	if code == 0 || !strings.Contains(errb.String(), "api_keys_file") {
 		t.Fatalf("bad keys file: exit %d, %q", code, errb.String())
 	}
 	var errOpen syncBuffer
-	code = run(context.Background(), []string{"serve", "--data-dir", t.TempDir(), "--addr", "0.0.0.0:0", "--nats-listen", "127.0.0.1:-1"}, &out, &errOpen, nil)
+	code = run(context.Background(), []string{"serve", "--data-dir", t.TempDir(), "--addr", "0.0.0.0:0", "--nats-listen", "127.0.0.1:-1"}, &out, &errOpen, testEnv())
 	if code == 0 || !strings.Contains(errOpen.String(), "loopback") {
 		t.Fatalf("open API on 0.0.0.0: exit %d, %q", code, errOpen.String())
 	}

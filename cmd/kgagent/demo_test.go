@@ -31,7 +31,7 @@ func startDemo(t *testing.T, dir string) demoRun {
 	var out, errb syncBuffer
 	done := make(chan int, 1)
 	args := []string{"serve", "--demo", "--demo-site-dir", siteDir, "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:-1", "--data-dir", dir, "--shutdown-timeout", "5s"}
-	go func() { done <- run(ctx, args, &out, &errb, nil) }()
+	go func() { done <- run(ctx, args, &out, &errb, testEnv()) }()
 	stopped := false
 	stop := func() {
 		if stopped {

@@ -81,7 +81,7 @@ func TestIngestCLIIncremental(t *testing.T) {
 	dir := t.TempDir()
 	ingest := func() map[string]float64 {
 		var out, errb syncBuffer
-		code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", "--collection", "docs", site.URL + "/*"}, &out, &errb, nil)
+		code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", "--collection", "docs", site.URL + "/*"}, &out, &errb, testEnv())
 		if code != 0 {
 			t.Fatalf("ingest exited %d: %s", code, errb.String())
 		}
@@ -106,7 +106,7 @@ func TestIngestCLIIncremental(t *testing.T) {
 	}
 
 	var out, errb syncBuffer
-	code := run(context.Background(), []string{"ask", "--data-dir", dir, "--collection", "docs", "--json", "How", "do", "I", "change", "the", "HTTP", "port", "of", "Lumen?"}, &out, &errb, nil)
+	code := run(context.Background(), []string{"ask", "--data-dir", dir, "--collection", "docs", "--json", "How", "do", "I", "change", "the", "HTTP", "port", "of", "Lumen?"}, &out, &errb, testEnv())
 	if code != 0 {
 		t.Fatalf("ask exited %d: %s", code, errb.String())
 	}
@@ -142,7 +142,7 @@ func TestWorkerAnswersOverExternalNATS(t *testing.T) {
 	defer site.Close()
 	dir := t.TempDir()
 	var out, errb syncBuffer
-	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, nil); code != 0 {
+	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, testEnv()); code != 0 {
 		t.Fatalf("ingest: %s", errb.String())
 	}
 
@@ -150,7 +150,7 @@ func TestWorkerAnswersOverExternalNATS(t *testing.T) {
 	done := make(chan int, 1)
 	var wout, werr syncBuffer
 	go func() {
-		done <- run(ctx, []string{"worker", "--data-dir", dir, "--nats-url", ns.ClientURL(), "--job-secret", testJobSecret}, &wout, &werr, nil)
+		done <- run(ctx, []string{"worker", "--data-dir", dir, "--nats-url", ns.ClientURL(), "--job-secret", testJobSecret}, &wout, &werr, testEnv())
 	}()
 	defer func() {
 		cancel()
@@ -214,8 +214,11 @@ var kgagentBin string
 // TestMain removes the binary that buildBinary built once the package's
 // tests are done (the tests share it, so none of them may remove it).
 func TestMain(m *testing.M) {
-	// Loading the semantic model costs every serve, ask and eval 1-8 s;
-	// the tests that need semantic search pass --semantic-search auto.
+	// Loading the semantic model costs every serve, ask and eval 1-8 s,
+	// and serve's background pass changes the rankings as its vectors land
+	// (so the same question can get another answer on its next call); the
+	// tests that need semantic search pass --semantic-search auto. A
+	// binary inherits this; a command run in process gets it by testEnv.
 	if os.Getenv("KGAGENT_SEMANTIC_SEARCH") == "" {
 		os.Setenv("KGAGENT_SEMANTIC_SEARCH", "off")
 	}
@@ -224,6 +227,20 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(filepath.Dir(kgagentBin))
 	}
 	os.Exit(code)
+}
+
+// testEnv is the environment of a command the tests run in process (run's
+// environ): what TestMain set for every test (KGAGENT_SEMANTIC_SEARCH,
+// off unless the caller chose), as a spawned binary inherits it. Run with
+// no environment, an in-process serve had semantic search on wherever the
+// weights are fetched, and its background pass landed vectors between the
+// questions a test compared (TestPythonAPIClients under -race, about 1
+// run in 3).
+func testEnv() []string {
+	if v := os.Getenv("KGAGENT_SEMANTIC_SEARCH"); v != "" {
+		return []string{"KGAGENT_SEMANTIC_SEARCH=" + v}
+	}
+	return nil
 }
 
 // stderrOf returns what a failed command printed on stderr, for test messages.

@@ -22,14 +22,14 @@ func TestOpenAIEmbedderWiring(t *testing.T) {
 	dir := t.TempDir()
 	flags := []string{"--data-dir", dir, "--embedder", "openai", "--embed-base-url", emb.URL, "--embed-dimension", "64", "--embed-model", "scripted-embed"}
 	var out, errb syncBuffer
-	if code := run(context.Background(), append(append([]string{"ingest"}, flags...), "--json", site.URL+"/*"), &out, &errb, nil); code != 0 {
+	if code := run(context.Background(), append(append([]string{"ingest"}, flags...), "--json", site.URL+"/*"), &out, &errb, testEnv()); code != 0 {
 		t.Fatalf("ingest: %s", errb.String())
 	}
 	if n := len(emb.EmbeddingRequests()); n == 0 {
 		t.Fatal("no embeddings requests reached the server")
 	}
 	var aout, aerr syncBuffer
-	if code := run(context.Background(), append(append([]string{"ask"}, flags...), "--json", "What is the default HTTP port of the Lumen server?"), &aout, &aerr, nil); code != 0 {
+	if code := run(context.Background(), append(append([]string{"ask"}, flags...), "--json", "What is the default HTTP port of the Lumen server?"), &aout, &aerr, testEnv()); code != 0 {
 		t.Fatalf("ask: %s", aerr.String())
 	}
 	var ans struct {

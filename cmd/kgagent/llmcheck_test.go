@@ -20,7 +20,7 @@ func TestServeChecksLLMModel(t *testing.T) {
 	llm.SetModels("kgagent-smollm2:latest", "kgagent-gemma3:latest")
 	var out, errb syncBuffer
 	code := run(context.Background(), []string{"serve", "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:-1",
-		"--llm", "openai", "--llm-base-url", llm.URL + "/v1", "--llm-model", "smollm2"}, &out, &errb, nil)
+		"--llm", "openai", "--llm-base-url", llm.URL + "/v1", "--llm-model", "smollm2"}, &out, &errb, testEnv())
 	want := `config: key "llm_model": the LLM server at ` + llm.URL + `/v1 has no model "smollm2"; it has: kgagent-gemma3:latest, kgagent-smollm2:latest`
 	if code == 0 || !strings.Contains(errb.String(), want) {
 		t.Fatalf("exit %d, stderr %q; want %q", code, errb.String(), want)

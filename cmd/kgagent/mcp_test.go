@@ -752,7 +752,7 @@ func TestMCPReadmeConfig(t *testing.T) {
 func TestMCPHeldDataDirHint(t *testing.T) {
 	s := startServeFull(t)
 	var out, errb syncBuffer
-	if code := run(context.Background(), []string{"mcp", "--data-dir", s.dir}, &out, &errb, nil); code == 0 {
+	if code := run(context.Background(), []string{"mcp", "--data-dir", s.dir}, &out, &errb, testEnv()); code == 0 {
 		t.Fatal("mcp ran on a data dir serve holds")
 	}
 	if msg := errb.String(); !strings.Contains(msg, "("+s.base+"/mcp)") || strings.Contains(msg, ":8080") {
@@ -766,7 +766,7 @@ func TestMCPHeldDataDirHint(t *testing.T) {
 	}
 	defer l.Close()
 	var errb2 syncBuffer
-	if code := run(context.Background(), []string{"mcp", "--data-dir", dir}, &out, &errb2, nil); code == 0 || strings.Contains(errb2.String(), "/mcp") || !strings.Contains(errb2.String(), "kgagent ingest") {
+	if code := run(context.Background(), []string{"mcp", "--data-dir", dir}, &out, &errb2, testEnv()); code == 0 || strings.Contains(errb2.String(), "/mcp") || !strings.Contains(errb2.String(), "kgagent ingest") {
 		t.Fatalf("dir held by ingest: %d %s", code, errb2.String())
 	}
 }

@@ -85,7 +85,7 @@ func TestMiniLMWithoutWeights(t *testing.T) {
 	var out, errb syncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	code := run(ctx, []string{"ingest", "--data-dir", t.TempDir(), "--embedder", "minilm", "--embed-model-dir", t.TempDir(), "http://127.0.0.1:1/"}, &out, &errb, nil)
+	code := run(ctx, []string{"ingest", "--data-dir", t.TempDir(), "--embedder", "minilm", "--embed-model-dir", t.TempDir(), "http://127.0.0.1:1/"}, &out, &errb, testEnv())
 	if code == 0 || !strings.Contains(errb.String(), "embed_model_dir") {
 		t.Fatalf("ingest with an empty --embed-model-dir: exit %d, %s", code, errb.String())
 	}

