@@ -38,6 +38,7 @@ type lazySemantic struct {
 var (
 	_ corpus.Embedder         = (*lazySemantic)(nil)
 	_ backfill.WorkerEmbedder = (*lazySemantic)(nil)
+	_ backfill.Loader         = (*lazySemantic)(nil)
 )
 
 // started starts the load the first time and returns the channel closed
@@ -69,6 +70,14 @@ func (l *lazySemantic) get(ctx context.Context) (*minilm.Embedder, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// Load waits for the load (starting it the first time) and returns its
+// error, or ctx's when ctx ends first: the background pass waits with it,
+// so a serve shut down during the load stops without waiting it out.
+func (l *lazySemantic) Load(ctx context.Context) error {
+	_, err := l.get(ctx)
+	return err
 }
 
 // loaded reports whether the model was loaded (tests, the log).

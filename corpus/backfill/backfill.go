@@ -25,6 +25,15 @@ type WorkerEmbedder interface {
 	EmbedWorkers(ctx context.Context, texts []string, workers int) ([][]float32, error)
 }
 
+// Loader is an embedder that loads its model on first use (serve's lazy
+// semantic model), so that its Name waits for the load. The pass waits for
+// the load with Load, which returns ctx's error when ctx ends first: a
+// pass stopped mid-load (serve shut down in its first seconds) returns at
+// once instead of holding the shutdown until the load is done.
+type Loader interface {
+	Load(ctx context.Context) error
+}
+
 // Config configures a Pass. Store and Embedder are required.
 type Config struct {
 	Store    corpus.SemanticStore
@@ -160,6 +169,9 @@ func (p *Pass) Run(ctx context.Context, untilIdle bool) error {
 		}
 		if after == 0 {
 			waiting = p.waiters()
+		}
+		if l, ok := p.cfg.Embedder.(Loader); ok && l.Load(ctx) != nil && ctx.Err() != nil {
+			return nil // stopped while the model loads
 		}
 		if p.model() == "" {
 			// A model that failed to load (it said why) has no name:

@@ -244,3 +244,52 @@ func TestPassWithoutModel(t *testing.T) {
 		t.Fatalf("embedded %d texts without a model", n)
 	}
 }
+
+// loadingEmbedder is a model still loading (serve's lazy one): Name waits
+// for the load, Load too, unless its context ends first.
+type loadingEmbedder struct {
+	fakeEmbedder
+	loaded chan struct{}
+}
+
+func (l *loadingEmbedder) Name() string { <-l.loaded; return "fake-3" }
+
+func (l *loadingEmbedder) Load(ctx context.Context) error {
+	select {
+	case <-l.loaded:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestPassStopsWhileModelLoads: a pass stopped while its model loads
+// returns at once (serve's shutdown waited out the load before: 1-4 s, over
+// 10 s under -race), and embeds nothing.
+func TestPassStopsWhileModelLoads(t *testing.T) {
+	x, err := sqlite.Open(sqlite.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	fill(t, x, 1, 3)
+	emb := &loadingEmbedder{loaded: make(chan struct{})}
+	defer close(emb.loaded) // the load ends after the test, as it would in serve
+	p, _ := New(Config{Store: x, Embedder: emb, Batch: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- p.Run(ctx, false) }()
+	time.Sleep(50 * time.Millisecond) // the pass is waiting for the load
+	cancel()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatalf("stopped while the model loads: %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pass did not stop while its model loads")
+	}
+	if n := emb.texts.Load(); n != 0 {
+		t.Fatalf("embedded %d texts", n)
+	}
+}
