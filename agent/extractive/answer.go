@@ -478,7 +478,8 @@ func versionNote(s string) bool { return versionNoteRe.MatchString(strings.TrimS
 // asks: of the sections that declare a function, method, class or
 // attribute (entryName) and whose best sentence is at least entryShare as
 // good as the best sentence of all (an attribute's or constant's: the best
-// of all), the best one's sentence, named first
+// of all), the one the semantic model finds closest to the question
+// (closerEntry; by its best sentence without semantic vectors), named first
 // ("`shutil.rmtree()`: Delete an entire directory tree … [1]."), and for a
 // "how do I" question the section's code after it. The name is the cited
 // section's own heading, never a word of the question. It reports false,
@@ -494,7 +495,7 @@ func (a *answer) named(ps []*passage, sents []*sentence, best *sentence, howTo b
 		if attribute && s.score < best.score {
 			continue // an attribute or constant leads only as the best answer of all
 		}
-		if pick == nil || s.score > pick.score {
+		if pick == nil || closerEntry(s, pick) {
 			pick = s
 		}
 	}
@@ -529,6 +530,22 @@ func (a *answer) named(ps []*passage, sents []*sentence, best *sentence, howTo b
 		}
 	}
 	return true
+}
+
+// closerEntry reports whether the section of s answers the question better
+// than the section of pick, both entries whose best sentences share enough
+// words with it: the one whose semantic cosine with the question is higher
+// (the search's meaning ranking, kgagent.EvidencePassage.Semantic), and on
+// a tie, as without semantic vectors (every cosine 0), the one whose best
+// sentence scores higher. Words shared with the question pick the wrong
+// entry of users' questions ("get just the file name from a full path":
+// os.DirEntry.path's "The entry's full path name" against
+// os.path.basename), which the model places by meaning.
+func closerEntry(s, pick *sentence) bool {
+	if s.p.Semantic != pick.p.Semantic {
+		return s.p.Semantic > pick.p.Semantic
+	}
+	return s.score > pick.score
 }
 
 func (a *answer) has(s *sentence) bool {

@@ -196,3 +196,24 @@ func TestEntityTypeClass(t *testing.T) {
 		}
 	}
 }
+
+// TestComposeNamesTheEntryClosestInMeaning: of two entries whose sections
+// both share enough words with a question in users' words, the one the
+// semantic model finds closer to it leads (os.path.basename for "get just
+// the file name from a full path", not os.DirEntry's "full path name",
+// which shares more of its words); without semantic vectors the one with
+// the better sentence leads, as before.
+func TestComposeNamesTheEntryClosestInMeaning(t *testing.T) {
+	path := page("http://d/library/os.html#os.DirEntry.path", "os — Miscellaneous operating system interfaces", "os.DirEntry.path",
+		"The entry’s full path name: equivalent to os.path.join(scandir_path, entry.name).")
+	basename := page("http://d/library/os.path.html#os.path.basename", "os.path — Common pathname manipulations", "os.path.basename(path)",
+		"Return the base name of pathname path: the file name at its end.")
+	const q = "get just the file name from a full path"
+	if got := Compose(q, ev("", path, basename), Config{}); !strings.HasPrefix(got, "`os.DirEntry.path`") {
+		t.Fatalf("without semantic vectors: %q, want the entry whose sentence holds more of the question first", got)
+	}
+	path.Semantic, basename.Semantic = 0.45, 0.54
+	if got := Compose(q, ev("", path, basename), Config{}); !strings.HasPrefix(got, "`os.path.basename()`: Return the base name of pathname path") {
+		t.Errorf("answer = %q, want the entry closest in meaning first", got)
+	}
+}
