@@ -14,9 +14,12 @@ import (
 	kgtext "github.com/kgagent/kgagent/internal/text"
 )
 
-// MaxAnswerSources bounds the sources an answer lists beyond the ones it
-// cites: after the cited sections come the best other sections retrieval
-// found, up to this many sources in all.
+// MaxAnswerSources bounds the pages an answer's sources name beyond the
+// ones it cites: after the cited sections come the best other sections
+// retrieval found, one a page, until the sources name this many pages in
+// all. Pages, not sections: an answer citing two sections of one page
+// still lists the search's other pages (a client's "first five sources"
+// names five pages, as the search's first five hits do).
 const MaxAnswerSources = 5
 
 // Map renumbers an answer's citations by first use. Numbers are the
@@ -286,8 +289,8 @@ func (c *Map) RewriteStream(piece string) string {
 
 // Sources lists an answer's sources: the cited ones in the order of
 // their answer numbers, then the run's other sources, best ranked first and
-// one per page, up to MaxAnswerSources in all. An answer that cites nothing
-// lists every source gathered.
+// one per page, until they name MaxAnswerSources pages. An answer that
+// cites nothing lists every source gathered.
 func (c *Map) Sources(all []kgagent.Source) []kgagent.Source {
 	out := []kgagent.Source{}
 	if len(c.ord) == 0 {
@@ -299,7 +302,7 @@ func (c *Map) Sources(all []kgagent.Source) []kgagent.Source {
 		pages[page(all[k-1].URL)] = true
 	}
 	for k, s := range all {
-		if len(out) >= MaxAnswerSources {
+		if len(pages) >= MaxAnswerSources {
 			break
 		}
 		if _, cited := c.next[k+1]; cited || pages[page(s.URL)] || s.URL == "" {
