@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 
@@ -30,11 +31,36 @@ func main() {
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
 	}
+	if path := os.Getenv("KGAGENT_BENCH_HEAPPROFILE"); path != "" {
+		// For benchmarks: each SIGUSR1 collects garbage and writes a heap
+		// profile to path.N and the live heap to stderr.
+		heapOnSignal(path)
+	}
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Environ())
 	stop()
 	if code != 0 {
 		os.Exit(code)
 	}
+}
+
+// heapOnSignal writes a heap profile to path.N (N counting from 1) and logs
+// the live heap on each SIGUSR1.
+func heapOnSignal(path string) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGUSR1)
+	go func() {
+		for n := 1; ; n++ {
+			<-ch
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			fmt.Fprintf(os.Stderr, "heap profile %d: HeapAlloc=%d HeapSys=%d Sys=%d\n", n, ms.HeapAlloc, ms.HeapSys, ms.Sys)
+			if f, err := os.Create(fmt.Sprintf("%s.%d", path, n)); err == nil {
+				_ = pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}
+	}()
 }
 
 // exitError carries a process exit code through cobra.

@@ -72,6 +72,7 @@ func benchColScan(b *testing.B, n, step int) {
 	for i := range n {
 		m.appendVec(vs[(i%4096)*dim : (i%4096+1)*dim])
 		m.rids = append(m.rids, int64(i))
+		m.pos[int64(i)] = int32(i) // the rescore reads each candidate's row
 		m.docs = append(m.docs, "d")
 	}
 	q := make([]float32, dim)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
@@ -28,9 +29,15 @@ type memColl struct {
 	dim    int
 	rids   []int64
 	docs   []string  // doc URL per slot; "" marks a deleted slot
-	vecs   []int8    // vectors, int8 scalar-quantised, dim per slot
-	cols   [][]int8  // the same vectors column by column: cols[j][slot]
-	scales []float32 // per slot: vecs[i]*scale approximates the float vector
+	// The vectors, int8 scalar-quantised, held once: row by row in vecs
+	// (dim per slot) while the collection is small, column by column in
+	// cols (cols[j][slot]) from colMin slots on (byCol), where dense
+	// search scans columns. The other is nil.
+	vecs   []int8
+	cols   [][]int8
+	byCol  bool
+	qtmp   []int8    // appendVec's scratch row
+	scales []float32 // per slot: the vector times scale approximates the float vector
 	pos    map[int64]int32
 	// page ids: every slot's document as a small integer, so keyword
 	// search can rank whole pages from the chunk postings; -1 marks a
@@ -122,7 +129,7 @@ type posting struct {
 }
 
 func newMemColl(dim int, w [3]float32) *memColl {
-	return &memColl{dim: dim, pos: map[int64]int32{}, weights: w, docIdx: map[string]int32{}, cols: make([][]int8, dim),
+	return &memColl{dim: dim, pos: map[int64]int32{}, weights: w, docIdx: map[string]int32{},
 		all: fieldIndex{post: map[string][]posting{}}, head: fieldIndex{post: map[string][]posting{}}}
 }
 
@@ -137,21 +144,70 @@ func (m *memColl) add(rid int64, doc string, c kgagent.Chunk, v []float32) {
 // appendVec quantises v and appends it.
 func (m *memColl) appendVec(v []float32) {
 	var scale float32
-	m.vecs, scale = quantize(m.vecs, v)
-	m.scales = append(m.scales, scale)
-	row := m.vecs[len(m.vecs)-m.dim:]
-	for j, x := range row {
-		m.cols[j] = append(m.cols[j], x)
-	}
+	m.qtmp, scale = quantize(m.qtmp[:0], v)
+	m.appendRow(m.qtmp, scale)
 }
 
 // appendQ8 appends a stored vector (appendQ8Bytes) as it is.
 func (m *memColl) appendQ8(b []byte) {
-	m.scales = append(m.scales, math.Float32frombits(binary.LittleEndian.Uint32(b)))
-	for j, c := range b[4:] {
-		m.vecs = append(m.vecs, int8(c))
-		m.cols[j] = append(m.cols[j], int8(c))
+	m.appendRow(unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(b[4:]))), len(b)-4),
+		math.Float32frombits(binary.LittleEndian.Uint32(b)))
+}
+
+// reserve sizes the vectors for count slots: by column from the start when
+// count reaches colMin, so that a big collection never holds two copies.
+func (m *memColl) reserve(count int) {
+	if len(m.scales) != 0 || m.dim == 0 {
+		return
 	}
+	m.scales = make([]float32, 0, count)
+	if count < colMin {
+		m.vecs = make([]int8, 0, count*m.dim)
+		return
+	}
+	m.byCol, m.vecs = true, nil
+	m.cols = make([][]int8, m.dim)
+	for j := range m.cols {
+		m.cols[j] = make([]int8, 0, count)
+	}
+}
+
+// appendRow appends one quantised vector (len dim) and its scale; the
+// rows move to columns when the collection reaches colMin slots.
+func (m *memColl) appendRow(row []int8, scale float32) {
+	m.scales = append(m.scales, scale)
+	if m.byCol {
+		for j, x := range row {
+			m.cols[j] = append(m.cols[j], x)
+		}
+		return
+	}
+	m.vecs = append(m.vecs, row...)
+	if len(m.scales) < colMin {
+		return
+	}
+	n := len(m.scales)
+	m.cols = make([][]int8, m.dim)
+	for j := range m.cols {
+		col := make([]int8, n, n+n/4)
+		for s := range n {
+			col[s] = m.vecs[s*m.dim+j]
+		}
+		m.cols[j] = col
+	}
+	m.byCol, m.vecs = true, nil
+}
+
+// rowOf copies slot's vector into dst (len dim) and returns it.
+func (m *memColl) rowOf(slot int, dst []int8) []int8 {
+	if !m.byCol {
+		return append(dst[:0], m.vecs[slot*m.dim:(slot+1)*m.dim]...)
+	}
+	dst = dst[:m.dim]
+	for j, c := range m.cols {
+		dst[j] = c[slot]
+	}
+	return dst
 }
 
 // quantize appends v as int8 with one scale (max |v|/127) and returns it.
@@ -180,7 +236,7 @@ func quantize(dst []int8, v []float32) ([]int8, float32) {
 	return dst, scale
 }
 
-// addIndexed adds a row whose vector was already appended to m.vecs.
+// addIndexed adds a row whose vector was already appended (appendRow).
 func (m *memColl) addIndexed(rid int64, doc string, c kgagent.Chunk) {
 	slot := int32(len(m.rids))
 	m.pos[rid] = slot
@@ -306,11 +362,7 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 	m.docID = make([]int32, 0, count)
 	m.all.lens = make([]float32, 0, count)
 	m.head.lens = make([]float32, 0, count)
-	m.vecs = make([]int8, 0, count*dim)
-	for j := range m.cols {
-		m.cols[j] = make([]int8, 0, count)
-	}
-	m.scales = make([]float32, 0, count)
+	m.reserve(count)
 	tmp := make([]float32, 0, dim)
 	q8 := make([]byte, 0, dim+4) // a sparse vector unpacked
 	m.pos = make(map[int64]int32, count)
@@ -451,7 +503,7 @@ func prefilterKeep(n int) int { return max(2*n, 64) }
 // most of its dimensions.
 func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilter int, mass float64) []scored {
 	rows := len(m.rids)
-	if rows < colMin || m.dim == 0 || len(m.cols) != m.dim || len(m.cols[0]) != rows {
+	if !m.byCol {
 		return m.scanTop(qv, qscale, n, prefix, m.dim)
 	}
 	dims := make([]int, 0, len(qv))
@@ -469,13 +521,11 @@ func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilte
 	}
 	cands := m.colScan(qv, dims[:limit], qscale, prefilterKeep(n), prefix)
 	// Rescore over the query's non-zero dimensions only (the rest add 0).
-	d := m.dim
 	for i, c := range cands {
 		slot := int(m.pos[c.rid])
-		row := m.vecs[slot*d : (slot+1)*d]
 		var dot int32
 		for _, j := range dims {
-			dot += int32(qv[j]) * int32(row[j])
+			dot += int32(qv[j]) * int32(m.cols[j][slot])
 		}
 		cands[i].score = float64(dot) * float64(qscale*m.scales[slot])
 	}

@@ -2,10 +2,12 @@ package sqlite
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/snapfile"
 )
 
 // The two-stage scan finds what the exact scan finds when the query is one
@@ -101,27 +103,89 @@ func testColumnScanExact(t *testing.T, n int) {
 			copy(q[:tt.nonzer], vs[4*dim:4*dim+tt.nonzer]) // row 4 (rid 5) is deleted
 			qv, qs := quantize(nil, q)
 			cols := m.topK(qv, qs, 20, tt.prefix, -1, 1)
-			rows := best(m.scanTop(qv, qs, 20, tt.prefix, dim), 20)
 			var all []scored
+			row := make([]int8, dim)
 			for i := range m.rids {
 				if doc := m.docs[i]; doc != "" && strings.HasPrefix(doc, tt.prefix) {
-					all = append(all, scored{m.rids[i], float64(DotInt8(qv, m.vecs[i*dim:(i+1)*dim])) * float64(qs*m.scales[i])})
+					all = append(all, scored{m.rids[i], float64(DotInt8(qv, m.rowOf(i, row))) * float64(qs*m.scales[i])})
 				}
 			}
 			// Every live row is scanned exactly once: ask for all of them.
-			if full := best(m.scanTop(qv, qs, len(m.rids), tt.prefix, dim), len(m.rids)); len(full) != len(all) {
-				t.Fatalf("row scan for every row found %d rows, want %d", len(full), len(all))
+			var dims []int
+			for j, x := range qv {
+				if x != 0 {
+					dims = append(dims, j)
+				}
+			}
+			if full := m.colScan(qv, dims, qs, len(m.rids), tt.prefix); len(full) != len(all) {
+				t.Fatalf("column scan for every row found %d rows, want %d", len(full), len(all))
 			}
 			want := best(all, 20)
-			if len(cols) != 20 || len(rows) != 20 || len(want) != 20 {
-				t.Fatalf("got %d, %d and %d hits", len(cols), len(rows), len(want))
+			if len(cols) != 20 || len(want) != 20 {
+				t.Fatalf("got %d and %d hits", len(cols), len(want))
 			}
-			for i := range rows {
-				if cols[i] != rows[i] || rows[i] != want[i] {
-					t.Fatalf("hit %d: column scan %+v, row scan %+v, one pass %+v", i, cols[i], rows[i], want[i])
+			for i := range want {
+				if cols[i] != want[i] {
+					t.Fatalf("hit %d: column scan %+v, one pass %+v", i, cols[i], want[i])
 				}
 				if cols[i].rid >= 5 && cols[i].rid <= 7 {
 					t.Fatalf("deleted row %d returned", cols[i].rid)
+				}
+			}
+		})
+	}
+}
+
+// vecBytes is the memory the collection's vectors hold (capacity).
+func (m *memColl) vecBytes() int {
+	n := cap(m.vecs)
+	for _, c := range m.cols {
+		n += cap(c)
+	}
+	return n
+}
+
+// Each vector is held once: row by row below colMin slots, column by column
+// from there on (it was held both ways: 2 bytes a dimension), whether the
+// collection grows row by row, is sized up front as a load from SQLite does,
+// or is read back from its snapshot; and the rows read back are the rows
+// written.
+func TestVectorsHeldOnce(t *testing.T) {
+	const dim = 48
+	for _, n := range []int{colMin - 1, colMin, 3*colMin + 7} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			vs := randVecs(n, dim)
+			grown := newMemColl(dim, [3]float32{1, 1, 1})
+			sized := newMemColl(dim, [3]float32{1, 1, 1})
+			sized.reserve(n)
+			for i := range n {
+				grown.add(int64(i+1), "https://a/", kgagent.Chunk{Text: "x"}, vs[i*dim:(i+1)*dim])
+				sized.add(int64(i+1), "https://a/", kgagent.Chunk{Text: "x"}, vs[i*dim:(i+1)*dim])
+			}
+			var e snapfile.Encoder
+			encodeSnapshot(&e, grown)
+			read, err := decodeSnapshot(e.B, dim, [3]float32{1, 1, 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantCol := n >= colMin
+			for name, m := range map[string]*memColl{"grown": grown, "sized": sized, "snapshot": read} {
+				if m.byCol != wantCol || (m.vecs == nil) != wantCol || (m.cols == nil) == wantCol {
+					t.Errorf("%s: byCol %v, rows held %v, columns held %v; want by column %v", name, m.byCol, m.vecs != nil, m.cols != nil, wantCol)
+				}
+				// a grown column keeps at most a quarter of slack
+				if got, most := m.vecBytes(), n*dim*5/4+dim; got > most {
+					t.Errorf("%s: vectors take %d bytes for %d rows of %d, want at most %d", name, got, n, dim, most)
+				}
+				a, b := make([]int8, dim), make([]int8, dim)
+				for _, s := range []int{0, n / 2, n - 1} {
+					want, _ := quantize(nil, vs[s*dim:(s+1)*dim])
+					if got := m.rowOf(s, a); !slices.Equal(got, want) {
+						t.Errorf("%s: row %d is %v, want %v", name, s, got, want)
+					}
+					if got := grown.rowOf(s, b); !slices.Equal(got, m.rowOf(s, a)) {
+						t.Errorf("%s: row %d differs from the grown copy", name, s)
+					}
 				}
 			}
 		})

@@ -89,9 +89,10 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 	// the vectors, written slot by slot (no copy of them all)
 	e.U32(uint32(live * m.dim))
 	row := make([]byte, m.dim)
+	q := make([]int8, m.dim)
 	for s := range m.rids {
 		if newSlot[s] >= 0 {
-			for j, v := range m.vecs[s*m.dim : (s+1)*m.dim] {
+			for j, v := range m.rowOf(s, q) {
 				row[j] = byte(v)
 			}
 			e.Raw(row)
@@ -169,9 +170,23 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	if d.Err == nil && len(vecs) != live*dim {
 		return nil, fmt.Errorf("snapshot: %d vector bytes for %d rows of %d", len(vecs), live, dim)
 	}
-	m.vecs = make([]int8, len(vecs))
-	for i, v := range vecs {
-		m.vecs[i] = int8(v)
+	if d.Err == nil {
+		// straight into the form searches read (reserve), one copy
+		m.reserve(live)
+		if m.byCol {
+			for j := range m.cols {
+				col := m.cols[j][:live]
+				for s := range col {
+					col[s] = int8(vecs[s*dim+j])
+				}
+				m.cols[j] = col
+			}
+		} else {
+			m.vecs = m.vecs[:len(vecs)]
+			for i, v := range vecs {
+				m.vecs[i] = int8(v)
+			}
+		}
 	}
 	m.scales = d.F32s()
 	for _, fi := range []*fieldIndex{&m.all, &m.head} {
@@ -219,14 +234,6 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 		}
 	}
 	m.live = live
-	// the column-major copy of the vectors
-	for j := range m.cols {
-		col := make([]int8, live)
-		for s := range live {
-			col[s] = m.vecs[s*dim+j]
-		}
-		m.cols[j] = col
-	}
 	return m, nil
 }
 
