@@ -120,3 +120,4 @@ func FailVacuum(t interface{ Cleanup(func()) }) {
 	vacuumSQL = `VACUUM no_such_schema`
 	t.Cleanup(func() { vacuumSQL = old })
 }
+

@@ -3,11 +3,14 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/graphrag"
@@ -36,46 +39,98 @@ const (
 	maxIndexedTriples  = 4_000_000
 )
 
-// nameEnt is one entity of the name index.
+// nameEnt is one entity of the name index: its strings as indexes into
+// nameIndex.es, and how many triples refer to it.
 type nameEnt struct {
-	e    kgagent.Entity
-	norm string
-	refs int
+	id, name, typ, norm int32
+	refs                int32
 }
 
-// nameIndex is a collection's entities at one data version.
+// nameIndex is a collection's entities at one data version. It holds no Go
+// string, map or slice per entry: strings live in strTables, lists in
+// offset arrays (CSR), so a 10,000-page corpus (1.3M triples) takes a
+// fraction of the memory the maps took, and the garbage collector has a
+// few dozen objects to scan instead of millions.
 type nameIndex struct {
 	version int64
 	ents    []nameEnt
-	byWord  map[string][]int32 // word -> entities, most referenced first (then by id)
-	words   []string           // the keys of byWord, sorted (prefix fallback)
+	es      strTable // the entities' strings
+	words   strTable // the words entities are indexed under, sorted
+	// wordEnts[wordEnd[w-1]:wordEnd[w]] are word w's entities, most
+	// referenced first (then by id)
+	wordEnts []int32
+	wordEnd  []int32
 
-	strs  []string          // interned strings of the triples
-	rows  []memTriple       // the collection's triples, by rowid
-	out   map[int32][]int32 // entity (string index) -> its rows as subject, by rowid
-	in    map[int32][]int32 // entity -> its rows as object (not as subject too), by rowid
-	strID map[string]int32  // string -> index in strs (entity ids only are looked up)
+	strs strTable    // interned strings of the triples
+	rows []memTriple // the collection's triples, by rowid
+	// an entity's rows as subject, by rowid: outRows[outEnd[k-1]:outEnd[k]]
+	// for strs index k; as object (not as subject too): inRows, inEnd
+	outRows, outEnd []int32
+	inRows, inEnd   []int32
+	ids             []int32 // strs indexes of the subjects and objects, by string (entity ids only are looked up)
 }
 
-// memTriple is one triple row: its rowid and its columns as indexes into
-// nameIndex.strs.
+// memTriple is one triple row: its columns as indexes into nameIndex.strs.
 type memTriple struct {
-	rowid int64
-	col   [11]int32 // s_id, s_name, s_type, p, o_id, o_name, o_type, literal, chunk_id, doc_url, source_url
+	col [11]int32 // s_id, s_name, s_type, p, o_id, o_name, o_type, literal, chunk_id, doc_url, source_url
 }
 
-// triple materialises row i.
+// span is list[end[k-1]:end[k]].
+func span(list, end []int32, k int32) []int32 {
+	lo := int32(0)
+	if k > 0 {
+		lo = end[k-1]
+	}
+	return list[lo:end[k]]
+}
+
+// entity is entity i, its strings copied.
+func (x *nameIndex) entity(i int32) kgagent.Entity {
+	n := &x.ents[i]
+	return kgagent.Entity{ID: x.es.str(n.id), Name: x.es.str(n.name), Type: x.es.str(n.typ)}
+}
+
+// wordList is the entities indexed under word w, or nil.
+func (x *nameIndex) wordList(w string) []int32 {
+	i := x.words.search(w)
+	if i == x.words.len() || x.words.at(int32(i)) != w {
+		return nil
+	}
+	return span(x.wordEnts, x.wordEnd, int32(i))
+}
+
+// lookupID is the strs index of entity id id.
+func (x *nameIndex) lookupID(id string) (int32, bool) {
+	i := sort.Search(len(x.ids), func(i int) bool { return x.strs.at(x.ids[i]) >= id })
+	if i == len(x.ids) || x.strs.at(x.ids[i]) != id {
+		return 0, false
+	}
+	return x.ids[i], true
+}
+
+// memBytes is how much memory the index holds (its arrays; the few headers
+// aside).
+func (x *nameIndex) memBytes() int {
+	n := x.es.bytes() + x.words.bytes() + x.strs.bytes()
+	n += int(unsafe.Sizeof(nameEnt{}))*cap(x.ents) + int(unsafe.Sizeof(memTriple{}))*cap(x.rows)
+	for _, l := range [][]int32{x.wordEnts, x.wordEnd, x.outRows, x.outEnd, x.inRows, x.inEnd, x.ids} {
+		n += 4 * cap(l)
+	}
+	return n
+}
+
+// triple materialises row i, its strings copied.
 func (x *nameIndex) triple(i int32, collection string) kgagent.Triple {
 	c := &x.rows[i].col
 	return kgagent.Triple{
 		Collection: collection,
-		Subject:    kgagent.Entity{ID: x.strs[c[0]], Name: x.strs[c[1]], Type: x.strs[c[2]]},
-		Predicate:  x.strs[c[3]],
-		Object:     kgagent.Entity{ID: x.strs[c[4]], Name: x.strs[c[5]], Type: x.strs[c[6]]},
-		Literal:    x.strs[c[7]],
-		ChunkID:    x.strs[c[8]],
-		DocURL:     x.strs[c[9]],
-		SourceURL:  x.strs[c[10]],
+		Subject:    kgagent.Entity{ID: x.strs.str(c[0]), Name: x.strs.str(c[1]), Type: x.strs.str(c[2])},
+		Predicate:  x.strs.str(c[3]),
+		Object:     kgagent.Entity{ID: x.strs.str(c[4]), Name: x.strs.str(c[5]), Type: x.strs.str(c[6])},
+		Literal:    x.strs.str(c[7]),
+		ChunkID:    x.strs.str(c[8]),
+		DocURL:     x.strs.str(c[9]),
+		SourceURL:  x.strs.str(c[10]),
 	}
 }
 
@@ -287,20 +342,23 @@ func loadNames(ctx context.Context, db queryer, collection string, version int64
 		return nil, err
 	}
 	defer rows.Close()
-	idx := &nameIndex{version: version, byWord: map[string][]int32{}}
+	idx := &nameIndex{version: version}
+	byWord := map[string][]int32{}
+	var eb entBuilder
 	for rows.Next() {
 		if len(idx.ents) >= maxIndexedEntities {
 			return nil, nil
 		}
-		var n nameEnt
-		if err := rows.Scan(&n.e.ID, &n.e.Name, &n.e.Type, &n.norm, &n.refs); err != nil {
+		var id, name, typ, norm string
+		var refs int64
+		if err := rows.Scan(&id, &name, &typ, &norm, &refs); err != nil {
 			return nil, err
 		}
 		i := int32(len(idx.ents))
-		idx.ents = append(idx.ents, n)
+		idx.ents = append(idx.ents, eb.add(&idx.es, id, name, typ, norm, refs))
 		// The words the writer indexed it under (entity_words).
-		for _, w := range Words(n.norm, n.e.ID) {
-			idx.byWord[w] = append(idx.byWord[w], i)
+		for _, w := range Words(norm, id) {
+			byWord[w] = append(byWord[w], i)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -310,13 +368,58 @@ func loadNames(ctx context.Context, db queryer, collection string, version int64
 	if err := idx.loadTriples(ctx, db, collection); err != nil || idx.rows == nil {
 		return nil, err
 	}
-	idx.words = make([]string, 0, len(idx.byWord))
-	for w, list := range idx.byWord {
-		idx.words = append(idx.words, w)
-		sort.Slice(list, func(a, b int) bool { return idx.before(list[a], list[b]) })
+	words := make([]string, 0, len(byWord))
+	for w := range byWord {
+		words = append(words, w)
 	}
-	sort.Strings(idx.words)
+	sort.Strings(words)
+	for _, w := range words {
+		list := byWord[w]
+		sort.Slice(list, func(a, b int) bool { return idx.before(list[a], list[b]) })
+		idx.words.add(w)
+		idx.wordEnts = append(idx.wordEnts, list...)
+		idx.wordEnd = append(idx.wordEnd, int32(len(idx.wordEnts)))
+	}
+	idx.es.trim()
+	idx.words.trim()
+	idx.ents = shrink(idx.ents)
+	idx.wordEnts = shrink(idx.wordEnts)
+	idx.wordEnd = shrink(idx.wordEnd)
 	return idx, nil
+}
+
+// entBuilder adds entities' strings to a table, each entity's name and
+// normalised name stored once when they equal its id or name, and each type
+// once.
+type entBuilder struct {
+	types map[string]int32
+}
+
+func (b *entBuilder) add(t *strTable, id, name, typ, norm string, refs int64) nameEnt {
+	n := nameEnt{refs: int32(min(refs, math.MaxInt32))}
+	n.id = t.add(id)
+	n.name = n.id
+	if name != id {
+		n.name = t.add(name)
+	}
+	switch norm {
+	case id:
+		n.norm = n.id
+	case name:
+		n.norm = n.name
+	default:
+		n.norm = t.add(norm)
+	}
+	if b.types == nil {
+		b.types = map[string]int32{}
+	}
+	k, ok := b.types[typ]
+	if !ok {
+		k = t.add(typ)
+		b.types[t.at(k)] = k
+	}
+	n.typ = k
+	return n
 }
 
 // loadTriples reads the collection's triples into the adjacency lists. It
@@ -339,7 +442,11 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 	for i := range ids {
 		dest[i+1] = &ids[i]
 	}
-	list := make([]memTriple, 0, 1024)
+	type row struct {
+		rowid int64
+		t     memTriple
+	}
+	list := make([]row, 0, 1024)
 	for rows.Next() {
 		if len(list) >= maxIndexedTriples {
 			return nil
@@ -347,22 +454,22 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
-		t := memTriple{rowid: rowid}
+		r := row{rowid: rowid}
 		for i, id := range ids {
 			n, ok := local[id]
 			if !ok {
 				n = int32(len(local))
 				local[id] = n
 			}
-			t.col[i] = n
+			r.t.col[i] = n
 		}
-		list = append(list, t)
+		list = append(list, r)
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
 	rows.Close()
-	x.strs = make([]string, len(local))
+	strs := make([]string, len(local))
 	srows, err := db.QueryContext(ctx, `SELECT id, s FROM strs`)
 	if err != nil {
 		return err
@@ -370,39 +477,94 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 	defer srows.Close()
 	var id int64
 	var str sql.RawBytes
+	size := 0
 	for srows.Next() {
 		if err := srows.Scan(&id, &str); err != nil {
 			return err
 		}
 		if n, ok := local[id]; ok {
-			x.strs[n] = string(str)
+			strs[n] = string(str)
+			size += len(str)
 		}
 	}
 	if err := srows.Err(); err != nil {
 		return err
 	}
+	x.strs = newStrTable(len(strs), size)
+	for _, s := range strs {
+		x.strs.add(s)
+	}
 	sort.Slice(list, func(a, b int) bool { return list[a].rowid < list[b].rowid })
-	x.link(list)
+	triples := make([]memTriple, len(list))
+	for i, r := range list {
+		triples[i] = r.t
+	}
+	x.link(triples)
 	return nil
 }
 
 // link makes list, ordered by rowid, x's triples, with their adjacency
 // lists and the ids of their entities.
 func (x *nameIndex) link(list []memTriple) {
-	x.out = map[int32][]int32{}
-	x.in = map[int32][]int32{}
-	// Only entity ids are looked up later.
-	x.strID = map[string]int32{}
+	n := x.strs.len()
+	if n == 0 {
+		x.rows = list
+		return
+	}
+	x.outEnd = make([]int32, n)
+	x.inEnd = make([]int32, n)
+	isID := make([]bool, n)
 	for i := range list {
 		c := &list[i].col
-		x.strID[x.strs[c[0]]] = c[0]
-		x.strID[x.strs[c[4]]] = c[4]
-		x.out[c[0]] = append(x.out[c[0]], int32(i))
+		isID[c[0]], isID[c[4]] = true, true
+		x.outEnd[c[0]]++
 		if c[4] != c[0] && c[4] != 0 {
-			x.in[c[4]] = append(x.in[c[4]], int32(i))
+			x.inEnd[c[4]]++
 		}
 	}
+	// counts to end offsets
+	var o, in int32
+	for k := range n {
+		o += x.outEnd[k]
+		x.outEnd[k] = o
+		in += x.inEnd[k]
+		x.inEnd[k] = in
+	}
+	x.outRows = make([]int32, o)
+	x.inRows = make([]int32, in)
+	// fill each list from its end backwards, rows in descending order, so
+	// every list ends up by rowid
+	for i := len(list) - 1; i >= 0; i-- {
+		c := &list[i].col
+		x.outEnd[c[0]]--
+		x.outRows[x.outEnd[c[0]]] = int32(i)
+		if c[4] != c[0] && c[4] != 0 {
+			x.inEnd[c[4]]--
+			x.inRows[x.inEnd[c[4]]] = int32(i)
+		}
+	}
+	// the fill left each end at its list's start: shift to ends
+	copy(x.outEnd, x.outEnd[1:])
+	x.outEnd[n-1] = o
+	copy(x.inEnd, x.inEnd[1:])
+	x.inEnd[n-1] = in
+	x.ids = x.ids[:0]
+	for k, ok := range isID {
+		if ok {
+			x.ids = append(x.ids, int32(k))
+		}
+	}
+	x.ids = shrink(x.ids)
+	slices.SortFunc(x.ids, func(a, b int32) int { return strings.Compare(x.strs.at(a), x.strs.at(b)) })
 	x.rows = list
+}
+
+// shrink returns list in an array of its length (no growth slack).
+func shrink[T any](list []T) []T {
+	if cap(list) == len(list) {
+		return list
+	}
+	return append(make([]T, 0, len(list)), list...)
 }
 
 // before orders entities by reference count, most first, then by id.
@@ -411,7 +573,7 @@ func (x *nameIndex) before(a, b int32) bool {
 	if ea.refs != eb.refs {
 		return ea.refs > eb.refs
 	}
-	return ea.e.ID < eb.e.ID
+	return x.es.at(ea.id) < x.es.at(eb.id)
 }
 
 // entities is Entities over the index, with the same rules as the SQL path.
@@ -419,22 +581,24 @@ func (x *nameIndex) entities(forms []string, limit int) []kgagent.Entity {
 	cands := map[string]*cand{}
 	add := func(i int32, term string, words bool) bool {
 		n := &x.ents[i]
-		if words && !graphrag.ContainsWords(n.norm, term) && n.e.ID != term {
+		id, norm := x.es.at(n.id), x.es.at(n.norm)
+		if words && !graphrag.ContainsWords(norm, term) && id != term {
 			return false
 		}
-		exact := n.norm == term || n.e.ID == term
-		if old, ok := cands[n.e.ID]; ok {
+		exact := norm == term || id == term
+		if old, ok := cands[id]; ok {
 			old.exact = old.exact || exact
 			return true
 		}
-		cands[n.e.ID] = &cand{e: n.e, exact: exact, refs: n.refs}
+		e := x.entity(i)
+		cands[e.ID] = &cand{e: e, exact: exact, refs: int(n.refs)}
 		return true
 	}
 	for _, term := range forms {
 		if term == "" {
 			continue
 		}
-		list := x.byWord[lookupWord(term)]
+		list := x.wordList(lookupWord(term))
 		matched := 0
 		for _, i := range list[:min(len(list), limit*4)] {
 			if add(i, term, true) {
@@ -443,17 +607,17 @@ func (x *nameIndex) entities(forms []string, limit int) []kgagent.Entity {
 		}
 		if matched == 0 && len(term) >= 4 && !strings.Contains(term, " ") {
 			// Words that start with the term (and are not the term).
-			lo := sort.SearchStrings(x.words, term)
 			var pre []int32
 			seen := map[int32]bool{}
-			for _, w := range x.words[lo:] {
-				if !strings.HasPrefix(w, term) {
+			for w := x.words.search(term); w < x.words.len(); w++ {
+				word := x.words.at(int32(w))
+				if !strings.HasPrefix(word, term) {
 					break
 				}
-				if w == term {
+				if word == term {
 					continue
 				}
-				for _, i := range x.byWord[w] {
+				for _, i := range span(x.wordEnts, x.wordEnd, int32(w)) {
 					if !seen[i] {
 						seen[i] = true
 						pre = append(pre, i)
@@ -684,7 +848,7 @@ func (x *nameIndex) expand(collection string, seeds []string, hops, per int) []k
 		if id == "" {
 			continue
 		}
-		k, ok := x.strID[id]
+		k, ok := x.lookupID(id)
 		if ok && !visited[k] {
 			visited[k] = true
 			frontier = append(frontier, k)
@@ -712,12 +876,12 @@ func (x *nameIndex) expand(collection string, seeds []string, hops, per int) []k
 			}
 		}
 		for _, k := range frontier {
-			out := x.out[k]
+			out := span(x.outRows, x.outEnd, k)
 			for _, r := range out[:min(len(out), per)] {
 				take(r)
 			}
 			if len(out) < per {
-				in := x.in[k]
+				in := span(x.inRows, x.inEnd, k)
 				for _, r := range in[:min(len(in), per-len(out))] {
 					take(r)
 				}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"unsafe"
 
 	"github.com/kgagent/kgagent/internal/snapfile"
 )
@@ -27,7 +28,7 @@ import (
 // one read transaction. Anything else falls back to SQL, and that load
 // writes a fresh snapshot in the background.
 
-const namesSnapMagic = "kgagent-graph-names-snapshot-1\n"
+const namesSnapMagic = "kgagent-graph-names-snapshot-2\n"
 
 // snapDir is where the store's snapshots live.
 func (s *Store) snapDir() string { return s.path + "-snap" }
@@ -94,28 +95,28 @@ func (s *Store) removeNamesSnapshot(collection string) {
 func encodeNames(e *snapfile.Encoder, x *nameIndex) {
 	e.U32(uint32(len(x.ents)))
 	for _, n := range x.ents {
-		e.Str(n.e.ID)
-		e.Str(n.e.Name)
-		e.Str(n.e.Type)
-		e.Str(n.norm)
+		e.Str(x.es.at(n.id))
+		e.Str(x.es.at(n.name))
+		e.Str(x.es.at(n.typ))
+		e.Str(x.es.at(n.norm))
 		e.U64(uint64(n.refs))
 	}
-	e.U32(uint32(len(x.words)))
-	for _, w := range x.words {
-		e.Str(w)
-		list := x.byWord[w]
+	e.U32(uint32(x.words.len()))
+	for w := range x.words.len() {
+		e.Str(x.words.at(int32(w)))
+		list := span(x.wordEnts, x.wordEnd, int32(w))
 		e.U32(uint32(len(list)))
 		for _, i := range list {
 			e.U32(uint32(i))
 		}
 	}
-	e.U32(uint32(len(x.strs)))
-	for _, str := range x.strs {
-		e.Str(str)
+	e.U32(uint32(x.strs.len()))
+	for i := range x.strs.len() {
+		e.Str(x.strs.at(int32(i)))
 	}
 	e.U32(uint32(len(x.rows)))
-	for _, r := range x.rows {
-		e.U64(uint64(r.rowid))
+	for i, r := range x.rows {
+		e.U64(uint64(i + 1)) // the rows' order (rowids are not kept)
 		for _, c := range r.col {
 			e.U32(uint32(c))
 		}
@@ -123,45 +124,54 @@ func encodeNames(e *snapfile.Encoder, x *nameIndex) {
 }
 
 // decodeNames rebuilds a name index from encodeNames' bytes, checking
-// every reference.
+// every reference. Strings go straight into the index's tables.
 func decodeNames(b []byte) (*nameIndex, error) {
 	d := &snapfile.Decoder{B: b}
 	x := &nameIndex{}
 	x.ents = make([]nameEnt, d.Count(4*4+8))
+	var eb entBuilder
 	for i := range x.ents {
-		n := &x.ents[i]
-		n.e.ID, n.e.Name, n.e.Type, n.norm = d.Str(), d.Str(), d.Str(), d.Str()
-		n.refs = int(d.U64())
+		id, name, typ, norm := d.Bytes(), d.Bytes(), d.Bytes(), d.Bytes()
+		// the strings alias b only until added
+		x.ents[i] = eb.add(&x.es, unsafeStr(id), unsafeStr(name), unsafeStr(typ), unsafeStr(norm), int64(d.U64()))
 	}
-	x.words = make([]string, d.Count(4+4))
-	x.byWord = make(map[string][]int32, len(x.words))
-	for i := range x.words {
-		w := d.Str()
-		list := make([]int32, d.Count(4))
-		for j := range list {
+	x.es.trim()
+	nw := d.Count(4 + 4)
+	x.words = newStrTable(nw, 0)
+	x.wordEnd = make([]int32, nw)
+	for i := range nw {
+		w := d.Bytes()
+		n := d.Count(4)
+		for range n {
 			v := d.U32()
 			if int(v) >= len(x.ents) {
 				return nil, fmt.Errorf("snapshot: entity %d of %d", v, len(x.ents))
 			}
-			list[j] = int32(v)
+			x.wordEnts = append(x.wordEnts, int32(v))
 		}
-		if i > 0 && w <= x.words[i-1] {
+		if i > 0 && string(w) <= x.words.at(int32(i-1)) {
 			return nil, fmt.Errorf("snapshot: words out of order")
 		}
-		x.words[i] = w
-		x.byWord[w] = list
+		x.words.addBytes(w)
+		x.wordEnd[i] = int32(len(x.wordEnts))
 	}
-	x.strs = make([]string, d.Count(4))
-	for i := range x.strs {
-		x.strs[i] = d.Str()
+	x.words.trim()
+	x.wordEnts = shrink(x.wordEnts)
+	ns := d.Count(4)
+	x.strs = newStrTable(ns, 0)
+	for range ns {
+		x.strs.addBytes(d.Bytes())
 	}
+	x.strs.trim()
 	rows := make([]memTriple, d.Count(8+11*4))
 	for i := range rows {
-		rows[i].rowid = int64(d.U64())
+		if d.U64() != uint64(i+1) {
+			return nil, fmt.Errorf("snapshot: row %d out of order", i)
+		}
 		for j := range rows[i].col {
 			v := d.U32()
-			if int(v) >= len(x.strs) {
-				return nil, fmt.Errorf("snapshot: string %d of %d", v, len(x.strs))
+			if int(v) >= ns {
+				return nil, fmt.Errorf("snapshot: string %d of %d", v, ns)
 			}
 			rows[i].col[j] = int32(v)
 		}
@@ -174,6 +184,14 @@ func decodeNames(b []byte) (*nameIndex, error) {
 	}
 	x.link(rows)
 	return x, nil
+}
+
+// unsafeStr is p as a string without a copy, for as long as p is unchanged.
+func unsafeStr(p []byte) string {
+	if len(p) == 0 {
+		return ""
+	}
+	return unsafe.String(&p[0], len(p))
 }
 
 // Snapshot makes the collection's name-index snapshot current on disk, so

@@ -1,0 +1,72 @@
+package sqlite
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/graphrag/graphtest"
+	"github.com/kgagent/kgagent/internal/snapfile"
+)
+
+// TestNameIndexMemory: the name index of an API-docs-like graph holds a
+// triple in at most 140 bytes (~130: a row is 44, the rest strings, word
+// lists and adjacency), whether built
+// from SQL or read from its snapshot, and decoding a snapshot allocates a
+// few dozen objects, not several per entity and string. Before, an entity
+// was four Go strings, every interned string one more, and the adjacency
+// and word index maps of slices: ~190 bytes a triple, ~245 MB of serve's
+// live heap on the OpenJDK API docs, and millions of objects for the
+// collector to scan.
+func TestNameIndexMemory(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	const docs, per = 60, 500
+	for d := range docs {
+		doc := fmt.Sprintf("https://docs.example/api/java.base/java/util/pkg%d/Class%d.html", d%7, d)
+		var ts []kgagent.Triple
+		for i := range per {
+			subj := fmt.Sprintf("java.util.pkg%d.Class%d.method%d(int)", d%7, d, i%90)
+			anchor := fmt.Sprintf("method%d(int)", i%90)
+			if i%3 == 0 {
+				ts = append(ts, graphtest.L("c", doc, subj, "summary", fmt.Sprintf("Returns the element %d of this list.", i), anchor))
+			} else {
+				ts = append(ts, graphtest.T("c", doc, subj, fmt.Sprintf("rel%d", i%5), fmt.Sprintf("java.util.pkg%d.Type%d", i%7, (d*per+i)%3000), anchor))
+			}
+		}
+		if err := s.ReplaceDocument(ctx, "c", doc, ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	built, err := loadNames(ctx, s.rdb, "c", 0)
+	if err != nil || built == nil || len(built.rows) != docs*per {
+		t.Fatalf("loaded %v (%v), want %d triples", built, err, docs*per)
+	}
+	e := &snapfile.Encoder{}
+	encodeNames(e, built)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	mallocs := ms.Mallocs
+	read, err := decodeNames(e.B)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&ms)
+	if n := ms.Mallocs - mallocs; n > 200 {
+		t.Errorf("decoding allocated %d objects for %d entities and %d strings, want at most 200", n, len(read.ents), read.strs.len())
+	}
+	const most = 140
+	for name, x := range map[string]*nameIndex{"from SQL": built, "from the snapshot": read} {
+		b := x.memBytes()
+		t.Logf("%s: %d entities, %d strings, %d triples: %d bytes, %d a triple", name, len(x.ents), x.strs.len(), len(x.rows), b, b/len(x.rows))
+		if b > most*len(x.rows) {
+			t.Errorf("name index %s: %d bytes, %d a triple, want at most %d", name, b, b/len(x.rows), most)
+		}
+	}
+}
