@@ -26,9 +26,9 @@ import (
 // until the collection is reloaded; document frequencies count tombstones
 // until then, which barely moves BM25's IDF.
 type memColl struct {
-	dim    int
-	rids   []int64
-	docs   []string  // doc URL per slot; "" marks a deleted slot
+	dim  int
+	rids []int64
+	docs []string // doc URL per slot; "" marks a deleted slot
 	// The vectors, int8 scalar-quantised, held once: row by row in vecs
 	// (dim per slot) while the collection is small, column by column in
 	// cols (cols[j][slot]) from colMin slots on (byCol), where dense

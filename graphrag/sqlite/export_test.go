@@ -120,4 +120,3 @@ func FailVacuum(t interface{ Cleanup(func()) }) {
 	vacuumSQL = `VACUUM no_such_schema`
 	t.Cleanup(func() { vacuumSQL = old })
 }
-
