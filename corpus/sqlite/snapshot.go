@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"unsafe"
 
 	"github.com/kgagent/kgagent/internal/snapfile"
 )
@@ -189,6 +190,10 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 		}
 	}
 	m.scales = d.F32s()
+	// the terms and posting lists are carved out of big blocks: a few
+	// hundred allocations instead of two per term (~1M on the OpenJDK docs)
+	var pa postingArena
+	var ta termArena
 	for _, fi := range []*fieldIndex{&m.all, &m.head} {
 		fi.lens = d.F32s()
 		if d.Err == nil && len(fi.lens) != live {
@@ -203,12 +208,12 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 		}
 		fi.post = make(map[string][]posting, terms)
 		for range terms {
-			term := d.Str()
+			term := ta.str(d.Bytes())
 			n := int(d.U32())
 			if d.Err != nil || n*8 > len(d.B) {
 				return nil, snapfile.ErrShort
 			}
-			ps := make([]posting, n)
+			ps := pa.take(n)
 			for i := range ps {
 				slot := d.U32()
 				if int(slot) >= live {
@@ -235,6 +240,46 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	}
 	m.live = live
 	return m, nil
+}
+
+// postingArena hands out posting lists from shared blocks.
+type postingArena struct{ block []posting }
+
+// postingBlock is how many postings a block holds.
+const postingBlock = 1 << 15
+
+// take returns a list of n postings whose capacity is its length, so an
+// append to it (a later write) moves it rather than overwrite its
+// neighbour.
+func (a *postingArena) take(n int) []posting {
+	if n > postingBlock/4 {
+		return make([]posting, n)
+	}
+	if len(a.block)+n > cap(a.block) {
+		a.block = make([]posting, 0, postingBlock)
+	}
+	lo := len(a.block)
+	a.block = a.block[:lo+n]
+	return a.block[lo : lo+n : lo+n]
+}
+
+// termArena copies terms into shared blocks.
+type termArena struct{ block []byte }
+
+// str is a copy of p in the arena (p itself when it is empty).
+func (a *termArena) str(p []byte) string {
+	if len(p) == 0 {
+		return ""
+	}
+	if len(p) > 1<<10 {
+		return string(p)
+	}
+	if len(a.block)+len(p) > cap(a.block) {
+		a.block = make([]byte, 0, 1<<20)
+	}
+	lo := len(a.block)
+	a.block = append(a.block, p...)
+	return unsafe.String(&a.block[lo], len(p))
 }
 
 // readSnapshot returns the snapshot of collection at version, or nil when

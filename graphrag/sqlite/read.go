@@ -28,9 +28,10 @@ import (
 // rebuilt in the background, at most once per max(1s, 5 × the last build's
 // duration), while Entities and Expand fall back to SQL, so a question never
 // waits for a build and a long ingestion does not spend its CPU rebuilding
-// the copy for every page. Strings are interned and a triple is eleven
-// int32s, so the Python docs graph (57k entities, 156k triples) takes about 43 MiB and
-// 0.9-1.6 s of CPU to build (BenchmarkSnapshot).
+// the copy for every page. Strings are interned into byte tables, a triple
+// is eleven int32s and every list an offset array: ~130 bytes a triple on an
+// API-docs-like graph (TestNameIndexMemory), with a few dozen heap objects
+// in all.
 
 // maxIndexedEntities and maxIndexedTriples bound a collection kept in
 // memory; larger collections are always answered by SQL.
