@@ -29,9 +29,10 @@ import (
 // duration), while Entities and Expand fall back to SQL, so a question never
 // waits for a build and a long ingestion does not spend its CPU rebuilding
 // the copy for every page. Strings are interned into byte tables, a triple
-// is eleven int32s and every list an offset array: ~130 bytes a triple on an
-// API-docs-like graph (TestNameIndexMemory), with a few dozen heap objects
-// in all.
+// is five int32s (subject and object into a table of id/name/type triples,
+// provenance into one of chunk/doc/source triples) and every list an offset
+// array: ~110 bytes a triple on an API-docs-like graph (TestNameIndexMemory),
+// with a few dozen heap objects in all.
 
 // maxIndexedEntities and maxIndexedTriples bound a collection kept in
 // memory; larger collections are always answered by SQL.
@@ -62,8 +63,10 @@ type nameIndex struct {
 	wordEnts []int32
 	wordEnd  []int32
 
-	strs strTable    // interned strings of the triples
-	rows []memTriple // the collection's triples, by rowid
+	strs  strTable    // interned strings of the triples
+	rows  []memTriple // the collection's triples, by rowid
+	nodes [][3]int32  // a subject or object: id, name and type as strs indexes
+	provs [][3]int32  // where a triple is from: chunk id, doc URL, source URL as strs indexes
 	// an entity's rows as subject, by rowid: outRows[outEnd[k-1]:outEnd[k]]
 	// for strs index k; as object (not as subject too): inRows, inEnd
 	outRows, outEnd []int32
@@ -71,10 +74,16 @@ type nameIndex struct {
 	ids             []int32 // strs indexes of the subjects and objects, by string (entity ids only are looked up)
 }
 
-// memTriple is one triple row: its columns as indexes into nameIndex.strs.
+// memTriple is one triple row: its subject and object as indexes into
+// nameIndex.nodes, predicate and literal into nameIndex.strs, provenance
+// into nameIndex.provs (20 bytes; the eleven string columns were 44).
 type memTriple struct {
-	col [11]int32 // s_id, s_name, s_type, p, o_id, o_name, o_type, literal, chunk_id, doc_url, source_url
+	s, p, o, lit, prov int32
 }
+
+// sid and oid are the strs indexes of r's subject and object ids.
+func (x *nameIndex) sid(r *memTriple) int32 { return x.nodes[r.s][0] }
+func (x *nameIndex) oid(r *memTriple) int32 { return x.nodes[r.o][0] }
 
 // span is list[end[k-1]:end[k]].
 func span(list, end []int32, k int32) []int32 {
@@ -113,7 +122,7 @@ func (x *nameIndex) lookupID(id string) (int32, bool) {
 // aside).
 func (x *nameIndex) memBytes() int {
 	n := x.es.bytes() + x.words.bytes() + x.strs.bytes()
-	n += int(unsafe.Sizeof(nameEnt{}))*cap(x.ents) + int(unsafe.Sizeof(memTriple{}))*cap(x.rows)
+	n += int(unsafe.Sizeof(nameEnt{}))*cap(x.ents) + int(unsafe.Sizeof(memTriple{}))*cap(x.rows) + 12*(cap(x.nodes)+cap(x.provs))
 	for _, l := range [][]int32{x.wordEnts, x.wordEnd, x.outRows, x.outEnd, x.inRows, x.inEnd, x.ids} {
 		n += 4 * cap(l)
 	}
@@ -122,16 +131,17 @@ func (x *nameIndex) memBytes() int {
 
 // triple materialises row i, its strings copied.
 func (x *nameIndex) triple(i int32, collection string) kgagent.Triple {
-	c := &x.rows[i].col
+	r := &x.rows[i]
+	sn, on, pv := &x.nodes[r.s], &x.nodes[r.o], &x.provs[r.prov]
 	return kgagent.Triple{
 		Collection: collection,
-		Subject:    kgagent.Entity{ID: x.strs.str(c[0]), Name: x.strs.str(c[1]), Type: x.strs.str(c[2])},
-		Predicate:  x.strs.str(c[3]),
-		Object:     kgagent.Entity{ID: x.strs.str(c[4]), Name: x.strs.str(c[5]), Type: x.strs.str(c[6])},
-		Literal:    x.strs.str(c[7]),
-		ChunkID:    x.strs.str(c[8]),
-		DocURL:     x.strs.str(c[9]),
-		SourceURL:  x.strs.str(c[10]),
+		Subject:    kgagent.Entity{ID: x.strs.str(sn[0]), Name: x.strs.str(sn[1]), Type: x.strs.str(sn[2])},
+		Predicate:  x.strs.str(r.p),
+		Object:     kgagent.Entity{ID: x.strs.str(on[0]), Name: x.strs.str(on[1]), Type: x.strs.str(on[2])},
+		Literal:    x.strs.str(r.lit),
+		ChunkID:    x.strs.str(pv[0]),
+		DocURL:     x.strs.str(pv[1]),
+		SourceURL:  x.strs.str(pv[2]),
 	}
 }
 
@@ -448,6 +458,17 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 		t     memTriple
 	}
 	list := make([]row, 0, 1024)
+	nodes, provs := map[[3]int32]int32{}, map[[3]int32]int32{}
+	intern := func(m map[[3]int32]int32, list *[][3]int32, k [3]int32) int32 {
+		i, ok := m[k]
+		if !ok {
+			i = int32(len(*list))
+			m[k] = i
+			*list = append(*list, k)
+		}
+		return i
+	}
+	var c [11]int32
 	for rows.Next() {
 		if len(list) >= maxIndexedTriples {
 			return nil
@@ -455,16 +476,21 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
-		r := row{rowid: rowid}
 		for i, id := range ids {
 			n, ok := local[id]
 			if !ok {
 				n = int32(len(local))
 				local[id] = n
 			}
-			r.t.col[i] = n
+			c[i] = n
 		}
-		list = append(list, r)
+		list = append(list, row{rowid, memTriple{
+			s:    intern(nodes, &x.nodes, [3]int32{c[0], c[1], c[2]}),
+			p:    c[3],
+			o:    intern(nodes, &x.nodes, [3]int32{c[4], c[5], c[6]}),
+			lit:  c[7],
+			prov: intern(provs, &x.provs, [3]int32{c[8], c[9], c[10]}),
+		}})
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -500,6 +526,7 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 	for i, r := range list {
 		triples[i] = r.t
 	}
+	x.nodes, x.provs = shrink(x.nodes), shrink(x.provs)
 	x.link(triples)
 	return nil
 }
@@ -516,11 +543,11 @@ func (x *nameIndex) link(list []memTriple) {
 	x.inEnd = make([]int32, n)
 	isID := make([]bool, n)
 	for i := range list {
-		c := &list[i].col
-		isID[c[0]], isID[c[4]] = true, true
-		x.outEnd[c[0]]++
-		if c[4] != c[0] && c[4] != 0 {
-			x.inEnd[c[4]]++
+		s, o := x.sid(&list[i]), x.oid(&list[i])
+		isID[s], isID[o] = true, true
+		x.outEnd[s]++
+		if o != s && o != 0 {
+			x.inEnd[o]++
 		}
 	}
 	// counts to end offsets
@@ -536,12 +563,12 @@ func (x *nameIndex) link(list []memTriple) {
 	// fill each list from its end backwards, rows in descending order, so
 	// every list ends up by rowid
 	for i := len(list) - 1; i >= 0; i-- {
-		c := &list[i].col
-		x.outEnd[c[0]]--
-		x.outRows[x.outEnd[c[0]]] = int32(i)
-		if c[4] != c[0] && c[4] != 0 {
-			x.inEnd[c[4]]--
-			x.inRows[x.inEnd[c[4]]] = int32(i)
+		s, o := x.sid(&list[i]), x.oid(&list[i])
+		x.outEnd[s]--
+		x.outRows[x.outEnd[s]] = int32(i)
+		if o != s && o != 0 {
+			x.inEnd[o]--
+			x.inRows[x.inEnd[o]] = int32(i)
 		}
 	}
 	// the fill left each end at its list's start: shift to ends
@@ -865,11 +892,11 @@ func (x *nameIndex) expand(collection string, seeds []string, hops, per int) []k
 			}
 			seen[r] = true
 			result = append(result, x.triple(r, collection))
-			c := &x.rows[r].col
-			if c[7] != 0 { // a literal: its object is no entity
+			row := &x.rows[r]
+			if row.lit != 0 { // a literal: its object is no entity
 				return
 			}
-			for _, e := range []int32{c[0], c[4]} {
+			for _, e := range []int32{x.sid(row), x.oid(row)} {
 				if e != 0 && !visited[e] {
 					visited[e] = true
 					next = append(next, e)

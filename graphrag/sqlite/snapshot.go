@@ -28,7 +28,7 @@ import (
 // one read transaction. Anything else falls back to SQL, and that load
 // writes a fresh snapshot in the background.
 
-const namesSnapMagic = "kgagent-graph-names-snapshot-2\n"
+const namesSnapMagic = "kgagent-graph-names-snapshot-3\n"
 
 // snapDir is where the store's snapshots live.
 func (s *Store) snapDir() string { return s.path + "-snap" }
@@ -114,12 +114,21 @@ func encodeNames(e *snapfile.Encoder, x *nameIndex) {
 	for i := range x.strs.len() {
 		e.Str(x.strs.at(int32(i)))
 	}
-	e.U32(uint32(len(x.rows)))
-	for i, r := range x.rows {
-		e.U64(uint64(i + 1)) // the rows' order (rowids are not kept)
-		for _, c := range r.col {
-			e.U32(uint32(c))
+	for _, list := range [][][3]int32{x.nodes, x.provs} {
+		e.U32(uint32(len(list)))
+		for _, k := range list {
+			e.U32(uint32(k[0]))
+			e.U32(uint32(k[1]))
+			e.U32(uint32(k[2]))
 		}
+	}
+	e.U32(uint32(len(x.rows)))
+	for _, r := range x.rows {
+		e.U32(uint32(r.s))
+		e.U32(uint32(r.p))
+		e.U32(uint32(r.o))
+		e.U32(uint32(r.lit))
+		e.U32(uint32(r.prov))
 	}
 }
 
@@ -163,18 +172,33 @@ func decodeNames(b []byte) (*nameIndex, error) {
 		x.strs.addBytes(d.Bytes())
 	}
 	x.strs.trim()
-	rows := make([]memTriple, d.Count(8+11*4))
-	for i := range rows {
-		if d.U64() != uint64(i+1) {
-			return nil, fmt.Errorf("snapshot: row %d out of order", i)
+	// a string, node or provenance index past its table
+	ref := func(v uint32, n int, what string) (int32, error) {
+		if int(v) >= n {
+			return 0, fmt.Errorf("snapshot: %s %d of %d", what, v, n)
 		}
-		for j := range rows[i].col {
-			v := d.U32()
-			if int(v) >= ns {
-				return nil, fmt.Errorf("snapshot: string %d of %d", v, ns)
+		return int32(v), nil
+	}
+	for _, list := range []*[][3]int32{&x.nodes, &x.provs} {
+		*list = make([][3]int32, d.Count(3*4))
+		for i := range *list {
+			for j := range 3 {
+				v, err := ref(d.U32(), ns, "string")
+				if err != nil {
+					return nil, err
+				}
+				(*list)[i][j] = v
 			}
-			rows[i].col[j] = int32(v)
 		}
+	}
+	rows := make([]memTriple, d.Count(5*4))
+	nn, np := uint32(len(x.nodes)), uint32(len(x.provs))
+	for i := range rows {
+		sv, p, o, lit, prov := d.U32(), d.U32(), d.U32(), d.U32(), d.U32()
+		if sv >= nn || o >= nn || p >= uint32(ns) || lit >= uint32(ns) || prov >= np {
+			return nil, fmt.Errorf("snapshot: row %d refers past its tables", i)
+		}
+		rows[i] = memTriple{s: int32(sv), p: int32(p), o: int32(o), lit: int32(lit), prov: int32(prov)}
 	}
 	if d.Err != nil {
 		return nil, d.Err
