@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent/internal/snapfile"
+	"github.com/klauspost/compress/zstd"
 )
 
 // TestWriteRead: a body comes back under its own header only, and not once
@@ -144,5 +145,35 @@ func TestReadKeepsNothing(t *testing.T) {
 	_ = body
 	if after := heap(); after > before+size/8 {
 		t.Fatalf("heap %d MB after the body was dropped, %d MB before the read: something keeps it", after>>20, before>>20)
+	}
+}
+
+// TestEncoderWindow: a streaming Encoder compresses with a 2 MiB window
+// (the level's default, 8 MiB, kept ~24 MB of history buffers alive while
+// an ingest wrote its snapshots), and the body still reads back.
+func TestEncoderWindow(t *testing.T) {
+	e := snapfile.NewEncoder()
+	for i := range 3 << 20 {
+		e.U32(uint32(i * 2654435761))
+	}
+	payload, err := e.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h zstd.Header
+	if err := h.Decode(payload); err != nil {
+		t.Fatal(err)
+	}
+	if h.WindowSize == 0 || h.WindowSize > 2<<20 {
+		t.Errorf("window %d bytes, want at most 2 MiB", h.WindowSize)
+	}
+	d, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	body, err := d.DecodeAll(payload[:len(payload)-12], nil) // less the length and CRC
+	if err != nil || len(body) != 12<<20 {
+		t.Fatalf("decoded %d bytes, %v", len(body), err)
 	}
 }
