@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/sqlitefile"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -77,7 +78,7 @@ func Open(path string) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "cannot create the store's directory")
 	}
-	dsn := "file:" + filepath.ToSlash(path) +
+	dsn := sqlitefile.URI(filepath.ToSlash(path)) +
 		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
 		"&_pragma=foreign_keys(1)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/sqlitefile"
 )
 
 // ReadChunks calls fn with each chunk of collection in the index file at
@@ -25,7 +26,7 @@ func ReadChunks(ctx context.Context, path, collection string, fn func(kgagent.Ch
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return kgagent.Errorf(kgagent.ENOTFOUND, "corpus index %s does not exist", path)
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	db, err := sql.Open("sqlite", sqlitefile.URI(path)+"?mode=ro&_pragma=busy_timeout(10000)")
 	if err != nil {
 		return dbErr(err, "open "+path)
 	}

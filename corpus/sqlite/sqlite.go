@@ -33,6 +33,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/internal/groupcommit"
+	"github.com/kgagent/kgagent/internal/sqlitefile"
 	"github.com/kgagent/kgagent/internal/text"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -181,7 +182,7 @@ func Open(cfg Config) (*Index, error) {
 	}
 	dsn := "file::memory:"
 	if cfg.Path != "" {
-		dsn = "file:" + cfg.Path
+		dsn = sqlitefile.URI(cfg.Path)
 	}
 	dsn += "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
 	if cfg.Path != "" {

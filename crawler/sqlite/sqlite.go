@@ -23,6 +23,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/internal/sqlitefile"
 	"github.com/kgagent/kgagent/knowledge"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -56,7 +57,7 @@ func Open(path string) (*Store, error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "creating the data dir")
 		}
-		dsn = "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+		dsn = sqlitefile.URI(path) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

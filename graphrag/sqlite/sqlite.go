@@ -35,6 +35,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/graphrag"
 	"github.com/kgagent/kgagent/internal/groupcommit"
+	"github.com/kgagent/kgagent/internal/sqlitefile"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
 )
@@ -210,7 +211,7 @@ func Open(path string) (*Store, error) {
 	if path == "" {
 		return nil, kgagent.Errorf(kgagent.EINVALID, "graph store: empty path")
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
+	dsn := sqlitefile.URI(path) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
 	// The writer keeps a larger page cache (32 MiB): inserts touch every
 	// index's B-tree, and with SQLite's default 2 MiB a large graph's
 	// pages are read back from the file over and over. Its statement
