@@ -170,6 +170,10 @@ type Summary struct {
 	// KeptReason says why the kept pages were not removed.
 	KeptReason string  `json:"kept_reason,omitempty"`
 	Seconds    float64 `json:"seconds"`
+	// Errors names the failed pages with their code and reason (the first
+	// maxReported; Failed has the total), so a user sees which pages
+	// failed and why, not only how many.
+	Errors []PageError `json:"errors,omitempty"`
 }
 
 // Summary condenses the report.
@@ -177,7 +181,7 @@ func (r Report) Summary() Summary {
 	return Summary{
 		Pages: r.Counters.Indexed + r.Counters.Unchanged, Chunks: r.Counters.Chunks, Triples: r.Counters.Triples,
 		Unchanged: r.Counters.Unchanged, Failed: r.Counters.Failed, Removed: r.Counters.Removed,
-		Kept: r.Counters.Kept, KeptReason: r.KeptReason, Seconds: r.Seconds,
+		Kept: r.Counters.Kept, KeptReason: r.KeptReason, Seconds: r.Seconds, Errors: r.Errors,
 	}
 }
 

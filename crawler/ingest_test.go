@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -331,6 +332,27 @@ func TestIngestDefaultsAndBadSpec(t *testing.T) {
 	rep, err := in.Run(context.Background(), Spec{URLs: []string{"http://h/a*b*", "::"}}, nil)
 	if err != nil || rep.Counters.Failed != 2 || len(rep.Errors) != 2 {
 		t.Fatalf("malformed URLs: %+v %v", rep, err)
+	}
+	// `ingest --json` prints the Summary: it names each failed page with
+	// its code and reason, not only the count.
+	raw, err := json.Marshal(rep.Summary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Failed int64 `json:"failed"`
+		Errors []struct{ URL, Code, Reason string }
+	}
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Failed != 2 || len(sum.Errors) != 2 {
+		t.Fatalf("summary %s: want the 2 failed pages listed", raw)
+	}
+	for _, e := range sum.Errors {
+		if e.URL == "" || e.Code != kgagent.EINVALID || e.Reason == "" {
+			t.Errorf("summary error %+v: want url, code INVALID and a reason", e)
+		}
 	}
 	if st, _ := states.ListPages(context.Background(), kgagent.DefaultCollection); len(st) != 1 {
 		t.Errorf("state lost: %+v", st)

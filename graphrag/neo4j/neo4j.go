@@ -307,8 +307,33 @@ func (s *Store) mapErr(ctx context.Context, err error, what string) error {
 	case kgagent.ECANCELED:
 		msg += ": canceled"
 	}
+	if code != kgagent.EUNAUTH && code != kgagent.EFORBIDDEN && code != kgagent.ECANCELED {
+		msg += " (" + causeOf(err) + ")"
+	}
 	return kgagent.WrapError(code, err, "%s", msg)
 }
+
+// causeOf says in a line what the server or driver answered, so that a
+// failed page's reason tells a deadlock from a lost connection or a retry
+// budget spent: the Neo4j status code and message when there is one (of the
+// last attempt, for a retried transaction), else the driver's error text,
+// without any credentials and at most maxCause bytes.
+func causeOf(err error) string {
+	var ne *neo4j.Neo4jError
+	var limitErr *neo4j.TransactionExecutionLimit
+	why := err.Error()
+	if !errors.As(err, &limitErr) && errors.As(err, &ne) {
+		why = ne.Code + ": " + ne.Msg
+	}
+	why = strings.Join(strings.Fields(why), " ")
+	if len(why) > maxCause {
+		why = strings.ToValidUTF8(why[:maxCause], "") + "…"
+	}
+	return why
+}
+
+// maxCause caps the cause quoted in an error message.
+const maxCause = 300
 
 // codeOf classifies a driver error.
 func codeOf(ctx context.Context, err error) string {
