@@ -101,6 +101,7 @@ type Config struct {
 type Store struct {
 	driver neo4j.DriverWithContext
 	cfg    Config
+	group  *groupWriter // see write.go: one write transaction at a time
 }
 
 // Open connects to Neo4j, checks that it answers, and creates the schema.
@@ -150,7 +151,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, kgagent.WrapError(kgagent.EINVALID, err, "neo4j: cannot use URL %q", cfg.URL)
 	}
-	s := &Store{driver: driver, cfg: cfg}
+	s := &Store{driver: driver, cfg: cfg, group: &groupWriter{}}
 	vctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
 	defer cancel()
 	if err := driver.VerifyConnectivity(vctx); err != nil {
