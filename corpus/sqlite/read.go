@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 
 	"github.com/kgagent/kgagent"
@@ -11,37 +12,31 @@ import (
 var _ corpus.DocumentReader = (*Index)(nil)
 
 // Documents lists the documents of collection ordered by URL, after the URL
-// after, at most limit; the title is that of the document's first chunk.
+// after, at most limit; the title is that of the document's first chunk
+// (lowest ordinal, then row id), read in the same statement from the
+// document's row id range.
 func (x *Index) Documents(ctx context.Context, collection, after string, limit int) ([]corpus.DocumentInfo, error) {
-	rows, err := x.db.QueryContext(ctx, `SELECT d.doc_url, (SELECT MIN(ordinal) FROM chunks WHERE rid BETWEEN d.lo AND d.hi AND collection = d.collection AND doc_url = d.doc_url), d.n
+	rows, err := x.db.QueryContext(ctx, `SELECT d.doc_url, d.n, (SELECT title FROM chunks
+			WHERE rid BETWEEN d.lo AND d.hi AND collection = d.collection AND doc_url = d.doc_url ORDER BY ordinal, rid LIMIT 1)
 		FROM docs d WHERE d.collection = ? AND d.doc_url > ? ORDER BY d.doc_url LIMIT ?`, collection, after, limit)
 	if err != nil {
 		return nil, dbErr(err, "list documents")
 	}
+	defer rows.Close()
 	var out []corpus.DocumentInfo
-	var firsts []int
 	for rows.Next() {
 		var d corpus.DocumentInfo
-		var first int
-		if err := rows.Scan(&d.URL, &first, &d.Chunks); err != nil {
-			rows.Close()
+		var title sql.NullString
+		if err := rows.Scan(&d.URL, &d.Chunks, &title); err != nil {
 			return nil, dbErr(err, "list documents")
 		}
-		out = append(out, d)
-		firsts = append(firsts, first)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, dbErr(err, "list documents")
-	}
-	for i := range out {
-		err := x.db.QueryRowContext(ctx, `SELECT title FROM chunks WHERE `+docRange("")+` AND ordinal = ?3 LIMIT 1`,
-			collection, out[i].URL, firsts[i]).Scan(&out[i].Title)
-		if err != nil {
-			return nil, dbErr(err, "read document title")
+		if !title.Valid {
+			return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "corpus index: read document title: document %s has no chunk", d.URL)
 		}
+		d.Title = title.String
+		out = append(out, d)
 	}
-	return out, nil
+	return out, dbErr(rows.Err(), "list documents")
 }
 
 // DocumentChunks returns the chunks of docURL in collection by ordinal.
