@@ -215,3 +215,78 @@ func TestRetrieveCarriesTheGraphList(t *testing.T) {
 		t.Fatalf("list %+v, %v: want none", ev.List, err)
 	}
 }
+
+// windowSearch returns the first r.K of its hits, as a search does, and
+// records the k of each call.
+type windowSearch struct {
+	hits  []corpus.Hit
+	asked *[]int
+}
+
+func (w windowSearch) Search(ctx context.Context, r corpus.SearchRequest) ([]corpus.Hit, error) {
+	*w.asked = append(*w.asked, r.K)
+	hits := w.hits[:min(r.K, len(w.hits))]
+	if r.K == corpus.MaxK {
+		// A wider window ranks a little differently: its first two
+		// hits swap places.
+		hits = append([]corpus.Hit{hits[1], hits[0]}, hits[2:]...)
+	}
+	return hits, nil
+}
+
+// TestRetrieveWidensACrowdedWindow: when one page's sections fill the
+// 5k+5 hits asked for (an OpenJDK class-use page has dozens), the search is
+// asked for corpus.MaxK hits, so the evidence (and the agent's sources)
+// still names the k pages the search ranks first. Before, it named 3 of
+// them and the gold page the search ranked 4th was missing from the
+// agent's sources (OpenJDK: java.security.SecurityPermission).
+func TestRetrieveWidensACrowdedWindow(t *testing.T) {
+	var hits []corpus.Hit
+	score := 1.0
+	add := func(page string, n int) {
+		for i := range n {
+			hits = append(hits, hit(fmt.Sprintf("https://d/%s.html#s%d", page, i), page, fmt.Sprintf("Section %d of the %s page says something.", i, page), score))
+			score -= 0.001
+		}
+	}
+	add("a", 20)
+	add("b", 12)
+	add("c", 1)
+	add("d", 1)
+	add("e", 1)
+	var asked []int
+	r := knowledge.NewRetriever(windowSearch{hits, &asked}, nil, knowledge.RetrieveConfig{})
+	ev, err := r.Retrieve(t.Context(), "something", "c", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []string
+	seen := map[string]bool{}
+	for _, p := range ev.Passages {
+		if !seen[p.DocURL] {
+			seen[p.DocURL] = true
+			pages = append(pages, p.DocURL)
+		}
+	}
+	if got := strings.Join(pages, " "); got != "https://d/a.html https://d/b.html https://d/c.html https://d/d.html https://d/e.html" {
+		t.Errorf("pages %s, want the search's first 5", got)
+	}
+	if len(asked) != 2 || asked[1] != corpus.MaxK {
+		t.Errorf("asked for %v hits, want 5k+5 then corpus.MaxK", asked)
+	}
+	// The passages of the first window stay as they were; the pages it
+	// missed follow, as sources only.
+	if ev.Passages[0].URL != "https://d/a.html#s0" {
+		t.Errorf("first passage %s, want the first window's first hit", ev.Passages[0].URL)
+	}
+	for i, p := range ev.Passages {
+		if want := i >= 10; p.SourceOnly != want {
+			t.Errorf("passage %d (%s) SourceOnly %v, want %v (only those past 2k)", i, p.URL, p.SourceOnly, want)
+		}
+	}
+	// A window that names k pages is not widened.
+	asked = nil
+	if _, err := r.Retrieve(t.Context(), "something", "c", 1); err != nil || len(asked) != 1 {
+		t.Errorf("k=1: asked %v (err %v), want one search", asked, err)
+	}
+}

@@ -69,7 +69,8 @@ func NewRetriever(search Searcher, facts Facts, cfg RetrieveConfig) *Retriever {
 // name fewer than k pages (at most 3k-1; see firstPages: those past 2k are
 // SourceOnly), with the facts. The search is asked for 5k+5 hits, so pages
 // whose passages crowd that window (many chunks a page) can leave fewer
-// than k pages named. The evidence
+// than k pages named; then the search is asked for corpus.MaxK hits, and
+// the hits of the pages the first window missed follow it. The evidence
 // is not numbered: its caller numbers it once (Number; an agent run with
 // its citation numbers).
 // A failing graph leaves the facts out; a failing search is an error.
@@ -101,9 +102,23 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 	// in search order after those, so that the evidence reaches the k
 	// pages the search ranks first although their passages come several
 	// to a page (firstPages).
+	// When one page's many sections fill that window (an OpenJDK
+	// class-use page: 30 hits, 3 pages), the search is asked once more for
+	// corpus.MaxK hits, so that the evidence still reaches the k pages the
+	// search ranks first (crowded); only the hits of pages the first
+	// window does not name are added after it (a hybrid search's ranking
+	// of a wider window may differ a little, and the passages the answer
+	// is composed from stay those of the first window).
 	head := 2*k + 5
 	fetch := min(corpus.MaxK, 5*k+5)
-	hits, err := r.search.Search(ctx, corpus.SearchRequest{Query: question, Collection: collection, K: fetch, Mode: corpus.ModeHybrid})
+	req := corpus.SearchRequest{Query: question, Collection: collection, K: fetch, Mode: corpus.ModeHybrid}
+	hits, err := r.search.Search(ctx, req)
+	if err == nil && crowded(hits, fetch, k) {
+		req.K = corpus.MaxK
+		if wide, werr := r.search.Search(ctx, req); werr == nil {
+			hits = otherPages(hits, wide)
+		}
+	}
 	var facts []graphrag.Fact
 	if graphDone != nil {
 		g := <-graphDone
@@ -162,6 +177,35 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 		ev.Facts = append(ev.Facts, kgagent.EvidenceFact{Triple: f.Triple, Text: f.Text, SourceURL: f.SourceURL, Score: f.Score})
 	}
 	return ev, nil
+}
+
+// crowded reports whether a search asked for fetch hits returned them all
+// and they name fewer than k pages: a wider window may name more.
+func crowded(hits []corpus.Hit, fetch, k int) bool {
+	if len(hits) < fetch || fetch >= corpus.MaxK {
+		return false
+	}
+	pages := map[string]bool{}
+	for _, h := range hits {
+		pages[h.DocURL] = true
+	}
+	return len(pages) < k
+}
+
+// otherPages returns hits followed by the hits of wide on pages hits do
+// not name, in wide's order.
+func otherPages(hits, wide []corpus.Hit) []corpus.Hit {
+	named := map[string]bool{}
+	for _, h := range hits {
+		named[h.DocURL] = true
+	}
+	out := hits
+	for _, h := range wide {
+		if !named[h.DocURL] {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // firstPages keeps the first k passages, and more, up to 2k, while they
