@@ -55,10 +55,14 @@ func (t *strTable) at(i int32) string {
 // str is a copy of string i.
 func (t *strTable) str(i int32) string { return strings.Clone(t.at(i)) }
 
-// trim drops the tables' growth slack.
+// trim drops the table's growth slack when it is more than an eighth.
 func (t *strTable) trim() {
-	t.b = append(make([]byte, 0, len(t.b)), t.b...)
-	t.end = append(make([]uint32, 0, len(t.end)), t.end...)
+	if cap(t.b)-len(t.b) > len(t.b)/8 {
+		t.b = append(make([]byte, 0, len(t.b)), t.b...)
+	}
+	if cap(t.end)-len(t.end) > len(t.end)/8 {
+		t.end = append(make([]uint32, 0, len(t.end)), t.end...)
+	}
 }
 
 // search returns the first index i of the sorted table whose string is not
