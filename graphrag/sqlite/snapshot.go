@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"unsafe"
 
@@ -145,8 +146,12 @@ func decodeNames(b []byte) (*nameIndex, error) {
 	var eb entBuilder
 	for i := range x.ents {
 		id, name, typ, norm := d.Bytes(), d.Bytes(), d.Bytes(), d.Bytes()
+		refs := d.U64()
+		if refs > math.MaxInt32 {
+			return nil, fmt.Errorf("snapshot: entity %d has %d references", i, refs)
+		}
 		// the strings alias b only until added
-		x.ents[i] = eb.add(&x.es, unsafeStr(id), unsafeStr(name), unsafeStr(typ), unsafeStr(norm), int64(d.U64()))
+		x.ents[i] = eb.add(&x.es, unsafeStr(id), unsafeStr(name), unsafeStr(typ), unsafeStr(norm), int64(refs))
 	}
 	x.es.trim()
 	nw := d.Count(4 + 4)
