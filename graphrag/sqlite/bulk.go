@@ -54,6 +54,16 @@ func (s *Store) BulkLoad(ctx context.Context) (bool, error) {
 				return err
 			}
 		}
+		// Without its secondary indexes the load mostly appends, so the
+		// writer's page cache goes from 32 to 8 MiB for the rest of the
+		// store's life (a bulk load is a one-shot ingest). With 32 MiB the
+		// OpenJDK docs' ingest peaked far above it: 3,000 pages 488 -> 374
+		// MB of peak RSS at the same CPU (48.9 + 3.5 vs 49.0 + 3.2 s), the
+		// memory SQLite keeps (outside Go's heap) after the index builds at
+		// the load's end.
+		if _, err := x.s.w.conn.ExecContext(x.ectx, fmt.Sprintf(`PRAGMA cache_size = %d`, bulkCacheKiB)); err != nil {
+			return err
+		}
 		on = true
 		return nil
 	})
@@ -65,6 +75,10 @@ func (s *Store) BulkLoad(ctx context.Context) (bool, error) {
 	s.bulk = on
 	return on, nil
 }
+
+// bulkCacheKiB is the writer's cache_size during and after a bulk load
+// (negative: KiB), against -32768 otherwise (Open).
+const bulkCacheKiB = -8192
 
 // finishBulk completes a bulk load recorded in bulk_load, if any, and
 // creates the secondary indexes that are missing, in one transaction on the

@@ -231,3 +231,41 @@ func startBulk(s *sqlite.Store) error {
 	}
 	return err
 }
+
+// TestBulkLoadWriterCache: a bulk load runs its writer with an 8 MiB page
+// cache (32 MiB otherwise): with 32 MiB a 3,000-page OpenJDK ingest peaked
+// at 488 MB of RSS, with 8 MiB at 374 MB, at the same CPU. A store that
+// cannot bulk load (it holds triples) keeps the larger cache.
+func TestBulkLoadWriterCache(t *testing.T) {
+	ctx := t.Context()
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := sqlite.WriterCacheSize(t, s); n != -32768 {
+		t.Fatalf("writer cache_size %d before the bulk load, want -32768", n)
+	}
+	if on, err := s.BulkLoad(ctx); err != nil || !on {
+		t.Fatalf("bulk load: %v %v", on, err)
+	}
+	if n := sqlite.WriterCacheSize(t, s); n != -8192 {
+		t.Errorf("writer cache_size %d during the bulk load, want -8192", n)
+	}
+
+	used, err := sqlite.Open(filepath.Join(t.TempDir(), "used.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer used.Close()
+	tr := kgagent.Triple{Collection: "c", DocURL: "http://x/a", Subject: kgagent.Entity{ID: "a", Name: "A"}, Predicate: "p", Object: kgagent.Entity{ID: "b", Name: "B"}}
+	if err := used.ReplaceDocument(ctx, "c", "http://x/a", []kgagent.Triple{tr}); err != nil {
+		t.Fatal(err)
+	}
+	if on, err := used.BulkLoad(ctx); err != nil || on {
+		t.Fatalf("bulk load of a used store: %v %v", on, err)
+	}
+	if n := sqlite.WriterCacheSize(t, used); n != -32768 {
+		t.Errorf("writer cache_size %d of a store that did not bulk load, want -32768", n)
+	}
+}
