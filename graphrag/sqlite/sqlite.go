@@ -212,9 +212,10 @@ func Open(path string) (*Store, error) {
 		return nil, kgagent.Errorf(kgagent.EINVALID, "graph store: empty path")
 	}
 	dsn := sqlitefile.URI(path) + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)"
-	// The writer keeps a larger page cache (32 MiB): inserts touch every
-	// index's B-tree, and with SQLite's default 2 MiB a large graph's
-	// pages are read back from the file over and over. Its statement
+	// The writer keeps a larger page cache (32 MiB; 8 MiB during a bulk
+	// load, which has no secondary indexes to update: bulk.go): inserts
+	// touch every index's B-tree, and with SQLite's default 2 MiB a large
+	// graph's pages are read back from the file over and over. Its statement
 	// journals (multi-row INSERTs, savepoints) stay in memory instead of
 	// spilling to temporary files. The WAL is checkpointed every 8192
 	// pages (32 MiB) rather than 1000: index pages that many commits touch
