@@ -88,7 +88,7 @@ func (s *Store) replaceNow(ctx context.Context, collection string, docs []docume
 
 const (
 	maxGroupDocs    = 64
-	maxGroupTriples = 20000
+	maxGroupTriples = 5000
 )
 
 // groupWriter queues the replace calls of one Store.
