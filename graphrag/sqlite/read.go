@@ -129,20 +129,54 @@ func (x *nameIndex) memBytes() int {
 	return n
 }
 
-// triple materialises row i, its strings copied.
-func (x *nameIndex) triple(i int32, collection string) kgagent.Triple {
-	r := &x.rows[i]
-	sn, on, pv := &x.nodes[r.s], &x.nodes[r.o], &x.provs[r.prov]
-	return kgagent.Triple{
-		Collection: collection,
-		Subject:    kgagent.Entity{ID: x.strs.str(sn[0]), Name: x.strs.str(sn[1]), Type: x.strs.str(sn[2])},
-		Predicate:  x.strs.str(r.p),
-		Object:     kgagent.Entity{ID: x.strs.str(on[0]), Name: x.strs.str(on[1]), Type: x.strs.str(on[2])},
-		Literal:    x.strs.str(r.lit),
-		ChunkID:    x.strs.str(pv[0]),
-		DocURL:     x.strs.str(pv[1]),
-		SourceURL:  x.strs.str(pv[2]),
+// triples materialises rows, their strings copied into one buffer: one
+// allocation for the lot rather than one a string (a question's expansion
+// returns hundreds of triples), and nothing a caller keeps holds the
+// index's tables alive.
+func (x *nameIndex) triples(rows []int32, collection string) []kgagent.Triple {
+	if len(rows) == 0 {
+		return nil
 	}
+	var ids [9]int32
+	cols := func(i int32) *[9]int32 {
+		r := &x.rows[i]
+		sn, on, pv := &x.nodes[r.s], &x.nodes[r.o], &x.provs[r.prov]
+		ids = [9]int32{sn[0], sn[1], sn[2], r.p, on[0], on[1], on[2], r.lit, pv[0]}
+		return &ids
+	}
+	size := 0
+	for _, i := range rows {
+		for _, k := range cols(i) {
+			size += len(x.strs.at(k))
+		}
+		size += len(x.strs.at(x.provs[x.rows[i].prov][1])) + len(x.strs.at(x.provs[x.rows[i].prov][2]))
+	}
+	buf := make([]byte, 0, size)
+	str := func(k int32) string {
+		s := x.strs.at(k)
+		if s == "" {
+			return ""
+		}
+		lo := len(buf)
+		buf = append(buf, s...)
+		return unsafe.String(&buf[lo], len(s))
+	}
+	out := make([]kgagent.Triple, len(rows))
+	for n, i := range rows {
+		c := cols(i)
+		pv := &x.provs[x.rows[i].prov]
+		out[n] = kgagent.Triple{
+			Collection: collection,
+			Subject:    kgagent.Entity{ID: str(c[0]), Name: str(c[1]), Type: str(c[2])},
+			Predicate:  str(c[3]),
+			Object:     kgagent.Entity{ID: str(c[4]), Name: str(c[5]), Type: str(c[6])},
+			Literal:    str(c[7]),
+			ChunkID:    str(c[8]),
+			DocURL:     str(pv[1]),
+			SourceURL:  str(pv[2]),
+		}
+	}
+	return out
 }
 
 // nameCache holds the name indexes of the store's collections. Its zero value
@@ -883,7 +917,7 @@ func (x *nameIndex) expand(collection string, seeds []string, hops, per int) []k
 		}
 	}
 	seen := map[int32]bool{}
-	var result []kgagent.Triple
+	var taken []int32
 	for hop := 0; hop < hops && len(frontier) > 0; hop++ {
 		var next []int32
 		take := func(r int32) {
@@ -891,7 +925,7 @@ func (x *nameIndex) expand(collection string, seeds []string, hops, per int) []k
 				return
 			}
 			seen[r] = true
-			result = append(result, x.triple(r, collection))
+			taken = append(taken, r)
 			row := &x.rows[r]
 			if row.lit != 0 { // a literal: its object is no entity
 				return
@@ -917,7 +951,7 @@ func (x *nameIndex) expand(collection string, seeds []string, hops, per int) []k
 		}
 		frontier = next
 	}
-	return result
+	return x.triples(taken, collection)
 }
 
 // nearSQL runs the expansion statement for each frontier entity on several
