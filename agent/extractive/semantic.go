@@ -53,18 +53,23 @@ func semanticBest(ps []*passage) float64 {
 }
 
 // farInMeaning reports whether the search ranked every section it found
-// by meaning and none is close enough to the question to answer it. While
+// by meaning and none is close enough to the question to answer it (a
+// cosine may be negative: then semanticBest is 0, and none is close). While
 // the semantic pass is still embedding the collection, a section without a
 // vector (cosine 0) may be the one that answers: then meaning does not
 // decide.
 func farInMeaning(ps []*passage) bool {
+	sections := 0
 	for _, p := range ps {
-		if !p.fact && !p.LinkHeavy && p.Semantic == 0 {
+		if p.fact || p.LinkHeavy {
+			continue
+		}
+		if p.Semantic == 0 {
 			return false
 		}
+		sections++
 	}
-	b := semanticBest(ps)
-	return b > 0 && b < semanticAnswerMin
+	return sections > 0 && semanticBest(ps) < semanticAnswerMin
 }
 
 // meaningDecides reports whether the question's words missing from the

@@ -131,6 +131,15 @@ func TestFarInMeaningAbstains(t *testing.T) {
 			t.Errorf("cosine %.2f: answer = %q, want the proxy section's answer [1]", cos, got)
 		}
 	}
+	// Every section found farther than unrelated (negative cosines, which
+	// MiniLM gives): none is close, so the answer is the abstention too.
+	neg := proxy(-0.04)
+	neg[0].Passages = append(neg[0].Passages, kgagent.EvidencePassage{N: 2, URL: "http://py/library/urllib.request.html#basehandler-objects", DocURL: "http://py/library/urllib.request.html",
+		Title: "urllib.request — Extensible library for opening URLs", HeadingPath: []string{"BaseHandler Objects"},
+		Text: "A proxy handler may be configured for each protocol.", Semantic: -0.02})
+	if got := Compose(q, neg, Config{}); !strings.HasPrefix(got, NotFound) {
+		t.Errorf("negative cosines: answer = %q, want the not-found abstention", got)
+	}
 	// While the semantic pass runs, a section without a vector yet may be
 	// the one that answers: the words decide.
 	e := proxy(0.33)
