@@ -3,6 +3,7 @@ package knowledge_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -288,5 +289,35 @@ func TestRetrieveWidensACrowdedWindow(t *testing.T) {
 	asked = nil
 	if _, err := r.Retrieve(t.Context(), "something", "c", 1); err != nil || len(asked) != 1 {
 		t.Errorf("k=1: asked %v (err %v), want one search", asked, err)
+	}
+}
+
+// TestRetrieveLeavesTheSearchsHitsAlone: widening a crowded window must
+// not write into the slice the search returned. A search may hand out a
+// window of hits it keeps (hits[:K] of a held ranking); appending the
+// wider window's pages to it overwrote the hits it held past K (and two
+// questions at once would write them concurrently).
+func TestRetrieveLeavesTheSearchsHitsAlone(t *testing.T) {
+	var hits []corpus.Hit
+	for i := range 40 {
+		page := "a"
+		if i >= 35 {
+			page = string(rune('b' + i - 35))
+		}
+		hits = append(hits, hit(fmt.Sprintf("https://d/%s.html#s%d", page, i), page, fmt.Sprintf("Section %d of the %s page.", i, page), 1-float64(i)/100))
+	}
+	held := slices.Clone(hits)
+	var asked []int
+	r := knowledge.NewRetriever(windowSearch{hits, &asked}, nil, knowledge.RetrieveConfig{})
+	if _, err := r.Retrieve(t.Context(), "something", "c", 5); err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 2 {
+		t.Fatalf("asked %v, want a widened second search", asked)
+	}
+	for i := range hits {
+		if hits[i].URL != held[i].URL {
+			t.Fatalf("the search's hit %d is now %s, was %s: Retrieve wrote into the search's slice", i, hits[i].URL, held[i].URL)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package knowledge
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -193,13 +194,14 @@ func crowded(hits []corpus.Hit, fetch, k int) bool {
 }
 
 // otherPages returns hits followed by the hits of wide on pages hits do
-// not name, in wide's order.
+// not name, in wide's order. It appends to a copy: hits may be a window of
+// a slice the search keeps, whose elements past len(hits) are not ours.
 func otherPages(hits, wide []corpus.Hit) []corpus.Hit {
 	named := map[string]bool{}
 	for _, h := range hits {
 		named[h.DocURL] = true
 	}
-	out := hits
+	out := slices.Clip(hits)
 	for _, h := range wide {
 		if !named[h.DocURL] {
 			out = append(out, h)
