@@ -3,8 +3,10 @@ package neo4j
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -105,12 +107,16 @@ type pendingWrite struct {
 	docs       []document
 	triples    int
 	done       chan error
+	taken      bool // in a group the writer is writing (guarded by groupWriter.mu)
 }
 
 // submit queues docs and waits until they are written, in a group with the
 // calls queued beside it. The first call to find no writer running starts
 // one, which runs until the queue is empty (a goroutine, so no caller waits
-// for more than its own write).
+// for more than its own write). A call whose ctx ends while it is queued
+// leaves the queue and returns ctx's error at once: nothing of it is
+// written. One whose group is being written waits for that write's outcome
+// (the group's transaction stops once every caller in it has given up).
 func (g *groupWriter) submit(ctx context.Context, s *Store, collection string, docs []document) error {
 	p := &pendingWrite{ctx: ctx, collection: collection, docs: docs, done: make(chan error, 1)}
 	for _, d := range docs {
@@ -121,6 +127,18 @@ func (g *groupWriter) submit(ctx context.Context, s *Store, collection string, d
 	if !g.writing {
 		g.writing = true
 		go g.drain(s)
+	}
+	g.mu.Unlock()
+	select {
+	case err := <-p.done:
+		return err
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	if !p.taken {
+		g.queue = slices.DeleteFunc(g.queue, func(q *pendingWrite) bool { return q == p })
+		g.mu.Unlock()
+		return s.mapErr(ctx, ctx.Err(), "replace documents")
 	}
 	g.mu.Unlock()
 	return <-p.done
@@ -137,6 +155,9 @@ func (g *groupWriter) drain(s *Store) {
 		}
 		group, rest := takeGroup(g.queue)
 		g.queue = rest
+		for _, p := range group {
+			p.taken = true
+		}
 		g.mu.Unlock()
 		s.writeGroup(group)
 	}
@@ -189,10 +210,13 @@ func (s *Store) writeGroup(group []*pendingWrite) {
 		for _, p := range live {
 			docs = append(docs, p.docs...)
 		}
-		// Under no caller's cancellation: one caller's cancel must not
-		// fail the others' pages (each context was checked above); the
-		// driver's retry time still bounds the transaction.
-		if s.replaceNow(context.WithoutCancel(live[0].ctx), live[0].collection, docs) == nil {
+		// Under no one caller's cancellation: one caller's cancel must
+		// not fail the others' pages (each context was checked above).
+		// Once every caller has given up, the transaction stops.
+		gctx, cancel := groupContext(live)
+		err := s.replaceNow(gctx, live[0].collection, docs)
+		cancel()
+		if err == nil {
 			for _, p := range live {
 				p.done <- nil
 			}
@@ -201,6 +225,29 @@ func (s *Store) writeGroup(group []*pendingWrite) {
 	}
 	for _, p := range live {
 		p.done <- s.replaceNow(p.ctx, p.collection, p.docs)
+	}
+}
+
+// groupContext is the context of a group's transaction: it carries the
+// first call's values, no caller's deadline or cancellation alone, and ends
+// once every call's context has ended (no one waits for the write then).
+func groupContext(group []*pendingWrite) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(group[0].ctx))
+	var left atomic.Int32
+	left.Store(int32(len(group)))
+	stops := make([]func() bool, 0, len(group))
+	for _, p := range group {
+		stops = append(stops, context.AfterFunc(p.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		}))
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
 	}
 }
 
