@@ -17,7 +17,11 @@
 // retries transient errors such as deadlocks and leader switches; a
 // document's old triples are retracted and its new ones written with UNWIND
 // batches of Config.BatchSize rows in one transaction, so a failure leaves the
-// old triples in place. Reads run in ExecuteRead. Expand walks the graph one
+// old triples in place. The replace calls of one Store go through one writer,
+// which commits the calls queued together in one transaction (group commit,
+// write.go), so an ingest's concurrent pages do not deadlock each other; a
+// call whose context ends while queued returns at once, unwritten. Reads run
+// in ExecuteRead. Expand walks the graph one
 // hop per query with a per-entity LIMIT (a bounded expansion that stays cheap
 // on hub entities), inside one read transaction.
 //
