@@ -193,10 +193,11 @@ func convertSparse(ctx context.Context, tx *sql.Tx) (int, error) {
 		func(rows *sql.Rows) (r row, err error) { return r, rows.Scan(&r.rid, &r.vec) },
 		func(last row) []any { return []any{last.rid} },
 		func(r row) ([]any, bool) {
-			sp = packQ8(sp, r.vec)
-			if len(sp) >= len(r.vec) {
-				return nil, false // stays dense
+			p := packQ8(sp, r.vec)
+			if len(p) >= len(r.vec) {
+				return nil, false // stays dense (p is r.vec: not kept as scratch)
 			}
+			sp = p
 			return []any{sp, r.rid}, true
 		})
 }

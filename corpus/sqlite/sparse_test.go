@@ -378,3 +378,66 @@ func TestMigrateDocs(t *testing.T) {
 		t.Errorf("%d documents in chunks, %d in docs", n, countSQL(t, path, `SELECT count(*) FROM docs`))
 	}
 }
+
+// TestWriteDenseThenSparse writes a document whose vectors alternate
+// between dense (no zero component) and sparse ones: every stored vector
+// unpacks to the bytes appendQ8Bytes gives it. Before, packQ8 returned
+// its input for a dense vector, so the writer's sparse scratch aliased the
+// quantised vector's buffer and the next sparse vector was packed over
+// its own input, storing wrong components.
+func TestWriteDenseThenSparse(t *testing.T) {
+	ctx := t.Context()
+	x, err := Open(Config{NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	const dim = 64
+	url := "https://x/d"
+	var cs []kgagent.Chunk
+	var vs [][]float32
+	for i := range 6 {
+		v := make([]float32, dim)
+		for j := range v {
+			switch {
+			case i%2 == 0:
+				v[j] = float32(j%7) + 1 // dense
+			case j%9 == i:
+				v[j] = float32(j) + 1 // sparse
+			}
+		}
+		cs = append(cs, kgagent.Chunk{ID: corpus.ChunkID("c", url, i), Collection: "c", DocURL: url, URL: url, Title: "t", Text: fmt.Sprint("chunk ", i), Ordinal: i})
+		vs = append(vs, v)
+	}
+	if err := x.ReplaceDocument(ctx, "c", url, cs, vs); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := x.db.Query(`SELECT ordinal, vec FROM chunks ORDER BY ordinal`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n, sparse := 0, 0
+	for rows.Next() {
+		var ord int
+		var vec []byte
+		if err := rows.Scan(&ord, &vec); err != nil {
+			t.Fatal(err)
+		}
+		if len(vec) < dim+4 {
+			sparse++
+		}
+		want, _ := appendQ8Bytes(nil, nil, vs[ord])
+		got, ok := unpackQ8(nil, vec, dim)
+		if !ok || !bytes.Equal(got, want) {
+			t.Errorf("chunk %d: stored vector unpacks to %v, %v; want %v", ord, got, ok, want)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(vs) || sparse != len(vs)/2 {
+		t.Fatalf("%d rows, %d sparse; want %d, %d", n, sparse, len(vs), len(vs)/2)
+	}
+}

@@ -856,7 +856,9 @@ func docRange(p string) string {
 // about two thirds zeros (OpenJDK API docs: 37% non-zero), so a 388-byte
 // vector takes ~190. A vector with few zeros stays dense; the two forms
 // are told apart by length (sparse is always shorter than dim+4). dst is
-// scratch space; the result aliases dst or b.
+// scratch space; the result aliases dst, or is b itself when b stays
+// dense: a caller must not pass that result as the next call's dst (it
+// would be packed over its own input).
 func packQ8(dst, b []byte) []byte {
 	dim := len(b) - 4
 	nb := (dim + 7) / 8

@@ -381,9 +381,12 @@ func (t *txWrite) insert(ctx context.Context, g *writeJob, from, k int, added []
 	vb, ends := t.vecBuf[:0], t.vecEnds[:0]
 	for i := from; i < from+n; i++ {
 		t.q8b, t.q8 = appendQ8Bytes(t.q8b[:0], t.q8, g.vectors[i])
-		t.sparse = packQ8(t.sparse, t.q8b)
-		if len(t.sparse) < len(t.q8b) {
-			vb = append(vb, t.sparse...)
+		// packQ8 returns t.q8b itself for a dense vector: only a sparse
+		// result is kept as the scratch, else the next vector would be
+		// packed over its own bytes
+		if p := packQ8(t.sparse, t.q8b); len(p) < len(t.q8b) {
+			t.sparse = p
+			vb = append(vb, p...)
 		} else {
 			vb = append(vb, t.q8b...)
 		}
