@@ -70,3 +70,44 @@ func TestNameIndexMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestNameIndexTableLimit: a collection whose strings would not fit a
+// string table (its end offsets are uint32: 4 GiB) gets no name index, as
+// one above maxIndexedTriples does, and a snapshot holding such a table is
+// refused; before, the offsets wrapped and the index handed out wrong
+// strings (or read past its table). The limit is lowered to the test
+// graph's size here.
+func TestNameIndexTableLimit(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	doc := "https://docs.example/a.html"
+	var ts []kgagent.Triple
+	for i := range 50 {
+		ts = append(ts, graphtest.L("c", doc, fmt.Sprintf("pkg.Class%d", i), "summary", fmt.Sprintf("The literal text of class %d, long enough to count.", i), ""))
+	}
+	if err := s.ReplaceDocument(ctx, "c", doc, ts); err != nil {
+		t.Fatal(err)
+	}
+	full, err := loadNames(ctx, s.rdb, "c", 0)
+	if err != nil || full == nil {
+		t.Fatalf("no index (%v) with the real limit", err)
+	}
+	e := &snapfile.Encoder{}
+	encodeNames(e, full)
+	for _, limit := range []int64{int64(len(full.strs.b)) - 1, int64(len(full.es.b)) - 1} {
+		old := maxTableBytes
+		maxTableBytes = limit
+		idx, err := loadNames(ctx, s.rdb, "c", 0)
+		if err != nil || idx != nil {
+			t.Errorf("limit %d: built an index (%v: %v), want none", limit, idx != nil, err)
+		}
+		if x, err := decodeNames(e.B); err == nil {
+			t.Errorf("limit %d: decoded a snapshot of %d+%d string bytes", limit, len(x.es.b), len(x.strs.b))
+		}
+		maxTableBytes = old
+	}
+}

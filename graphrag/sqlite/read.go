@@ -380,7 +380,8 @@ func (s *Store) closeNames() {
 // loadNames reads a collection's entities into a name index labelled with
 // version, which was read before the load started: a commit in between makes
 // the index look stale later, never current when it is not. It returns nil
-// for collections above maxIndexedEntities.
+// for collections above maxIndexedEntities, maxIndexedTriples or a string
+// table's maxTableBytes.
 func loadNames(ctx context.Context, db queryer, collection string, version int64) (*nameIndex, error) {
 	rows, err := db.QueryContext(ctx, `SELECT `+entCols+` FROM entities AS e`+entJoin+` WHERE e.collection = `+strID("?1"), collection)
 	if err != nil {
@@ -401,6 +402,9 @@ func loadNames(ctx context.Context, db queryer, collection string, version int64
 		}
 		i := int32(len(idx.ents))
 		idx.ents = append(idx.ents, eb.add(&idx.es, id, name, typ, norm, refs))
+		if idx.es.tooBig() {
+			return nil, nil
+		}
 		// The words the writer indexed it under (entity_words).
 		for _, w := range Words(norm, id) {
 			byWord[w] = append(byWord[w], i)
@@ -424,6 +428,9 @@ func loadNames(ctx context.Context, db queryer, collection string, version int64
 		idx.words.add(w)
 		idx.wordEnts = append(idx.wordEnts, list...)
 		idx.wordEnd = append(idx.wordEnd, int32(len(idx.wordEnts)))
+	}
+	if idx.words.tooBig() {
+		return nil, nil
 	}
 	idx.es.trim()
 	idx.words.trim()
@@ -468,9 +475,9 @@ func (b *entBuilder) add(t *strTable, id, name, typ, norm string, refs int64) na
 }
 
 // loadTriples reads the collection's triples into the adjacency lists. It
-// leaves x.rows nil for collections above maxIndexedTriples. The rows are
-// read as strs ids, and the strings they name in one pass over strs, not
-// with a join per column and row.
+// leaves x.rows nil for collections above maxIndexedTriples or whose strings
+// exceed maxTableBytes. The rows are read as strs ids, and the strings they
+// name in one pass over strs, not with a join per column and row.
 func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection string) error {
 	rows, err := db.QueryContext(ctx, `SELECT rowid, s_id, s_name, s_type, p, o_id, o_name, o_type, literal, chunk_id, doc_url, source_url
 		FROM triples WHERE collection = `+strID("?1"), collection)
@@ -550,6 +557,9 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 	}
 	if err := srows.Err(); err != nil {
 		return err
+	}
+	if int64(size) > maxTableBytes {
+		return nil // too big to keep: x.rows stays nil
 	}
 	x.strs = newStrTable(len(strs), size)
 	for _, s := range strs {

@@ -153,6 +153,9 @@ func decodeNames(b []byte) (*nameIndex, error) {
 		// the strings alias b only until added
 		x.ents[i] = eb.add(&x.es, unsafeStr(id), unsafeStr(name), unsafeStr(typ), unsafeStr(norm), int64(refs))
 	}
+	if x.es.tooBig() {
+		return nil, fmt.Errorf("snapshot: entity strings of %d bytes", len(x.es.b))
+	}
 	x.es.trim()
 	nw := d.Count(4 + 4)
 	x.words = newStrTable(nw, peekBytes(d.B, nw, 1, func(at int) int {
@@ -178,12 +181,18 @@ func decodeNames(b []byte) (*nameIndex, error) {
 		x.words.addBytes(w)
 		x.wordEnd[i] = int32(len(x.wordEnts))
 	}
+	if x.words.tooBig() {
+		return nil, fmt.Errorf("snapshot: words of %d bytes", len(x.words.b))
+	}
 	x.words.trim()
 	x.wordEnts = shrink(x.wordEnts)
 	ns := d.Count(4)
 	x.strs = newStrTable(ns, peekBytes(d.B, ns, 1, func(int) int { return 0 }))
 	for range ns {
 		x.strs.addBytes(d.Bytes())
+	}
+	if x.strs.tooBig() {
+		return nil, fmt.Errorf("snapshot: strings of %d bytes", len(x.strs.b))
 	}
 	x.strs.trim()
 	// a string, node or provenance index past its table

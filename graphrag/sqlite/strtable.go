@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"math"
 	"sort"
 	"strings"
 	"unsafe"
@@ -14,6 +15,16 @@ type strTable struct {
 	b   []byte
 	end []uint32 // string i is b[end[i-1]:end[i]] (b[:end[0]] for i 0)
 }
+
+// maxTableBytes is the most bytes a strTable may hold: its end offsets are
+// uint32, and past 4 GiB they would wrap (wrong strings handed out, reads
+// past the table). A collection whose strings need more gets no name index
+// (SQL answers it, as above maxIndexedTriples), and a snapshot holding such
+// a table is refused. A variable so that a test can lower it.
+var maxTableBytes int64 = math.MaxUint32
+
+// tooBig reports whether t holds more than maxTableBytes.
+func (t *strTable) tooBig() bool { return int64(len(t.b)) > maxTableBytes }
 
 // newStrTable returns a table with room for n strings of size bytes in all.
 func newStrTable(n, size int) strTable {
