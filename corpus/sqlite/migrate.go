@@ -51,11 +51,14 @@ func newerFormat(name string, ver int) error {
 // variable so a test can make rounds small).
 var q8Batch = 1024
 
-// migrateQ8 converts a data dir's float32 chunk and semantic vectors to
-// format 2 in one transaction, then VACUUMs so the file gives the space
-// back. A fresh index is stamped format 2 at once. The conversion is the one a new
-// write makes (appendQ8Bytes), so the search copy built from the migrated
-// rows equals the one built from the old rows.
+// migrateQ8 brings an index of an older format to formatNewest in one
+// transaction (float32 vectors to int8, compressed bodies, packed URLs and
+// ids, sparse vectors, the docs table: each step the formats between need),
+// then VACUUMs so the file gives the space back; a crash before the commit
+// leaves the file in its old format. A fresh index is stamped formatNewest
+// at once. Each conversion is the one a new write makes (appendQ8Bytes,
+// packQ8, ...), so the search copy built from the migrated rows equals the
+// one built from the old rows.
 func (x *Index) migrateQ8() error {
 	ctx := context.Background()
 	var ver int
