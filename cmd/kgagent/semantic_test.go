@@ -18,7 +18,8 @@ import (
 // the background pass embeds every chunk after the demo ingest (kicked by
 // it), its progress shows on /metrics and it says when it is done; then
 // the upgrade question is answered from the migration guide. The model
-// is loaded after the warm-up, not before serve listens.
+// is loaded after the warm-up, not before serve listens. The README's
+// quick-start question is answered too.
 func TestSemanticPassOnServe(t *testing.T) {
 	needMiniLM(t)
 	s := startServeFull(t, "--demo", "--demo-site-dir", siteDir, "--semantic-search", "auto", "--answer-cache-size", "0")
@@ -49,6 +50,11 @@ func TestSemanticPassOnServe(t *testing.T) {
 	// user's words is answered from the migration guide with the
 	// semantic ranking too.
 	checkUpgradeAnswer(t, askREST(t, s.base, upgradeQuestion))
+	// And the quick start's question (README), which the other demo tests
+	// ask with semantic search off.
+	if a := askREST(t, s.base, "What is the default HTTP port of the Lumen server?"); !strings.Contains(a.answer, "8086") || a.sources == 0 {
+		t.Errorf("the quick start's question with semantic search on: %q, %d sources", a.answer, a.sources)
+	}
 }
 
 // TestAskSkipsTheModelWithoutVectors: ask on a data dir that holds no
