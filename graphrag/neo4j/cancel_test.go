@@ -2,6 +2,7 @@ package neo4j
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -144,6 +145,66 @@ func TestGroupWriteStopsWhenEveryCallerIsGone(t *testing.T) {
 			}
 		case <-deadline:
 			t.Fatalf("call %d still waits 15 s after its context ended", i)
+		}
+	}
+}
+
+// TestUnreachableServerFailsTheGroupOnce: when the server cannot be
+// reached, a group's calls all get its error at once instead of each being
+// written alone afterwards, which made every call wait out the driver's
+// retry time again (64 pages: ~32 minutes against a dead server at the
+// default 30 s, instead of 30 s).
+func TestUnreachableServerFailsTheGroupOnce(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "bolt://" + l.Addr().String()
+	l.Close() // connections are refused from now on
+	const retry = time.Second
+	driver, err := neo4j.NewDriverWithContext(url, neo4j.NoAuth(), func(c *config.Config) {
+		c.MaxTransactionRetryTime = retry
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer driver.Close(context.Background())
+	s := &Store{driver: driver, cfg: Config{URL: url, BatchSize: DefaultBatchSize, RetryTime: retry}, group: &groupWriter{}}
+	const calls = 8
+	start := time.Now()
+	errs := make(chan error, calls)
+	for i := range calls {
+		go func() { errs <- s.ReplaceDocument(context.Background(), "c", fmt.Sprintf("https://x/%d", i), nil) }()
+	}
+	for range calls {
+		if err := <-errs; kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
+			t.Errorf("write to an unreachable server: %v, want %s", err, kgagent.EUNAVAILABLE)
+		}
+	}
+	// The first call alone, then one group: each fails after the retry
+	// time and the driver's last backoff (~2 s here). Written alone, the
+	// group's calls would take calls-1 more of those (~17 s before).
+	if took := time.Since(start); took > calls*retry {
+		t.Errorf("%d writes to an unreachable server took %s (retry time %s): the group's calls were retried alone", calls, took.Round(time.Millisecond), retry)
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	conn := &neo4j.ConnectivityError{}
+	deadlock := &neo4j.Neo4jError{Code: "Neo.TransientError.Transaction.DeadlockDetected"}
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{conn, true},
+		{&neo4j.TransactionExecutionLimit{Errors: []error{deadlock, conn}}, true},
+		{&neo4j.TransactionExecutionLimit{Errors: []error{conn, deadlock}}, false},
+		{&neo4j.TransactionExecutionLimit{}, false},
+		{deadlock, false},
+		{kgagent.WrapError(kgagent.EUNAVAILABLE, &neo4j.TransactionExecutionLimit{Errors: []error{conn}}, "x"), true},
+	} {
+		if got := unreachable(tt.err); got != tt.want {
+			t.Errorf("unreachable(%v) = %v, want %v", tt.err, got, tt.want)
 		}
 	}
 }

@@ -393,6 +393,17 @@ func codeOf(ctx context.Context, err error) string {
 	return kgagent.EINTERNAL
 }
 
+// unreachable reports whether err says the server could not be reached:
+// a connectivity error, or the driver's retries given up with one as their
+// last error.
+func unreachable(err error) bool {
+	var limitErr *neo4j.TransactionExecutionLimit
+	if errors.As(err, &limitErr) {
+		return len(limitErr.Errors) > 0 && neo4j.IsConnectivityError(limitErr.Errors[len(limitErr.Errors)-1])
+	}
+	return neo4j.IsConnectivityError(err)
+}
+
 func isCode(err error, code string) bool {
 	var ne *neo4j.Neo4jError
 	return errors.As(err, &ne) && ne.Code == code

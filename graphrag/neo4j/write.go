@@ -195,7 +195,8 @@ func takeGroup(queue []*pendingWrite) (group, rest []*pendingWrite) {
 // whose context ended while it waited gets its context's error. When the
 // group's transaction fails, each call is written alone, one after the
 // other under its own context, so a failure is that of the document that
-// caused it, never its neighbours'.
+// caused it, never its neighbours' - unless the server could not be
+// reached (unreachable): then every call gets the group's error at once.
 func (s *Store) writeGroup(group []*pendingWrite) {
 	live := group[:0:0]
 	for _, p := range group {
@@ -216,9 +217,12 @@ func (s *Store) writeGroup(group []*pendingWrite) {
 		gctx, cancel := groupContext(live)
 		err := s.replaceNow(gctx, live[0].collection, docs)
 		cancel()
-		if err == nil {
+		if err == nil || unreachable(err) {
+			// Written; or the server could not be reached at all, which
+			// is no one document's fault: written alone, each would wait
+			// out the driver's retry time again.
 			for _, p := range live {
-				p.done <- nil
+				p.done <- err
 			}
 			return
 		}
