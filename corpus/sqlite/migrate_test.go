@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -82,23 +81,7 @@ func TestMigrateQ8(t *testing.T) {
 	// still reads float32 chunk rows (format stamped by hand, no
 	// migration; the semantic vectors, whose format the stamp decides,
 	// are checked on their own below)
-	legacy := filepath.Join(t.TempDir(), "legacy.db")
-	b, _ := os.ReadFile(path)
-	if err := os.WriteFile(legacy, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", "file:"+legacy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`DELETE FROM semvecs; PRAGMA user_version = 2`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
-	lx, err := Open(Config{Path: legacy, NoSnapshots: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lx := openLegacyCopy(t, path, `DELETE FROM semvecs; PRAGMA user_version = 2`)
 	defer lx.Close()
 
 	x, err := Open(Config{Path: path, NoSnapshots: true})
