@@ -108,7 +108,7 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	if unknown := q.unknown(evs, present); len(unknown) > 0 {
 		return abstain(ps, q, "anything about "+quoteList(unknown))
 	}
-	if missing := q.missing(present); len(missing) > 0 && !q.meaningDecides(ps, missing) {
+	if missing := q.missing(present); len(missing) > 0 && !q.meaningDecides(ps) {
 		return notFound(ps, q, missing)
 	}
 	if farInMeaning(ps) {

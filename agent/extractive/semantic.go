@@ -39,13 +39,16 @@ import "sort"
 // unanswerable ones that name nothing the docs lack 0.414 or more.
 const semanticAnswerMin = 0.35
 
-// semanticBest returns the highest semantic cosine of a section found (not
-// a graph fact, not a link list), 0 when the search did not rank by
-// meaning.
+// section reports whether p is a section found whose meaning counts: not a
+// graph fact, not a link list.
+func (p *passage) section() bool { return !p.fact && !p.LinkHeavy }
+
+// semanticBest returns the highest semantic cosine of a section found, 0
+// when the search did not rank by meaning.
 func semanticBest(ps []*passage) float64 {
 	best := 0.0
 	for _, p := range ps {
-		if !p.fact && !p.LinkHeavy && p.Semantic > best {
+		if p.section() && p.Semantic > best {
 			best = p.Semantic
 		}
 	}
@@ -61,7 +64,7 @@ func semanticBest(ps []*passage) float64 {
 func farInMeaning(ps []*passage) bool {
 	sections := 0
 	for _, p := range ps {
-		if p.fact || p.LinkHeavy {
+		if !p.section() {
 			continue
 		}
 		if p.Semantic == 0 {
@@ -73,12 +76,12 @@ func farInMeaning(ps []*passage) bool {
 }
 
 // meaningDecides reports whether the question's words missing from the
-// sections found (missing) may be left to the semantic model: the search
-// ranked by meaning and found a section close enough, the question names
-// nothing, and none of the missing words is one the collection lacks (those
-// were judged by unknown before).
-func (q question) meaningDecides(ps []*passage, missing []string) bool {
-	return len(q.specific) == 0 && len(missing) > 0 && semanticBest(ps) >= semanticAnswerMin
+// sections found may be left to the semantic model: the search ranked by
+// meaning and found a section close enough, and the question names
+// nothing. (None of the missing words is one the collection lacks: those
+// were judged by unknown before.)
+func (q question) meaningDecides(ps []*passage) bool {
+	return len(q.specific) == 0 && semanticBest(ps) >= semanticAnswerMin
 }
 
 // semanticLead returns the best sentence (one holding a term of the
@@ -90,14 +93,14 @@ func semanticLead(order []*sentence, ps []*passage, q question) *sentence {
 	if len(q.specific) > 0 {
 		return nil
 	}
-	var close []*passage
+	var near []*passage
 	for _, p := range ps {
-		if !p.fact && !p.LinkHeavy && p.Semantic >= semanticAnswerMin {
-			close = append(close, p)
+		if p.section() && p.Semantic >= semanticAnswerMin {
+			near = append(near, p)
 		}
 	}
-	sort.SliceStable(close, func(i, j int) bool { return close[i].Semantic > close[j].Semantic })
-	for _, top := range close {
+	sort.SliceStable(near, func(i, j int) bool { return near[i].Semantic > near[j].Semantic })
+	for _, top := range near {
 		for _, s := range order {
 			if s.score <= 0 {
 				break
