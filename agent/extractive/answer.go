@@ -105,8 +105,12 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	}
 	q := analyse(question)
 	present := newTermSet(evidenceTerms(ps))
+	meant := false // the question's action is judged by meaning (action.go)
 	if unknown := q.unknown(evs, present); len(unknown) > 0 {
-		return abstain(ps, q, "anything about "+quoteList(unknown))
+		if !q.actionInOtherWords(unknown, ps) {
+			return abstain(ps, q, "anything about "+quoteList(unknown))
+		}
+		q, meant = q.withoutAction(), true
 	}
 	if missing := q.missing(present); len(missing) > 0 && !q.meaningDecides(ps) {
 		return notFound(ps, q, missing)
@@ -136,7 +140,13 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	// (a which/what question is answered by naming, below).
 	covers := map[*passage]bool{}
 	var best *sentence
+	if meant {
+		best = actionLead(order, ps, q, present)
+	}
 	for _, allowBare := range []bool{false, true} {
+		if best != nil {
+			break
+		}
 		for _, s := range order {
 			if s.score <= 0 {
 				break
@@ -173,6 +183,30 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	sort.SliceStable(order, func(i, j int) bool { return order[i].score > order[j].score })
 	var out answer
 	switch {
+	case meant:
+		// The section that does the action, found by meaning, leads: its
+		// heading (what the docs call it: "Migrating from Lumen 1.x"), then
+		// its sentences from its opening one (what it does) to its best;
+		// the question's other words pick no entry or code of another
+		// section.
+		lead := best
+		for _, s := range sents {
+			if s.p == best.p && s.pos < lead.pos && !bare(s) {
+				lead = s
+			}
+		}
+		out.parts = append(out.parts, part{text: sectionLabel(best.p) + ":", n: best.p.N})
+		out.first(lead)
+		for _, s := range sents {
+			if s.p == best.p && s.pos > lead.pos && s.pos <= best.pos && !bare(s) {
+				out.add(s)
+			}
+		}
+		if q.howTo {
+			if _, code := codeFor(best.p, sents); code != "" {
+				out.parts = append(out.parts, part{text: code, code: true})
+			}
+		}
 	case q.kind != "" && entityKinds[q.kind]:
 		out.lead(ps, sents, best, q)
 	case out.named(ps, sents, best, q.howTo):

@@ -25,6 +25,9 @@ type question struct {
 	howTo      bool     // "how do I ...", "how to ..."
 	yesNo      bool     // "Does Lumen run on Windows?"
 	cue        int
+	// action is the verb the question asks how to do ("upgrade" in "How
+	// do I upgrade …"), lower-cased, or "" (actionWord).
+	action string
 	// versions are the question's names written with a version ("Lumen
 	// 2"): a passage naming that version is about what is asked.
 	versions []string
@@ -76,6 +79,7 @@ func analyse(q string) question {
 	q = text.ExpandContractions(q)
 	out := question{said: map[string]string{}, howTo: howToRe.MatchString(q), yesNo: yesNoRe.MatchString(q), cue: questionCue(q)}
 	out.kind = entityType(q)
+	out.action = actionWord(q)
 	out.answerType = answerType(q)
 	out.versions = versionedNames(q)
 	out.compounds = compoundNames(q)

@@ -17,7 +17,8 @@ import (
 // default when the weights are fetched; the tests turn it off elsewhere):
 // the background pass embeds every chunk after the demo ingest (kicked by
 // it), its progress shows on /metrics and it says when it is done; then
-// the upgrade question is answered from the migration guide. The model
+// the upgrade question is answered (not abstained on) from the migration
+// guide over REST, websocket and NATS. The model
 // is loaded after the warm-up, not before serve listens. The README's
 // quick-start question is answered too.
 func TestSemanticPassOnServe(t *testing.T) {
@@ -47,9 +48,16 @@ func TestSemanticPassOnServe(t *testing.T) {
 		t.Fatalf("the semantic model loaded before the warm-up ended (at %d, warm at %d): %s", load, warm, logs)
 	}
 	// make demo serves this configuration: the upgrade question in a
-	// user's words is answered from the migration guide with the
-	// semantic ranking too.
-	checkUpgradeAnswer(t, askREST(t, s.base, upgradeQuestion))
+	// user's words is answered from the migration guide, cited, over
+	// REST, websocket and NATS alike (issue 23).
+	got := askEveryTransport(t, s, upgradeQuestion)
+	t.Logf("%q -> %q", upgradeQuestion, got[0].answer)
+	for _, a := range got {
+		checkUpgradeAnswer(t, a)
+		if a.answer != got[0].answer {
+			t.Errorf("%s answered %q, REST %q", a.transport, a.answer, got[0].answer)
+		}
+	}
 	// And the quick start's question (README), which the other demo tests
 	// ask with semantic search off.
 	if a := askREST(t, s.base, "What is the default HTTP port of the Lumen server?"); !strings.Contains(a.answer, "8086") || a.sources == 0 {
