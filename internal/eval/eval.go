@@ -55,6 +55,7 @@ type Summary struct {
 	AgentRecallAtK      float64 `json:"agent_recall_at_k,omitempty"` // gold page among the answer's first k distinct source pages
 	AgentMRR            float64 `json:"agent_mrr,omitempty"`
 	AnswerContains      float64 `json:"answer_contains,omitempty"` // must_contain in the answer (names the module), over the questions that have one
+	AnswerLeads         float64 `json:"answer_leads,omitempty"`    // must_contain in the answer's first sentence (the answer leads with it), over the same questions
 	CitationsValid      float64 `json:"citations_valid,omitempty"` // every [n] names a listed source
 	AbstainAnswerable   float64 `json:"abstain_answerable"`        // answerable questions the agent abstained on
 	AbstainUnanswerable float64 `json:"abstain_unanswerable"`      // unanswerable questions it abstained on
@@ -153,8 +154,8 @@ func Print(w io.Writer, sum Summary, answers bool) {
 		return
 	}
 	if sum.Answerable > 0 {
-		fmt.Fprintf(w, "  /api/v1/agent   recall@%d %.3f  MRR %.3f  names the answer %.3f  abstains %.3f  p50 %.2f ms p99 %.2f ms\n",
-			sum.K, sum.AgentRecallAtK, sum.AgentMRR, sum.AnswerContains, sum.AbstainAnswerable, sum.AnswerP50Ms, sum.AnswerP99Ms)
+		fmt.Fprintf(w, "  /api/v1/agent   recall@%d %.3f  MRR %.3f  names the answer %.3f (first sentence %.3f)  abstains %.3f  p50 %.2f ms p99 %.2f ms\n",
+			sum.K, sum.AgentRecallAtK, sum.AgentMRR, sum.AnswerContains, sum.AnswerLeads, sum.AbstainAnswerable, sum.AnswerP50Ms, sum.AnswerP99Ms)
 	}
 	if sum.Unanswerable > 0 {
 		fmt.Fprintf(w, "  /api/v1/agent   unanswerable: abstains %.3f\n", sum.AbstainUnanswerable)
@@ -205,6 +206,28 @@ func wordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
+// FirstSentence returns the answer's first sentence: the text up to the
+// first '.', '?', '!' or line break that ends a sentence (followed by
+// white space or the end, outside `code`), so that a dotted name such as
+// os.path.basename or `str.split()`. does not end it early.
+func FirstSentence(s string) string {
+	code := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '`':
+			code = !code
+		case c == '\n':
+			return s[:i]
+		case code:
+		case c == '.' || c == '?' || c == '!':
+			if i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\n' || s[i+1] == '\t' {
+				return s[:i+1]
+			}
+		}
+	}
+	return s
+}
+
 // containsWord reports whether w occurs in s with no word byte either side.
 func containsWord(s, w string) bool {
 	for i := 0; ; {
@@ -230,7 +253,7 @@ func Run(ctx context.Context, svc Services, o Options, qs []Question) (Summary, 
 	coll := o.Collection
 	sum := Summary{Questions: len(qs), K: o.K}
 	var searchLat, answerLat []time.Duration
-	var contains, must, valid, abstainA, abstainU int
+	var contains, leads, must, valid, abstainA, abstainU int
 	var coverage float64
 	var allNamed, firstHolds int
 	var graphLat []time.Duration
@@ -294,6 +317,9 @@ func Run(ctx context.Context, svc Services, o Options, qs []Question) (Summary, 
 		}
 		if q.MustContain != "" && strings.Contains(ans.Answer, q.MustContain) {
 			contains++
+			if strings.Contains(FirstSentence(ans.Answer), q.MustContain) {
+				leads++
+			}
 		} else if q.MustContain != "" {
 			ok = false
 		}
@@ -349,6 +375,7 @@ func Run(ctx context.Context, svc Services, o Options, qs []Question) (Summary, 
 		sum.AgentMRR /= n
 		if must > 0 {
 			sum.AnswerContains = float64(contains) / float64(must)
+			sum.AnswerLeads = float64(leads) / float64(must)
 		}
 		sum.AbstainAnswerable = float64(abstainA) / n
 	}

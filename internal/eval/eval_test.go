@@ -82,6 +82,7 @@ func TestRunScores(t *testing.T) {
 		{"agent recall@2", sum.AgentRecallAtK, 3.0 / 3},  // a 1, b 2, c 1
 		{"agent mrr", sum.AgentMRR, (1 + 0.5 + 1) / 3},   //
 		{"answer contains", sum.AnswerContains, 1.0 / 2}, // alpha yes, beta no
+		{"answer leads", sum.AnswerLeads, 1.0 / 2},       // alpha in the first sentence
 		{"abstain answerable", sum.AbstainAnswerable, 1.0 / 3},
 		{"abstain unanswerable", sum.AbstainUnanswerable, 1},
 		{"citations valid", sum.CitationsValid, 3.0 / 4}, // qc cites [3] of 1
@@ -149,5 +150,27 @@ func TestReadQuestions(t *testing.T) {
 	}
 	if _, err := ReadQuestions(filepath.Join(dir, "missing.jsonl")); err == nil {
 		t.Error("a missing file was read")
+	}
+}
+
+// TestFirstSentence: a sentence ends at '.', '?' or '!' before white space or
+// the end, or at a line break, never inside `code` or a dotted name; a name
+// said only after the first sentence does not lead the answer.
+func TestFirstSentence(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Use `shutil.rmtree(path)` [1]. It removes a tree.", "Use `shutil.rmtree(path)` [1]."},
+		{"Call os.path.basename(p) [1] to get it. See also x.", "Call os.path.basename(p) [1] to get it."},
+		{"Use `a. b` [1]! Then c.", "Use `a. b` [1]!"},
+		{"What for? Nothing.", "What for?"},
+		{"line one\nline two.", "line one"},
+		{"no end", "no end"},
+		{"", ""},
+	} {
+		if got := FirstSentence(c.in); got != c.want {
+			t.Errorf("FirstSentence(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if strings.Contains(FirstSentence("The docs explain it [1]. See also `str.title()` [2]."), "str.title") {
+		t.Error("a see-also sentence counted as the lead")
 	}
 }
