@@ -17,13 +17,15 @@ import (
 // own words (upgrade, move, wipe) where the docs use theirs (migrate,
 // delete); what is asked is the action's object and the names, which the
 // evidence must still hold. So an action word the collection lacks does
-// not decide alone: when the search ranked by meaning and found a section
-// close enough to the question (semanticAnswerMin), the question is
-// answered as if it had used the docs' word, judged by its other words.
-// Measured on bench/ (half 0 of crc32(question) mod 2 to choose, half 1 to
-// confirm): no question of unanswerable_pydocs has an action the
-// collection lacks — their unknown words are the thing asked about (npm,
-// conftest, blockchain, mascot), which this leaves to abstain.
+// not decide alone: when the search ranked by meaning, found a section
+// close enough to the question (semanticAnswerMin), and a section holding
+// the question's names has a word meaning the action (actionWordMin, by the
+// semantic model: Config.Embed), the question is answered from that
+// section, judged by its other words as before. An action the docs do not
+// offer on a thing they cover ("pause the retention enforcer") has no such
+// word and still abstains. No question of bench/unanswerable_pydocs has an
+// action the collection lacks — their unknown words are the thing asked
+// about (npm, conftest, blockchain, mascot), which this leaves to abstain.
 
 // actionLeadRe matches how a how-to question leads to its action verb.
 var actionLeadRe = regexp.MustCompile(`(?i)^\s*(how\s+(do|can|should|would|could|does)\s+(i|you|we|one)|how\s+to|what(\s+is|'?s)?\s+the\s+(best\s+|right\s+)?way\s+to|is\s+there\s+a\s+way\s+to|i\s+(want|need)\s+to)\s+(\S+)`)
@@ -92,34 +94,83 @@ func (q question) withoutAction() question {
 	return q
 }
 
+// actionWordMin is the cosine of the semantic vectors of the question's
+// action and of a word of a section (each embedded alone) from which the
+// section names that action in its own words ("upgrade" and "migrate":
+// 0.44; "move" and "migrate": 0.58). A section that answers the question's
+// object but not its action ("How can I pause the retention enforcer?":
+// the enforcer's interval setting, cosine 0.71 with the question; "pause"
+// and "runs" 0.22) or a made-up action ("zorblax the server": "start"
+// 0.23) has no such word. Chosen on half 0 (crc32(question) mod 2) of
+// bench/lumen_demo_questions, natural_lumen and unanswerable_lumen: the
+// actions answered reach 0.44 and 0.58, the unanswerable ones' best word
+// 0.33 at most; single words of unrelated meaning reach about 0.35-0.39
+// (upgrade–backup 0.39), so 0.4. Half 1: see README's Benchmarks.
+const actionWordMin = 0.4
+
+// maxActionWords bounds the words of a section compared with the action.
+const maxActionWords = 80
+
 // actionLead returns the sentence that leads the answer to a question
 // whose action the collection lacks (actionInOtherWords): with that word
 // gone, the question's other words ("Lumen", "data") no longer say which
-// section does what it asks, its meaning does. Among the sections that
-// cover the question's names and words (covered) and are close enough in
-// meaning (semanticAnswerMin), the one naming most of the question's
+// section does what it asks, its meaning does. Among the sections whose
+// page holds the question's names (covered), that are close enough in
+// meaning (semanticAnswerMin) and hold a word meaning its action
+// (actionWordMin, by embed), the one naming most of the question's
 // versioned names at the question's version leads ("Lumen 2" in "upgrade
 // from Lumen 2 to Lumen 3": the migration guide's "Lumen 2.0", not the
 // install page's "lumen 2.4.1", as nearestCover ranks them), then the
 // closest in meaning; its best sentence holding a question word, not a
-// bare heading. Nil when none has one.
-func actionLead(order []*sentence, ps []*passage, q question, present termSet) *sentence {
+// bare heading. Nil when none has one, or embed fails.
+func actionLead(order []*sentence, ps []*passage, q question, present termSet, embed func([]string) ([][]float32, error)) *sentence {
 	type cand struct {
 		p        *passage
 		versions int
+		words    []string
 	}
 	var cs []cand
+	all := []string{q.action}
+	seen := map[string]bool{q.action: true}
+	names := q
+	names.terms = nil // covered: the names only
 	for _, p := range ps {
-		if !p.section() || p.Semantic < semanticAnswerMin || !q.covered(ps, p, present) {
+		if !p.section() || p.Semantic < semanticAnswerMin || !names.covered(ps, p, present) {
 			continue
 		}
-		v := 0
+		c := cand{p: p}
+		full := p.Title + "\n" + strings.Join(p.HeadingPath, "\n") + "\n" + p.Text
 		for _, nv := range q.versions {
-			if mentionsVersion(p.Title+"\n"+strings.Join(p.HeadingPath, "\n")+"\n"+p.Text, nv) {
-				v++
+			if mentionsVersion(full, nv) {
+				c.versions++
 			}
 		}
-		cs = append(cs, cand{p, v})
+		for _, w := range text.QuestionWords(full) {
+			w = strings.ToLower(w)
+			if len(c.words) == maxActionWords {
+				break
+			}
+			if len(w) < 3 || allDigits(w) {
+				continue
+			}
+			c.words = append(c.words, w)
+			if !seen[w] {
+				seen[w] = true
+				all = append(all, w)
+			}
+		}
+		cs = append(cs, c)
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	vecs, err := embed(all)
+	if err != nil || len(vecs) != len(all) {
+		return nil
+	}
+	cos := map[string]float64{}
+	for i, w := range all {
+		cos[w] = dot32(vecs[0], vecs[i])
 	}
 	sort.SliceStable(cs, func(i, j int) bool {
 		if cs[i].versions != cs[j].versions {
@@ -128,6 +179,13 @@ func actionLead(order []*sentence, ps []*passage, q question, present termSet) *
 		return cs[i].p.Semantic > cs[j].p.Semantic
 	})
 	for _, c := range cs {
+		meant := false
+		for _, w := range c.words {
+			meant = meant || cos[w] >= actionWordMin
+		}
+		if !meant {
+			continue
+		}
 		for _, s := range order {
 			if s.score <= 0 {
 				break
@@ -138,4 +196,15 @@ func actionLead(order []*sentence, ps []*passage, q question, present termSet) *
 		}
 	}
 	return nil
+}
+
+// dot32 is the dot product of two vectors of one length.
+func dot32(a, b []float32) float64 {
+	d := 0.0
+	for i := range a {
+		if i < len(b) {
+			d += float64(a[i]) * float64(b[i])
+		}
+	}
+	return d
 }

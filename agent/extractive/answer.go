@@ -40,6 +40,11 @@ import (
 type Config struct {
 	MaxSentences int // supporting sentences after the first, default 3
 	MaxChars     int // length bound of the prose (code blocks not counted), default 700
+	// Embed, when set, embeds texts with the semantic model the search
+	// ranks by (unit vectors): it tells whether a section names a
+	// question's action in other words (action.go). Nil: a word the
+	// collection lacks always makes the answer an abstention.
+	Embed func(texts []string) ([][]float32, error)
 }
 
 func (c Config) withDefaults() Config {
@@ -105,14 +110,20 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	}
 	q := analyse(question)
 	present := newTermSet(evidenceTerms(ps))
+	unknown := q.unknown(evs, present)
+	asked := q
+	lacked := func() string { return abstain(ps, asked, "anything about "+quoteList(unknown)) }
 	meant := false // the question's action is judged by meaning (action.go)
-	if unknown := q.unknown(evs, present); len(unknown) > 0 {
-		if !q.actionInOtherWords(unknown, ps) {
-			return abstain(ps, q, "anything about "+quoteList(unknown))
+	if len(unknown) > 0 {
+		if cfg.Embed == nil || !q.actionInOtherWords(unknown, ps) {
+			return lacked()
 		}
 		q, meant = q.withoutAction(), true
 	}
 	if missing := q.missing(present); len(missing) > 0 && !q.meaningDecides(ps) {
+		if meant {
+			return lacked()
+		}
 		return notFound(ps, q, missing)
 	}
 	if farInMeaning(ps) {
@@ -141,7 +152,9 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	covers := map[*passage]bool{}
 	var best *sentence
 	if meant {
-		best = actionLead(order, ps, q, present)
+		if best = actionLead(order, ps, q, present, cfg.Embed); best == nil {
+			return lacked()
+		}
 	}
 	for _, allowBare := range []bool{false, true} {
 		if best != nil {

@@ -213,7 +213,7 @@ func (a *app) openServices(ctx context.Context) error {
 		}
 		s.llm = c
 	default:
-		s.llm = extractive.NewModel(extractive.ModelConfig{})
+		s.llm = extractive.NewModel(extractive.ModelConfig{Answer: extractive.Config{Embed: answerEmbed(s.semantic)}})
 	}
 
 	var extractor graphrag.Extractor = graphrag.BuiltinExtractor{}
@@ -769,4 +769,21 @@ func openMiniLM(dir string) (*minilm.Embedder, error) {
 		return minilm.Load(dir, minilm.Options{})
 	}
 	return minilm.LoadDefault(minilm.Options{})
+}
+
+// answerEmbedTimeout bounds how long the answerer waits for the semantic
+// model to embed the words it compares (a model still loading).
+const answerEmbedTimeout = 5 * time.Second
+
+// answerEmbed is extractive.Config.Embed by the semantic model e (nil
+// without one: the answerer then judges by words alone).
+func answerEmbed(e corpus.Embedder) func([]string) ([][]float32, error) {
+	if e == nil {
+		return nil
+	}
+	return func(texts []string) ([][]float32, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), answerEmbedTimeout)
+		defer cancel()
+		return e.Embed(ctx, texts)
+	}
 }
