@@ -147,7 +147,7 @@ func TestMigrateQ8(t *testing.T) {
 					continue
 				}
 				q, scale := quantize(nil, appendVec(nil, b))
-				if !slices.Equal(set.vecs[int(slot)*set.dim:(int(slot)+1)*set.dim], q) || set.scales[slot] != scale {
+				if !slices.Equal(set.row(int(slot)), q) || set.scales[slot] != scale {
 					t.Fatalf("%s %s: semantic vector of row %d differs after migration", coll, model, rid)
 				}
 			}

@@ -28,12 +28,46 @@ var (
 	_ corpus.SemanticSearcher = (*Index)(nil)
 )
 
-// semSet is one model's vectors in a search copy, by slot.
+// semSet is one model's vectors in a search copy, by slot. The vectors
+// are held in blocks of semBlock slots, each allocated when the first
+// vector of its slots arrives: the background pass embeds in row-id order,
+// so a set holds memory for the part of the corpus embedded so far, not
+// for every slot from its first vector on (TestSemanticSetGrowsWithVectors).
 type semSet struct {
 	dim    int
-	vecs   []int8    // dim per slot; zeros where the slot has no vector
-	scales []float32 // per slot: vecs*scale approximates the vector; 0 = none
+	blocks [][]int8  // semBlock*dim per block, nil until one of its slots has a vector; zeros where a slot has none
+	scales []float32 // per slot: the row times scale approximates the vector; 0 = none
 	n      int       // live slots with a vector
+}
+
+// semBlock is how many slots one block of a semantic set holds (384 KiB
+// at 384 dimensions).
+const semBlock = 1024
+
+// newSemSet returns an empty set of dim-long vectors for slots slots.
+func newSemSet(dim, slots int) *semSet {
+	return &semSet{dim: dim, blocks: make([][]int8, (slots+semBlock-1)/semBlock), scales: make([]float32, slots)}
+}
+
+// row is slot's vector; nil when its block holds no vector yet (then its
+// scale is 0).
+func (s *semSet) row(slot int) []int8 {
+	b := s.blocks[slot/semBlock]
+	if b == nil {
+		return nil
+	}
+	o := slot % semBlock * s.dim
+	return b[o : o+s.dim : o+s.dim]
+}
+
+// rowFor is slot's vector to write, its block allocated if need be.
+func (s *semSet) rowFor(slot int) []int8 {
+	b := &s.blocks[slot/semBlock]
+	if *b == nil {
+		*b = make([]int8, semBlock*s.dim)
+	}
+	o := slot % semBlock * s.dim
+	return (*b)[o : o+s.dim : o+s.dim]
 }
 
 // semCarry is a vector a document rewrite carried to its new chunk i, as
@@ -45,11 +79,13 @@ type semCarry struct {
 	blob  []byte
 }
 
-// growSem appends an empty row to every semantic set (a new slot).
+// growSem adds an empty slot to every semantic set.
 func (m *memColl) growSem() {
 	for _, s := range m.sem {
-		s.vecs = append(s.vecs, make([]int8, s.dim)...)
 		s.scales = append(s.scales, 0)
+		if len(s.scales) > len(s.blocks)*semBlock {
+			s.blocks = append(s.blocks, nil)
+		}
 	}
 }
 
@@ -63,14 +99,14 @@ func (m *memColl) setSem(model string, slot int32, v []float32) {
 		if m.sem == nil {
 			m.sem = map[string]*semSet{}
 		}
-		s = &semSet{dim: len(v), vecs: make([]int8, len(m.rids)*len(v)), scales: make([]float32, len(m.rids))}
+		s = newSemSet(len(v), len(m.rids))
 		m.sem[model] = s
 	}
 	if len(v) != s.dim {
 		return
 	}
-	q, scale := quantize(make([]int8, 0, s.dim), v)
-	s.put(m, slot, q, scale)
+	_, scale := quantize(s.rowFor(int(slot))[:0], v)
+	s.put(m, slot, scale)
 }
 
 // setSemQ8 sets slot's vector of model from its stored form
@@ -85,25 +121,21 @@ func (m *memColl) setSemQ8(model string, slot int32, b []byte) {
 		if m.sem == nil {
 			m.sem = map[string]*semSet{}
 		}
-		s = &semSet{dim: dim, vecs: make([]int8, len(m.rids)*dim), scales: make([]float32, len(m.rids))}
+		s = newSemSet(dim, len(m.rids))
 		m.sem[model] = s
 	}
 	if dim != s.dim {
 		return
 	}
-	row := s.vecs[int(slot)*dim : (int(slot)+1)*dim]
+	row := s.rowFor(int(slot))
 	for j, c := range b[4:] {
 		row[j] = int8(c)
 	}
-	s.put(m, slot, nil, math.Float32frombits(binary.LittleEndian.Uint32(b)))
+	s.put(m, slot, math.Float32frombits(binary.LittleEndian.Uint32(b)))
 }
 
-// put sets slot's quantised vector (q nil: its row is already written)
-// and scale.
-func (s *semSet) put(m *memColl, slot int32, q []int8, scale float32) {
-	if q != nil {
-		copy(s.vecs[int(slot)*s.dim:], q)
-	}
+// put sets slot's scale (its row is written).
+func (s *semSet) put(m *memColl, slot int32, scale float32) {
 	if s.scales[slot] == 0 && m.docs[slot] != "" && scale != 0 {
 		s.n++
 	}
@@ -123,14 +155,13 @@ func (m *memColl) removeSem(slot int32) {
 // semTop ranks the live slots that have a vector of the set by cosine
 // with the query (both unit length: the dot product).
 func (m *memColl) semTop(s *semSet, qv []int8, qscale float32, n int, prefix string) []scored {
-	d := s.dim
 	return best(m.scanParallel(n, func(lo, hi int, h *topHeap) {
 		for i := lo; i < hi; i++ {
 			sc := s.scales[i]
 			if sc == 0 {
 				continue
 			}
-			f := float64(dotSem(qv, s.vecs[i*d:(i+1)*d])) * float64(qscale*sc)
+			f := float64(dotSem(qv, s.row(i))) * float64(qscale*sc)
 			if !h.admits(f) {
 				continue
 			}
@@ -182,7 +213,6 @@ func (x *Index) semanticCosines(ctx context.Context, q corpus.Query, lists ...[]
 		return out, nil
 	}
 	qv, qs := quantize(make([]int8, 0, s.dim), q.Semantic)
-	d := s.dim
 	for _, l := range lists {
 		for _, r := range l {
 			slot, ok := m.pos[r.rid]
@@ -193,8 +223,7 @@ func (x *Index) semanticCosines(ctx context.Context, q corpus.Query, lists ...[]
 				continue
 			}
 			if sc := s.scales[slot]; sc != 0 {
-				i := int(slot)
-				out[r.rid] = float64(dotSem(qv, s.vecs[i*d:(i+1)*d])) * float64(qs*sc)
+				out[r.rid] = float64(dotSem(qv, s.row(int(slot)))) * float64(qs*sc)
 			}
 		}
 	}

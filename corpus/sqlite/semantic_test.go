@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,4 +181,72 @@ func TestSemanticSearch(t *testing.T) {
 	if got := top(y, q); got != "https://x/news" {
 		t.Fatalf("another model's query vector must be ignored: top %s", got)
 	}
+}
+
+// A semantic set holds memory for the blocks of slots that have a vector,
+// not for every slot from its first vector on (the background pass embeds
+// a 10,000-page corpus over hours; its first batch used to allocate the
+// whole set, 77 MB on the OpenJDK docs), and ranks as a scan of every
+// slot would.
+func TestSemanticSetGrowsWithVectors(t *testing.T) {
+	const dim = 16
+	n := 3*semBlock + 5
+	vs := randVecs(n+semBlock, dim)
+	m := newMemColl(2, [3]float32{1, 1, 1})
+	for i := range n {
+		m.add(int64(i+1), "https://a/", kgagent.Chunk{Text: "x"}, []float32{1, 0})
+	}
+	held := func(s *semSet) int {
+		b := 0
+		for _, bl := range s.blocks {
+			b += cap(bl)
+		}
+		return b
+	}
+	check := func(stage string, have []int) {
+		t.Helper()
+		s := m.sem["m"]
+		if s == nil || s.n != len(have) {
+			t.Fatalf("%s: set %v, want %d vectors", stage, s, len(have))
+		}
+		blocks := map[int]bool{}
+		for _, i := range have {
+			blocks[i/semBlock] = true
+		}
+		if got, want := held(s), len(blocks)*semBlock*dim; got != want {
+			t.Errorf("%s: set holds %d bytes of vectors for %d slots in %d blocks, want %d", stage, got, len(have), len(blocks), want)
+		}
+		q := vs[n*dim : (n+1)*dim]
+		qv, qs := quantize(nil, q)
+		var want []scored
+		for _, i := range have {
+			r, sc := quantize(nil, vs[i*dim:(i+1)*dim])
+			want = append(want, scored{int64(i + 1), float64(DotInt8(qv, r)) * float64(qs*sc)})
+		}
+		want = best(want, 10)
+		if got := m.semTop(s, qv, qs, 10, ""); !slices.Equal(got, want) {
+			t.Errorf("%s: semantic top 10 %v, want %v", stage, got, want)
+		}
+	}
+	var have []int
+	for i := range 10 {
+		m.setSem("m", int32(i), vs[i*dim:(i+1)*dim])
+		have = append(have, i)
+	}
+	check("first batch", have)
+	m.setSem("m", int32(n-1), vs[(n-1)*dim:n*dim])
+	have = append(have, n-1)
+	check("a slot in the last block", have)
+	for i := 10; i < n-1; i++ {
+		m.setSem("m", int32(i), vs[i*dim:(i+1)*dim])
+		have = append(have, i)
+	}
+	check("every slot", have)
+	// slots added later get blocks as their vectors arrive
+	for i := n; i < n+semBlock; i++ {
+		m.add(int64(i+1), "https://a/", kgagent.Chunk{Text: "x"}, []float32{1, 0})
+	}
+	m.setSem("m", int32(n+semBlock-1), vs[(n+semBlock-1)*dim:(n+semBlock)*dim])
+	have = append(have, n+semBlock-1)
+	check("grown", have)
 }
