@@ -13,6 +13,7 @@ import (
 
 	"github.com/kgagent/kgagent/agent/cite"
 	"github.com/kgagent/kgagent/agent/extractive"
+	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/llm"
 
 	"github.com/kgagent/kgagent"
@@ -326,6 +327,9 @@ func (m *Manager) Ask(ctx context.Context, req Request, emit Emit) (ans kgagent.
 		}
 		r.cacheable = true
 	}
+	// One request embeds each distinct query text once per embedder, however
+	// many of its searches (corpus, graph, later iterations) ask for it.
+	ctx = corpus.WithQueryMemo(ctx)
 	start := time.Now()
 	ans = kgagent.Answer{RequestID: r.req.ID, Sources: []kgagent.Source{}}
 	defer func() {

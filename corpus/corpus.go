@@ -91,8 +91,18 @@ type QueryEmbedder interface {
 }
 
 // EmbedQueries embeds search queries with emb's EmbedQuery when it has one,
-// else with Embed.
+// else with Embed. Under a context with a query memo (WithQueryMemo) a
+// single query is embedded once per request and embedder; the vector
+// returned is the caller's own either way.
 func EmbedQueries(ctx context.Context, emb Embedder, queries []string) ([][]float32, error) {
+	if memo, ok := ctx.Value(queryMemoKey{}).(*queryMemo); ok && len(queries) == 1 {
+		return memo.embedOne(ctx, emb, queries[0])
+	}
+	return embedQueries(ctx, emb, queries)
+}
+
+// embedQueries is EmbedQueries without the memo.
+func embedQueries(ctx context.Context, emb Embedder, queries []string) ([][]float32, error) {
 	if q, ok := emb.(QueryEmbedder); ok {
 		return q.EmbedQuery(ctx, queries)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kgagent/kgagent"
@@ -318,6 +319,64 @@ func TestRetrieveLeavesTheSearchsHitsAlone(t *testing.T) {
 	for i := range hits {
 		if hits[i].URL != held[i].URL {
 			t.Fatalf("the search's hit %d is now %s, was %s: Retrieve wrote into the search's slice", i, hits[i].URL, held[i].URL)
+		}
+	}
+}
+
+// embedCounter counts the texts it embeds.
+type embedCounter struct{ n atomic.Int64 }
+
+func (e *embedCounter) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	e.n.Add(int64(len(texts)))
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{1, 0}
+	}
+	return out, nil
+}
+func (e *embedCounter) Dimension() int { return 2 }
+func (e *embedCounter) Name() string   { return "count-2" }
+
+// embeddingSearch and embeddingFacts embed the question they are asked
+// with emb, as the corpus search and the graph's similarity search do.
+type embeddingSearch struct {
+	fakeSearch
+	emb corpus.Embedder
+}
+
+func (s embeddingSearch) Search(ctx context.Context, r corpus.SearchRequest) ([]corpus.Hit, error) {
+	if _, err := corpus.EmbedQueries(ctx, s.emb, []string{r.Query}); err != nil {
+		return nil, err
+	}
+	return s.fakeSearch.Search(ctx, r)
+}
+
+type embeddingFacts struct {
+	fakeFacts
+	emb corpus.Embedder
+}
+
+func (f embeddingFacts) Retrieve(ctx context.Context, q, c string) ([]graphrag.Fact, error) {
+	if _, err := corpus.EmbedQueries(ctx, f.emb, []string{q}); err != nil {
+		return nil, err
+	}
+	return f.fakeFacts.Retrieve(ctx, q, c)
+}
+
+// The passage search and the graph's search embed the question once
+// between them (they asked the model once each: twice the work for the
+// same vector).
+func TestRetrieveEmbedsTheQuestionOnce(t *testing.T) {
+	emb := &embedCounter{}
+	s := embeddingSearch{fakeSearch{hit("https://d/json.html#module-json", "json", prose, 0.8)}, emb}
+	f := embeddingFacts{fakeFacts{{Text: "json.dumps is a function.", SourceURL: "https://d/json.html#json.dumps", Score: 1}}, emb}
+	r := knowledge.NewRetriever(s, f, knowledge.RetrieveConfig{})
+	for i := range 2 {
+		if _, err := r.Retrieve(t.Context(), "how do I write json", "c", 3); err != nil {
+			t.Fatal(err)
+		}
+		if n := emb.n.Load(); n != int64(i+1) {
+			t.Fatalf("after %d retrievals the question was embedded %d times, want %d (once each: nothing is kept across requests)", i+1, n, i+1)
 		}
 	}
 }

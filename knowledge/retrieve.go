@@ -76,6 +76,9 @@ func NewRetriever(search Searcher, facts Facts, cfg RetrieveConfig) *Retriever {
 // its citation numbers).
 // A failing graph leaves the facts out; a failing search is an error.
 func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k int) (kgagent.Evidence, error) {
+	// The passage search and the graph's similarity search embed the same
+	// question: once (a request's memo, when the caller has not made one).
+	ctx = corpus.WithQueryMemo(ctx)
 	ev := kgagent.Evidence{Query: question, Passages: []kgagent.EvidencePassage{}}
 	if k <= 0 {
 		k = r.cfg.K
