@@ -30,9 +30,8 @@ type memoEntry struct {
 
 // queryMemo is a request's memoised query vectors.
 type queryMemo struct {
-	mu       sync.Mutex
-	m        map[memoKey]*memoEntry
-	computed int // embedder calls made through the memo (tests)
+	mu sync.Mutex
+	m  map[memoKey]*memoEntry
 }
 
 // WithQueryMemo returns ctx with a query memo for one request: from then on
@@ -44,18 +43,6 @@ func WithQueryMemo(ctx context.Context) context.Context {
 		return ctx
 	}
 	return context.WithValue(ctx, queryMemoKey{}, &queryMemo{m: map[memoKey]*memoEntry{}})
-}
-
-// memoEmbeds is how many embedder calls the query memo in ctx made (0
-// without one): what a request's distinct query texts cost.
-func memoEmbeds(ctx context.Context) int {
-	memo, ok := ctx.Value(queryMemoKey{}).(*queryMemo)
-	if !ok {
-		return 0
-	}
-	memo.mu.Lock()
-	defer memo.mu.Unlock()
-	return memo.computed
 }
 
 // embedOne embeds query under emb through memo: computed by the first
@@ -70,7 +57,6 @@ func (memo *queryMemo) embedOne(ctx context.Context, emb Embedder, query string)
 		if !ok {
 			e = &memoEntry{done: make(chan struct{})}
 			memo.m[k] = e
-			memo.computed++
 			memo.mu.Unlock()
 			vs, err := embedQueries(ctx, emb, []string{query})
 			if err != nil || len(vs) != 1 {
