@@ -46,3 +46,68 @@ done:
 	VZEROUPPER
 	MOVL         AX, ret+24(FP)
 	RET
+
+// func dotRowsVNNI(q, rows *int8, dim, n int, out *int32)
+// out[i] = Σ (rows[i*dim+j] XOR 0x80) * q[j] over each of n rows: each
+// signed row byte is made unsigned by adding 128 (the XOR) and multiplied
+// with the signed query byte by VPDPBUSD, four products a lane summed
+// into int32 (no saturation); the caller subtracts 128 * Σ q. dim is a
+// multiple of 64.
+TEXT ·dotRowsVNNI(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), SI
+	MOVQ rows+8(FP), DI
+	MOVQ dim+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ out+32(FP), R8
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, Z31
+
+row:
+	TESTQ CX, CX
+	JZ    done
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	MOVQ   SI, R9
+	MOVQ   DX, R10
+
+pair:
+	CMPQ      R10, $128
+	JL        single
+	VPXORQ    (DI), Z31, Z2
+	VPXORQ    64(DI), Z31, Z3
+	VMOVDQU64 (R9), Z4
+	VMOVDQU64 64(R9), Z5
+	VPDPBUSD  Z4, Z2, Z0
+	VPDPBUSD  Z5, Z3, Z1
+	ADDQ      $128, DI
+	ADDQ      $128, R9
+	SUBQ      $128, R10
+	JMP       pair
+
+single:
+	CMPQ      R10, $64
+	JL        reduce
+	VPXORQ    (DI), Z31, Z2
+	VMOVDQU64 (R9), Z4
+	VPDPBUSD  Z4, Z2, Z0
+	ADDQ      $64, DI
+
+reduce:
+	VPADDD        Z1, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDD        Y1, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD        X1, X0, X0
+	VPSHUFD       $0x4E, X0, X1
+	VPADDD        X1, X0, X0
+	VPSHUFD       $0xB1, X0, X1
+	VPADDD        X1, X0, X0
+	VMOVD         X0, AX
+	MOVL          AX, (R8)
+	ADDQ          $4, R8
+	DECQ          CX
+	JMP           row
+
+done:
+	VZEROUPPER
+	RET

@@ -153,26 +153,58 @@ func (m *memColl) removeSem(slot int32) {
 }
 
 // semTop ranks the live slots that have a vector of the set by cosine
-// with the query (both unit length: the dot product).
+// with the query (both unit length: the dot product). Where most slots
+// have a vector the dot products are computed dotBlock rows at a time
+// (dotRows: the same integers as dotSem, row by row, which is kept for a
+// set still being filled: its empty rows are skipped unread).
 func (m *memColl) semTop(s *semSet, qv []int8, qscale float32, n int, prefix string) []scored {
+	d := s.dim
+	var sumQ int32
+	for _, v := range qv {
+		sumQ += int32(v)
+	}
+	blocks := 2*s.n >= len(s.scales)
 	return best(m.scanParallel(n, func(lo, hi int, h *topHeap) {
-		for i := lo; i < hi; i++ {
-			sc := s.scales[i]
-			if sc == 0 {
+		var dots [dotBlock]int32
+		for b := lo; b < hi; {
+			// [b, e) lies in one dotBlock-aligned run of rows, so within
+			// one of the set's blocks (dotBlock divides semBlock).
+			e := min(hi, (b/dotBlock+1)*dotBlock)
+			stored := s.blocks[b/semBlock]
+			if stored == nil { // no vector in these rows
+				b = e
 				continue
 			}
-			f := float64(dotSem(qv, s.row(i))) * float64(qscale*sc)
-			if !h.admits(f) {
-				continue
+			if blocks {
+				o := b % semBlock * d
+				dotRows(qv, stored[o:o+(e-b)*d], sumQ, dots[:e-b])
 			}
-			doc := m.docs[i]
-			if doc == "" || (prefix != "" && !strings.HasPrefix(doc, prefix)) {
-				continue
+			for i := b; i < e; i++ {
+				sc := s.scales[i]
+				if sc == 0 {
+					continue
+				}
+				dot := dots[i-b]
+				if !blocks {
+					dot = dotSem(qv, s.row(i))
+				}
+				f := float64(dot) * float64(qscale*sc)
+				if !h.admits(f) {
+					continue
+				}
+				doc := m.docs[i]
+				if doc == "" || (prefix != "" && !strings.HasPrefix(doc, prefix)) {
+					continue
+				}
+				h.push(scored{m.rids[i], f})
 			}
-			h.push(scored{m.rids[i], f})
+			b = e
 		}
 	}), n)
 }
+
+// dotBlock is how many rows semTop's dot products are computed at once.
+const dotBlock = 64
 
 // semantic ranks q's collection by q.Semantic; nil when the collection has
 // no vector of q.SemanticModel.
