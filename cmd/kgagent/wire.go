@@ -160,7 +160,11 @@ func (a *app) openServices(ctx context.Context) error {
 			// (or semanticMostWait has passed), in batches short
 			// enough (~0.2 s of a core) that a request arriving mid-batch
 			// waits little for the core it shares.
-			bc.Batch, bc.Yield = semanticServeBatch, a.yieldToRequests
+			// Mid-batch too: before each layer of a forward pass it waits
+			// while a request runs (semanticPauseQuiet, semanticPauseMost),
+			// so a request that arrives during a batch shares the cores
+			// with one layer of it, not the rest of the batch.
+			bc.Batch, bc.Yield, bc.Pause = semanticServeBatch, a.yieldToRequests, a.pauseForRequests
 		}
 		p, err := backfill.New(bc)
 		if err != nil {
@@ -693,6 +697,15 @@ const semanticQuiet = 200 * time.Millisecond
 // sustained load too, at a few per cent of one core.
 const semanticMostWait = 5 * time.Second
 
+// semanticPauseQuiet is how long no request must have been in flight
+// before a batch of the background pass goes on with its next layer.
+const semanticPauseQuiet = 50 * time.Millisecond
+
+// semanticPauseMost bounds each mid-batch pause: on a server never idle
+// for semanticPauseQuiet a batch still advances a layer (~20 ms of one
+// core at most) a second.
+const semanticPauseMost = time.Second
+
 // background reports whether the command runs the background semantic
 // pass (serve, worker, mcp), which yields to requests.
 func (a *app) background() bool {
@@ -722,6 +735,15 @@ func (a *app) yieldToRequests(ctx context.Context) error {
 		return nil
 	}
 	return a.svc.gw.Quiet(ctx, semanticQuiet, semanticMostWait)
+}
+
+// pauseForRequests is the background pass's mid-batch pause
+// (corpus.WithPause): it returns once no service call has been in flight
+// for semanticPauseQuiet, or semanticPauseMost has passed, or ctx ended.
+func (a *app) pauseForRequests(ctx context.Context) {
+	if a.svc.gw != nil {
+		_ = a.svc.gw.Quiet(ctx, semanticPauseQuiet, semanticPauseMost)
+	}
 }
 
 // ingestPoll is how often the background pass looks whether the ingests

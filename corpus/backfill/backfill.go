@@ -57,6 +57,11 @@ type Config struct {
 	// the gaps between requests (serve: no call in flight for a moment).
 	// Its error ends Run: nil when ctx ended, else that error.
 	Yield func(ctx context.Context) error
+	// Pause, when set, is the pause func of the embedding (corpus.WithPause):
+	// an embedder that pauses between steps (MiniLM: before each layer)
+	// waits for it mid-batch, so that a request arriving while a batch
+	// runs shares the cores with one step of it, not with the whole batch.
+	Pause func(ctx context.Context)
 }
 
 // Pass is the background pass. Its methods are safe for concurrent use.
@@ -239,6 +244,7 @@ func (p *Pass) batch(ctx context.Context, todo []corpus.SemanticTodo) error {
 	}
 	var vecs [][]float32
 	var err error
+	ctx = corpus.WithPause(ctx, p.cfg.Pause)
 	if we, ok := p.cfg.Embedder.(WorkerEmbedder); ok {
 		vecs, err = we.EmbedWorkers(ctx, texts, p.cfg.Workers)
 	} else {

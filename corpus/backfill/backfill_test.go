@@ -12,6 +12,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/sqlite"
+	"github.com/kgagent/kgagent/internal/poll"
 )
 
 // fakeEmbedder returns a vector per text and counts the texts; after
@@ -291,5 +292,70 @@ func TestPassStopsWhileModelLoads(t *testing.T) {
 	}
 	if n := emb.texts.Load(); n != 0 {
 		t.Fatalf("embedded %d texts", n)
+	}
+}
+
+// pausingEmbedder embeds in three steps and asks the context's pause func
+// (corpus.Pause) before each, as MiniLM does before each layer.
+type pausingEmbedder struct {
+	fakeEmbedder
+	steps atomic.Int64
+}
+
+func (f *pausingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	for range 3 {
+		corpus.Pause(ctx)
+		f.steps.Add(1)
+	}
+	return f.fakeEmbedder.Embed(ctx, texts)
+}
+
+func (f *pausingEmbedder) EmbedWorkers(ctx context.Context, texts []string, _ int) ([][]float32, error) {
+	return f.Embed(ctx, texts)
+}
+
+// A pass with Pause waits for it mid-batch (before each step of the
+// embedder), not only between batches as with Yield: a batch started just
+// before a request arrives goes no further while Pause holds it.
+func TestPassPausesMidBatch(t *testing.T) {
+	x, err := sqlite.Open(sqlite.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	fill(t, x, 1, 4) // 4 chunks: 2 batches of 2
+	emb := &pausingEmbedder{}
+	var hold atomic.Bool
+	hold.Store(true)
+	var pauses atomic.Int64
+	p, _ := New(Config{Store: x, Embedder: emb, Batch: 2, Idle: time.Hour, Pause: func(ctx context.Context) {
+		pauses.Add(1)
+		for hold.Load() && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+	}})
+	stopped := make(chan error, 1)
+	go func() { stopped <- p.Run(t.Context(), true) }()
+	poll.Until(t, 5*time.Second, func() error {
+		if pauses.Load() == 0 {
+			return errors.New("no pause asked")
+		}
+		return nil
+	})
+	time.Sleep(50 * time.Millisecond)
+	if s, n := emb.steps.Load(), emb.texts.Load(); s != 0 || n != 0 {
+		t.Fatalf("held mid-batch: %d steps taken, %d texts embedded, want none", s, n)
+	}
+	hold.Store(false)
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the pass did not finish once let go")
+	}
+	if n, ps := emb.texts.Load(), pauses.Load(); n != 4 || ps != 6 {
+		t.Fatalf("embedded %d texts with %d pauses, want 4 with 6 (3 steps a batch)", n, ps)
 	}
 }

@@ -382,7 +382,13 @@ func (e *Embedder) EmbedWorkers(ctx context.Context, texts []string, workers int
 }
 
 // stopped is forward's stop for a call under ctx: true once ctx has ended.
+// Under a context with a pause func (corpus.WithPause) it pauses first.
 func stopped(ctx context.Context) func() bool {
+	if corpus.Pausable(ctx) {
+		// Background work (corpus.WithPause): it waits before each layer
+		// while requests run, then goes on unless ctx ended.
+		return func() bool { corpus.Pause(ctx); return ctx.Err() != nil }
+	}
 	if ctx.Done() == nil {
 		return nil // never ends
 	}

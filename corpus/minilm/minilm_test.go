@@ -12,10 +12,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
 )
 
 // testModels loads all-MiniLM-L6-v2 once per kernel from the user cache
@@ -337,5 +339,31 @@ func TestDefaultFetched(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, modelDirName, "model.safetensors"), []byte("weights"), 0o644)
 	if err := DefaultFetched(); err != nil {
 		t.Fatalf("model unpacked: %v", err)
+	}
+}
+
+// TestEmbedPausesBeforeLayers: under a context with a pause func
+// (corpus.WithPause: the background pass's) a forward pass asks it before
+// each of its layers, and the vectors are the same bits as without.
+func TestEmbedPausesBeforeLayers(t *testing.T) {
+	e := testModel(t, "")
+	texts := []string{"How do I remove a directory tree?", "shutil.rmtree(path)"}
+	plain, err := e.EmbedWorkers(context.Background(), texts, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pauses atomic.Int64
+	ctx := corpus.WithPause(context.Background(), func(context.Context) { pauses.Add(1) })
+	paused, err := e.EmbedWorkers(ctx, texts, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, layers := pauses.Load(), int64(len(e.model.layers)); n != layers {
+		t.Errorf("%d pauses for one forward pass of %d layers", n, layers)
+	}
+	for i := range plain {
+		if !slices.Equal(plain[i], paused[i]) {
+			t.Fatalf("text %d: the paused vector differs", i)
+		}
 	}
 }
