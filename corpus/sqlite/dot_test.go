@@ -121,7 +121,7 @@ func TestSemTopExact(t *testing.T) {
 	for _, tt := range []struct {
 		rows, every, upto int // every: one slot in every below upto has a vector
 		blocks            bool
-	}{{3000, 1, 3000, true}, {3000, 1, 2100, true}, {3000, 3, 3000, false}, {parallelMin + 777, 1, parallelMin + 777, true}, {parallelMin + 777, 4, parallelMin, false}} {
+	}{{3000, 1, 3000, true}, {3000, 1, 2048, true}, {3000, 3, 3000, false}, {parallelMin + 777, 1, parallelMin + 777, true}, {parallelMin + 777, 4, parallelMin, false}} {
 		t.Run(fmt.Sprint(tt.rows, "/", tt.every, "/", tt.upto), func(t *testing.T) {
 			m := newMemColl(8, [3]float32{1, 1, 1})
 			lex := make([]float32, 8)
