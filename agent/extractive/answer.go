@@ -250,6 +250,11 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 		out.add(s)
 		out.supporting++
 	}
+	// Entries about as close in meaning as the lead are named after it,
+	// unless the answer names the one thing a which/what question asks for.
+	if q.kind == "" || !entityKinds[q.kind] {
+		out.seeAlso(ps)
+	}
 	return out.String()
 }
 
@@ -438,6 +443,7 @@ type part struct {
 	n    int
 	code bool
 	keep bool // cited even when the next sentence has the same source
+	own  bool // a paragraph of its own (seeAlso's list)
 }
 
 // withCitation ends text with the citation [n] before its final
@@ -610,7 +616,7 @@ func (a *answer) String() string {
 	var b strings.Builder
 	for i, p := range a.parts {
 		if i > 0 {
-			if p.code || a.parts[i-1].code {
+			if p.code || a.parts[i-1].code || p.own {
 				b.WriteString("\n\n")
 			} else {
 				b.WriteString(" ")

@@ -217,3 +217,51 @@ func TestComposeNamesTheEntryClosestInMeaning(t *testing.T) {
 		t.Errorf("answer = %q, want the entry closest in meaning first", got)
 	}
 }
+
+// TestComposeNamesTheEntriesCloseInMeaning: the answer ends by naming the
+// other API entries found that are about as close in meaning to the
+// question as the closest section, each cited, closest first; not an entry
+// far in meaning, not one the answer names already, and nothing without
+// semantic vectors.
+func TestComposeNamesTheEntriesCloseInMeaning(t *testing.T) {
+	capitalize := page("http://d/library/stdtypes.html#str.capitalize", "Built-in Types", "str.capitalize()",
+		"Return a copy of the string with its first character capitalized and the rest lowercased.")
+	title := page("http://d/library/stdtypes.html#str.title", "Built-in Types", "str.title()",
+		"Return a titlecased version of the string where words start with an uppercase character.")
+	capwords := page("http://d/library/string.html#string.capwords", "string — Common string operations", "string.capwords(s, sep=None)",
+		"Split the argument into words using str.split(), capitalize each word using str.capitalize(), and join the capitalized words.")
+	normalize := page("http://d/library/unicodedata.html#unicodedata.normalize", "unicodedata — Unicode Database", "unicodedata.normalize(form, unistr)",
+		"Return the normal form for the Unicode string unistr.")
+	const q = "capitalize the first letter of every word"
+	if got := Compose(q, ev("", capitalize, title, capwords, normalize), Config{}); strings.Contains(got, "See also") {
+		t.Fatalf("without semantic vectors: %q, want no entries named after the answer", got)
+	}
+	capitalize.Semantic, title.Semantic, capwords.Semantic, normalize.Semantic = 0.63, 0.55, 0.54, 0.32
+	got := Compose(q, ev("", capitalize, title, capwords, normalize), Config{})
+	if !strings.HasPrefix(got, "`str.capitalize()`: Return a copy of the string") {
+		t.Fatalf("answer = %q, want the entry closest in meaning first", got)
+	}
+	if want := "[3].\n\nSee also `str.title()` [2] and `string.capwords()` [3]."; !strings.HasSuffix(got, want) {
+		t.Errorf("answer = %q, want it to end %q", got, want)
+	}
+	if _, also, _ := strings.Cut(got, "See also"); strings.Contains(got, "normalize") || strings.Contains(also, "capitalize()") {
+		t.Errorf("answer = %q names an entry far in meaning, or the lead again", got)
+	}
+}
+
+// TestSeeAlsoNamesModulesAndWholeNames: a module's section close in meaning
+// is named as the module; an entry is left out only when the answer names
+// it whole ("os.removedirs(path)" does not name os.remove).
+func TestSeeAlsoNamesModulesAndWholeNames(t *testing.T) {
+	rmdir := page("http://d/library/os.html#os.rmdir", "os — Miscellaneous operating system interfaces", "os.rmdir(path, *, dir_fd=None)",
+		"Remove (delete) the directory path; os.removedirs(path) also removes its empty parents.")
+	remove := page("http://d/library/os.html#os.remove", "os — Miscellaneous operating system interfaces", "os.remove(path, *, dir_fd=None)",
+		"Remove (delete) the file path.")
+	shutil := page("http://d/library/shutil.html#module-shutil", "shutil — High-level file operations", "",
+		"The shutil module offers a number of high-level operations on files and collections of files.")
+	rmdir.Semantic, remove.Semantic, shutil.Semantic = 0.59, 0.55, 0.50
+	got := Compose("delete a single file, not a folder", ev("", rmdir, remove, shutil), Config{})
+	if want := "\n\nSee also `os.remove()` [2] and the `shutil` module [3]."; !strings.HasSuffix(got, want) {
+		t.Errorf("answer = %q, want it to end %q", got, want)
+	}
+}
