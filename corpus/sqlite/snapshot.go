@@ -3,7 +3,10 @@ package sqlite
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"os"
+	"slices"
 	"unsafe"
 
 	"github.com/kgagent/kgagent/internal/snapfile"
@@ -28,7 +31,16 @@ import (
 // after which a fresh snapshot is written in the background. Close writes
 // the snapshots of loaded copies that writes moved past their snapshot.
 
-const snapMagic = "kgagent-corpus-snapshot-1\n"
+// Format 2 writes the row ids and the posting lists as varints: a row id
+// and a posting's slot as the difference from the one before (consecutive
+// in a fresh load), a posting's weighted term frequency as its index in
+// its field's table of distinct frequencies (70 on the OpenJDK API docs).
+// That docs' search copy went 36.9 -> 28.5 MB on disk (its postings 12.4 ->
+// 4 MB after compression), its entity copy 11.0 -> 9.8 MB. Vectors stay
+// dense bytes: zstd makes them smaller than the sparse form does (23.2 vs
+// 24.2 MB). A snapshot of format 1 fails the header check and is rebuilt,
+// as one from another build always was.
+const snapMagic = "kgagent-corpus-snapshot-2\n"
 
 // snapPath is the snapshot file of collection; "" for in-memory indexes.
 func (x *Index) snapPath(collection string) string {
@@ -77,12 +89,14 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 	scales := make([]float32, 0, live)
 	allLens := make([]float32, 0, live)
 	headLens := make([]float32, 0, live)
+	prev := int64(0)
 	for s, rid := range m.rids {
 		if newSlot[s] < 0 {
 			continue
 		}
-		e.U64(uint64(rid))
-		e.U32(pageOf[m.docs[s]])
+		e.Varint(rid - prev)
+		e.Uvarint(uint64(pageOf[m.docs[s]]))
+		prev = rid
 		scales = append(scales, m.scales[s])
 		allLens = append(allLens, m.all.lens[s])
 		headLens = append(headLens, m.head.lens[s])
@@ -114,6 +128,24 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 				}
 			}
 		}
+		// the distinct frequencies, sorted, then each term's live postings:
+		// slots as differences, then the frequencies' indexes
+		// (by their bits: a map keyed by float32 would lose NaNs)
+		tfIdx := map[uint32]uint32{}
+		for _, ps := range f.fi.post {
+			for _, p := range ps {
+				if newSlot[p.slot] >= 0 {
+					tfIdx[math.Float32bits(p.tf)] = 0
+				}
+			}
+		}
+		bits := slices.Sorted(maps.Keys(tfIdx))
+		tfs := make([]float32, len(bits))
+		for i, b := range bits {
+			tfIdx[b] = uint32(i)
+			tfs[i] = math.Float32frombits(b)
+		}
+		e.F32s(tfs)
 		e.U32(uint32(len(liveTerms)))
 		for term, ps := range f.fi.post {
 			n := liveTerms[term]
@@ -121,11 +153,17 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 				continue
 			}
 			e.Str(term)
-			e.U32(uint32(n))
+			e.Uvarint(uint64(n))
+			last := int32(-1)
 			for _, p := range ps {
 				if s := newSlot[p.slot]; s >= 0 {
-					e.U32(uint32(s))
-					e.F32(p.tf)
+					e.Varint(int64(s - last))
+					last = s
+				}
+			}
+			for _, p := range ps {
+				if newSlot[p.slot] >= 0 {
+					e.Uvarint(uint64(tfIdx[math.Float32bits(p.tf)]))
 				}
 			}
 		}
@@ -157,10 +195,11 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	for i := range pages {
 		m.docIdx[pages[i]] = int32(i)
 	}
+	rid := int64(0)
 	for s := 0; s < live && d.Err == nil; s++ {
-		rid := int64(d.U64())
-		p := d.U32()
-		if int(p) >= nPages {
+		rid += d.Varint()
+		p := d.Uvarint()
+		if p >= uint64(nPages) {
 			return nil, fmt.Errorf("snapshot: page %d of %d", p, nPages)
 		}
 		m.rids[s], m.docs[s], m.docID[s] = rid, pages[p], int32(p)
@@ -202,6 +241,7 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 		for _, l := range fi.lens {
 			fi.totalLen += float64(l)
 		}
+		tfs := d.F32s()
 		terms := int(d.U32())
 		if d.Err != nil || terms > len(d.B) {
 			return nil, snapfile.ErrShort
@@ -209,17 +249,28 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 		fi.post = make(map[string][]posting, terms)
 		for range terms {
 			term := ta.str(d.Bytes())
-			n := int(d.U32())
-			if d.Err != nil || n*8 > len(d.B) {
+			n := d.Uvarint()
+			if d.Err != nil || n > uint64(len(d.B)/2) { // two bytes at least a posting
 				return nil, snapfile.ErrShort
 			}
-			ps := pa.take(n)
+			ps := pa.take(int(n))
+			slot := int64(-1)
 			for i := range ps {
-				slot := d.U32()
-				if int(slot) >= live {
+				slot += d.Varint()
+				if slot < 0 || slot >= int64(live) {
 					return nil, fmt.Errorf("snapshot: slot %d of %d", slot, live)
 				}
-				ps[i] = posting{int32(slot), d.F32()}
+				ps[i].slot = int32(slot)
+			}
+			for i := range ps {
+				k := d.Uvarint()
+				if k >= uint64(len(tfs)) {
+					return nil, fmt.Errorf("snapshot: frequency %d of %d", k, len(tfs))
+				}
+				ps[i].tf = tfs[k]
+			}
+			if d.Err != nil {
+				return nil, d.Err
 			}
 			fi.post[term] = ps
 		}

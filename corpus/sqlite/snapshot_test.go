@@ -222,8 +222,60 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSnapshotPostingsCompact: format 2 writes a posting in a few bytes (a
+// slot's difference from the one before and its frequency's index, as
+// varints) where format 1 wrote eight (slot and frequency as 4 bytes
+// each), and a row id and page in two where format 1 wrote twelve: the
+// body of 400 chunks is under what its vectors, floats and terms take plus
+// 3 bytes a posting and 3 a row (format 1: 8 and 12).
+func TestSnapshotPostingsCompact(t *testing.T) {
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{NoSnapshots: true})
+	defer x.Close()
+	for i := range 100 {
+		f.put(x, "c", fmt.Sprintf("https://x/p%d", i), fmt.Sprintf("page %d about topic %d", i, i%7), "shared words here",
+			fmt.Sprintf("more text on item%d and item%d", i%13, i%17), "the closing lines of every page")
+	}
+	m, err := x.collection(context.Background(), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.cacheMu.RLock()
+	defer x.cacheMu.RUnlock()
+	e := &snapfile.Encoder{}
+	encodeSnapshot(e, m)
+	postings, terms := 0, 0
+	for _, fi := range []*fieldIndex{&m.all, &m.head} {
+		for t, ps := range fi.post {
+			postings += len(ps)
+			terms += 4 + len(t)
+		}
+	}
+	// vectors, scales and two lengths a row, the frequency tables, terms
+	fixed := m.live*m.dim + 3*4*m.live + 2*4*64 + terms
+	if limit := fixed + 3*postings + 3*m.live + 1024; len(e.B) > limit {
+		t.Errorf("%d rows, %d postings: body of %d bytes, want at most %d", m.live, postings, len(e.B), limit)
+	}
+	got, err := decodeSnapshot(e.B, m.dim, m.weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.all.post, m.all.post) || !reflect.DeepEqual(got.head.post, m.head.post) || !reflect.DeepEqual(got.rids, m.rids) {
+		t.Error("postings or row ids read back differ")
+	}
+}
+
 func FuzzDecodeSnapshot(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 'a'})
+	// a real body: one row of dim 4 (format 2)
+	m := newMemColl(4, [3]float32{6, 2, 1})
+	m.add(7, "https://x/p", kgagent.Chunk{Title: "Zebra", HeadingPath: []string{"Stripes"}, Text: "zebra stripes"}, []float32{1, 0, -3, 2})
+	e := &snapfile.Encoder{}
+	encodeSnapshot(e, m)
+	if _, err := decodeSnapshot(e.B, 4, [3]float32{6, 2, 1}); err != nil {
+		f.Fatalf("seed: %v", err)
+	}
+	f.Add(e.B)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = decodeSnapshot(b, 4, [3]float32{6, 2, 1})
 	})

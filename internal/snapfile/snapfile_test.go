@@ -177,3 +177,47 @@ func TestEncoderWindow(t *testing.T) {
 		t.Fatalf("decoded %d bytes, %v", len(body), err)
 	}
 }
+
+// TestVarints: varints read back as written, at their widths, and a
+// truncated or over-long one stops the decoder with ErrVarint.
+func TestVarints(t *testing.T) {
+	e := &snapfile.Encoder{}
+	us := []uint64{0, 1, 127, 128, 1 << 20, 1<<64 - 1}
+	is := []int64{0, -1, 1, -64, 63, -1 << 40, 1<<63 - 1, -1 << 63}
+	for _, v := range us {
+		e.Uvarint(v)
+	}
+	for _, v := range is {
+		e.Varint(v)
+	}
+	if want := 1 + 1 + 1 + 2 + 3 + 10 + 1 + 1 + 1 + 1 + 1 + 6 + 10 + 10; len(e.B) != want {
+		t.Errorf("encoded %d bytes, want %d", len(e.B), want)
+	}
+	d := &snapfile.Decoder{B: e.B}
+	for _, v := range us {
+		if got := d.Uvarint(); got != v {
+			t.Errorf("Uvarint %d, want %d", got, v)
+		}
+	}
+	for _, v := range is {
+		if got := d.Varint(); got != v {
+			t.Errorf("Varint %d, want %d", got, v)
+		}
+	}
+	if d.Err != nil || len(d.B) != 0 {
+		t.Fatalf("err %v, %d bytes left", d.Err, len(d.B))
+	}
+	for _, bad := range [][]byte{{0x80}, {0xff, 0xff}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}} {
+		d := &snapfile.Decoder{B: bad}
+		if v := d.Uvarint(); v != 0 || d.Err != snapfile.ErrVarint {
+			t.Errorf("Uvarint(% x) = %d, %v; want 0, ErrVarint", bad, v, d.Err)
+		}
+		if d.U32(); d.Err != snapfile.ErrVarint {
+			t.Errorf("error not kept: %v", d.Err)
+		}
+		d = &snapfile.Decoder{B: bad}
+		if v := d.Varint(); v != 0 || d.Err != snapfile.ErrVarint {
+			t.Errorf("Varint(% x) = %d, %v; want 0, ErrVarint", bad, v, d.Err)
+		}
+	}
+}
