@@ -1,6 +1,8 @@
 package snapfile_test
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -219,5 +221,85 @@ func TestVarints(t *testing.T) {
 		if v := d.Varint(); v != 0 || d.Err != snapfile.ErrVarint {
 			t.Errorf("Varint(% x) = %d, %v; want 0, ErrVarint", bad, v, d.Err)
 		}
+	}
+}
+
+// TestCreateStreamsToFile: an Encoder made by Create writes the file that
+// WriteTemp writes for the same body, byte for byte, while holding a small
+// part of the compressed body in memory: 32 MiB that do not compress (the
+// file is as big) leave the heap under 12 MiB above where it was, where
+// NewEncoder's holds the whole compressed body (32 MiB or more).
+func TestCreateStreamsToFile(t *testing.T) {
+	dir := t.TempDir()
+	path := snapfile.Path(dir, "coll")
+	h := snapfile.Header("test-snapshot-1\n", `"coll"`)
+	if h == "" {
+		t.Skip("executable not identified")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	chunk := make([]byte, 1<<16)
+	fill := func(e *snapfile.Encoder) {
+		r := rand.New(rand.NewPCG(3, 4))
+		for range 512 { // 32 MiB
+			for i := range chunk {
+				chunk[i] = byte(r.Uint32())
+			}
+			e.Raw(chunk)
+			e.U32(rng.Uint32() % 7)
+		}
+		e.Str("tail")
+	}
+	var before, peak runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	e, err := snapfile.Create(path, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(e)
+	runtime.GC()
+	runtime.ReadMemStats(&peak)
+	tmp, err := e.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grew := int64(peak.HeapAlloc) - int64(before.HeapAlloc); grew > 12<<20 {
+		t.Errorf("heap grew %d bytes while encoding 32 MiB to a file", grew)
+	}
+	got, err := os.ReadFile(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 32<<20 {
+		t.Fatalf("file of %d bytes: the test's body compressed", len(got))
+	}
+	rng = rand.New(rand.NewPCG(1, 2))
+	w := snapfile.NewEncoder()
+	fill(w)
+	tmp2, err := snapfile.WriteTemp(snapfile.Path(dir, "other"), h, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(tmp2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("Create's file (%d bytes) differs from WriteTemp's (%d)", len(got), len(want))
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	if body := snapfile.Read(path, h); len(body) != 32<<20+512*4+4+4 {
+		t.Errorf("read back %d bytes", len(body))
+	}
+	if _, err := (&snapfile.Encoder{}).Finish(); err == nil {
+		t.Error("Finish of a plain Encoder: no error")
+	}
+	if _, err := snapfile.Create(path, ""); err == nil {
+		t.Error("Create without a header: no error")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("%d files left in the directory, want the snapshot and WriteTemp's", len(ents))
 	}
 }
