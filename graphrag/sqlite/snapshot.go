@@ -30,7 +30,12 @@ import (
 // one read transaction. Anything else falls back to SQL, and that load
 // writes a fresh snapshot in the background.
 
-const namesSnapMagic = "kgagent-graph-names-snapshot-3\n"
+// Format 4 writes the nodes, the provenances and the triple rows as
+// varints of differences (a row's subject from the row before's, its
+// object from its subject, its provenance from the row before's): the
+// OpenJDK API docs' name index 22.9 -> 21.5 MB on disk. A snapshot of an
+// earlier format fails the header check and is rebuilt.
+const namesSnapMagic = "kgagent-graph-names-snapshot-4\n"
 
 // snapDir is where the store's snapshots live.
 func (s *Store) snapDir() string { return s.path + "-snap" }
@@ -124,19 +129,23 @@ func encodeNames(e *snapfile.Encoder, x *nameIndex) {
 	}
 	for _, list := range [][][3]int32{x.nodes, x.provs} {
 		e.U32(uint32(len(list)))
+		var prev [3]int32
 		for _, k := range list {
-			e.U32(uint32(k[0]))
-			e.U32(uint32(k[1]))
-			e.U32(uint32(k[2]))
+			for j := range 3 {
+				e.Varint(int64(k[j] - prev[j]))
+			}
+			prev = k
 		}
 	}
 	e.U32(uint32(len(x.rows)))
+	var prev memTriple
 	for _, r := range x.rows {
-		e.U32(uint32(r.s))
-		e.U32(uint32(r.p))
-		e.U32(uint32(r.o))
-		e.U32(uint32(r.lit))
-		e.U32(uint32(r.prov))
+		e.Varint(int64(r.s - prev.s))
+		e.Uvarint(uint64(r.p))
+		e.Varint(int64(r.o - r.s))
+		e.Uvarint(uint64(r.lit))
+		e.Varint(int64(r.prov - prev.prov))
+		prev = r
 	}
 }
 
@@ -202,29 +211,35 @@ func decodeNames(b []byte) (*nameIndex, error) {
 	}
 	x.strs.trim()
 	// a string, node or provenance index past its table
-	ref := func(v uint32, n int, what string) (int32, error) {
-		if int(v) >= n {
-			return 0, fmt.Errorf("snapshot: %s %d of %d", what, v, n)
-		}
-		return int32(v), nil
-	}
 	for _, list := range []*[][3]int32{&x.nodes, &x.provs} {
-		*list = make([][3]int32, d.Count(3*4))
+		*list = make([][3]int32, d.Count(3))
+		var prev [3]int64
 		for i := range *list {
 			for j := range 3 {
-				v, err := ref(d.U32(), ns, "string")
-				if err != nil {
-					return nil, err
+				v := prev[j] + d.Varint()
+				if v < 0 || v >= int64(ns) {
+					if d.Err != nil {
+						return nil, d.Err
+					}
+					return nil, fmt.Errorf("snapshot: string %d of %d", v, ns)
 				}
-				(*list)[i][j] = v
+				(*list)[i][j], prev[j] = int32(v), v
 			}
 		}
 	}
-	rows := make([]memTriple, d.Count(5*4))
-	nn, np := uint32(len(x.nodes)), uint32(len(x.provs))
+	rows := make([]memTriple, d.Count(5))
+	nn, np := int64(len(x.nodes)), int64(len(x.provs))
+	var sv, prov int64
 	for i := range rows {
-		sv, p, o, lit, prov := d.U32(), d.U32(), d.U32(), d.U32(), d.U32()
-		if sv >= nn || o >= nn || p >= uint32(ns) || lit >= uint32(ns) || prov >= np {
+		sv += d.Varint()
+		p := d.Uvarint()
+		o := sv + d.Varint()
+		lit := d.Uvarint()
+		prov += d.Varint()
+		if d.Err != nil {
+			return nil, d.Err
+		}
+		if sv < 0 || sv >= nn || o < 0 || o >= nn || p >= uint64(ns) || lit >= uint64(ns) || prov < 0 || prov >= np {
 			return nil, fmt.Errorf("snapshot: row %d refers past its tables", i)
 		}
 		rows[i] = memTriple{s: int32(sv), p: int32(p), o: int32(o), lit: int32(lit), prov: int32(prov)}

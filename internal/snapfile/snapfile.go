@@ -381,8 +381,10 @@ func (d *Decoder) U64() uint64 {
 	return binary.LittleEndian.Uint64(p)
 }
 
-// ErrVarint is the error of a Decoder that met a malformed varint (one
-// running past the buffer or past 64 bits).
+// ErrVarint is the error of a Decoder that met a malformed varint: one
+// running past the buffer or past 64 bits, or one longer than Encoder
+// writes it (a last byte of 0), so a body that decodes encodes back to the
+// same bytes.
 var ErrVarint = errors.New("snapshot holds a malformed varint")
 
 // Uvarint reads what Encoder.Uvarint wrote.
@@ -391,7 +393,7 @@ func (d *Decoder) Uvarint() uint64 {
 		return 0
 	}
 	v, n := binary.Uvarint(d.B)
-	if n <= 0 {
+	if n <= 0 || (n > 1 && d.B[n-1] == 0) {
 		d.Err = ErrVarint
 		return 0
 	}
@@ -401,15 +403,11 @@ func (d *Decoder) Uvarint() uint64 {
 
 // Varint reads what Encoder.Varint wrote.
 func (d *Decoder) Varint() int64 {
-	if d.Err != nil {
-		return 0
+	u := d.Uvarint()
+	v := int64(u >> 1) // zig-zag, as binary.Varint
+	if u&1 != 0 {
+		v = ^v
 	}
-	v, n := binary.Varint(d.B)
-	if n <= 0 {
-		d.Err = ErrVarint
-		return 0
-	}
-	d.B = d.B[n:]
 	return v
 }
 

@@ -181,7 +181,8 @@ func TestEncoderWindow(t *testing.T) {
 }
 
 // TestVarints: varints read back as written, at their widths, and a
-// truncated or over-long one stops the decoder with ErrVarint.
+// truncated, over-long or not minimally encoded one stops the decoder with
+// ErrVarint.
 func TestVarints(t *testing.T) {
 	e := &snapfile.Encoder{}
 	us := []uint64{0, 1, 127, 128, 1 << 20, 1<<64 - 1}
@@ -209,7 +210,7 @@ func TestVarints(t *testing.T) {
 	if d.Err != nil || len(d.B) != 0 {
 		t.Fatalf("err %v, %d bytes left", d.Err, len(d.B))
 	}
-	for _, bad := range [][]byte{{0x80}, {0xff, 0xff}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}} {
+	for _, bad := range [][]byte{{0x80}, {0xff, 0xff}, {0x80, 0x00}, {0xff, 0x80, 0x00}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}} {
 		d := &snapfile.Decoder{B: bad}
 		if v := d.Uvarint(); v != 0 || d.Err != snapfile.ErrVarint {
 			t.Errorf("Uvarint(% x) = %d, %v; want 0, ErrVarint", bad, v, d.Err)
