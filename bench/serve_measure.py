@@ -8,6 +8,13 @@ the requests and at the end, the peak RSS, search/agent p50/p99 in ms
 (client side, one request at a time) and serve's CPU ms per request
 (cpu_ms_per_request, background work included). Used by deploy/bench-scale.sh.
 
+With --heap, serve runs with KGAGENT_BENCH_HEAPPROFILE=OUT.json.heap and is
+sent SIGUSR1 when ready and after each fifth (once its RSS is read): it
+collects garbage and writes a heap profile to OUT.json.heap.N (N = 1 when
+ready, 2..6 after each fifth), and the JSON gets live_heap_mb (the heap
+after each of those collections). The collections add to serve's CPU, so
+compare cpu_ms_per_request only between runs made the same way.
+
     python bench/serve_measure.py -o OUT.json -n N -q QUESTIONS.jsonl -c COLLECTION -- KGAGENT ARGS...
 
 ARGS are the global flags (--data-dir ...); the script adds `serve --addr`.
@@ -16,6 +23,8 @@ ARGS are the global flags (--data-dir ...); the script adds `serve --addr`.
 import argparse
 import json
 import os
+import re
+import signal
 import socket
 import subprocess
 import sys
@@ -47,6 +56,7 @@ def main():
     ap.add_argument("-n", type=int, default=1000)
     ap.add_argument("-q", required=True)
     ap.add_argument("-c", default="default")
+    ap.add_argument("--heap", action="store_true", help="heap profiles when ready and after each fifth (see above)")
     a = ap.parse_args(sys.argv[1:i])
     cmd = sys.argv[i + 1:]
     with socket.socket() as s:
@@ -55,7 +65,25 @@ def main():
     base = f"http://127.0.0.1:{port}"
     t0 = time.monotonic()
     log = open(a.o + ".log", "w")  # serve's own log (readiness polls warn until it is ready)
-    p = subprocess.Popen(cmd + ["serve", "--addr", f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL, stderr=log)
+    env = dict(os.environ)
+    if a.heap:
+        env["KGAGENT_BENCH_HEAPPROFILE"] = a.o + ".heap"
+    p = subprocess.Popen(cmd + ["serve", "--addr", f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL, stderr=log, env=env)
+    live = []
+
+    def heap_profile():
+        """SIGUSR1, then wait for serve's 'heap profile N' line."""
+        if not a.heap:
+            return
+        p.send_signal(signal.SIGUSR1)
+        want, t = len(live) + 1, time.monotonic()
+        while time.monotonic() - t < 60:
+            with open(a.o + ".log") as f:
+                m = re.findall(r"heap profile (\d+): HeapAlloc=(\d+)", f.read())
+            if len(m) >= want:
+                live.append(int(m[want - 1][1]) / 1e6)
+                return
+            time.sleep(0.05)
     try:
         while True:
             try:
@@ -72,6 +100,7 @@ def main():
         # the seconds, compare between runs
         cpu_ready = cpu_s(p.pid)
         out = {"ready_s": time.monotonic() - t0, "cpu_ready_s": cpu_ready, "rss_ready_mb": status_kb(p.pid, "VmRSS") / 1024, "requests": a.n, "rss_mb": []}
+        heap_profile()
         qs = []
         with open(a.q) as f:
             for line in f:
@@ -89,9 +118,12 @@ def main():
             lat[kind].append((time.monotonic() - s) * 1000)
             if (n + 1) % max(1, a.n // 5) == 0:
                 out["rss_mb"].append(status_kb(p.pid, "VmRSS") / 1024)
+                heap_profile()
         out["rss_end_mb"] = status_kb(p.pid, "VmRSS") / 1024
         out["cpu_ms_per_request"] = (cpu_s(p.pid) - cpu_ready) * 1000 / max(1, a.n)
         out["peak_rss_mb"] = status_kb(p.pid, "VmHWM") / 1024
+        if a.heap:
+            out["live_heap_mb"] = live
         for k, v in lat.items():
             v.sort()
             if v:
