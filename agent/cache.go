@@ -77,7 +77,10 @@ func (c *answerCache) get(k cacheKey, now time.Time) (*cached, bool) {
 }
 
 // put stores e, evicting the least recently used entries beyond the size.
+// The entry's strings are copied first (own), so that it holds only its
+// own bytes.
 func (c *answerCache) put(e *cached) {
+	e.own()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.entries[e.key]; ok {
@@ -91,6 +94,61 @@ func (c *answerCache) put(e *cached) {
 		c.lru.Remove(last)
 		delete(c.entries, last.Value.(*cached).key)
 	}
+}
+
+// own replaces e's answer and events by copies whose strings are e's
+// own. A run's strings may be substrings of much larger buffers made for
+// that run alone (the graph name index copies an expansion's triples into
+// one buffer a call, ~145 KB on the OpenJDK docs), which a cached entry
+// kept whole for as long as it lived: 1,000 distinct questions grew serve's
+// live heap by ~70 MB, and a full 4,096-entry cache would hold ~600 MB
+// (TestCachedAnswerOwnsItsStrings).
+func (e *cached) own() {
+	e.ans = ownAnswer(e.ans)
+	events := make([]kgagent.Event, len(e.events))
+	for i, ev := range e.events {
+		ev.RequestID, ev.Text, ev.Agent, ev.Func = strings.Clone(ev.RequestID), strings.Clone(ev.Text), strings.Clone(ev.Agent), strings.Clone(ev.Func)
+		ev.Sources = ownSources(ev.Sources)
+		if ev.Error != nil {
+			er := *ev.Error
+			er.Code, er.Message = strings.Clone(er.Code), strings.Clone(er.Message)
+			ev.Error = &er
+		}
+		if ev.Usage != nil {
+			u := *ev.Usage
+			ev.Usage = &u
+		}
+		ev.Citations = strings.Clone(ev.Citations)
+		events[i] = ev
+	}
+	e.events = events
+}
+
+// ownAnswer is a copy of a whose strings are its own.
+func ownAnswer(a kgagent.Answer) kgagent.Answer {
+	a.RequestID, a.Agent, a.Answer, a.Citations = strings.Clone(a.RequestID), strings.Clone(a.Agent), strings.Clone(a.Answer), strings.Clone(a.Citations)
+	a.Sources = ownSources(a.Sources)
+	return a
+}
+
+// ownSources is a copy of ss whose strings are its own.
+func ownSources(ss []kgagent.Source) []kgagent.Source {
+	if ss == nil {
+		return nil
+	}
+	out := make([]kgagent.Source, len(ss))
+	for i, s := range ss {
+		s.URL, s.Title, s.Snippet = strings.Clone(s.URL), strings.Clone(s.Title), strings.Clone(s.Snippet)
+		if s.HeadingPath != nil {
+			hp := make([]string, len(s.HeadingPath))
+			for j, h := range s.HeadingPath {
+				hp[j] = strings.Clone(h)
+			}
+			s.HeadingPath = hp
+		}
+		out[i] = s
+	}
+	return out
 }
 
 // len is how many entries the cache holds.

@@ -3,10 +3,12 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/llm"
@@ -225,5 +227,50 @@ func TestAnswerCacheDoesNotKeepPanics(t *testing.T) {
 	}()
 	if st := rig.m.CacheStats(); st.Entries != 0 {
 		t.Errorf("a run that panicked was cached (%d entries)", st.Entries)
+	}
+}
+
+// TestCachedAnswerOwnsItsStrings: a cached answer holds copies of its
+// strings, not substrings of the buffers its run made (the graph name index
+// copies an expansion's triples into one buffer a call; a cached answer
+// citing one of them kept the whole buffer alive).
+func TestCachedAnswerOwnsItsStrings(t *testing.T) {
+	buf := strings.Repeat("https://docs.example/a.html title heading snippet answer text ", 2000)
+	sub := func(i, n int) string { return buf[i : i+n] }
+	src := kgagent.Source{URL: sub(0, 20), Title: sub(21, 5), HeadingPath: []string{sub(27, 7)}, Snippet: sub(35, 7)}
+	c := newAnswerCache(4, 0)
+	e := &cached{key: cacheKey{question: "q"}, ans: kgagent.Answer{Answer: sub(43, 6), Sources: []kgagent.Source{src}},
+		events: []kgagent.Event{{Kind: kgagent.EventAnswer, Text: sub(43, 6), Sources: []kgagent.Source{src}, Error: &kgagent.Error{Message: sub(50, 4)}}}}
+	c.put(e)
+	got, ok := c.get(cacheKey{question: "q"}, time.Now())
+	if !ok {
+		t.Fatal("entry not cached")
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.StringData(buf)))
+	hi := lo + uintptr(len(buf))
+	check := func(what, s string) {
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); s != "" && p >= lo && p < hi {
+			t.Errorf("cached %s %q points into the run's buffer", what, s)
+		}
+	}
+	checkSources := func(ss []kgagent.Source) {
+		for _, s := range ss {
+			check("source URL", s.URL)
+			check("source title", s.Title)
+			check("source snippet", s.Snippet)
+			for _, h := range s.HeadingPath {
+				check("heading", h)
+			}
+		}
+	}
+	check("answer", got.ans.Answer)
+	checkSources(got.ans.Sources)
+	for _, ev := range got.events {
+		check("event text", ev.Text)
+		check("error message", ev.Error.Message)
+		checkSources(ev.Sources)
+	}
+	if got.ans.Answer != sub(43, 6) || got.ans.Sources[0].URL != src.URL || got.events[0].Error.Message != sub(50, 4) {
+		t.Errorf("cached entry changed: %+v", got)
 	}
 }
