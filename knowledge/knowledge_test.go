@@ -237,7 +237,7 @@ func (w windowSearch) Search(ctx context.Context, r corpus.SearchRequest) ([]cor
 }
 
 // TestRetrieveWidensACrowdedWindow: when one page's sections fill the
-// 5k+5 hits asked for (an OpenJDK class-use page has dozens), the search is
+// knowledge.Window hits asked for (an OpenJDK class-use page has dozens), the search is
 // asked for corpus.MaxK hits, so the evidence (and the agent's sources)
 // still names the k pages the search ranks first. Before, it named 3 of
 // them and the gold page the search ranked 4th was missing from the
@@ -251,8 +251,8 @@ func TestRetrieveWidensACrowdedWindow(t *testing.T) {
 			score -= 0.001
 		}
 	}
-	add("a", 20)
-	add("b", 12)
+	add("a", 30)
+	add("b", 22)
 	add("c", 1)
 	add("d", 1)
 	add("e", 1)
@@ -273,8 +273,8 @@ func TestRetrieveWidensACrowdedWindow(t *testing.T) {
 	if got := strings.Join(pages, " "); got != "https://d/a.html https://d/b.html https://d/c.html https://d/d.html https://d/e.html" {
 		t.Errorf("pages %s, want the search's first 5", got)
 	}
-	if len(asked) != 2 || asked[1] != corpus.MaxK {
-		t.Errorf("asked for %v hits, want 5k+5 then corpus.MaxK", asked)
+	if len(asked) != 2 || asked[0] != knowledge.Window || asked[1] != corpus.MaxK {
+		t.Errorf("asked for %v hits, want knowledge.Window then corpus.MaxK", asked)
 	}
 	// The passages of the first window stay as they were; the pages it
 	// missed follow, as sources only.
@@ -300,12 +300,12 @@ func TestRetrieveWidensACrowdedWindow(t *testing.T) {
 // questions at once would write them concurrently).
 func TestRetrieveLeavesTheSearchsHitsAlone(t *testing.T) {
 	var hits []corpus.Hit
-	for i := range 40 {
+	for i := range 60 {
 		page := "a"
-		if i >= 35 {
-			page = string(rune('b' + i - 35))
+		if i >= 55 {
+			page = string(rune('b' + i - 55))
 		}
-		hits = append(hits, hit(fmt.Sprintf("https://d/%s.html#s%d", page, i), page, fmt.Sprintf("Section %d of the %s page.", i, page), 1-float64(i)/100))
+		hits = append(hits, hit(fmt.Sprintf("https://d/%s.html#s%d", page, i), page, fmt.Sprintf("Section %d of the %s page.", i, page), 1-float64(i)/1000))
 	}
 	held := slices.Clone(hits)
 	var asked []int
@@ -378,5 +378,90 @@ func TestRetrieveEmbedsTheQuestionOnce(t *testing.T) {
 		if n := emb.n.Load(); n != int64(i+1) {
 			t.Fatalf("after %d retrievals the question was embedded %d times, want %d (once each: nothing is kept across requests)", i+1, n, i+1)
 		}
+	}
+}
+
+// TestRetrieveAsksOneWindow: a window of knowledge.Window hits that names
+// k pages is searched once. Before, the retriever asked for 5k+5 = 30
+// hits; one page's sections filled them (3 pages named), so it searched
+// again for corpus.MaxK hits: a second search for about a third of the
+// Python docs' known-item questions, for pages the eval's own 50-hit
+// search already names.
+func TestRetrieveAsksOneWindow(t *testing.T) {
+	var hits []corpus.Hit
+	score := 1.0
+	for _, p := range []struct {
+		page string
+		n    int
+	}{{"a", 20}, {"b", 12}, {"c", 1}, {"d", 1}, {"e", 1}, {"f", 20}} {
+		for i := range p.n {
+			hits = append(hits, hit(fmt.Sprintf("https://d/%s.html#s%d", p.page, i), p.page, fmt.Sprintf("Section %d of the %s page says something.", i, p.page), score))
+			score -= 0.001
+		}
+	}
+	var asked []int
+	r := knowledge.NewRetriever(windowSearch{hits, &asked}, nil, knowledge.RetrieveConfig{})
+	ev, err := r.Retrieve(t.Context(), "something", "c", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0] != knowledge.Window {
+		t.Errorf("asked for %v hits, want one search for knowledge.Window", asked)
+	}
+	if got := strings.Join(pagesOf(ev), " "); got != "https://d/a.html https://d/b.html https://d/c.html https://d/d.html https://d/e.html" {
+		t.Errorf("pages %s, want the search's first 5", got)
+	}
+}
+
+// pagesOf lists the pages ev's passages name, in order.
+func pagesOf(ev kgagent.Evidence) []string {
+	var pages []string
+	for _, p := range ev.Passages {
+		if !slices.Contains(pages, p.DocURL) {
+			pages = append(pages, p.DocURL)
+		}
+	}
+	return pages
+}
+
+// methodSummary is a Javadoc class page's method summary as the crawler
+// flattens it: a table of names, shaped like a link list (LinkHeavy).
+const methodSummary = `Modifier and Type | Method | Description
+ | void | addPrintJobAttributeListener | Registers a listener for changes in the specified attributes.
+ | void | addPrintJobListener | Registers a listener for event occurring during this print job.
+ | PrintJobAttributeSet | getAttributes | Obtains this Print Job's set of printing attributes.
+ | PrintService | getPrintService | Determines the PrintService object to which this print job object is bound.
+ | void | print | Prints a document with the specified job attributes.
+ | void | removePrintJobAttributeListener | Removes an attribute listener from this print job.
+ | void | removePrintJobListener | Removes a listener from this print job.
+ | void | cancel | Stops further processing of a print job.`
+
+// TestRetrieveKeepsTheSearchsFirstPages: a page among the search's first
+// k whose passages are shaped like link lists (a Javadoc class page found
+// by its method summary) stays among the evidence's first k pages; ranking
+// link lists down orders it below the other first pages only. Before, its
+// halved score put it below pages the search ranked past k, the first k
+// passages named five other pages, and the page the search ranked second
+// was missing from the agent's sources (OpenJDK: DocPrintJob, search rank
+// 5; CubicCurve2D.Double, rank 2).
+func TestRetrieveKeepsTheSearchsFirstPages(t *testing.T) {
+	s := fakeSearch{
+		hit("https://d/print/package-use.html", "Uses of Package javax.print", "Print job attributes report the status of a print job. A print job prints documents.", 1.0),
+		hit("https://d/print/DocPrintJob.html#method-summary", "DocPrintJob", methodSummary, 0.9),
+	}
+	for i, sc := range []float64{0.8, 0.7, 0.6, 0.5, 0.4} {
+		page := fmt.Sprintf("p%d", i+3)
+		s = append(s, hit("https://d/print/"+page+".html", page, "The "+page+" page says something about a print job in a sentence.", sc))
+	}
+	if !knowledge.LinkHeavy(&s[1]) {
+		t.Fatal("the method summary is not LinkHeavy: the test no longer tests anything")
+	}
+	ev, err := knowledge.NewRetriever(s, nil, knowledge.RetrieveConfig{}).Retrieve(t.Context(), "a print job", "c", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "https://d/print/package-use.html https://d/print/p3.html https://d/print/p4.html https://d/print/p5.html https://d/print/DocPrintJob.html"
+	if got := strings.Join(pagesOf(ev), " "); got != want {
+		t.Errorf("pages\n%s\nwant the search's first 5, the method summary ranked down among them\n%s", got, want)
 	}
 }

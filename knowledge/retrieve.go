@@ -65,15 +65,17 @@ func NewRetriever(search Searcher, facts Facts, cfg RetrieveConfig) *Retriever {
 }
 
 // Retrieve searches the collection for question (hybrid search) while the
-// graph is asked for facts, ranks down passages shaped like link lists, and
-// returns k passages (0: the configured K) best first, and more while they
-// name fewer than k pages (at most 3k-1; see firstPages: those past 2k are
-// SourceOnly), with the facts. The search is asked for 5k+5 hits, so pages
-// whose passages crowd that window (many chunks a page) can leave fewer
-// than k pages named; then the search is asked for corpus.MaxK hits, and
-// the hits of the pages the first window missed follow it. The evidence
-// is not numbered: its caller numbers it once (Number; an agent run with
-// its citation numbers).
+// graph is asked for facts, ranks down passages shaped like link lists
+// among the passages of the search's first k pages and among the others,
+// never one of those pages below another page (firstOf), and returns k
+// passages (0: the configured K) best first, and more while they name
+// fewer than k pages (at most 3k-1; see firstPages: those past 2k are
+// SourceOnly), with the facts. The search is asked for max(5k+5, Window)
+// hits, so pages whose passages crowd that window (many chunks a page) can
+// leave fewer than k pages named; then the search is asked for
+// corpus.MaxK hits, and the hits of the pages the first window missed
+// follow it. The evidence is not numbered: its caller numbers it once
+// (Number; an agent run with its citation numbers).
 // A failing graph leaves the facts out; a failing search is an error.
 func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k int) (kgagent.Evidence, error) {
 	// The passage search and the graph's similarity search embed the same
@@ -106,6 +108,9 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 	// in search order after those, so that the evidence reaches the k
 	// pages the search ranks first although their passages come several
 	// to a page (firstPages).
+	// The window is at least Window hits: the ranking the search's own
+	// first pages are judged on, so the agent's sources start from the
+	// same pages (digests are placed within the window searched).
 	// When one page's many sections fill that window (an OpenJDK
 	// class-use page: 30 hits, 3 pages), the search is asked once more for
 	// corpus.MaxK hits, so that the evidence still reaches the k pages the
@@ -114,7 +119,7 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 	// of a wider window may differ a little, and the passages the answer
 	// is composed from stay those of the first window).
 	head := 2*k + 5
-	fetch := min(corpus.MaxK, 5*k+5)
+	fetch := min(corpus.MaxK, max(5*k+5, Window))
 	req := corpus.SearchRequest{Query: question, Collection: collection, K: fetch, Mode: corpus.ModeHybrid}
 	hits, err := r.search.Search(ctx, req)
 	if err == nil && crowded(hits, fetch, k) {
@@ -161,8 +166,20 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 	if nHead < 0 {
 		nHead = len(ev.Passages)
 	}
+	// Ranking link lists down reorders the passages of the search's first
+	// k pages among themselves, and the others among themselves: a page
+	// the search ranks in its first k keeps its place among the sources
+	// even when its passages are tables (a Javadoc class page's method
+	// summary); before, it fell below a page ranked past k and out of the
+	// evidence.
+	first := firstOf(hits, k)
 	top := ev.Passages[:nHead]
-	sort.SliceStable(top, func(i, j int) bool { return top[i].Score > top[j].Score })
+	sort.SliceStable(top, func(i, j int) bool {
+		if fi, fj := first[top[i].DocURL], first[top[j].DocURL]; fi != fj {
+			return fi
+		}
+		return top[i].Score > top[j].Score
+	})
 	ev.Passages = firstPages(ev.Passages, k)
 	if v, ok := r.search.(corpus.Vocabulary); ok {
 		words := text.QuestionWords(question)
@@ -181,6 +198,29 @@ func (r *Retriever) Retrieve(ctx context.Context, question, collection string, k
 		ev.Facts = append(ev.Facts, kgagent.EvidenceFact{Triple: f.Triple, Text: f.Text, SourceURL: f.SourceURL, Score: f.Score})
 	}
 	return ev, nil
+}
+
+// Window is the fewest hits Retrieve asks the search for: the window the
+// search's own page ranking is judged on (kgagent eval asks 50) and the
+// embedded index's fusion depth, so it costs the index no more candidates
+// than a smaller one. The search places digests within the window it
+// returns (corpus.DemoteDigests), so a window of 30 ranked some pages
+// otherwise than the search did (OpenJDK: ValidatorHandler 5th in 50
+// hits, 6th in 30), and it was crowded more often: on the Python docs'
+// known-item questions 30 hits named fewer than 5 pages for 106 of 302,
+// 50 hits for 42, and each crowded window costs a second search.
+const Window = 50
+
+// firstOf returns the pages of the first k pages hits name.
+func firstOf(hits []corpus.Hit, k int) map[string]bool {
+	first := make(map[string]bool, k)
+	for i := range hits {
+		if len(first) >= k {
+			break
+		}
+		first[hits[i].DocURL] = true
+	}
+	return first
 }
 
 // crowded reports whether a search asked for fetch hits returned them all
