@@ -174,3 +174,26 @@ func TestFirstSentence(t *testing.T) {
 		t.Error("a see-also sentence counted as the lead")
 	}
 }
+
+// TestRunAnswerLeads: answer_leads counts must_contain in the answer's
+// first sentence only, answer_contains anywhere: a name said only in a
+// later sentence (a see-also) counts for the one, not the other.
+func TestRunAnswerLeads(t *testing.T) {
+	qs := []Question{
+		{ID: "a", Question: "qa", GoldPage: "a.html", MustContain: "alpha"},
+		{ID: "b", Question: "qb", GoldPage: "b.html", MustContain: "beta"},
+		{ID: "c", Question: "qc", GoldPage: "c.html", MustContain: "gamma"},
+	}
+	asker := fakeAsker{
+		"qa": {Answer: "Use `alpha.run()` [1]. It runs.", Sources: sources("a.html")},
+		"qb": {Answer: "It is done this way [1].\n\nSee also `beta()` [2].", Sources: sources("b.html", "x.html")},
+		"qc": {Answer: "Nothing here names it [1].", Sources: sources("c.html")},
+	}
+	sum, err := Run(context.Background(), Services{Search: fakeSearch{}, Asker: asker}, Options{K: 2, BaseURL: base, Answers: true}, qs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(sum.AnswerContains, 2.0/3) || !near(sum.AnswerLeads, 1.0/3) {
+		t.Errorf("answer contains %.3f, leads %.3f; want 0.667 (alpha, beta) and 0.333 (alpha only)", sum.AnswerContains, sum.AnswerLeads)
+	}
+}
