@@ -179,6 +179,7 @@ func loadBert(cfg BertConfig, tensors map[string]Tensor, kern gemmImpl, qk *qgem
 // between calls so that a steady stream of texts allocates nothing.
 type workspace struct {
 	x, qkv, ctx, tmp, inter, scores, sums []float32
+	hidden                                int // the model's hidden size, once a forward pass ran
 	kp, vp                                packed
 	g                                     gemmScratch
 	qs                                    qscratch
@@ -193,6 +194,14 @@ func (m *bert) linear(ws *workspace, rows int, a []float32, lda int, p *packed, 
 	}
 	m.kern.gemm(&ws.g, rows, a, lda, p, c, ldc, bias)
 }
+
+// ffnRows is how many token rows the feed-forward block computes at a
+// time (a variable so that tests can vary it): its activations take 6 KiB
+// a row at 1,536 intermediate units, 6 MiB for a 1,024-token batch at once.
+var ffnRows = 128
+
+// rows is how many token rows ws holds without growing.
+func (ws *workspace) rows() int { return cap(ws.tmp) / max(1, ws.hidden) }
 
 func grow(s []float32, n int) []float32 {
 	if cap(s) < n {
@@ -218,7 +227,8 @@ func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32, stop func
 	ws.qkv = grow(ws.qkv, total*3*h)
 	ws.ctx = grow(ws.ctx, total*h)
 	ws.tmp = grow(ws.tmp, total*h)
-	ws.inter = grow(ws.inter, total*it)
+	ws.inter = grow(ws.inter, min(total, ffnRows)*it)
+	ws.hidden = h
 	x := ws.x
 
 	// Embeddings: word + position + token type 0, then LayerNorm.
@@ -286,9 +296,15 @@ func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32, stop func
 			}
 			layerNorm(xr, ly.ln1G, ly.ln1B, m.eps)
 		}
-		m.linear(ws, total, x, h, &ly.inter, &ly.interQ, ly.interB, ws.inter, it)
-		m.vec.gelu(ws.inter[:total*it])
-		m.linear(ws, total, ws.inter, it, &ly.out, &ly.outQ, ly.outB, ws.tmp, h)
+		// The feed-forward block ffnRows rows at a time: each row's
+		// result is its own, and the intermediate activations (4× the
+		// hidden size) need not be held for the whole batch.
+		for r0 := 0; r0 < total; r0 += ffnRows {
+			n := min(ffnRows, total-r0)
+			m.linear(ws, n, x[r0*h:], h, &ly.inter, &ly.interQ, ly.interB, ws.inter, it)
+			m.vec.gelu(ws.inter[:n*it])
+			m.linear(ws, n, ws.inter, it, &ly.out, &ly.outQ, ly.outB, ws.tmp[r0*h:], h)
+		}
 		for r := 0; r < total; r++ {
 			xr, tr := x[r*h:r*h+h], ws.tmp[r*h:r*h+h]
 			for j := range xr {

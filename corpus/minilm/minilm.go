@@ -68,7 +68,55 @@ type Embedder struct {
 	workers int
 	batch   int
 	name    string
-	pool    sync.Pool // *workspace
+	idle    workspaces
+}
+
+// workspaces are an Embedder's idle workspaces. Unlike a sync.Pool it
+// keeps them across collections and hands out the one that fits: a
+// sync.Pool has a cache per P, so serve's background pass (one goroutine,
+// moving between Ps) grew a ~19 MB workspace in each, and the collector
+// dropped them every other cycle, to be grown again
+// (TestWorkspacesKeptAndFitted). It holds at most as many as were ever in
+// use at once.
+type workspaces struct {
+	mu   sync.Mutex
+	free []*workspace
+}
+
+// get returns the idle workspace with the fewest rows that holds tokens
+// rows, else the largest idle one (forward grows it), else a new one.
+func (l *workspaces) get(tokens int) *workspace {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// better: rows r fit tokens better than rows o
+	better := func(r, o int) bool {
+		if (r >= tokens) != (o >= tokens) {
+			return r >= tokens
+		}
+		if r >= tokens {
+			return r < o
+		}
+		return r > o
+	}
+	best := -1
+	for i, ws := range l.free {
+		if best < 0 || better(ws.rows(), l.free[best].rows()) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return new(workspace)
+	}
+	ws := l.free[best]
+	l.free = append(l.free[:best], l.free[best+1:]...)
+	return ws
+}
+
+// put hands ws back.
+func (l *workspaces) put(ws *workspace) {
+	l.mu.Lock()
+	l.free = append(l.free, ws)
+	l.mu.Unlock()
 }
 
 var _ corpus.Embedder = (*Embedder)(nil)
@@ -320,10 +368,7 @@ func (e *Embedder) EmbedWorkers(ctx context.Context, texts []string, workers int
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		ws, _ := e.pool.Get().(*workspace)
-		if ws == nil {
-			ws = new(workspace)
-		}
+		ws := e.idle.get(total)
 		vecs := make([][]float32, len(batches[0]))
 		for k, i := range batches[0] {
 			vecs[k] = out[i]
@@ -333,7 +378,7 @@ func (e *Embedder) EmbedWorkers(ctx context.Context, texts []string, workers int
 			seqs[k] = ids[i]
 		}
 		done := e.model.forward(ws, seqs, vecs, stopped(ctx))
-		e.pool.Put(ws)
+		e.idle.put(ws)
 		if !done {
 			return nil, ctx.Err()
 		}
@@ -346,11 +391,8 @@ func (e *Embedder) EmbedWorkers(ctx context.Context, texts []string, workers int
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ws, _ := e.pool.Get().(*workspace)
-			if ws == nil {
-				ws = new(workspace)
-			}
-			defer e.pool.Put(ws)
+			ws := e.idle.get(limit)
+			defer e.idle.put(ws)
 			seqs := make([][]int32, 0, 16)
 			vecs := make([][]float32, 0, 16)
 			for b := range work {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -365,5 +366,84 @@ func TestEmbedPausesBeforeLayers(t *testing.T) {
 		if !slices.Equal(plain[i], paused[i]) {
 			t.Fatalf("text %d: the paused vector differs", i)
 		}
+	}
+}
+
+// TestFFNRowsExact: computing the feed-forward block a few rows at a time
+// (ffnRows) gives every text the same bits as the whole batch at once, on
+// every kernel.
+func TestFFNRowsExact(t *testing.T) {
+	texts := []string{"How do I remove a directory tree?", "shutil.rmtree(path)", strings.Repeat("a much longer text about the retention of backups and the disk space they take ", 2)}
+	var names []string
+	for _, k := range kernels() {
+		names = append(names, k.name)
+	}
+	for _, k := range qkernels() {
+		names = append(names, k.name)
+	}
+	defer func(n int) { ffnRows = n }(ffnRows)
+	for _, name := range names {
+		e := testModel(t, name)
+		ffnRows = 1 << 20
+		whole, err := e.Embed(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ffnRows = 5
+		part, err := e.Embed(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range texts {
+			if !slices.Equal(whole[i], part[i]) {
+				t.Errorf("%s: text %d differs computed 5 rows at a time", name, i)
+			}
+		}
+	}
+}
+
+// TestWorkspacesKeptAndFitted: idle workspaces are kept (a sync.Pool lost
+// them to the collector and kept one per P), a short call gets the
+// smallest that fits and a long one the largest, so serve's background
+// pass and its queries need one large workspace between them.
+func TestWorkspacesKeptAndFitted(t *testing.T) {
+	var l workspaces
+	mk := func(rows int) *workspace { return &workspace{tmp: make([]float32, rows*4), hidden: 4} }
+	big, small, mid := mk(1024), mk(16), mk(300)
+	l.put(big)
+	l.put(small)
+	l.put(mid)
+	runtime.GC()
+	runtime.GC()
+	if got := l.get(10); got != small {
+		t.Errorf("10 tokens got a workspace of %d rows, want 16", got.rows())
+	}
+	if got := l.get(900); got != big {
+		t.Errorf("900 tokens got a workspace of %d rows, want 1024", got.rows())
+	}
+	if got := l.get(2000); got != mid {
+		t.Errorf("2000 tokens got a workspace of %d rows, want the largest idle (300)", got.rows())
+	}
+	if got := l.get(10); got.rows() != 0 || len(l.free) != 0 {
+		t.Errorf("none idle: got %d rows, %d left", got.rows(), len(l.free))
+	}
+	// one goroutine embedding batch after batch, then short queries, hold
+	// one large workspace
+	m := testModel(t, "")
+	e := &Embedder{tok: m.tok, model: m.model, maxLen: m.maxLen, workers: 1, batch: 1024, name: m.name}
+	long := strings.Repeat("a much longer text about the retention of backups and the disk space they take ", 40)
+	for range 3 {
+		if _, err := e.EmbedWorkers(context.Background(), []string{long, long, long, long}, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Embed(context.Background(), []string{"a query"}); err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+	}
+	e.idle.mu.Lock()
+	defer e.idle.mu.Unlock()
+	if len(e.idle.free) != 1 {
+		t.Errorf("%d idle workspaces after serial calls, want 1", len(e.idle.free))
 	}
 }
