@@ -103,14 +103,30 @@ func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, 
 
 // limitServeMemory sets Go's soft memory limit of a long-running command
 // (serve, worker, mcp) from serve_memory_limit, unless GOMEMLIMIT is set
-// or the setting is 0; the func it returns restores the previous limit.
+// or the setting is 0, and has the collector run once the heap has grown
+// by serveGCPercent since the last collection, unless GOGC is set; the
+// func it returns restores both.
 func limitServeMemory(cfg Config) (restore func()) {
+	restoreGC := func() {}
+	if os.Getenv("GOGC") == "" {
+		prev := debug.SetGCPercent(serveGCPercent)
+		restoreGC = func() { debug.SetGCPercent(prev) }
+	}
 	if cfg.ServeMemoryLimit == 0 || os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
+		return restoreGC
 	}
 	prev := debug.SetMemoryLimit(goMemoryLimit(cfg.ServeMemoryLimit))
-	return func() { debug.SetMemoryLimit(prev) }
+	return func() { debug.SetMemoryLimit(prev); restoreGC() }
 }
+
+// serveGCPercent is the collector's GOGC in serve, worker and mcp. A served
+// data dir's heap is mostly what it loaded once (search copies, the name
+// index, the semantic model), held in few large pointer-free arrays that
+// a collection need not scan; Go's default 100 let the heap grow to twice
+// that between collections. OpenJDK API docs (live heap ~360 MB), 1,000
+// searches and answers (bench/serve_measure.py): see the README's serve
+// paragraph for the RSS and CPU a request at 100 and 25.
+const serveGCPercent = 25
 
 // nonGoReserve is the part of ingest_memory_limit left to memory Go's
 // collector neither counts nor frees: SQLite's page caches, statement

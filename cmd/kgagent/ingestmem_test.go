@@ -48,3 +48,27 @@ func TestServeMemoryLimit(t *testing.T) {
 	}
 	restore()
 }
+
+// TestServeGCPercent: serve, worker and mcp collect once the heap has
+// grown by serveGCPercent (Go's default 100 let a 10,000-page data dir's
+// ~360 MB heap grow to twice that), restored after; GOGC in the
+// environment wins.
+func TestServeGCPercent(t *testing.T) {
+	t.Setenv("GOGC", "")
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	restore := limitServeMemory(defaultConfig())
+	if got := debug.SetGCPercent(serveGCPercent); got != serveGCPercent || serveGCPercent >= 100 {
+		t.Errorf("GC percent in serve %d (serveGCPercent %d), want below Go's 100", got, serveGCPercent)
+	}
+	restore()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("after restore: GC percent %d, want 100", got)
+	}
+	t.Setenv("GOGC", "200")
+	restore = limitServeMemory(defaultConfig())
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set: GC percent %d, want it untouched (100)", got)
+	}
+	restore()
+}
