@@ -96,7 +96,7 @@ type Config struct {
 	CrawlMaxPages       int           `key:"crawl_max_pages" usage:"default page limit of a crawl"`
 	CrawlTimeout        time.Duration `key:"crawl_timeout" usage:"per-request timeout of the crawler"`
 	IngestMemoryLimit   int64         `key:"ingest_memory_limit" usage:"memory kgagent ingest aims to stay within, in bytes: 136 MiB of it are left to SQLite's caches and the executable, the rest is Go's soft limit, near which the collector works harder (the GOMEMLIMIT environment variable, when set, wins)"`
-	ServeMemoryLimit    int64         `key:"serve_memory_limit" usage:"memory serve, worker and mcp aim to stay within, in bytes, the same way as ingest_memory_limit (136 MiB left to SQLite and the executable, the rest Go's soft limit); 0: no limit. Keep it above the search copies and graph indexes the data dir needs (the live heap: ~450 MB for 10,000 pages), or the collector runs without pause (the GOMEMLIMIT environment variable, when set, wins)"`
+	ServeMemoryLimit    int64         `key:"serve_memory_limit" usage:"memory serve, worker and mcp aim to stay within, in bytes, the same way as ingest_memory_limit (136 MiB left to SQLite and the executable, the rest Go's soft limit); 0: no limit. Keep it above the search copies and graph indexes the data dir needs (the live heap: ~400 MB for 10,000 pages), or the collector runs without pause (the GOMEMLIMIT environment variable, when set, wins). Below it the collector runs once the heap has grown by a quarter (GOGC 25 unless GOGC is set)"`
 
 	APIKeysFile        string        `key:"api_keys_file" usage:"YAML file of API keys (hashed) with scopes and collections"`
 	JWKSFile           string        `key:"jwks_file" usage:"JWKS file for agent-protocol JWT verification"`
