@@ -1,10 +1,12 @@
 package extractive
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/agent/cite"
 )
 
 func TestActionWord(t *testing.T) {
@@ -82,6 +84,11 @@ func TestActionInOtherWordsAnswers(t *testing.T) {
 	want := "Migrating from Lumen 1.x: Lumen 2.0 changed the on-disk format. Run lumen migrate --from /var/lib/lumen-1 --to /var/lib/lumen once; it converts about 1 GB per minute"
 	if Abstained(got) || !strings.HasPrefix(got, want) || !strings.Contains(got, "[4]") {
 		t.Errorf("answer = %q, want it to open with %q, cited [4]", got, want)
+	}
+	// Only the lead's section speaks: the question's other words ("Lumen",
+	// "2") picked the changelog's backup line as support before.
+	if nums := cite.Numbers(got); slices.ContainsFunc(nums, func(n int) bool { return n != 4 }) {
+		t.Errorf("answer = %q cites %v, want the migration guide [4] only", got, nums)
 	}
 	lacks := Abstention + " anything about “upgrade”"
 	if got := Compose(q, demoUpgradeMeaning(1), Config{}); !strings.HasPrefix(got, lacks) {

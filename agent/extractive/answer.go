@@ -39,7 +39,7 @@ import (
 // Config tunes Compose. Zero values are the defaults.
 type Config struct {
 	MaxSentences int // supporting sentences after the first, default 3
-	MaxChars     int // length bound of the prose (code blocks not counted), default 700
+	MaxChars     int // length bound of the prose (code blocks and the see-also list not counted), default 700
 	// Embed, when set, embeds texts with the semantic model the search
 	// ranks by (unit vectors): it tells whether a section names a
 	// question's action in other words (action.go). Nil: a word the
@@ -240,11 +240,16 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 		out.first(best)
 	}
 	// Supporting sentences: the next best, not said already, not code.
+	// An answer whose action was found by meaning takes them from its
+	// lead's section only: the question's other words ("Lumen", "2") that
+	// score them do not say what another section has to do with the action
+	// (actionLead), so they would add the install page's version line or
+	// a changelog entry to the migration guide's answer.
 	for _, s := range order {
 		if out.supporting >= cfg.MaxSentences || s.score < 0.5*best.score {
 			break
 		}
-		if out.has(s) || out.size+len(s.text) > cfg.MaxChars || commandLike(s.text) || bare(s) || nearDuplicate(s, out.sents) {
+		if meant && s.p != best.p || out.has(s) || out.size+len(s.text) > cfg.MaxChars || commandLike(s.text) || bare(s) || nearDuplicate(s, out.sents) {
 			continue
 		}
 		out.add(s)
