@@ -265,3 +265,27 @@ func TestSeeAlsoNamesModulesAndWholeNames(t *testing.T) {
 		t.Errorf("answer = %q, want it to end %q", got, want)
 	}
 }
+
+// TestSeeAlsoClosestFirstAtMostThree: the entries named after the answer
+// are ordered by their cosine, not by where the search ranked their
+// sections, at most alsoMax of them, each cited to its own section; a
+// section further than alsoWithin below the closest one is not named.
+func TestSeeAlsoClosestFirstAtMostThree(t *testing.T) {
+	entry := func(name, text string, cos float64) kgagent.EvidencePassage {
+		p := page("http://d/library/stdtypes.html#"+name, "Built-in Types", name+"()", text)
+		p.Semantic = cos
+		return p
+	}
+	ps := []kgagent.EvidencePassage{
+		entry("str.capitalize", "Return a copy of the string with its first character capitalized.", 0.70),
+		entry("str.lower", "Return a copy of the string converted to lowercase.", 0.52),
+		entry("str.upper", "Return a copy of the string converted to uppercase.", 0.55),
+		entry("str.title", "Return a titlecased version of the string.", 0.66),
+		entry("str.swapcase", "Return a copy of the string with uppercase characters converted to lowercase.", 0.60),
+		entry("str.casefold", "Return a casefolded copy of the string.", 0.45),
+	}
+	got := Compose("capitalize the first letter of a string", ev("", ps...), Config{})
+	if want := "\n\nSee also `str.title()` [4], `str.swapcase()` [5] and `str.upper()` [3]."; !strings.HasSuffix(got, want) {
+		t.Errorf("answer = %q, want it to end %q", got, want)
+	}
+}
