@@ -50,14 +50,7 @@ func TestSemanticPassOnServe(t *testing.T) {
 	// make demo serves this configuration: the upgrade question in a
 	// user's words is answered from the migration guide, cited, over
 	// REST, websocket and NATS alike (issue 23).
-	got := askEveryTransport(t, s, upgradeQuestion)
-	t.Logf("%q -> %q", upgradeQuestion, got[0].answer)
-	for _, a := range got {
-		checkUpgradeAnswer(t, a)
-		if a.answer != got[0].answer {
-			t.Errorf("%s answered %q, REST %q", a.transport, a.answer, got[0].answer)
-		}
-	}
+	checkUpgradeEveryTransport(t, s, checkUpgradeAnswer)
 	// And the quick start's question (README), which the other demo tests
 	// ask with semantic search off.
 	if a := askREST(t, s.base, "What is the default HTTP port of the Lumen server?"); !strings.Contains(a.answer, "8086") || a.sources == 0 {

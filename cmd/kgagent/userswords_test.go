@@ -71,6 +71,20 @@ func askEveryTransport(t *testing.T, s served, q string) []transportAnswer {
 	return []transportAnswer{askREST(t, s.base, q), askSocket(t, ws, q), askNATS(t, nc, q)}
 }
 
+// checkUpgradeEveryTransport asks s upgradeQuestion over REST, websocket
+// and NATS, checks each answer with check, and that all three are the same.
+func checkUpgradeEveryTransport(t *testing.T, s served, check func(*testing.T, transportAnswer)) {
+	t.Helper()
+	got := askEveryTransport(t, s, upgradeQuestion)
+	t.Logf("%q -> %q", upgradeQuestion, got[0].answer)
+	for _, a := range got {
+		check(t, a)
+		if a.answer != got[0].answer {
+			t.Errorf("%s answered %q, REST %q", a.transport, a.answer, got[0].answer)
+		}
+	}
+}
+
 // TestDemoUsersWordsEveryTransport asks serve --demo the upgrade question
 // over REST, websocket and NATS with semantic search off (no weights): each
 // gives the same cited abstention quoting guides/migration.html
@@ -79,12 +93,5 @@ func askEveryTransport(t *testing.T, s served, q string) []transportAnswer {
 func TestDemoUsersWordsEveryTransport(t *testing.T) {
 	s := startServeFull(t, "--demo", "--demo-site-dir", siteDir, "--answer-cache-size", "0")
 	waitDemoIngested(t, s.stderr)
-	got := askEveryTransport(t, s, upgradeQuestion)
-	t.Logf("%q -> %q", upgradeQuestion, got[0].answer)
-	for _, a := range got {
-		checkUpgradeAbstention(t, a)
-		if a.answer != got[0].answer {
-			t.Errorf("%s answered %q, REST %q", a.transport, a.answer, got[0].answer)
-		}
-	}
+	checkUpgradeEveryTransport(t, s, checkUpgradeAbstention)
 }
