@@ -30,12 +30,17 @@ import (
 // actionLeadRe matches how a how-to question leads to its action verb.
 var actionLeadRe = regexp.MustCompile(`(?i)^\s*(how\s+(do|can|should|would|could|does)\s+(i|you|we|one)|how\s+to|what(\s+is|'?s)?\s+the\s+(best\s+|right\s+)?way\s+to|is\s+there\s+a\s+way\s+to|i\s+(want|need)\s+to)\s+(\S+)`)
 
-// objectStarts are words that follow a verb in an imperative question
-// ("move my data", "turn on https", "save a copy"): a question whose first
-// word is followed by one of them leads with its action.
+// objectStarts are words that begin the object of a verb in an
+// imperative question ("move my data", "save a copy"): a question whose
+// first word is followed by one of them leads with its action. Not a
+// particle or preposition ("on", "up", "out"): a thing is followed by one
+// as often as a verb is ("sourdough on a Lumen server", "Kafka on
+// Lumen?" as much as "turn on https"), and a thing the collection lacks
+// taken for an action is answered from any section holding a word near it
+// in meaning (sourdough–stdout 0.65: the CLI reference).
 var objectStarts = map[string]bool{"a": true, "an": true, "the": true, "my": true, "our": true, "your": true, "all": true,
 	"every": true, "each": true, "this": true, "these": true, "that": true, "those": true, "it": true, "them": true,
-	"some": true, "on": true, "off": true, "up": true, "down": true, "out": true, "away": true, "back": true}
+	"some": true}
 
 // questionStarts are first words that begin a question rather than an
 // imperative: never an action.

@@ -17,7 +17,11 @@ func TestActionWord(t *testing.T) {
 		"What's the best way to merge two dicts?":                      "merge",
 		"I want to shrink my backups":                                  "shrink",
 		"move my data from the old lumen 1 install to the new release": "move",
-		"turn on https for the server":                                 "turn",
+		"save a copy of my database somewhere safe":                    "save",
+		"turn on https for the server":                                 "", // a particle: see objectStarts
+		"Sourdough on a Lumen server":                                  "", // a thing, not an action
+		"Kafka on Lumen?":                                              "",
+		"GPU on my server?":                                            "",
 		"What is the codename of Python 3.11?":                         "",
 		"my backups take too much disk space, what can I do?":          "",
 		"blockchain ledger in sqlite3":                                 "",
