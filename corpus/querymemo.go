@@ -58,14 +58,7 @@ func (memo *queryMemo) embedOne(ctx context.Context, emb Embedder, query string)
 			e = &memoEntry{done: make(chan struct{})}
 			memo.m[k] = e
 			memo.mu.Unlock()
-			vs, err := embedQueries(ctx, emb, []string{query})
-			if err != nil || len(vs) != 1 {
-				memo.forget(k, e)
-				return vs, err
-			}
-			e.vec = vs[0]
-			close(e.done)
-			return [][]float32{slices.Clone(e.vec)}, nil
+			return memo.compute(ctx, emb, query, k, e)
 		}
 		memo.mu.Unlock()
 		select {
@@ -78,6 +71,27 @@ func (memo *queryMemo) embedOne(ctx context.Context, emb Embedder, query string)
 		}
 		// The first caller failed (its own context, perhaps): try again.
 	}
+}
+
+// compute embeds query for entry e of k, as its first caller. An
+// embedder that panics leaves e forgotten, its waiters woken, as it would
+// on an error: the panic goes on to the caller, and the others of the
+// request do not wait for a vector that never comes.
+func (memo *queryMemo) compute(ctx context.Context, emb Embedder, query string, k memoKey, e *memoEntry) ([][]float32, error) {
+	settled := false
+	defer func() {
+		if !settled {
+			memo.forget(k, e)
+		}
+	}()
+	vs, err := embedQueries(ctx, emb, []string{query})
+	if err != nil || len(vs) != 1 {
+		return vs, err // forgotten by the deferred func
+	}
+	e.vec = vs[0]
+	settled = true
+	close(e.done)
+	return [][]float32{slices.Clone(e.vec)}, nil
 }
 
 // forget removes a failed entry, so that the next caller computes it again,

@@ -126,3 +126,57 @@ func TestQueryMemoWaiterCancelled(t *testing.T) {
 		t.Fatalf("waiter returned after %v, not at its deadline", el)
 	}
 }
+
+// panicEmbedder panics on its first Embed, once the second caller waits;
+// later calls embed.
+type panicEmbedder struct {
+	calls   atomic.Int64
+	waiting chan struct{}
+}
+
+func (e *panicEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	if e.calls.Add(1) == 1 {
+		<-e.waiting
+		time.Sleep(20 * time.Millisecond) // the waiter is in its select
+		panic("embedder bug")
+	}
+	return [][]float32{{1, 2}}, nil
+}
+func (e *panicEmbedder) Dimension() int { return 2 }
+func (e *panicEmbedder) Name() string   { return "p" }
+
+// A caller whose embedding panics does not leave the others of its request
+// waiting for a vector that never comes: the entry is forgotten as the
+// panic goes on, and the waiter embeds the text itself.
+func TestQueryMemoPanicWakesWaiters(t *testing.T) {
+	e := &panicEmbedder{waiting: make(chan struct{})}
+	ctx := corpus.WithQueryMemo(context.Background()) // a request that never ends by itself
+	first := make(chan any)
+	go func() {
+		defer func() { first <- recover() }()
+		_, _ = corpus.EmbedQueries(ctx, e, []string{"q"})
+	}()
+	for e.calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	got := make(chan error, 1)
+	go func() {
+		close(e.waiting)
+		vs, err := corpus.EmbedQueries(ctx, e, []string{"q"})
+		if err == nil && len(vs) != 1 {
+			err = errors.New("no vector")
+		}
+		got <- err
+	}()
+	if p := <-first; p != "embedder bug" {
+		t.Fatalf("the first caller's panic: %v", p)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("the waiter: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter still waits for the entry of a caller that panicked")
+	}
+}
