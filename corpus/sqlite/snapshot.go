@@ -35,8 +35,8 @@ import (
 // and a posting's slot as the difference from the one before (consecutive
 // in a fresh load), a posting's weighted term frequency as its index in
 // its field's table of distinct frequencies (70 on the OpenJDK API docs).
-// That docs' search copy went 36.9 -> 28.5 MB on disk (its postings 12.4 ->
-// 4 MB after compression), its entity copy 11.0 -> 9.8 MB. Vectors stay
+// That docs' search copy went 36.9 -> 28.9 MB on disk (its postings 12.4 ->
+// 4 MB after compression), its entity copy 11.0 -> 9.3 MB. Vectors stay
 // dense bytes: zstd makes them smaller than the sparse form does (23.2 vs
 // 24.2 MB). A snapshot of format 1 fails the header check and is rebuilt,
 // as one from another build always was.
