@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/kgagent/kgagent/internal/snapfile"
 	"github.com/klauspost/compress/zstd"
@@ -302,5 +303,67 @@ func TestCreateStreamsToFile(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
 		t.Errorf("%d files left in the directory, want the snapshot and WriteTemp's", len(ents))
+	}
+}
+
+// TestStaleTempFilesRemoved: a temporary file left by a process killed
+// while writing a snapshot (Create holds its file for the whole encoding)
+// is removed by the next write in its directory once it is older than
+// staleTemp; one written to lately (another process's, in progress) and
+// other files are left alone.
+func TestStaleTempFilesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	path := snapfile.Path(dir, "coll")
+	h := snapfile.Header("test-snapshot-1\n", `"coll"`)
+	if h == "" {
+		t.Skip("executable not identified")
+	}
+	old, fresh, other := filepath.Join(dir, ".tmp-123"), filepath.Join(dir, ".tmp-456"), filepath.Join(dir, "keep")
+	for _, f := range []string{old, fresh, other} {
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-2 * time.Hour)
+	for _, f := range []string{old, other} {
+		if err := os.Chtimes(f, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, create := range []bool{true, false} {
+		var tmp string
+		var err error
+		if create {
+			e, cerr := snapfile.Create(path, h)
+			if cerr != nil {
+				t.Fatal(cerr)
+			}
+			e.Str("body")
+			tmp, err = e.Finish()
+		} else {
+			e := snapfile.NewEncoder()
+			e.Str("body")
+			tmp, err = snapfile.WriteTemp(path, h, e)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(old); !os.IsNotExist(err) {
+			t.Errorf("create %v: the stale temporary file is still there (%v)", create, err)
+		}
+		for _, f := range []string{fresh, other, path} {
+			if _, err := os.Stat(f); err != nil {
+				t.Errorf("create %v: %s: %v", create, filepath.Base(f), err)
+			}
+		}
+		if err := os.WriteFile(old, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(old, long, long); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
