@@ -83,6 +83,22 @@ type Embedder interface {
 	Name() string
 }
 
+// ContextNamer is an Embedder whose Name may wait for something (serve's
+// semantic model, loaded on first use): NameContext is Name under ctx,
+// with ctx's error when ctx ends first. Searches ask it (EmbedName), so
+// that a search with a deadline is never held past it by the wait.
+type ContextNamer interface {
+	NameContext(ctx context.Context) (string, error)
+}
+
+// EmbedName is emb's Name, asked under ctx when emb is a ContextNamer.
+func EmbedName(ctx context.Context, emb Embedder) (string, error) {
+	if n, ok := emb.(ContextNamer); ok {
+		return n.NameContext(ctx)
+	}
+	return emb.Name(), nil
+}
+
 // QueryEmbedder is an Embedder for an asymmetric model, which embeds search
 // queries differently from documents (E5's "query: " prefix, an input_type).
 type QueryEmbedder interface {

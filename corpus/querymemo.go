@@ -50,7 +50,11 @@ func WithQueryMemo(ctx context.Context) context.Context {
 // vector. An embedder that does not return one vector is answered as it
 // is, and nothing is remembered.
 func (memo *queryMemo) embedOne(ctx context.Context, emb Embedder, query string) ([][]float32, error) {
-	k := memoKey{emb.Name(), query}
+	name, err := EmbedName(ctx, emb)
+	if err != nil {
+		return nil, err
+	}
+	k := memoKey{name, query}
 	for {
 		memo.mu.Lock()
 		e, ok := memo.m[k]

@@ -132,7 +132,10 @@ func (s *Service) SemanticQuery(ctx context.Context, q *Query) error {
 	if h, ok := s.cfg.Index.(interface{ HasSemantic() bool }); ok && !h.HasSemantic() {
 		return nil
 	}
-	model := s.cfg.Semantic.Name()
+	model, err := EmbedName(ctx, s.cfg.Semantic)
+	if err != nil {
+		return err
+	}
 	n, err := ss.SemanticChunks(ctx, q.Collection, model)
 	if err != nil || n == 0 {
 		return err

@@ -39,6 +39,7 @@ var (
 	_ corpus.Embedder         = (*lazySemantic)(nil)
 	_ backfill.WorkerEmbedder = (*lazySemantic)(nil)
 	_ backfill.Loader         = (*lazySemantic)(nil)
+	_ corpus.ContextNamer     = (*lazySemantic)(nil)
 )
 
 // started starts the load the first time and returns the channel closed
@@ -89,6 +90,20 @@ func (l *lazySemantic) Name() string {
 		return e.Name()
 	}
 	return ""
+}
+
+// NameContext is Name under ctx (corpus.ContextNamer): it waits for the
+// load only as long as ctx lets it, so a search right after a restart is
+// not held past its deadline by the load.
+func (l *lazySemantic) NameContext(ctx context.Context) (string, error) {
+	e, err := l.get(ctx)
+	if ctx.Err() != nil && err == ctx.Err() {
+		return "", err
+	}
+	if err != nil {
+		return "", nil // failed to load: no name, as Name
+	}
+	return e.Name(), nil
 }
 
 // Dimension loads the model and returns its dimension (0 when it failed).

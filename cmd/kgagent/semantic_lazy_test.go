@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/minilm"
+	"github.com/kgagent/kgagent/corpus/sqlite"
 	"github.com/kgagent/kgagent/crawler"
 	"github.com/kgagent/kgagent/internal/poll"
 )
@@ -137,4 +140,72 @@ type runnerFunc func(context.Context, crawler.Spec, func(crawler.Counters)) (cra
 // Run calls f.
 func (f runnerFunc) Run(ctx context.Context, spec crawler.Spec, progress func(crawler.Counters)) (crawler.Report, error) {
 	return f(ctx, spec, progress)
+}
+
+// TestLazySemanticSearchHonoursContext: the searches' own paths to the
+// model (a request's query memo keys by the embedder's name; SemanticQuery
+// looks up the vectors of its model by name) wait for the load only as
+// long as their context lets them: lazySemantic.Name loads under no
+// context, so both waited for the whole load. A failed load leaves the
+// search lexical, as before.
+func TestLazySemanticSearchHonoursContext(t *testing.T) {
+	release := make(chan struct{})
+	l := &lazySemantic{log: slog.New(slog.NewTextHandler(io.Discard, nil)), load: func() (*minilm.Embedder, error) {
+		<-release
+		return nil, errors.New("weights corrupt")
+	}}
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	x, err := sqlite.Open(sqlite.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	url := "https://x/a"
+	text := "zebra stripes"
+	if err := x.ReplaceDocument(t.Context(), "c", url, []kgagent.Chunk{{ID: corpus.ChunkID("c", url, 0), Collection: "c", DocURL: url, URL: url, Title: "t", Text: text, Hash: text}}, [][]float32{{1, 0}}); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := corpus.NewService(corpus.ServiceConfig{Index: x, Semantic: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	todo, err := svc.SemanticMissing(t.Context(), "other-model", 0, 10)
+	if err != nil || len(todo) != 1 {
+		t.Fatalf("SemanticMissing: %v, %v", todo, err)
+	}
+	if err := svc.PutSemantic(t.Context(), "other-model", []corpus.SemanticVector{{Key: todo[0].Key, Vector: []float32{0.6, 0.8}}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, search := range map[string]func(ctx context.Context) error{
+		"query memo": func(ctx context.Context) error {
+			_, err := corpus.EmbedQueries(corpus.WithQueryMemo(ctx), l, []string{"zebra"})
+			return err
+		},
+		"SemanticQuery": func(ctx context.Context) error {
+			return svc.SemanticQuery(ctx, &corpus.Query{Collection: "c", Text: "zebra"})
+		},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		got := make(chan error, 1)
+		go func() { got <- search(ctx) }()
+		select {
+		case err := <-got:
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("%s while the model loads, deadline passed: %v, want the deadline", name, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("%s waited past its deadline for the model's load", name)
+		}
+		cancel()
+	}
+	close(release)
+	if err := svc.SemanticQuery(t.Context(), &corpus.Query{Collection: "c", Text: "zebra"}); err != nil {
+		t.Errorf("SemanticQuery after a failed load: %v, want the search left lexical", err)
+	}
 }
