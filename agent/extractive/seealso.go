@@ -95,14 +95,10 @@ func mentions(text, name string) bool {
 			return false
 		}
 		end := i + j + len(name)
-		if end == len(text) || !identByte(text[end]) {
+		if end == len(text) || !isWordByte(text[end]) {
 			return true
 		}
 		i += j + 1
 	}
 	return false
-}
-
-func identByte(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
