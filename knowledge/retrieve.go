@@ -229,11 +229,7 @@ func crowded(hits []corpus.Hit, fetch, k int) bool {
 	if len(hits) < fetch || fetch >= corpus.MaxK {
 		return false
 	}
-	pages := map[string]bool{}
-	for _, h := range hits {
-		pages[h.DocURL] = true
-	}
-	return len(pages) < k
+	return len(firstOf(hits, k)) < k
 }
 
 // otherPages returns hits followed by the hits of wide on pages hits do
