@@ -136,11 +136,7 @@ func WriteTemp(path, header string, e *Encoder) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
-	}
-	removeStale(filepath.Dir(path))
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	tmp, err := createTemp(path)
 	if err != nil {
 		return "", err
 	}
@@ -157,6 +153,18 @@ func WriteTemp(path, header string, e *Encoder) (string, error) {
 		return "", err
 	}
 	return tmp.Name(), nil
+}
+
+// createTemp creates a new temporary file in path's directory (created
+// if needed), for a snapshot that is renamed to path once complete, first
+// removing the temporary files killed writers left there (removeStale).
+func createTemp(path string) (*os.File, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	removeStale(dir)
+	return os.CreateTemp(dir, ".tmp-*")
 }
 
 // staleTemp is how long a temporary file of WriteTemp or Create goes
@@ -219,11 +227,7 @@ func Create(path, header string) (*Encoder, error) {
 	if header == "" {
 		return nil, errors.New("snapshot: executable not identified")
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	removeStale(filepath.Dir(path))
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	f, err := createTemp(path)
 	if err != nil {
 		return nil, err
 	}
