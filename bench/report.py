@@ -77,6 +77,7 @@ def scale(rdir):
         scrapy = None
         if os.path.exists(p("scrapy")):
             scrapy = dict(load(p("scrapy")), pages=json.loads(open(p("scrapy", "out")).read().strip().splitlines()[-1])["pages"])
+            scrapy["cap"] = scrapy_cap(p("scrapycap", "txt"), scrapy["pages"])
         rows.append(dict(label=n, corpus=corpus, pages=io["pages"], chunks=io["chunks"], triples=io["triples"], wall=im["wall_s"], cpu=im["cpu_s"],
                          rss=im["peak_rss_mb"], mb=int(open(p("bytes", "txt")).read()) / 1e6,
                          eval_rss=em["peak_rss_mb"], ev=ev, serve=load_opt(p("serve")), scrapy=scrapy,
@@ -131,12 +132,30 @@ def serve_cells(sv):
     return [ready, f"{sv['rss_ready_mb']:.0f} -> {sv['rss_end_mb']:.0f} MB after {sv['requests']:,} (peak {sv['peak_rss_mb']:.0f})"]
 
 
+def scrapy_cap(path, pages):
+    """The page cap KGAGENT_BENCH_SCALE_SCRAPY_PAGES put on Scrapy at a point,
+    or None when Scrapy crawled the same site as kgagent: no cap was set there,
+    or the site ran out of pages before the cap (Scrapy's page count is then
+    well below it; at the cap it is the cap give or take the few responses
+    CLOSESPIDER_PAGECOUNT counts that are not HTML pages, or that were in
+    flight)."""
+    if not os.path.exists(path):
+        return None
+    cap = int(open(path).read().strip())
+    return cap if pages >= 0.95 * cap else None
+
+
 def scrapy_cells(r):
-    """Scrapy on the same pages in the same run: its wall (pages), and kgagent's pages/s over Scrapy's."""
+    """Scrapy in the same run: its wall (pages), and kgagent's pages/s over
+    Scrapy's. Where Scrapy was capped (scrapy_cap) it crawled only the site's
+    first pages, and the ratio takes its pages/s on those: marked as such."""
     sc = r.get("scrapy")
     if not sc:
         return ["", ""]
-    return [f"{sc['wall_s']:.0f} s ({sc['pages']:,} pages)", f"{(r['pages'] / r['wall']) / (sc['pages'] / sc['wall_s']):.1f}x"]
+    ratio = f"{(r['pages'] / r['wall']) / (sc['pages'] / sc['wall_s']):.1f}x"
+    if sc.get("cap"):
+        return [f"{sc['wall_s']:.0f} s (capped: first {sc['pages']:,} pages)", ratio + f" (Scrapy's pages/s on its first {sc['pages']:,} pages)"]
+    return [f"{sc['wall_s']:.0f} s ({sc['pages']:,} pages)", ratio]
 
 
 def http_cells(sv):
@@ -162,6 +181,14 @@ def scale_table(rows, bm):
             f"{r['eval_rss']:.0f} MB", f"{quality(e, 'recall_at_k')} / {quality(e, 'mrr')}",
             f"{quality(e, 'agent_recall_at_k', 'answer_p50_ms')} / {quality(e, 'agent_mrr', 'answer_p50_ms')}",
             r.get("load", "")]) + " |")
+    capped = [r for r in rows if r.get("scrapy") and r["scrapy"].get("cap")]
+    if capped:
+        out.append("")
+        out.append(f"Scrapy capped (KGAGENT_BENCH_SCALE_SCRAPY_PAGES={capped[0]['scrapy']['cap']:,}) at "
+                   + ", ".join(f"{CORPORA.get(r['corpus'], r['corpus'])} ({r['pages']:,} pages)" for r in capped)
+                   + ": there Scrapy crawled only the first pages of the same site, and the ratio is kgagent's pages/s over Scrapy's"
+                   " pages/s on those pages, assuming Scrapy's cost per page does not grow with the site (it keeps no index)."
+                   " At the other points Scrapy crawled the same site as kgagent and the ratio is measured.")
     if bm:
         bp, bc = bm["pages"], bm["chunks"]
         jdk = [r for r in rows if r["label"] == "jdk"]
@@ -170,6 +197,18 @@ def scale_table(rows, bm):
         out.append(f"Page BM25 (bm25s over whole pages) on the OpenJDK docs{at}: recall@5 {bp['recall_at_k']:.3f}, MRR {bp['mrr']:.3f}; "
                    f"over kgagent's chunks: {bc['recall_at_k']:.3f} / {bc['mrr']:.3f}.")
     return out
+
+
+def scale_machine_line(rdir):
+    """The scale section's machine line, from the scale_machine.txt deploy/bench-scale.sh writes (None for an older results dir)."""
+    path = os.path.join(rdir, "scale_machine.txt")
+    if not os.path.exists(path):
+        return None
+    mc = machine(path)
+    niced = f", run at nice {mc['nice']}" if mc.get("nice", "0") != "0" else ""
+    cap = f", Scrapy capped at {int(mc['scrapy_pages']):,} pages" if mc.get("scrapy_pages") else ""
+    return (f"{mc['date']} to {mc.get('end', '?')} on {mc['nproc']} cores ({mc['cpu']}), {mc['mem_gib']} GiB, load average {mc['load_start']} at the start, "
+            f"{mc.get('load', '?')} at the end{niced}; commit {mc['commit']}; points `{mc['points']}`, {int(mc['serve_requests']):,} serve requests{cap}.")
 
 
 def scale_chart(rows, png_path, title):
@@ -183,7 +222,8 @@ def scale_chart(rows, png_path, title):
     ax[0].plot(x, [1e3 * r["wall"] / r["pages"] for r in rows], "s--", label="ingest wall-ms per page")
     sc = [r for r in rows if r.get("scrapy")]
     if sc:
-        ax[0].plot([r["pages"] for r in sc], [1e3 * r["scrapy"]["wall_s"] / r["scrapy"]["pages"] for r in sc], "x:", label="Scrapy wall-ms per page")
+        capped = " (first pages only where capped)" if any(r["scrapy"].get("cap") for r in sc) else ""
+        ax[0].plot([r["pages"] for r in sc], [1e3 * r["scrapy"]["wall_s"] / r["scrapy"]["pages"] for r in sc], "x:", label="Scrapy wall-ms per page" + capped)
     ax[0].set_title("ingest cost per page")
     ax[1].plot(x, [r["rss"] for r in rows], "o-", label="ingest peak RSS")
     ax[1].plot(x, [r["eval_rss"] for r in rows], "s--", label="eval peak RSS")
@@ -211,11 +251,15 @@ def main():
         rdir, md_path, png_path = sys.argv[2:5]
         rows, bm = scale(rdir)
         table = scale_table(rows, bm)
-        mc = machine(os.path.join(rdir, "machine.txt")) if os.path.exists(os.path.join(rdir, "machine.txt")) else {}
-        line = " ".join(f"{k}={v}" for k, v in mc.items())
+        line = scale_machine_line(rdir)
+        if line is None:
+            mc = machine(os.path.join(rdir, "machine.txt")) if os.path.exists(os.path.join(rdir, "machine.txt")) else {}
+            line = " ".join(f"{k}={v}" for k, v in mc.items())
         with open(md_path, "w") as f:
             f.write("\n".join(["# Scale (Python, OpenJDK 17 API and PostgreSQL 15 docs)", "", "`deploy/bench-scale.sh`", "", questions_line(rows), "", *table, "", line, ""]))
         print("\n".join(table))
+        print()
+        print(line)
         scale_chart(rows, png_path, "kgagent scale: Python docs, OpenJDK 17 API docs, the two + PostgreSQL 15 docs")
         return
     rdir, md_path, png_path = sys.argv[1:4]
@@ -279,7 +323,7 @@ def main():
     if sc:
         scale_md = ["## Scale: Python, OpenJDK 17 API and PostgreSQL 15 docs (`deploy/bench-scale.sh`)", "",
                     questions_line(sc[0]), "",
-                    *scale_table(*sc), "", f"![scale chart]({os.path.basename(png_path)[:-4]}-scale.png)", ""]
+                    *scale_table(*sc), "", *([scale_machine_line(rdir), ""] if scale_machine_line(rdir) else []), f"![scale chart]({os.path.basename(png_path)[:-4]}-scale.png)", ""]
     md = "\n".join(["# Benchmark results", "", "`make bench` (deploy/bench.sh)", "", *table, "", machine_line, "", *scale_md])
     with open(md_path, "w") as f:
         f.write(md)

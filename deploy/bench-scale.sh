@@ -15,7 +15,13 @@
 # N pages the crawler reaches, --max-pages N; Scrapy stops after about as
 # many, CLOSESPIDER_PAGECOUNT); default "py jdk:1000 jdk:3000 jdk all". A
 # smoke run: KGAGENT_BENCH_SCALE_POINTS="py:300 jdk:300 all:300".
-# KGAGENT_BENCH_SCALE_SCRAPY=0 skips Scrapy. Each point measures:
+# KGAGENT_BENCH_SCALE_SCRAPY=0 skips Scrapy. KGAGENT_BENCH_SCALE_SCRAPY_PAGES=N
+# caps Scrapy at N pages on the points larger than N (Scrapy needs about 2 h
+# for the whole OpenJDK site on two cores): there it crawls the first N pages
+# of the same site, scale_scrapycap_POINT.txt records N, and bench/report.py
+# takes kgagent's pages/s over Scrapy's pages/s on those N pages, on the
+# assumption that Scrapy's cost per page does not grow with the site (it
+# keeps no index). Each point measures:
 #
 #   ingest     wall, CPU, peak RSS (bench/measure.py), pages, chunks,
 #              triples, data-dir bytes; Scrapy's wall, CPU, peak RSS, pages
@@ -50,8 +56,12 @@ API=${KGAGENT_BENCH_JAVADOC:-/usr/share/doc/openjdk-17-doc/api}
 DOCS=${KGAGENT_PYDOCS:-/usr/share/doc/python3.11/html}
 PGDOCS=${KGAGENT_BENCH_PGDOCS:-/usr/share/doc/postgresql-doc-15/html}
 POINTS=${KGAGENT_BENCH_SCALE_POINTS:-py jdk:1000 jdk:3000 jdk all}
+SCRAPY_CAP=${KGAGENT_BENCH_SCALE_SCRAPY_PAGES:-}
+case $SCRAPY_CAP in
+  '' | *[!0-9]* | 0) [ -z "$SCRAPY_CAP" ] || { echo "bench-scale: KGAGENT_BENCH_SCALE_SCRAPY_PAGES=$SCRAPY_CAP is not a positive number of pages" >&2; exit 1; } ;;
+esac
 
-log() { echo "bench-scale: $*" >&2; }
+log() { echo "bench-scale: $(date -u +%T) $*" >&2; }
 
 # uses CORPUS...: whether a point of KGAGENT_BENCH_SCALE_POINTS is on one of them.
 uses() {
@@ -117,6 +127,24 @@ fi
 if uses py; then serve py "$DOCS"; fi
 if uses jdk; then serve jdk "$API"; fi
 
+# The machine and the build, for bench/report.py --scale (bench.sh's
+# machine.txt covers its whole run; this one the scale section alone). The
+# commit is the binary's when it was built with VCS stamping, else this
+# checkout's.
+COMMIT=$(go version -m "$BIN" 2>/dev/null | awk '$2 == "vcs.revision" {r = substr($3, 1, 7)} $2 == "vcs.modified" && $3 == "true" {m = "+modified"} END {print r m}')
+{
+  echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "nproc=$(nproc)"
+  echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  echo "mem_gib=$(awk '/MemTotal/ {printf "%.0f", $2/1048576}' /proc/meminfo)"
+  echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "nice=$(nice)"
+  echo "commit=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+  echo "points=$POINTS"
+  echo "serve_requests=${KGAGENT_BENCH_SERVE_REQUESTS:-1000}"
+  echo "scrapy_pages=$SCRAPY_CAP"
+} > "$R/scale_machine.txt"
+
 K=("$BIN" --log-level warn --nats-listen 127.0.0.1:-1)
 for point in $POINTS; do
   corpus=${point%%:*} n=
@@ -136,9 +164,15 @@ for point in $POINTS; do
     "${K[@]}" --data-dir "$D" ingest --json --max-pages "$max" "${site}*" > "$R/scale_ingest_$label.out"
   du -sb "$D" | cut -f1 > "$R/scale_bytes_$label.txt"
   if [ "${KGAGENT_BENCH_SCALE_SCRAPY:-1}" != 0 ]; then
-    log "$label: Scrapy (up to $max pages), load $(cut -d' ' -f1-3 /proc/loadavg)"
+    smax=$n
+    rm -f "$R/scale_scrapycap_$label.txt"
+    if [ -n "$SCRAPY_CAP" ] && { [ -z "$n" ] || [ "$n" -gt "$SCRAPY_CAP" ]; }; then
+      smax=$SCRAPY_CAP
+      echo "$SCRAPY_CAP" > "$R/scale_scrapycap_$label.txt"
+    fi
+    log "$label: Scrapy (up to ${smax:-all} pages), load $(cut -d' ' -f1-3 /proc/loadavg)"
     "$PY" bench/measure.py -o "$R/scale_scrapy_$label.json" -- \
-      "$PY" bench/scrapy_crawl.py "$site" ${n:+--max-pages "$n"} > "$R/scale_scrapy_$label.out"
+      "$PY" bench/scrapy_crawl.py "$site" ${smax:+--max-pages "$smax"} > "$R/scale_scrapy_$label.out"
   fi
   log "$label: first serve, load $(cut -d' ' -f1-3 /proc/loadavg)"
   "$PY" bench/serve_measure.py -o "$R/scale_serve_$label.json" -n "${KGAGENT_BENCH_SERVE_REQUESTS:-1000}" -q "$questions" -- \
@@ -156,6 +190,9 @@ for point in $POINTS; do
   cut -d' ' -f1-3 /proc/loadavg > "$R/scale_load_$label.txt"
   rm -rf "$D"
 done
+
+echo "load=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$R/scale_machine.txt"
+echo "end=$(date -u '+%H:%M UTC')" >> "$R/scale_machine.txt"
 
 if [ "${KGAGENT_BENCH_CLUSTER:-0}" = 1 ]; then
   log "beyond one machine: deploy/bench-cluster.sh"

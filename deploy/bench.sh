@@ -19,8 +19,9 @@
 #              Scrapy beside each ingest: ingest cost, memory, data dir,
 #              serve, query latency and known-item quality beside page BM25
 #              (deploy/bench-scale.sh; KGAGENT_BENCH_SCALE=0 skips it,
-#              KGAGENT_BENCH_SCALE_POINTS sets the points); its chart is
-#              bench/results-scale.png
+#              KGAGENT_BENCH_SCALE_POINTS sets the points,
+#              KGAGENT_BENCH_SCALE_SCRAPY_PAGES caps Scrapy on the large
+#              ones); its chart is bench/results-scale.png
 #
 # Installs what it needs: python3.11-doc, openjdk-17-doc and
 # postgresql-doc-15 (apt, when missing) and a venv with
