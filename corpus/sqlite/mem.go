@@ -100,16 +100,83 @@ func (c *hitCache) put(slot int32, ch kgagent.Chunk) {
 	c.m[slot] = ch
 }
 
-// fieldIndex is an inverted index over slots.
+// fieldIndex is an inverted index over slots. A posting is 4 bytes: its
+// slot and a code for its term frequency (the distinct frequencies are few:
+// field weights times small counts), see posting.
 type fieldIndex struct {
 	post     map[string][]posting
 	lens     []float32 // weighted length per slot
 	totalLen float64
+
+	tfs    []float32           // term frequency by code (at most wideCode codes)
+	tfCode map[uint32]uint8    // code by the frequency's bits, for add
+	wide   map[wideKey]float32 // the frequency of a posting coded wideCode
+}
+
+// posting is one slot in a term's list: the slot in the high 24 bits, the
+// code of its term frequency (fieldIndex.tfs) in the low 8 (8 bytes as two
+// 32-bit fields before: the lists were a third of the search copy).
+type posting uint32
+
+// wideCode marks a posting whose frequency did not get a code (the codes
+// ran out); fieldIndex.wide holds it.
+const wideCode = 0xff
+
+// wideKey is a wideCode posting: its term and slot.
+type wideKey struct {
+	term string
+	slot int32
+}
+
+// maxSlots is how many slots a search copy may hold (a posting's slot is 24
+// bits): a collection with more rows is not searched in memory. A variable
+// so that a test can lower it.
+var maxSlots = 1 << 24
+
+func (p posting) slot() int32 { return int32(p >> 8) }
+
+// tf is the term frequency of p, a posting in term's list.
+func (f *fieldIndex) tf(term string, p posting) float32 {
+	if c := p & 0xff; c != wideCode {
+		return f.tfs[c]
+	}
+	return f.wide[wideKey{term, p.slot()}]
+}
+
+// code is the code of term frequency tf, assigning the next free one;
+// wideCode when they have run out.
+func (f *fieldIndex) code(tf float32) uint8 {
+	bits := math.Float32bits(tf)
+	if c, ok := f.tfCode[bits]; ok {
+		return c
+	}
+	if len(f.tfs) >= wideCode {
+		return wideCode
+	}
+	if f.tfCode == nil {
+		f.tfCode = map[uint32]uint8{}
+	}
+	c := uint8(len(f.tfs))
+	f.tfs = append(f.tfs, tf)
+	f.tfCode[bits] = c
+	return c
+}
+
+// push appends (slot, tf) to term's list (slot above every slot in it).
+func (f *fieldIndex) push(term string, slot int32, tf float32) {
+	c := f.code(tf)
+	if c == wideCode {
+		if f.wide == nil {
+			f.wide = map[wideKey]float32{}
+		}
+		f.wide[wideKey{term, slot}] = tf
+	}
+	f.post[term] = append(f.post[term], posting(uint32(slot)<<8|uint32(c)))
 }
 
 func (f *fieldIndex) add(slot int32, tf map[string]float32, length float32) {
 	for t, n := range tf {
-		f.post[t] = append(f.post[t], posting{slot, n})
+		f.push(t, slot, n)
 	}
 	f.lens = append(f.lens, length)
 	f.totalLen += float64(length)
@@ -123,18 +190,13 @@ func (f *fieldIndex) compact() {
 	}
 }
 
-type posting struct {
-	slot int32
-	tf   float32 // weighted term frequency over the fields
-}
-
 func newMemColl(dim int, w [3]float32) *memColl {
 	return &memColl{dim: dim, pos: map[int64]int32{}, weights: w, docIdx: map[string]int32{},
 		all: fieldIndex{post: map[string][]posting{}}, head: fieldIndex{post: map[string][]posting{}}}
 }
 
 func (m *memColl) add(rid int64, doc string, c kgagent.Chunk, v []float32) {
-	if len(v) != m.dim || doc == "" {
+	if len(v) != m.dim || doc == "" || len(m.rids) >= maxSlots {
 		return
 	}
 	m.appendVec(v)
@@ -305,7 +367,12 @@ func (m *memColl) compact() {
 }
 
 // needsCompaction says whether tombstones make up a fifth of the slots.
-func (m *memColl) needsCompaction() bool { return m.dead > 1000 && m.dead*5 > len(m.rids) }
+// A copy that reached maxSlots needs it too: add leaves out rows past it,
+// and the reload refuses the collection (see collection) if it is still
+// too big.
+func (m *memColl) needsCompaction() bool {
+	return (m.dead > 1000 && m.dead*5 > len(m.rids)) || len(m.rids) >= maxSlots
+}
 
 // collection returns the search copy of a collection, loading it on first
 // use; nil for a collection that does not exist.
@@ -348,6 +415,9 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 	var count int
 	if err := x.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM docs WHERE collection = ?`, collection).Scan(&count); err != nil {
 		return nil, dbErr(err, "load collection")
+	}
+	if count >= maxSlots {
+		return nil, kgagent.Errorf(kgagent.ETOOLARGE, "corpus index: collection %q has %d chunks, more than the embedded index searches (%d)", collection, count, maxSlots-1)
 	}
 	rows, err := x.db.QueryContext(ctx, `SELECT rid, doc_url, title, headings, body, vec FROM chunks WHERE collection = ? ORDER BY rid`, collection)
 	if err != nil {
@@ -792,6 +862,7 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 	// telling word's while their posting lists are the longest.
 	seen := map[string]bool{}
 	lists := make([][]posting, 0, len(terms))
+	listTerms := make([]string, 0, len(terms))
 	rare := false
 	for _, t := range terms {
 		if seen[t] {
@@ -799,11 +870,12 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		}
 		seen[t] = true
 		if ps := fi.post[t]; len(ps) > 0 {
-			lists = append(lists, ps)
+			lists, listTerms = append(lists, ps), append(listTerms, t)
 			rare = rare || 2*len(ps) <= m.live
 		}
 	}
-	for _, ps := range lists {
+	for li, ps := range lists {
+		term := listTerms[li]
 		if rare && 2*len(ps) > m.live {
 			continue
 		}
@@ -817,19 +889,21 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		}
 		bt := text.NewBM25Term(idf, k1, b, avg)
 		for _, p := range ps {
-			d := m.docID[p.slot]
+			slot := p.slot()
+			d := m.docID[slot]
 			if d < 0 { // deleted
 				continue
 			}
-			if acc[p.slot] == 0 {
-				touched = append(touched, p.slot)
+			if acc[slot] == 0 {
+				touched = append(touched, slot)
 			}
-			acc[p.slot] += bt.Score(p.tf, fi.lens[p.slot])
+			tf := fi.tf(term, p)
+			acc[slot] += bt.Score(tf, fi.lens[slot])
 			if pages > 0 {
 				if ptf[d] == 0 {
 					pterm = append(pterm, d)
 				}
-				ptf[d] += p.tf
+				ptf[d] += tf
 			}
 		}
 		if pages > 0 {

@@ -123,7 +123,7 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 		liveTerms := map[string]int{}
 		for term, ps := range f.fi.post {
 			for _, p := range ps {
-				if newSlot[p.slot] >= 0 {
+				if newSlot[p.slot()] >= 0 {
 					liveTerms[term]++
 				}
 			}
@@ -132,10 +132,10 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 		// slots as differences, then the frequencies' indexes
 		// (by their bits: a map keyed by float32 would lose NaNs)
 		tfIdx := map[uint32]uint32{}
-		for _, ps := range f.fi.post {
+		for term, ps := range f.fi.post {
 			for _, p := range ps {
-				if newSlot[p.slot] >= 0 {
-					tfIdx[math.Float32bits(p.tf)] = 0
+				if newSlot[p.slot()] >= 0 {
+					tfIdx[math.Float32bits(f.fi.tf(term, p))] = 0
 				}
 			}
 		}
@@ -156,14 +156,14 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 			e.Uvarint(uint64(n))
 			last := int32(-1)
 			for _, p := range ps {
-				if s := newSlot[p.slot]; s >= 0 {
+				if s := newSlot[p.slot()]; s >= 0 {
 					e.Varint(int64(s - last))
 					last = s
 				}
 			}
 			for _, p := range ps {
-				if newSlot[p.slot] >= 0 {
-					e.Uvarint(uint64(tfIdx[math.Float32bits(p.tf)]))
+				if newSlot[p.slot()] >= 0 {
+					e.Uvarint(uint64(tfIdx[math.Float32bits(f.fi.tf(term, p))]))
 				}
 			}
 		}
@@ -176,6 +176,9 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	live := int(d.U32())
 	if d.Err != nil || live < 0 || live > len(b) {
 		return nil, snapfile.ErrShort
+	}
+	if live >= maxSlots {
+		return nil, fmt.Errorf("snapshot: %d rows, more than a search copy holds", live)
 	}
 	m := newMemColl(dim, weights)
 	nPages := int(d.U32())
@@ -247,6 +250,12 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 			return nil, snapfile.ErrShort
 		}
 		fi.post = make(map[string][]posting, terms)
+		// the snapshot's frequency table gives the codes (its first
+		// wideCode entries; the rest are coded wideCode)
+		codes := make([]uint8, len(tfs))
+		for k, tf := range tfs {
+			codes[k] = fi.code(tf)
+		}
 		for range terms {
 			term := ta.str(d.Bytes())
 			n := d.Uvarint()
@@ -260,14 +269,21 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 				if slot < 0 || slot >= int64(live) {
 					return nil, fmt.Errorf("snapshot: slot %d of %d", slot, live)
 				}
-				ps[i].slot = int32(slot)
+				ps[i] = posting(uint32(slot) << 8)
 			}
 			for i := range ps {
 				k := d.Uvarint()
 				if k >= uint64(len(tfs)) {
 					return nil, fmt.Errorf("snapshot: frequency %d of %d", k, len(tfs))
 				}
-				ps[i].tf = tfs[k]
+				c := codes[k]
+				if c == wideCode {
+					if fi.wide == nil {
+						fi.wide = map[wideKey]float32{}
+					}
+					fi.wide[wideKey{term, ps[i].slot()}] = tfs[k]
+				}
+				ps[i] |= posting(c)
 			}
 			if d.Err != nil {
 				return nil, d.Err

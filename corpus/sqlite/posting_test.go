@@ -1,0 +1,181 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/internal/snapfile"
+)
+
+// slotTF is one posting spelled out.
+type slotTF struct {
+	Slot int32
+	TF   float32
+}
+
+// expandPosts is fi's postings with their frequencies spelled out: two
+// copies with the same postings may code the frequencies differently.
+func expandPosts(fi *fieldIndex) map[string][]slotTF {
+	out := make(map[string][]slotTF, len(fi.post))
+	for t, ps := range fi.post {
+		l := make([]slotTF, len(ps))
+		for i, p := range ps {
+			l[i] = slotTF{p.slot(), fi.tf(t, p)}
+		}
+		out[t] = l
+	}
+	return out
+}
+
+// postingBytes is what fi's posting lists hold (their backing arrays).
+func postingBytes(fi *fieldIndex) (bytes, postings int) {
+	for _, ps := range fi.post {
+		bytes += cap(ps) * int(unsafe.Sizeof(posting(0)))
+		postings += len(ps)
+	}
+	return bytes, postings
+}
+
+// TestPostingsFourBytes: a posting is held in 4 bytes (slot and frequency
+// code), in a copy loaded from SQLite and in one read from its snapshot
+// (8 before: slot and frequency as two 32-bit fields), and both copies
+// hold the same slots and frequencies.
+func TestPostingsFourBytes(t *testing.T) {
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{NoSnapshots: true})
+	defer x.Close()
+	for i := range 200 {
+		f.put(x, "c", fmt.Sprintf("https://x/p%d", i), fmt.Sprintf("page %d about topic %d", i, i%7), strings.Repeat("shared words here ", 1+i%9),
+			fmt.Sprintf("more text on item%d and item%d", i%13, i%17))
+	}
+	m, err := x.collection(context.Background(), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.cacheMu.RLock()
+	defer x.cacheMu.RUnlock()
+	e := &snapfile.Encoder{}
+	encodeSnapshot(e, m)
+	got, err := decodeSnapshot(e.B, m.dim, m.weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*memColl{"loaded": m, "snapshot": got} {
+		for _, fi := range []*fieldIndex{&c.all, &c.head} {
+			b, n := postingBytes(fi)
+			if n < 1000 || b > 4*n {
+				t.Errorf("%s: %d postings hold %d bytes, want at most 4 a posting", name, n, b)
+			}
+		}
+	}
+	if !reflect.DeepEqual(expandPosts(&got.all), expandPosts(&m.all)) || !reflect.DeepEqual(expandPosts(&got.head), expandPosts(&m.head)) {
+		t.Error("postings read back differ")
+	}
+}
+
+// TestPostingsWideFrequencies: past wideCode distinct frequencies a posting
+// keeps its exact frequency (coded wideCode, held beside the lists), built
+// row by row and read back from a snapshot, and keyword ranking scores with
+// it.
+func TestPostingsWideFrequencies(t *testing.T) {
+	m := newMemColl(4, [3]float32{6, 2, 1})
+	const n = 3 * wideCode
+	for i := range n {
+		// body term "w" repeated i+1 times: n distinct frequencies
+		m.add(int64(i+1), fmt.Sprintf("https://x/p%d", i), kgagent.Chunk{Title: "t", Text: strings.Repeat("w ", i+1)}, []float32{1, 0, 0, 0})
+	}
+	check := func(name string, c *memColl) {
+		ps := c.all.post["w"]
+		if len(ps) != n {
+			t.Fatalf("%s: %d postings of w, want %d", name, len(ps), n)
+		}
+		wide := 0
+		for _, p := range ps {
+			if p&0xff == wideCode {
+				wide++
+			}
+			if got, want := c.all.tf("w", p), float32(p.slot()+1); got != want {
+				t.Fatalf("%s: slot %d frequency %v, want %v", name, p.slot(), got, want)
+			}
+		}
+		if wide < n-wideCode {
+			t.Errorf("%s: %d postings coded wide, want at least %d", name, wide, n-wideCode)
+		}
+	}
+	check("built", m)
+	e := &snapfile.Encoder{}
+	encodeSnapshot(e, m)
+	got, err := decodeSnapshot(e.B, 4, m.weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("snapshot", got)
+	if !reflect.DeepEqual(expandPosts(&got.all), expandPosts(&m.all)) {
+		t.Error("postings read back differ")
+	}
+	// BM25 saturates in tf: the chunk that says w most often ranks first
+	x := &Index{cfg: Config{K1: 1.2, B: 0.75, IDFExponent: 1}, cache: map[string]*memColl{"c": got}}
+	hits, err := x.keyword(context.Background(), corpus.Query{Collection: "c", Text: "w", K: 1}, 1, false)
+	if err != nil || len(hits) != 1 {
+		t.Fatal(hits, err)
+	}
+	// every chunk has w, so the IDF is the floor; the longest wins
+	if hits[0].rid != n {
+		t.Errorf("best rid %d, want %d", hits[0].rid, n)
+	}
+}
+
+// TestMaxSlots: a collection with maxSlots chunks or more is refused with
+// ETOOLARGE (a posting's slot is 24 bits), from SQLite and from a snapshot,
+// and a cached copy that grows to it is dropped rather than searched with
+// rows left out.
+func TestMaxSlots(t *testing.T) {
+	old := maxSlots
+	defer func() { maxSlots = old }()
+	maxSlots = 4
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{NoSnapshots: true})
+	defer x.Close()
+	f.put(x, "c", "https://x/a", "one chunk", "two chunks", "three chunks")
+	m, err := x.collection(context.Background(), "c")
+	if err != nil || m == nil {
+		t.Fatal(m, err)
+	}
+	f.put(x, "c", "https://x/b", "four chunks")
+	x.cacheMu.RLock()
+	cached := x.cache["c"]
+	x.cacheMu.RUnlock()
+	if cached != nil {
+		t.Error("a copy grown to maxSlots is still cached")
+	}
+	_, err = x.collection(context.Background(), "c")
+	var ke *kgagent.Error
+	if !errors.As(err, &ke) || ke.Code != kgagent.ETOOLARGE {
+		t.Fatalf("load of %d chunks: %v, want ETOOLARGE", maxSlots, err)
+	}
+	big := newMemColl(4, [3]float32{6, 2, 1})
+	for i := range maxSlots + 1 {
+		big.add(int64(i+1), "https://x/p", kgagent.Chunk{Text: "w"}, []float32{1, 0, 0, 0})
+	}
+	if len(big.rids) != maxSlots || !big.needsCompaction() {
+		t.Errorf("add past maxSlots: %d slots", len(big.rids))
+	}
+	maxSlots = 5
+	e := &snapfile.Encoder{}
+	encodeSnapshot(e, big)
+	if _, err := decodeSnapshot(e.B, 4, big.weights); err != nil {
+		t.Fatal(err)
+	}
+	maxSlots = 4
+	if _, err := decodeSnapshot(e.B, 4, big.weights); err == nil {
+		t.Error("a snapshot of maxSlots rows decoded")
+	}
+}
