@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -272,5 +273,54 @@ func TestCachedAnswerOwnsItsStrings(t *testing.T) {
 	}
 	if got.ans.Answer != sub(43, 6) || got.ans.Sources[0].URL != src.URL || got.events[0].Error.Message != sub(50, 4) {
 		t.Errorf("cached entry changed: %+v", got)
+	}
+}
+
+// degradedLLM asks the lookup func, then answers with a step marked
+// Degraded (as the built-in answerer marks an answer its model calls
+// could not help write).
+type degradedLLM struct{}
+
+func (degradedLLM) Complete(ctx context.Context, req llm.CompletionRequest) (llm.Stream, error) {
+	step := llm.Step{Kind: llm.StepFunc, Name: "lookup", Input: "port"}
+	if last := req.Messages[len(req.Messages)-1]; last.Role == "user" && strings.HasPrefix(last.Content, "Func[") {
+		step = llm.Step{Kind: llm.StepAnswer, Answer: "I found no section that answers this.", Degraded: true}
+	}
+	return &stepStream{text: step.Line(), step: step}, nil
+}
+
+type stepStream struct {
+	text string
+	step llm.Step
+	done bool
+}
+
+func (s *stepStream) Recv() (llm.Delta, error) {
+	if s.done {
+		return llm.Delta{}, io.EOF
+	}
+	s.done = true
+	return llm.Delta{Text: s.text, Steps: []llm.Step{s.step}}, nil
+}
+
+func (s *stepStream) Close() error { return nil }
+
+// TestAnswerCacheDoesNotKeepDegradedAnswers: an answer written around a
+// passing failure (llm.Step.Degraded: the answerer's embeddings timed out)
+// is given but not kept, so the question asked again is answered afresh.
+// Before, the cache kept such an abstention for its whole TTL.
+func TestAnswerCacheDoesNotKeepDegradedAnswers(t *testing.T) {
+	rig := newCacheRig(t, 8, time.Minute, true)
+	rig.m.cfg.Model.LLM = degradedLLM{}
+	for i := 0; i < 2; i++ {
+		if ans, _ := rig.ask(t, Request{Question: "Which port?"}); ans.Answer != "I found no section that answers this." {
+			t.Fatalf("answer = %q", ans.Answer)
+		}
+	}
+	if got := rig.calls.Load(); got != 2 {
+		t.Errorf("func called %d times, want 2: a degraded answer is not kept", got)
+	}
+	if st := rig.m.CacheStats(); st.Entries != 0 {
+		t.Errorf("cache holds %d entries, want 0", st.Entries)
 	}
 }

@@ -257,6 +257,9 @@ func (m *Manager) act(ctx context.Context, r *run, e *entry, info RunInfo, step 
 	_, repeated := done[key]
 	switch {
 	case step.Kind == llm.StepAnswer:
+		if step.Degraded {
+			r.cacheable = false
+		}
 		return nil, step.Answer, true, nil
 	case repeated:
 		r.emit(kgagent.Event{Kind: kgagent.EventAction, Agent: name, Func: step.Name, Text: action})

@@ -181,6 +181,10 @@ type Step struct {
 	Name    string // func or agent name
 	Input   string // the Ask text
 	Answer  string // the A: text
+	// Degraded: the answer was written around a failure that may pass
+	// (a model call that ran out of time), so it is given but not kept
+	// as what the question gets: the agent's answer cache skips it.
+	Degraded bool
 }
 
 // Line writes the step's action or answer as the text protocol does:

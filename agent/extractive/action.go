@@ -1,6 +1,7 @@
 package extractive
 
 import (
+	"context"
 	"regexp"
 	"sort"
 	"strings"
@@ -128,7 +129,7 @@ const maxActionWords = 80
 // install page's "lumen 2.4.1", as nearestCover ranks them), then the
 // closest in meaning; its best sentence holding a question word, not a
 // bare heading. Nil when none has one, or embed fails.
-func actionLead(order []*sentence, ps []*passage, q question, present termSet, embed func([]string) ([][]float32, error)) *sentence {
+func actionLead(ctx context.Context, order []*sentence, ps []*passage, q question, present termSet, embed func(context.Context, []string) ([][]float32, error)) *sentence {
 	type cand struct {
 		p        *passage
 		versions int
@@ -169,7 +170,7 @@ func actionLead(order []*sentence, ps []*passage, q question, present termSet, e
 	if len(cs) == 0 {
 		return nil
 	}
-	vecs, err := embed(all)
+	vecs, err := embed(ctx, all)
 	if err != nil || len(vecs) != len(all) {
 		return nil
 	}

@@ -1,12 +1,15 @@
 package extractive
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent/cite"
+	"github.com/kgagent/kgagent/llm"
 )
 
 func TestActionWord(t *testing.T) {
@@ -52,7 +55,7 @@ func demoUpgradeMeaning(scale float64) []kgagent.Evidence {
 // fakeEmbed embeds single words as the semantic model roughly does: the
 // action "upgrade" and "migrate"/"migrating" at cosine 0.44, "pause" and
 // "runs" at 0.22, every other word orthogonal to both.
-func fakeEmbed(texts []string) ([][]float32, error) {
+func fakeEmbed(_ context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		switch strings.ToLower(t) {
@@ -126,5 +129,64 @@ func TestActionInOtherWordsAnswers(t *testing.T) {
 	e[0].Unknown = []string{"pause"}
 	if got := Compose("How can I pause the retention enforcer for a day?", e, cfg); !strings.HasPrefix(got, Abstention+" anything about “pause”") {
 		t.Errorf("an action no section names: answer = %q, want the abstention", got)
+	}
+}
+
+// TestComposeContextEmbedsUnderTheRequest: the action rule's word
+// embeddings run under the request's context, so a request whose deadline
+// passes is not held up by a slow (loading) model, and the answer written
+// without them says it is degraded (the answer cache must not keep it).
+// Before, Config.Embed took no context: the answerer waited out its own
+// fixed timeout whatever the request's deadline, and nothing told the
+// manager the abstention came from a timeout.
+func TestComposeContextEmbedsUnderTheRequest(t *testing.T) {
+	q := "How do I upgrade from Lumen 2 to Lumen 3?"
+	slow := func(ctx context.Context, texts []string) ([][]float32, error) {
+		<-ctx.Done() // a model still loading
+		return nil, ctx.Err()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	got := ComposeContext(ctx, q, demoUpgradeMeaning(1), Config{Embed: slow})
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("ComposeContext took %v past a 30 ms deadline", d)
+	}
+	if !got.Degraded || !Abstained(got.Text) {
+		t.Errorf("embed timed out: got %+v, want a degraded abstention", got)
+	}
+	if got := ComposeContext(context.Background(), q, demoUpgradeMeaning(1), Config{Embed: fakeEmbed}); got.Degraded || Abstained(got.Text) {
+		t.Errorf("embed answered: got %+v, want an answer, not degraded", got)
+	}
+	// The model passes its Complete's context on, and marks the step of an
+	// answer written without the embeddings: here the answerer's own bound
+	// ran out while the request still has time.
+	var seen context.Context
+	capped := func(ctx context.Context, texts []string) ([][]float32, error) {
+		seen = ctx
+		return nil, context.DeadlineExceeded
+	}
+	m := NewModel(ModelConfig{Answer: Config{Embed: capped}})
+	ev := demoUpgradeMeaning(1)[0]
+	ep := llm.Episode{Question: q, Actions: 1, Observations: []llm.Observation{{Name: CorpusFunc, Text: "found", Evidence: &ev}}}
+	type key struct{}
+	ctx2 := context.WithValue(context.Background(), key{}, "request")
+	s, err := m.Complete(ctx2, llm.CompletionRequest{Messages: []llm.ChatMessage{{Role: "user", Content: q}}, Episode: &ep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen == nil || seen.Value(key{}) != "request" {
+		t.Errorf("Embed ran under %v, want the request's context", seen)
+	}
+	var steps []llm.Step
+	for {
+		d, err := s.Recv()
+		steps = append(steps, d.Steps...)
+		if err != nil {
+			break
+		}
+	}
+	if len(steps) != 1 || steps[0].Kind != llm.StepAnswer || !steps[0].Degraded {
+		t.Errorf("steps = %+v, want one degraded answer", steps)
 	}
 }

@@ -26,6 +26,7 @@
 package extractive
 
 import (
+	"context"
 	"regexp"
 	"sort"
 	"strconv"
@@ -41,10 +42,13 @@ type Config struct {
 	MaxSentences int // supporting sentences after the first, default 3
 	MaxChars     int // length bound of the prose (code blocks and the see-also list not counted), default 700
 	// Embed, when set, embeds texts with the semantic model the search
-	// ranks by (unit vectors): it tells whether a section names a
-	// question's action in other words (action.go). Nil: a word the
-	// collection lacks always makes the answer an abstention.
-	Embed func(texts []string) ([][]float32, error)
+	// ranks by (unit vectors), under the request's context: it tells
+	// whether a section names a question's action in other words
+	// (action.go). Nil: a word the collection lacks always makes the answer
+	// an abstention. When it fails (the request's deadline passed) the
+	// answer is written as without it, and ComposeContext says it is
+	// degraded.
+	Embed func(ctx context.Context, texts []string) ([][]float32, error)
 }
 
 func (c Config) withDefaults() Config {
@@ -98,8 +102,40 @@ type sentence struct {
 // Compose answers question from the evidence of the run's searches (in the
 // order they were made). It returns the answer text with [n] citations.
 // When the graph answered the question's shape outright (Evidence.List),
-// the answer is that list (ListAnswer).
+// the answer is that list (ListAnswer). It is ComposeContext under no
+// deadline.
 func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
+	return ComposeContext(context.Background(), question, evs, cfg).Text
+}
+
+// Composed is an answer ComposeContext wrote.
+type Composed struct {
+	Text string // the answer, with [n] citations
+	// Degraded: Config.Embed failed (the request's deadline passed, the
+	// model could not load), so the answer was judged by words alone. It
+	// may be given, but not kept as what the question gets (the agent's
+	// answer cache): asked again, it may be answered.
+	Degraded bool
+}
+
+// ComposeContext is Compose for a request: Config.Embed runs under ctx.
+func ComposeContext(ctx context.Context, question string, evs []kgagent.Evidence, cfg Config) Composed {
+	var out Composed
+	if cfg.Embed != nil {
+		embed := cfg.Embed
+		cfg.Embed = func(ctx context.Context, texts []string) ([][]float32, error) {
+			v, err := embed(ctx, texts)
+			if err != nil {
+				out.Degraded = true
+			}
+			return v, err
+		}
+	}
+	out.Text = compose(ctx, question, evs, cfg)
+	return out
+}
+
+func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg Config) string {
 	cfg = cfg.withDefaults()
 	if l := graphList(evs); l != nil {
 		return ListAnswer(l)
@@ -152,7 +188,7 @@ func Compose(question string, evs []kgagent.Evidence, cfg Config) string {
 	covers := map[*passage]bool{}
 	var best *sentence
 	if meant {
-		if best = actionLead(order, ps, q, present, cfg.Embed); best == nil {
+		if best = actionLead(ctx, order, ps, q, present, cfg.Embed); best == nil {
 			return lacked()
 		}
 	}

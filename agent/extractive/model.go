@@ -60,7 +60,7 @@ func (x *Model) Complete(ctx context.Context, req llm.CompletionRequest) (llm.St
 	if req.Episode != nil {
 		ep = *req.Episode
 	}
-	step := x.Step(ep)
+	step := x.step(ctx, ep)
 	out := step.Text()
 	return &sliceStream{ctx: ctx, parts: splitDeltas(out, x.cfg.Deltas), step: step, usage: &kgagent.Usage{
 		PromptTokens: promptWords(req.Messages), CompletionTokens: len(strings.Fields(out)),
@@ -157,8 +157,15 @@ func answerStep(s string) llm.Step {
 }
 
 // Step returns the model's next step for a run: an action or an answer
-// (every answer built by answerStep, so trimmed and never empty).
+// (every answer built by answerStep, so trimmed and never empty). It is
+// the step Complete takes, under no deadline.
 func (x *Model) Step(ep llm.Episode) llm.Step {
+	return x.step(context.Background(), ep)
+}
+
+// step is Step for a request: the answerer's model calls run under ctx,
+// and an answer they could not help write is Degraded.
+func (x *Model) step(ctx context.Context, ep llm.Episode) llm.Step {
 	if ep.Question == "" {
 		return answerStep("I did not receive a question.")
 	}
@@ -193,7 +200,10 @@ func (x *Model) Step(ep llm.Episode) llm.Step {
 		return llm.Step{Kind: llm.StepFunc, Name: CorpusFunc, Input: ep.Question}
 	}
 	if ev := evidence(ep.Observations); len(ev) > 0 {
-		return answerStep(Compose(ep.Question, ev, x.cfg.Answer))
+		c := ComposeContext(ctx, ep.Question, ev, x.cfg.Answer)
+		st := answerStep(c.Text)
+		st.Degraded = c.Degraded
+		return st
 	}
 	return answerStep(ep.Observations[len(ep.Observations)-1].Text)
 }

@@ -209,3 +209,35 @@ func TestLazySemanticSearchHonoursContext(t *testing.T) {
 		t.Errorf("SemanticQuery after a failed load: %v, want the search left lexical", err)
 	}
 }
+
+// blockingEmbedder embeds nothing until its context ends (a model still
+// loading).
+type blockingEmbedder struct{}
+
+func (blockingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+func (blockingEmbedder) Dimension() int { return 384 }
+func (blockingEmbedder) Name() string   { return "blocking" }
+
+// TestAnswerEmbedHonoursTheRequest: the answerer's word embeddings end
+// with the request's context, not after their own fixed bound. Before,
+// they ran under context.Background with a 5 s timeout: a request with a
+// 50 ms deadline waited 5 s.
+func TestAnswerEmbedHonoursTheRequest(t *testing.T) {
+	embed := answerEmbed(blockingEmbedder{})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := embed(ctx, []string{"upgrade"})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want the request's deadline", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("embed returned after %v, want soon after the request's 50 ms deadline", d)
+	}
+	if answerEmbed(nil) != nil {
+		t.Error("answerEmbed(nil) is not nil")
+	}
+}

@@ -794,17 +794,19 @@ func openMiniLM(dir string) (*minilm.Embedder, error) {
 }
 
 // answerEmbedTimeout bounds how long the answerer waits for the semantic
-// model to embed the words it compares (a model still loading).
+// model to embed the words it compares (a model still loading), within
+// the request's own deadline.
 const answerEmbedTimeout = 5 * time.Second
 
 // answerEmbed is extractive.Config.Embed by the semantic model e (nil
-// without one: the answerer then judges by words alone).
-func answerEmbed(e corpus.Embedder) func([]string) ([][]float32, error) {
+// without one: the answerer then judges by words alone). It runs under
+// the request's context, bounded by answerEmbedTimeout.
+func answerEmbed(e corpus.Embedder) func(context.Context, []string) ([][]float32, error) {
 	if e == nil {
 		return nil
 	}
-	return func(texts []string) ([][]float32, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), answerEmbedTimeout)
+	return func(ctx context.Context, texts []string) ([][]float32, error) {
+		ctx, cancel := context.WithTimeout(ctx, answerEmbedTimeout)
 		defer cancel()
 		return e.Embed(ctx, texts)
 	}
