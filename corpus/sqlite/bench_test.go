@@ -84,3 +84,35 @@ func benchColScan(b *testing.B, n, step int) {
 		m.topK(qv, qs, 50, "", 10000, 0.8)
 	}
 }
+
+// BenchmarkColScan200kSparse is BenchmarkColScan200k over vectors 40%
+// non-zero, as the lexical embedder's chunk vectors are after quantisation
+// (OpenJDK API docs).
+func BenchmarkColScan200kSparse(b *testing.B) { benchColScanSparse(b, 200000, 6) }
+
+func benchColScanSparse(b *testing.B, n, step int) {
+	const dim = 384
+	m := newMemColl(dim, [3]float32{1, 1, 1})
+	vs := randVecs(4096, dim)
+	for i := range vs {
+		if i%5 >= 2 {
+			vs[i] = 0
+		}
+	}
+	m.reserve(n)
+	for i := range n {
+		m.appendVec(vs[(i%4096)*dim : (i%4096+1)*dim])
+		m.rids = append(m.rids, int64(i))
+		m.pos[int64(i)] = int32(i)
+		m.docs = append(m.docs, "d")
+	}
+	m.compact()
+	q := make([]float32, dim)
+	for j := 0; j < dim; j += step {
+		q[j] = vs[j+1]
+	}
+	qv, qs := quantize(nil, q)
+	for b.Loop() {
+		m.topK(qv, qs, 50, "", 10000, 0.8)
+	}
+}

@@ -31,10 +31,11 @@ type memColl struct {
 	docs []string // doc URL per slot; "" marks a deleted slot
 	// The vectors, int8 scalar-quantised, held once: row by row in vecs
 	// (dim per slot) while the collection is small, column by column in
-	// cols (cols[j][slot]) from colMin slots on (byCol), where dense
-	// search scans columns. The other is nil.
+	// cols (cols[j].at(slot), only the non-zero values held: spCol) from
+	// colMin slots on (byCol), where dense search scans columns. The
+	// other is nil.
 	vecs   []int8
-	cols   [][]int8
+	cols   []spCol
 	byCol  bool
 	qtmp   []int8    // appendVec's scratch row
 	scales []float32 // per slot: the vector times scale approximates the float vector
@@ -228,9 +229,9 @@ func (m *memColl) reserve(count int) {
 		return
 	}
 	m.byCol, m.vecs = true, nil
-	m.cols = make([][]int8, m.dim)
+	m.cols = make([]spCol, m.dim)
 	for j := range m.cols {
-		m.cols[j] = make([]int8, 0, count)
+		m.cols[j] = newSpCol(count, count/2)
 	}
 }
 
@@ -240,7 +241,7 @@ func (m *memColl) appendRow(row []int8, scale float32) {
 	m.scales = append(m.scales, scale)
 	if m.byCol {
 		for j, x := range row {
-			m.cols[j] = append(m.cols[j], x)
+			m.cols[j].push(x)
 		}
 		return
 	}
@@ -249,13 +250,19 @@ func (m *memColl) appendRow(row []int8, scale float32) {
 		return
 	}
 	n := len(m.scales)
-	m.cols = make([][]int8, m.dim)
+	m.cols = make([]spCol, m.dim)
 	for j := range m.cols {
-		col := make([]int8, n, n+n/4)
+		nz := 0
 		for s := range n {
-			col[s] = m.vecs[s*m.dim+j]
+			if m.vecs[s*m.dim+j] != 0 {
+				nz++
+			}
 		}
-		m.cols[j] = col
+		c := newSpCol(n+n/4, nz+nz/4)
+		for s := range n {
+			c.push(m.vecs[s*m.dim+j])
+		}
+		m.cols[j] = c
 	}
 	m.byCol, m.vecs = true, nil
 }
@@ -266,8 +273,8 @@ func (m *memColl) rowOf(slot int, dst []int8) []int8 {
 		return append(dst[:0], m.vecs[slot*m.dim:(slot+1)*m.dim]...)
 	}
 	dst = dst[:m.dim]
-	for j, c := range m.cols {
-		dst[j] = c[slot]
+	for j := range m.cols {
+		dst[j] = m.cols[j].at(slot)
 	}
 	return dst
 }
@@ -361,6 +368,9 @@ func (m *memColl) remove(rids []int64) {
 func (m *memColl) compact() {
 	m.all.compact()
 	m.head.compact()
+	for j := range m.cols {
+		m.cols[j].trim()
+	}
 	if len(m.rids) >= 50000 {
 		debug.FreeOSMemory()
 	}
@@ -595,7 +605,7 @@ func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilte
 		slot := int(m.pos[c.rid])
 		var dot int32
 		for _, j := range dims {
-			dot += int32(qv[j]) * int32(m.cols[j][slot])
+			dot += int32(qv[j]) * int32(m.cols[j].at(slot))
 		}
 		cands[i].score = float64(dot) * float64(qscale*m.scales[slot])
 	}
@@ -645,26 +655,33 @@ func (m *memColl) colScan(qv []int8, dims []int, qscale float32, n int, prefix s
 			hi := min(lo+colBlock, end)
 			a := acc[:hi-lo]
 			clear(a)
-			k := 0
-			for ; k+4 <= len(dims); k += 4 {
-				c0 := m.cols[dims[k]][lo:hi]
-				c1 := m.cols[dims[k+1]][lo:hi]
-				c2 := m.cols[dims[k+2]][lo:hi]
-				c3 := m.cols[dims[k+3]][lo:hi]
-				w0, w1, w2, w3 := int32(qv[dims[k]]), int32(qv[dims[k+1]]), int32(qv[dims[k+2]]), int32(qv[dims[k+3]])
+			// columns held in full four at a time (one pass over the
+			// accumulators for four), sparse ones by their values
+			var full [4]int
+			nf := 0
+			for _, j := range dims {
+				if m.cols[j].full == nil {
+					m.cols[j].addTo(a, lo, hi, int32(qv[j]))
+					continue
+				}
+				full[nf] = j
+				if nf++; nf < 4 {
+					continue
+				}
+				nf = 0
+				c0 := m.cols[full[0]].full[lo:hi]
+				c1 := m.cols[full[1]].full[lo:hi]
+				c2 := m.cols[full[2]].full[lo:hi]
+				c3 := m.cols[full[3]].full[lo:hi]
+				w0, w1, w2, w3 := int32(qv[full[0]]), int32(qv[full[1]]), int32(qv[full[2]]), int32(qv[full[3]])
 				c1, c2, c3 = c1[:len(c0)], c2[:len(c0)], c3[:len(c0)]
 				a := a[:len(c0)]
 				for i := range c0 {
 					a[i] += w0*int32(c0[i]) + w1*int32(c1[i]) + w2*int32(c2[i]) + w3*int32(c3[i])
 				}
 			}
-			for ; k < len(dims); k++ {
-				c := m.cols[dims[k]][lo:hi]
-				wk := int32(qv[dims[k]])
-				a := a[:len(c)]
-				for i := range c {
-					a[i] += wk * int32(c[i])
-				}
+			for _, j := range full[:nf] {
+				m.cols[j].addTo(a, lo, hi, int32(qv[j]))
 			}
 			// The heap's floor is checked before the row's document: most
 			// rows lose to it, and the document strings are the scan's

@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -139,8 +141,8 @@ func testColumnScanExact(t *testing.T, n int) {
 // vecBytes is the memory the collection's vectors hold (capacity).
 func (m *memColl) vecBytes() int {
 	n := cap(m.vecs)
-	for _, c := range m.cols {
-		n += cap(c)
+	for j := range m.cols {
+		n += m.cols[j].bytes()
 	}
 	return n
 }
@@ -162,6 +164,7 @@ func TestVectorsHeldOnce(t *testing.T) {
 				grown.add(int64(i+1), "https://a/", kgagent.Chunk{Text: "x"}, vs[i*dim:(i+1)*dim])
 				sized.add(int64(i+1), "https://a/", kgagent.Chunk{Text: "x"}, vs[i*dim:(i+1)*dim])
 			}
+			sized.compact() // as a load from SQLite ends
 			var e snapfile.Encoder
 			encodeSnapshot(&e, grown)
 			read, err := decodeSnapshot(e.B, dim, [3]float32{1, 1, 1})
@@ -190,4 +193,130 @@ func TestVectorsHeldOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// denseCol is c's values, one a slot.
+func denseCol(c *spCol) []int8 {
+	out := make([]int8, c.n)
+	for s := range out {
+		out[s] = c.at(s)
+	}
+	return out
+}
+
+// TestSpColMatchesDense: a sparse column hands out the values pushed, and
+// adds them over any slot range (bitmap words cut anywhere) exactly as the
+// dense column did.
+func TestSpColMatchesDense(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 63, 64, 65, 255, 256, 257, 1000, 5000} {
+		dense := make([]int8, n)
+		var c spCol
+		for s := range dense {
+			if r.IntN(5) < 2 {
+				dense[s] = int8(r.IntN(255) - 127)
+			}
+			c.push(dense[s])
+		}
+		for s, want := range dense {
+			if got := c.at(s); got != want {
+				t.Fatalf("n %d: slot %d is %d, want %d", n, s, got, want)
+			}
+		}
+		for range 200 {
+			lo := r.IntN(n + 1)
+			hi := lo + r.IntN(n-lo+1)
+			w := int32(r.IntN(255) - 127)
+			got, want := make([]int32, hi-lo), make([]int32, hi-lo)
+			for i := range got {
+				got[i] = int32(i) // addTo adds
+				want[i] = int32(i) + w*int32(dense[lo+i])
+			}
+			c.addTo(got, lo, hi, w)
+			if !slices.Equal(got, want) {
+				t.Fatalf("n %d: addTo over %d..%d differs", n, lo, hi)
+			}
+		}
+	}
+}
+
+// TestColumnsSparse: a big collection's columns hold only the non-zero
+// values (a bitmap beside them): vectors 40% non-zero, as the lexical
+// embedder's chunk vectors are after quantisation, take under 0.6 bytes a
+// dimension sized as a SQL load sizes them or read back from a snapshot,
+// and under 0.8 grown row by row (one byte a dimension before, with a
+// quarter more of growth slack), and dense search ranks as a scan of the
+// rows does.
+func TestColumnsSparse(t *testing.T) {
+	const dim, n = 96, 3*colMin + 7
+	r := rand.New(rand.NewPCG(3, 4))
+	vs := randVecs(n, dim)
+	for i := range vs {
+		if r.IntN(5) >= 2 {
+			vs[i] = 0
+		}
+	}
+	grown := newMemColl(dim, [3]float32{1, 1, 1})
+	sized := newMemColl(dim, [3]float32{1, 1, 1})
+	sized.reserve(n)
+	for i := range n {
+		grown.add(int64(i+1), "https://a/", kgagent.Chunk{Text: "x"}, vs[i*dim:(i+1)*dim])
+		sized.add(int64(i+1), "https://a/", kgagent.Chunk{Text: "x"}, vs[i*dim:(i+1)*dim])
+	}
+	sized.compact()
+	var e snapfile.Encoder
+	encodeSnapshot(&e, grown)
+	read, err := decodeSnapshot(e.B, dim, [3]float32{1, 1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, qs := quantize(nil, vs[5*dim:6*dim])
+	want := grown.scanRows(q, qs, 20)
+	for name, m := range map[string]*memColl{"grown": grown, "sized": sized, "snapshot": read} {
+		most := n * dim * 6 / 10
+		if name == "grown" {
+			most = n * dim * 8 / 10 // the values' growth slack
+		}
+		if got := m.vecBytes(); got > most {
+			t.Errorf("%s: vectors take %d bytes for %d rows of %d, want at most %d", name, got, n, dim, most)
+		}
+		if got := m.topK(q, qs, 20, "", 0, 1); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: dense ranking %v, want %v", name, got, want)
+		}
+	}
+	// columns held in full beside sparse ones (every third dimension
+	// never 0), scanned together
+	mixed := newMemColl(dim, [3]float32{1, 1, 1})
+	for i := range n {
+		v := slices.Clone(vs[i*dim : (i+1)*dim])
+		for j := 0; j < dim; j += 3 {
+			v[j] = 0.01 + float32(r.IntN(100))
+		}
+		mixed.add(int64(i+1), "https://a/", kgagent.Chunk{Text: "x"}, v)
+	}
+	full := 0
+	for j := range mixed.cols {
+		if mixed.cols[j].full != nil {
+			full++
+		}
+	}
+	if full != dim/3 {
+		t.Errorf("%d columns held in full, want %d", full, dim/3)
+	}
+	for _, q := range [][]float32{vs[7*dim : 8*dim], slices.Repeat([]float32{1, -2, 3}, dim/3)} {
+		q, qs := quantize(nil, q)
+		if got, want := mixed.topK(q, qs, 20, "", 0, 1), mixed.scanRows(q, qs, 20); !reflect.DeepEqual(got, want) {
+			t.Errorf("mixed: dense ranking %v, want %v", got, want)
+		}
+	}
+}
+
+// scanRows ranks every row by its dot product with q, one row at a time.
+func (m *memColl) scanRows(q []int8, qs float32, n int) []scored {
+	h := topHeap{n: n}
+	row := make([]int8, m.dim)
+	for s := range m.rids {
+		h.push(scored{m.rids[s], float64(DotInt8(q, m.rowOf(s, row))) * float64(qs*m.scales[s])})
+	}
+	return best(h.items, n)
 }

@@ -156,7 +156,7 @@ func TestMigrateQ8(t *testing.T) {
 			t.Fatalf("%s: %d semantic sets after migration, want 1", coll, len(m.sem))
 		}
 		for j := range m.cols {
-			if !slices.Equal(m.cols[j], lm.cols[j]) {
+			if !slices.Equal(denseCol(&m.cols[j]), denseCol(&lm.cols[j])) {
 				t.Fatalf("%s: column %d differs after migration", coll, j)
 			}
 		}

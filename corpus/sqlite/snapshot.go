@@ -215,16 +215,25 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	}
 	if d.Err == nil {
 		// straight into the form searches read (reserve), one copy
-		m.reserve(live)
-		if m.byCol {
-			for j := range m.cols {
-				col := m.cols[j][:live]
-				for s := range col {
-					col[s] = int8(vecs[s*dim+j])
+		if live >= colMin {
+			// each column sized for its non-zero values
+			nz := make([]int, dim)
+			for i, v := range vecs {
+				if v != 0 {
+					nz[i%dim]++
 				}
-				m.cols[j] = col
+			}
+			m.byCol = true
+			m.cols = make([]spCol, dim)
+			for j := range m.cols {
+				c := newSpCol(live, nz[j])
+				for s := range live {
+					c.push(int8(vecs[s*dim+j]))
+				}
+				m.cols[j] = c
 			}
 		} else {
+			m.reserve(live)
 			m.vecs = m.vecs[:len(vecs)]
 			for i, v := range vecs {
 				m.vecs[i] = int8(v)

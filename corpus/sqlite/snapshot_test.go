@@ -276,6 +276,17 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		f.Fatalf("seed: %v", err)
 	}
 	f.Add(e.B)
+	// colMin rows, so the columns are read sparse (spCol)
+	big := newMemColl(4, [3]float32{6, 2, 1})
+	for i := range colMin {
+		big.add(int64(i+1), "https://x/p", kgagent.Chunk{Text: "w"}, []float32{float32(i % 3), 0, 1, float32(i%5) - 2})
+	}
+	e = &snapfile.Encoder{}
+	encodeSnapshot(e, big)
+	if got, err := decodeSnapshot(e.B, 4, [3]float32{6, 2, 1}); err != nil || !got.byCol {
+		f.Fatalf("seed of %d rows: %v", colMin, err)
+	}
+	f.Add(e.B)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = decodeSnapshot(b, 4, [3]float32{6, 2, 1})
 	})

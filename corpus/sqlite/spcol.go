@@ -1,0 +1,137 @@
+package sqlite
+
+import "math/bits"
+
+// spCol is one dimension of a big collection's vectors (memColl.cols), its
+// slots in order and only the non-zero values held: a bitmap of which slots
+// have one, the values themselves, and a count of the values before every
+// rankWords-th word of the bitmap. The lexical embedder's chunk vectors are
+// 40% non-zero after quantisation (OpenJDK API docs), so a column takes
+// ~0.56 bytes a slot instead of one, and a scan reads less memory. The
+// values and their sums are the dense column's: every score is the same.
+// A column mostly non-zero (a dense model's vectors) is held as it is, in
+// full: the bitmap would only add to it.
+type spCol struct {
+	full []int8   // every slot's value, when the column is held in full (then bits, rank and vals are unused)
+	bits []uint64 // bit s%64 of bits[s/64] is set when slot s's value is not 0
+	rank []uint32 // rank[i]: how many values the slots below i*64*rankWords hold
+	vals []int8   // the non-zero values, by slot
+	n    int      // slots
+}
+
+// rankWords is how many bitmap words one rank entry covers.
+const rankWords = 4
+
+// fullAt says whether a column of n slots with nz non-zero values is held
+// in full: from 7/8 non-zero on (a bitmap takes an eighth of a byte a slot).
+func fullAt(n, nz int) bool { return 8*nz > 7*n }
+
+// newSpCol returns an empty column with room for n slots holding nz values
+// (held in full when that is smaller).
+func newSpCol(n, nz int) spCol {
+	if fullAt(n, nz) {
+		return spCol{full: make([]int8, 0, n)}
+	}
+	w := (n + 63) / 64
+	return spCol{bits: make([]uint64, 0, w), rank: make([]uint32, 0, (w+rankWords-1)/rankWords), vals: make([]int8, 0, nz)}
+}
+
+// push appends the next slot's value.
+func (c *spCol) push(x int8) {
+	if c.full != nil {
+		c.full = append(c.full, x)
+		c.n++
+		return
+	}
+	s := c.n
+	if s%64 == 0 {
+		if s%(64*rankWords) == 0 {
+			c.rank = append(c.rank, uint32(len(c.vals)))
+		}
+		c.bits = append(c.bits, 0)
+	}
+	if x != 0 {
+		c.bits[s/64] |= 1 << (s % 64)
+		c.vals = append(c.vals, x)
+	}
+	c.n++
+}
+
+// before is how many values the slots below s hold (s <= n).
+func (c *spCol) before(s int) int {
+	if s >= c.n {
+		return len(c.vals)
+	}
+	w := s / 64
+	r := int(c.rank[w/rankWords])
+	for i := w &^ (rankWords - 1); i < w; i++ {
+		r += bits.OnesCount64(c.bits[i])
+	}
+	return r + bits.OnesCount64(c.bits[w]&(1<<(s%64)-1))
+}
+
+// at is slot s's value.
+func (c *spCol) at(s int) int8 {
+	if c.full != nil {
+		return c.full[s]
+	}
+	if c.bits[s/64]>>(s%64)&1 == 0 {
+		return 0
+	}
+	return c.vals[c.before(s)]
+}
+
+// addTo adds w times the values of slots lo..hi-1 to a[0..hi-lo-1].
+func (c *spCol) addTo(a []int32, lo, hi int, w int32) {
+	if lo >= hi {
+		return
+	}
+	if c.full != nil {
+		col := c.full[lo:hi]
+		a = a[:len(col)]
+		for i, x := range col {
+			a[i] += w * int32(x)
+		}
+		return
+	}
+	k := c.before(lo)
+	vals := c.vals
+	for wi := lo / 64; wi*64 < hi; wi++ {
+		b := c.bits[wi]
+		base := wi*64 - lo
+		if base < 0 {
+			b &= ^uint64(0) << (lo % 64) // the slots below lo
+		}
+		if rest := hi - wi*64; rest < 64 {
+			b &= 1<<rest - 1 // the slots from hi on
+		}
+		for b != 0 {
+			i := bits.TrailingZeros64(b)
+			a[base+i] += w * int32(vals[k])
+			k++
+			b &= b - 1
+		}
+	}
+}
+
+// trim drops the growth slack of the values, and holds the column in full
+// when that is smaller.
+func (c *spCol) trim() {
+	if c.full == nil && c.n > 0 && fullAt(c.n, len(c.vals)) {
+		full := make([]int8, c.n)
+		for s := range full {
+			full[s] = c.at(s)
+		}
+		*c = spCol{full: full, n: c.n}
+		return
+	}
+	if cap(c.full)-len(c.full) > len(c.full)/16 {
+		c.full = append(make([]int8, 0, len(c.full)), c.full...)
+	}
+	if cap(c.vals)-len(c.vals) > len(c.vals)/16 {
+		c.vals = append(make([]int8, 0, len(c.vals)), c.vals...)
+	}
+}
+
+// bytes is how much memory c holds.
+func (c *spCol) bytes() int { return cap(c.full) + 8*cap(c.bits) + 4*cap(c.rank) + cap(c.vals) }
