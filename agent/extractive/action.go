@@ -187,7 +187,7 @@ func actionLead(ctx context.Context, order []*sentence, ps []*passage, q questio
 	for _, c := range cs {
 		meant := false
 		for _, w := range c.words {
-			meant = meant || cos[w] >= actionWordMin
+			meant = meant || cos[w] >= actionWordMin && !opposite(q.action, w)
 		}
 		if !meant {
 			continue
@@ -213,4 +213,34 @@ func dot32(a, b []float32) float64 {
 		}
 	}
 	return d
+}
+
+// negations are the prefixes that make a verb its opposite.
+var negations = []string{"un", "de", "dis", "non", "anti"}
+
+// opposite reports whether action is word with a prefix that negates it
+// ("undelete" and "delete", "uninstall" and "install"): the semantic model
+// puts such words close, but a section that says how to delete does not
+// say how to undelete.
+func opposite(action, word string) bool {
+	for _, n := range negations {
+		if rest, ok := strings.CutPrefix(action, n); ok && sameStem(rest, word) {
+			return true
+		}
+		if rest, ok := strings.CutPrefix(word, n); ok && sameStem(rest, action) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameStem reports whether two words share their stem: one, less a final
+// "e", begins the other and has at least four letters ("delete" and
+// "deleted", "deletes", "deleting").
+func sameStem(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	a = strings.TrimSuffix(a, "e")
+	return len(a) >= 4 && strings.HasPrefix(b, a)
 }

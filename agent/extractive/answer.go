@@ -149,28 +149,47 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 	unknown := q.unknown(evs, present)
 	asked := q
 	lacked := func() string { return abstain(ps, asked, "anything about "+quoteList(unknown)) }
-	meant := false // the question's action is judged by meaning (action.go)
+	meant := false     // the question's action is judged by meaning (action.go)
+	var noted []string // its words the docs do not use, said before the answer (wording.go)
 	if len(unknown) > 0 {
-		if cfg.Embed == nil || !q.actionInOtherWords(unknown, ps) {
+		words, ok := q.wording(ctx, question, unknown, ps, cfg.Embed)
+		if !ok {
 			return lacked()
 		}
-		q, meant = q.withoutAction(), true
+		// Its action, when the collection lacks it, is judged by meaning
+		// (action.go); when the sections found do not hold it ("compress"
+		// in "compress old shards by hand"), they do not answer.
+		if len(words) == len(unknown) && q.action != "" && !present.has(text.Term(q.action)) {
+			return lacked()
+		}
+		if len(words) < len(unknown) {
+			if !q.actionInOtherWords([]string{q.action}, ps) {
+				return lacked()
+			}
+			q, meant = q.withoutAction(), true
+		}
+		q, noted = q.without(words), unknown
+	}
+	// Once words the collection lacks were taken for wording, an
+	// abstention still says the docs lack them.
+	notFound := func(missing []string) string {
+		if len(noted) > 0 {
+			return lacked()
+		}
+		return notFoundAnswer(ps, q, missing)
 	}
 	if missing := q.missing(present); len(missing) > 0 && !q.meaningDecides(ps) {
-		if meant {
-			return lacked()
-		}
-		return notFound(ps, q, missing)
+		return notFound(missing)
 	}
 	if farInMeaning(ps) {
-		return notFound(ps, q, nil)
+		return notFound(nil)
 	}
 	if absent := q.absentPhrases(ps); len(absent) > 0 {
-		return notFound(ps, q, absent)
+		return notFound(absent)
 	}
 	sents, df := split(ps)
 	if len(sents) == 0 {
-		return notFound(ps, q, nil)
+		return notFound(nil)
 	}
 	weights := map[string]float64{}
 	for _, t := range q.terms {
@@ -221,7 +240,10 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 		best = semanticLead(order, ps, q)
 	}
 	if best == nil {
-		return notFound(ps, q, nil)
+		return notFound(nil)
+	}
+	if len(noted) > 0 && !meant && len(q.specific) > 0 && !q.pageHolds(ps, best.p) {
+		return lacked()
 	}
 	// Sentences of pages that do not cover the question only support.
 	for i := range order {
@@ -295,6 +317,9 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 	// unless the answer names the one thing a which/what question asks for.
 	if q.kind == "" || !entityKinds[q.kind] {
 		out.seeAlso(ps)
+	}
+	if len(noted) > 0 {
+		return wordingNote(noted) + out.String()
 	}
 	return out.String()
 }
@@ -902,7 +927,7 @@ const maxSearched = 8
 // may well hold but no section found answers: it says what was searched
 // for and which of it (missing: terms or names of the question) none of
 // the sections found mentions.
-func notFound(ps []*passage, q question, missing []string) string {
+func notFoundAnswer(ps []*passage, q question, missing []string) string {
 	var b strings.Builder
 	b.WriteString(NotFound)
 	searched := q.shown(append(append([]string(nil), q.specific...), q.terms...))

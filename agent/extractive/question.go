@@ -28,6 +28,9 @@ type question struct {
 	// action is the verb the question asks how to do ("upgrade" in "How
 	// do I upgrade …"), lower-cased, or "" (actionWord).
 	action string
+	// object is the head of its action's object ("cluster" in "upgrade
+	// my cluster from Lumen 2"), lower-cased, or "" (objectHead).
+	object string
 	// versions are the question's names written with a version ("Lumen
 	// 2"): a passage naming that version is about what is asked.
 	versions []string
@@ -80,6 +83,7 @@ func analyse(q string) question {
 	out := question{said: map[string]string{}, howTo: howToRe.MatchString(q), yesNo: yesNoRe.MatchString(q), cue: questionCue(q)}
 	out.kind = entityType(q)
 	out.action = actionWord(q)
+	out.object = objectHead(q, out.action)
 	out.answerType = answerType(q)
 	out.versions = versionedNames(q)
 	out.compounds = compoundNames(q)

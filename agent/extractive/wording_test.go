@@ -1,0 +1,156 @@
+package extractive
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/kgagent/kgagent"
+)
+
+// wordVectors embeds the words it knows as given, any other as a vector
+// orthogonal to all (cosine 0).
+func wordVectors(m map[string][]float32) func(context.Context, []string) ([][]float32, error) {
+	return func(_ context.Context, texts []string) ([][]float32, error) {
+		out := make([][]float32, len(texts))
+		for i, t := range texts {
+			if v, ok := m[strings.ToLower(t)]; ok {
+				out[i] = v
+			} else {
+				out[i] = []float32{0, 0, 0, 0}
+			}
+		}
+		return out, nil
+	}
+}
+
+// retentionEvidence is the demo's retention section at cosine cos with
+// the question, with unknown as the question's words the collection lacks.
+func retentionEvidence(cos float64, unknown ...string) []kgagent.Evidence {
+	e := ev("", kgagent.EvidencePassage{URL: "http://lumen/configuration/retention.html#retention", Title: "Retention settings",
+		HeadingPath: []string{"Retention settings"}, Semantic: cos,
+		Text: "Retention decides how long points are kept. Lumen deletes whole shards whose end time is older than the retention period."})
+	e[0].Unknown = unknown
+	return e
+}
+
+// TestWordingWordsDoNotForceAbstention: everyday words the collection
+// lacks ("stick around") are a question's wording, not its subject: when
+// the search found a section close in meaning, the question is answered,
+// and the answer says which words the docs do not use. Before, any word
+// the collection lacks made the answer an abstention. A word written as a
+// name, a rare word no section found says in its words, an action the
+// sections found do not hold, no section close in meaning, or no model
+// (lexical) still abstain.
+func TestWordingWordsDoNotForceAbstention(t *testing.T) {
+	embed := wordVectors(map[string][]float32{"linger": {1, 0, 0, 0}, "kept": {0.6, 0.8, 0, 0}})
+	cfg := Config{Embed: embed}
+	q := "how long do old points stick around before they get deleted?"
+	got := Compose(q, retentionEvidence(0.56, "stick", "around"), cfg)
+	if want := "The docs don't use the words “stick” or “around”; the closest they cover: "; Abstained(got) || !strings.HasPrefix(got, want) || !strings.Contains(got, "[1]") {
+		t.Errorf("everyday wording: answer = %q, want it to open with %q, cited", got, want)
+	}
+	lacks := Abstention + " anything about “stick” or “around”"
+	if got := Compose(q, retentionEvidence(0.56, "stick", "around"), Config{}); !strings.HasPrefix(got, lacks) {
+		t.Errorf("no model: answer = %q, want %q", got, lacks)
+	}
+	if got := Compose(q, retentionEvidence(0.30, "stick", "around"), cfg); !strings.HasPrefix(got, lacks) {
+		t.Errorf("no section close in meaning: answer = %q, want %q", got, lacks)
+	}
+	if got := Compose(q, retentionEvidence(0, "stick", "around"), cfg); !strings.HasPrefix(got, lacks) {
+		t.Errorf("lexical search: answer = %q, want %q", got, lacks)
+	}
+	// A rare word is wording only when a section found says it in its
+	// own words ("linger" and "kept": 0.6 here).
+	q = "how long do old points linger before they get deleted?"
+	if got := Compose(q, retentionEvidence(0.56, "linger"), cfg); Abstained(got) || !strings.HasPrefix(got, "The docs don't use the word “linger”") {
+		t.Errorf("rare word covered in meaning: answer = %q, want an answer that names it", got)
+	}
+	if got := Compose(q, retentionEvidence(0.56, "linger"), Config{Embed: wordVectors(nil)}); !Abstained(got) {
+		t.Errorf("rare word no section says: answer = %q, want an abstention", got)
+	}
+	for _, c := range []struct{ q, unknown string }{
+		{"how long do old points stick around on my GPU?", "GPU"},             // written as a name
+		{"how long do old points stick around in Zorbdb?", "Zorbdb"},          // a name
+		{"how long do old points stick around with lumenctl.keep()?", "keep"}, // an identifier's part
+	} {
+		if got := Compose(c.q, retentionEvidence(0.56, "stick", "around", c.unknown), cfg); !Abstained(got) {
+			t.Errorf("%q: answer = %q, want an abstention", c.q, got)
+		}
+	}
+	// A question naming something the docs hold: the page that answers
+	// must hold its other words too ("cost" is on another page only).
+	named := retentionEvidence(0.56, "around")
+	named[0].Passages = append(named[0].Passages, kgagent.EvidencePassage{N: 2, URL: "http://lumen/faq.html#series", DocURL: "http://lumen/faq.html",
+		Title: "FAQ", HeadingPath: []string{"How many series can a database hold?"}, Semantic: 0.2,
+		Text: "One million by default. Each series costs about 1 KiB of memory."})
+	if got := Compose("How long are points kept around by Lumen?", named, cfg); Abstained(got) {
+		t.Errorf("named, the page holds every word: answer = %q, want an answer", got)
+	}
+	if got := Compose("How much does Lumen cost per old point kept around?", named, cfg); !strings.HasPrefix(got, Abstention+" anything about “around”") {
+		t.Errorf("named, the page lacks “cost”: answer = %q, want the abstention", got)
+	}
+	// The question's action, known to the collection, is in no section
+	// found: they do not say how to do it, whatever its wording.
+	if got := Compose("How do I compress old points by hand?", retentionEvidence(0.56, "hand"), cfg); !strings.HasPrefix(got, Abstention+" anything about “hand”") {
+		t.Errorf("action the sections lack: answer = %q, want the abstention", got)
+	}
+}
+
+func TestWrittenAsName(t *testing.T) {
+	for _, c := range []struct {
+		q, w string
+		want bool
+	}{
+		{"How do I log in with my LDAP account?", "ldap", true},
+		{"How do I log in with my LDAP account?", "account", false},
+		{"Who is the mascot of the Python documentation?", "mascot", false},
+		{"Stick around: how long are points kept?", "stick", false}, // the first word
+		{"How do I define a schema with Apollo Server?", "apollo", true},
+		{"What does asyncio.teleport() do?", "teleport", true},
+		{"enable turbo mode with the --turbo flag", "turbo", true},
+		{"save a copy of my database somewhere safe", "safe", false},
+	} {
+		if got := writtenAsName(c.q, c.w); got != c.want {
+			t.Errorf("writtenAsName(%q, %q) = %v, want %v", c.q, c.w, got, c.want)
+		}
+	}
+}
+
+func TestObjectHead(t *testing.T) {
+	for q, want := range map[string]string{
+		"How do I upgrade my cluster from Lumen 2?":          "cluster",
+		"save a copy of my database somewhere safe":          "copy",
+		"load a spreadsheet export into my database":         "export",
+		"How do I draw a chart of my points in the browser?": "chart",
+		"How do I compress old shards by hand?":              "shards",
+		"turn on https for the server":                       "", // no action
+		"How do I zorblax?":                                  "",
+	} {
+		if got := objectHead(q, actionWord(q)); got != want {
+			t.Errorf("objectHead(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
+// TestOppositeActionIsNotMeant: a section's word that the question's
+// action negates ("delete" for "undelete") does not name the action,
+// however close the semantic model puts them (0.45 measured).
+func TestOppositeActionIsNotMeant(t *testing.T) {
+	for _, c := range []struct {
+		action, word string
+		want         bool
+	}{
+		{"undelete", "delete", true}, {"undelete", "deletes", true}, {"uninstall", "installed", true},
+		{"disable", "enable", false}, {"delete", "delete", false}, {"upgrade", "grade", false}, {"decompress", "compressed", true},
+	} {
+		if got := opposite(c.action, c.word); got != c.want {
+			t.Errorf("opposite(%q, %q) = %v, want %v", c.action, c.word, got, c.want)
+		}
+	}
+	embed := wordVectors(map[string][]float32{"undelete": {1, 0, 0, 0}, "deletes": {0.45, 0.893, 0, 0}})
+	q := "How do I undelete old points?"
+	if got := Compose(q, retentionEvidence(0.56, "undelete"), Config{Embed: embed}); !strings.HasPrefix(got, Abstention+" anything about “undelete”") {
+		t.Errorf("answer = %q, want the abstention", got)
+	}
+}
