@@ -118,8 +118,8 @@ func (s *Service) PutSemantic(ctx context.Context, model string, vecs []Semantic
 	return st.PutSemantic(ctx, model, vecs)
 }
 
-// SemanticQuery embeds query for q's collection's semantic vector set into
-// q, when the service has a semantic embedder and the index holds vectors
+// SemanticQuery embeds the query (its SemanticText) for q's collection's
+// semantic vector set into q, when the service has a semantic embedder and the index holds vectors
 // of its model for the collection; otherwise it leaves q as it is. An
 // index that says it holds no semantic vector at all (HasSemantic) is not
 // asked further, nor is the embedder: one loaded on first use (serve's)
@@ -140,7 +140,7 @@ func (s *Service) SemanticQuery(ctx context.Context, q *Query) error {
 	if err != nil || n == 0 {
 		return err
 	}
-	vs, err := EmbedQueries(ctx, s.cfg.Semantic, []string{q.Text})
+	vs, err := EmbedQueries(ctx, s.cfg.Semantic, []string{SemanticText(q.Text)})
 	if err != nil {
 		return err
 	}

@@ -247,3 +247,71 @@ func TestServiceSemanticSearch(t *testing.T) {
 		t.Fatalf("semantic search: top %s (semantic %.2f), want the migration page", hits[0].DocURL, hits[0].Semantic)
 	}
 }
+
+// textsEmbedder is semEmbedder that also records the texts it embeds.
+type textsEmbedder struct {
+	semEmbedder
+	texts []string
+}
+
+func (s *textsEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	s.texts = append(s.texts, texts...)
+	return s.semEmbedder.Embed(ctx, texts)
+}
+
+// The semantic model embeds a query without its "Which Python module"
+// frame (SemanticText); the search's lexical side still gets the whole
+// query, and a how-to question is embedded whole.
+func TestSemanticQueryLeavesOutTheAskedKind(t *testing.T) {
+	ctx := context.Background()
+	idx, err := sqlite.Open(sqlite.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	sem := &textsEmbedder{}
+	s, err := corpus.NewService(corpus.ServiceConfig{Index: idx, Semantic: sem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.IndexDocument(ctx, doc("c", "https://x/zipfile", "zipfile", "Read and write ZIP-format archive files.")); err != nil {
+		t.Fatal(err)
+	}
+	todo, err := s.SemanticMissing(ctx, sem.Name(), 0, 10)
+	if err != nil || len(todo) != 1 {
+		t.Fatalf("missing %v %v", todo, err)
+	}
+	if err := s.PutSemantic(ctx, sem.Name(), []corpus.SemanticVector{{Key: todo[0].Key, Vector: []float32{0, 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"Which Python module should I use for this: read and write ZIP-format archive files?": "should I use for this: read and write ZIP-format archive files?",
+		"what function reads a zip archive":                                                   "reads a zip archive",
+		"How do I read a zip archive?":                                                        "How do I read a zip archive?",
+		"which functions read zip archives?":                                                  "which functions read zip archives?",
+	} {
+		sem.texts = nil
+		hits, err := s.Search(ctx, corpus.SearchRequest{Query: q, Collection: "c", K: 1})
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("%q: %v %v", q, hits, err)
+		}
+		if len(sem.texts) != 1 || sem.texts[0] != want {
+			t.Errorf("%q: the semantic model embedded %q, want %q", q, sem.texts, want)
+		}
+	}
+}
+
+func TestSemanticText(t *testing.T) {
+	for q, want := range map[string]string{
+		"Which Java class represents a URL?": "represents a URL?",
+		"  WHAT METHOD sorts a list":         "sorts a list",
+		"Which module ":                      "Which module ",
+		"which is faster":                    "which is faster",
+		"What classes are in os?":            "What classes are in os?",
+		"the module which function":          "the module which function",
+	} {
+		if got := corpus.SemanticText(q); got != want {
+			t.Errorf("SemanticText(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
