@@ -74,8 +74,23 @@ var everydayWords = sync.OnceValue(func() map[string]bool {
 // unanswerable "npm" 0.395, "blockchain" 0.428 and "neural" 0.373 do not.
 const coverMin = 0.5
 
-// everyday reports whether w is an everyday English word.
-func everyday(w string) bool { return everydayWords()[strings.ToLower(w)] }
+// everyday reports whether w is an everyday English word, or the plural
+// or third person of one ("averages": the vocabulary lists whole words
+// that frequent in their own form only, and "average" is).
+func everyday(w string) bool {
+	w = strings.ToLower(w)
+	if everydayWords()[w] {
+		return true
+	}
+	if b, ok := strings.CutSuffix(w, "ies"); ok && everydayWords()[b+"y"] {
+		return true
+	}
+	if b, ok := strings.CutSuffix(w, "es"); ok && everydayWords()[b] {
+		return true
+	}
+	b, ok := strings.CutSuffix(w, "s")
+	return ok && !strings.HasSuffix(b, "s") && everydayWords()[b]
+}
 
 // writtenAsName reports whether the question writes w as a name: with a
 // capital letter other than its first word's first letter, or joined to

@@ -154,3 +154,14 @@ func TestOppositeActionIsNotMeant(t *testing.T) {
 		t.Errorf("answer = %q, want the abstention", got)
 	}
 }
+
+func TestEveryday(t *testing.T) {
+	for w, want := range map[string]bool{
+		"around": true, "Yesterday": true, "averages": true, "policies": true, "watches": true,
+		"mascot": false, "npm": false, "conftest": false, "blockchain": false, "shards": false,
+	} {
+		if got := everyday(w); got != want {
+			t.Errorf("everyday(%q) = %v, want %v", w, got, want)
+		}
+	}
+}
