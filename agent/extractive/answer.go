@@ -169,6 +169,11 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 			q, meant = q.withoutAction(), true
 		}
 		q, noted = q.without(words), unknown
+		// Wording is forgiven only beside a word that says what is asked:
+		// "How much does Lumen cost?" has none but the name.
+		if len(words) > 0 && !q.asksBeyondNames() {
+			return lacked()
+		}
 	}
 	// Once words the collection lacks were taken for wording, an
 	// abstention still says the docs lack them.

@@ -33,8 +33,9 @@ import (
 //   - the search ranked by meaning and found a section close enough to the
 //     question (semanticAnswerMin).
 //
-// The question is then judged by its other words and its meaning, as any
-// other — and when it names something, the page that answers must hold
+// The question must still hold a word beyond its names that the docs use
+// ("How much does Lumen cost?" holds none), and is then judged by its
+// other words and its meaning, as any other — and when it names something, the page that answers must hold
 // every other word of it: a question about a named thing that the docs
 // hold is where an unanswerable question in everyday words hides ("How
 // much does a Python license cost per seat?": the license page, close in
@@ -275,4 +276,21 @@ func (q question) pageHolds(ps []*passage, p *passage) bool {
 		}
 	}
 	return true
+}
+
+// asksBeyondNames reports whether a term of the question is neither part
+// of a name it asks about nor a digit run.
+func (q question) asksBeyondNames() bool {
+	names := map[string]bool{}
+	for _, w := range q.specific {
+		for _, t := range text.AllTerms(w) {
+			names[t] = true
+		}
+	}
+	for _, t := range q.terms {
+		if !names[t] && !allDigits(t) {
+			return true
+		}
+	}
+	return false
 }

@@ -90,6 +90,10 @@ func TestWordingWordsDoNotForceAbstention(t *testing.T) {
 	if got := Compose("How much does Lumen cost per old point kept around?", named, cfg); !strings.HasPrefix(got, Abstention+" anything about “around”") {
 		t.Errorf("named, the page lacks “cost”: answer = %q, want the abstention", got)
 	}
+	// Nothing but a name is left once the wording is set aside.
+	if got := Compose("How much does Lumen cost?", retentionEvidence(0.56, "cost"), cfg); !strings.HasPrefix(got, Abstention+" anything about “cost”") {
+		t.Errorf("only a name left: answer = %q, want the abstention", got)
+	}
 	// The question's action, known to the collection, is in no section
 	// found: they do not say how to do it, whatever its wording.
 	if got := Compose("How do I compress old points by hand?", retentionEvidence(0.56, "hand"), cfg); !strings.HasPrefix(got, Abstention+" anything about “hand”") {
