@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/kgagent/kgagent"
 )
@@ -17,8 +18,10 @@ import (
 // the manager's agents are what they were when it was made; the least
 // recently used entries go first when it is full.
 type answerCache struct {
-	size int
-	ttl  time.Duration
+	size     int
+	maxBytes int
+	ttl      time.Duration
+	bytes    int // what the entries hold (cached.size), under mu
 
 	mu      sync.Mutex
 	lru     *list.List // of *cached, most recent first
@@ -40,13 +43,28 @@ type cached struct {
 	at     time.Time
 	ans    kgagent.Answer
 	events []kgagent.Event
+	size   int // bytes held, counted by own
 }
 
-func newAnswerCache(size int, ttl time.Duration) *answerCache {
+// defaultCacheBytes is CacheConfig.MaxBytes's default.
+const defaultCacheBytes = 16 << 20
+
+func newAnswerCache(size, maxBytes int, ttl time.Duration) *answerCache {
 	if size <= 0 {
 		return nil
 	}
-	return &answerCache{size: size, ttl: ttl, lru: list.New(), entries: map[cacheKey]*list.Element{}}
+	if maxBytes <= 0 {
+		maxBytes = defaultCacheBytes
+	}
+	return &answerCache{size: size, maxBytes: maxBytes, ttl: ttl, lru: list.New(), entries: map[cacheKey]*list.Element{}}
+}
+
+// drop removes el from the cache.
+func (c *answerCache) drop(el *list.Element) {
+	e := el.Value.(*cached)
+	c.lru.Remove(el)
+	delete(c.entries, e.key)
+	c.bytes -= e.size
 }
 
 // normQuestion is the question as a cache key: spaces trimmed and runs of
@@ -66,8 +84,7 @@ func (c *answerCache) get(k cacheKey, now time.Time) (*cached, bool) {
 	}
 	e := el.Value.(*cached)
 	if c.ttl > 0 && now.Sub(e.at) > c.ttl {
-		c.lru.Remove(el)
-		delete(c.entries, k)
+		c.drop(el)
 		c.misses.Add(1)
 		return nil, false
 	}
@@ -76,28 +93,31 @@ func (c *answerCache) get(k cacheKey, now time.Time) (*cached, bool) {
 	return e, true
 }
 
-// put stores e, evicting the least recently used entries beyond the size.
-// The entry's strings are copied first (own), so that it holds only its
-// own bytes.
+// put stores e, evicting the least recently used entries beyond the size
+// or the bytes. The entry's strings are copied first (own), so that it
+// holds only its own bytes. An entry bigger than the bytes is not kept.
 func (c *answerCache) put(e *cached) {
 	e.own()
+	if e.size > c.maxBytes {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.entries[e.key]; ok {
+		c.bytes += e.size - el.Value.(*cached).size
 		el.Value = e
 		c.lru.MoveToFront(el)
-		return
+	} else {
+		c.entries[e.key] = c.lru.PushFront(e)
+		c.bytes += e.size
 	}
-	c.entries[e.key] = c.lru.PushFront(e)
-	for c.lru.Len() > c.size {
-		last := c.lru.Back()
-		c.lru.Remove(last)
-		delete(c.entries, last.Value.(*cached).key)
+	for c.lru.Len() > c.size || c.bytes > c.maxBytes {
+		c.drop(c.lru.Back())
 	}
 }
 
 // own replaces e's answer and events by copies whose strings are e's
-// own. A run's strings may be substrings of much larger buffers made for
+// own, and counts the bytes they hold in e.size. A run's strings may be substrings of much larger buffers made for
 // that run alone (the graph name index copies an expansion's triples into
 // one buffer a call, ~145 KB on the OpenJDK docs), which a cached entry
 // kept whole for as long as it lived: 1,000 distinct questions grew serve's
@@ -122,6 +142,34 @@ func (e *cached) own() {
 		events[i] = ev
 	}
 	e.events = events
+	e.size = int(unsafe.Sizeof(cached{})) + len(e.key.agent) + len(e.key.collection) + len(e.key.question) + answerBytes(e.ans)
+	for i := range events {
+		ev := &events[i]
+		e.size += int(unsafe.Sizeof(*ev)) + len(ev.RequestID) + len(ev.Text) + len(ev.Agent) + len(ev.Func) + len(ev.Citations) + sourcesBytes(ev.Sources)
+		if ev.Error != nil {
+			e.size += int(unsafe.Sizeof(*ev.Error)) + len(ev.Error.Code) + len(ev.Error.Message)
+		}
+		if ev.Usage != nil {
+			e.size += int(unsafe.Sizeof(*ev.Usage))
+		}
+	}
+}
+
+// answerBytes is what a's strings and sources hold.
+func answerBytes(a kgagent.Answer) int {
+	return len(a.RequestID) + len(a.Agent) + len(a.Answer) + len(a.Citations) + sourcesBytes(a.Sources)
+}
+
+// sourcesBytes is what ss holds.
+func sourcesBytes(ss []kgagent.Source) int {
+	n := 0
+	for _, s := range ss {
+		n += int(unsafe.Sizeof(s)) + len(s.URL) + len(s.Title) + len(s.Snippet)
+		for _, h := range s.HeadingPath {
+			n += 16 + len(h)
+		}
+	}
+	return n
 }
 
 // ownAnswer is a copy of a whose strings are its own.

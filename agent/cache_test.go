@@ -239,7 +239,7 @@ func TestCachedAnswerOwnsItsStrings(t *testing.T) {
 	buf := strings.Repeat("https://docs.example/a.html title heading snippet answer text ", 2000)
 	sub := func(i, n int) string { return buf[i : i+n] }
 	src := kgagent.Source{URL: sub(0, 20), Title: sub(21, 5), HeadingPath: []string{sub(27, 7)}, Snippet: sub(35, 7)}
-	c := newAnswerCache(4, 0)
+	c := newAnswerCache(4, 0, 0)
 	e := &cached{key: cacheKey{question: "q"}, ans: kgagent.Answer{Answer: sub(43, 6), Sources: []kgagent.Source{src}},
 		events: []kgagent.Event{{Kind: kgagent.EventAnswer, Text: sub(43, 6), Sources: []kgagent.Source{src}, Error: &kgagent.Error{Message: sub(50, 4)}}}}
 	c.put(e)
@@ -322,5 +322,59 @@ func TestAnswerCacheDoesNotKeepDegradedAnswers(t *testing.T) {
 	}
 	if st := rig.m.CacheStats(); st.Entries != 0 {
 		t.Errorf("cache holds %d entries, want 0", st.Entries)
+	}
+}
+
+// TestAnswerCacheBoundedByBytes: the cache holds at most MaxBytes of
+// answers and events (before, only Size entries: 4,096 answers of ~30 KB on
+// the OpenJDK docs grew serve's heap by ~120 MB), evicting the least
+// recently used; its count follows replacements and expiries, and an
+// answer bigger than the whole budget is not kept.
+func TestAnswerCacheBoundedByBytes(t *testing.T) {
+	const text = 10_000
+	entry := func(q string, n int) *cached {
+		return &cached{key: cacheKey{question: q}, at: time.Unix(100, 0),
+			ans:    kgagent.Answer{Answer: strings.Repeat("a", n), Sources: []kgagent.Source{{URL: "https://x/" + q, Snippet: strings.Repeat("s", n)}}},
+			events: []kgagent.Event{{Text: strings.Repeat("t", n)}}}
+	}
+	c := newAnswerCache(100, 5*3*text, time.Minute)
+	for i := range 20 {
+		c.put(entry(fmt.Sprint("q", i), text))
+		if c.bytes > c.maxBytes {
+			t.Fatalf("after %d answers the cache holds %d bytes, over %d", i+1, c.bytes, c.maxBytes)
+		}
+	}
+	if n := c.len(); n < 3 || n > 4 {
+		t.Errorf("%d answers of %d bytes kept in %d bytes", n, 3*text, c.maxBytes)
+	}
+	if _, ok := c.get(cacheKey{question: "q19"}, time.Unix(101, 0)); !ok {
+		t.Error("the most recent answer was evicted")
+	}
+	if _, ok := c.get(cacheKey{question: "q0"}, time.Unix(101, 0)); ok {
+		t.Error("the oldest answer is still kept")
+	}
+	sum := func() int {
+		n := 0
+		for el := c.lru.Front(); el != nil; el = el.Next() {
+			n += el.Value.(*cached).size
+		}
+		return n
+	}
+	c.put(entry("q19", 10)) // replaced by a small one
+	if c.bytes != sum() {
+		t.Errorf("after a replacement the count is %d bytes, the entries hold %d", c.bytes, sum())
+	}
+	if _, ok := c.get(cacheKey{question: "q19"}, time.Unix(1000, 0)); ok { // expired
+		t.Error("an expired answer was served")
+	}
+	if c.bytes != sum() {
+		t.Errorf("after an expiry the count is %d bytes, the entries hold %d", c.bytes, sum())
+	}
+	c.put(entry("huge", c.maxBytes))
+	if _, ok := c.get(cacheKey{question: "huge"}, time.Unix(101, 0)); ok || c.bytes > c.maxBytes {
+		t.Errorf("an answer over the budget was kept (%d bytes held)", c.bytes)
+	}
+	if d := newAnswerCache(1, 0, 0); d.maxBytes != defaultCacheBytes {
+		t.Errorf("default budget %d, want %d", d.maxBytes, defaultCacheBytes)
 	}
 }

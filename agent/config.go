@@ -148,7 +148,13 @@ type CacheConfig struct {
 	// than TTL and Generation has not changed; only answers whose funcs are
 	// all Cacheable are kept.
 	Size int
-	TTL  time.Duration // 0: entries live until evicted or the generation changes
+	// MaxBytes bounds the bytes the cached answers hold, their strings and
+	// events (default 16 MiB; the least recently used go first): an
+	// answer with its streamed events and sources takes ~30 KB on the
+	// OpenJDK docs, so Size alone let a cache of distinct questions grow
+	// serve's heap by ~120 MB.
+	MaxBytes int
+	TTL      time.Duration // 0: entries live until evicted or the generation changes
 	// Generation returns a number that changes whenever the stored
 	// knowledge (corpus, graph) changes, so no cached answer outlives what
 	// it was drawn from; nil: only the TTL ends entries.

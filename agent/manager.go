@@ -56,7 +56,7 @@ type Manager struct {
 // New returns a Manager with the built-in default docs agent registered.
 func New(cfg Config) (*Manager, error) {
 	cfg = cfg.withDefaults()
-	m := &Manager{cfg: cfg, agents: map[string]*entry{}, cache: newAnswerCache(cfg.Cache.Size, cfg.Cache.TTL)}
+	m := &Manager{cfg: cfg, agents: map[string]*entry{}, cache: newAnswerCache(cfg.Cache.Size, cfg.Cache.MaxBytes, cfg.Cache.TTL)}
 	m.builtins = &Builtins{cfg: &m.cfg, m: m}
 	if _, err := OrderComponents(append([]Component{m.builtins}, cfg.Components...)); err != nil {
 		return nil, err
