@@ -94,24 +94,23 @@ func finishBulk(w *writer, reader queryer, tally *entityTally) error {
 		return err
 	}
 	type result struct {
-		ents  []entityRow
-		words []wordRow
-		err   error
+		ents []entityRow
+		err  error
 	}
 	derived := make(chan result, 1)
 	derive := func(c queryer) {
 		var ents []entityRow
 		var err error
-		if tally != nil {
+		if tally != nil && !tally.taken {
 			ents = tally.rows()
+			// The tally's map and rows are garbage from here (~50 MB for
+			// the OpenJDK docs' 201k entities, at an ingest's peak); a
+			// finish that fails derives them from the triples again.
+			*tally = entityTally{taken: true}
 		} else {
 			ents, err = entitiesFromTriples(ctx, c)
 		}
-		var words []wordRow
-		if err == nil {
-			words = entityWords(ents)
-		}
-		derived <- result{ents, words, err}
+		derived <- result{ents, err}
 	}
 	if pending > 0 {
 		if reader == nil {
@@ -163,7 +162,12 @@ func finishBulk(w *writer, reader queryer, tally *entityTally) error {
 		if err := writeEntities(ctx, w.conn, r.ents, ids); err != nil {
 			return err
 		}
-		if err := writeWords(ctx, w.conn, r.words, ids); err != nil {
+		words := entityWords(r.ents, ids)
+		// Only the words' rows are needed now: they hold the strs ids and
+		// the word strings (which share the entities' text), not the
+		// entities' rows nor the ids map.
+		r.ents, ids = nil, nil
+		if err := writeWords(ctx, w.conn, words); err != nil {
 			return err
 		}
 		_, err = w.conn.ExecContext(ctx, `DELETE FROM bulk_load`)
@@ -183,6 +187,9 @@ func finishBulk(w *writer, reader queryer, tally *entityTally) error {
 // rows a page-by-page load would have.
 type entityTally struct {
 	ents map[entityKey]*entityRow
+	// taken: a finish took the rows and dropped them from the tally, so
+	// another finish (after that one failed) derives them from the triples.
+	taken bool
 }
 
 // entityKey is an entity's primary key.
@@ -302,46 +309,28 @@ func writeEntities(ctx context.Context, c *sql.Conn, all []entityRow, ids map[st
 	}, "write entities")
 }
 
-// wordRow is one row of entity_words.
-type wordRow struct{ collection, word, id string }
+// wordRow is one row of entity_words: the strs ids of its collection and
+// entity, and the word.
+type wordRow struct {
+	collection int64
+	word       string
+	id         int64
+}
 
-// entityWords are the rows entity_words holds for ents: every entity's
-// words (see Words), in key order.
-func entityWords(ents []entityRow) []wordRow {
+// entityWords are the rows entity_words holds for ents (every entity's
+// words, see Words), with the strs ids of their collections and entity ids
+// (ids, which holds them), in key order. 32 bytes a row beside the words'
+// text, which shares the entities' strings: the OpenJDK docs' 764k words
+// held a row of three strings and then a second row of ids each before.
+func entityWords(ents []entityRow, ids map[string]int64) []wordRow {
 	var all []wordRow
 	for _, e := range ents {
+		c, id := ids[e.collection], ids[e.id]
 		for _, w := range Words(e.norm, e.id) {
-			all = append(all, wordRow{e.collection, w, e.id})
+			all = append(all, wordRow{c, w, id})
 		}
 	}
 	slices.SortFunc(all, func(a, b wordRow) int {
-		if c := strings.Compare(a.collection, b.collection); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.word, b.word); c != 0 {
-			return c
-		}
-		return strings.Compare(a.id, b.id)
-	})
-	return all
-}
-
-// writeWords replaces entity_words by all, with the strs ids of their
-// collections and entity ids (ids, which holds them), in key order.
-func writeWords(ctx context.Context, c *sql.Conn, all []wordRow, ids map[string]int64) error {
-	if _, err := c.ExecContext(ctx, `DELETE FROM entity_words`); err != nil {
-		return err
-	}
-	type row struct {
-		collection int64
-		word       string
-		id         int64
-	}
-	rows := make([]row, len(all))
-	for i, r := range all {
-		rows[i] = row{ids[r.collection], r.word, ids[r.id]}
-	}
-	slices.SortFunc(rows, func(a, b row) int {
 		if a.collection != b.collection {
 			return cmp.Compare(a.collection, b.collection)
 		}
@@ -350,10 +339,22 @@ func writeWords(ctx context.Context, c *sql.Conn, all []wordRow, ids map[string]
 		}
 		return cmp.Compare(a.id, b.id)
 	})
-	return insertAll(ctx, c, `INSERT OR IGNORE INTO entity_words (collection, word, id)`, 3, len(rows), func(i int, vals []any) []any {
-		return append(vals, rows[i].collection, rows[i].word, rows[i].id)
+	return all
+}
+
+// writeWords replaces entity_words by all, in key order.
+func writeWords(ctx context.Context, c *sql.Conn, all []wordRow) error {
+	if _, err := c.ExecContext(ctx, `DELETE FROM entity_words`); err != nil {
+		return err
+	}
+	return insertAll(ctx, c, insertWordsSQL, 3, len(all), func(i int, vals []any) []any {
+		return append(vals, all[i].collection, all[i].word, all[i].id)
 	}, "write entity words")
 }
+
+// insertWordsSQL heads writeWords' INSERTs (a variable: a test makes it
+// fail).
+var insertWordsSQL = `INSERT OR IGNORE INTO entity_words (collection, word, id)`
 
 // lookupStrs sets the value of every key of ids to the key's strs id,
 // adding the strings strs lacks.

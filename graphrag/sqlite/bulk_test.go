@@ -176,6 +176,54 @@ func TestBulkLoad(t *testing.T) {
 	}
 }
 
+// TestBulkFinishFailsThenCompletes: a bulk load's finish that fails (at
+// its entity words, after the indexes and entities were written in its
+// transaction) has already dropped the tally of entities, whose memory an
+// ingest's peak no longer holds; Close then completes the load from the
+// triples, and the store holds what a page-by-page load writes.
+func TestBulkFinishFailsThenCompletes(t *testing.T) {
+	dir := t.TempDir()
+	plain, bulk := filepath.Join(dir, "plain.db"), filepath.Join(dir, "bulk.db")
+	p, err := sqlite.Open(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bulkDocs(t, p)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := sqlite.Open(bulk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if on, err := s.BulkLoad(t.Context()); err != nil || !on {
+		t.Fatalf("BulkLoad: %v, %v", on, err)
+	}
+	bulkDocs(t, s)
+	if n, _ := sqlite.TallyEntities(s); n == 0 {
+		t.Fatal("no entities tallied during the bulk load")
+	}
+	restore := sqlite.FailWords()
+	if err := s.Snapshot(t.Context(), "c"); err == nil {
+		t.Fatal("Snapshot with failing entity words: no error")
+	}
+	restore()
+	if n, taken := sqlite.TallyEntities(s); n != 0 || !taken {
+		t.Errorf("after the failed finish the tally holds %d entities (taken %v); want 0, taken", n, taken)
+	}
+	if rows := dump(t, bulk); !slices.Contains(rows, "bulk 1") {
+		t.Fatalf("the failed finish left no bulk load recorded: %d rows", len(rows))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want, got := dump(t, plain), dump(t, bulk)
+	if !slices.Equal(got, want) {
+		t.Errorf("bulk load finished after a failure differs from page by page: %d rows, want %d", len(got), len(want))
+	}
+}
+
 // TestBulkLoadCompletedAfterCrash kills a writer in the middle of a bulk
 // load (SIGKILL): the next Open builds the indexes and entity words, so the
 // store answers as if it had been written page by page.

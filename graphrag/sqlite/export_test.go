@@ -120,3 +120,15 @@ func FailVacuum(t interface{ Cleanup(func()) }) {
 	vacuumSQL = `VACUUM no_such_schema`
 	t.Cleanup(func() { vacuumSQL = old })
 }
+
+// FailWords makes a bulk load's finish fail at its entity words until the
+// returned func is called.
+func FailWords() (restore func()) {
+	old := insertWordsSQL
+	insertWordsSQL = `INSERT INTO no_such_table (collection, word, id)`
+	return func() { insertWordsSQL = old }
+}
+
+// TallyEntities is the number of entities the store's bulk-load tally
+// holds, and whether a finish took them.
+func TallyEntities(s *Store) (int, bool) { return len(s.tally.ents), s.tally.taken }
