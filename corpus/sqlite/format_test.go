@@ -45,3 +45,58 @@ func TestRefusesNewerFormat(t *testing.T) {
 		t.Errorf("user_version %d (%v) after the refused open, want 7", ver, err)
 	}
 }
+
+// TestPageSize: a new index file has 16 KiB pages (pageSize: with 4 KiB a
+// quarter of every chunk page was left unused); a file made with 4 KiB
+// pages, as every earlier kgagent made them, keeps them and is read and
+// written as before.
+func TestPageSize(t *testing.T) {
+	ctx := t.Context()
+	pageSizeOf := func(path string) int {
+		t.Helper()
+		db, err := sql.Open("sqlite", "file:"+path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var n int
+		if err := db.QueryRow(`PRAGMA page_size`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	old := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE t (x)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, c := range []struct {
+		path string
+		want int
+	}{
+		{filepath.Join(t.TempDir(), "index.db"), 16384},
+		{old, 4096},
+	} {
+		x, err := Open(Config{Path: c.path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		url := "https://x/a"
+		ch := kgagent.Chunk{ID: "0a1b", Collection: "c", DocURL: url, URL: url, Title: "t", Text: "some text"}
+		if err := x.ReplaceDocument(ctx, "c", url, []kgagent.Chunk{ch}, [][]float32{{1, 0}}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := x.DocumentChunks(ctx, "c", url)
+		if err != nil || len(got) != 1 || got[0].Text != "some text" {
+			t.Errorf("%s: read back %v, %v", c.path, got, err)
+		}
+		x.Close()
+		if n := pageSizeOf(c.path); n != c.want {
+			t.Errorf("%s: page size %d, want %d", filepath.Base(c.path), n, c.want)
+		}
+	}
+}
