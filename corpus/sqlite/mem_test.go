@@ -283,6 +283,11 @@ func TestColumnsSparse(t *testing.T) {
 		if got := m.topK(q, qs, 20, "", 0, 1); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: dense ranking %v, want %v", name, got, want)
 		}
+		for j := range m.cols {
+			if !slices.Equal(denseCol(&m.cols[j]), denseCol(&grown.cols[j])) || !reflect.DeepEqual(m.cols[j].rank, grown.cols[j].rank) {
+				t.Fatalf("%s: column %d differs from the grown one", name, j)
+			}
+		}
 	}
 	// columns held in full beside sparse ones (every third dimension
 	// never 0), scanned together

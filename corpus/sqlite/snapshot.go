@@ -216,21 +216,27 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	if d.Err == nil {
 		// straight into the form searches read (reserve), one copy
 		if live >= colMin {
-			// each column sized for its non-zero values
+			// each column sized for its non-zero values, then filled 64
+			// rows at a time (24 KB of 384-dimension rows, read from L1
+			// column by column)
 			nz := make([]int, dim)
-			for i, v := range vecs {
-				if v != 0 {
-					nz[i%dim]++
+			for s := range live {
+				for j, v := range vecs[s*dim : (s+1)*dim] {
+					if v != 0 {
+						nz[j]++
+					}
 				}
 			}
 			m.byCol = true
 			m.cols = make([]spCol, dim)
 			for j := range m.cols {
-				c := newSpCol(live, nz[j])
-				for s := range live {
-					c.push(int8(vecs[s*dim+j]))
+				m.cols[j] = newSpCol(live, nz[j])
+			}
+			for lo := 0; lo < live; lo += 64 {
+				hi := min(lo+64, live)
+				for j := range m.cols {
+					m.cols[j].pushWord(vecs, dim, j, lo, hi)
 				}
-				m.cols[j] = c
 			}
 		} else {
 			m.reserve(live)

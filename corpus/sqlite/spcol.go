@@ -57,6 +57,30 @@ func (c *spCol) push(x int8) {
 	c.n++
 }
 
+// pushWord appends slots lo..hi-1 (lo is n and a multiple of 64, hi-lo at
+// most 64), slot s's value being rows[s*dim+j]: push for a word at a time.
+func (c *spCol) pushWord(rows []byte, dim, j, lo, hi int) {
+	if c.full != nil {
+		for s := lo; s < hi; s++ {
+			c.full = append(c.full, int8(rows[s*dim+j]))
+		}
+		c.n = hi
+		return
+	}
+	if lo%(64*rankWords) == 0 {
+		c.rank = append(c.rank, uint32(len(c.vals)))
+	}
+	var w uint64
+	for s := lo; s < hi; s++ {
+		if v := rows[s*dim+j]; v != 0 {
+			w |= 1 << (s - lo)
+			c.vals = append(c.vals, int8(v))
+		}
+	}
+	c.bits = append(c.bits, w)
+	c.n = hi
+}
+
 // before is how many values the slots below s hold (s <= n).
 func (c *spCol) before(s int) int {
 	if s >= c.n {
