@@ -79,7 +79,7 @@ func (q question) actionInOtherWords(unknown []string, ps []*passage) bool {
 		return false
 	}
 	for _, u := range unknown {
-		if text.Term(strings.ToLower(u)) != text.Term(q.action) {
+		if !q.actionPart(u) {
 			return false
 		}
 	}
@@ -89,10 +89,9 @@ func (q question) actionInOtherWords(unknown []string, ps []*passage) bool {
 // withoutAction returns q with its action's term dropped from the terms
 // the evidence must hold.
 func (q question) withoutAction() question {
-	t := text.Term(q.action)
 	terms := make([]string, 0, len(q.terms))
 	for _, x := range q.terms {
-		if x != t {
+		if !q.actionPart(x) {
 			terms = append(terms, x)
 		}
 	}
@@ -199,6 +198,19 @@ func actionLead(ctx context.Context, order []*sentence, ps []*passage, q questio
 			if s.p == c.p && !bare(s) {
 				return s
 			}
+		}
+		// A section that does the action in the docs' words may hold
+		// none of the question's other words ("turn on https": the TLS
+		// settings say "TLS is on when set"): its meaning chose it, so
+		// its first sentence leads, and its code follows (compose).
+		var first *sentence
+		for _, s := range order {
+			if s.p == c.p && !bare(s) && (first == nil || s.pos < first.pos) {
+				first = s
+			}
+		}
+		if first != nil {
+			return first
 		}
 	}
 	return nil

@@ -159,7 +159,7 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 		// Its action, when the collection lacks it, is judged by meaning
 		// (action.go); when the sections found do not hold it ("compress"
 		// in "compress old shards by hand"), they do not answer.
-		if len(words) == len(unknown) && q.action != "" && !present.has(text.Term(q.action)) {
+		if len(words) == len(unknown) && q.action != "" && q.idiom == nil && !present.has(text.Term(q.action)) {
 			return lacked()
 		}
 		if len(words) < len(unknown) {
@@ -278,7 +278,7 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 				out.add(s)
 			}
 		}
-		if q.howTo {
+		if q.howTo || q.action != "" {
 			if _, code := codeFor(best.p, sents); code != "" {
 				out.parts = append(out.parts, part{text: code, code: true})
 			}

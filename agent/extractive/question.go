@@ -28,6 +28,9 @@ type question struct {
 	// action is the verb the question asks how to do ("upgrade" in "How
 	// do I upgrade …"), lower-cased, or "" (actionWord).
 	action string
+	// idiom is the phrasal verb that says its action ("get rid of": action
+	// "remove"), as written, lower case, or nil (idiomAction).
+	idiom []string
 	// object is the head of its action's object ("cluster" in "upgrade
 	// my cluster from Lumen 2"), lower-cased, or "" (objectHead).
 	object string
@@ -84,6 +87,10 @@ func analyse(q string) question {
 	out.kind = entityType(q)
 	out.action = actionWord(q)
 	out.object = objectHead(q, out.action)
+	if verb, words := idiomAction(q, out.action); verb != "" {
+		out.action, out.idiom = verb, words
+		out.object = objectHead(q, words[len(words)-1])
+	}
 	out.answerType = answerType(q)
 	out.versions = versionedNames(q)
 	out.compounds = compoundNames(q)

@@ -123,7 +123,7 @@ func (q question) wording(ctx context.Context, question string, unknown []string
 	var out, rare []string
 	for _, u := range unknown {
 		switch {
-		case q.action != "" && text.Term(strings.ToLower(u)) == text.Term(q.action):
+		case q.actionPart(u):
 		case writtenAsName(question, u):
 			return nil, false
 		case everyday(u) && text.Term(strings.ToLower(u)) != text.Term(q.object):
