@@ -250,6 +250,11 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 	if len(noted) > 0 && !meant && len(q.specific) > 0 && !q.pageHolds(ps, best.p) {
 		return lacked()
 	}
+	// A question about an amount is answered by a sentence that states
+	// one of the thing asked (precision.go).
+	if thing, limit := amountAsked(question); (thing != "" || limit) && !statesAmount(best, thing, limit) {
+		return notFound(nil)
+	}
 	// Sentences of pages that do not cover the question only support.
 	for i := range order {
 		if !covers[order[i].p] && order[i].score > best.score {

@@ -1,0 +1,98 @@
+package extractive
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/kgagent/kgagent/internal/text"
+)
+
+// A question that asks for an amount ("how many threads does the query
+// engine use?", "what is the maximum number of databases one server can
+// hold?") is answered only by a sentence that states an amount of the
+// thing it counts. Judged by meaning alone, a section about the same
+// subject answers with another number: the FAQ's "One million by default
+// (limits.max_series …)" for the databases one server holds, "Runs a SQL
+// query" for the engine's threads. So the sentence that leads the answer
+// must hold the thing counted, and for a question about a limit (maximum,
+// minimum, limit, at most …), a figure or a word that states a limit.
+// Otherwise the answer is the not-found abstention: what was searched for
+// and not found, never a claim that the docs lack a word.
+
+// countRe finds the thing a question counts: "how many X", "number of X".
+var countRe = regexp.MustCompile(`(?i)\b(?:how\s+many|number\s+of|amount\s+of|count\s+of)\s+([a-z][a-z_-]*)`)
+
+// limitRe finds a question about a limit and, after it, the thing it
+// limits: "the maximum number of X", "what is the maximum X", "the limit
+// on X", "X … at most". Not a superlative or max() asked as an operation
+// ("find the biggest item", "the max of a list"), nor "limit" as a noun
+// of a name ("repr() with size limits").
+var limitRe = regexp.MustCompile(`(?i)(?:\b(?:maximum|minimum|max|min)\s+(?:number|size|length|amount|count)\s+of\s+(?:the\s+|a\s+)?([a-z][a-z_-]*)|\bwhat(?:\s+is|'s)?\s+the\s+(?:maximum|minimum|max|min|largest|smallest|highest|lowest)\s+([a-z][a-z_-]*)|\b(?:limit|cap)\s+(?:on|of|to|for)\s+(?:the\s+|a\s+)?([a-z][a-z_-]*)|\bat\s+(?:most|least)\s*\??\s*$)`)
+
+// limitWords state a limit in a sentence that gives one.
+var limitWords = map[string]bool{"max": true, "maximum": true, "min": true, "minimum": true, "limit": true, "most": true,
+	"least": true, "exceed": true, "exceeds": true, "between": true, "up": true, "million": true, "thousand": true,
+	"billion": true, "unlimited": true, "no": true, "largest": true, "smallest": true}
+
+// amountAsked returns the term of the thing a question asks an amount of,
+// "" when it asks none, and whether it asks for a limit.
+func amountAsked(q string) (string, bool) {
+	q = text.ExpandContractions(q)
+	limit := false
+	thing := ""
+	if m := limitRe.FindStringSubmatch(q); m != nil {
+		limit = true
+		thing = m[1] + m[2] + m[3]
+	}
+	if m := countRe.FindStringSubmatch(q); m != nil {
+		thing = m[1]
+	}
+	thing = strings.ToLower(thing)
+	if thing == "" || text.IsQuestionStop(thing) || filler[thing] || frameWords[thing] {
+		return "", limit
+	}
+	return text.Term(thing), limit
+}
+
+// statesAmount reports whether s, the sentence that would lead the
+// answer, states an amount of the thing asked (amountAsked): it holds its
+// term (also inside an identifier, "limits.max_series"), and for a limit
+// a figure or a limit word.
+func statesAmount(s *sentence, thing string, limit bool) bool {
+	if thing != "" {
+		held := false
+		for _, t := range text.AllTerms(s.text) {
+			if t == thing {
+				held = true
+				break
+			}
+		}
+		if !held {
+			for _, w := range strings.FieldsFunc(strings.ToLower(s.text), func(r rune) bool {
+				return !(r >= 'a' && r <= 'z')
+			}) {
+				if text.Term(w) == thing {
+					held = true
+					break
+				}
+			}
+		}
+		if !held {
+			return false
+		}
+	}
+	if !limit {
+		return true
+	}
+	for _, r := range s.text {
+		if r >= '0' && r <= '9' {
+			return true
+		}
+	}
+	for _, w := range strings.Fields(strings.ToLower(s.text)) {
+		if limitWords[strings.Trim(w, nameTrim)] {
+			return true
+		}
+	}
+	return false
+}

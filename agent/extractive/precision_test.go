@@ -1,0 +1,61 @@
+package extractive
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
+)
+
+func TestAmountAsked(t *testing.T) {
+	for _, c := range []struct {
+		q, thing string
+		limit    bool
+	}{
+		{"what is the maximum number of databases one server can hold?", "databases", true},
+		{"how many threads does the query engine use?", "threads", false},
+		{"what is the limit on fields per point?", "fields", true},
+		{"how long can a token name be at most?", "", true},
+		{"what's the maximum interval a continuous query can run at?", "interval", true},
+		{"find the biggest item in a list", "", false},
+		{"how do I get the max of a list", "", false},
+		{"alternate repr() implementation with size limits", "", false},
+		{"writes blow up with a series limit error", "", false},
+	} {
+		thing, limit := amountAsked(c.q)
+		want := ""
+		if c.thing != "" {
+			want = text.Term(c.thing)
+		}
+		if thing != want || limit != c.limit {
+			t.Errorf("amountAsked(%q) = %q, %v; want %q, %v", c.q, thing, limit, want, c.limit)
+		}
+	}
+}
+
+// TestAmountIsStatedOfTheThingAsked: a question about an amount is
+// answered only by a sentence that states one of the thing it counts.
+// Before, the FAQ's series limit, close in meaning, answered the number of
+// databases a server holds, and a query section answered the number of
+// threads.
+func TestAmountIsStatedOfTheThingAsked(t *testing.T) {
+	faq := func() []kgagent.Evidence {
+		return ev("", kgagent.EvidencePassage{URL: "http://lumen/faq.html#max-series", Title: "Frequently asked questions",
+			HeadingPath: []string{"Frequently asked questions", "How many series can a database hold?"}, Semantic: 0.6,
+			Text: "One million series by default (limits.max_series = 1000000). Raising it costs about 1 KiB of memory per series."})
+	}
+	cfg := Config{Embed: wordVectors(nil)}
+	if got := Compose("How many series can a database hold?", faq(), cfg); Abstained(got) || !strings.Contains(got, "One million") {
+		t.Errorf("the amount asked: answer = %q, want the FAQ's", got)
+	}
+	for _, q := range []string{
+		"what is the maximum number of databases one server can hold?",
+		"how many databases can a server hold?",
+	} {
+		got := Compose(q, faq(), cfg)
+		if !strings.HasPrefix(got, "I found no section") {
+			t.Errorf("%q: answer = %q, want the not-found abstention", q, got)
+		}
+	}
+}
