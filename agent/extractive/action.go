@@ -28,8 +28,10 @@ import (
 // action the collection lacks — their unknown words are the thing asked
 // about (npm, conftest, blockchain, mascot), which this leaves to abstain.
 
-// actionLeadRe matches how a how-to question leads to its action verb.
-var actionLeadRe = regexp.MustCompile(`(?i)^\s*(how\s+(do|can|should|would|could|does)\s+(i|you|we|one)|how\s+to|what(\s+is|'?s)?\s+the\s+(best\s+|right\s+)?way\s+to|is\s+there\s+a\s+way\s+to|i\s+(want|need)\s+to)\s+(\S+)`)
+// actionLeadRe matches how a how-to question leads to its action verb; a
+// question whether something can be done ("can I join …", "is it
+// possible to …") asks about its verb as a how-to does.
+var actionLeadRe = regexp.MustCompile(`(?i)^\s*(how\s+(do|can|should|would|could|does)\s+(i|you|we|one)|how\s+to|what(\s+is|'?s)?\s+the\s+(best\s+|right\s+)?way\s+to|is\s+there\s+a\s+way\s+to|i\s+(want|need)\s+to|(can|could)\s+(i|you|we|one)|is\s+it\s+possible\s+to)\s+(\S+)`)
 
 // objectStarts are words that begin the object of a verb in an
 // imperative question ("move my data", "save a copy"): a question whose

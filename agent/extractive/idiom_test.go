@@ -68,3 +68,21 @@ func TestActionLeadWithoutQuestionWords(t *testing.T) {
 		t.Errorf("answer = %q, want the restore section's first sentence and its code", got)
 	}
 }
+
+// TestCapabilityVerbIsTheAction: in "can I join two measurements in one
+// query?" the verb is what is asked; a verb the collection lacks is not
+// its everyday wording. Before, "join" (an everyday word) was set aside
+// and the continuous-query section, close in meaning, answered.
+func TestCapabilityVerbIsTheAction(t *testing.T) {
+	if got := actionWord("can I join two measurements in one query?"); got != "join" {
+		t.Errorf("actionWord = %q, want join", got)
+	}
+	e := ev("", kgagent.EvidencePassage{URL: "http://lumen/guides/downsampling.html#downsampling", Title: "Downsampling",
+		HeadingPath: []string{"Downsampling with continuous queries"}, Semantic: 0.5,
+		Text: "A continuous query runs on a schedule and writes aggregated points into another measurement."})
+	e[0].Unknown = []string{"join"}
+	got := Compose("can I join two measurements in one query?", e, Config{Embed: wordVectors(nil)})
+	if !strings.HasPrefix(got, Abstention+" anything about “join”") {
+		t.Errorf("answer = %q, want the abstention on “join”", got)
+	}
+}
