@@ -247,6 +247,11 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 	if best == nil {
 		return notFound(nil)
 	}
+	// A problem report's status code picks the sentence that says when it
+	// is answered (precision.go).
+	if s := codeSentence(order, ps, question); s != nil && !meant {
+		best = s
+	}
 	if len(noted) > 0 && !meant && len(q.specific) > 0 && !q.pageHolds(ps, best.p) {
 		return lacked()
 	}

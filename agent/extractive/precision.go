@@ -96,3 +96,47 @@ func statesAmount(s *sentence, thing string, limit bool) bool {
 	}
 	return false
 }
+
+// A problem report names what went wrong by its status code ("my query
+// dies after half a minute with a 504", "uploads fail with 413"): the
+// code is what to look for, the section that says when it is answered is
+// the answer. Digit runs are otherwise no terms of a question (a version,
+// a count); a status code is.
+
+// statusCodeRe finds an HTTP-style status code as a problem report writes
+// it: after "with", "a", "an", "http", "error", "status", "code", "get(s)",
+// "got", "return(s)", "give(s)", or before "error", "status", "response".
+var statusCodeRe = regexp.MustCompile(`(?i)(?:\b(?:with|a|an|http|error|status|code|gets?|got|getting|returns?|returning|gives?|giving)\s+([1-5][0-9][0-9])\b|\b([1-5][0-9][0-9])\s+(?:errors?|status|response|responses)\b)`)
+
+// statusCodes returns the status codes of a question (statusCodeRe).
+func statusCodes(q string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range statusCodeRe.FindAllStringSubmatch(q, -1) {
+		out[m[1]+m[2]] = true
+	}
+	return out
+}
+
+// codeSentence returns the best sentence (in order) of a section found
+// close enough in meaning (semanticAnswerMin, or any when the search did
+// not rank by meaning) that holds a status code of the question
+// (statusCodes) as a word; nil when the question reports none or no such
+// sentence is found.
+func codeSentence(order []*sentence, ps []*passage, question string) *sentence {
+	codes := statusCodes(question)
+	if len(codes) == 0 {
+		return nil
+	}
+	lexical := semanticBest(ps) == 0
+	for _, s := range order {
+		if bare(s) || !s.p.section() || !lexical && s.p.Semantic < semanticAnswerMin {
+			continue
+		}
+		for _, w := range strings.FieldsFunc(s.text, func(r rune) bool { return r < '0' || r > '9' }) {
+			if codes[w] {
+				return s
+			}
+		}
+	}
+	return nil
+}

@@ -59,3 +59,26 @@ func TestAmountIsStatedOfTheThingAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusCodeLeads: a problem report's status code ("gives 503") is
+// what to look for: the sentence of a section found that says when it is
+// answered leads. Before, digit runs were no terms of the question, and a
+// changelog line holding "health" led.
+func TestStatusCodeLeads(t *testing.T) {
+	e := ev("",
+		kgagent.EvidencePassage{URL: "http://lumen/changelog.html#v2.4.1", Title: "Changelog", HeadingPath: []string{"Changelog", "2.4.1"},
+			Semantic: 0.45, Text: "The health check endpoint reports the version after a restart."},
+		kgagent.EvidencePassage{URL: "http://lumen/api/http/health.html#health", Title: "GET /health", HeadingPath: []string{"GET /health"},
+			Semantic: 0.40, Text: "Returns HTTP 200 when the server is ready, and HTTP 503 while the WAL is being replayed at start-up."})
+	got := Compose("right after a restart the health check gives 503, is something wrong?", e, Config{Embed: wordVectors(nil)})
+	if !strings.HasPrefix(got, "Returns HTTP 200 when the server is ready, and HTTP 503") {
+		t.Errorf("answer = %q, want the health endpoint's 503 sentence first", got)
+	}
+	for q, want := range map[string]string{"uploads fail with 413": "413", "I get a 504 error": "504", "a 500 response": "500",
+		"list every address in 192.168.1.0/24": "", "upgrade from Lumen 2 to 3": ""} {
+		got := statusCodes(q)
+		if want == "" && len(got) > 0 || want != "" && !got[want] {
+			t.Errorf("statusCodes(%q) = %v, want %q", q, got, want)
+		}
+	}
+}

@@ -103,11 +103,12 @@ func analyse(q string) question {
 			}
 		}
 	}
+	codes := statusCodes(q)
 	seen := map[string]bool{}
 	for _, w := range text.QuestionWords(q) {
 		t := text.Term(w)
 		out.seq = append(out.seq, t)
-		if seen[t] || frameWords[w] || filler[w] || t == skip || w == out.kind || t == text.Term(out.kind) || allDigits(w) {
+		if seen[t] || frameWords[w] || filler[w] || t == skip || w == out.kind || t == text.Term(out.kind) || allDigits(w) && !codes[w] {
 			continue
 		}
 		seen[t] = true
