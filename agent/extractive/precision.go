@@ -108,13 +108,48 @@ func statesAmount(s *sentence, thing string, limit bool) bool {
 // "got", "return(s)", "give(s)", or before "error", "status", "response".
 var statusCodeRe = regexp.MustCompile(`(?i)(?:\b(?:with|a|an|http|error|status|code|gets?|got|getting|returns?|returning|gives?|giving)\s+([1-5][0-9][0-9])\b|\b([1-5][0-9][0-9])\s+(?:errors?|status|response|responses)\b)`)
 
-// statusCodes returns the status codes of a question (statusCodeRe).
+// statusCodes returns the status codes of a question (statusCodeRe). A
+// number followed by what it counts or measures ("with 100 rows", "returns
+// 200 rows", "a 300 ms timeout") is a count, not a code (countedAfter).
 func statusCodes(q string) map[string]bool {
 	out := map[string]bool{}
-	for _, m := range statusCodeRe.FindAllStringSubmatch(q, -1) {
-		out[m[1]+m[2]] = true
+	for _, m := range statusCodeRe.FindAllStringSubmatchIndex(q, -1) {
+		code, end := "", m[1]
+		switch {
+		case m[2] >= 0:
+			code, end = q[m[2]:m[3]], m[3]
+		case m[4] >= 0:
+			code = q[m[4]:m[5]]
+		}
+		if code != "" && !countedAfter(q[end:]) {
+			out[code] = true
+		}
 	}
 	return out
+}
+
+// codeFollowers are the words that may follow a status code in a problem
+// report besides stop words ("a 503 error", "gives 503 right after a
+// restart", "returns 500 sometimes").
+var codeFollowers = map[string]bool{"error": true, "errors": true, "status": true, "code": true, "codes": true,
+	"response": true, "responses": true, "right": true, "sometimes": true, "always": true, "often": true, "instead": true}
+
+// countedAfter reports whether rest, the text right after a number, says
+// what the number counts or measures: a unit sign ("100%") or a word that
+// is no stop word, adverb or codeFollowers word ("rows", "ms", "day").
+func countedAfter(rest string) bool {
+	if r := strings.TrimLeft(rest, " \t"); r != "" && strings.ContainsRune("%$€£", []rune(r)[0]) {
+		return true
+	}
+	f := strings.Fields(rest)
+	if len(f) == 0 || rest[0] != ' ' && rest[0] != '\t' {
+		return false
+	}
+	w := strings.Trim(strings.ToLower(f[0]), nameTrim)
+	if w == "" {
+		return false
+	}
+	return !text.IsQuestionStop(w) && !codeFollowers[w] && !strings.HasSuffix(w, "ly")
 }
 
 // codeSentence returns the best sentence (in order) of a section found
