@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/kgagent/kgagent/internal/text"
 )
@@ -102,7 +103,8 @@ func writtenAsName(question, w string) bool {
 	for i, f := range strings.Fields(question) {
 		g := strings.Trim(f, nameTrim)
 		lg := strings.ToLower(g)
-		if (lg == lw || text.Term(lg) == t) && g != lg && (i > 0 || strings.ToLower(g[1:]) != g[1:]) {
+		_, first := utf8.DecodeRuneInString(g)
+		if (lg == lw || text.Term(lg) == t) && g != lg && (i > 0 || strings.ToLower(g[first:]) != g[first:]) {
 			return true
 		}
 		if lg != lw && strings.Contains(lg, lw) && (strings.ContainsAny(g, "._()/") || strings.HasPrefix(g, "-")) {

@@ -114,6 +114,12 @@ func TestWrittenAsName(t *testing.T) {
 		{"What does asyncio.teleport() do?", "teleport", true},
 		{"enable turbo mode with the --turbo flag", "turbo", true},
 		{"save a copy of my database somewhere safe", "safe", false},
+		// The first word's first letter, not its first byte: "Über" is
+		// capitalised as any first word, "ÜBER" and "iPhone" as names.
+		{"Über eine Frage: how are points kept?", "über", false},
+		{"Éclair stays: how long are points kept?", "éclair", false},
+		{"ÉCLAIR: how long are points kept?", "éclair", true},
+		{"Why does my iPhone app fail?", "iphone", true},
 	} {
 		if got := writtenAsName(c.q, c.w); got != c.want {
 			t.Errorf("writtenAsName(%q, %q) = %v, want %v", c.q, c.w, got, c.want)
