@@ -328,25 +328,31 @@ func (s termSet) has(t string) bool {
 	return false
 }
 
+// pageTerms is the terms of the page of p: the text, titles and headings
+// of its sections found (p alone when it has no page URL).
+func pageTerms(ps []*passage, p *passage) termSet {
+	in := map[string]bool{}
+	for _, o := range ps {
+		if o != p && (o.DocURL == "" || o.DocURL != p.DocURL) {
+			continue
+		}
+		for _, t := range text.AllTerms(o.Text) {
+			in[t] = true
+		}
+		for t := range o.titles {
+			in[t] = true
+		}
+	}
+	return newTermSet(in)
+}
+
 // covered reports whether the page of the best sentence holds every name
 // the question asks about and two thirds of the question's terms that the
 // evidence holds at all (in its
 // sections' text, titles or headings); terms absent from all the evidence
 // were judged by missing.
 func (q question) covered(ps []*passage, best *passage, present termSet) bool {
-	in := map[string]bool{}
-	for _, p := range ps {
-		if p != best && (p.DocURL == "" || p.DocURL != best.DocURL) {
-			continue
-		}
-		for _, t := range text.AllTerms(p.Text) {
-			in[t] = true
-		}
-		for t := range p.titles {
-			in[t] = true
-		}
-	}
-	page := newTermSet(in)
+	page := pageTerms(ps, best)
 	for _, w := range q.specific {
 		for _, t := range text.AllTerms(w) {
 			if !page.has(t) && !allDigits(t) {

@@ -259,19 +259,7 @@ func objectHead(q, action string) string {
 // pageHolds reports whether the page of p (its sections found) holds every
 // term of the question but digits.
 func (q question) pageHolds(ps []*passage, p *passage) bool {
-	in := map[string]bool{}
-	for _, o := range ps {
-		if o != p && (o.DocURL == "" || o.DocURL != p.DocURL) {
-			continue
-		}
-		for _, t := range text.AllTerms(o.Text) {
-			in[t] = true
-		}
-		for t := range o.titles {
-			in[t] = true
-		}
-	}
-	page := newTermSet(in)
+	page := pageTerms(ps, p)
 	for _, t := range q.terms {
 		if !page.has(t) && !allDigits(t) {
 			return false
