@@ -44,14 +44,35 @@ func amountAsked(q string) (string, bool) {
 		limit = true
 		thing = m[1] + m[2] + m[3]
 	}
-	if m := countRe.FindStringSubmatch(q); m != nil {
-		thing = m[1]
+	for _, m := range countRe.FindAllStringSubmatchIndex(q, -1) {
+		if !quantifier(q[:m[0]]) {
+			thing = q[m[2]:m[3]]
+			break
+		}
 	}
 	thing = strings.ToLower(thing)
 	if thing == "" || text.IsQuestionStop(thing) || filler[thing] || frameWords[thing] {
 		return "", limit
 	}
 	return text.Term(thing), limit
+}
+
+// quantifierSizes are the words that may stand between "a" and "number
+// of" when it says how many, not asks it ("a large number of").
+var quantifierSizes = map[string]bool{"large": true, "small": true, "great": true, "huge": true, "big": true,
+	"good": true, "fair": true, "certain": true, "growing": true, "whole": true, "limited": true}
+
+// quantifier reports whether before, the question's text before "number
+// of" (or "amount of", "count of"), ends in "a" or "an", with a size word
+// between: "a number of settings", "a large amount of data" say there are
+// several, and ask no amount.
+func quantifier(before string) bool {
+	f := strings.Fields(strings.ToLower(before))
+	if n := len(f); n > 0 && quantifierSizes[f[n-1]] {
+		f = f[:n-1]
+	}
+	n := len(f)
+	return n > 0 && (f[n-1] == "a" || f[n-1] == "an")
 }
 
 // statesAmount reports whether s, the sentence that would lead the

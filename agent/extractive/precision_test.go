@@ -22,6 +22,10 @@ func TestAmountAsked(t *testing.T) {
 		{"how do I get the max of a list", "", false},
 		{"alternate repr() implementation with size limits", "", false},
 		{"writes blow up with a series limit error", "", false},
+		// "a number of" says there are several; it asks no amount.
+		{"There are a number of retention settings; which one keeps data forever?", "", false},
+		{"a large number of my series are old, how do I drop them?", "", false},
+		{"I write a large amount of data: what is the number of shards?", "shards", false},
 	} {
 		thing, limit := amountAsked(c.q)
 		want := ""
