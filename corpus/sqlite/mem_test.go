@@ -218,24 +218,35 @@ func TestSpColMatchesDense(t *testing.T) {
 			}
 			c.push(dense[s])
 		}
-		for s, want := range dense {
-			if got := c.at(s); got != want {
-				t.Fatalf("n %d: slot %d is %d, want %d", n, s, got, want)
-			}
+		checkSpCol(t, fmt.Sprintf("n %d", n), &c, dense, r, 200)
+	}
+}
+
+// checkSpCol fails t unless c holds dense: every slot read back, and tries
+// sums (addTo) over random slot ranges the dense column's.
+func checkSpCol(t *testing.T, label string, c *spCol, dense []int8, r *rand.Rand, tries int) {
+	t.Helper()
+	n := len(dense)
+	if c.n != n {
+		t.Fatalf("%s: %d slots, want %d", label, c.n, n)
+	}
+	for s, want := range dense {
+		if got := c.at(s); got != want {
+			t.Fatalf("%s: slot %d is %d, want %d", label, s, got, want)
 		}
-		for range 200 {
-			lo := r.IntN(n + 1)
-			hi := lo + r.IntN(n-lo+1)
-			w := int32(r.IntN(255) - 127)
-			got, want := make([]int32, hi-lo), make([]int32, hi-lo)
-			for i := range got {
-				got[i] = int32(i) // addTo adds
-				want[i] = int32(i) + w*int32(dense[lo+i])
-			}
-			c.addTo(got, lo, hi, w)
-			if !slices.Equal(got, want) {
-				t.Fatalf("n %d: addTo over %d..%d differs", n, lo, hi)
-			}
+	}
+	for range tries {
+		lo := r.IntN(n + 1)
+		hi := lo + r.IntN(n-lo+1)
+		w := int32(r.IntN(255) - 127)
+		got, want := make([]int32, hi-lo), make([]int32, hi-lo)
+		for i := range got {
+			got[i] = int32(i) // addTo adds
+			want[i] = int32(i) + w*int32(dense[lo+i])
+		}
+		c.addTo(got, lo, hi, w)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: addTo over %d..%d differs", label, lo, hi)
 		}
 	}
 }
