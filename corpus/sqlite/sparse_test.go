@@ -74,11 +74,15 @@ func TestUnpackQ8Corrupt(t *testing.T) {
 	}
 }
 
-// FuzzUnpackQ8: any blob either unpacks to dim+4 bytes that pack back to
-// it, or is refused.
+// FuzzUnpackQ8: any blob either unpacks to dim+4 bytes, whose packed form
+// unpacks to the same bytes, or is refused; a sparse blob that lists only
+// non-zero values (packQ8's form) packs back to itself. A blob that lists a
+// zero among its values (a row no kgagent writes) is read as it says,
+// that component 0, rather than left out of the search copy.
 func FuzzUnpackQ8(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 0x01, 0, 0, 9}, 20)
 	f.Add(make([]byte, 24), 20)
+	f.Add([]byte("0000  \x00\x000"), 20) // a zero among the values
 	f.Fuzz(func(t *testing.T, b []byte, dim int) {
 		if dim <= 0 || dim > 4096 {
 			return
@@ -90,8 +94,12 @@ func FuzzUnpackQ8(f *testing.F) {
 		if len(got) != dim+4 {
 			t.Fatalf("unpacked %d bytes for dim %d", len(got), dim)
 		}
-		if len(b) < dim+4 && !bytes.Equal(packQ8(nil, got), b) {
-			t.Fatalf("%x unpacked to %x, which packs to %x", b, got, packQ8(nil, got))
+		p := packQ8(nil, got)
+		if again, ok := unpackQ8(nil, p, dim); !ok || !bytes.Equal(again, got) {
+			t.Fatalf("%x unpacked to %x, which packs to %x, which unpacks to %x (%v)", b, got, p, again, ok)
+		}
+		if len(b) < dim+4 && !bytes.Contains(b[4+(dim+7)/8:], []byte{0}) && !bytes.Equal(p, b) {
+			t.Fatalf("%x unpacked to %x, which packs to %x", b, got, p)
 		}
 	})
 }
