@@ -370,9 +370,13 @@ func TestAnswerCacheBoundedByBytes(t *testing.T) {
 	if c.bytes != sum() {
 		t.Errorf("after an expiry the count is %d bytes, the entries hold %d", c.bytes, sum())
 	}
+	kept := c.len()
 	c.put(entry("huge", c.maxBytes))
 	if _, ok := c.get(cacheKey{question: "huge"}, time.Unix(101, 0)); ok || c.bytes > c.maxBytes {
 		t.Errorf("an answer over the budget was kept (%d bytes held)", c.bytes)
+	}
+	if n := c.len(); n != kept || kept == 0 {
+		t.Errorf("an answer over the budget left %d of the %d answers kept", n, kept)
 	}
 	if d := newAnswerCache(1, 0, 0); d.maxBytes != defaultCacheBytes {
 		t.Errorf("default budget %d, want %d", d.maxBytes, defaultCacheBytes)
