@@ -14,7 +14,7 @@ const (
 	EUNAUTH      = "UNAUTHENTICATED"    // no or bad credentials
 	EFORBIDDEN   = "FORBIDDEN"          // credentials lack the scope or collection
 	ERATELIMIT   = "RATE_LIMITED"       // a quota or rate limit was hit
-	ETOOLARGE    = "TOO_LARGE"          // a body, frame, embed or page over its limit
+	ETOOLARGE    = "TOO_LARGE"          // a body, frame, embed, page or collection over its limit
 	EUNAVAILABLE = "UNAVAILABLE"        // a dependency (store, bus, LLM) is unreachable
 	ETIMEOUT     = "TIMEOUT"            // the deadline passed
 	ECANCELED    = "CANCELED"           // the caller went away

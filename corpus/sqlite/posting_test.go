@@ -161,6 +161,15 @@ func TestMaxSlots(t *testing.T) {
 	if !errors.As(err, &ke) || ke.Code != kgagent.ETOOLARGE {
 		t.Fatalf("load of %d chunks: %v, want ETOOLARGE", maxSlots, err)
 	}
+	// a search says so (README: its searches fail with TOO_LARGE), and the
+	// chunks stay stored
+	_, err = x.Search(context.Background(), corpus.Query{Collection: "c", Text: "chunks", K: 3, Mode: corpus.ModeKeyword})
+	if !errors.As(err, &ke) || ke.Code != kgagent.ETOOLARGE {
+		t.Errorf("search of %d chunks: %v, want ETOOLARGE", maxSlots, err)
+	}
+	if got, err := x.DocumentChunks(context.Background(), "c", "https://x/a"); err != nil || len(got) != 3 {
+		t.Errorf("stored chunks of the first page: %d, %v; want 3", len(got), err)
+	}
 	big := newMemColl(4, [3]float32{6, 2, 1})
 	for i := range maxSlots + 1 {
 		big.add(int64(i+1), "https://x/p", kgagent.Chunk{Text: "w"}, []float32{1, 0, 0, 0})
