@@ -169,9 +169,30 @@ func TestEveryday(t *testing.T) {
 	for w, want := range map[string]bool{
 		"around": true, "Yesterday": true, "averages": true, "policies": true, "watches": true,
 		"mascot": false, "npm": false, "conftest": false, "blockchain": false, "shards": false,
+		"academies": true, // "academy" is listed, its plural is not
+		"hiss":      false, // not the plural of "his"
 	} {
 		if got := everyday(w); got != want {
 			t.Errorf("everyday(%q) = %v, want %v", w, got, want)
 		}
+	}
+}
+
+// TestWordingSparesTheObject: an everyday word the collection lacks that is
+// what the question's action is done to ("upgrade my cluster") is what is
+// asked about, not wording: the answer abstains on it.
+func TestWordingSparesTheObject(t *testing.T) {
+	q := analyse("How do I delete my office?")
+	if q.object != "office" {
+		t.Fatalf("object = %q, want office", q.object)
+	}
+	ps := collect(retentionEvidence(0.56, "office"), false)
+	embed := wordVectors(nil)
+	if words, ok := q.wording(context.Background(), "How do I delete my office?", []string{"office"}, ps, embed); ok {
+		t.Errorf("wording = %q, %v; want the object kept as the subject", words, ok)
+	}
+	q = analyse("How do I delete points in my office?")
+	if words, ok := q.wording(context.Background(), "How do I delete points in my office?", []string{"office"}, ps, embed); !ok || len(words) != 1 {
+		t.Errorf("wording = %q, %v; want office as wording when it is not the object", words, ok)
 	}
 }
