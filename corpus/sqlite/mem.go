@@ -384,6 +384,12 @@ func (m *memColl) needsCompaction() bool {
 	return (m.dead > 1000 && m.dead*5 > len(m.rids)) || len(m.rids) >= maxSlots
 }
 
+// tooManyChunks is the error for a collection of n chunks, at least
+// maxSlots: more than a search copy holds.
+func tooManyChunks(collection string, n int) error {
+	return kgagent.Errorf(kgagent.ETOOLARGE, "corpus index: collection %q has at least %d chunks, more than the embedded index searches (%d)", collection, n, maxSlots-1)
+}
+
 // collection returns the search copy of a collection, loading it on first
 // use; nil for a collection that does not exist.
 func (x *Index) collection(ctx context.Context, collection string) (*memColl, error) {
@@ -427,7 +433,7 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		return nil, dbErr(err, "load collection")
 	}
 	if count >= maxSlots {
-		return nil, kgagent.Errorf(kgagent.ETOOLARGE, "corpus index: collection %q has %d chunks, more than the embedded index searches (%d)", collection, count, maxSlots-1)
+		return nil, tooManyChunks(collection, count)
 	}
 	rows, err := x.db.QueryContext(ctx, `SELECT rid, doc_url, title, headings, body, vec FROM chunks WHERE collection = ? ORDER BY rid`, collection)
 	if err != nil {
@@ -472,6 +478,9 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		}
 		if c.DocURL == "" {
 			continue
+		}
+		if len(m.rids) >= maxSlots { // docs counted fewer (a damaged file)
+			return nil, tooManyChunks(collection, len(m.rids)+1)
 		}
 		switch len(blob) {
 		case dim + 4:

@@ -188,3 +188,33 @@ func TestMaxSlots(t *testing.T) {
 		t.Error("a snapshot of maxSlots rows decoded")
 	}
 }
+
+// TestMaxSlotsMiscounted: the load refuses a collection whose rows reach
+// maxSlots even when its docs table counts fewer (a damaged file): the
+// count read first only sizes the copy, and a slot past 24 bits would wrap
+// in the postings, ranking the wrong chunks without an error.
+func TestMaxSlotsMiscounted(t *testing.T) {
+	old := maxSlots
+	defer func() { maxSlots = old }()
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{NoSnapshots: true})
+	defer x.Close()
+	f.put(x, "c", "https://x/a", "one chunk", "two chunks", "three chunks")
+	f.put(x, "c", "https://x/b", "four chunks", "five chunks")
+	if _, err := x.db.Exec(`UPDATE docs SET n = 1`); err != nil {
+		t.Fatal(err)
+	}
+	x.cacheMu.Lock()
+	delete(x.cache, "c")
+	x.cacheMu.Unlock()
+	maxSlots = 4
+	m, err := x.collection(context.Background(), "c")
+	var ke *kgagent.Error
+	if !errors.As(err, &ke) || ke.Code != kgagent.ETOOLARGE {
+		n := -1
+		if m != nil {
+			n = len(m.rids)
+		}
+		t.Fatalf("load of 5 chunks counted as 2 with maxSlots 4: %d slots, %v; want ETOOLARGE", n, err)
+	}
+}
