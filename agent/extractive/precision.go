@@ -151,9 +151,15 @@ func statusCodes(q string) map[string]bool {
 
 // codeFollowers are the words that may follow a status code in a problem
 // report besides stop words ("a 503 error", "gives 503 right after a
-// restart", "returns 500 sometimes").
+// restart", "returns 500 sometimes"), with the first words of the HTTP
+// reason phrases ("500 Internal Server Error", "413 Request Entity Too
+// Large", "503 Service Unavailable", "504 Gateway Timeout").
 var codeFollowers = map[string]bool{"error": true, "errors": true, "status": true, "code": true, "codes": true,
-	"response": true, "responses": true, "right": true, "sometimes": true, "always": true, "often": true, "instead": true}
+	"response": true, "responses": true, "right": true, "sometimes": true, "always": true, "often": true, "instead": true,
+	"internal": true, "request": true, "service": true, "gateway": true, "bad": true, "payload": true, "content": true,
+	"unauthorized": true, "forbidden": true, "found": true, "conflict": true, "gone": true, "method": true,
+	"unprocessable": true, "unsupported": true, "precondition": true, "ok": true, "created": true, "accepted": true,
+	"moved": true, "permanent": true, "temporary": true, "timeout": true, "unavailable": true, "insufficient": true}
 
 // countedAfter reports whether rest, the text right after a number, says
 // what the number counts or measures: a unit sign ("100%") or a word that

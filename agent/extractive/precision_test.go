@@ -81,6 +81,8 @@ func TestStatusCodeLeads(t *testing.T) {
 	for q, want := range map[string]string{"uploads fail with 413": "413", "I get a 504 error": "504", "a 500 response": "500",
 		"list every address in 192.168.1.0/24": "", "upgrade from Lumen 2 to 3": "",
 		"gives 503 right after a restart": "503", "fails with 413, why?": "413", "returns 500 when I post": "500",
+		"uploads fail with 413 Request Entity Too Large": "413", "I get a 500 Internal Server Error": "500",
+		"the proxy answers with 504 gateway timeout": "504", "got 503 Service Unavailable": "503",
 		// A number followed by what it counts is no code.
 		"how do I insert a batch with 100 rows?": "", "my query returns 200 rows, how do I get more?": "",
 		"how do I set a 300 ms timeout?": "", "how do I keep a 100 day retention?": "", "with 100% of the points": ""} {
