@@ -92,3 +92,25 @@ func TestStatusCodeLeads(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusCodeLeadsLexical: without semantic scores (a lexical
+// collection) any section found that holds the code may lead; with them,
+// only one close in meaning (semanticAnswerMin).
+func TestStatusCodeLeadsLexical(t *testing.T) {
+	ps := collect(ev("",
+		kgagent.EvidencePassage{URL: "http://lumen/changelog.html#v2", Title: "Changelog", HeadingPath: []string{"Changelog"},
+			Text: "The health check endpoint reports the version after a restart."},
+		kgagent.EvidencePassage{URL: "http://lumen/health.html#health", Title: "GET /health", HeadingPath: []string{"GET /health"},
+			Text: "Returns HTTP 503 while the WAL is being replayed at start-up."}), false)
+	sents, _ := split(ps)
+	if s := codeSentence(sents, ps, "the health check gives 503"); s == nil || !strings.Contains(s.text, "503") {
+		t.Errorf("lexical: code sentence = %v, want the 503 one", s)
+	}
+	for _, p := range ps {
+		p.Semantic = 0.2
+	}
+	ps[0].Semantic = 0.5
+	if s := codeSentence(sents, ps, "the health check gives 503"); s != nil {
+		t.Errorf("semantic, the 503 section far in meaning: code sentence = %q, want none", s.text)
+	}
+}
