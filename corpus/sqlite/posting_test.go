@@ -218,3 +218,36 @@ func TestMaxSlotsMiscounted(t *testing.T) {
 		t.Fatalf("load of 5 chunks counted as 2 with maxSlots 4: %d slots, %v; want ETOOLARGE", n, err)
 	}
 }
+
+// TestSnapshotPostingsInOrder: a snapshot whose posting list repeats a slot
+// or goes back to one is refused (the search copy is then built from
+// SQLite): encodeSnapshot writes each list's slots rising, and a repeated
+// slot would count its frequency twice in BM25 without an error.
+func TestSnapshotPostingsInOrder(t *testing.T) {
+	build := func() *memColl {
+		m := newMemColl(4, [3]float32{6, 2, 1})
+		for i := range 3 {
+			m.add(int64(i+1), fmt.Sprintf("https://x/p%d", i), kgagent.Chunk{Title: "t", Text: "w v"}, []float32{1, 0, 0, 0})
+		}
+		return m
+	}
+	e := &snapfile.Encoder{}
+	encodeSnapshot(e, build())
+	if _, err := decodeSnapshot(e.B, 4, [3]float32{6, 2, 1}); err != nil {
+		t.Fatalf("a snapshot as written: %v", err)
+	}
+	for name, damage := range map[string]func(ps []posting) []posting{
+		"a slot repeated": func(ps []posting) []posting { return append(ps[:2:2], ps[1]) },
+		"a slot going back": func(ps []posting) []posting {
+			return []posting{ps[0], ps[2], ps[1]}
+		},
+	} {
+		m := build()
+		m.all.post["w"] = damage(m.all.post["w"])
+		e := &snapfile.Encoder{}
+		encodeSnapshot(e, m)
+		if _, err := decodeSnapshot(e.B, 4, m.weights); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+}

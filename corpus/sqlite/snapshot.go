@@ -280,9 +280,11 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 			ps := pa.take(int(n))
 			slot := int64(-1)
 			for i := range ps {
-				slot += d.Varint()
-				if slot < 0 || slot >= int64(live) {
-					return nil, fmt.Errorf("snapshot: slot %d of %d", slot, live)
+				// rising: a slot repeated would count twice in BM25
+				delta := d.Varint()
+				slot += delta
+				if delta < 1 || slot < 0 || slot >= int64(live) {
+					return nil, fmt.Errorf("snapshot: slot %d of %d after a step of %d", slot, live, delta)
 				}
 				ps[i] = posting(uint32(slot) << 8)
 			}
