@@ -114,3 +114,22 @@ func TestStatusCodeLeadsLexical(t *testing.T) {
 		t.Errorf("semantic, the 503 section far in meaning: code sentence = %q, want none", s.text)
 	}
 }
+
+// TestWhatDoesANameDo: "what does lumen.connect do?" asks of a dotted
+// name; the section whose heading is that name answers it. Before,
+// answerType took "lumen.connect" as the kind asked for, a term the
+// evidence never holds whole, and the answer said none of the sections
+// found mentions “lumen.connect”, under the heading that names it.
+func TestWhatDoesANameDo(t *testing.T) {
+	e := ev("", kgagent.EvidencePassage{URL: "http://lumen/api/python/client.html#lumen.connect", Title: "lumen.Client",
+		HeadingPath: []string{`lumen.connect(url, token=None, timeout=10.0)`}, Semantic: 0.6,
+		Text: "Opens a connection and returns a Client. timeout is in seconds and applies to each request."})
+	for _, q := range []string{"what does lumen.connect do?", "what is lumen.connect?"} {
+		if got := Compose(q, e, Config{}); Abstained(got) || !strings.Contains(got, "Opens a connection") {
+			t.Errorf("%q: answer = %q, want the section's", q, got)
+		}
+	}
+	if got := answerType("what port does lumen.connect use?"); got != text.Term("port") {
+		t.Errorf("answerType = %q, want port", got)
+	}
+}

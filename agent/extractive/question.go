@@ -242,7 +242,9 @@ func (q question) isName(t string) bool {
 
 // answerType returns the first content term after "what"/"which" (and
 // "is the", "are the"...) or "how much"/"how many": what the question asks
-// for.
+// for; "" when that word is a name of several terms ("what does
+// lumen.connect do?": the evidence holds "lumen" and "connect", never
+// "lumen.connect" as one term, so it asks of the name, not for a kind).
 func answerType(q string) string {
 	f := strings.Fields(strings.ToLower(q))
 	start := -1
@@ -263,6 +265,9 @@ func answerType(q string) string {
 		w = strings.Trim(w, "?,.!'\":")
 		if w == "" || text.IsQuestionStop(w) {
 			continue
+		}
+		if len(text.AllTerms(w)) > 1 {
+			return ""
 		}
 		return text.Term(w)
 	}
