@@ -100,13 +100,19 @@ func TestFaultNATSNodeKilled(t *testing.T) {
 		go q.Run(ctx, slowIngester())
 	}
 	url := site(t)
-	st, err := queues[0].Submit(ctx, crawler.Spec{Collection: "lumen", URLs: []string{url + "/*"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var st crawler.JobStatus
+	// A stream just created on three nodes may not have elected its leader
+	// yet: the first publish can get no response ("no response from
+	// stream"); it must work soon.
+	poll.Until(t, 20*time.Second, func() error {
+		var err error
+		st, err = queues[0].Submit(ctx, crawler.Spec{Collection: "lumen", URLs: []string{url + "/*"}})
+		return err
+	})
 	waitStateLong(t, queues[1], st.ID, crawler.JobRunning, 60*time.Second)
 	c.Kill(0)
 	var st2 crawler.JobStatus
+	var err error
 	// Submitting may fail while the clients move off the dead node and the
 	// stream elects a new leader; it must work again soon.
 	poll.Until(t, 20*time.Second, func() error {
