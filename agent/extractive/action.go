@@ -145,22 +145,14 @@ func actionLead(ctx context.Context, order []*sentence, ps []*passage, q questio
 		if !p.section() || p.Semantic < semanticAnswerMin || !names.covered(ps, p, present) {
 			continue
 		}
-		c := cand{p: p}
-		full := p.Title + "\n" + strings.Join(p.HeadingPath, "\n") + "\n" + p.Text
+		full := p.fullText()
+		c := cand{p: p, words: sectionWords(full)}
 		for _, nv := range q.versions {
 			if mentionsVersion(full, nv) {
 				c.versions++
 			}
 		}
-		for _, w := range text.QuestionWords(full) {
-			w = strings.ToLower(w)
-			if len(c.words) == maxActionWords {
-				break
-			}
-			if len(w) < 3 || allDigits(w) {
-				continue
-			}
-			c.words = append(c.words, w)
+		for _, w := range c.words {
 			if !seen[w] {
 				seen[w] = true
 				all = append(all, w)
@@ -216,6 +208,31 @@ func actionLead(ctx context.Context, order []*sentence, ps []*passage, q questio
 		}
 	}
 	return nil
+}
+
+// fullText is what p says in full: its title, heading path and text, a
+// line each.
+func (p *passage) fullText() string {
+	return p.Title + "\n" + strings.Join(p.HeadingPath, "\n") + "\n" + p.Text
+}
+
+// sectionWords returns the words of a section's full text that are
+// compared in meaning with a word of the question: its first
+// maxActionWords words of three letters or more that are not all digits,
+// lower case, in order.
+func sectionWords(full string) []string {
+	var out []string
+	for _, w := range text.QuestionWords(full) {
+		if len(out) == maxActionWords {
+			break
+		}
+		w = strings.ToLower(w)
+		if len(w) < 3 || allDigits(w) {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // dot32 is the dot product of two vectors of one length.

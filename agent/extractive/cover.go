@@ -113,7 +113,7 @@ func nearestCover(ps []*passage, q question) *passage {
 		}
 		v := 0
 		for _, nv := range q.versions {
-			if mentionsVersion(p.Title+"\n"+strings.Join(p.HeadingPath, "\n")+"\n"+p.Text, nv) {
+			if mentionsVersion(p.fullText(), nv) {
 				v++
 			}
 		}

@@ -164,16 +164,7 @@ func covered(ctx context.Context, words []string, ps []*passage, embed func(cont
 		if !p.section() || p.Semantic < semanticAnswerMin {
 			continue
 		}
-		n := 0
-		for _, w := range text.QuestionWords(p.Title + "\n" + strings.Join(p.HeadingPath, "\n") + "\n" + p.Text) {
-			w = strings.ToLower(w)
-			if n == maxActionWords {
-				break
-			}
-			if len(w) < 3 || allDigits(w) {
-				continue
-			}
-			n++
+		for _, w := range sectionWords(p.fullText()) {
 			if !seen[w] {
 				seen[w] = true
 				all = append(all, w)
