@@ -54,16 +54,7 @@ func TestPageSize(t *testing.T) {
 	ctx := t.Context()
 	pageSizeOf := func(path string) int {
 		t.Helper()
-		db, err := sql.Open("sqlite", "file:"+path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		var n int
-		if err := db.QueryRow(`PRAGMA page_size`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
+		return countSQL(t, path, `PRAGMA page_size`)
 	}
 	old := filepath.Join(t.TempDir(), "old.db")
 	db, err := sql.Open("sqlite", "file:"+old)
