@@ -169,7 +169,7 @@ func TestEveryday(t *testing.T) {
 	for w, want := range map[string]bool{
 		"around": true, "Yesterday": true, "averages": true, "policies": true, "watches": true,
 		"mascot": false, "npm": false, "conftest": false, "blockchain": false, "shards": false,
-		"academies": true, // "academy" is listed, its plural is not
+		"academies": true,  // "academy" is listed, its plural is not
 		"hiss":      false, // not the plural of "his"
 	} {
 		if got := everyday(w); got != want {
