@@ -126,10 +126,13 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	var cons jetstream.Consumer
 	err = natskv.Ensure(ctx, func(ctx context.Context) (err error) {
 		cons, err = js.CreateOrUpdateConsumer(ctx, cfg.Stream, jetstream.ConsumerConfig{
-			Durable:       cfg.Consumer,
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       cfg.AckWait,
-			MaxDeliver:    cfg.MaxDeliver,
+			Durable:   cfg.Consumer,
+			AckPolicy: jetstream.AckExplicitPolicy,
+			AckWait:   cfg.AckWait,
+			// Unlimited: handle counts the deliveries and marks a job
+			// failed past cfg.MaxDeliver. A server-side limit drops the
+			// message silently, leaving its status "running" for good.
+			MaxDeliver:    -1,
 			FilterSubject: cfg.Subject,
 		})
 		return err
@@ -344,29 +347,54 @@ func (q *Queue) consume(ctx context.Context, r Runner) error {
 	}
 }
 
+// handle runs one delivery of a job. Reading and writing the job's status
+// is retried in place while the status store is unreachable (see retry), so
+// an outage of the store (its stream electing a new leader after a node of
+// the cluster died) never costs the job one of its MaxDeliver attempts; a
+// delivery past MaxDeliver (the job's worker stopped each time before it
+// finished) marks the job failed instead of running it again.
 func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 	var j job
 	if err := json.Unmarshal(msg.Data(), &j); err != nil {
 		_ = msg.Term() // garbage never becomes valid
 		return
 	}
-	st, err := q.get(ctx, j.ID)
+	var st crawler.JobStatus
+	err := q.retry(ctx, msg, func(ctx context.Context) (err error) {
+		st, err = q.get(ctx, j.ID)
+		return err
+	})
 	if kgagent.ErrorCode(err) == kgagent.ENOTFOUND || (err == nil && finished(st.State)) {
 		_ = msg.Ack() // expired, canceled before it started, or done already
 		return
 	}
 	if err != nil {
-		_ = msg.NakWithDelay(time.Second)
+		if ctx.Err() != nil {
+			_ = msg.Nak() // shutting down: the next worker reads it
+		} else {
+			_ = msg.Term() // an undecodable status never becomes decodable
+		}
 		return
 	}
 	meta, _ := msg.Metadata()
+	if meta != nil && int(meta.NumDelivered) > q.cfg.MaxDeliver {
+		fin := time.Now().UTC()
+		st.State, st.FinishedAt = crawler.JobFailed, &fin
+		st.Message = fmt.Sprintf("gave up after %d attempts: the worker running the job stopped before it finished each time", q.cfg.MaxDeliver)
+		if err := q.retry(ctx, msg, func(ctx context.Context) error { return q.put(ctx, st) }); err != nil {
+			_ = msg.Nak()
+			return
+		}
+		_ = msg.Ack()
+		return
+	}
 	now := time.Now().UTC()
 	st.State, st.StartedAt, st.FinishedAt = crawler.JobRunning, &now, nil
 	if meta != nil && meta.NumDelivered > 1 {
 		st.Message = "resumed (delivery " + itoa(int(meta.NumDelivered)) + ")"
 	}
-	if err := q.put(ctx, st); err != nil {
-		_ = msg.NakWithDelay(time.Second)
+	if err := q.retry(ctx, msg, func(ctx context.Context) error { return q.put(ctx, st) }); err != nil {
+		_ = msg.Nak()
 		return
 	}
 
@@ -394,7 +422,10 @@ func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 				continue
 			}
 			var cur crawler.JobStatus
-			if json.Unmarshal(e.Value(), &cur) == nil && cur.State == crawler.JobCanceled {
+			if json.Unmarshal(e.Value(), &cur) == nil && finished(cur.State) {
+				// Canceled, or finished by another delivery of the job
+				// (this one was redelivered while the first still ran):
+				// stop, and never write "running" over it.
 				cancel()
 				continue
 			}
@@ -428,7 +459,11 @@ func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 		_ = msg.Nak()
 		return
 	}
-	if cur, err := q.get(ctx, st.ID); err == nil && cur.State == crawler.JobCanceled {
+	if cur, err := q.get(ctx, st.ID); err == nil && finished(cur.State) {
+		if cur.State != crawler.JobCanceled {
+			_ = msg.Ack() // another delivery of the job finished it
+			return
+		}
 		runErr = kgagent.Errorf(kgagent.ECANCELED, "canceled")
 	}
 	fin := time.Now().UTC()
@@ -447,11 +482,38 @@ func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 	default:
 		st.State, st.Message = crawler.JobFailed, kgagent.ErrorMessage(runErr)
 	}
-	if err := q.put(context.WithoutCancel(ctx), st); err != nil {
+	err = q.retry(ctx, msg, func(ctx context.Context) error { return q.put(ctx, st) })
+	if err != nil && ctx.Err() != nil { // shutting down meanwhile: one last try
+		err = q.put(context.WithoutCancel(ctx), st)
+	}
+	if err != nil {
 		_ = msg.NakWithDelay(time.Second)
 		return
 	}
 	_ = msg.Ack()
+}
+
+// retry runs f until it succeeds, fails with an error other than
+// EUNAVAILABLE, or ctx ends, renewing msg's AckWait meanwhile. Handing the
+// message back instead would spend one of the job's MaxDeliver deliveries
+// per failed try: a status store without a leader for a few seconds (a node
+// of a three-node cluster killed) used every delivery within seconds, and
+// the job stayed "running" for good.
+func (q *Queue) retry(ctx context.Context, msg jetstream.Msg, f func(context.Context) error) error {
+	wait := 50 * time.Millisecond
+	for {
+		err := f(ctx)
+		if err == nil || kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE || ctx.Err() != nil {
+			return err
+		}
+		_ = msg.InProgress()
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
 
 func rate(c crawler.Counters, d time.Duration) float64 {

@@ -28,11 +28,19 @@ func TestEnsure(t *testing.T) {
 			return &jetstream.APIError{Code: 503, ErrorCode: 10008, Description: "JetStream system temporarily unavailable"}
 		case 3:
 			return context.DeadlineExceeded
+		case 4:
+			return &jetstream.APIError{Code: 400, ErrorCode: 10005, Description: "no suitable peers for placement, peer offline"}
 		}
 		return nil
 	})
-	if err != nil || tries != 4 {
-		t.Fatalf("transient errors: err %v after %d tries, want nil after 4", err, tries)
+	if err != nil || tries != 5 {
+		t.Fatalf("transient errors: err %v after %d tries, want nil after 5", err, tries)
+	}
+
+	tries = 0
+	full := &jetstream.APIError{Code: 400, ErrorCode: 10005, Description: "no suitable peers for placement, insufficient storage"}
+	if err := Ensure(ctx, func(context.Context) error { tries++; return full }); !errors.Is(err, full) || tries != 1 {
+		t.Fatalf("no peers for a lasting reason: err %v after %d tries, want it after 1", err, tries)
 	}
 
 	tries = 0

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -154,11 +155,22 @@ func Ensure(ctx context.Context, create func(context.Context) error) error {
 }
 
 // transient reports whether err is what a forming or recovering JetStream
-// answers: a timeout, no responders, or a 503 from its API.
+// answers: a timeout, no responders, a 503 from its API, or no peers for
+// placement because one is offline (the meta leader of a cluster under
+// load can count a live peer offline for a moment, right after every node
+// reported healthy and an R3 stream was placed).
 func transient(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) {
 		return true
 	}
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.Code == http.StatusServiceUnavailable
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	return apiErr.Code == http.StatusServiceUnavailable ||
+		(apiErr.ErrorCode == jsClusterNoPeers && strings.Contains(apiErr.Description, "peer offline"))
 }
+
+// jsClusterNoPeers is JetStream's error code for "no suitable peers for
+// placement" (the reasons follow in the description).
+const jsClusterNoPeers = 10005

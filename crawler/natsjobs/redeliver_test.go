@@ -1,0 +1,143 @@
+package natsjobs
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kgagent/kgagent/crawler"
+	"github.com/kgagent/kgagent/internal/poll"
+)
+
+// flakyKV fails the first fails Puts, as a status bucket whose stream has
+// lost its leader (a node of the cluster killed) answers for a while.
+type flakyKV struct {
+	jetstream.KeyValue
+	fails atomic.Int32
+}
+
+func (f *flakyKV) Put(ctx context.Context, key string, value []byte) (uint64, error) {
+	if f.fails.Add(-1) >= 0 {
+		return 0, errors.New("nats: no response from stream")
+	}
+	return f.KeyValue.Put(ctx, key, value)
+}
+
+// TestStatusStoreOutageKeepsDeliveries: while the status store cannot be
+// written, the worker retries in place; it no longer hands the message back
+// once per failed write, which spent all MaxDeliver deliveries within
+// seconds and left the job unfinished for good (TestFaultNATSNodeKilled's
+// flake: "running" a minute after a node was killed).
+func TestStatusStoreOutageKeepsDeliveries(t *testing.T) {
+	s := startNATS(t, t.TempDir())
+	defer s.Shutdown()
+	cfg := Config{StatusInterval: 50 * time.Millisecond, MaxDeliver: 3}
+	_, q := connect(t, s, cfg)
+	_, worker := connect(t, s, cfg)
+	flaky := &flakyKV{KeyValue: worker.kv}
+	flaky.fails.Store(6) // more failed writes than deliveries allowed
+	worker.kv = flaky
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go worker.Run(ctx, ingester())
+	st, err := q.Submit(ctx, crawler.Spec{Collection: "lumen", URLs: []string{site(t) + "/faq.html"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := waitState(t, q, st.ID, crawler.JobSucceeded)
+	if done.Counters.Indexed != 1 || done.Message != "" {
+		t.Errorf("job after a status store outage: %+v (a message means it was redelivered)", done)
+	}
+	if n := flaky.fails.Load(); n >= 0 {
+		t.Errorf("%d failed writes left: the outage was not exercised", n+1)
+	}
+}
+
+// TestGivesUpAfterMaxDeliver: a job whose worker stops before it finishes,
+// MaxDeliver times, is marked failed, saying why. The consumer's own limit
+// used to drop the message silently, and the job said "running" for good.
+func TestGivesUpAfterMaxDeliver(t *testing.T) {
+	s := startNATS(t, t.TempDir())
+	defer s.Shutdown()
+	cfg := Config{StatusInterval: 20 * time.Millisecond, MaxDeliver: 2}
+	_, q := connect(t, s, cfg)
+	st, err := q.Submit(context.Background(), crawler.Spec{Collection: "lumen", URLs: []string{"http://example.invalid/x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan string, 1)
+	for i := 0; i < cfg.MaxDeliver; i++ { // each worker stops mid-job
+		wctx, stop := context.WithCancel(context.Background())
+		w := make(chan struct{})
+		go func() { q.Run(wctx, blockingRunner{started}); close(w) }()
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("delivery %d did not start", i+1)
+		}
+		stop()
+		<-w
+	}
+	wctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go q.Run(wctx, blockingRunner{started})
+	got := waitState(t, q, st.ID, crawler.JobFailed)
+	if got.FinishedAt == nil || !strings.Contains(got.Message, "gave up after 2 attempts") {
+		t.Errorf("job past MaxDeliver: %+v", got)
+	}
+	select {
+	case <-started:
+		t.Error("a job past MaxDeliver ran again")
+	default:
+	}
+}
+
+// TestRedeliveredCopyKeepsFinishedState: a job redelivered while its first
+// delivery still ran (its worker could not renew AckWait, the consumer's
+// leader being gone) runs twice; once one copy has finished it, the other
+// stops and never writes "running" over the finished status.
+func TestRedeliveredCopyKeepsFinishedState(t *testing.T) {
+	s := startNATS(t, t.TempDir())
+	defer s.Shutdown()
+	_, q := connect(t, s, Config{StatusInterval: 20 * time.Millisecond})
+	ctx := context.Background()
+	st, err := q.Submit(ctx, crawler.Spec{Collection: "lumen", URLs: []string{"http://example.invalid/x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan string, 1)
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go q.Run(wctx, blockingRunner{started})
+	<-started
+	waitState(t, q, st.ID, crawler.JobRunning)
+	// The other copy finishes the job.
+	fin, err := q.get(ctx, st.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	fin.State, fin.FinishedAt, fin.Counters = crawler.JobSucceeded, &now, crawler.Counters{Indexed: 7}
+	if err := q.put(ctx, fin); err != nil {
+		t.Fatal(err)
+	}
+	// This copy stops and acknowledges the message: the stream empties.
+	js, _ := jetstream.New(q.js.Conn())
+	poll.Until(t, 10*time.Second, func() error {
+		info, err := js.Stream(ctx, q.cfg.Stream)
+		if err == nil && info.CachedInfo().State.Msgs != 0 {
+			err = errors.New("job message still in the stream")
+		}
+		return err
+	})
+	time.Sleep(100 * time.Millisecond) // five status intervals
+	got, err := q.Get(ctx, st.ID)
+	if err != nil || got.State != crawler.JobSucceeded || got.Counters.Indexed != 7 {
+		t.Errorf("finished status after the redelivered copy stopped: %+v %v", got, err)
+	}
+}
