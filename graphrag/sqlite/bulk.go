@@ -54,6 +54,22 @@ func (s *Store) BulkLoad(ctx context.Context) (bool, error) {
 				return err
 			}
 		}
+		// Into a strs table that holds only "" the writer alone adds
+		// strings, and its cache learns each one (strCache.complete): no
+		// string need be looked up by hash until the load's end, so the
+		// hash index goes too (the inserts' random places in its B-tree
+		// were a third of the strings' cost) and finishBulk builds it.
+		var others bool
+		if err := x.s.w.conn.QueryRowContext(x.ectx, `SELECT EXISTS (SELECT 1 FROM strs WHERE id != 1)`).Scan(&others); err != nil {
+			return err
+		}
+		if !others {
+			if _, err := x.s.w.conn.ExecContext(x.ectx, `DROP INDEX IF EXISTS strs_h`); err != nil {
+				return err
+			}
+			x.s.w.noStrsH = true
+			x.s.w.strs.startComplete()
+		}
 		// Without its secondary indexes the load mostly appends, so the
 		// writer's page cache goes from 32 to 8 MiB for the rest of the
 		// store's life (a bulk load is a one-shot ingest). With 32 MiB the
@@ -139,8 +155,11 @@ func finishBulk(w *writer, reader queryer, tally *entityTally) error {
 		}
 		return err
 	}
+	// Strings are added below (the entities' words), not through the
+	// cache: it is no longer complete.
+	w.strs.complete = false
 	err := func() error {
-		_, err := w.conn.ExecContext(ctx, indexes)
+		_, err := w.conn.ExecContext(ctx, indexes+createStrsH)
 		if pending == 0 {
 			return err
 		}
@@ -177,8 +196,13 @@ func finishBulk(w *writer, reader queryer, tally *entityTally) error {
 		w.rollback(ctx)
 		return err
 	}
+	w.strsHPend = true // noStrsH clears when this commits
 	return w.commit(ctx)
 }
+
+// createStrsH creates the index by which strings are found, which a bulk
+// load drops.
+const createStrsH = `CREATE INDEX IF NOT EXISTS strs_h ON strs(h);`
 
 // entityTally is a bulk load's entities, kept in memory instead of the
 // entities table, whose reference counts every page would update at random

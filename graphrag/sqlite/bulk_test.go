@@ -230,7 +230,7 @@ func TestBulkFinishFailsThenCompletes(t *testing.T) {
 func TestBulkLoadCompletedAfterCrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "graph.db")
 	killWriter(t, path, true, 100*time.Millisecond, crashBulkEnv+"=1") // later rounds: entities created and dropped
-	if names := schemaNames(t, path); slices.Contains(names, "triples_sid") {
+	if names := schemaNames(t, path); slices.Contains(names, "triples_sid") || slices.Contains(names, "strs_h") {
 		t.Fatalf("the killed writer was not in a bulk load: %v", names)
 	}
 
@@ -240,7 +240,7 @@ func TestBulkLoadCompletedAfterCrash(t *testing.T) {
 	}
 	defer s.Close()
 	rows := dump(t, path)
-	for _, name := range []string{"triples_sid", "triples_oid", "triples_sname", "triples_oname", "triples_p", "triples_literal"} {
+	for _, name := range []string{"triples_sid", "triples_oid", "triples_sname", "triples_oname", "triples_p", "triples_literal", "strs_h"} {
 		if !slices.ContainsFunc(rows, func(r string) bool { return strings.HasPrefix(r, "index "+name+" ") }) {
 			t.Errorf("index %s missing after Open", name)
 		}
@@ -316,4 +316,88 @@ func TestBulkLoadWriterCache(t *testing.T) {
 	if n := sqlite.WriterCacheSize(t, used); n != -32768 {
 		t.Errorf("writer cache_size %d of a store that did not bulk load, want -32768", n)
 	}
+}
+
+// TestBulkLoadStrings: a bulk load into a fresh store gives new strings
+// their ids from the writer's cache, without looking them up, and drops the
+// index by string hash until its end. The strings stored, and their ids,
+// are those a page-by-page load stores, once each; when the cache outgrows
+// its cap (a small one here, the OpenJDK docs' strings against 2^18) the
+// load looks strings up again, and the hash index is back for that.
+func TestBulkLoadStrings(t *testing.T) {
+	for _, capped := range []bool{false, true} {
+		t.Run(fmt.Sprintf("capped=%v", capped), func(t *testing.T) {
+			if capped {
+				sqlite.SetMaxCachedStrs(t, 40)
+			}
+			dir := t.TempDir()
+			plain, bulk := filepath.Join(dir, "plain.db"), filepath.Join(dir, "bulk.db")
+			for _, path := range []string{plain, bulk} {
+				s, err := sqlite.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if path == bulk {
+					if on, err := s.BulkLoad(t.Context()); err != nil || !on {
+						t.Fatalf("BulkLoad: %v %v", on, err)
+					}
+					if !sqlite.StrsComplete(s) || slices.Contains(schemaNames(t, path), "strs_h") {
+						t.Errorf("bulk load started with cache complete %v, indexes %v; want complete, no strs_h", sqlite.StrsComplete(s), schemaNames(t, path))
+					}
+				}
+				bulkDocs(t, s)
+				if path == bulk {
+					if got := sqlite.StrsComplete(s); got == capped {
+						t.Errorf("string cache complete %v after the writes, want %v", got, !capped)
+					}
+					if got := slices.Contains(schemaNames(t, path), "strs_h"); got != capped {
+						t.Errorf("strs_h present %v during the load, want %v", got, capped)
+					}
+				}
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Contains(schemaNames(t, path), "strs_h") {
+					t.Errorf("%s: no strs_h after Close", filepath.Base(path))
+				}
+			}
+			want, got := strsRows(t, plain), strsRows(t, bulk)
+			if len(want) < 100 || !slices.Equal(got, want) {
+				t.Errorf("bulk load stored %d strings, page by page %d (want the same ids and strings, over 100)", len(got), len(want))
+			}
+			seen := map[string]bool{}
+			for _, r := range got {
+				_, str, _ := strings.Cut(r, " ")
+				if seen[str] {
+					t.Errorf("string %q stored twice", str)
+				}
+				seen[str] = true
+			}
+		})
+	}
+}
+
+// strsRows is every row of strs as "id string", by id.
+func strsRows(t *testing.T, path string) []string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT id, s FROM strs ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id int64
+		var s string
+		if err := rows.Scan(&id, &s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%d %s", id, s))
+	}
+	return out
 }

@@ -102,6 +102,11 @@ type writer struct {
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt // by SQL text
 	strs  strCache             // strs ids of strings the writer stored or looked up
+	// noStrsH: a bulk load dropped the index strs_h (bulk.go); the
+	// lookup of strings by hash creates it again before it runs, and
+	// the load's finish does. strsHPend: the running transaction created
+	// it (noStrsH clears at its commit).
+	noStrsH, strsHPend bool
 }
 
 // strCache maps strings to their strs ids for the writer, so a write looks
@@ -111,12 +116,24 @@ type writer struct {
 // commit and dropped at any rollback (also of a savepoint), since strings
 // it inserted are then gone. Past maxCachedStrs the committed ones are
 // dropped and learned again, so the cache stays bounded on any corpus.
+//
+// complete is set while the cache holds every string of strs (a bulk load
+// into a store whose strs held only "": the writer is the only one to add
+// any, and it learns each one it adds). A string it lacks is then known
+// not to be stored, so internAll gives it the next id (next; pnext in the
+// running transaction) without looking it up in SQL. Anything that may
+// leave a stored string out of the cache ends that for the store's life:
+// the cap's reset, a savepoint's rollback (pend held strings of the jobs
+// before it, which stay), clear, the bulk load's finish.
 type strCache struct {
-	ids, pend map[string]int64
+	ids, pend   map[string]int64
+	complete    bool
+	next, pnext int64
 }
 
-// maxCachedStrs bounds strCache (the Python docs hold ~150,000 strings).
-const maxCachedStrs = 1 << 18
+// maxCachedStrs bounds strCache (the Python docs hold ~150,000 strings). A
+// variable so that a test can lower it.
+var maxCachedStrs = 1 << 18
 
 func (c *strCache) get(s string) (int64, bool) {
 	if id, ok := c.ids[s]; ok {
@@ -126,10 +143,19 @@ func (c *strCache) get(s string) (int64, bool) {
 	return id, ok
 }
 
+// startComplete makes the cache complete for a strs table that holds only
+// "" (id 1).
+func (c *strCache) startComplete() {
+	c.ids, c.pend = map[string]int64{"": 1}, nil
+	c.next, c.pnext = 2, 2
+	c.complete = true
+}
+
 // committed keeps pend.
 func (c *strCache) committed() {
 	if len(c.ids)+len(c.pend) > maxCachedStrs {
 		c.ids = nil
+		c.complete = false
 	}
 	if c.ids == nil {
 		c.ids = make(map[string]int64, len(c.pend))
@@ -138,13 +164,28 @@ func (c *strCache) committed() {
 		c.ids[s] = id
 	}
 	c.pend = nil
+	c.next = c.pnext
 }
 
-// rolledBack drops pend.
-func (c *strCache) rolledBack() { c.pend = nil }
+// rolledBack drops pend: the whole transaction was rolled back.
+func (c *strCache) rolledBack() {
+	c.pend = nil
+	c.pnext = c.next
+}
+
+// savepointRolledBack drops pend after a savepoint's rollback: the strings
+// of the transaction's jobs before the savepoint, which pend held too, stay
+// in strs, so the cache is no longer complete.
+func (c *strCache) savepointRolledBack() {
+	c.pend = nil
+	c.complete = false
+}
 
 // clear drops everything (strings were deleted).
-func (c *strCache) clear() { c.ids, c.pend = nil, nil }
+func (c *strCache) clear() {
+	c.ids, c.pend = nil, nil
+	c.complete = false
+}
 
 // begin starts an IMMEDIATE transaction on the writer.
 func (w *writer) begin(ctx context.Context) error {
@@ -160,6 +201,9 @@ func (w *writer) commit(ctx context.Context) error {
 		return err
 	}
 	w.strs.committed()
+	if w.strsHPend {
+		w.noStrsH, w.strsHPend = false, false
+	}
 	return nil
 }
 
@@ -168,6 +212,7 @@ func (w *writer) commit(ctx context.Context) error {
 func (w *writer) rollback(ctx context.Context) {
 	_, _ = w.conn.ExecContext(ctx, `ROLLBACK`)
 	w.strs.rolledBack()
+	w.strsHPend = false
 }
 
 // close releases the statements and the connection.
@@ -288,7 +333,8 @@ func (s *Store) runIsolated(group []*writeJob) {
 		}
 		if err := g.fn(x); err != nil {
 			g.err = dbErr(g.ctx, err, g.what)
-			s.w.strs.rolledBack() // strings the job inserted are gone
+			s.w.strs.savepointRolledBack() // strings the job inserted are gone
+			s.w.strsHPend = false          // may be gone too: created again if so
 			if _, rerr := s.w.conn.ExecContext(bg, `ROLLBACK TO w; RELEASE w`); rerr != nil {
 				// The transaction is gone (SQLite rolls back whole
 				// transactions on some errors): nothing of the group stays.
@@ -394,9 +440,23 @@ const insertTriples = `INSERT INTO triples (rowid, collection, doc_url, s_id, s_
 // value but the first of each row of ncols (a rowid, copied), adding the
 // strings strs lacks: looked up in the writer's cache, then, for the rest,
 // by their hashes in batches, and those still missing inserted (their ids
-// come back from the INSERT).
+// come back from the INSERT). With a complete cache (strCache) the rest are
+// not stored: they get the next ids and are inserted with them.
 func (x *wtx) internAll(vals, out []any, ncols int) error {
 	c := &x.s.w.strs
+	if c.complete {
+		if err := x.internNew(vals, ncols); err != nil {
+			return err
+		}
+		return fillIDs(c, vals, out, ncols)
+	}
+	if x.s.w.noStrsH {
+		// the lookup below finds strings by hash
+		if _, err := x.s.w.conn.ExecContext(x.ectx, createStrsH); err != nil {
+			return err
+		}
+		x.s.w.strsHPend = true
+	}
 	var miss []string
 	seen := map[string]bool{}
 	for i, v := range vals {
@@ -444,6 +504,38 @@ func (x *wtx) internAll(vals, out []any, ncols int) error {
 		}
 		miss = miss[n:]
 	}
+	return fillIDs(c, vals, out, ncols)
+}
+
+// internNew is internAll with a complete cache: every string of vals the
+// cache lacks gets the next id and is inserted with it (in the order met,
+// the ids an INSERT without them would have given).
+func (x *wtx) internNew(vals []any, ncols int) error {
+	c := &x.s.w.strs
+	var add []any
+	for i, v := range vals {
+		if i%ncols == 0 {
+			continue
+		}
+		str := v.(string)
+		if _, ok := c.get(str); ok {
+			continue
+		}
+		if c.pend == nil {
+			c.pend = map[string]int64{}
+		}
+		// A copy: str may point into a whole page's text.
+		str = strings.Clone(str)
+		c.pend[str] = c.pnext
+		add = append(add, c.pnext, strHash(str), str)
+		c.pnext++
+	}
+	return x.insertRows(`INSERT INTO strs (id, h, s)`, "", 3, add)
+}
+
+// fillIDs sets out[i] to the cached strs id of vals[i], as internAll
+// describes.
+func fillIDs(c *strCache, vals, out []any, ncols int) error {
 	for i, v := range vals {
 		if i%ncols == 0 {
 			out[i] = v
