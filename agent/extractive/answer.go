@@ -151,15 +151,22 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 	lacked := func() string { return abstain(ps, asked, "anything about "+quoteList(unknown)) }
 	meant := false     // the question's action is judged by meaning (action.go)
 	var noted []string // its words the docs do not use, said before the answer (wording.go)
+	// A problem report whose status code a section close in meaning
+	// states is about that code (precision.go): the report's other words
+	// the collection lacks are its wording, unless written as names.
+	coded := len(unknown) > 0 && cfg.Embed != nil && reportsStatedCode(ps, question)
 	if len(unknown) > 0 {
 		words, ok := q.wording(ctx, question, unknown, ps, cfg.Embed)
+		if coded {
+			words, ok = reportWording(question, unknown)
+		}
 		if !ok {
 			return lacked()
 		}
 		// Its action, when the collection lacks it, is judged by meaning
 		// (action.go); when the sections found do not hold it ("compress"
 		// in "compress old shards by hand"), they do not answer.
-		if len(words) == len(unknown) && q.action != "" && q.idiom == nil && !present.has(text.Term(q.action)) {
+		if !coded && len(words) == len(unknown) && q.action != "" && q.idiom == nil && !present.has(text.Term(q.action)) {
 			return lacked()
 		}
 		if len(words) < len(unknown) {
@@ -244,6 +251,9 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 	if best == nil {
 		best = semanticLead(order, ps, q)
 	}
+	if best == nil && coded {
+		best = codeSentence(order, ps, question)
+	}
 	if best == nil {
 		return notFound(nil)
 	}
@@ -252,7 +262,7 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 	if s := codeSentence(order, ps, question); s != nil && !meant {
 		best = s
 	}
-	if len(noted) > 0 && !meant && len(q.specific) > 0 && !q.pageHolds(ps, best.p) {
+	if len(noted) > 0 && !meant && !coded && len(q.specific) > 0 && !q.pageHolds(ps, best.p) {
 		return lacked()
 	}
 	// A question about an amount is answered by a sentence that states

@@ -3,6 +3,8 @@ package extractive
 import (
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/kgagent/kgagent/internal/text"
 )
@@ -201,4 +203,77 @@ func codeSentence(order []*sentence, ps []*passage, question string) *sentence {
 		}
 	}
 	return nil
+}
+
+// reportsStatedCode reports whether a section found close in meaning
+// (codeSentence) has a sentence that states a status code of the question:
+// then the code, a term the docs hold exactly, is what the problem report
+// is about ("my inserts start bouncing back with 429 Too Many Requests":
+// the rate limits say "excess writes get HTTP 429").
+func reportsStatedCode(ps []*passage, question string) bool {
+	if len(statusCodes(question)) == 0 {
+		return false
+	}
+	sents, _ := split(ps)
+	return codeSentence(sents, ps, question) != nil
+}
+
+// reportWording returns the words of unknown (the words of a problem
+// report the collection lacks) as its wording, and whether none of them
+// is written as a name (writtenAsName): a name the docs lack ("Kafka",
+// "nginx" written as one) is still what the report is about.
+func reportWording(question string, unknown []string) ([]string, bool) {
+	for _, u := range unknown {
+		if writtenAsName(question, u) {
+			return nil, false
+		}
+	}
+	return unknown, true
+}
+
+// reasonPhrases returns the words of the reason phrases that follow a
+// status code in a problem report ("429 Too Many Requests", "503 Service
+// Unavailable"): the capitalised words right after the code. They say
+// what the code means, as the docs may say in their own words ("excess
+// writes get HTTP 429"); they name nothing the answer must hold.
+func reasonPhrases(q string) map[string]bool {
+	codes := statusCodes(q)
+	if len(codes) == 0 {
+		return nil
+	}
+	out := map[string]bool{}
+	fields := strings.Fields(q)
+	for i, f := range fields {
+		if !codes[strings.Trim(f, nameTrim)] || strings.TrimRight(f, nameTrim) != f {
+			continue
+		}
+		for _, g := range fields[i+1:] {
+			w := strings.Trim(g, nameTrim)
+			r, _ := utf8.DecodeRuneInString(w)
+			if w == "" || !unicode.IsUpper(r) {
+				break
+			}
+			out[w] = true
+			if strings.TrimRight(g, nameTrim) != g {
+				break // punctuation ends the phrase
+			}
+		}
+	}
+	return out
+}
+
+// dropReason returns names without those made only of reason words
+// (reasonPhrases).
+func dropReason(names []string, reason map[string]bool) []string {
+	var out []string
+	for _, n := range names {
+		all := true
+		for _, w := range strings.Fields(n) {
+			all = all && reason[w]
+		}
+		if !all {
+			out = append(out, n)
+		}
+	}
+	return out
 }

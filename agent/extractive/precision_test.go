@@ -133,3 +133,56 @@ func TestWhatDoesANameDo(t *testing.T) {
 		t.Errorf("answerType = %q, want port", got)
 	}
 }
+
+// rateLimitEvidence is the demo's rate-limit section (it states HTTP 429)
+// at cosine cos with the question, beside the quickstart, with unknown as
+// the question's words the collection lacks.
+func rateLimitEvidence(cos float64, unknown ...string) []kgagent.Evidence {
+	e := ev("",
+		kgagent.EvidencePassage{URL: "http://lumen/getting-started/quickstart.html#quickstart", Title: "Quickstart", HeadingPath: []string{"Quickstart"},
+			Semantic: cos, Text: "This quickstart starts a local server, writes three points and queries them back."},
+		kgagent.EvidencePassage{URL: "http://lumen/api/http/index.html#rate-limits", Title: "HTTP API reference", HeadingPath: []string{"HTTP API reference", "Rate limits"},
+			Semantic: cos - 0.02, Text: "When limits.writes_per_second is set, excess writes get HTTP 429 with a Retry-After header."})
+	e[0].Unknown = unknown
+	return e
+}
+
+// TestReportedCodeIsTheSubject: a problem report whose status code a
+// section close in meaning states is about that code. Its other words the
+// collection lacks ("inserts", "bouncing": rare, no section word close to
+// them) are its wording, and the code's reason phrase ("Too Many
+// Requests") names nothing the sections must hold. Before, the report was
+// an abstention on those words ("The docs don't say anything about
+// “inserts” …"). A name the docs lack (Kafka), no section close in
+// meaning, or no model still abstain.
+func TestReportedCodeIsTheSubject(t *testing.T) {
+	cfg := Config{Embed: wordVectors(nil)}
+	q := "my app's inserts suddenly start bouncing back with 429 Too Many Requests, what should it do"
+	got := Compose(q, rateLimitEvidence(0.47, "inserts", "suddenly", "bouncing"), cfg)
+	want := "The docs don't use the words “inserts”, “suddenly” or “bouncing”; the closest they cover: When limits.writes_per_second is set, excess writes get HTTP 429"
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("report with a stated code: answer = %q, want it to open with %q", got, want)
+	}
+	lacks := Abstention + " anything about"
+	for name, c := range map[string]struct {
+		q       string
+		cos     float64
+		unknown []string
+		cfg     Config
+	}{
+		"a name the docs lack": {"my Kafka consumer fails with 429 when it writes", 0.47, []string{"Kafka", "consumer"}, cfg},
+		"far in meaning":       {q, 0.30, []string{"inserts", "suddenly", "bouncing"}, cfg},
+		"no model":             {q, 0.47, []string{"inserts", "suddenly", "bouncing"}, Config{}},
+		"code not stated":      {"my app's inserts start bouncing back with 503, what should it do", 0.47, []string{"inserts", "bouncing"}, cfg},
+	} {
+		if got := Compose(c.q, rateLimitEvidence(c.cos, c.unknown...), c.cfg); !strings.HasPrefix(got, lacks) {
+			t.Errorf("%s: answer = %q, want %q…", name, got, lacks)
+		}
+	}
+	if got := reasonPhrases("uploads fail with 413 Request Entity Too Large, why? Ask Bob"); !got["Request"] || !got["Large"] || got["Ask"] || got["Bob"] {
+		t.Errorf("reasonPhrases = %v, want the words after 413 up to the comma", got)
+	}
+	if got := analyse(q); len(got.specific) > 0 || len(got.compounds) > 0 {
+		t.Errorf("analyse(%q): names %v, phrases %v, want none (a reason phrase)", q, got.specific, got.compounds)
+	}
+}

@@ -136,6 +136,10 @@ func analyse(q string) question {
 			out.specific = append(out.specific, w)
 		}
 	}
+	if reason := reasonPhrases(q); len(reason) > 0 {
+		out.specific = dropReason(out.specific, reason)
+		out.compounds = dropReason(out.compounds, reason)
+	}
 	return out
 }
 
