@@ -12,8 +12,9 @@ import (
 )
 
 // TestNameIndexMemory: the name index of an API-docs-like graph holds a
-// triple in at most 120 bytes (~110: a row is 20, the rest strings, word
-// lists, adjacency and the subject/object and provenance tables), whether
+// triple in at most 95 bytes (~91: a row is 20, the rest strings, word
+// lists, adjacency and the subject/object and provenance tables; 109 while
+// entities and words had string tables of their own), whether
 // built from SQL or read from its snapshot, and decoding a snapshot
 // allocates a few dozen objects, not several per entity and string. Before,
 // an entity was four Go strings, every interned string one more, a row
@@ -61,7 +62,7 @@ func TestNameIndexMemory(t *testing.T) {
 	if n := ms.Mallocs - mallocs; n > 200 {
 		t.Errorf("decoding allocated %d objects for %d entities and %d strings, want at most 200", n, len(read.ents), read.strs.len())
 	}
-	const most = 120
+	const most = 95
 	for name, x := range map[string]*nameIndex{"from SQL": built, "from the snapshot": read} {
 		b := x.memBytes()
 		t.Logf("%s: %d entities, %d strings, %d triples: %d bytes, %d a triple", name, len(x.ents), x.strs.len(), len(x.rows), b, b/len(x.rows))
@@ -98,7 +99,7 @@ func TestNameIndexTableLimit(t *testing.T) {
 	}
 	e := &snapfile.Encoder{}
 	encodeNames(e, full)
-	for _, limit := range []int64{int64(len(full.strs.b)) - 1, int64(len(full.es.b)) - 1} {
+	for _, limit := range []int64{int64(len(full.strs.b)) - 1, int64(len(full.extra.b)) - 1} {
 		old := maxTableBytes
 		maxTableBytes = limit
 		idx, err := loadNames(ctx, s.rdb, "c", 0)
@@ -106,8 +107,82 @@ func TestNameIndexTableLimit(t *testing.T) {
 			t.Errorf("limit %d: built an index (%v: %v), want none", limit, idx != nil, err)
 		}
 		if x, err := decodeNames(e.B); err == nil {
-			t.Errorf("limit %d: decoded a snapshot of %d+%d string bytes", limit, len(x.es.b), len(x.strs.b))
+			t.Errorf("limit %d: decoded a snapshot of %d+%d string bytes", limit, len(x.extra.b), len(x.strs.b))
 		}
 		maxTableBytes = old
+	}
+}
+
+// TestStrFinder: strFinder finds every string of a table at its index (the
+// first of equal strings), the empty string included, and no string the
+// table does not hold.
+func TestStrFinder(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 1000} {
+		tab := newStrTable(0, 0)
+		for i := range n {
+			tab.add(fmt.Sprintf("s%d", i%(n/2+1)))
+		}
+		if n > 0 {
+			tab.add("")
+		}
+		h := newStrFinder(&tab)
+		for i := range int32(tab.len()) {
+			k, ok := h.find(tab.at(i))
+			if !ok || tab.at(k) != tab.at(i) || k > i {
+				t.Errorf("n=%d: find(%q) = %d, %v; want the first index of it, at most %d", n, tab.at(i), k, ok, i)
+			}
+		}
+		for _, s := range []string{"x", "s", fmt.Sprintf("s%d", n)} {
+			if k, ok := h.find(s); ok {
+				t.Errorf("n=%d: found %q at %d, which the table does not hold", n, s, k)
+			}
+		}
+	}
+}
+
+// TestNameIndexSharesStrings: an entity's strings and the words it is
+// indexed under refer to the triples' strings; only strings no triple holds
+// (here the normalised names and the parts of dotted names) are stored
+// apart, each once.
+func TestNameIndexSharesStrings(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	doc := "https://docs.example/a.html"
+	var ts []kgagent.Triple
+	for i := range 40 {
+		ts = append(ts, graphtest.T("c", doc, fmt.Sprintf("pkg.Class%d", i), "extends", fmt.Sprintf("pkg.Base%d", i%4), ""))
+	}
+	if err := s.ReplaceDocument(ctx, "c", doc, ts); err != nil {
+		t.Fatal(err)
+	}
+	x, err := loadNames(ctx, s.rdb, "c", 0)
+	if err != nil || x == nil {
+		t.Fatalf("no index: %v", err)
+	}
+	inStrs := map[string]bool{}
+	for i := range int32(x.strs.len()) {
+		inStrs[x.strs.at(i)] = true
+	}
+	apart := map[string]bool{}
+	for i := range int32(x.extra.len()) {
+		str := x.extra.at(i)
+		if inStrs[str] || apart[str] {
+			t.Errorf("%q stored apart although the triples or the table apart hold it", str)
+		}
+		apart[str] = true
+	}
+	for _, e := range x.ents {
+		for _, k := range []int32{e.id, e.name, e.typ} {
+			if k < 0 {
+				t.Errorf("entity string %q stored apart", x.str(k))
+			}
+		}
+	}
+	if len(apart) == 0 {
+		t.Error("no string apart: the normalised names pkg.class0 ... are in no triple")
 	}
 }

@@ -31,8 +31,11 @@ import (
 // the copy for every page. Strings are interned into byte tables, a triple
 // is five int32s (subject and object into a table of id/name/type triples,
 // provenance into one of chunk/doc/source triples) and every list an offset
-// array: ~110 bytes a triple on an API-docs-like graph (TestNameIndexMemory),
-// with a few dozen heap objects in all.
+// array, and an entity's strings and the words it is indexed under are
+// references into the triples' string table (only the strings no triple
+// holds, mostly normalised names, are stored apart): ~80 bytes a triple on
+// an API-docs-like graph (TestNameIndexMemory), with a few dozen heap
+// objects in all.
 
 // maxIndexedEntities and maxIndexedTriples bound a collection kept in
 // memory; larger collections are always answered by SQL.
@@ -41,8 +44,8 @@ const (
 	maxIndexedTriples  = 4_000_000
 )
 
-// nameEnt is one entity of the name index: its strings as indexes into
-// nameIndex.es, and how many triples refer to it.
+// nameEnt is one entity of the name index: its strings as string
+// references (nameIndex.str), and how many triples refer to it.
 type nameEnt struct {
 	id, name, typ, norm int32
 	refs                int32
@@ -56,10 +59,14 @@ type nameEnt struct {
 type nameIndex struct {
 	version int64
 	ents    []nameEnt
-	es      strTable // the entities' strings
-	words   strTable // the words entities are indexed under, sorted
-	// wordEnts[wordEnd[w-1]:wordEnd[w]] are word w's entities, most
-	// referenced first (then by id)
+	// extra are the strings of entities and words that no triple holds
+	// (1.3 of 35 MB on the OpenJDK API docs: normalised names); the
+	// others are strs indexes
+	extra strTable
+	// words are the words entities are indexed under, as string
+	// references sorted by their strings; wordEnts[wordEnd[w-1]:wordEnd[w]]
+	// are word w's entities, most referenced first (then by id)
+	words    []int32
 	wordEnts []int32
 	wordEnd  []int32
 
@@ -81,6 +88,15 @@ type memTriple struct {
 	s, p, o, lit, prov int32
 }
 
+// str is the string of reference k: strs index k when k ≥ 0, else extra
+// index ^k. It aliases the tables, as strTable.at does.
+func (x *nameIndex) str(k int32) string {
+	if k >= 0 {
+		return x.strs.at(k)
+	}
+	return x.extra.at(^k)
+}
+
 // sid and oid are the strs indexes of r's subject and object ids.
 func (x *nameIndex) sid(r *memTriple) int32 { return x.nodes[r.s][0] }
 func (x *nameIndex) oid(r *memTriple) int32 { return x.nodes[r.o][0] }
@@ -97,16 +113,21 @@ func span(list, end []int32, k int32) []int32 {
 // entity is entity i, its strings copied.
 func (x *nameIndex) entity(i int32) kgagent.Entity {
 	n := &x.ents[i]
-	return kgagent.Entity{ID: x.es.str(n.id), Name: x.es.str(n.name), Type: x.es.str(n.typ)}
+	return kgagent.Entity{ID: strings.Clone(x.str(n.id)), Name: strings.Clone(x.str(n.name)), Type: strings.Clone(x.str(n.typ))}
 }
 
 // wordList is the entities indexed under word w, or nil.
 func (x *nameIndex) wordList(w string) []int32 {
-	i := x.words.search(w)
-	if i == x.words.len() || x.words.at(int32(i)) != w {
+	i := x.wordSearch(w)
+	if i == len(x.words) || x.str(x.words[i]) != w {
 		return nil
 	}
 	return span(x.wordEnts, x.wordEnd, int32(i))
+}
+
+// wordSearch returns the first word index whose word is not less than w.
+func (x *nameIndex) wordSearch(w string) int {
+	return sort.Search(len(x.words), func(i int) bool { return x.str(x.words[i]) >= w })
 }
 
 // lookupID is the strs index of entity id id.
@@ -121,9 +142,9 @@ func (x *nameIndex) lookupID(id string) (int32, bool) {
 // memBytes is how much memory the index holds (its arrays; the few headers
 // aside).
 func (x *nameIndex) memBytes() int {
-	n := x.es.bytes() + x.words.bytes() + x.strs.bytes()
+	n := x.extra.bytes() + x.strs.bytes()
 	n += int(unsafe.Sizeof(nameEnt{}))*cap(x.ents) + int(unsafe.Sizeof(memTriple{}))*cap(x.rows) + 12*(cap(x.nodes)+cap(x.provs))
-	for _, l := range [][]int32{x.wordEnts, x.wordEnd, x.outRows, x.outEnd, x.inRows, x.inEnd, x.ids} {
+	for _, l := range [][]int32{x.words, x.wordEnts, x.wordEnd, x.outRows, x.outEnd, x.inRows, x.inEnd, x.ids} {
 		n += 4 * cap(l)
 	}
 	return n
@@ -383,14 +404,19 @@ func (s *Store) closeNames() {
 // for collections above maxIndexedEntities, maxIndexedTriples or a string
 // table's maxTableBytes.
 func loadNames(ctx context.Context, db queryer, collection string, version int64) (*nameIndex, error) {
+	idx := &nameIndex{version: version}
+	// The triples first: the entities' strings and words are references
+	// into their string table.
+	if err := idx.loadTriples(ctx, db, collection); err != nil || idx.rows == nil {
+		return nil, err
+	}
 	rows, err := db.QueryContext(ctx, `SELECT `+entCols+` FROM entities AS e`+entJoin+` WHERE e.collection = `+strID("?1"), collection)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	idx := &nameIndex{version: version}
-	byWord := map[string][]int32{}
-	var eb entBuilder
+	byWord := map[int32][]int32{}
+	b := newRefBuilder(idx)
 	for rows.Next() {
 		if len(idx.ents) >= maxIndexedEntities {
 			return nil, nil
@@ -401,77 +427,67 @@ func loadNames(ctx context.Context, db queryer, collection string, version int64
 			return nil, err
 		}
 		i := int32(len(idx.ents))
-		idx.ents = append(idx.ents, eb.add(&idx.es, id, name, typ, norm, refs))
-		if idx.es.tooBig() {
-			return nil, nil
-		}
+		idx.ents = append(idx.ents, b.entity(id, name, typ, norm, refs))
 		// The words the writer indexed it under (entity_words).
 		for _, w := range Words(norm, id) {
-			byWord[w] = append(byWord[w], i)
+			k := b.ref(w)
+			byWord[k] = append(byWord[k], i)
+		}
+		if idx.extra.tooBig() {
+			return nil, nil
 		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	rows.Close()
-	if err := idx.loadTriples(ctx, db, collection); err != nil || idx.rows == nil {
-		return nil, err
-	}
-	words := make([]string, 0, len(byWord))
+	idx.words = make([]int32, 0, len(byWord))
 	for w := range byWord {
-		words = append(words, w)
+		idx.words = append(idx.words, w)
 	}
-	sort.Strings(words)
-	for _, w := range words {
+	slices.SortFunc(idx.words, func(a, b int32) int { return strings.Compare(idx.str(a), idx.str(b)) })
+	idx.wordEnd = make([]int32, len(idx.words))
+	for i, w := range idx.words {
 		list := byWord[w]
 		sort.Slice(list, func(a, b int) bool { return idx.before(list[a], list[b]) })
-		idx.words.add(w)
 		idx.wordEnts = append(idx.wordEnts, list...)
-		idx.wordEnd = append(idx.wordEnd, int32(len(idx.wordEnts)))
+		idx.wordEnd[i] = int32(len(idx.wordEnts))
 	}
-	if idx.words.tooBig() {
-		return nil, nil
-	}
-	idx.es.trim()
-	idx.words.trim()
+	idx.extra.trim()
 	idx.ents = shrink(idx.ents)
 	idx.wordEnts = shrink(idx.wordEnts)
-	idx.wordEnd = shrink(idx.wordEnd)
 	return idx, nil
 }
 
-// entBuilder adds entities' strings to a table, each entity's name and
-// normalised name stored once when they equal its id or name, and each type
-// once.
-type entBuilder struct {
-	types map[string]int32
+// refBuilder makes string references (nameIndex.str) for an index whose
+// strs table is complete: a string strs holds is its strs index, any other
+// is added to extra once.
+type refBuilder struct {
+	x     *nameIndex
+	h     strFinder
+	extra map[string]int32
 }
 
-func (b *entBuilder) add(t *strTable, id, name, typ, norm string, refs int64) nameEnt {
-	n := nameEnt{refs: int32(min(refs, math.MaxInt32))}
-	n.id = t.add(id)
-	n.name = n.id
-	if name != id {
-		n.name = t.add(name)
+func newRefBuilder(x *nameIndex) *refBuilder {
+	return &refBuilder{x: x, h: newStrFinder(&x.strs), extra: map[string]int32{}}
+}
+
+// ref is the reference of s.
+func (b *refBuilder) ref(s string) int32 {
+	if k, ok := b.h.find(s); ok {
+		return k
 	}
-	switch norm {
-	case id:
-		n.norm = n.id
-	case name:
-		n.norm = n.name
-	default:
-		n.norm = t.add(norm)
+	if k, ok := b.extra[s]; ok {
+		return k
 	}
-	if b.types == nil {
-		b.types = map[string]int32{}
-	}
-	k, ok := b.types[typ]
-	if !ok {
-		k = t.add(typ)
-		b.types[t.at(k)] = k
-	}
-	n.typ = k
-	return n
+	k := ^b.x.extra.add(s)
+	b.extra[b.x.extra.at(^k)] = k
+	return k
+}
+
+// entity is an entity of the index with these strings.
+func (b *refBuilder) entity(id, name, typ, norm string, refs int64) nameEnt {
+	return nameEnt{id: b.ref(id), name: b.ref(name), typ: b.ref(typ), norm: b.ref(norm), refs: int32(min(refs, math.MaxInt32))}
 }
 
 // loadTriples reads the collection's triples into the adjacency lists. It
@@ -645,7 +661,7 @@ func (x *nameIndex) before(a, b int32) bool {
 	if ea.refs != eb.refs {
 		return ea.refs > eb.refs
 	}
-	return x.es.at(ea.id) < x.es.at(eb.id)
+	return x.str(ea.id) < x.str(eb.id)
 }
 
 // entities is Entities over the index, with the same rules as the SQL path.
@@ -653,7 +669,7 @@ func (x *nameIndex) entities(forms []string, limit int) []kgagent.Entity {
 	cands := map[string]*cand{}
 	add := func(i int32, term string, words bool) bool {
 		n := &x.ents[i]
-		id, norm := x.es.at(n.id), x.es.at(n.norm)
+		id, norm := x.str(n.id), x.str(n.norm)
 		if words && !graphrag.ContainsWords(norm, term) && id != term {
 			return false
 		}
@@ -681,8 +697,8 @@ func (x *nameIndex) entities(forms []string, limit int) []kgagent.Entity {
 			// Words that start with the term (and are not the term).
 			var pre []int32
 			seen := map[int32]bool{}
-			for w := x.words.search(term); w < x.words.len(); w++ {
-				word := x.words.at(int32(w))
+			for w := x.wordSearch(term); w < len(x.words); w++ {
+				word := x.str(x.words[w])
 				if !strings.HasPrefix(word, term) {
 					break
 				}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"unsafe"
 
 	"github.com/kgagent/kgagent/internal/snapfile"
 )
@@ -33,9 +32,12 @@ import (
 // Format 4 writes the nodes, the provenances and the triple rows as
 // varints of differences (a row's subject from the row before's, its
 // object from its subject, its provenance from the row before's): the
-// OpenJDK API docs' name index 22.9 -> 21.5 MB on disk. A snapshot of an
-// earlier format fails the header check and is rebuilt.
-const namesSnapMagic = "kgagent-graph-names-snapshot-4\n"
+// OpenJDK API docs' name index 22.9 -> 21.5 MB on disk. Format 5 writes
+// the triples' strings first and an entity's strings and the words as
+// references into them (nameIndex.str), with the few strings no triple
+// holds in a table of their own. A snapshot of an earlier format fails the
+// header check and is rebuilt from SQLite.
+const namesSnapMagic = "kgagent-graph-names-snapshot-5\n"
 
 // snapDir is where the store's snapshots live.
 func (s *Store) snapDir() string { return s.path + "-snap" }
@@ -102,30 +104,32 @@ func (s *Store) removeNamesSnapshot(collection string) {
 	_ = os.Remove(snapfile.Path(s.snapDir(), collection))
 }
 
-// encodeNames writes the snapshot body of x into e: entities, the word
-// index, the interned strings and the triples (the adjacency lists are
-// rebuilt).
+// encodeNames writes the snapshot body of x into e: the interned strings,
+// the strings apart, entities, the word index and the triples (the
+// adjacency lists are rebuilt).
 func encodeNames(e *snapfile.Encoder, x *nameIndex) {
-	e.U32(uint32(len(x.ents)))
-	for _, n := range x.ents {
-		e.Str(x.es.at(n.id))
-		e.Str(x.es.at(n.name))
-		e.Str(x.es.at(n.typ))
-		e.Str(x.es.at(n.norm))
-		e.U64(uint64(n.refs))
-	}
-	e.U32(uint32(x.words.len()))
-	for w := range x.words.len() {
-		e.Str(x.words.at(int32(w)))
-		list := span(x.wordEnts, x.wordEnd, int32(w))
-		e.U32(uint32(len(list)))
-		for _, i := range list {
-			e.U32(uint32(i))
+	for _, t := range []*strTable{&x.strs, &x.extra} {
+		e.U32(uint32(t.len()))
+		for i := range t.len() {
+			e.Str(t.at(int32(i)))
 		}
 	}
-	e.U32(uint32(x.strs.len()))
-	for i := range x.strs.len() {
-		e.Str(x.strs.at(int32(i)))
+	e.U32(uint32(len(x.ents)))
+	for _, n := range x.ents {
+		e.Varint(int64(n.id))
+		e.Varint(int64(n.name))
+		e.Varint(int64(n.typ))
+		e.Varint(int64(n.norm))
+		e.Uvarint(uint64(n.refs))
+	}
+	e.U32(uint32(len(x.words)))
+	for w, k := range x.words {
+		e.Varint(int64(k))
+		list := span(x.wordEnts, x.wordEnd, int32(w))
+		e.Uvarint(uint64(len(list)))
+		for _, i := range list {
+			e.Uvarint(uint64(i))
+		}
 	}
 	for _, list := range [][][3]int32{x.nodes, x.provs} {
 		e.U32(uint32(len(list)))
@@ -154,62 +158,72 @@ func encodeNames(e *snapfile.Encoder, x *nameIndex) {
 func decodeNames(b []byte) (*nameIndex, error) {
 	d := &snapfile.Decoder{B: b}
 	x := &nameIndex{}
-	x.ents = make([]nameEnt, d.Count(4*4+8))
 	// each table is sized from the strings' lengths first: growing them
 	// cost ~0.3 CPU-s of copying on the OpenJDK docs
-	x.es = newStrTable(len(x.ents), peekBytes(d.B, len(x.ents), 4, func(int) int { return 8 }))
-	var eb entBuilder
+	for _, t := range []*strTable{&x.strs, &x.extra} {
+		n := d.Count(4)
+		*t = newStrTable(n, peekBytes(d.B, n, 1, func(int) int { return 0 }))
+		for range n {
+			t.addBytes(d.Bytes())
+		}
+		if t.tooBig() {
+			return nil, fmt.Errorf("snapshot: strings of %d bytes", len(t.b))
+		}
+	}
+	ns, nx := int64(x.strs.len()), int64(x.extra.len())
+	// ref reads a string reference, or fails with one past its table
+	ref := func() (int32, error) {
+		k := d.Varint()
+		if k >= ns || k < -nx {
+			if d.Err != nil {
+				return 0, d.Err
+			}
+			return 0, fmt.Errorf("snapshot: string reference %d past %d and %d strings", k, ns, nx)
+		}
+		return int32(k), nil
+	}
+	x.ents = make([]nameEnt, d.Count(5))
 	for i := range x.ents {
-		id, name, typ, norm := d.Bytes(), d.Bytes(), d.Bytes(), d.Bytes()
-		refs := d.U64()
+		n := &x.ents[i]
+		for _, f := range []*int32{&n.id, &n.name, &n.typ, &n.norm} {
+			k, err := ref()
+			if err != nil {
+				return nil, err
+			}
+			*f = k
+		}
+		refs := d.Uvarint()
 		if refs > math.MaxInt32 {
 			return nil, fmt.Errorf("snapshot: entity %d has %d references", i, refs)
 		}
-		// the strings alias b only until added
-		x.ents[i] = eb.add(&x.es, unsafeStr(id), unsafeStr(name), unsafeStr(typ), unsafeStr(norm), int64(refs))
+		n.refs = int32(refs)
 	}
-	if x.es.tooBig() {
-		return nil, fmt.Errorf("snapshot: entity strings of %d bytes", len(x.es.b))
-	}
-	x.es.trim()
-	nw := d.Count(4 + 4)
-	x.words = newStrTable(nw, peekBytes(d.B, nw, 1, func(at int) int {
-		if at+4 > len(d.B) {
-			return 4
-		}
-		return 4 + 4*int(binary.LittleEndian.Uint32(d.B[at:]))
-	}))
+	nw := d.Count(2)
+	x.words = make([]int32, nw)
 	x.wordEnd = make([]int32, nw)
 	for i := range nw {
-		w := d.Bytes()
-		n := d.Count(4)
+		k, err := ref()
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && x.str(k) <= x.str(x.words[i-1]) {
+			return nil, fmt.Errorf("snapshot: words out of order")
+		}
+		x.words[i] = k
+		n := d.Uvarint()
+		if n > uint64(len(x.ents)) || n > uint64(len(d.B)) {
+			return nil, fmt.Errorf("snapshot: word %d lists %d entities", i, n)
+		}
 		for range n {
-			v := d.U32()
-			if int(v) >= len(x.ents) {
+			v := d.Uvarint()
+			if v >= uint64(len(x.ents)) {
 				return nil, fmt.Errorf("snapshot: entity %d of %d", v, len(x.ents))
 			}
 			x.wordEnts = append(x.wordEnts, int32(v))
 		}
-		if i > 0 && string(w) <= x.words.at(int32(i-1)) {
-			return nil, fmt.Errorf("snapshot: words out of order")
-		}
-		x.words.addBytes(w)
 		x.wordEnd[i] = int32(len(x.wordEnts))
 	}
-	if x.words.tooBig() {
-		return nil, fmt.Errorf("snapshot: words of %d bytes", len(x.words.b))
-	}
-	x.words.trim()
 	x.wordEnts = shrink(x.wordEnts)
-	ns := d.Count(4)
-	x.strs = newStrTable(ns, peekBytes(d.B, ns, 1, func(int) int { return 0 }))
-	for range ns {
-		x.strs.addBytes(d.Bytes())
-	}
-	if x.strs.tooBig() {
-		return nil, fmt.Errorf("snapshot: strings of %d bytes", len(x.strs.b))
-	}
-	x.strs.trim()
 	// a string, node or provenance index past its table
 	for _, list := range []*[][3]int32{&x.nodes, &x.provs} {
 		*list = make([][3]int32, d.Count(3))
@@ -217,7 +231,7 @@ func decodeNames(b []byte) (*nameIndex, error) {
 		for i := range *list {
 			for j := range 3 {
 				v := prev[j] + d.Varint()
-				if v < 0 || v >= int64(ns) {
+				if v < 0 || v >= ns {
 					if d.Err != nil {
 						return nil, d.Err
 					}
@@ -274,14 +288,6 @@ func peekBytes(b []byte, n, per int, skip func(at int) int) int {
 		at += skip(at)
 	}
 	return total
-}
-
-// unsafeStr is p as a string without a copy, for as long as p is unchanged.
-func unsafeStr(p []byte) string {
-	if len(p) == 0 {
-		return ""
-	}
-	return unsafe.String(&p[0], len(p))
 }
 
 // Snapshot makes the collection's name-index snapshot current on disk, so

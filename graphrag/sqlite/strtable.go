@@ -1,9 +1,8 @@
 package sqlite
 
 import (
+	"hash/maphash"
 	"math"
-	"sort"
-	"strings"
 	"unsafe"
 )
 
@@ -49,7 +48,7 @@ func (t *strTable) addBytes(p []byte) int32 {
 func (t *strTable) len() int { return len(t.end) }
 
 // at is string i, aliasing the table's bytes: for lookups and comparisons
-// within the index only. A string handed out of the index is str's copy, so
+// within the index only. A string handed out of the index is a copy, so
 // that nothing a caller keeps holds a whole table alive.
 func (t *strTable) at(i int32) string {
 	lo := uint32(0)
@@ -63,9 +62,6 @@ func (t *strTable) at(i int32) string {
 	return unsafe.String(&t.b[lo], hi-lo)
 }
 
-// str is a copy of string i.
-func (t *strTable) str(i int32) string { return strings.Clone(t.at(i)) }
-
 // trim drops the table's growth slack when it is more than an eighth.
 func (t *strTable) trim() {
 	if cap(t.b)-len(t.b) > len(t.b)/8 {
@@ -76,11 +72,53 @@ func (t *strTable) trim() {
 	}
 }
 
-// search returns the first index i of the sorted table whose string is not
-// less than s.
-func (t *strTable) search(s string) int {
-	return sort.Search(t.len(), func(i int) bool { return t.at(int32(i)) >= s })
-}
-
 // bytes is how much memory t holds.
 func (t *strTable) bytes() int { return cap(t.b) + 4*cap(t.end) }
+
+// strFinder finds a string's index in a strTable: an open-addressing table
+// of indexes, no copy of the strings (a map[string]int32 over the OpenJDK
+// API docs' 695k triple strings would cost ~40 MB more while an index is
+// built, at the end of an ingest).
+type strFinder struct {
+	t     *strTable
+	slots []int32 // 1 + a string's index; 0 is empty
+	seed  maphash.Seed
+}
+
+// newStrFinder indexes every string of t (the first of equal strings wins).
+// t must not change while the hash is used.
+func newStrFinder(t *strTable) strFinder {
+	n := 8
+	for n < 2*t.len() {
+		n <<= 1
+	}
+	h := strFinder{t: t, slots: make([]int32, n), seed: maphash.MakeSeed()}
+	m := uint64(n - 1)
+	for i := range int32(t.len()) {
+		s := t.at(i)
+		for j := maphash.String(h.seed, s) & m; ; j = (j + 1) & m {
+			if h.slots[j] == 0 {
+				h.slots[j] = i + 1
+				break
+			}
+			if t.at(h.slots[j]-1) == s {
+				break
+			}
+		}
+	}
+	return h
+}
+
+// find returns the index of s in the table.
+func (h *strFinder) find(s string) (int32, bool) {
+	m := uint64(len(h.slots) - 1)
+	for j := maphash.String(h.seed, s) & m; ; j = (j + 1) & m {
+		k := h.slots[j]
+		if k == 0 {
+			return 0, false
+		}
+		if h.t.at(k-1) == s {
+			return k - 1, true
+		}
+	}
+}
