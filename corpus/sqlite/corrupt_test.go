@@ -47,7 +47,7 @@ func TestCorruptBodyLeftOut(t *testing.T) {
 	}
 	defer x.Close()
 	// the first chunk of document 1: an S2 block whose data is garbage
-	res, err := x.db.Exec(`UPDATE chunks SET body = X'01ffffffff' WHERE doc_url = 'https://x/1' AND ordinal = 0 AND typeof(body) = 'blob'`)
+	res, err := x.db.Exec(`UPDATE chunks SET body = X'01ffffffff' WHERE rid IN (SELECT k.rid FROM docs d JOIN chunks k ON k.rid BETWEEN d.lo AND d.hi WHERE d.doc_url = 'https://x/1') AND ordinal = 0 AND typeof(body) = 'blob'`)
 	if err != nil {
 		t.Fatal(err)
 	}

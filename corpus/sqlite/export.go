@@ -38,8 +38,19 @@ func ReadChunks(ctx context.Context, path, collection string, fn func(kgagent.Ch
 	if ver > formatNewest {
 		return newerFormat(filepath.Base(path), ver)
 	}
-	rows, err := db.QueryContext(ctx, `SELECT `+hexSQL("id")+`, collection, doc_url, `+urlSQL("")+`, title, headings, anchor, ordinal, body, `+hexSQL("hash")+`
-		FROM chunks WHERE collection = ? ORDER BY rid`, collection)
+	q := `SELECT ` + hexSQL("k.id") + `, d.collection, d.doc_url, ` + urlSQL("d.doc_url", "k.url") + `, COALESCE(k.title, d.title), k.headings, k.anchor, k.ordinal, k.body, ` + hexSQL("k.hash") + `
+		FROM ` + collRows + ` ORDER BY d.lo`
+	var legacy int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('chunks') WHERE name = 'collection'`).Scan(&legacy); err != nil {
+		return dbErr(err, "open "+path)
+	}
+	if legacy > 0 {
+		// an older file (read only here: it is not migrated) holds
+		// each row's collection, document URL and title
+		q = `SELECT ` + hexSQL("id") + `, collection, doc_url, ` + urlSQL("doc_url", "url") + `, title, headings, anchor, ordinal, body, ` + hexSQL("hash") + `
+		FROM chunks WHERE collection = ?1 ORDER BY rid`
+	}
+	rows, err := db.QueryContext(ctx, q, collection)
 	if err != nil {
 		return dbErr(err, "read chunks")
 	}

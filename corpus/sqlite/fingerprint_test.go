@@ -31,9 +31,21 @@ func chunksFingerprint(t *testing.T, path, collection string) (int, string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query(`SELECT `+hexSQL("id")+`, doc_url, `+urlSQL("")+`, title, headings, anchor, ordinal, body, `+hexSQL("hash")+`, vec,
+	// format 7 reads a row's collection, document URL and title through
+	// its docs row; older files hold them in the row
+	q := `SELECT ` + hexSQL("k.id") + `, d.doc_url, ` + urlSQL("d.doc_url", "k.url") + `, COALESCE(k.title, d.title), k.headings, k.anchor, k.ordinal, k.body, ` + hexSQL("k.hash") + `, k.vec,
+		coalesce((SELECT dim FROM collections WHERE name = d.collection), 0)
+		FROM ` + collRows
+	var legacy int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('chunks') WHERE name = 'collection'`).Scan(&legacy); err != nil {
+		t.Fatal(err)
+	}
+	if legacy > 0 {
+		q = `SELECT ` + hexSQL("id") + `, doc_url, ` + urlSQL("doc_url", "url") + `, title, headings, anchor, ordinal, body, ` + hexSQL("hash") + `, vec,
 		coalesce((SELECT dim FROM collections WHERE name = chunks.collection), 0)
-		FROM chunks WHERE collection = ?`, collection)
+		FROM chunks WHERE collection = ?1`
+	}
+	rows, err := db.Query(q, collection)
 	if err != nil {
 		t.Fatal(err)
 	}

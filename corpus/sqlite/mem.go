@@ -435,7 +435,7 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 	if count >= maxSlots {
 		return nil, tooManyChunks(collection, count)
 	}
-	rows, err := x.db.QueryContext(ctx, `SELECT rid, doc_url, title, headings, body, vec FROM chunks WHERE collection = ? ORDER BY rid`, collection)
+	rows, err := x.db.QueryContext(ctx, `SELECT k.rid, d.doc_url, COALESCE(k.title, d.title), k.headings, k.body, k.vec FROM `+collRows+` ORDER BY d.lo`, collection)
 	if err != nil {
 		return nil, dbErr(err, "load collection")
 	}
@@ -457,6 +457,7 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 	// one corrupt row must not make the whole collection unsearchable.
 	corrupt := 0
 	defer func() { corruptDone(corrupt, "load collection "+collection) }()
+	var lastRid int64
 	for rows.Next() {
 		var rid int64
 		var c kgagent.Chunk
@@ -466,6 +467,10 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		if err := rows.Scan(&rid, &c.DocURL, &c.Title, &hp, &body, &blob); err != nil {
 			return nil, dbErr(err, "load collection")
 		}
+		if rid <= lastRid { // collRows reads in row id order
+			return nil, kgagent.Errorf(kgagent.EUNAVAILABLE, "corpus index: load collection %s: row %d read after row %d", collection, rid, lastRid)
+		}
+		lastRid = rid
 		if body.err != nil {
 			corrupt = x.corruptBody(corrupt, "load collection "+collection, body.err, "rid", rid, "doc_url", c.DocURL)
 			continue

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"log/slog"
 
@@ -25,6 +26,10 @@ import (
 //	   components) where that is shorter; dense rows read the same
 //	6  a document's chunks found by their row id range (table docs)
 //	   instead of the index chunks_doc on (collection, doc_url)
+//	7  a chunk's collection and document URL no longer stored in its row
+//	   but read from its document's docs row (the range holding its rid),
+//	   and its title NULL where it is the document's (docs.title, the
+//	   title of the document's first chunk): moveToDocs
 //
 // The search copy has always held int8 vectors quantised from the floats,
 // so format 1 keeps exactly what search ranks by at a quarter of the bytes
@@ -36,8 +41,9 @@ const (
 	formatPack     = 4
 	formatQ8Sparse = 5
 	formatDocs     = 6
+	formatDocCols  = 7
 	// formatNewest is the format Open leaves a file in.
-	formatNewest = formatDocs
+	formatNewest = formatDocCols
 )
 
 // newerFormat is the error of an index file name of format ver, written
@@ -68,62 +74,30 @@ func (x *Index) migrateQ8() error {
 	if ver >= formatNewest {
 		return nil
 	}
-	tx, err := x.db.BeginTx(ctx, nil)
+	// Format 7 rebuilds the chunks table, which semvecs references: the
+	// rebuild runs with foreign keys off on its own connection (SQLite's
+	// procedure for a table change: with them on, dropping the old table
+	// would delete every semantic vector), then checks them before the
+	// commit, and turns them on again before the connection goes back to
+	// the pool.
+	conn, err := x.db.Conn(ctx)
 	if err != nil {
 		return dbErr(err, "migrate chunk vectors")
 	}
-	defer tx.Rollback()
-	// read again inside the write transaction: another process may have
-	// migrated meanwhile
-	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil || ver >= formatNewest {
-		return dbErr(err, "read corpus index format")
-	}
-	var n int
-	if ver < formatQ8 {
-		if n, err = convertQ8(ctx, tx); err != nil {
-			return err
-		}
-	}
-	if ver < formatSemQ8 {
-		ns, err := convertSemQ8(ctx, tx)
-		if err != nil {
-			return err
-		}
-		n += ns
-	}
-	if ver < formatZBody {
-		nb, err := convertBodies(ctx, tx)
-		if err != nil {
-			return err
-		}
-		n += nb
-	}
-	if ver < formatPack {
-		nu, err := convertPack(ctx, tx)
-		if err != nil {
-			return err
-		}
-		n += nu
-	}
-	if ver < formatQ8Sparse {
-		ns, err := convertSparse(ctx, tx)
-		if err != nil {
-			return err
-		}
-		n += ns
-	}
-	if ver < formatDocs {
-		nd, err := buildDocs(ctx, tx)
-		if err != nil {
-			return err
-		}
-		n += nd
-	}
-	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, formatNewest)); err != nil {
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
 		return dbErr(err, "migrate chunk vectors")
 	}
-	if err := tx.Commit(); err != nil {
-		return dbErr(err, "migrate chunk vectors")
+	n, err := migrateTx(ctx, conn)
+	if _, ferr := conn.ExecContext(ctx, `PRAGMA foreign_keys = ON`); ferr != nil {
+		// the connection must not serve later writes without them
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		if err == nil {
+			err = dbErr(ferr, "migrate chunk vectors")
+		}
+	}
+	if err != nil {
+		return err
 	}
 	if n > 0 && x.cfg.Path != "" {
 		// VACUUM writes the compacted file through the WAL; the checkpoint
@@ -137,6 +111,238 @@ func (x *Index) migrateQ8() error {
 					"path", x.cfg.Path, "err", err)
 				break
 			}
+		}
+	}
+	return nil
+}
+
+// migrateTx is migrateQ8's transaction on conn (foreign keys off): every
+// step from the file's format to formatNewest, then the new format
+// stamped, all or nothing. It returns how many rows it rewrote.
+func migrateTx(ctx context.Context, conn *sql.Conn) (int, error) {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, dbErr(err, "migrate chunk vectors")
+	}
+	defer tx.Rollback()
+	// read again inside the write transaction: another process may have
+	// migrated meanwhile
+	var ver int
+	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil || ver >= formatNewest {
+		return 0, dbErr(err, "read corpus index format")
+	}
+	// A chunks table without a collection column was created by this
+	// format (a new file, stamped below): no older row can be in it.
+	var legacy int
+	if err := tx.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('chunks') WHERE name = 'collection'`).Scan(&legacy); err != nil {
+		return 0, dbErr(err, "read corpus index schema")
+	}
+	if legacy == 0 {
+		ver = formatNewest
+	}
+	n, err := migrateSteps(ctx, tx, ver)
+	if err != nil {
+		return 0, err
+	}
+	if ver < formatNewest {
+		// the rebuilt table's references hold (checked with foreign
+		// keys off, as the rebuild ran)
+		rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
+		if err != nil {
+			return 0, dbErr(err, "check the migrated index")
+		}
+		bad := rows.Next()
+		rows.Close()
+		if bad {
+			return 0, kgagent.Errorf(kgagent.EUNAVAILABLE, "corpus index: the migration left rows without their chunk; the file is left in format %d", ver)
+		}
+	}
+	if _, err := tx.Exec(fmt.Sprintf(`PRAGMA user_version = %d`, formatNewest)); err != nil {
+		return 0, dbErr(err, "migrate chunk vectors")
+	}
+	return n, dbErr(tx.Commit(), "migrate chunk vectors")
+}
+
+// migrateSteps runs in tx the conversions a file of format ver needs and
+// returns how many rows they rewrote.
+func migrateSteps(ctx context.Context, tx *sql.Tx, ver int) (int, error) {
+	var err error
+	var n int
+	if ver < formatQ8 {
+		if n, err = convertQ8(ctx, tx); err != nil {
+			return 0, err
+		}
+	}
+	if ver < formatSemQ8 {
+		ns, err := convertSemQ8(ctx, tx)
+		if err != nil {
+			return 0, err
+		}
+		n += ns
+	}
+	if ver < formatZBody {
+		nb, err := convertBodies(ctx, tx)
+		if err != nil {
+			return 0, err
+		}
+		n += nb
+	}
+	if ver < formatPack {
+		nu, err := convertPack(ctx, tx)
+		if err != nil {
+			return 0, err
+		}
+		n += nu
+	}
+	if ver < formatQ8Sparse {
+		ns, err := convertSparse(ctx, tx)
+		if err != nil {
+			return 0, err
+		}
+		n += ns
+	}
+	if ver < formatDocs {
+		nd, err := buildDocs(ctx, tx)
+		if err != nil {
+			return 0, err
+		}
+		n += nd
+	}
+	if ver < formatDocCols {
+		nd, err := moveToDocs(ctx, tx)
+		if err != nil {
+			return 0, err
+		}
+		n += nd
+	}
+	return n, nil
+}
+
+// moveToDocs takes each chunk's collection, document URL and (where it
+// is its document's first chunk's) title out of its row (format 7): the
+// chunks table is rebuilt without the two columns, with a NULL title
+// where docs.title says it, in row id order, and the old one dropped. A
+// document whose chunks were not consecutive (rows written before format
+// 6 need not be) first gets new consecutive row ids at the end, its
+// semantic vectors with them, and its collection a new version (the
+// search copy's snapshot names row ids), so that from now on a row's
+// document is the one whose range holds it. It returns how many documents
+// it recorded. Every row is copied or the transaction fails.
+func moveToDocs(ctx context.Context, tx *sql.Tx) (int, error) {
+	const what = "move chunk documents to docs"
+	var hasTitle int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('docs') WHERE name = 'title'`).Scan(&hasTitle); err != nil {
+		return 0, dbErr(err, what)
+	}
+	if hasTitle == 0 {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE docs ADD COLUMN title TEXT NOT NULL DEFAULT ''`); err != nil {
+			return 0, dbErr(err, what)
+		}
+	}
+	if err := renumberSplitDocs(ctx, tx); err != nil {
+		return 0, err
+	}
+	var before int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM chunks`).Scan(&before); err != nil {
+		return 0, dbErr(err, what)
+	}
+	for _, s := range []string{
+		`UPDATE docs SET title = COALESCE((SELECT k.title FROM chunks k WHERE k.rid BETWEEN docs.lo AND docs.hi
+			AND k.collection = docs.collection AND k.doc_url = docs.doc_url ORDER BY k.ordinal, k.rid LIMIT 1), '')`,
+		`DROP TABLE IF EXISTS chunks_new`,
+		`CREATE TABLE chunks_new (` + chunksColumns + `)`,
+		`INSERT INTO chunks_new(rid, id, url, title, headings, anchor, ordinal, body, hash, vec)
+			SELECT k.rid, k.id, k.url, NULLIF(k.title, d.title), k.headings, k.anchor, k.ordinal, k.body, k.hash, k.vec
+			FROM chunks k JOIN docs d ON d.collection = k.collection AND d.doc_url = k.doc_url ORDER BY k.rid`,
+	} {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return 0, dbErr(err, what)
+		}
+	}
+	var after int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM chunks_new`).Scan(&after); err != nil {
+		return 0, dbErr(err, what)
+	}
+	if after != before {
+		return 0, kgagent.Errorf(kgagent.EUNAVAILABLE, "corpus index: %d of %d chunks have no document row; the file is left in its old format", before-after, before)
+	}
+	for _, s := range []string{`DROP TABLE chunks`, `ALTER TABLE chunks_new RENAME TO chunks`} {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return 0, dbErr(err, what)
+		}
+	}
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM docs`).Scan(&n)
+	return n, dbErr(err, what)
+}
+
+// renumberSplitDocs gives each document whose rows do not fill its row id
+// range (n < hi - lo + 1) new consecutive row ids after the greatest,
+// moving its semantic vectors with them, and stamps a new version on each
+// collection it changed.
+func renumberSplitDocs(ctx context.Context, tx *sql.Tx) error {
+	const what = "renumber document chunks"
+	type doc struct {
+		coll, url string
+		lo, hi    int64
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT collection, doc_url, lo, hi FROM docs WHERE n != hi - lo + 1`)
+	if err != nil {
+		return dbErr(err, what)
+	}
+	var split []doc
+	for rows.Next() {
+		var d doc
+		if err := rows.Scan(&d.coll, &d.url, &d.lo, &d.hi); err != nil {
+			rows.Close()
+			return dbErr(err, what)
+		}
+		split = append(split, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(split) == 0 {
+		return dbErr(err, what)
+	}
+	var next int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(rid), 0) + 1 FROM chunks`).Scan(&next); err != nil {
+		return dbErr(err, what)
+	}
+	bumped := map[string]bool{}
+	for _, d := range split {
+		var rids []int64
+		rows, err := tx.QueryContext(ctx, `SELECT rid FROM chunks WHERE rid BETWEEN ? AND ? AND collection = ? AND doc_url = ? ORDER BY rid`, d.lo, d.hi, d.coll, d.url)
+		if err != nil {
+			return dbErr(err, what)
+		}
+		for rows.Next() {
+			var r int64
+			if err := rows.Scan(&r); err != nil {
+				rows.Close()
+				return dbErr(err, what)
+			}
+			rids = append(rids, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return dbErr(err, what)
+		}
+		lo := next
+		for _, r := range rids {
+			for _, s := range []string{`UPDATE chunks SET rid = ?1 WHERE rid = ?2`, `UPDATE semvecs SET rid = ?1 WHERE rid = ?2`} {
+				if _, err := tx.ExecContext(ctx, s, next, r); err != nil {
+					return dbErr(err, what)
+				}
+			}
+			next++
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE docs SET lo = ?, hi = ?, n = ? WHERE collection = ? AND doc_url = ?`, lo, next-1, len(rids), d.coll, d.url); err != nil {
+			return dbErr(err, what)
+		}
+		if !bumped[d.coll] {
+			if _, err := bumpVersion(ctx, tx, d.coll); err != nil {
+				return err
+			}
+			bumped[d.coll] = true
 		}
 	}
 	return nil

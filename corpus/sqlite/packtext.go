@@ -147,9 +147,11 @@ func packURL(doc, url string) any {
 	return url
 }
 
-// urlSQL reads packURL's form back as the chunk's URL.
-func urlSQL(p string) string {
-	return `CASE WHEN typeof(` + p + `url) = 'blob' THEN CAST(` + p + `url AS TEXT) WHEN ` + p + `url = '' OR substr(` + p + `url, 1, 1) = '#' THEN ` + p + `doc_url || ` + p + `url ELSE ` + p + `url END`
+// urlSQL reads packURL's form back as the chunk's URL: url is the stored
+// column, doc the document URL's expression (docs.doc_url from format 7
+// on).
+func urlSQL(doc, url string) string {
+	return `CASE WHEN typeof(` + url + `) = 'blob' THEN CAST(` + url + ` AS TEXT) WHEN ` + url + ` = '' OR substr(` + url + `, 1, 1) = '#' THEN ` + doc + ` || ` + url + ` ELSE ` + url + ` END`
 }
 
 // packHex is the stored form of a chunk id or hash: its bytes when it is

@@ -40,7 +40,7 @@ func TestPackedColumnsRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rows, err := db.Query(`SELECT ` + urlSQL("") + `, ` + hexSQL("id") + `, ` + hexSQL("hash") + `, body FROM chunks ORDER BY rowid`)
+	rows, err := db.Query(`SELECT ` + urlSQL("doc_url", "url") + `, ` + hexSQL("id") + `, ` + hexSQL("hash") + `, body FROM chunks ORDER BY rowid`)
 	if err != nil {
 		t.Fatal(err)
 	}

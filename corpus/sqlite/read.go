@@ -16,8 +16,7 @@ var _ corpus.DocumentReader = (*Index)(nil)
 // (lowest ordinal, then row id), read in the same statement from the
 // document's row id range.
 func (x *Index) Documents(ctx context.Context, collection, after string, limit int) ([]corpus.DocumentInfo, error) {
-	rows, err := x.db.QueryContext(ctx, `SELECT d.doc_url, d.n, (SELECT title FROM chunks
-			WHERE rid BETWEEN d.lo AND d.hi AND collection = d.collection AND doc_url = d.doc_url ORDER BY ordinal, rid LIMIT 1)
+	rows, err := x.db.QueryContext(ctx, `SELECT d.doc_url, d.n, d.title
 		FROM docs d WHERE d.collection = ? AND d.doc_url > ? ORDER BY d.doc_url LIMIT ?`, collection, after, limit)
 	if err != nil {
 		return nil, dbErr(err, "list documents")
@@ -41,8 +40,8 @@ func (x *Index) Documents(ctx context.Context, collection, after string, limit i
 
 // DocumentChunks returns the chunks of docURL in collection by ordinal.
 func (x *Index) DocumentChunks(ctx context.Context, collection, docURL string) ([]kgagent.Chunk, error) {
-	rows, err := x.db.QueryContext(ctx, `SELECT `+hexSQL("id")+`, collection, doc_url, `+urlSQL("")+`, title, headings, anchor, ordinal, body, `+hexSQL("hash")+`
-		FROM chunks WHERE `+docRange("")+` ORDER BY ordinal`, collection, docURL)
+	rows, err := x.db.QueryContext(ctx, `SELECT `+hexSQL("k.id")+`, d.collection, d.doc_url, `+urlSQL("d.doc_url", "k.url")+`, COALESCE(k.title, d.title), k.headings, k.anchor, k.ordinal, k.body, `+hexSQL("k.hash")+`
+		FROM docs d JOIN chunks k ON k.rid BETWEEN d.lo AND d.hi WHERE d.collection = ?1 AND d.doc_url = ?2 ORDER BY k.ordinal`, collection, docURL)
 	if err != nil {
 		return nil, dbErr(err, "read document")
 	}

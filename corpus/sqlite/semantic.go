@@ -286,7 +286,7 @@ func (x *Index) SemanticMissing(ctx context.Context, model string, after int64, 
 	if model == "" || limit <= 0 {
 		return nil, invalid("semantic model and a positive limit are required")
 	}
-	rows, err := x.db.QueryContext(ctx, `SELECT k.rid, k.title, k.headings, k.body FROM chunks k
+	rows, err := x.db.QueryContext(ctx, `SELECT k.rid, COALESCE(k.title, (SELECT d.title FROM docs d INDEXED BY docs_lo WHERE d.lo = `+ridDoc("k.rid")+`)), k.headings, k.body FROM chunks k
 		WHERE k.rid > ? AND NOT EXISTS (SELECT 1 FROM semvecs s WHERE s.rid = k.rid AND s.model = ?)
 		ORDER BY k.rid LIMIT ?`, after, model, limit)
 	if err != nil {
@@ -376,7 +376,7 @@ func (x *Index) loadSem(ctx context.Context, collection string, m *memColl) erro
 	if !x.hasSem.Load() {
 		return nil
 	}
-	rows, err := x.db.QueryContext(ctx, `SELECT s.model, s.rid, s.vec FROM chunks k JOIN semvecs s ON s.rid = k.rid WHERE k.collection = ?`, collection)
+	rows, err := x.db.QueryContext(ctx, `SELECT s.model, s.rid, s.vec FROM docs d JOIN semvecs s ON s.rid BETWEEN d.lo AND d.hi WHERE d.collection = ?`, collection)
 	if err != nil {
 		return dbErr(err, "load semantic vectors")
 	}

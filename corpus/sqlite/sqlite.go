@@ -271,32 +271,29 @@ func (x *Index) migrate() error {
 			name TEXT PRIMARY KEY,
 			dim  INTEGER NOT NULL
 		)`,
-		`CREATE TABLE IF NOT EXISTS chunks (
-			rid        INTEGER PRIMARY KEY,
-			id         TEXT NOT NULL,
-			collection TEXT NOT NULL,
-			doc_url    TEXT NOT NULL,
-			url        TEXT NOT NULL,
-			title      TEXT NOT NULL,
-			headings   TEXT NOT NULL,
-			anchor     TEXT NOT NULL,
-			ordinal    INTEGER NOT NULL,
-			body       TEXT NOT NULL,
-			hash       TEXT NOT NULL,
-			vec        BLOB NOT NULL
-		)`,
+		// A chunk's collection and document URL are its document's (the
+		// docs row whose range holds its rid), and so is its title where
+		// the row's is NULL (format 7; formats 0-6 repeated all three in
+		// every row: chunksLegacy is that table's schema).
+		`CREATE TABLE IF NOT EXISTS chunks (` + chunksColumns + `)`,
 		// A document's chunks have consecutive row ids (a write inserts
 		// them together, with ids read from MAX(rid)): docs gives the
 		// range and the count, instead of an index entry per chunk
-		// holding its collection and document URL again (format 6).
+		// holding its collection and document URL again (format 6), and
+		// the title of its first chunk (by ordinal, then rid; format 7).
 		`CREATE TABLE IF NOT EXISTS docs (
 			collection TEXT NOT NULL,
 			doc_url    TEXT NOT NULL,
 			lo         INTEGER NOT NULL,
 			hi         INTEGER NOT NULL,
 			n          INTEGER NOT NULL,
+			title      TEXT NOT NULL DEFAULT '',
 			PRIMARY KEY (collection, doc_url)
 		) WITHOUT ROWID`,
+		// A chunk's document by its row id: the docs row with the
+		// greatest lo <= rid (loadRows); a collection's documents in row
+		// id order (collRows).
+		`CREATE INDEX IF NOT EXISTS docs_lo ON docs(lo)`,
 		// One counter that every write transaction bumps and stamps on
 		// the collection it wrote: the version a snapshot must match.
 		`CREATE TABLE IF NOT EXISTS writes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)`,
@@ -330,6 +327,19 @@ func (x *Index) migrate() error {
 	}
 	return x.migrateQ8()
 }
+
+// chunksColumns is the schema of the chunks table from format 7 on.
+const chunksColumns = `
+			rid        INTEGER PRIMARY KEY,
+			id         TEXT NOT NULL,
+			url        TEXT NOT NULL,
+			title      TEXT,
+			headings   TEXT NOT NULL,
+			anchor     TEXT NOT NULL,
+			ordinal    INTEGER NOT NULL,
+			body       TEXT NOT NULL,
+			hash       TEXT NOT NULL,
+			vec        BLOB NOT NULL`
 
 // bumpVersion stamps a new version on collection within tx.
 func bumpVersion(ctx context.Context, tx *sql.Tx, collection string) (int64, error) {
@@ -415,8 +425,8 @@ func (x *Index) DeleteCollection(ctx context.Context, collection string) error {
 	}
 	defer tx.Rollback()
 	for _, s := range []string{
-		`DELETE FROM chunks WHERE collection = ?`,
-		`DELETE FROM docs WHERE collection = ?`,
+		`DELETE FROM chunks WHERE rid IN (SELECT k.rid FROM ` + collRows + `)`,
+		`DELETE FROM docs WHERE collection = ?1`,
 		`DELETE FROM collections WHERE name = ?`,
 	} {
 		if _, err := tx.ExecContext(ctx, s, collection); err != nil {
@@ -836,8 +846,9 @@ func (x *Index) loadRows(ctx context.Context, rids []int64) (map[int64]kgagent.C
 		args[i] = rid
 		marks[i] = "?"
 	}
-	rows, err := x.db.QueryContext(ctx, `SELECT rid, `+hexSQL("id")+`, collection, doc_url, `+urlSQL("")+`, title, headings, anchor, ordinal, body, `+hexSQL("hash")+`
-		FROM chunks WHERE rid IN (`+strings.Join(marks, ",")+`)`, args...)
+	rows, err := x.db.QueryContext(ctx, `SELECT k.rid, `+hexSQL("k.id")+`, d.collection, d.doc_url, `+urlSQL("d.doc_url", "k.url")+`, COALESCE(k.title, d.title), k.headings, k.anchor, k.ordinal, k.body, `+hexSQL("k.hash")+`
+		FROM chunks k JOIN docs d INDEXED BY docs_lo ON d.lo = `+ridDoc("k.rid")+`
+		WHERE k.rid IN (`+strings.Join(marks, ",")+`) AND k.rid <= d.hi`, args...)
 	if err != nil {
 		return nil, dbErr(err, "load chunks")
 	}
@@ -878,11 +889,24 @@ func appendQ8Bytes(b []byte, q []int8, v []float32) ([]byte, []int8) {
 
 // docRange is the SQL condition that a chunks row (aliased p, "" or "k.")
 // is one of the document ?2 of collection ?1: its row id in the
-// document's range (docs), then its collection and URL checked.
+// document's range (docs; from format 7 on the ranges of two documents
+// never overlap, and the range is the only record of a row's document).
 func docRange(p string) string {
-	return p + `rid BETWEEN (SELECT lo FROM docs WHERE collection = ?1 AND doc_url = ?2) AND (SELECT hi FROM docs WHERE collection = ?1 AND doc_url = ?2)
-		AND ` + p + `collection = ?1 AND ` + p + `doc_url = ?2`
+	return p + `rid BETWEEN (SELECT lo FROM docs WHERE collection = ?1 AND doc_url = ?2) AND (SELECT hi FROM docs WHERE collection = ?1 AND doc_url = ?2)`
 }
+
+// ridDoc is the SQL of the lo of the document of the chunk row id rid:
+// the docs row with the greatest lo at or below it (docs_lo).
+func ridDoc(rid string) string {
+	return `(SELECT lo FROM docs INDEXED BY docs_lo WHERE lo <= ` + rid + ` ORDER BY lo DESC LIMIT 1)`
+}
+
+// collRows is the FROM clause of the chunk rows of collection ?1 with
+// their documents, docs d and chunks k, in row id order when ordered by
+// d.lo: documents by their range, which docs_lo gives in order, and each
+// document's rows by a row id range search, which reads them in row id
+// order (an ORDER BY k.rid too would sort every document's rows again).
+const collRows = `docs d INDEXED BY docs_lo JOIN chunks k ON k.rid BETWEEN d.lo AND d.hi WHERE d.collection = ?1`
 
 // packQ8 rewrites the vector b (appendQ8Bytes, dim+4 bytes) in the sparse
 // form when that is shorter: the scale, then a bitmap of ceil(dim/8) bytes

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -137,33 +136,26 @@ func (x *Index) runTx(jobs []*writeJob) bool {
 
 // insSizes are the row counts of the multi-row INSERTs, largest first: a
 // document's chunks go 16 rows per statement, the rest in at most four
-// more (8, 4, 2, 1), with the document's collection and URL bound once per
-// statement (see DECISIONS.md for what it saved).
+// more (8, 4, 2, 1) (see DECISIONS.md for what it saved).
 var insSizes = [...]int{16, 8, 4, 2, 1}
 
-// rowParams is the number of parameters of one row in an insert (all but
-// collection and doc_url, which are ?1 and ?2).
+// rowParams is the number of parameters of one row in an insert.
 const rowParams = 10
 
-// insertSQL is the INSERT of rows chunk rows: ?1 is the collection and ?2
-// the document URL of every row, then come rowParams anonymous parameters
-// per row (see txWrite.insert). Anonymous, because the driver reads every
-// parameter's name before binding it, and a numbered one's name costs it
-// an allocation and a parse.
+// insertSQL is the INSERT of rows chunk rows: rowParams anonymous
+// parameters per row (see txWrite.insert). Anonymous, because the driver
+// reads every parameter's name before binding it, and a numbered one's
+// name costs it an allocation and a parse. A row holds neither its
+// collection nor its document URL: its document's docs row does.
 func insertSQL(rows int) string {
 	var b strings.Builder
-	b.WriteString(`INSERT INTO chunks(collection, doc_url, rid, id, url, title, headings, anchor, ordinal, body, hash, vec) SELECT ?1, ?2`)
-	for k := range rowParams {
-		fmt.Fprintf(&b, ", column%d", k+1)
-	}
-	b.WriteString(` FROM (VALUES `)
+	b.WriteString(`INSERT INTO chunks(rid, id, url, title, headings, anchor, ordinal, body, hash, vec) VALUES `)
 	for r := range rows {
 		if r > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString("(?" + strings.Repeat(", ?", rowParams-1) + ")")
 	}
-	b.WriteByte(')')
 	return b.String()
 }
 
@@ -189,10 +181,10 @@ func (x *Index) prepareWrites() error {
 		{&x.st.docRids, `SELECT rid FROM chunks WHERE ` + docRange("")},
 		{&x.st.delDoc, `DELETE FROM chunks WHERE ` + docRange("")},
 		{&x.st.delDocRow, `DELETE FROM docs WHERE collection = ?1 AND doc_url = ?2`},
-		{&x.st.setDoc, `INSERT OR REPLACE INTO docs(collection, doc_url, lo, hi, n) VALUES (?, ?, ?, ?, ?)`},
+		{&x.st.setDoc, `INSERT OR REPLACE INTO docs(collection, doc_url, lo, hi, n, title) VALUES (?, ?, ?, ?, ?, ?)`},
 		{&x.st.bump, `UPDATE writes SET n = n + 1 WHERE id = 1 RETURNING n`},
 		{&x.st.setVersion, `UPDATE collections SET version = ? WHERE name = ?`},
-		{&x.st.semOld, `SELECT ` + hexSQL("k.hash") + `, k.title, k.headings, s.model, s.vec FROM chunks k JOIN semvecs s ON s.rid = k.rid WHERE ` + docRange("k.")},
+		{&x.st.semOld, `SELECT ` + hexSQL("k.hash") + `, COALESCE(k.title, (SELECT title FROM docs WHERE collection = ?1 AND doc_url = ?2)), k.headings, s.model, s.vec FROM chunks k JOIN semvecs s ON s.rid = k.rid WHERE ` + docRange("k.")},
 		{&x.st.semIns, `INSERT OR REPLACE INTO semvecs(rid, model, vec) VALUES (?, ?, ?)`},
 		{&x.st.ins[0], insertSQL(insSizes[0])},
 		{&x.st.ins[1], insertSQL(insSizes[1])},
@@ -243,6 +235,8 @@ type txWrite struct {
 	// mostly share their section's
 	lastPath []string
 	lastHP   string
+	// docTitle is the title of the document being written (docTitle)
+	docTitle string
 }
 
 // stmt is st bound to the transaction.
@@ -291,6 +285,7 @@ func (t *txWrite) writeDoc(g *writeJob) error {
 	if len(g.chunks) > 0 && t.nextRid > math.MaxInt64-int64(len(g.chunks)) {
 		return kgagent.Errorf(kgagent.EUNAVAILABLE, "corpus index: row ids exhausted")
 	}
+	t.docTitle = docTitle(g.chunks)
 	for i := 0; i < len(g.chunks); {
 		k := 0
 		for insSizes[k] > len(g.chunks)-i {
@@ -302,7 +297,7 @@ func (t *txWrite) writeDoc(g *writeJob) error {
 		i += insSizes[k]
 	}
 	if len(added) > 0 {
-		if _, err := t.stmt(t.x.st.setDoc).ExecContext(ctx, g.collection, g.docURL, added[0], added[len(added)-1], len(added)); err != nil {
+		if _, err := t.stmt(t.x.st.setDoc).ExecContext(ctx, g.collection, g.docURL, added[0], added[len(added)-1], len(added), t.docTitle); err != nil {
 			return dbErr(err, "record document")
 		}
 	}
@@ -375,7 +370,7 @@ func (t *txWrite) deleteDoc(ctx context.Context, collection, docURL string) ([]i
 // ids, recording them in added.
 func (t *txWrite) insert(ctx context.Context, g *writeJob, from, k int, added []int64) error {
 	st, n := t.x.st.ins[k], insSizes[k]
-	args := append(t.args[:0], g.collection, g.docURL)
+	args := t.args[:0]
 	// Each vector is quantised into t.q8b, then packed (packQ8) onto vb;
 	// ends[r] is where row r's bytes end in vb.
 	vb, ends := t.vecBuf[:0], t.vecEnds[:0]
@@ -402,13 +397,33 @@ func (t *txWrite) insert(ctx context.Context, g *writeJob, from, k int, added []
 		if r > 0 {
 			lo = ends[r-1]
 		}
-		args = append(args, rid, packHex(c.ID), packURL(g.docURL, c.URL), c.Title, t.headings(c.HeadingPath), c.Anchor, c.Ordinal,
+		var title any = c.Title
+		if c.Title == t.docTitle {
+			title = nil // the document's (docs.title)
+		}
+		args = append(args, rid, packHex(c.ID), packURL(g.docURL, c.URL), title, t.headings(c.HeadingPath), c.Anchor, c.Ordinal,
 			packText(c.Text), packHex(c.Hash), vb[lo:ends[r]:ends[r]])
 	}
 	t.args = args
 	_, err := t.stmt(st).ExecContext(ctx, args...)
 	clear(args) // drop the references to the chunks
 	return dbErr(err, "insert chunk")
+}
+
+// docTitle is the title of a document's first chunk by ordinal (the
+// earliest written among equal ordinals): its docs row's title, which
+// each chunk row of the same title leaves NULL.
+func docTitle(chunks []kgagent.Chunk) string {
+	first := -1
+	for i := range chunks {
+		if first < 0 || chunks[i].Ordinal < chunks[first].Ordinal {
+			first = i
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	return chunks[first].Title
 }
 
 // headings is the stored JSON of a heading path.

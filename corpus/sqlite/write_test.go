@@ -167,7 +167,7 @@ func TestMultiRowInsert(t *testing.T) {
 	check("https://x.test/a", a2, av2)
 	check("https://x.test/b", b, bv)
 
-	rows, err := x.db.Query(`SELECT rid, doc_url FROM chunks WHERE collection = 'c'`)
+	rows, err := x.db.Query(`SELECT k.rid, d.doc_url FROM `+collRows, "c")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,327 @@
+package sqlite
+
+import (
+	"database/sql"
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/internal/fixture"
+)
+
+// docColsFixture is an index.db written by main at 56c0d23 (format 6:
+// every chunk row holds its collection, document URL and title):
+// `kgagent ingest` of testdata/site served on loopback by main's binary,
+// the WAL checkpointed into the file.
+const docColsFixture = "testdata/index-main-56c0d23.db.gz"
+
+// docColsFP is chunksFingerprint of docColsFixture as main wrote it.
+var docColsFP = map[string]string{"default": "n=102 c86626920c719abe", "default__entities": "n=57 934dad92cd8b2005"}
+
+// fingerprints is chunksFingerprint of both collections of the demo.
+func fingerprints(t *testing.T, path string) map[string]string {
+	t.Helper()
+	fp := map[string]string{}
+	for _, c := range []string{"default", "default__entities"} {
+		n, sha := chunksFingerprint(t, path, c)
+		fp[c] = fmt.Sprintf("n=%d %s", n, sha)
+	}
+	return fp
+}
+
+// readAll is every chunk of collection as ReadChunks gives it.
+func readAll(t *testing.T, path, collection string) []kgagent.Chunk {
+	t.Helper()
+	var out []kgagent.Chunk
+	if err := ReadChunks(t.Context(), path, collection, func(c kgagent.Chunk) error {
+		out = append(out, c)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// legacyRids is the row ids of collection's chunks in a format-6 file, in
+// order.
+func legacyRids(t *testing.T, path, collection string) []int64 {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT rid FROM chunks WHERE collection = ? ORDER BY rid`, collection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var rids []int64
+	for rows.Next() {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		rids = append(rids, r)
+	}
+	return rids
+}
+
+// TestMigrateDocCols opens the index.db main wrote at 56c0d23 (format 6):
+// format 7 takes each chunk's collection and document URL out of its row
+// and its title where it is its document's, in one transaction; every
+// chunk reads back as main stored it (ReadChunks, DocumentChunks,
+// Documents, search hits, the knowledge-fp fingerprints), the search copy
+// holds the same rows in the same order, the file shrinks, and a second
+// open changes nothing.
+func TestMigrateDocCols(t *testing.T) {
+	ctx := t.Context()
+	path := fixture.Gunzip(t, docColsFixture, "index.db")
+	if n := countSQL(t, path, `PRAGMA user_version`); n != formatDocs {
+		t.Fatalf("fixture: format %d", n)
+	}
+	colls := []string{"default", "default__entities"}
+	wantFP := fingerprints(t, path)
+	if wantFP["default"] != docColsFP["default"] || wantFP["default__entities"] != docColsFP["default__entities"] {
+		t.Fatalf("fixture: fingerprints %v, want %v (knowledge-fp.sh)", wantFP, docColsFP)
+	}
+	wantChunks := map[string][]kgagent.Chunk{}
+	wantDocs := map[string][]corpus.DocumentInfo{}
+	wantIDs := map[string]map[string][]string{}
+	wantRids := map[string][]int64{}
+	byID := map[string]kgagent.Chunk{}
+	for _, c := range colls {
+		wantChunks[c] = readAll(t, path, c) // the format-6 read
+		wantDocs[c], wantIDs[c] = oldDocuments(t, path, c)
+		wantRids[c] = legacyRids(t, path, c)
+		for _, ch := range wantChunks[c] {
+			byID[ch.ID] = ch
+		}
+	}
+	// the fixture has chunks whose title is not their document's
+	if n := countSQL(t, path, `SELECT count(*) FROM chunks c JOIN docs d ON d.collection = c.collection AND d.doc_url = c.doc_url
+		WHERE c.title != (SELECT title FROM chunks k WHERE k.rid BETWEEN d.lo AND d.hi ORDER BY ordinal, rid LIMIT 1)`); n == 0 {
+		t.Fatal("fixture: every chunk has its document's title")
+	}
+	// the chunk rows' bytes (the file itself is a few 16 KiB pages: the
+	// new docs_lo index takes one of the pages the rows free)
+	const rowBytes = `SELECT SUM(pgsize - unused) FROM dbstat WHERE name = 'chunks'`
+	before := countSQL(t, path, rowBytes)
+
+	x, err := Open(Config{Path: path, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countSQL(t, path, `PRAGMA user_version`); n != formatDocCols {
+		t.Fatalf("migrated: format %d", n)
+	}
+	if n := countSQL(t, path, `SELECT count(*) FROM pragma_table_info('chunks') WHERE name IN ('collection', 'doc_url')`); n != 0 {
+		t.Errorf("chunks still has %d document columns", n)
+	}
+	if n := countSQL(t, path, `SELECT count(*) FROM chunks WHERE title IS NOT NULL`); n == 0 || n >= 159 {
+		t.Errorf("%d of 159 chunk rows keep a title", n)
+	}
+	for _, c := range colls {
+		if got := readAll(t, path, c); !reflect.DeepEqual(got, wantChunks[c]) {
+			t.Errorf("%s: ReadChunks after the migration differs from main's rows", c)
+		}
+		got, err := x.Documents(ctx, c, "", 1000)
+		if err != nil || !slices.Equal(got, wantDocs[c]) {
+			t.Errorf("%s: documents %v (%v), main's rows give %v", c, got, err, wantDocs[c])
+		}
+		for _, d := range wantDocs[c] {
+			cs, err := x.DocumentChunks(ctx, c, d.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, ch := range cs {
+				ids = append(ids, ch.ID)
+				if !reflect.DeepEqual(ch, byID[ch.ID]) {
+					t.Errorf("%s %s: chunk %+v, main stored %+v", c, d.URL, ch, byID[ch.ID])
+				}
+			}
+			if !slices.Equal(ids, wantIDs[c][d.URL]) {
+				t.Errorf("%s %s: chunks %v, main's rows give %v", c, d.URL, ids, wantIDs[c][d.URL])
+			}
+		}
+		m, err := x.collection(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(m.rids, wantRids[c]) {
+			t.Errorf("%s: search copy rows %v, main's %v", c, m.rids, wantRids[c])
+		}
+	}
+	lex := corpus.NewLexical(corpus.LexicalConfig{Dim: 384})
+	hits := 0
+	for _, q := range []string{"configure the HTTP API port", "install", "python client", "glossary term", "error codes"} {
+		for _, mode := range []corpus.Mode{corpus.ModeDense, corpus.ModeHybrid, corpus.ModeKeyword} {
+			g, err := x.Search(ctx, corpus.Query{Collection: "default", Text: q, Vector: lex.Vector(q), K: 10, Mode: mode})
+			if err != nil || len(g) == 0 {
+				t.Fatalf("%s search %q after the migration: %v %v", mode, q, g, err)
+			}
+			for _, h := range g {
+				hits++
+				if !reflect.DeepEqual(h.Chunk, byID[h.Chunk.ID]) {
+					t.Errorf("%s %q: hit %+v, main stored %+v", mode, q, h.Chunk, byID[h.Chunk.ID])
+				}
+			}
+		}
+	}
+	x.Close()
+	if got := fingerprints(t, path); !reflect.DeepEqual(got, wantFP) {
+		t.Errorf("after the migration: fingerprints %v, main stored %v", got, wantFP)
+	}
+	after := countSQL(t, path, rowBytes)
+	t.Logf("chunk rows %d bytes before, %d after; %d hits checked", before, after, hits)
+	if after >= before*85/100 {
+		t.Errorf("chunk rows did not shrink by 15%%: %d -> %d bytes", before, after)
+	}
+	stat, _ := os.Stat(path)
+
+	// A second open changes nothing.
+	x, err = Open(Config{Path: path, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	if again, _ := os.Stat(path); again.Size() != stat.Size() || !again.ModTime().Equal(stat.ModTime()) {
+		t.Errorf("a second open rewrote the file")
+	}
+	for _, c := range colls {
+		if got := readAll(t, path, c); !reflect.DeepEqual(got, wantChunks[c]) {
+			t.Errorf("%s: changed on a second open", c)
+		}
+	}
+}
+
+// TestMigrateDocColsSplitDocument migrates a format-6 file in which one
+// document's rows are not consecutive (another document's lie inside its
+// range, as rows written before format 6 may): the document gets new
+// consecutive row ids, every document reads back its own chunks, no two
+// ranges overlap, and the collection's version moves (its snapshot names
+// row ids).
+func TestMigrateDocColsSplitDocument(t *testing.T) {
+	ctx := t.Context()
+	path := fixture.Gunzip(t, docColsFixture, "index.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var url string
+	var lo, hi int64
+	if err := db.QueryRow(`SELECT doc_url, lo, hi FROM docs WHERE collection = 'default' AND n >= 2 ORDER BY lo LIMIT 1`).Scan(&url, &lo, &hi); err != nil {
+		t.Fatal(err)
+	}
+	// its last chunk moves after every other row: the documents between
+	// now lie inside its range
+	for _, s := range []string{
+		`UPDATE chunks SET rid = (SELECT MAX(rid) + 1 FROM chunks) WHERE rid = ?1`,
+		`UPDATE docs SET hi = (SELECT MAX(rid) FROM chunks) WHERE collection = 'default' AND doc_url = ?2`,
+	} {
+		if _, err := db.Exec(s, hi, url); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var version int64
+	if err := db.QueryRow(`SELECT version FROM collections WHERE name = 'default'`).Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if n := countSQL(t, path, `SELECT count(*) FROM docs WHERE n != hi - lo + 1`); n != 1 {
+		t.Fatalf("%d split documents", n)
+	}
+	wantDocs, wantIDs := oldDocuments(t, path, "default")
+	wantChunks := readAll(t, path, "default")
+	wantFP := fingerprints(t, path)
+
+	x, err := Open(Config{Path: path, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if got, err := x.Documents(ctx, "default", "", 1000); err != nil || !slices.Equal(got, wantDocs) {
+		t.Errorf("documents %v (%v), want %v", got, err, wantDocs)
+	}
+	for _, d := range wantDocs {
+		cs, err := x.DocumentChunks(ctx, "default", d.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, ch := range cs {
+			ids = append(ids, ch.ID)
+		}
+		if !slices.Equal(ids, wantIDs[d.URL]) {
+			t.Errorf("%s: chunks %v, want %v", d.URL, ids, wantIDs[d.URL])
+		}
+	}
+	got := readAll(t, path, "default")
+	key := func(c kgagent.Chunk) string { return c.ID }
+	slices.SortFunc(got, func(a, b kgagent.Chunk) int { return strings.Compare(key(a), key(b)) })
+	slices.SortFunc(wantChunks, func(a, b kgagent.Chunk) int { return strings.Compare(key(a), key(b)) })
+	if !reflect.DeepEqual(got, wantChunks) {
+		t.Errorf("ReadChunks after the migration differs from the rows before")
+	}
+	if n := countSQL(t, path, `SELECT count(*) FROM docs WHERE n != hi - lo + 1`); n != 0 {
+		t.Errorf("%d documents still split", n)
+	}
+	if n := countSQL(t, path, `SELECT count(*) FROM docs a JOIN docs b ON (a.collection, a.doc_url) != (b.collection, b.doc_url) AND a.lo <= b.hi AND b.lo <= a.hi`); n != 0 {
+		t.Errorf("%d overlapping document ranges", n)
+	}
+	if n := countSQL(t, path, `SELECT version FROM collections WHERE name = 'default'`); int64(n) == version {
+		t.Errorf("collection version still %d", n)
+	}
+	if got := fingerprints(t, path); !reflect.DeepEqual(got, wantFP) {
+		t.Errorf("after the migration: fingerprints %v, before %v", got, wantFP)
+	}
+}
+
+// TestMigrateDocColsFailsWhole makes the format-7 migration fail after it
+// has changed tables inside its transaction (a chunk whose document has
+// no docs row: the copy would lose it): Open fails with the stable code,
+// and the file is left exactly in format 6, every row as it was.
+func TestMigrateDocColsFailsWhole(t *testing.T) {
+	path := fixture.Gunzip(t, docColsFixture, "index.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`DELETE FROM docs WHERE (collection, doc_url) = (SELECT collection, doc_url FROM docs WHERE collection = 'default__entities' ORDER BY doc_url DESC LIMIT 1)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	wantFP := fingerprints(t, path)
+	_, err = Open(Config{Path: path, NoSnapshots: true})
+	if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE || !strings.Contains(fmtErr(err), "no document row") {
+		t.Fatalf("open: %v, want EUNAVAILABLE naming the rows without a document", err)
+	}
+	if n := countSQL(t, path, `PRAGMA user_version`); n != formatDocs {
+		t.Errorf("format %d after the failed migration", n)
+	}
+	if n := countSQL(t, path, `SELECT count(*) FROM pragma_table_info('chunks') WHERE name = 'collection'`); n != 1 {
+		t.Errorf("chunks lost its collection column")
+	}
+	if n := countSQL(t, path, `SELECT count(*) FROM pragma_table_info('docs') WHERE name = 'title'`); n != 0 {
+		t.Errorf("docs gained a title column")
+	}
+	if n := countSQL(t, path, `SELECT count(*) FROM sqlite_schema WHERE name = 'chunks_new'`); n != 0 {
+		t.Errorf("chunks_new left behind")
+	}
+	if got := fingerprints(t, path); !reflect.DeepEqual(got, wantFP) {
+		t.Errorf("fingerprints %v, were %v", got, wantFP)
+	}
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
