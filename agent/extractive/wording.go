@@ -76,9 +76,9 @@ var everydayWords = sync.OnceValue(func() map[string]bool {
 // unanswerable "npm" 0.395, "blockchain" 0.428 and "neural" 0.373 do not.
 const coverMin = 0.5
 
-// everyday reports whether w is an everyday English word, or the plural
-// or third person of one ("averages": the vocabulary lists whole words
-// that frequent in their own form only, and "average" is).
+// everyday reports whether w is an everyday English word, or the plural,
+// third person, -ing or -ed form of one ("averages": the vocabulary lists
+// whole words that frequent in their own form only, and "average" is).
 func everyday(w string) bool {
 	w = strings.ToLower(w)
 	if everydayWords()[w] {
@@ -90,8 +90,32 @@ func everyday(w string) bool {
 	if b, ok := strings.CutSuffix(w, "es"); ok && everydayWords()[b] {
 		return true
 	}
-	b, ok := strings.CutSuffix(w, "s")
-	return ok && !strings.HasSuffix(b, "s") && everydayWords()[b]
+	if b, ok := strings.CutSuffix(w, "s"); ok && !strings.HasSuffix(b, "s") && everydayWords()[b] {
+		return true
+	}
+	return inflectedEveryday(w)
+}
+
+// inflectedEveryday reports whether w is the -ing or -ed form of an
+// everyday word ("loading", "mounting", "clobbered"): the vocabulary
+// lists a frequent verb's whole word in its own form, and its other forms
+// only when they are frequent themselves. The stem left keeps three
+// letters or more ("string" is no form of "str"), and may have lost an
+// "e" ("saving") or doubled its last consonant ("stopped").
+func inflectedEveryday(w string) bool {
+	for _, suf := range []string{"ing", "ed"} {
+		b, ok := strings.CutSuffix(w, suf)
+		if !ok || len(b) < 3 {
+			continue
+		}
+		if everydayWords()[b] || everydayWords()[b+"e"] {
+			return true
+		}
+		if n := len(b); b[n-1] == b[n-2] && everydayWords()[b[:n-1]] {
+			return true
+		}
+	}
+	return false
 }
 
 // writtenAsName reports whether the question writes w as a name: with a
@@ -218,6 +242,12 @@ func wordingNote(words []string) string {
 	return "The docs don't use the words " + quoteList(words) + "; the closest they cover: "
 }
 
+// objectAdverbs are adverbs that follow a verb's object and end it ("get
+// my query results straight into …", "put the backup back", "throw old
+// points away"): never the head of the object.
+var objectAdverbs = map[string]bool{"straight": true, "directly": true, "back": true, "away": true, "together": true,
+	"again": true, "instead": true, "automatically": true, "manually": true, "somewhere": true, "elsewhere": true}
+
 // objectHead returns the head of the object of a question's action, lower
 // case: the last word of the run of content words after it ("copy" in
 // "save a copy of my database", "export" in "load a spreadsheet export
@@ -232,6 +262,9 @@ func objectHead(q, action string) string {
 		if !after {
 			after = w == action
 			continue
+		}
+		if objectAdverbs[w] {
+			break // "get my results straight into …": the object ended
 		}
 		if w == "" || text.IsQuestionStop(w) || objectStarts[w] {
 			if head != "" {

@@ -129,13 +129,15 @@ func TestWrittenAsName(t *testing.T) {
 
 func TestObjectHead(t *testing.T) {
 	for q, want := range map[string]string{
-		"How do I upgrade my cluster from Lumen 2?":          "cluster",
-		"save a copy of my database somewhere safe":          "copy",
-		"load a spreadsheet export into my database":         "export",
-		"How do I draw a chart of my points in the browser?": "chart",
-		"How do I compress old shards by hand?":              "shards",
-		"turn on https for the server":                       "", // no action
-		"How do I zorblax?":                                  "",
+		"How do I upgrade my cluster from Lumen 2?":             "cluster",
+		"save a copy of my database somewhere safe":             "copy",
+		"load a spreadsheet export into my database":            "export",
+		"How do I draw a chart of my points in the browser?":    "chart",
+		"How do I compress old shards by hand?":                 "shards",
+		"turn on https for the server":                          "", // no action
+		"How do I zorblax?":                                     "",
+		"get my query results straight into a pandas dataframe": "results", // an adverb ends the object
+		"How do I put the old backup back?":                     "backup",
 	} {
 		if got := objectHead(q, actionWord(q)); got != want {
 			t.Errorf("objectHead(%q) = %q, want %q", q, got, want)
@@ -169,8 +171,10 @@ func TestEveryday(t *testing.T) {
 	for w, want := range map[string]bool{
 		"around": true, "Yesterday": true, "averages": true, "policies": true, "watches": true,
 		"mascot": false, "npm": false, "conftest": false, "blockchain": false, "shards": false,
-		"academies": true,  // "academy" is listed, its plural is not
-		"hiss":      false, // not the plural of "his"
+		"academies": true,                                                    // "academy" is listed, its plural is not
+		"hiss":      false,                                                   // not the plural of "his"
+		"loading":   true, "mounting": true, "saving": true, "stopped": true, // -ing / -ed of everyday verbs
+		"sharding": false, "frobnicated": false, "encrypted": false, "vacuuming": false,
 	} {
 		if got := everyday(w); got != want {
 			t.Errorf("everyday(%q) = %v, want %v", w, got, want)
