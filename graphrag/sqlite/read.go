@@ -81,11 +81,22 @@ type nameIndex struct {
 	ids             []int32 // strs indexes of the subjects and objects, by string (entity ids only are looked up)
 }
 
-// memTriple is one triple row: its subject and object as indexes into
-// nameIndex.nodes, predicate and literal into nameIndex.strs, provenance
-// into nameIndex.provs (20 bytes; the eleven string columns were 44).
+// memTriple is one triple row: its subject as an index into
+// nameIndex.nodes, predicate into nameIndex.strs, provenance into
+// nameIndex.provs, and its object as a nodes index, or ^k for a literal
+// (strs index k ≥ 1), whose object is the empty entity: 16 bytes (the
+// eleven string columns were 44, and a row kept both an object and a
+// literal until a triple with both was refused anyway).
 type memTriple struct {
-	s, p, o, lit, prov int32
+	s, p, o, prov int32
+}
+
+// lit is the strs index of r's literal, 0 ("") for an entity object.
+func (r *memTriple) lit() int32 {
+	if r.o < 0 {
+		return ^r.o
+	}
+	return 0
 }
 
 // str is the string of reference k: strs index k when k ≥ 0, else extra
@@ -97,9 +108,15 @@ func (x *nameIndex) str(k int32) string {
 	return x.extra.at(^k)
 }
 
-// sid and oid are the strs indexes of r's subject and object ids.
+// sid and oid are the strs indexes of r's subject and object ids (0, "",
+// for a literal's).
 func (x *nameIndex) sid(r *memTriple) int32 { return x.nodes[r.s][0] }
-func (x *nameIndex) oid(r *memTriple) int32 { return x.nodes[r.o][0] }
+func (x *nameIndex) oid(r *memTriple) int32 {
+	if r.o < 0 {
+		return 0
+	}
+	return x.nodes[r.o][0]
+}
 
 // span is list[end[k-1]:end[k]].
 func span(list, end []int32, k int32) []int32 {
@@ -161,8 +178,12 @@ func (x *nameIndex) triples(rows []int32, collection string) []kgagent.Triple {
 	var ids [9]int32
 	cols := func(i int32) *[9]int32 {
 		r := &x.rows[i]
-		sn, on, pv := &x.nodes[r.s], &x.nodes[r.o], &x.provs[r.prov]
-		ids = [9]int32{sn[0], sn[1], sn[2], r.p, on[0], on[1], on[2], r.lit, pv[0]}
+		sn, pv := &x.nodes[r.s], &x.provs[r.prov]
+		var on [3]int32 // a literal's object: "" (strs index 0)
+		if r.o >= 0 {
+			on = x.nodes[r.o]
+		}
+		ids = [9]int32{sn[0], sn[1], sn[2], r.p, on[0], on[1], on[2], r.lit(), pv[0]}
 		return &ids
 	}
 	size := 0
@@ -541,13 +562,23 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 			}
 			c[i] = n
 		}
-		list = append(list, row{rowid, memTriple{
+		t := memTriple{
 			s:    intern(nodes, &x.nodes, [3]int32{c[0], c[1], c[2]}),
 			p:    c[3],
-			o:    intern(nodes, &x.nodes, [3]int32{c[4], c[5], c[6]}),
-			lit:  c[7],
 			prov: intern(provs, &x.provs, [3]int32{c[8], c[9], c[10]}),
-		}})
+		}
+		switch {
+		case c[7] == 0:
+			t.o = intern(nodes, &x.nodes, [3]int32{c[4], c[5], c[6]})
+		case c[4] == 0 && c[5] == 0 && c[6] == 0:
+			t.o = ^c[7]
+		default:
+			// A literal and an object entity (no kgagent writes one:
+			// graphrag.ValidateTriple refuses it): no row to hold it,
+			// SQL answers.
+			return nil
+		}
+		list = append(list, row{rowid, t})
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -953,7 +984,7 @@ func (x *nameIndex) expand(collection string, seeds []string, hops, per int) []k
 			seen[r] = true
 			taken = append(taken, r)
 			row := &x.rows[r]
-			if row.lit != 0 { // a literal: its object is no entity
+			if row.o < 0 { // a literal: its object is no entity
 				return
 			}
 			for _, e := range []int32{x.sid(row), x.oid(row)} {

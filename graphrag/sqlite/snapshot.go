@@ -35,9 +35,10 @@ import (
 // OpenJDK API docs' name index 22.9 -> 21.5 MB on disk. Format 5 writes
 // the triples' strings first and an entity's strings and the words as
 // references into them (nameIndex.str), with the few strings no triple
-// holds in a table of their own. A snapshot of an earlier format fails the
-// header check and is rebuilt from SQLite.
-const namesSnapMagic = "kgagent-graph-names-snapshot-5\n"
+// holds in a table of their own. Format 6 writes a row's literal before its
+// object, and no object for a literal (memTriple). A snapshot of an earlier
+// format fails the header check and is rebuilt from SQLite.
+const namesSnapMagic = "kgagent-graph-names-snapshot-6\n"
 
 // snapDir is where the store's snapshots live.
 func (s *Store) snapDir() string { return s.path + "-snap" }
@@ -146,8 +147,10 @@ func encodeNames(e *snapfile.Encoder, x *nameIndex) {
 	for _, r := range x.rows {
 		e.Varint(int64(r.s - prev.s))
 		e.Uvarint(uint64(r.p))
-		e.Varint(int64(r.o - r.s))
-		e.Uvarint(uint64(r.lit))
+		e.Uvarint(uint64(r.lit()))
+		if r.o >= 0 {
+			e.Varint(int64(r.o - r.s))
+		}
 		e.Varint(int64(r.prov - prev.prov))
 		prev = r
 	}
@@ -241,14 +244,17 @@ func decodeNames(b []byte) (*nameIndex, error) {
 			}
 		}
 	}
-	rows := make([]memTriple, d.Count(5))
+	rows := make([]memTriple, d.Count(4))
 	nn, np := int64(len(x.nodes)), int64(len(x.provs))
 	var sv, prov int64
 	for i := range rows {
 		sv += d.Varint()
 		p := d.Uvarint()
-		o := sv + d.Varint()
 		lit := d.Uvarint()
+		var o int64
+		if lit == 0 {
+			o = sv + d.Varint()
+		}
 		prov += d.Varint()
 		if d.Err != nil {
 			return nil, d.Err
@@ -256,7 +262,10 @@ func decodeNames(b []byte) (*nameIndex, error) {
 		if sv < 0 || sv >= nn || o < 0 || o >= nn || p >= uint64(ns) || lit >= uint64(ns) || prov < 0 || prov >= np {
 			return nil, fmt.Errorf("snapshot: row %d refers past its tables", i)
 		}
-		rows[i] = memTriple{s: int32(sv), p: int32(p), o: int32(o), lit: int32(lit), prov: int32(prov)}
+		if lit != 0 {
+			o = int64(^int32(lit))
+		}
+		rows[i] = memTriple{s: int32(sv), p: int32(p), o: int32(o), prov: int32(prov)}
 	}
 	if d.Err != nil {
 		return nil, d.Err
