@@ -118,8 +118,6 @@ func (e *extraction) apiKinds() {
 var (
 	reVersionNote = regexp.MustCompile(`^(New in version|Deprecated since version|Changed in version|Deprecated, removed in version)\s+(\d+(?:\.\d+)*)`)
 	reSubclass    = regexp.MustCompile(`(?i)\bsubclass(?:es)? of (?:the )?(?:built-in |builtin )?(?:class |exception )?([A-Za-z_][\w.]*)`)
-	reExcName     = regexp.MustCompile(`\b([A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Iteration|ExceptionGroup)\b|\bException\b`)
-	reCapIdent    = regexp.MustCompile(`\b(?:[A-Za-z_]\w*\.)*[A-Z]\w+\b`)
 )
 
 // apiFacts reads the relations of an API entry from its own section: the
@@ -148,9 +146,7 @@ func (e *extraction) apiFacts(s *kgagent.Section, ent kgagent.Entity, params str
 			for _, d := range bl.Terms {
 				t := strings.ToLower(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(d.Term), ":")))
 				if t == "raises" || t == "throws" || t == "raise" {
-					for _, m := range reCapIdent.FindAllString(d.Definition, -1) {
-						raise(m)
-					}
+					capIdents(d.Definition, func(m string) bool { raise(m); return true })
 				}
 			}
 		case kgagent.BlockParagraph, kgagent.BlockList:
@@ -174,16 +170,15 @@ func (e *extraction) apiFacts(s *kgagent.Section, ent kgagent.Entity, params str
 			// A class's description names exceptions it derives from or
 			// holds ("Subclass of ValueError"): only raising sentences count.
 			if ent.Type == TypeFunction || ent.Type == TypeMethod || strings.Contains(text, "rais") || strings.Contains(text, "throw") {
-				for _, m := range reExcName.FindAllString(text, -1) {
-					raise(m)
-				}
+				excNames(text, func(m string) bool { raise(m); return true })
 			}
-			if len(e.excNames) > 0 {
-				for _, m := range reCapIdent.FindAllString(text, -1) {
-					if e.excNames[lastPart(m)] && (strings.Contains(text, "rais") || strings.Contains(text, "throw")) {
+			if len(e.excNames) > 0 && (strings.Contains(text, "rais") || strings.Contains(text, "throw")) {
+				capIdents(text, func(m string) bool {
+					if e.excNames[lastPart(m)] {
 						raise(m)
 					}
-				}
+					return true
+				})
 			}
 			if !subclassSeen && bi < 3 && (ent.Type == TypeClass || ent.Type == TypeException) {
 				if m := reSubclass.FindStringSubmatch(text); m != nil && m[1] != "of" {

@@ -187,3 +187,73 @@ func TestExtractJavadoc(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkExtractSphinxAPI extracts the two Python docs pages of testdata
+// (API entries with prose that names exceptions).
+func BenchmarkExtractSphinxAPI(b *testing.B) {
+	docs := []kgagent.Document{pyDoc(b, "json.html"), pyDoc(b, "shutil.html")}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, d := range docs {
+			if _, err := (graphrag.BuiltinExtractor{}).Extract(context.Background(), d, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// apiTexts are the paragraphs, list items and definitions of the Python
+// docs pages of testdata: real inputs of the exception-name matchers.
+func apiTexts(t testing.TB) []string {
+	t.Helper()
+	var out []string
+	for _, name := range []string{"json.html", "shutil.html"} {
+		for _, s := range pyDoc(t, name).Sections {
+			for _, bl := range s.Blocks {
+				out = append(out, bl.Text)
+				for _, d := range bl.Terms {
+					out = append(out, d.Term, d.Definition)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestMatchersOnDocs: the hand-written matchers agree with their
+// expressions on every text of the testdata Python docs pages, which name
+// exceptions often enough to tell.
+func TestMatchersOnDocs(t *testing.T) {
+	texts := apiTexts(t)
+	found := 0
+	for _, s := range texts {
+		graphrag.CheckMatchers(t, s)
+		found += len(graphrag.ReExcName.FindAllString(s, -1))
+	}
+	if len(texts) < 100 || found < 10 {
+		t.Fatalf("%d texts naming %d exceptions: too few to compare on", len(texts), found)
+	}
+}
+
+// BenchmarkAPIMatchers runs the exception-name matchers, and the regular
+// expressions they replace, over the texts of the testdata Python docs.
+func BenchmarkAPIMatchers(b *testing.B) {
+	texts := apiTexts(b)
+	b.Run("regexp", func(b *testing.B) {
+		for b.Loop() {
+			for _, s := range texts {
+				_ = graphrag.ReExcName.FindAllString(s, -1)
+				_ = graphrag.ReCapIdent.FindAllString(s, -1)
+			}
+		}
+	})
+	b.Run("scan", func(b *testing.B) {
+		n := 0
+		for b.Loop() {
+			for _, s := range texts {
+				graphrag.ExcNames(s, func(string) bool { n++; return true })
+				graphrag.CapIdents(s, func(string) bool { n++; return true })
+			}
+		}
+	})
+}

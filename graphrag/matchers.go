@@ -394,3 +394,89 @@ func parenTail(s string, j int) (ys, ye int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// dottedNames calls yield with each match of
+// \b(?:[A-Za-z_]\w*\.)*W\b in s, left to right as regexp's FindAllString
+// finds them, where W is a word (a maximal \w run) that last accepts; where
+// no such match starts at a word, the word alone matches when it equals
+// alone (if alone is not empty). It stops when yield returns false.
+//
+// At a word start the regexp takes the longest dotted chain of words whose
+// last word last accepts (its group is greedy); a word that fails moves the
+// search to the next word start, inside the chain or after it.
+func dottedNames(s string, last func(string) bool, alone string, yield func(string) bool) {
+	i := 0
+	for i < len(s) {
+		for i < len(s) && !isWordByte(s[i]) {
+			i++
+		}
+		if i == len(s) {
+			return
+		}
+		p := i // a word start: s[p-1] is not a \w byte
+		end := wordEnd(s, p)
+		first := end
+		if !isUpperByte(s[p]) && !isLowerByte(s[p]) && s[p] != '_' {
+			i = first
+			continue
+		}
+		best, start := -1, p
+		for {
+			if last(s[start:end]) {
+				best = end
+			}
+			if end+1 >= len(s) || s[end] != '.' {
+				break
+			}
+			if c := s[end+1]; !isUpperByte(c) && !isLowerByte(c) && c != '_' {
+				break
+			}
+			start = end + 1
+			end = wordEnd(s, start)
+		}
+		if best < 0 && alone != "" && s[p:first] == alone {
+			best = first
+		}
+		if best < 0 {
+			i = first
+			continue
+		}
+		if !yield(s[p:best]) {
+			return
+		}
+		i = best
+	}
+}
+
+// wordEnd returns the end of the \w run that starts at i.
+func wordEnd(s string, i int) int {
+	for i < len(s) && isWordByte(s[i]) {
+		i++
+	}
+	return i
+}
+
+// excSuffixes end the names of exception classes.
+var excSuffixes = [...]string{"Error", "Exception", "Warning", "Exit", "Interrupt", "Iteration", "ExceptionGroup"}
+
+// excNames finds what reads as exception names in s: matches of
+// \b([A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Iteration|ExceptionGroup)\b|\bException\b.
+func excNames(s string, yield func(string) bool) {
+	dottedNames(s, func(w string) bool {
+		if !isUpperByte(w[0]) {
+			return false
+		}
+		for _, suf := range excSuffixes {
+			if len(w) > len(suf) && strings.HasSuffix(w, suf) {
+				return true
+			}
+		}
+		return false
+	}, "Exception", yield)
+}
+
+// capIdents finds the capitalised, possibly dotted identifiers of s:
+// matches of \b(?:[A-Za-z_]\w*\.)*[A-Z]\w+\b.
+func capIdents(s string, yield func(string) bool) {
+	dottedNames(s, func(w string) bool { return len(w) >= 2 && isUpperByte(w[0]) }, "", yield)
+}

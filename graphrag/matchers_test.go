@@ -14,6 +14,8 @@ var (
 	reCapPhrase = regexp.MustCompile(`\b[A-Z][a-z]+(?: [A-Z][a-z]+){1,3}\b`)
 	reAcronym   = regexp.MustCompile(`\b[A-Z][A-Z0-9]{1,7}\b`)
 	reIdent     = regexp.MustCompile(`^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$`)
+	reExcName   = regexp.MustCompile(`\b([A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Iteration|ExceptionGroup)\b|\bException\b`)
+	reCapIdent  = regexp.MustCompile(`\b(?:[A-Za-z_]\w*\.)*[A-Z]\w+\b`)
 )
 
 // all collects what a matcher finds.
@@ -46,6 +48,8 @@ func checkMatchers(t *testing.T, s string) {
 	}{
 		{"capPhrases", capPhrases, reCapPhrase},
 		{"acronyms", acronyms, reAcronym},
+		{"excNames", excNames, reExcName},
+		{"capIdents", capIdents, reCapIdent},
 	} {
 		got, want := all(tc.find, s), tc.re.FindAllString(s, -1)
 		if strings.Join(got, "\x00") != strings.Join(want, "\x00") || len(got) != len(want) {
@@ -99,6 +103,12 @@ var matcherSeeds = []string{
 	"Foo Bar_x Baz Qux", "Foo Bar Baz Qux Quux Corge", "xFoo Bar", "Foo  Bar", "Foo Bar1", "Foo B", "Foo Ba",
 	"HTTP HTTPS ABCDEFGH ABCDEFGHI A1 1A AB_ ÄBC BCÄ X9Y", "Über Alles Für Sie", "End With Caps",
 	"Foo\tBar", "Foo Bar\n", "IDs are NOT OK", "Python 3.11 Documentation Index Page Next",
+	// exception names and capitalised dotted identifiers
+	"Raises ValueError, json.JSONDecodeError or os.path.FooError.args; Exception, Exceptions, MyException.",
+	"Error Exit Warning Iteration XError XExit StopIteration KeyboardInterrupt SystemExit BaseExceptionGroup",
+	"ExceptionGroup FooExceptionGroup Exception.FooError a.B.cError a..FooError 1foo.BarError x.1.FooError",
+	"_priv.Mod.ThingError shutil.Error os.error A.b Ab.Cd.e A.BError_ ÉFooError éFooError FooErrorÉ \xffFooError",
+	"Foo.Bar. .Foo Foo.. foo.Bar.baz.Qux9 _a._B A B.C AB.c.D9 Exception.Exception Exception.",
 }
 
 func TestMatchers(t *testing.T) {
