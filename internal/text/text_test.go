@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -49,6 +50,7 @@ func TestExpandContractions(t *testing.T) {
 		{"WON'T and Shan't", "will not and shall not"},
 		{"the 'quoted' word", "the 'quoted' word"},
 		{"rock'n'roll is not a word", "rock'n'roll is not a word"},
+		{"İstanbul's port", "istanbul port"}, // lower case one byte shorter: was "İstanbu port"
 	}
 	for _, tt := range tests {
 		if got := ExpandContractions(tt.in); got != tt.want {
@@ -241,10 +243,13 @@ func TestCosine(t *testing.T) {
 }
 
 func FuzzTokens(f *testing.F) {
-	for _, s := range []string{"", "won't", "Doesn't it’s", "a'b'c", "'", "x\xff'y", "n't", "日本's"} {
+	for _, s := range tokenSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := Tokens(s), tokensRef(s); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("Tokens(%q) = %q, the reference gives %q", s, got, want)
+		}
 		for _, tok := range Tokens(s) {
 			if tok == "" || strings.ContainsAny(tok, " '’") {
 				t.Fatalf("Tokens(%q) has token %q", s, tok)
@@ -409,5 +414,93 @@ func TestLetterRuns(t *testing.T) {
 	}
 	if j, w := JoinWords("Lumen's docs [1, 2]: x_y é-2", ' '), strings.ToLower(strings.Join(want, " ")); j != w {
 		t.Fatalf("JoinWords = %q, LetterRuns joined %q", j, w)
+	}
+}
+
+// tokensRef is Tokens as it was before its ASCII fast path: Tokens must
+// give exactly what it gives.
+func tokensRef(s string) []string {
+	lower := strings.ToLower(s)
+	var out []string
+	sp := Spans(lower)
+	for i := 0; i < len(sp); i++ {
+		w := lower[sp[i][0]:sp[i][1]]
+		if i+1 < len(sp) {
+			if words, ok := contraction(lower, sp[i], sp[i+1]); ok {
+				out = append(out, words...)
+				i++
+				continue
+			}
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+var tokenSeeds = []string{"", "won't", "Doesn't it’s", "a'b'c", "'", "x\xff'y", "n't", "日本's",
+	"How do I parse JSON? Don't I'd We'll they've I'm", "WON'T Can't SHAN'T ain't n't a'' ''b x'y'z",
+	"os.path.join(a, b) -> str_1 __init__ 3.11 99'S 9n't _n't", "İstanbul'S Straße ÀB'c", "x's'  ,.;: \t\n",
+	"   ", "A", "ab'", "'ab", "can't't", "Hello, World! It's 2026.", "tab\tsep\nnew_line\x00nul\x7f"}
+
+// TestTokensMatchRef: Tokens gives what the reference gives on the seeds,
+// on the shared questions and on a page of the Python docs.
+func TestTokensMatchRef(t *testing.T) {
+	ins := append([]string{}, tokenSeeds...)
+	for _, q := range texttest.Questions {
+		ins = append(ins, q.Q)
+	}
+	ins = append(ins, docTexts(t)...)
+	for _, s := range ins {
+		if got, want := Tokens(s), tokensRef(s); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Errorf("Tokens(%q) = %q, the reference gives %q", s, got, want)
+		}
+	}
+}
+
+// docTexts cuts a page of the testdata Python docs into its lines, tags
+// dropped: text like what ingest tokenises.
+func docTexts(t testing.TB) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../testdata/pydocs/library/json.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		var sb strings.Builder
+		in := false
+		for _, r := range line {
+			switch {
+			case r == '<':
+				in = true
+			case r == '>':
+				in = false
+			case !in:
+				sb.WriteRune(r)
+			}
+		}
+		if l := strings.TrimSpace(sb.String()); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// BenchmarkTokens tokenises the lines of a Python docs page with Tokens
+// and with the reference it replaced.
+func BenchmarkTokens(b *testing.B) {
+	texts := docTexts(b)
+	for _, bc := range []struct {
+		name string
+		f    func(string) []string
+	}{{"ref", tokensRef}, {"new", Tokens}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, s := range texts {
+					_ = bc.f(s)
+				}
+			}
+		})
 	}
 }

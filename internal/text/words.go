@@ -38,44 +38,131 @@ func Spans(s string) [][2]int {
 // "does" and "not", and the endings 's, 're, 've, 'll, 'd and 'm are
 // dropped ("it's" gives "it"), so no fragment of a contraction ("won",
 // "doesn", "ll") ever reads as a word.
+//
+// It runs at every ingest and query: ASCII text (most of it) is read in
+// two passes over its bytes, one counting the words (so the result is
+// allocated once) and one cutting them from a single lower-cased copy.
 func Tokens(s string) []string {
-	lower := strings.ToLower(s)
-	var out []string
-	sp := Spans(lower)
-	for i := 0; i < len(sp); i++ {
-		w := lower[sp[i][0]:sp[i][1]]
-		if i+1 < len(sp) {
-			if words, ok := contraction(lower, sp[i], sp[i+1]); ok {
-				out = append(out, words...)
-				i++
+	n, ascii := asciiWords(s)
+	if !ascii {
+		return tokensUnicode(s)
+	}
+	if n == 0 {
+		return nil
+	}
+	lower := strings.ToLower(s) // ASCII: one copy, none when s has no upper case
+	out := make([]string, 0, n) // a contraction gives at most one word per word
+	for i := 0; i < len(lower); {
+		if !isASCIIWordByte(lower[i]) {
+			i++
+			continue
+		}
+		start := i
+		for i < len(lower) && isASCIIWordByte(lower[i]) {
+			i++
+		}
+		if i+1 < len(lower) && lower[i] == '\'' && isASCIIWordByte(lower[i+1]) {
+			j := i + 1
+			for j < len(lower) && isASCIIWordByte(lower[j]) {
+				j++
+			}
+			if a, b, k := contractionOf(lower[start:i], lower[i+1:j]); k > 0 {
+				out = append(out, a)
+				if k == 2 {
+					out = append(out, b)
+				}
+				i = j
 				continue
 			}
 		}
-		out = append(out, w)
+		out = append(out, lower[start:i])
+	}
+	return out
+}
+
+// asciiWords counts the words of s when s is all ASCII (ascii false, and
+// no count, when it is not).
+func asciiWords(s string) (n int, ascii bool) {
+	in := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return 0, false
+		}
+		w := isASCIIWordByte(c)
+		if w && !in {
+			n++
+		}
+		in = w
+	}
+	return n, true
+}
+
+// isASCIIWordByte reports whether the ASCII byte c is a word rune (see
+// IsWordRune): a letter, a digit or an underscore.
+func isASCIIWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// tokensUnicode is Tokens for text that is not all ASCII.
+func tokensUnicode(s string) []string {
+	lower := strings.ToLower(s)
+	sp := Spans(lower)
+	if len(sp) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(sp))
+	for i := 0; i < len(sp); i++ {
+		if i+1 < len(sp) {
+			if gap := lower[sp[i][1]:sp[i+1][0]]; gap == "'" || gap == "’" {
+				if a, b, k := contractionOf(lower[sp[i][0]:sp[i][1]], lower[sp[i+1][0]:sp[i+1][1]]); k > 0 {
+					out = append(out, a)
+					if k == 2 {
+						out = append(out, b)
+					}
+					i++
+					continue
+				}
+			}
+		}
+		out = append(out, lower[sp[i][0]:sp[i][1]])
 	}
 	return out
 }
 
 // contraction reads the word at a and the one at b as one contraction when
-// only an apostrophe (straight or curly) stands between them, the first is
-// all letters and the second is one of the endings t (after n), s, re, ve,
-// ll, d or m. It returns what the contraction stands for.
+// only an apostrophe (straight or curly) stands between them (see
+// contractionOf). It returns what the contraction stands for.
 func contraction(s string, a, b [2]int) ([]string, bool) {
 	gap := s[a[1]:b[0]]
 	if gap != "'" && gap != "’" {
 		return nil, false
 	}
-	first, end := s[a[0]:a[1]], s[b[0]:b[1]]
+	w1, w2, k := contractionOf(s[a[0]:a[1]], s[b[0]:b[1]])
+	switch k {
+	case 1:
+		return []string{w1}, true
+	case 2:
+		return []string{w1, w2}, true
+	}
+	return nil, false
+}
+
+// contractionOf reads first, an apostrophe and end as a contraction when
+// first is all letters and end is one of the endings t (after n), s, re,
+// ve, ll, d or m. It returns the k (1 or 2) words it stands for, k 0 when
+// it is none.
+func contractionOf(first, end string) (w1, w2 string, k int) {
 	for _, r := range first {
 		if !unicode.IsLetter(r) {
-			return nil, false
+			return "", "", 0
 		}
 	}
 	switch end {
 	case "t":
 		stem, ok := strings.CutSuffix(first, "n")
 		if !ok || stem == "" {
-			return nil, false
+			return "", "", 0
 		}
 		switch stem {
 		case "wo":
@@ -85,11 +172,11 @@ func contraction(s string, a, b [2]int) ([]string, bool) {
 		case "sha":
 			stem = "shall"
 		}
-		return []string{stem, "not"}, true
+		return stem, "not", 2
 	case "s", "re", "ve", "ll", "d", "m":
-		return []string{first}, true
+		return first, "", 1
 	}
-	return nil, false
+	return "", "", 0
 }
 
 // ExpandContractions writes the contractions of s out as Tokens reads them
@@ -111,17 +198,28 @@ func ExpandContractions(s string) string {
 			continue
 		}
 		b.WriteString(s[last:sp[i][0]])
-		if words[0] == lowA || len(words) > 1 && words[0]+"n" == lowA {
-			// keep the writer's case: "Doesn't" → "Does not"
+		if i > 0 && isApostrophe(s[sp[i-1][1]:sp[i][0]]) {
+			// "An'tN't": Tokens reads "an" and "tn't"; "An't not" would
+			// read as "a not not"
+			b.WriteByte(' ')
+		}
+		if len(lowA) == sp[i][1]-sp[i][0] && (words[0] == lowA || len(words) > 1 && words[0]+"n" == lowA) {
+			// keep the writer's case: "Doesn't" → "Does not" (not where
+			// lower case has another length: "İstanbul's" → "istanbul")
 			words[0] = s[sp[i][0] : sp[i][0]+len(words[0])]
 		}
 		b.WriteString(strings.Join(words, " "))
+		if i+2 < len(sp) && isApostrophe(s[sp[i+1][1]:sp[i+2][0]]) {
+			b.WriteByte(' ') // "A'd'm": not "A'm", read as "a"
+		}
 		last = sp[i+1][1]
 		i++
 	}
 	b.WriteString(s[last:])
 	return b.String()
 }
+
+func isApostrophe(gap string) bool { return gap == "'" || gap == "’" }
 
 // Clip cuts s to at most n bytes on a rune boundary.
 func Clip(s string, n int) string {
