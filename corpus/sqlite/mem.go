@@ -65,18 +65,26 @@ type memColl struct {
 	snapVersion atomic.Int64
 }
 
-// hitCacheSize is how many loaded chunks a collection keeps in memory.
-const hitCacheSize = 16384
+// hitCacheSize is how many loaded chunks a collection keeps in memory, and
+// hitCacheBytes how many bytes they may take in all (chunkBytes): 16,384
+// OpenJDK API docs chunks are ~25 MB, which a long-running serve would
+// otherwise hold for good (~9 MB after 1,000 searches and answers).
+const (
+	hitCacheSize  = 16384
+	hitCacheBytes = 8 << 20
+)
 
 // hitCache keeps the chunks recent searches returned, keyed by slot, so a
 // hit found again needs no database read (reading the rows of 50 hits cost
 // more than ranking them). Slots are never reused within a memColl: a
 // replaced or re-inserted row gets a new slot and the old one is a
 // tombstone no ranking returns, so an entry can never be stale; writes need
-// not touch it. When full, a random entry makes room.
+// not touch it. When full (hitCacheSize entries or hitCacheBytes), random
+// entries make room.
 type hitCache struct {
-	mu sync.Mutex
-	m  map[int32]kgagent.Chunk
+	mu    sync.Mutex
+	m     map[int32]kgagent.Chunk
+	bytes int // chunkBytes of the chunks in m
 }
 
 func (c *hitCache) get(slot int32) (kgagent.Chunk, bool) {
@@ -87,18 +95,38 @@ func (c *hitCache) get(slot int32) (kgagent.Chunk, bool) {
 }
 
 func (c *hitCache) put(slot int32, ch kgagent.Chunk) {
+	n := chunkBytes(&ch)
+	if n > hitCacheBytes/16 {
+		return // one chunk would take a sixteenth of the cache
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = map[int32]kgagent.Chunk{}
 	}
-	if len(c.m) >= hitCacheSize {
-		for k := range c.m {
-			delete(c.m, k)
+	if old, ok := c.m[slot]; ok {
+		c.bytes -= chunkBytes(&old)
+		delete(c.m, slot)
+	}
+	for k, old := range c.m {
+		if len(c.m) < hitCacheSize && c.bytes+n <= hitCacheBytes {
 			break
 		}
+		c.bytes -= chunkBytes(&old)
+		delete(c.m, k)
 	}
 	c.m[slot] = ch
+	c.bytes += n
+}
+
+// chunkBytes is about the memory a cached chunk holds: its strings and a
+// fixed share for its struct and map entry.
+func chunkBytes(ch *kgagent.Chunk) int {
+	n := 256 + len(ch.ID) + len(ch.Collection) + len(ch.DocURL) + len(ch.URL) + len(ch.Title) + len(ch.Anchor) + len(ch.Text) + len(ch.Hash)
+	for _, h := range ch.HeadingPath {
+		n += 16 + len(h)
+	}
+	return n
 }
 
 // fieldIndex is an inverted index over slots. A posting is 4 bytes: its

@@ -336,3 +336,40 @@ func (m *memColl) scanRows(q []int8, qs float32, n int) []scored {
 	}
 	return best(h.items, n)
 }
+
+// TestHitCacheBoundedByBytes: the search-hit cache keeps its chunks within
+// hitCacheBytes as well as hitCacheSize entries (before, 16,384 chunks of
+// any size: 2,000 chunks of 10 KB stayed, 20 MB), counts a replaced slot
+// once, and keeps no chunk that alone would take a sixteenth of it.
+func TestHitCacheBoundedByBytes(t *testing.T) {
+	var c hitCache
+	text := strings.Repeat("x", 10_000)
+	for i := range int32(2000) {
+		c.put(i, kgagent.Chunk{ID: fmt.Sprint(i), Text: text, HeadingPath: []string{"h"}})
+		c.put(i, kgagent.Chunk{ID: fmt.Sprint(i), Text: text, HeadingPath: []string{"h"}}) // the same slot again
+		if c.bytes > hitCacheBytes || len(c.m) > hitCacheSize {
+			t.Fatalf("after %d chunks: %d bytes in %d entries, want at most %d", i+1, c.bytes, len(c.m), hitCacheBytes)
+		}
+		if _, ok := c.get(i); !ok {
+			t.Fatalf("chunk %d not kept right after its put", i)
+		}
+	}
+	sum := 0
+	for _, ch := range c.m {
+		sum += chunkBytes(&ch)
+	}
+	if sum != c.bytes || len(c.m) < hitCacheBytes/(2*len(text)) {
+		t.Errorf("%d entries of %d bytes, counted %d", len(c.m), sum, c.bytes)
+	}
+	c.put(5000, kgagent.Chunk{Text: strings.Repeat("y", hitCacheBytes/16)})
+	if _, ok := c.get(5000); ok {
+		t.Error("kept a chunk of a sixteenth of the cache")
+	}
+	small := hitCache{}
+	for i := range int32(hitCacheSize + 10) {
+		small.put(i, kgagent.Chunk{ID: "a"})
+	}
+	if len(small.m) != hitCacheSize {
+		t.Errorf("%d small chunks kept, want %d", len(small.m), hitCacheSize)
+	}
+}
