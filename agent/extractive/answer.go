@@ -82,6 +82,10 @@ type passage struct {
 	fact   bool
 	titles map[string]bool // terms of title and headings
 	blocks []block
+	// described is the cosine of the question with the opening sentence
+	// of the API entry the passage declares (describe); 0 when not
+	// compared.
+	described float64
 }
 
 // block is a paragraph or a code block of a passage.
@@ -278,6 +282,9 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 	}
 	sort.SliceStable(order, func(i, j int) bool { return order[i].score > order[j].score })
 	var out answer
+	if !meant && (q.kind == "" || !entityKinds[q.kind]) {
+		describe(ctx, question, ps, sents, cfg.Embed)
+	}
 	switch {
 	case meant:
 		// The section that does the action, found by meaning, leads: its
@@ -621,9 +628,11 @@ func versionNote(s string) bool { return versionNoteRe.MatchString(strings.TrimS
 // named opens the answer with the API entry that does what the question
 // asks: of the sections that declare a function, method, class or
 // attribute (entryName) and whose best sentence is at least entryShare as
-// good as the best sentence of all (an attribute's or constant's: the best
-// of all), the one the semantic model finds closest to the question
-// (closerEntry; by its best sentence without semantic vectors), named first
+// good as the best sentence of all (describedShare when its opening
+// sentence was compared in meaning with the question: described.go; an
+// attribute's or constant's: the best of all), the one the semantic model
+// finds closest to the question (closerEntry; by its best sentence without
+// semantic vectors), named first
 // ("`shutil.rmtree()`: Delete an entire directory tree … [1]."), and for a
 // "how do I" question the section's code after it. The name is the cited
 // section's own heading, never a word of the question. It reports false,
@@ -633,13 +642,17 @@ func (a *answer) named(ps []*passage, sents []*sentence, best *sentence, howTo b
 	perPassage := bestPerPassage(ps, sents)
 	for _, s := range perPassage {
 		name, attribute := entry(s.p)
-		if name == "" || s.score < entryShare*best.score || s.p.LinkHeavy || bare(s) {
+		share := entryShare
+		if s.p.described >= describedMin {
+			share = describedShare // its description is close in meaning to the question (described.go)
+		}
+		if name == "" || s.score < share*best.score || s.p.LinkHeavy || bare(s) {
 			continue
 		}
 		if attribute && s.score < best.score {
 			continue // an attribute or constant leads only as the best answer of all
 		}
-		if pick == nil || closerEntry(s, pick) {
+		if pick == nil || closerEntry(s, pick, best.score) {
 			pick = s
 		}
 	}
@@ -684,8 +697,15 @@ func (a *answer) named(ps []*passage, sents []*sentence, best *sentence, howTo b
 // sentence scores higher. Words shared with the question pick the wrong
 // entry of users' questions ("get just the file name from a full path":
 // os.DirEntry.path's "The entry's full path name" against
-// os.path.basename), which the model places by meaning.
-func closerEntry(s, pick *sentence) bool {
+// os.path.basename), which the model places by meaning. When both
+// entries' descriptions were compared with the question (describe), their
+// closeness decides first (best: the best sentence's score).
+func closerEntry(s, pick *sentence, best float64) bool {
+	if s.p.described != 0 && pick.p.described != 0 {
+		if a, b := closeness(s, best), closeness(pick, best); a != b {
+			return a > b
+		}
+	}
 	if s.p.Semantic != pick.p.Semantic {
 		return s.p.Semantic > pick.p.Semantic
 	}
