@@ -66,10 +66,18 @@ func actionWord(q string) string {
 		return ""
 	}
 	w := strings.Trim(f[0], nameTrim)
-	if questionStarts[w] || !objectStarts[strings.Trim(f[1], nameTrim)] {
+	if questionStarts[w] || !objectStarts[strings.Trim(f[1], nameTrim)] || gerund(w) {
 		return ""
 	}
 	return w
+}
+
+// gerund reports whether w is the -ing form of an everyday verb
+// ("loading", "pushing"; not "bring"): a question that starts with one
+// names what the user was doing, the subject of what went wrong
+// ("loading my csv file keeps failing …"), not an action to do.
+func gerund(w string) bool {
+	return strings.HasSuffix(w, "ing") && inflectedEveryday(w)
 }
 
 // actionInOtherWords reports whether the words of the question that the

@@ -23,6 +23,8 @@ func TestActionWord(t *testing.T) {
 		"save a copy of my database somewhere safe":                    "save",
 		"turn on https for the server":                                 "", // a particle: see objectStarts
 		"Sourdough on a Lumen server":                                  "", // a thing, not an action
+		"loading my csv file keeps failing on the date column":         "", // a gerund: what the user was doing
+		"bring my old backup back":                                     "bring",
 		"Kafka on Lumen?":                                              "",
 		"GPU on my server?":                                            "",
 		"What is the codename of Python 3.11?":                         "",
