@@ -89,6 +89,7 @@ func (s *Store) BulkLoad(ctx context.Context) (bool, error) {
 	// Only this store's writer reads bulk, and only after this write
 	// (groupcommit hands the lead over under its mutex).
 	s.bulk = on
+	s.rows = bulkRows{on: on}
 	return on, nil
 }
 

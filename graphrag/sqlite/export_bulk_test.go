@@ -1,8 +1,12 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"testing"
+
+	"github.com/kgagent/kgagent/internal/snapfile"
 )
 
 // WriterCacheSize is the writer connection's PRAGMA cache_size.
@@ -34,4 +38,39 @@ func DuplicateStrs(t *testing.T, s *Store) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// MemNames counts the name indexes Snapshot built from a bulk load's rows
+// in memory rather than from SQLite.
+func MemNames(s *Store) int { return s.memNames }
+
+// SnapshotBody is the body of collection's name-index snapshot on disk,
+// nil when there is none current.
+func SnapshotBody(t *testing.T, s *Store, collection string) []byte {
+	t.Helper()
+	header, err := snapState(context.Background(), s.rdb, collection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snapfile.Read(snapfile.Path(s.snapDir(), collection), header)
+}
+
+// SnapshotFileBody is the body of collection's name-index snapshot beside
+// the store at path whatever executable wrote it (its header's first four
+// lines are taken as they are), nil when there is none or it is corrupt.
+func SnapshotFileBody(path, collection string) []byte {
+	file := snapfile.Path(path+"-snap", collection)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	end := 0
+	for range 4 {
+		i := bytes.IndexByte(b[end:], '\n')
+		if i < 0 {
+			return nil
+		}
+		end += i + 1
+	}
+	return snapfile.Read(file, string(b[:end]))
 }

@@ -425,10 +425,16 @@ func (s *Store) closeNames() {
 // for collections above maxIndexedEntities, maxIndexedTriples or a string
 // table's maxTableBytes.
 func loadNames(ctx context.Context, db queryer, collection string, version int64) (*nameIndex, error) {
+	return loadNamesFrom(ctx, db, collection, version, nil)
+}
+
+// loadNamesFrom is loadNames with the triples taken from mem, when not nil,
+// instead of the table (bulknames.go): the same index.
+func loadNamesFrom(ctx context.Context, db queryer, collection string, version int64, mem *bulkRows) (*nameIndex, error) {
 	idx := &nameIndex{version: version}
 	// The triples first: the entities' strings and words are references
 	// into their string table.
-	if err := idx.loadTriples(ctx, db, collection); err != nil || idx.rows == nil {
+	if err := idx.loadTriples(ctx, db, collection, mem); err != nil || idx.rows == nil {
 		return nil, err
 	}
 	rows, err := db.QueryContext(ctx, `SELECT `+entCols+` FROM entities AS e`+entJoin+` WHERE e.collection = `+strID("?1"), collection)
@@ -514,23 +520,13 @@ func (b *refBuilder) entity(id, name, typ, norm string, refs int64) nameEnt {
 // loadTriples reads the collection's triples into the adjacency lists. It
 // leaves x.rows nil for collections above maxIndexedTriples or whose strings
 // exceed maxTableBytes. The rows are read as strs ids, and the strings they
-// name in one pass over strs, not with a join per column and row.
-func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection string) error {
-	rows, err := db.QueryContext(ctx, `SELECT rowid, s_id, s_name, s_type, p, o_id, o_name, o_type, literal, chunk_id, doc_url, source_url
-		FROM triples WHERE collection = `+strID("?1"), collection)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
+// name in one pass over strs, not with a join per column and row. The rows
+// are those of mem when not nil (a bulk load's, bulknames.go). Either way
+// they come in rowid order, so the strings, nodes and provenances are
+// numbered the same.
+func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection string, mem *bulkRows) error {
 	// local numbers the strings the rows use, "" (strs id 1) as 0.
 	local := map[int64]int32{1: 0}
-	var ids [11]int64
-	dest := make([]any, 12)
-	var rowid int64
-	dest[0] = &rowid
-	for i := range ids {
-		dest[i+1] = &ids[i]
-	}
 	type row struct {
 		rowid int64
 		t     memTriple
@@ -547,12 +543,11 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 		return i
 	}
 	var c [11]int32
-	for rows.Next() {
+	// add adds a row (its strs ids in the query's order); false: the
+	// collection gets no index (too many rows, or one it cannot hold)
+	add := func(rowid int64, ids *[11]int64) bool {
 		if len(list) >= maxIndexedTriples {
-			return nil
-		}
-		if err := rows.Scan(dest...); err != nil {
-			return err
+			return false
 		}
 		for i, id := range ids {
 			n, ok := local[id]
@@ -576,14 +571,56 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 			// A literal and an object entity (no kgagent writes one:
 			// graphrag.ValidateTriple refuses it): no row to hold it,
 			// SQL answers.
-			return nil
+			return false
 		}
 		list = append(list, row{rowid, t})
+		return true
 	}
-	if err := rows.Err(); err != nil {
-		return err
+	if mem != nil {
+		var coll int64
+		err := db.QueryRowContext(ctx, `SELECT coalesce(`+strID("?1")+`, 0)`, collection).Scan(&coll)
+		if err != nil {
+			return err
+		}
+		all := true
+		mem.each(coll, func(rowid int64, ids *[11]int64) bool {
+			all = add(rowid, ids)
+			return all
+		})
+		if !all {
+			return nil
+		}
+	} else {
+		// In rowid order, as mem's come: the strings, nodes and
+		// provenances are numbered in the order rows are read, which must
+		// not depend on the plan SQLite picks (the index on the collection
+		// gives them by predicate).
+		rows, err := db.QueryContext(ctx, `SELECT rowid, s_id, s_name, s_type, p, o_id, o_name, o_type, literal, chunk_id, doc_url, source_url
+			FROM triples WHERE collection = `+strID("?1")+` ORDER BY rowid`, collection)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var ids [11]int64
+		dest := make([]any, 12)
+		var rowid int64
+		dest[0] = &rowid
+		for i := range ids {
+			dest[i+1] = &ids[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(dest...); err != nil {
+				return err
+			}
+			if !add(rowid, &ids) {
+				return nil
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
 	}
-	rows.Close()
 	strs := make([]string, len(local))
 	srows, err := db.QueryContext(ctx, `SELECT id, s FROM strs`)
 	if err != nil {

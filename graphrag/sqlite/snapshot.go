@@ -307,13 +307,22 @@ func peekBytes(b []byte, n, per int, skip func(at int) int) int {
 // would), since the snapshot must match the entities stored. A current
 // snapshot is left as it is; a collection never written, or too big to
 // keep an index of, gets none.
+//
+// The triples of a bulk load it completes come from the writer's memory,
+// not SQLite (bulknames.go), when they are all the table holds.
 func (s *Store) Snapshot(ctx context.Context, collection string) error {
+	var mem *bulkRows
 	if s.bulk {
 		if err := finishBulk(&s.w, s.rdb, &s.tally); err != nil {
 			return dbErr(ctx, err, "complete the bulk load")
 		}
 		s.bulk = false
 		s.tally = entityTally{}
+		if s.rows.on {
+			rows := s.rows
+			mem = &rows
+		}
+		s.rows.stop()
 	}
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -327,7 +336,19 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 	if header == "" || s.readNamesSnapshot(collection, header, 0) != nil {
 		return nil
 	}
-	idx, err := loadNames(ctx, tx, collection, 0)
+	if mem != nil {
+		var count, maxRow int64
+		if err := tx.QueryRowContext(ctx, `SELECT count(*), coalesce(max(rowid), 0) FROM triples`).Scan(&count, &maxRow); err != nil {
+			return dbErr(ctx, err, "snapshot the name index")
+		}
+		if !mem.matches(count, maxRow) {
+			mem = nil
+		}
+	}
+	if mem != nil {
+		s.memNames++
+	}
+	idx, err := loadNamesFrom(ctx, tx, collection, 0, mem)
 	if err != nil {
 		return dbErr(ctx, err, "snapshot the name index")
 	}

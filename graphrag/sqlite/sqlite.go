@@ -62,6 +62,9 @@ type Store struct {
 	// write; both are used by the writer only.
 	bulk  bool
 	tally entityTally
+	rows  bulkRows // the bulk load's triples, for its name index (bulknames.go)
+	// memNames counts the name indexes Snapshot built from rows.
+	memNames int
 
 	stmu    sync.Mutex
 	inserts map[string]string // multi-row INSERTs, by head, tail and rows
@@ -517,6 +520,7 @@ func (s *Store) Close() error {
 		}
 		s.bulk = false
 	}
+	s.rows.stop()
 	if rerr := s.rdb.Close(); err == nil {
 		err = rerr
 	}
@@ -630,6 +634,7 @@ func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
 			}
 		}
 		x.s.w.strs.clear() // ids of deleted strings may be given again
+		x.job.deleted = true
 		return nil
 	})
 }

@@ -44,6 +44,26 @@ type writeJob struct {
 	// bulk is what fn's last run changed of the entities during a bulk
 	// load, applied to the store's tally once its transaction commits.
 	bulk *bulkDelta
+	// rows are the triples fn's last run inserted during a bulk load, as
+	// insertTriples' values with strs ids, and deleted whether it deleted
+	// any (bulknames.go): applied to the store's bulkRows at the commit.
+	rows    []any
+	deleted bool
+}
+
+// applyBulk adds what g changed in a bulk load to the store's tally and
+// rows, once its transaction committed.
+func (s *Store) applyBulk(g *writeJob) {
+	s.tally.apply(g.bulk)
+	if g.deleted {
+		s.rows.stop()
+	}
+	s.rows.add(g.rows)
+}
+
+// resetJob forgets what an earlier run of g changed (it runs again).
+func resetJob(g *writeJob) {
+	g.bulk, g.rows, g.deleted = nil, nil, false
 }
 
 // wtx is a write transaction: the caller's context (checked between
@@ -267,7 +287,7 @@ func (s *Store) runOptimistic(group []*writeJob) bool {
 			skipped[i] = err
 			continue
 		}
-		g.bulk = nil
+		resetJob(g)
 		x := &wtx{s: s, job: g, ctx: g.ctx, ectx: context.WithoutCancel(g.ctx)}
 		if err := g.fn(x); err != nil {
 			s.w.rollback(bg)
@@ -287,7 +307,7 @@ func (s *Store) runOptimistic(group []*writeJob) bool {
 		case err != nil:
 			g.err = dbErr(g.ctx, err, g.what)
 		default:
-			s.tally.apply(g.bulk)
+			s.applyBulk(g)
 		}
 	}
 	return true
@@ -315,7 +335,7 @@ func (s *Store) runIsolated(group []*writeJob) {
 			g.err = err
 			continue
 		}
-		g.bulk = nil
+		resetJob(g)
 		x := &wtx{s: s, job: g, ctx: g.ctx, ectx: context.WithoutCancel(g.ctx)}
 		if len(group) == 1 {
 			if err := g.fn(x); err != nil {
@@ -361,7 +381,7 @@ func (s *Store) runIsolated(group []*writeJob) {
 	}
 	for _, g := range group {
 		if g.err == nil {
-			s.tally.apply(g.bulk)
+			s.applyBulk(g)
 		}
 	}
 }
@@ -659,6 +679,9 @@ func (x *wtx) replace(p *docPlan) error {
 	if err := x.insertRows(insertTriples, "", tripleCols, ids); err != nil {
 		return err
 	}
+	if x.s.rows.on {
+		x.job.rows = ids
+	}
 	if _, err := x.exec(`INSERT INTO docs (collection, doc_url, lo, hi) VALUES (?, ?, ?, ?)`, p.collection, p.docURL, last+1, last+n); err != nil {
 		return err
 	}
@@ -686,6 +709,7 @@ func (x *wtx) retract(collection, docURL string) (map[string]int, error) {
 	if err != nil || !found {
 		return refs, err
 	}
+	x.job.deleted = true
 	rows, err = x.query(`SELECT si.s, oi.s, t.literal = 1 FROM triples AS t NOT INDEXED
 		CROSS JOIN strs AS si ON si.id = t.s_id CROSS JOIN strs AS oi ON oi.id = t.o_id
 		WHERE t.rowid BETWEEN ?1 AND ?2 AND t.collection = `+strID("?3")+` AND t.doc_url = `+strID("?4"), lo, hi, collection, docURL)
