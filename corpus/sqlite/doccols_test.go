@@ -117,7 +117,7 @@ func TestMigrateDocCols(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := countSQL(t, path, `PRAGMA user_version`); n != formatDocCols {
+	if n := countSQL(t, path, `PRAGMA user_version`); n != formatNewest {
 		t.Fatalf("migrated: format %d", n)
 	}
 	if n := countSQL(t, path, `SELECT count(*) FROM pragma_table_info('chunks') WHERE name IN ('collection', 'doc_url')`); n != 0 {
@@ -125,6 +125,14 @@ func TestMigrateDocCols(t *testing.T) {
 	}
 	if n := countSQL(t, path, `SELECT count(*) FROM chunks WHERE title IS NOT NULL`); n == 0 || n >= 159 {
 		t.Errorf("%d of 159 chunk rows keep a title", n)
+	}
+	// format 8: the chunker's ids, hashes and anchors are derived
+	for _, col := range []string{"id", "hash", "anchor"} {
+		n := countSQL(t, path, `SELECT count(*) FROM chunks WHERE typeof(`+col+`) = 'blob' AND length(`+col+`) = 0`)
+		t.Logf("%d of 159 chunk rows derive their %s", n, col)
+		if n == 0 {
+			t.Errorf("no chunk row derives its %s", col)
+		}
 	}
 	for _, c := range colls {
 		if got := readAll(t, path, c); !reflect.DeepEqual(got, wantChunks[c]) {
@@ -324,4 +332,123 @@ func fmtErr(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestDerivedColumns writes chunks whose id, hash and anchor are the
+// chunker's (stored as derivedMark) beside chunks whose are not (an id of
+// another document, a hash of other text, an anchor that is not the URL's
+// fragment, an uppercase hex id, an empty anchor with a fragment URL):
+// every one reads back as written through DocumentChunks, ReadChunks and
+// a search hit, and only the chunker's are stored as the mark.
+func TestDerivedColumns(t *testing.T) {
+	ctx := t.Context()
+	path := t.TempDir() + "/index.db"
+	x, err := Open(Config{Path: path, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	const doc = "https://x.test/page.html"
+	mk := func(i int, text string) kgagent.Chunk {
+		c := kgagent.Chunk{Collection: "c", DocURL: doc, URL: doc + "#s" + fmt.Sprint(i), Anchor: "s" + fmt.Sprint(i), Title: "Page", Ordinal: i, Text: text}
+		c.ID = corpus.ChunkID("c", doc, i)
+		c.Hash = textHash(text)
+		return c
+	}
+	chunks := []kgagent.Chunk{mk(0, "derived zebra one"), mk(1, "zebra other id"), mk(2, "zebra other hash"), mk(3, "zebra other anchor"), mk(4, "zebra upper id"), mk(5, "zebra no anchor")}
+	chunks[1].ID = corpus.ChunkID("c", "https://x.test/other.html", 1)
+	chunks[2].Hash = textHash("something else")
+	chunks[3].Anchor = "elsewhere"
+	chunks[4].ID = strings.ToUpper(chunks[4].ID)
+	chunks[5].Anchor = ""
+	lex := corpus.NewLexical(corpus.LexicalConfig{Dim: 16})
+	vecs := make([][]float32, len(chunks))
+	for i, c := range chunks {
+		vecs[i] = lex.Vector(c.Text)
+	}
+	if err := x.ReplaceDocument(ctx, "c", doc, chunks, vecs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.DocumentChunks(ctx, "c", doc)
+	if err != nil || !reflect.DeepEqual(got, chunks) {
+		t.Errorf("DocumentChunks %+v (%v), wrote %+v", got, err, chunks)
+	}
+	if got := readAll(t, path, "c"); !reflect.DeepEqual(got, chunks) {
+		t.Errorf("ReadChunks %+v, wrote %+v", got, chunks)
+	}
+	hits, err := x.Search(ctx, corpus.Query{Collection: "c", Text: "zebra", K: 10, Mode: corpus.ModeKeyword})
+	if err != nil || len(hits) != len(chunks) {
+		t.Fatalf("search: %d hits (%v)", len(hits), err)
+	}
+	for _, h := range hits {
+		if !reflect.DeepEqual(h.Chunk, chunks[h.Chunk.Ordinal]) {
+			t.Errorf("hit %+v, wrote %+v", h.Chunk, chunks[h.Chunk.Ordinal])
+		}
+	}
+	marks := func(col string) int {
+		return countSQL(t, path, `SELECT count(*) FROM chunks WHERE typeof(`+col+`) = 'blob' AND length(`+col+`) = 0`)
+	}
+	// ids: 0, 2, 3, 5 derived; hashes: all but 2; anchors: 0, 1, 2, 4
+	if a, b, c := marks("id"), marks("hash"), marks("anchor"); a != 4 || b != 5 || c != 4 {
+		t.Errorf("%d ids, %d hashes, %d anchors stored derived; want 4, 5, 4", a, b, c)
+	}
+}
+
+// TestMigrateDerived migrates a format-7 file (the 56c0d23 fixture
+// migrated, then every id, hash and anchor written back in full, as
+// format 7 stored them, and stamped 7): format 8 stores the chunker's as
+// derivedMark again, and every chunk reads back the same.
+func TestMigrateDerived(t *testing.T) {
+	path := fixture.Gunzip(t, docColsFixture, "index.db")
+	x, err := Open(Config{Path: path, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	want := map[string][]kgagent.Chunk{}
+	for _, c := range []string{"default", "default__entities"} {
+		want[c] = readAll(t, path, c)
+	}
+	wantFP := fingerprints(t, path)
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, chunks := range want {
+		for _, c := range chunks {
+			if _, err := db.Exec(`UPDATE chunks SET id = ?, hash = ?, anchor = ? WHERE rid = (SELECT k.rid FROM docs d JOIN chunks k ON k.rid BETWEEN d.lo AND d.hi
+				WHERE d.collection = ? AND d.doc_url = ? AND k.ordinal = ?)`, packHex(c.ID), packHex(c.Hash), c.Anchor, c.Collection, c.DocURL, c.Ordinal); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := db.Exec(`PRAGMA user_version = 7`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if n := countSQL(t, path, `SELECT count(*) FROM chunks WHERE typeof(id) = 'blob' AND length(id) = 0 OR typeof(hash) = 'blob' AND length(hash) = 0 OR typeof(anchor) = 'blob' AND length(anchor) = 0`); n != 0 {
+		t.Fatalf("format-7 copy: %d rows derived", n)
+	}
+	if got := fingerprints(t, path); !reflect.DeepEqual(got, wantFP) {
+		t.Fatalf("format-7 copy: fingerprints %v, want %v", got, wantFP)
+	}
+	x, err = Open(Config{Path: path, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	if n := countSQL(t, path, `PRAGMA user_version`); n != formatDerived {
+		t.Errorf("format %d", n)
+	}
+	if n := countSQL(t, path, `SELECT count(*) FROM chunks WHERE typeof(hash) = 'blob' AND length(hash) = 0`); n != 159 {
+		t.Errorf("%d of 159 hashes derived", n)
+	}
+	for c, w := range want {
+		if got := readAll(t, path, c); !reflect.DeepEqual(got, w) {
+			t.Errorf("%s: chunks read differently after the migration", c)
+		}
+	}
+	if got := fingerprints(t, path); !reflect.DeepEqual(got, wantFP) {
+		t.Errorf("fingerprints %v, want %v", got, wantFP)
+	}
 }

@@ -38,7 +38,7 @@ func ReadChunks(ctx context.Context, path, collection string, fn func(kgagent.Ch
 	if ver > formatNewest {
 		return newerFormat(filepath.Base(path), ver)
 	}
-	q := `SELECT ` + hexSQL("k.id") + `, d.collection, d.doc_url, ` + urlSQL("d.doc_url", "k.url") + `, COALESCE(k.title, d.title), k.headings, k.anchor, k.ordinal, k.body, ` + hexSQL("k.hash") + `
+	q := `SELECT ` + idSQL("k.") + `, d.collection, d.doc_url, ` + urlSQL("d.doc_url", "k.url") + `, COALESCE(k.title, d.title), k.headings, ` + anchorSQL("k.") + `, k.ordinal, k.body, ` + hashSQL("k.") + `
 		FROM ` + collRows + ` ORDER BY d.lo`
 	var legacy int
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('chunks') WHERE name = 'collection'`).Scan(&legacy); err != nil {
@@ -58,9 +58,11 @@ func ReadChunks(ctx context.Context, path, collection string, fn func(kgagent.Ch
 	for rows.Next() {
 		var c kgagent.Chunk
 		var hp string
-		if err := rows.Scan(&c.ID, &c.Collection, &c.DocURL, &c.URL, &c.Title, &hp, &c.Anchor, &c.Ordinal, (*packedText)(&c.Text), &c.Hash); err != nil {
+		var dc derivedCols
+		if err := rows.Scan(&dc.id, &c.Collection, &c.DocURL, &c.URL, &c.Title, &hp, &dc.anchor, &c.Ordinal, (*packedText)(&c.Text), &dc.hash); err != nil {
 			return dbErr(err, "read chunks")
 		}
+		dc.fill(&c)
 		_ = json.Unmarshal([]byte(hp), &c.HeadingPath)
 		if len(c.HeadingPath) == 0 {
 			c.HeadingPath = nil

@@ -10,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
 )
 
@@ -32,8 +34,9 @@ func chunksFingerprint(t *testing.T, path, collection string) (int, string) {
 	}
 	defer db.Close()
 	// format 7 reads a row's collection, document URL and title through
-	// its docs row; older files hold them in the row
-	q := `SELECT ` + hexSQL("k.id") + `, d.doc_url, ` + urlSQL("d.doc_url", "k.url") + `, COALESCE(k.title, d.title), k.headings, k.anchor, k.ordinal, k.body, ` + hexSQL("k.hash") + `, k.vec,
+	// its docs row, format 8 derives the id, anchor and hash stored as
+	// derivedMark; older files hold them in the row
+	q := `SELECT ` + idSQL("k.") + `, d.doc_url, ` + urlSQL("d.doc_url", "k.url") + `, COALESCE(k.title, d.title), k.headings, ` + anchorSQL("k.") + `, k.ordinal, k.body, ` + hashSQL("k.") + `, k.vec,
 		coalesce((SELECT dim FROM collections WHERE name = d.collection), 0)
 		FROM ` + collRows
 	var legacy int
@@ -53,19 +56,24 @@ func chunksFingerprint(t *testing.T, path, collection string) (int, string) {
 	var lines []string
 	n := 0
 	for rows.Next() {
-		var id, doc, url, title, heads, anchor, ord, hash string
+		var doc, url, title, heads string
+		var dc derivedCols
+		var ord int
 		var body packedText
 		var blob []byte
 		var dim int
-		if err := rows.Scan(&id, &doc, &url, &title, &heads, &anchor, &ord, &body, &hash, &blob, &dim); err != nil {
+		if err := rows.Scan(&dc.id, &doc, &url, &title, &heads, &dc.anchor, &ord, &body, &dc.hash, &blob, &dim); err != nil {
 			t.Fatal(err)
 		}
+		c := kgagent.Chunk{Collection: collection, DocURL: doc, URL: url, Ordinal: ord, Text: string(body)}
+		dc.fill(&c)
+		id, anchor, hash := c.ID, c.Anchor, c.Hash
 		if d, ok := unpackQ8(nil, blob, dim); ok {
 			blob = d
 		}
 		vec := strings.ToUpper(hex.EncodeToString(blob))
 		n++
-		row := strings.Join([]string{id, doc, url, title, heads, anchor, ord, string(body), hash, vec}, "|")
+		row := strings.Join([]string{id, doc, url, title, heads, anchor, strconv.Itoa(ord), string(body), hash, vec}, "|")
 		lines = append(lines, strings.Split(row, "\n")...)
 	}
 	if err := rows.Err(); err != nil {
@@ -154,9 +162,10 @@ func TestMigrateZBody(t *testing.T) {
 	if nz < 20 {
 		t.Errorf("%d compressed bodies after the migration, want 24", nz)
 	}
-	// Every id and hash is hex, every URL its document's or one of its
-	// fragments (the demo's entity chunks cite the page itself).
-	if n := countSQL(t, path, `SELECT count(*) FROM chunks WHERE typeof(id) != 'blob' OR typeof(hash) != 'blob' OR length(id) != 16 OR length(hash) != 32`); n != 0 {
+	// Every id and hash is hex (or derived, format 8: an empty blob),
+	// every URL its document's or one of its fragments (the demo's entity
+	// chunks cite the page itself).
+	if n := countSQL(t, path, `SELECT count(*) FROM chunks WHERE typeof(id) != 'blob' OR typeof(hash) != 'blob' OR length(id) NOT IN (0, 16) OR length(hash) NOT IN (0, 32)`); n != 0 {
 		t.Errorf("%d chunks with a text id or hash after the migration", n)
 	}
 	if n := countSQL(t, path, `SELECT count(*) FROM chunks WHERE url != '' AND substr(url, 1, 1) != '#'`); n != 0 {

@@ -25,24 +25,24 @@ func TestRefusesNewerFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`PRAGMA user_version = 8`); err != nil {
+	if _, err := db.Exec(`PRAGMA user_version = 9`); err != nil {
 		t.Fatal(err)
 	}
 	x, err = Open(Config{Path: path})
 	if err == nil {
 		x.Close()
-		t.Fatal("a format 8 index opened")
+		t.Fatal("a format 9 index opened")
 	}
-	if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE || !strings.Contains(err.Error(), "index.db is format 8, this kgagent reads up to 7: use a newer kgagent") {
+	if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE || !strings.Contains(err.Error(), "index.db is format 9, this kgagent reads up to 8: use a newer kgagent") {
 		t.Errorf("error %v (code %s)", err, kgagent.ErrorCode(err))
 	}
 	err = ReadChunks(context.Background(), path, "c", func(kgagent.Chunk) error { return nil })
-	if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE || !strings.Contains(err.Error(), "index.db is format 8, this kgagent reads up to 7") {
+	if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE || !strings.Contains(err.Error(), "index.db is format 9, this kgagent reads up to 8") {
 		t.Errorf("ReadChunks: %v (code %s)", err, kgagent.ErrorCode(err))
 	}
 	var ver int
-	if err := db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil || ver != 8 {
-		t.Errorf("user_version %d (%v) after the refused open, want 8", ver, err)
+	if err := db.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil || ver != 9 {
+		t.Errorf("user_version %d (%v) after the refused open, want 9", ver, err)
 	}
 }
 

@@ -30,6 +30,9 @@ import (
 //	   but read from its document's docs row (the range holding its rid),
 //	   and its title NULL where it is the document's (docs.title, the
 //	   title of the document's first chunk): moveToDocs
+//	8  a chunk's id, text hash and anchor stored as an empty blob where
+//	   they are what the chunker derives (packID, packHash, packAnchor):
+//	   convertDerived
 //
 // The search copy has always held int8 vectors quantised from the floats,
 // so format 1 keeps exactly what search ranks by at a quarter of the bytes
@@ -42,8 +45,9 @@ const (
 	formatQ8Sparse = 5
 	formatDocs     = 6
 	formatDocCols  = 7
+	formatDerived  = 8
 	// formatNewest is the format Open leaves a file in.
-	formatNewest = formatDocCols
+	formatNewest = formatDerived
 )
 
 // newerFormat is the error of an index file name of format ver, written
@@ -131,20 +135,21 @@ func migrateTx(ctx context.Context, conn *sql.Conn) (int, error) {
 	if err := tx.QueryRow(`PRAGMA user_version`).Scan(&ver); err != nil || ver >= formatNewest {
 		return 0, dbErr(err, "read corpus index format")
 	}
-	// A chunks table without a collection column was created by this
-	// format (a new file, stamped below): no older row can be in it.
+	// A chunks table without a collection column was created by format
+	// 7 or later (a new file, stamped below): no row of format 6 or
+	// older can be in it.
 	var legacy int
 	if err := tx.QueryRow(`SELECT COUNT(*) FROM pragma_table_info('chunks') WHERE name = 'collection'`).Scan(&legacy); err != nil {
 		return 0, dbErr(err, "read corpus index schema")
 	}
-	if legacy == 0 {
-		ver = formatNewest
+	if legacy == 0 && ver < formatDocCols {
+		ver = formatDocCols
 	}
 	n, err := migrateSteps(ctx, tx, ver)
 	if err != nil {
 		return 0, err
 	}
-	if ver < formatNewest {
+	if ver < formatDocCols {
 		// the rebuilt table's references hold (checked with foreign
 		// keys off, as the rebuild ran)
 		rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
@@ -215,6 +220,13 @@ func migrateSteps(ctx context.Context, tx *sql.Tx, ver int) (int, error) {
 		}
 		n += nd
 	}
+	if ver < formatDerived {
+		nd, err := convertDerived(ctx, tx)
+		if err != nil {
+			return 0, err
+		}
+		n += nd
+	}
 	return n, nil
 }
 
@@ -274,6 +286,40 @@ func moveToDocs(ctx context.Context, tx *sql.Tx) (int, error) {
 	var n int
 	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM docs`).Scan(&n)
 	return n, dbErr(err, what)
+}
+
+// convertDerived stores the id, hash and anchor of every chunk as a new
+// write stores them (format 8: derivedMark where the chunker's value),
+// q8Batch rows a round, and returns how many rows it rewrote. A row whose
+// body does not decode keeps its hash.
+func convertDerived(ctx context.Context, tx *sql.Tx) (int, error) {
+	type row struct {
+		rid int64
+		c   kgagent.Chunk
+		err error
+	}
+	return migrateRows(ctx, tx, "store derived chunk ids and hashes",
+		`SELECT k.rid, d.collection, d.doc_url, `+hexSQL("k.id")+`, `+urlSQL("d.doc_url", "k.url")+`, k.anchor, k.ordinal, k.body, `+hexSQL("k.hash")+`
+		FROM chunks k JOIN docs d INDEXED BY docs_lo ON d.lo = `+ridDoc("k.rid")+` WHERE k.rid > ? ORDER BY k.rid LIMIT ?`,
+		`UPDATE chunks SET id = ?, anchor = ?, hash = ? WHERE rid = ?`,
+		func(rows *sql.Rows) (r row, err error) {
+			body := bodyCol{text: &r.c.Text}
+			err = rows.Scan(&r.rid, &r.c.Collection, &r.c.DocURL, &r.c.ID, &r.c.URL, &r.c.Anchor, &r.c.Ordinal, &body, &r.c.Hash)
+			r.err = body.err
+			return r, err
+		},
+		func(last row) []any { return []any{last.rid} },
+		func(r row) ([]any, bool) {
+			id, anchor := packID(r.c.Collection, r.c.DocURL, &r.c), packAnchor(r.c.DocURL, &r.c)
+			hash := packHex(r.c.Hash)
+			if r.err == nil {
+				hash = packHash(&r.c)
+			}
+			if !isMark(id) && !isMark(anchor) && !isMark(hash) {
+				return nil, false // stored as it was
+			}
+			return []any{id, anchor, hash, r.rid}, true
+		})
 }
 
 // renumberSplitDocs gives each document whose rows do not fill its row id

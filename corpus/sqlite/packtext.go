@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -11,6 +13,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
 )
 
 // Chunk bodies are stored compressed (format 3): each body on its own, so
@@ -172,4 +175,81 @@ func packHex(s string) any {
 // hexSQL reads packHex's form of column col back as text.
 func hexSQL(col string) string {
 	return `CASE typeof(` + col + `) WHEN 'blob' THEN lower(hex(` + col + `)) ELSE ` + col + ` END`
+}
+
+// A chunk's id, text hash and anchor are stored as an empty blob where
+// they are what the chunker derives (format 8): the id
+// corpus.ChunkID(collection, document URL, ordinal), the hash the sha256
+// of the text in hex, the anchor the URL's fragment (the URL being the
+// document's with "#" and the anchor). A stored id or hash is otherwise
+// packHex's form, an anchor text, so an empty blob is never a value.
+// Readers read the columns through derivedSQL and fill the chunk with
+// derivedCols.fill.
+var derivedMark = []byte{}
+
+// isMark reports whether a stored form is derivedMark.
+func isMark(v any) bool {
+	b, ok := v.([]byte)
+	return ok && len(b) == 0
+}
+
+// packID is the stored form of c's id in collection's document docURL.
+func packID(collection, docURL string, c *kgagent.Chunk) any {
+	if c.ID == corpus.ChunkID(collection, docURL, c.Ordinal) {
+		return derivedMark
+	}
+	return packHex(c.ID)
+}
+
+// packHash is the stored form of c's text hash.
+func packHash(c *kgagent.Chunk) any {
+	if len(c.Hash) == 2*sha256.Size && c.Hash == textHash(c.Text) {
+		return derivedMark
+	}
+	return packHex(c.Hash)
+}
+
+// packAnchor is the stored form of c's anchor in the document docURL.
+func packAnchor(docURL string, c *kgagent.Chunk) any {
+	if c.Anchor != "" && len(c.URL) == len(docURL)+1+len(c.Anchor) && c.URL == docURL+"#"+c.Anchor {
+		return derivedMark
+	}
+	return c.Anchor
+}
+
+// textHash is the hash the chunker gives a chunk's text.
+func textHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// derivedSQL reads the column col as read does, or NULL where it holds
+// derivedMark.
+func derivedSQL(col, read string) string {
+	return `CASE WHEN typeof(` + col + `) = 'blob' AND length(` + col + `) = 0 THEN NULL ELSE ` + read + ` END`
+}
+
+// idSQL, hashSQL and anchorSQL read a chunk row's (aliased p) id, hash
+// and anchor for derivedCols.
+func idSQL(p string) string     { return derivedSQL(p+"id", hexSQL(p+"id")) }
+func hashSQL(p string) string   { return derivedSQL(p+"hash", hexSQL(p+"hash")) }
+func anchorSQL(p string) string { return derivedSQL(p+"anchor", p+"anchor") }
+
+// derivedCols are a chunk's id, anchor and hash as idSQL, anchorSQL and
+// hashSQL read them.
+type derivedCols struct{ id, anchor, hash sql.NullString }
+
+// fill sets c's id, anchor and hash, deriving those stored as derivedMark
+// from c's collection, document URL, ordinal, URL and text (read before).
+func (d *derivedCols) fill(c *kgagent.Chunk) {
+	c.ID, c.Anchor, c.Hash = d.id.String, d.anchor.String, d.hash.String
+	if !d.id.Valid {
+		c.ID = corpus.ChunkID(c.Collection, c.DocURL, c.Ordinal)
+	}
+	if !d.anchor.Valid {
+		c.Anchor = strings.TrimPrefix(c.URL, c.DocURL+"#")
+	}
+	if !d.hash.Valid {
+		c.Hash = textHash(c.Text)
+	}
 }

@@ -40,7 +40,7 @@ func (x *Index) Documents(ctx context.Context, collection, after string, limit i
 
 // DocumentChunks returns the chunks of docURL in collection by ordinal.
 func (x *Index) DocumentChunks(ctx context.Context, collection, docURL string) ([]kgagent.Chunk, error) {
-	rows, err := x.db.QueryContext(ctx, `SELECT `+hexSQL("k.id")+`, d.collection, d.doc_url, `+urlSQL("d.doc_url", "k.url")+`, COALESCE(k.title, d.title), k.headings, k.anchor, k.ordinal, k.body, `+hexSQL("k.hash")+`
+	rows, err := x.db.QueryContext(ctx, `SELECT `+idSQL("k.")+`, d.collection, d.doc_url, `+urlSQL("d.doc_url", "k.url")+`, COALESCE(k.title, d.title), k.headings, `+anchorSQL("k.")+`, k.ordinal, k.body, `+hashSQL("k.")+`
 		FROM docs d JOIN chunks k ON k.rid BETWEEN d.lo AND d.hi WHERE d.collection = ?1 AND d.doc_url = ?2 ORDER BY k.ordinal`, collection, docURL)
 	if err != nil {
 		return nil, dbErr(err, "read document")
@@ -52,14 +52,16 @@ func (x *Index) DocumentChunks(ctx context.Context, collection, docURL string) (
 	for rows.Next() {
 		var c kgagent.Chunk
 		var hp string
+		var dc derivedCols
 		body := bodyCol{text: &c.Text}
-		if err := rows.Scan(&c.ID, &c.Collection, &c.DocURL, &c.URL, &c.Title, &hp, &c.Anchor, &c.Ordinal, &body, &c.Hash); err != nil {
+		if err := rows.Scan(&dc.id, &c.Collection, &c.DocURL, &c.URL, &c.Title, &hp, &dc.anchor, &c.Ordinal, &body, &dc.hash); err != nil {
 			return nil, dbErr(err, "read document")
 		}
 		if body.err != nil {
 			corrupt = x.corruptBody(corrupt, "read document", body.err, "ordinal", c.Ordinal, "doc_url", docURL)
 			continue
 		}
+		dc.fill(&c)
 		_ = json.Unmarshal([]byte(hp), &c.HeadingPath)
 		if len(c.HeadingPath) == 0 {
 			c.HeadingPath = nil

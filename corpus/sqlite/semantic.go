@@ -406,15 +406,21 @@ func (t *txWrite) semOld(ctx context.Context, collection, docURL string) (map[st
 	defer rows.Close()
 	var out map[string][]semCarry
 	for rows.Next() {
-		var hash, title, hp, model string
+		var title, hp, model string
+		var hash sql.NullString
+		var text string // only where the hash is derived
+		body := bodyCol{text: &text}
 		var blob []byte
-		if err := rows.Scan(&hash, &title, &hp, &model, &blob); err != nil {
+		if err := rows.Scan(&hash, &body, &title, &hp, &model, &blob); err != nil {
 			return nil, dbErr(err, "read semantic vectors")
 		}
+		if !hash.Valid && body.err == nil {
+			hash.String = textHash(text)
+		} // a corrupt body's vector is not carried (no new hash is "")
 		if out == nil {
 			out = map[string][]semCarry{}
 		}
-		k := semKey(hash, title, hp)
+		k := semKey(hash.String, title, hp)
 		out[k] = append(out[k], semCarry{model: model, blob: blob})
 	}
 	return out, dbErr(rows.Err(), "read semantic vectors")

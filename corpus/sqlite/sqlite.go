@@ -846,7 +846,7 @@ func (x *Index) loadRows(ctx context.Context, rids []int64) (map[int64]kgagent.C
 		args[i] = rid
 		marks[i] = "?"
 	}
-	rows, err := x.db.QueryContext(ctx, `SELECT k.rid, `+hexSQL("k.id")+`, d.collection, d.doc_url, `+urlSQL("d.doc_url", "k.url")+`, COALESCE(k.title, d.title), k.headings, k.anchor, k.ordinal, k.body, `+hexSQL("k.hash")+`
+	rows, err := x.db.QueryContext(ctx, `SELECT k.rid, `+idSQL("k.")+`, d.collection, d.doc_url, `+urlSQL("d.doc_url", "k.url")+`, COALESCE(k.title, d.title), k.headings, `+anchorSQL("k.")+`, k.ordinal, k.body, `+hashSQL("k.")+`
 		FROM chunks k JOIN docs d INDEXED BY docs_lo ON d.lo = `+ridDoc("k.rid")+`
 		WHERE k.rid IN (`+strings.Join(marks, ",")+`) AND k.rid <= d.hi`, args...)
 	if err != nil {
@@ -858,9 +858,11 @@ func (x *Index) loadRows(ctx context.Context, rids []int64) (map[int64]kgagent.C
 		var rid int64
 		var c kgagent.Chunk
 		var hp string
-		if err := rows.Scan(&rid, &c.ID, &c.Collection, &c.DocURL, &c.URL, &c.Title, &hp, &c.Anchor, &c.Ordinal, (*packedText)(&c.Text), &c.Hash); err != nil {
+		var dc derivedCols
+		if err := rows.Scan(&rid, &dc.id, &c.Collection, &c.DocURL, &c.URL, &c.Title, &hp, &dc.anchor, &c.Ordinal, (*packedText)(&c.Text), &dc.hash); err != nil {
 			return nil, dbErr(err, "load chunks")
 		}
+		dc.fill(&c)
 		_ = json.Unmarshal([]byte(hp), &c.HeadingPath)
 		if len(c.HeadingPath) == 0 {
 			c.HeadingPath = nil

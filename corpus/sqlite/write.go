@@ -184,7 +184,7 @@ func (x *Index) prepareWrites() error {
 		{&x.st.setDoc, `INSERT OR REPLACE INTO docs(collection, doc_url, lo, hi, n, title) VALUES (?, ?, ?, ?, ?, ?)`},
 		{&x.st.bump, `UPDATE writes SET n = n + 1 WHERE id = 1 RETURNING n`},
 		{&x.st.setVersion, `UPDATE collections SET version = ? WHERE name = ?`},
-		{&x.st.semOld, `SELECT ` + hexSQL("k.hash") + `, COALESCE(k.title, (SELECT title FROM docs WHERE collection = ?1 AND doc_url = ?2)), k.headings, s.model, s.vec FROM chunks k JOIN semvecs s ON s.rid = k.rid WHERE ` + docRange("k.")},
+		{&x.st.semOld, `SELECT ` + hashSQL("k.") + `, CASE WHEN typeof(k.hash) = 'blob' AND length(k.hash) = 0 THEN k.body END, COALESCE(k.title, (SELECT title FROM docs WHERE collection = ?1 AND doc_url = ?2)), k.headings, s.model, s.vec FROM chunks k JOIN semvecs s ON s.rid = k.rid WHERE ` + docRange("k.")},
 		{&x.st.semIns, `INSERT OR REPLACE INTO semvecs(rid, model, vec) VALUES (?, ?, ?)`},
 		{&x.st.ins[0], insertSQL(insSizes[0])},
 		{&x.st.ins[1], insertSQL(insSizes[1])},
@@ -401,8 +401,8 @@ func (t *txWrite) insert(ctx context.Context, g *writeJob, from, k int, added []
 		if c.Title == t.docTitle {
 			title = nil // the document's (docs.title)
 		}
-		args = append(args, rid, packHex(c.ID), packURL(g.docURL, c.URL), title, t.headings(c.HeadingPath), c.Anchor, c.Ordinal,
-			packText(c.Text), packHex(c.Hash), vb[lo:ends[r]:ends[r]])
+		args = append(args, rid, packID(g.collection, g.docURL, c), packURL(g.docURL, c.URL), title, t.headings(c.HeadingPath), packAnchor(g.docURL, c), c.Ordinal,
+			packText(c.Text), packHash(c), vb[lo:ends[r]:ends[r]])
 	}
 	t.args = args
 	_, err := t.stmt(st).ExecContext(ctx, args...)
