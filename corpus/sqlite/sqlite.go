@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -838,17 +839,26 @@ func (x *Index) load(ctx context.Context, collection string, ranked []scored, co
 	return out, nil
 }
 
+// hitRowsSQL reads the chunks of the row ids in the JSON array ?1 (those
+// that still exist), each with its document (the docs row with the
+// greatest lo at or below its rid): one statement prepared once, where an
+// IN list of the ids' count was parsed again for every search.
+var hitRowsSQL = `SELECT k.rid, ` + idSQL("k.") + `, d.collection, d.doc_url, ` + urlSQL("d.doc_url", "k.url") + `, COALESCE(k.title, d.title), k.headings, ` + anchorSQL("k.") + `, k.ordinal, k.body, ` + hashSQL("k.") + `
+	FROM json_each(?1) j CROSS JOIN chunks k ON k.rid = j.value CROSS JOIN docs d INDEXED BY docs_lo ON d.lo = ` + ridDoc("k.rid") + `
+	WHERE k.rid <= d.hi`
+
 // loadRows reads the chunks of rids (those that still exist) by rid.
 func (x *Index) loadRows(ctx context.Context, rids []int64) (map[int64]kgagent.Chunk, error) {
-	args := make([]any, len(rids))
-	marks := make([]string, len(rids))
+	ids := make([]byte, 0, 8*len(rids)+2)
+	ids = append(ids, '[')
 	for i, rid := range rids {
-		args[i] = rid
-		marks[i] = "?"
+		if i > 0 {
+			ids = append(ids, ',')
+		}
+		ids = strconv.AppendInt(ids, rid, 10)
 	}
-	rows, err := x.db.QueryContext(ctx, `SELECT k.rid, `+idSQL("k.")+`, d.collection, d.doc_url, `+urlSQL("d.doc_url", "k.url")+`, COALESCE(k.title, d.title), k.headings, `+anchorSQL("k.")+`, k.ordinal, k.body, `+hashSQL("k.")+`
-		FROM chunks k JOIN docs d INDEXED BY docs_lo ON d.lo = `+ridDoc("k.rid")+`
-		WHERE k.rid IN (`+strings.Join(marks, ",")+`) AND k.rid <= d.hi`, args...)
+	ids = append(ids, ']')
+	rows, err := x.st.hitRows.QueryContext(ctx, string(ids))
 	if err != nil {
 		return nil, dbErr(err, "load chunks")
 	}

@@ -166,6 +166,7 @@ type writeStmts struct {
 	dim, newColl, maxRid, docRids, delDoc, bump, setVersion *sql.Stmt
 	delDocRow, setDoc                                       *sql.Stmt
 	semOld, semIns                                          *sql.Stmt                // semantic.go
+	hitRows                                                 *sql.Stmt                // loadRows (sqlite.go)
 	ins                                                     [len(insSizes)]*sql.Stmt // by insSizes
 }
 
@@ -191,6 +192,7 @@ func (x *Index) prepareWrites() error {
 		{&x.st.ins[2], insertSQL(insSizes[2])},
 		{&x.st.ins[3], insertSQL(insSizes[3])},
 		{&x.st.ins[4], insertSQL(insSizes[4])},
+		{&x.st.hitRows, hitRowsSQL},
 	} {
 		st, err := x.db.Prepare(p.q)
 		if err != nil {
@@ -204,7 +206,7 @@ func (x *Index) prepareWrites() error {
 
 // closeWrites closes the statements prepareWrites prepared.
 func (x *Index) closeWrites() {
-	for _, st := range append([]*sql.Stmt{x.st.dim, x.st.newColl, x.st.maxRid, x.st.docRids, x.st.delDoc, x.st.delDocRow, x.st.setDoc, x.st.bump, x.st.setVersion, x.st.semOld, x.st.semIns}, x.st.ins[:]...) {
+	for _, st := range append([]*sql.Stmt{x.st.dim, x.st.newColl, x.st.maxRid, x.st.docRids, x.st.delDoc, x.st.delDocRow, x.st.setDoc, x.st.bump, x.st.setVersion, x.st.semOld, x.st.semIns, x.st.hitRows}, x.st.ins[:]...) {
 		if st != nil {
 			st.Close()
 		}
