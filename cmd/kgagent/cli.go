@@ -80,6 +80,7 @@ func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, 
 		progress = p.Update
 		defer p.Finish()
 	}
+	a.keepCopies(ctx, spec.Collection)
 	rep, err := a.ingester(true).Run(ctx, spec, progress)
 	if err != nil {
 		return err

@@ -184,7 +184,9 @@ func TestHelpListsEveryFlag(t *testing.T) {
 // TestServeWarmsBeforeReady: `kgagent ingest` leaves current snapshots of
 // the search copy and the graph's name index (before, the first serve or
 // ask built them), and serve right after it loads them before /readyz says
-// ready without rebuilding any: its warm line says rebuilt=0.
+// ready without rebuilding any: its warm line says rebuilt=0. The ingest
+// wrote the search copies' snapshots from the copies it kept current while
+// it crawled, not from SQLite: its line says search_rebuilt=0.
 func TestServeWarmsBeforeReady(t *testing.T) {
 	site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
 	defer site.Close()
@@ -192,6 +194,9 @@ func TestServeWarmsBeforeReady(t *testing.T) {
 	var out, errb syncBuffer
 	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, testEnv()); code != 0 {
 		t.Fatalf("ingest: %s", errb.String())
+	}
+	if m := regexp.MustCompile(`msg="snapshots written" collection=default search_rebuilt=(\d+)`).FindStringSubmatch(errb.String()); m == nil || m[1] != "0" {
+		t.Errorf("the ingest's search copies were built from SQLite at its end (%v): %s", m, errb.String())
 	}
 	coll := hex.EncodeToString([]byte("default"))
 	for _, snap := range []string{filepath.Join(dir, "index.db-snap", coll), filepath.Join(dir, "graph.db-snap", coll)} {

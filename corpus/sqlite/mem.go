@@ -50,6 +50,8 @@ type memColl struct {
 	livePage int
 	all      fieldIndex // BM25F over title, headings and body
 	head     fieldIndex // BM25 over title and headings only
+	terms    termArena  // the keys of all and head added since the copy was made
+	bytes    int64      // roughly the memory rows added since the copy was made hold (postingCost)
 
 	live    int
 	dead    int
@@ -203,13 +205,36 @@ func (f *fieldIndex) push(term string, slot int32, tf float32) {
 	f.post[term] = append(f.post[term], posting(uint32(slot)<<8|uint32(c)))
 }
 
-func (f *fieldIndex) add(slot int32, tf map[string]float32, length float32) {
+// add adds slot's terms with their frequencies. A term new to the index
+// is copied into arena first: a term is a slice of the chunk's text (or of
+// its lower-cased copy), and the index's key would keep that whole text
+// alive as long as the index.
+// It returns the bytes of the new terms (copyBytes).
+func (f *fieldIndex) add(slot int32, tf map[string]float32, length float32, arena *termArena) int64 {
+	var grown int64
 	for t, n := range tf {
+		if _, ok := f.post[t]; !ok {
+			t = arena.str(unsafe.Slice(unsafe.StringData(t), len(t)))
+			grown += termCost + int64(len(t))
+		}
 		f.push(t, slot, n)
 	}
 	f.lens = append(f.lens, length)
 	f.totalLen += float64(length)
+	return grown
 }
+
+// What a search copy holds, in bytes, roughly (memColl.bytes): a posting
+// (with its list's growth), a term (its map entry and list besides its
+// letters), a row (its ids, lengths, page, position and vector bitmap
+// besides the vector's non-zero values). The Python docs' copy (29,883
+// rows, 1.03M postings, 40k terms, 4.0M non-zero values) is 21.8 MB of
+// heap and estimated 20.5.
+const (
+	postingCost = 8
+	termCost    = 100
+	rowCost     = 80
+)
 
 func (f *fieldIndex) compact() {
 	for t, ps := range f.post {
@@ -225,11 +250,22 @@ func newMemColl(dim int, w [3]float32) *memColl {
 }
 
 func (m *memColl) add(rid int64, doc string, c kgagent.Chunk, v []float32) {
+	ct := chunkTermsOf(&c, m.weights)
+	m.addWith(rid, doc, &ct, v)
+}
+
+// addWith adds a row from its chunk's terms (chunkTermsOf) and its vector.
+func (m *memColl) addWith(rid int64, doc string, ct *chunkTerms, v []float32) {
 	if len(v) != m.dim || doc == "" || len(m.rids) >= maxSlots {
 		return
 	}
 	m.appendVec(v)
-	m.addIndexed(rid, doc, c)
+	for _, x := range m.qtmp {
+		if x != 0 {
+			m.bytes++
+		}
+	}
+	m.addTerms(rid, doc, ct)
 }
 
 // appendVec quantises v and appends it.
@@ -333,25 +369,46 @@ func quantize(dst []int8, v []float32) ([]int8, float32) {
 	return dst, scale
 }
 
+// chunkTerms is what a chunk adds to the keyword index: its terms'
+// weighted frequencies and its weighted length over all fields (tf,
+// length), and over title and headings only (htf, hlength).
+type chunkTerms struct {
+	tf, htf         map[string]float32
+	length, hlength float32
+}
+
+// chunkTermsOf tokenises c's fields under the field weights w (title,
+// headings, body). A write computes it before it queues, outside the
+// index's locks (see ReplaceDocument).
+func chunkTermsOf(c *kgagent.Chunk, w [3]float32) chunkTerms {
+	ct := chunkTerms{tf: map[string]float32{}, htf: map[string]float32{}}
+	text.FieldTerms(corpus.PageTitle(*c), corpus.HeadingText(*c), c.Text, func(t string, f int) {
+		ct.tf[t] += w[f]
+		ct.length += w[f]
+		if f < 2 {
+			ct.htf[t]++
+			ct.hlength++
+		}
+	})
+	return ct
+}
+
 // addIndexed adds a row whose vector was already appended (appendRow).
 func (m *memColl) addIndexed(rid int64, doc string, c kgagent.Chunk) {
+	ct := chunkTermsOf(&c, m.weights)
+	m.addTerms(rid, doc, &ct)
+}
+
+// addTerms adds a row whose vector was already appended, from its terms.
+func (m *memColl) addTerms(rid int64, doc string, ct *chunkTerms) {
 	slot := int32(len(m.rids))
 	m.pos[rid] = slot
 	m.rids = append(m.rids, rid)
 	m.docs = append(m.docs, doc)
 	m.growSem()
-	tf, htf := map[string]float32{}, map[string]float32{}
-	var length, hlength float32
-	text.FieldTerms(corpus.PageTitle(c), corpus.HeadingText(c), c.Text, func(t string, f int) {
-		tf[t] += m.weights[f]
-		length += m.weights[f]
-		if f < 2 {
-			htf[t]++
-			hlength++
-		}
-	})
-	m.all.add(slot, tf, length)
-	m.head.add(slot, htf, hlength)
+	length := ct.length
+	m.bytes += m.all.add(slot, ct.tf, length, &m.terms) + m.head.add(slot, ct.htf, ct.hlength, &m.terms) +
+		postingCost*int64(len(ct.tf)+len(ct.htf)) + rowCost + int64(m.dim/8)
 	m.live++
 	d, ok := m.docIdx[doc]
 	if !ok {
@@ -468,7 +525,7 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 		return nil, dbErr(err, "load collection")
 	}
 	defer rows.Close()
-	m = newMemColl(dim, [3]float32{float32(x.cfg.TitleWeight), float32(x.cfg.HeadingWeight), float32(x.cfg.BodyWeight)})
+	m = newMemColl(dim, x.weights())
 	// size everything once: a 200k-chunk collection would otherwise copy
 	// its vectors several times while growing
 	m.rids = make([]int64, 0, count)
@@ -546,6 +603,49 @@ func (x *Index) collection(ctx context.Context, collection string) (*memColl, er
 	return m, nil
 }
 
+// weights are the field weights of the index's keyword search (title,
+// headings, body).
+func (x *Index) weights() [3]float32 {
+	return [3]float32{float32(x.cfg.TitleWeight), float32(x.cfg.HeadingWeight), float32(x.cfg.BodyWeight)}
+}
+
+// Keep makes the index hold collection's search copy from now on and keep
+// it current with every write, as a search would, also when the collection
+// does not exist yet: its first write then starts the copy empty, so the
+// copy is never read back from SQLite. kgagent ingest keeps the
+// collections it writes, whose snapshots it then writes at its end
+// (Snapshot) without building the copies again: each chunk's terms are
+// taken as the write queues, on the writer's goroutine, instead of from
+// SQLite at the end (Python docs: ~1.6 CPU-s of reading and re-tokenising
+// every chunk, all after the crawl). The copy costs its memory for as long
+// as it is held (Release drops it and ends the keeping).
+//
+// The copies kept this way are held to maxBytes together (0: no bound),
+// counting what writes added to them (memColl.bytes, roughly their heap):
+// a write that takes them past it drops its collection's copy and stops
+// keeping it, so that a big crawl does not hold a big copy all along (the
+// OpenJDK docs' two copies are ~110 MB); Snapshot then builds that copy
+// from SQLite at the end, as without Keep.
+func (x *Index) Keep(ctx context.Context, collection string, maxBytes int64) error {
+	x.cacheMu.Lock()
+	if x.keep == nil {
+		x.keep = map[string]bool{}
+	}
+	x.keep[collection] = true
+	x.keepMax = maxBytes
+	x.cacheMu.Unlock()
+	_, err := x.collection(ctx, collection)
+	return err
+}
+
+// Holds reports whether the index holds collection's search copy in
+// memory now (a Snapshot of it then only encodes it).
+func (x *Index) Holds(collection string) bool {
+	x.cacheMu.RLock()
+	defer x.cacheMu.RUnlock()
+	return x.cache[collection] != nil
+}
+
 // Warm loads a collection's search copy now rather than at its first search.
 func (x *Index) Warm(ctx context.Context, collection string) error {
 	_, err := x.collection(ctx, collection)
@@ -575,6 +675,7 @@ func (x *Index) Release(collection string) {
 	x.snaps.Wait()
 	x.cacheMu.Lock()
 	delete(x.cache, collection)
+	delete(x.keep, collection)
 	x.cacheMu.Unlock()
 }
 

@@ -119,24 +119,50 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 		lens []float32
 	}{{&m.all, allLens}, {&m.head, headLens}} {
 		e.F32s(f.lens)
-		// terms left only in tombstones are dropped, as a reload would
-		liveTerms := map[string]int{}
-		for term, ps := range f.fi.post {
+		// terms left only in tombstones are dropped, as a reload would;
+		// a term's live postings are counted where it is written (a map
+		// of the counts was ~500k entries on the OpenJDK docs, live at
+		// the ingest's end beside the copy)
+		liveCount := func(ps []posting) int {
+			if m.dead == 0 {
+				return len(ps)
+			}
+			n := 0
 			for _, p := range ps {
 				if newSlot[p.slot()] >= 0 {
-					liveTerms[term]++
+					n++
 				}
+			}
+			return n
+		}
+		terms := 0
+		for _, ps := range f.fi.post {
+			if liveCount(ps) > 0 {
+				terms++
 			}
 		}
 		// the distinct frequencies, sorted, then each term's live postings:
 		// slots as differences, then the frequencies' indexes
 		// (by their bits: a map keyed by float32 would lose NaNs)
+		// (the codes in use are marked first: a map write per posting
+		// only for the few coded wideCode)
 		tfIdx := map[uint32]uint32{}
+		var used [wideCode]bool
 		for term, ps := range f.fi.post {
 			for _, p := range ps {
-				if newSlot[p.slot()] >= 0 {
+				if newSlot[p.slot()] < 0 {
+					continue
+				}
+				if c := p & 0xff; c != wideCode {
+					used[c] = true
+				} else {
 					tfIdx[math.Float32bits(f.fi.tf(term, p))] = 0
 				}
+			}
+		}
+		for c, u := range used {
+			if u {
+				tfIdx[math.Float32bits(f.fi.tfs[c])] = 0
 			}
 		}
 		bits := slices.Sorted(maps.Keys(tfIdx))
@@ -146,9 +172,16 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 			tfs[i] = math.Float32frombits(b)
 		}
 		e.F32s(tfs)
-		e.U32(uint32(len(liveTerms)))
+		// each code's index in the table
+		var codeIdx [wideCode]uint32
+		for c, u := range used {
+			if u {
+				codeIdx[c] = tfIdx[math.Float32bits(f.fi.tfs[c])]
+			}
+		}
+		e.U32(uint32(terms))
 		for term, ps := range f.fi.post {
-			n := liveTerms[term]
+			n := liveCount(ps)
 			if n == 0 {
 				continue
 			}
@@ -163,7 +196,11 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 			}
 			for _, p := range ps {
 				if newSlot[p.slot()] >= 0 {
-					e.Uvarint(uint64(tfIdx[math.Float32bits(f.fi.tf(term, p))]))
+					if c := p & 0xff; c != wideCode {
+						e.Uvarint(uint64(codeIdx[c]))
+					} else {
+						e.Uvarint(uint64(tfIdx[math.Float32bits(f.fi.tf(term, p))]))
+					}
 				}
 			}
 		}
@@ -377,7 +414,7 @@ func (x *Index) readSnapshot(collection string, version int64, dim int) *memColl
 	if body == nil {
 		return nil
 	}
-	m, err := decodeSnapshot(body, dim, [3]float32{float32(x.cfg.TitleWeight), float32(x.cfg.HeadingWeight), float32(x.cfg.BodyWeight)})
+	m, err := decodeSnapshot(body, dim, x.weights())
 	if err != nil {
 		return nil
 	}

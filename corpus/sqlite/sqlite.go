@@ -115,6 +115,8 @@ type Index struct {
 
 	cacheMu sync.RWMutex
 	cache   map[string]*memColl // collection -> search copy, loaded on first use
+	keep    map[string]bool     // collections whose copy is started by the write that creates them (Keep)
+	keepMax int64               // the bytes kept copies may hold together (Keep); 0: no bound
 
 	snaps    sync.WaitGroup // snapshots being written in the background
 	snapHits atomic.Int64   // search copies read from a snapshot
@@ -395,7 +397,21 @@ func (x *Index) ReplaceDocument(ctx context.Context, collection, docURL string, 
 		}
 	}
 
-	return x.write(&writeJob{ctx: ctx, collection: collection, docURL: docURL, chunks: chunks, vectors: vectors, dim: dim})
+	j := &writeJob{ctx: ctx, collection: collection, docURL: docURL, chunks: chunks, vectors: vectors, dim: dim}
+	// A search copy that the write will update gets the chunks' terms
+	// now, in the caller's goroutine: the writer then only adds them, and
+	// writes from several goroutines tokenise in parallel.
+	x.cacheMu.RLock()
+	held := x.cache[collection] != nil || x.keep[collection]
+	x.cacheMu.RUnlock()
+	if held && len(chunks) > 0 {
+		w := x.weights()
+		j.terms = make([]chunkTerms, len(chunks))
+		for i := range chunks {
+			j.terms[i] = chunkTermsOf(&chunks[i], w)
+		}
+	}
+	return x.write(j)
 }
 
 func nonNil(s []string) []string {

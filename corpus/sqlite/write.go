@@ -33,6 +33,9 @@ type writeJob struct {
 	chunks             []kgagent.Chunk
 	vectors            [][]float32
 	dim                int
+	terms              []chunkTerms // the chunks' terms, when taken before the write (else nil)
+
+	created bool // the write's transaction created the collection
 
 	removed, added []int64    // rowids, set by writeDoc
 	sem            []semCarry // semantic vectors kept for added chunks
@@ -57,7 +60,7 @@ func (x *Index) runGroup(group []*writeJob) {
 	defer x.writeMu.Unlock()
 	if len(group) == 1 || !x.runTx(group) {
 		for _, g := range group {
-			g.removed, g.added, g.err = nil, nil, nil
+			g.removed, g.added, g.err, g.created = nil, nil, nil, false
 			if !x.runTx([]*writeJob{g}) && g.err == nil {
 				g.err = kgagent.Errorf(kgagent.EUNAVAILABLE, "corpus index: write failed")
 			}
@@ -70,13 +73,25 @@ func (x *Index) runGroup(group []*writeJob) {
 			continue
 		}
 		m := x.cache[g.collection]
+		if m == nil && g.created && x.keep[g.collection] {
+			// kept and new: the copy starts empty, as SQLite's rows did
+			m = newMemColl(g.dim, x.weights())
+			m.snapVersion.Store(-1)
+			x.cache[g.collection] = m
+		}
 		if m == nil {
 			continue
 		}
 		m.version = g.version
 		m.remove(g.removed)
 		for i, rid := range g.added {
-			m.add(rid, g.docURL, g.chunks[i], g.vectors[i])
+			var ct chunkTerms
+			if g.terms != nil {
+				ct = g.terms[i]
+			} else {
+				ct = chunkTermsOf(&g.chunks[i], m.weights)
+			}
+			m.addWith(rid, g.docURL, &ct, g.vectors[i])
 		}
 		for _, c := range g.sem {
 			if slot, ok := m.pos[g.added[c.i]]; ok {
@@ -85,6 +100,11 @@ func (x *Index) runGroup(group []*writeJob) {
 		}
 		if m.needsCompaction() {
 			delete(x.cache, g.collection) // reloaded, compact, on next search
+		}
+		if x.keep[g.collection] && x.keepMax > 0 && x.keptBytes() > x.keepMax {
+			// too big to keep all along: built again when needed
+			delete(x.cache, g.collection)
+			delete(x.keep, g.collection)
 		}
 	}
 }
@@ -116,6 +136,9 @@ func (x *Index) runTx(jobs []*writeJob) bool {
 	}
 	if len(ran) == 0 {
 		return true
+	}
+	for _, g := range ran {
+		g.created = t.created[g.collection]
 	}
 	if err := t.bumpVersions(ran); err != nil {
 		for _, g := range ran {
@@ -217,10 +240,11 @@ func (x *Index) closeWrites() {
 // to it (on first use), the dimensions of the collections it checked, the
 // next chunk row id, and reusable argument and vector buffers.
 type txWrite struct {
-	x     *Index
-	tx    *sql.Tx
-	bound map[*sql.Stmt]*sql.Stmt
-	dims  map[string]int
+	x       *Index
+	tx      *sql.Tx
+	bound   map[*sql.Stmt]*sql.Stmt
+	dims    map[string]int
+	created map[string]bool // collections this transaction created
 	// nextRid is the row id of the next inserted chunk, 0 until read. Row
 	// ids are assigned here, one more than the largest in the table when
 	// the transaction began (what SQLite itself gives a row inserted
@@ -321,6 +345,10 @@ func (t *txWrite) checkDim(ctx context.Context, collection string, dim int) erro
 			if _, err := t.stmt(t.x.st.newColl).ExecContext(ctx, collection, dim); err != nil {
 				return dbErr(err, "create collection")
 			}
+			if t.created == nil {
+				t.created = map[string]bool{}
+			}
+			t.created[collection] = true
 			have = dim
 		case err != nil:
 			return dbErr(err, "read collection")
@@ -483,4 +511,15 @@ func (t *txWrite) bumpVersions(jobs []*writeJob) error {
 		g.version = v
 	}
 	return nil
+}
+
+// keptBytes is what the kept copies hold (memColl.bytes), under cacheMu.
+func (x *Index) keptBytes() int64 {
+	var n int64
+	for c := range x.keep {
+		if m := x.cache[c]; m != nil {
+			n += m.bytes
+		}
+	}
+	return n
 }

@@ -1,0 +1,222 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/internal/snapfile"
+)
+
+// canonical is m as its snapshot holds it (tombstones dropped, slots
+// renumbered): what a process reading the snapshot searches.
+func canonical(t *testing.T, m *memColl) *memColl {
+	t.Helper()
+	e := &snapfile.Encoder{}
+	encodeSnapshot(e, m)
+	got, err := decodeSnapshot(e.B, m.dim, m.weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// sameCopy fails unless a and b are the same search copy: rows, pages,
+// vectors, lengths and postings.
+func sameCopy(t *testing.T, a, b *memColl) {
+	t.Helper()
+	q := make([]int8, a.dim)
+	r := make([]int8, b.dim)
+	switch {
+	case !reflect.DeepEqual(a.rids, b.rids) || !reflect.DeepEqual(a.docs, b.docs) || a.live != b.live:
+		t.Fatalf("rows differ: %v %v / %v %v", a.rids, a.docs, b.rids, b.docs)
+	case !reflect.DeepEqual(a.scales, b.scales) || !reflect.DeepEqual(a.all.lens, b.all.lens) || !reflect.DeepEqual(a.head.lens, b.head.lens):
+		t.Fatal("scales or lengths differ")
+	case !reflect.DeepEqual(expandPosts(&a.all), expandPosts(&b.all)) || !reflect.DeepEqual(expandPosts(&a.head), expandPosts(&b.head)):
+		t.Fatal("postings differ")
+	case !reflect.DeepEqual(a.docLen, b.docLen) || !reflect.DeepEqual(a.docLive, b.docLive):
+		t.Fatal("page lengths differ")
+	}
+	for s := range a.rids {
+		if !reflect.DeepEqual(a.rowOf(s, q), b.rowOf(s, r)) {
+			t.Fatalf("slot %d: vectors differ", s)
+		}
+	}
+}
+
+// TestKeepSnapshotsWithoutReload: a collection kept from before it exists
+// (kgagent ingest's search copies) is held from its first write on and
+// follows every write (concurrent ones sharing transactions, replaced and
+// deleted documents, more than colMin rows so the vectors move to columns):
+// its snapshot is written without building the copy from SQLite, and holds
+// exactly the copy SQLite gives; a serve reading it answers the same.
+func TestKeepSnapshotsWithoutReload(t *testing.T) {
+	ctx := context.Background()
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{})
+	if err := x.Keep(ctx, "c", 0); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < 600; i += 4 {
+				f.put(x, "c", fmt.Sprintf("https://x/p%d", i), fmt.Sprintf("Page %d about zebra topic%d", i, i%7), "giraffes eat leaves",
+					fmt.Sprintf("the json module item%d and Item%d", i%13, i%17), "closing words")
+			}
+		}()
+	}
+	wg.Wait()
+	f.put(x, "c", "https://x/p3", "replaced text about stripes")
+	f.put(x, "other", "https://x/o", "a collection nobody kept")
+	if err := x.DeleteDocument(ctx, "c", "https://x/p5"); err != nil {
+		t.Fatal(err)
+	}
+	x.cacheMu.RLock()
+	kept, other := x.cache["c"], x.cache["other"]
+	x.cacheMu.RUnlock()
+	if kept == nil || other != nil {
+		t.Fatalf("search copies held: kept %v, not kept %v", kept != nil, other != nil)
+	}
+	if err := x.Snapshot(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if n := x.Rebuilds(); n != 0 {
+		t.Fatalf("%d search copies built from SQLite, want 0", n)
+	}
+	x.Release("c")
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// the snapshot read back is the copy SQLite gives
+	y := f.open(Config{})
+	defer y.Close()
+	snap, err := y.collection(ctx, "c")
+	if err != nil || y.snapHits.Load() != 1 {
+		t.Fatalf("snapshot not used (%d, %v)", y.snapHits.Load(), err)
+	}
+	z := f.open(Config{NoSnapshots: true})
+	defer z.Close()
+	fresh, err := z.collection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameCopy(t, canonical(t, fresh), snap)
+	if got, want := f.results(y, "c"), f.results(z, "c"); !reflect.DeepEqual(got, want) || len(want) == 0 {
+		t.Fatalf("results differ:\n%v\nwant\n%v", got, want)
+	}
+}
+
+// TestKeepExisting: keeping a collection that exists loads it, and the
+// copy then follows writes as a searched one does.
+func TestKeepExisting(t *testing.T) {
+	ctx := context.Background()
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{NoSnapshots: true})
+	defer x.Close()
+	f.put(x, "c", "https://x/a", "zebra stripes")
+	if err := x.Keep(ctx, "c", 0); err != nil {
+		t.Fatal(err)
+	}
+	f.put(x, "c", "https://x/b", "giraffes eat leaves")
+	f.put(x, "c", "https://x/a", "zebras graze")
+	x.cacheMu.RLock()
+	m := x.cache["c"]
+	x.cacheMu.RUnlock()
+	if m == nil || x.Rebuilds() != 1 {
+		t.Fatalf("copy held %v, built %d times", m != nil, x.Rebuilds())
+	}
+	z := f.open(Config{NoSnapshots: true})
+	defer z.Close()
+	fresh, err := z.collection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameCopy(t, canonical(t, fresh), canonical(t, m))
+}
+
+// TestTermsDoNotHoldText: the keyword index's terms are copies, not slices
+// of the chunk text they came from (a term is a slice of its text, or of
+// the text lower-cased, and a key holding it would keep the whole text in
+// memory as long as the search copy: most of the chunks' text, on a corpus
+// of many distinct identifiers).
+func TestTermsDoNotHoldText(t *testing.T) {
+	text := strings.Repeat("filler ", 200) + "uniqueidentifier anotherone"
+	m := newMemColl(2, [3]float32{3, 2, 1})
+	m.add(1, "https://x/p", kgagent.Chunk{Title: "title words", Text: text}, []float32{1, 0})
+	lo := uintptr(unsafe.Pointer(unsafe.StringData(text)))
+	hi := lo + uintptr(len(text))
+	for _, fi := range []*fieldIndex{&m.all, &m.head} {
+		for term := range fi.post {
+			if p := uintptr(unsafe.Pointer(unsafe.StringData(term))); p >= lo && p < hi {
+				t.Errorf("term %q points into the chunk's text", term)
+			}
+		}
+	}
+	if len(m.all.post["uniqueidentifi"]) == 0 && len(m.all.post["uniqueidentifier"]) == 0 {
+		t.Errorf("terms %v", expandPosts(&m.all))
+	}
+}
+
+// TestKeepBounded: kept copies that grow past Keep's bound are dropped and
+// no longer kept; the end's Snapshot builds the copy from SQLite, as
+// without Keep, and it is the same copy.
+func TestKeepBounded(t *testing.T) {
+	ctx := context.Background()
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{})
+	defer x.Close()
+	for _, c := range []string{"c", "e"} {
+		if err := x.Keep(ctx, c, 40000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.put(x, "e", "https://x/e", "a small collection")
+	held := x.Holds
+	i := 0
+	for ; i < 1000; i++ {
+		f.put(x, "c", fmt.Sprintf("https://x/p%d", i), fmt.Sprintf("Page %d about zebra topic%d", i, i), "giraffes eat leaves")
+		if !held("c") {
+			break
+		}
+	}
+	if i < 10 || i == 1000 {
+		t.Fatalf("copy dropped after %d documents", i)
+	}
+	x.cacheMu.RLock()
+	kept, other := x.keep["c"], x.keep["e"]
+	x.cacheMu.RUnlock()
+	if kept || !other || !x.Holds("e") {
+		t.Fatalf("still kept: c %v, e %v (held %v)", kept, other, x.Holds("e"))
+	}
+	f.put(x, "c", "https://x/more", "written after the drop")
+	if held("c") {
+		t.Fatal("a dropped copy came back")
+	}
+	for _, c := range []string{"c", "e"} {
+		if err := x.Snapshot(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := x.Rebuilds(); n != 1 {
+		t.Fatalf("%d copies built from SQLite, want 1 (the dropped one)", n)
+	}
+	m, _ := x.collection(ctx, "c")
+	z := f.open(Config{NoSnapshots: true})
+	defer z.Close()
+	fresh, err := z.collection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameCopy(t, canonical(t, fresh), canonical(t, m))
+}
