@@ -188,7 +188,7 @@ func (q *Queue) Submit(ctx context.Context, spec crawler.Spec) (crawler.JobStatu
 // was killed) says so in its message until another worker takes it over
 // (after AckWait).
 func (q *Queue) Get(ctx context.Context, id string) (crawler.JobStatus, error) {
-	st, at, err := q.getAt(ctx, id)
+	st, at, _, err := q.getAt(ctx, id)
 	if err == nil {
 		st = q.stalled(st, at, time.Now())
 	}
@@ -206,27 +206,28 @@ func (q *Queue) stalled(st crawler.JobStatus, at, now time.Time) crawler.JobStat
 }
 
 func (q *Queue) get(ctx context.Context, id string) (crawler.JobStatus, error) {
-	st, _, err := q.getAt(ctx, id)
+	st, _, _, err := q.getAt(ctx, id)
 	return st, err
 }
 
-// getAt returns a job's status and when it was written.
-func (q *Queue) getAt(ctx context.Context, id string) (crawler.JobStatus, time.Time, error) {
+// getAt returns a job's status, when it was written and its revision (for
+// update).
+func (q *Queue) getAt(ctx context.Context, id string) (crawler.JobStatus, time.Time, uint64, error) {
 	if _, err := uuid.Parse(id); err != nil {
-		return crawler.JobStatus{}, time.Time{}, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", text.Truncate(id, 64))
+		return crawler.JobStatus{}, time.Time{}, 0, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", text.Truncate(id, 64))
 	}
 	e, err := q.kv.Get(ctx, id)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return crawler.JobStatus{}, time.Time{}, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", id)
+		return crawler.JobStatus{}, time.Time{}, 0, kgagent.Errorf(kgagent.ENOTFOUND, "no job %q", id)
 	}
 	if err != nil {
-		return crawler.JobStatus{}, time.Time{}, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading the job status")
+		return crawler.JobStatus{}, time.Time{}, 0, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "reading the job status")
 	}
 	var st crawler.JobStatus
 	if err := json.Unmarshal(e.Value(), &st); err != nil {
-		return crawler.JobStatus{}, time.Time{}, kgagent.WrapError(kgagent.EINTERNAL, err, "decoding the job status")
+		return crawler.JobStatus{}, time.Time{}, 0, kgagent.WrapError(kgagent.EINTERNAL, err, "decoding the job status")
 	}
-	return st, e.Created(), nil
+	return st, e.Created(), e.Revision(), nil
 }
 
 // List returns all known jobs, newest first.
@@ -288,6 +289,23 @@ func (q *Queue) put(ctx context.Context, st crawler.JobStatus) error {
 		return kgagent.WrapError(kgagent.EINTERNAL, err, "encoding the job status")
 	}
 	if _, err := q.kv.Put(ctx, st.ID, b); err != nil {
+		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "writing the job status")
+	}
+	return nil
+}
+
+// update writes st over revision rev of its status: ECONFLICT when another
+// write came in between (a Cancel, another delivery of the job), or when an
+// earlier try of this one was stored though its answer was lost.
+func (q *Queue) update(ctx context.Context, st crawler.JobStatus, rev uint64) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return kgagent.WrapError(kgagent.EINTERNAL, err, "encoding the job status")
+	}
+	if _, err := q.kv.Update(ctx, st.ID, b, rev); err != nil {
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return kgagent.WrapError(kgagent.ECONFLICT, err, "writing the job status")
+		}
 		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "writing the job status")
 	}
 	return nil
@@ -359,43 +377,58 @@ func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 		_ = msg.Term() // garbage never becomes valid
 		return
 	}
-	var st crawler.JobStatus
-	err := q.retry(ctx, msg, func(ctx context.Context) (err error) {
-		st, err = q.get(ctx, j.ID)
-		return err
-	})
-	if kgagent.ErrorCode(err) == kgagent.ENOTFOUND || (err == nil && finished(st.State)) {
-		_ = msg.Ack() // expired, canceled before it started, or done already
-		return
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			_ = msg.Nak() // shutting down: the next worker reads it
-		} else {
-			_ = msg.Term() // an undecodable status never becomes decodable
-		}
-		return
-	}
 	meta, _ := msg.Metadata()
-	if meta != nil && int(meta.NumDelivered) > q.cfg.MaxDeliver {
-		fin := time.Now().UTC()
-		st.State, st.FinishedAt = crawler.JobFailed, &fin
-		st.Message = fmt.Sprintf("gave up after %d attempts: the worker running the job stopped before it finished each time", q.cfg.MaxDeliver)
-		if err := q.retry(ctx, msg, func(ctx context.Context) error { return q.put(ctx, st) }); err != nil {
+	var st crawler.JobStatus
+	// The status is written over the revision read (update): a Cancel, or
+	// another delivery finishing the job, in between is read again, not
+	// overwritten.
+	for {
+		var rev uint64
+		err := q.retry(ctx, msg, func(ctx context.Context) (err error) {
+			st, _, rev, err = q.getAt(ctx, j.ID)
+			return err
+		})
+		if kgagent.ErrorCode(err) == kgagent.ENOTFOUND || (err == nil && finished(st.State)) {
+			_ = msg.Ack() // expired, canceled before it started, or done already
+			return
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				_ = msg.Nak() // shutting down: the next worker reads it
+			} else {
+				_ = msg.Term() // an undecodable status never becomes decodable
+			}
+			return
+		}
+		if meta != nil && int(meta.NumDelivered) > q.cfg.MaxDeliver {
+			fin := time.Now().UTC()
+			st.State, st.FinishedAt = crawler.JobFailed, &fin
+			st.Message = fmt.Sprintf("gave up after %d attempts: the worker running the job stopped before it finished each time", q.cfg.MaxDeliver)
+			err := q.retry(ctx, msg, func(ctx context.Context) error { return q.update(ctx, st, rev) })
+			if kgagent.ErrorCode(err) == kgagent.ECONFLICT {
+				continue
+			}
+			if err != nil {
+				_ = msg.Nak()
+				return
+			}
+			_ = msg.Ack()
+			return
+		}
+		now := time.Now().UTC()
+		st.State, st.StartedAt, st.FinishedAt = crawler.JobRunning, &now, nil
+		if meta != nil && meta.NumDelivered > 1 {
+			st.Message = "resumed (delivery " + itoa(int(meta.NumDelivered)) + ")"
+		}
+		err = q.retry(ctx, msg, func(ctx context.Context) error { return q.update(ctx, st, rev) })
+		if kgagent.ErrorCode(err) == kgagent.ECONFLICT {
+			continue
+		}
+		if err != nil {
 			_ = msg.Nak()
 			return
 		}
-		_ = msg.Ack()
-		return
-	}
-	now := time.Now().UTC()
-	st.State, st.StartedAt, st.FinishedAt = crawler.JobRunning, &now, nil
-	if meta != nil && meta.NumDelivered > 1 {
-		st.Message = "resumed (delivery " + itoa(int(meta.NumDelivered)) + ")"
-	}
-	if err := q.retry(ctx, msg, func(ctx context.Context) error { return q.put(ctx, st) }); err != nil {
-		_ = msg.Nak()
-		return
+		break
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -482,7 +515,7 @@ func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 	default:
 		st.State, st.Message = crawler.JobFailed, kgagent.ErrorMessage(runErr)
 	}
-	err = q.retry(ctx, msg, func(ctx context.Context) error { return q.put(ctx, st) })
+	err := q.retry(ctx, msg, func(ctx context.Context) error { return q.put(ctx, st) })
 	if err != nil && ctx.Err() != nil { // shutting down meanwhile: one last try
 		err = q.put(context.WithoutCancel(ctx), st)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 	"github.com/kgagent/kgagent/internal/poll"
 )
 
-// flakyKV fails the first fails Puts, as a status bucket whose stream has
+// flakyKV fails the first fails Puts and Updates, as a status bucket whose stream has
 // lost its leader (a node of the cluster killed) answers for a while.
 type flakyKV struct {
 	jetstream.KeyValue
@@ -26,6 +27,14 @@ func (f *flakyKV) Put(ctx context.Context, key string, value []byte) (uint64, er
 		return 0, errors.New("nats: no response from stream")
 	}
 	return f.KeyValue.Put(ctx, key, value)
+}
+
+// Update fails as Put does (the worker's "running" write is an Update).
+func (f *flakyKV) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	if f.fails.Add(-1) >= 0 {
+		return 0, errors.New("nats: no response from stream")
+	}
+	return f.KeyValue.Update(ctx, key, value, rev)
 }
 
 // TestStatusStoreOutageKeepsDeliveries: while the status store cannot be
@@ -139,5 +148,63 @@ func TestRedeliveredCopyKeepsFinishedState(t *testing.T) {
 	got, err := q.Get(ctx, st.ID)
 	if err != nil || got.State != crawler.JobSucceeded || got.Counters.Indexed != 7 {
 		t.Errorf("finished status after the redelivered copy stopped: %+v %v", got, err)
+	}
+}
+
+// interveningKV runs between once, right after the first Get it answers:
+// another writer (a Cancel, another delivery of the job) comes in between
+// a worker's read of a status and its write.
+type interveningKV struct {
+	jetstream.KeyValue
+	between func()
+	once    sync.Once
+}
+
+func (k *interveningKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
+	e, err := k.KeyValue.Get(ctx, key)
+	k.once.Do(k.between)
+	return e, err
+}
+
+// TestStartKeepsStatusWrittenMeanwhile: a job canceled (or finished by
+// another delivery) between a worker's read of its status and its
+// "running" write stays canceled and never runs. The worker wrote
+// "running" over whatever came in between, so the Cancel, answered
+// "canceled", was lost and the job ran to its end.
+func TestStartKeepsStatusWrittenMeanwhile(t *testing.T) {
+	s := startNATS(t, t.TempDir())
+	defer s.Shutdown()
+	cfg := Config{StatusInterval: 20 * time.Millisecond}
+	_, q := connect(t, s, cfg)
+	_, worker := connect(t, s, cfg)
+	ctx := context.Background()
+	st, err := q.Submit(ctx, crawler.Spec{Collection: "lumen", URLs: []string{"http://example.invalid/x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker.kv = &interveningKV{KeyValue: worker.kv, between: func() {
+		if _, err := q.Cancel(ctx, st.ID); err != nil {
+			t.Error(err)
+		}
+	}}
+	started := make(chan string, 1)
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go worker.Run(wctx, blockingRunner{started})
+	js, _ := jetstream.New(q.js.Conn())
+	poll.Until(t, 10*time.Second, func() error {
+		info, err := js.Stream(ctx, q.cfg.Stream)
+		if err == nil && info.CachedInfo().State.Msgs != 0 {
+			err = errors.New("job message still in the stream")
+		}
+		return err
+	})
+	select {
+	case <-started:
+		t.Error("a job canceled before its worker wrote \"running\" ran")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if got, err := q.Get(ctx, st.ID); err != nil || got.State != crawler.JobCanceled {
+		t.Errorf("status after a Cancel between the worker's read and write: %+v %v", got, err)
 	}
 }

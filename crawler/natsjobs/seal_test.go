@@ -141,7 +141,7 @@ func TestStalledJobSaysSo(t *testing.T) {
 	if err != nil || got.State != crawler.JobRunning || strings.Contains(got.Message, "stalled") {
 		t.Fatalf("fresh running job: %+v %v", got, err)
 	}
-	_, at, _ := q.getAt(ctx, st.ID)
+	_, at, _, _ := q.getAt(ctx, st.ID)
 	later := q.stalled(got, at, at.Add(6*time.Second))
 	if !strings.HasPrefix(later.Message, "stalled: no progress report for 6s") {
 		t.Errorf("a job without reports for 6 s: %q", later.Message)
