@@ -255,7 +255,8 @@ func (q *Queue) List(ctx context.Context) ([]crawler.JobStatus, error) {
 }
 
 // Cancel marks a queued or running job canceled; a running job stops at its
-// next status update. Canceling a finished job is a no-op.
+// next status update. Canceling a finished job is a no-op. It fails with
+// EUNAVAILABLE when the status cannot be read or written.
 func (q *Queue) Cancel(ctx context.Context, id string) (crawler.JobStatus, error) {
 	for {
 		e, err := q.kv.Get(ctx, id)
@@ -276,8 +277,12 @@ func (q *Queue) Cancel(ctx context.Context, id string) (crawler.JobStatus, error
 		now := time.Now().UTC()
 		st.FinishedAt = &now
 		b, _ := json.Marshal(st)
-		if _, err := q.kv.Update(ctx, id, b, e.Revision()); err == nil {
+		_, err = q.kv.Update(ctx, id, b, e.Revision())
+		if err == nil {
 			return redact(st), nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return crawler.JobStatus{}, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "writing the job status")
 		}
 		// Lost a race with the worker's update: read again.
 	}

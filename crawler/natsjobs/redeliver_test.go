@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/crawler"
 	"github.com/kgagent/kgagent/internal/poll"
 )
@@ -206,5 +207,32 @@ func TestStartKeepsStatusWrittenMeanwhile(t *testing.T) {
 	}
 	if got, err := q.Get(ctx, st.ID); err != nil || got.State != crawler.JobCanceled {
 		t.Errorf("status after a Cancel between the worker's read and write: %+v %v", got, err)
+	}
+}
+
+// TestCancelStoreOutageFails: Cancel answers EUNAVAILABLE when the status
+// cannot be written; it read again and retried any failed write as a lost
+// race, forever while reads still worked (a stream without a leader).
+func TestCancelStoreOutageFails(t *testing.T) {
+	s := startNATS(t, t.TempDir())
+	defer s.Shutdown()
+	_, q := connect(t, s, Config{})
+	ctx := context.Background()
+	st, err := q.Submit(ctx, crawler.Spec{Collection: "lumen", URLs: []string{"http://example.invalid/x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flaky := &flakyKV{KeyValue: q.kv}
+	flaky.fails.Store(1 << 30)
+	q.kv = flaky
+	done := make(chan error, 1)
+	go func() { _, err := q.Cancel(ctx, st.ID); done <- err }()
+	select {
+	case err := <-done:
+		if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE {
+			t.Errorf("Cancel while the status cannot be written: %v, want EUNAVAILABLE", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Cancel still retrying after 5 s (%d failed writes)", 1<<30-flaky.fails.Load())
 	}
 }
