@@ -33,10 +33,10 @@ import (
 // that writes and does not read the graph (kgagent ingest) should call it,
 // before its first write.
 func (s *Store) BulkLoad(ctx context.Context) (bool, error) {
-	on := false
+	on, already := false, false
 	err := s.write(ctx, "start a bulk load", func(x *wtx) error {
 		if x.s.bulk {
-			on = true
+			on, already = true, true // its rows are kept on
 			return nil
 		}
 		var used bool
@@ -89,7 +89,9 @@ func (s *Store) BulkLoad(ctx context.Context) (bool, error) {
 	// Only this store's writer reads bulk, and only after this write
 	// (groupcommit hands the lead over under its mutex).
 	s.bulk = on
-	s.rows = bulkRows{on: on}
+	if !already {
+		s.rows = bulkRows{on: on}
+	}
 	return on, nil
 }
 

@@ -111,3 +111,31 @@ func TestNamesSnapshotMatchesSQL(t *testing.T) {
 	}
 	fmt.Printf("SNAPCHECK %d bytes equal\n", len(got))
 }
+
+// TestBulkLoadAgainKeepsRows: BulkLoad called again during a load (it
+// reports the load on) keeps the triples written so far for the name
+// index; it started the rows afresh, so the snapshot was read back from
+// SQLite (the rows no longer matched the table).
+func TestBulkLoadAgainKeepsRows(t *testing.T) {
+	ctx := t.Context()
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 2 {
+		if on, err := s.BulkLoad(ctx); err != nil || !on {
+			t.Fatalf("BulkLoad %d: %v %v", i+1, on, err)
+		}
+		doc := fmt.Sprintf("https://x.test/%d.html", i)
+		if err := s.ReplaceDocument(ctx, "c", doc, []kgagent.Triple{graphtest.T("c", doc, fmt.Sprintf("m%d.f", i), "calls", "m.g", "a")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Snapshot(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if n := sqlite.MemNames(s); n != 1 {
+		t.Errorf("%d name indexes built from memory after BulkLoad was called twice, want 1", n)
+	}
+}
