@@ -137,14 +137,7 @@ func TestRedeliveredCopyKeepsFinishedState(t *testing.T) {
 		t.Fatal(err)
 	}
 	// This copy stops and acknowledges the message: the stream empties.
-	js, _ := jetstream.New(q.js.Conn())
-	poll.Until(t, 10*time.Second, func() error {
-		info, err := js.Stream(ctx, q.cfg.Stream)
-		if err == nil && info.CachedInfo().State.Msgs != 0 {
-			err = errors.New("job message still in the stream")
-		}
-		return err
-	})
+	waitStreamEmpty(t, q)
 	time.Sleep(100 * time.Millisecond) // five status intervals
 	got, err := q.Get(ctx, st.ID)
 	if err != nil || got.State != crawler.JobSucceeded || got.Counters.Indexed != 7 {
@@ -192,14 +185,7 @@ func TestStartKeepsStatusWrittenMeanwhile(t *testing.T) {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go worker.Run(wctx, blockingRunner{started})
-	js, _ := jetstream.New(q.js.Conn())
-	poll.Until(t, 10*time.Second, func() error {
-		info, err := js.Stream(ctx, q.cfg.Stream)
-		if err == nil && info.CachedInfo().State.Msgs != 0 {
-			err = errors.New("job message still in the stream")
-		}
-		return err
-	})
+	waitStreamEmpty(t, q)
 	select {
 	case <-started:
 		t.Error("a job canceled before its worker wrote \"running\" ran")
@@ -235,4 +221,18 @@ func TestCancelStoreOutageFails(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatalf("Cancel still retrying after 5 s (%d failed writes)", 1<<30-flaky.fails.Load())
 	}
+}
+
+// waitStreamEmpty waits until q's job stream holds no message: every job
+// was acknowledged (or dropped).
+func waitStreamEmpty(t *testing.T, q *Queue) {
+	t.Helper()
+	js, _ := jetstream.New(q.js.Conn())
+	poll.Until(t, 10*time.Second, func() error {
+		info, err := js.Stream(t.Context(), q.cfg.Stream)
+		if err == nil && info.CachedInfo().State.Msgs != 0 {
+			err = errors.New("job message still in the stream")
+		}
+		return err
+	})
 }

@@ -105,14 +105,8 @@ func TestBulkLoad(t *testing.T) {
 	dir := t.TempDir()
 	plain, bulk := filepath.Join(dir, "plain.db"), filepath.Join(dir, "bulk.db")
 	for _, path := range []string{plain, bulk} {
-		s, err := sqlite.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := openStore(t, path, path == bulk)
 		if path == bulk {
-			if on, err := s.BulkLoad(t.Context()); err != nil || !on {
-				t.Fatalf("BulkLoad on an empty store: %v, %v; want true", on, err)
-			}
 			if names := schemaNames(t, path); slices.Contains(names, "triples_sid") {
 				t.Errorf("bulk load kept the indexes: %v", names)
 			}
@@ -333,14 +327,8 @@ func TestBulkLoadStrings(t *testing.T) {
 			dir := t.TempDir()
 			plain, bulk := filepath.Join(dir, "plain.db"), filepath.Join(dir, "bulk.db")
 			for _, path := range []string{plain, bulk} {
-				s, err := sqlite.Open(path)
-				if err != nil {
-					t.Fatal(err)
-				}
+				s := openStore(t, path, path == bulk)
 				if path == bulk {
-					if on, err := s.BulkLoad(t.Context()); err != nil || !on {
-						t.Fatalf("BulkLoad: %v %v", on, err)
-					}
 					if !sqlite.StrsComplete(s) || slices.Contains(schemaNames(t, path), "strs_h") {
 						t.Errorf("bulk load started with cache complete %v, indexes %v; want complete, no strs_h", sqlite.StrsComplete(s), schemaNames(t, path))
 					}
@@ -375,6 +363,23 @@ func TestBulkLoadStrings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openStore opens the store at path, in a bulk load when bulk is set (the
+// store must be fresh).
+func openStore(t *testing.T, path string, bulk bool) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bulk {
+		if on, err := s.BulkLoad(t.Context()); err != nil || !on {
+			s.Close()
+			t.Fatalf("BulkLoad on a fresh store: %v, %v; want true", on, err)
+		}
+	}
+	return s
 }
 
 // strsRows is every row of strs as "id string", by id.

@@ -89,10 +89,7 @@ func TestNamesSnapshotMatchesSQL(t *testing.T) {
 	if path == "" {
 		t.Skip("KGAGENT_GRAPH_SNAPCHECK is not set")
 	}
-	coll := os.Getenv("KGAGENT_GRAPH_COLLECTION")
-	if coll == "" {
-		coll = "default"
-	}
+	coll := envCollection()
 	got := sqlite.SnapshotFileBody(path, coll)
 	if got == nil {
 		t.Fatalf("no readable snapshot of %q beside %s", coll, path)

@@ -83,10 +83,7 @@ func TestFingerprint(t *testing.T) {
 	if path == "" {
 		t.Skip("KGAGENT_GRAPH_FINGERPRINT is not set")
 	}
-	coll := os.Getenv("KGAGENT_GRAPH_COLLECTION")
-	if coll == "" {
-		coll = "default"
-	}
+	coll := envCollection()
 	s, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -325,4 +322,13 @@ func TestMigrateHashed(t *testing.T) {
 	if n := count(t, path, `SELECT count(*) FROM strs WHERE id > 1`); n != 0 {
 		t.Errorf("%d strings left after the only collection was deleted", n)
 	}
+}
+
+// envCollection is the collection the env-driven checks read:
+// $KGAGENT_GRAPH_COLLECTION, "default" when unset.
+func envCollection() string {
+	if c := os.Getenv("KGAGENT_GRAPH_COLLECTION"); c != "" {
+		return c
+	}
+	return "default"
 }

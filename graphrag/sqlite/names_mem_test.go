@@ -81,20 +81,10 @@ func TestNameIndexMemory(t *testing.T) {
 // strings (or read past its table). The limit is lowered to the test
 // graph's size here.
 func TestNameIndexTableLimit(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "graph.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := storeWithDoc(t, 50, func(doc string, i int) kgagent.Triple {
+		return graphtest.L("c", doc, fmt.Sprintf("pkg.Class%d", i), "summary", fmt.Sprintf("The literal text of class %d, long enough to count.", i), "")
+	})
 	ctx := t.Context()
-	doc := "https://docs.example/a.html"
-	var ts []kgagent.Triple
-	for i := range 50 {
-		ts = append(ts, graphtest.L("c", doc, fmt.Sprintf("pkg.Class%d", i), "summary", fmt.Sprintf("The literal text of class %d, long enough to count.", i), ""))
-	}
-	if err := s.ReplaceDocument(ctx, "c", doc, ts); err != nil {
-		t.Fatal(err)
-	}
 	full, err := loadNames(ctx, s.rdb, "c", 0)
 	if err != nil || full == nil {
 		t.Fatalf("no index (%v) with the real limit", err)
@@ -147,21 +137,10 @@ func TestStrFinder(t *testing.T) {
 // (here the normalised names and the parts of dotted names) are stored
 // apart, each once.
 func TestNameIndexSharesStrings(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "graph.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ctx := t.Context()
-	doc := "https://docs.example/a.html"
-	var ts []kgagent.Triple
-	for i := range 40 {
-		ts = append(ts, graphtest.T("c", doc, fmt.Sprintf("pkg.Class%d", i), "extends", fmt.Sprintf("pkg.Base%d", i%4), ""))
-	}
-	if err := s.ReplaceDocument(ctx, "c", doc, ts); err != nil {
-		t.Fatal(err)
-	}
-	x, err := loadNames(ctx, s.rdb, "c", 0)
+	s := storeWithDoc(t, 40, func(doc string, i int) kgagent.Triple {
+		return graphtest.T("c", doc, fmt.Sprintf("pkg.Class%d", i), "extends", fmt.Sprintf("pkg.Base%d", i%4), "")
+	})
+	x, err := loadNames(t.Context(), s.rdb, "c", 0)
 	if err != nil || x == nil {
 		t.Fatalf("no index: %v", err)
 	}
@@ -222,4 +201,24 @@ func TestNameIndexLiteralAndObject(t *testing.T) {
 	if x, err := loadNames(ctx, s.rdb, "c", 0); err != nil || x != nil {
 		t.Errorf("a row with a literal and an object: index %v (%v), want none", x != nil, err)
 	}
+}
+
+// storeWithDoc is a fresh store, closed with the test, holding one document
+// of collection "c": the n triples triple(doc, i) makes.
+func storeWithDoc(t *testing.T, n int, triple func(doc string, i int) kgagent.Triple) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	doc := "https://docs.example/a.html"
+	ts := make([]kgagent.Triple, n)
+	for i := range ts {
+		ts[i] = triple(doc, i)
+	}
+	if err := s.ReplaceDocument(t.Context(), "c", doc, ts); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
