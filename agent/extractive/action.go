@@ -66,18 +66,42 @@ func actionWord(q string) string {
 		return ""
 	}
 	w := strings.Trim(f[0], nameTrim)
-	if questionStarts[w] || !objectStarts[strings.Trim(f[1], nameTrim)] || gerund(w) {
+	if questionStarts[w] || !objectStarts[strings.Trim(f[1], nameTrim)] || gerund(w) && saysWhatHappened(f[2:]) {
 		return ""
 	}
 	return w
 }
 
 // gerund reports whether w is the -ing form of an everyday verb
-// ("loading", "pushing"; not "bring"): a question that starts with one
-// names what the user was doing, the subject of what went wrong
-// ("loading my csv file keeps failing …"), not an action to do.
+// ("loading", "pushing"; not "bring"). A question that starts with one
+// and goes on to say what happened (saysWhatHappened) names what the user
+// was doing, the subject of what went wrong ("loading my csv file keeps
+// failing …"), not an action to do; without such a verb it asks how to do
+// it, as the imperative does ("watching a measurement for new points").
 func gerund(w string) bool {
 	return strings.HasSuffix(w, "ing") && inflectedEveryday(w)
+}
+
+// happenedVerbs are the finite verbs by which a question whose subject is
+// what the user was doing says what happened to it ("… keeps failing",
+// "… fails with 413", "… takes forever", "… is slow"): auxiliaries and
+// the verbs of a problem report. A plural noun is no such verb ("points"),
+// so only these count.
+var happenedVerbs = map[string]bool{"is": true, "are": true, "was": true, "were": true, "does": true, "did": true,
+	"has": true, "had": true, "will": true, "would": true, "can": true, "cannot": true, "keeps": true, "kept": true,
+	"takes": true, "took": true, "fails": true, "failed": true, "breaks": true, "broke": true, "crashes": true,
+	"crashed": true, "hangs": true, "hung": true, "stops": true, "stopped": true, "throws": true, "threw": true,
+	"gives": true, "gave": true, "returns": true, "returned": true, "errors": true, "errored": true, "gets": true, "got": true}
+
+// saysWhatHappened reports whether the words after a question's first two
+// (lower case, contractions expanded) hold a finite verb of happenedVerbs.
+func saysWhatHappened(words []string) bool {
+	for _, w := range words {
+		if happenedVerbs[strings.Trim(w, nameTrim)] {
+			return true
+		}
+	}
+	return false
 }
 
 // actionInOtherWords reports whether the words of the question that the

@@ -21,9 +21,12 @@ func TestActionWord(t *testing.T) {
 		"I want to shrink my backups":                                  "shrink",
 		"move my data from the old lumen 1 install to the new release": "move",
 		"save a copy of my database somewhere safe":                    "save",
-		"turn on https for the server":                                 "", // a particle: see objectStarts
-		"Sourdough on a Lumen server":                                  "", // a thing, not an action
-		"loading my csv file keeps failing on the date column":         "", // a gerund: what the user was doing
+		"turn on https for the server":                                 "",         // a particle: see objectStarts
+		"Sourdough on a Lumen server":                                  "",         // a thing, not an action
+		"loading my csv file keeps failing on the date column":         "",         // a gerund: what the user was doing
+		"sending a million points one by one takes forever":            "",         // likewise
+		"watching a measurement for new points":                        "watching", // a gerund that says nothing happened: how to do it
+		"reading a file line by line in python":                        "reading",
 		"bring my old backup back":                                     "bring",
 		"Kafka on Lumen?":                                              "",
 		"GPU on my server?":                                            "",
@@ -133,6 +136,12 @@ func TestActionInOtherWordsAnswers(t *testing.T) {
 	e[0].Unknown = []string{"pause"}
 	if got := Compose("How can I pause the retention enforcer for a day?", e, cfg); !strings.HasPrefix(got, Abstention+" anything about “pause”") {
 		t.Errorf("an action no section names: answer = %q, want the abstention", got)
+	}
+	// Its -ing form, with nothing said to have happened, asks the same:
+	// the action is still "pausing", not wording of a report.
+	e[0].Unknown = []string{"pausing"}
+	if got := Compose("pausing the retention enforcer for a day", e, cfg); !strings.HasPrefix(got, Abstention+" anything about “pausing”") {
+		t.Errorf("a gerund how-to whose action no section names: answer = %q, want the abstention", got)
 	}
 }
 
