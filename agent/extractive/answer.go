@@ -160,9 +160,12 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 	// the collection lacks are its wording, unless written as names.
 	coded := len(unknown) > 0 && cfg.Embed != nil && reportsStatedCode(ps, question)
 	if len(unknown) > 0 {
-		words, ok := q.wording(ctx, question, unknown, ps, cfg.Embed)
+		var words []string
+		var ok bool
 		if coded {
-			words, ok = reportWording(question, unknown)
+			words, ok = q.reportWording(ctx, question, unknown, ps, cfg.Embed)
+		} else {
+			words, ok = q.wording(ctx, question, unknown, ps, cfg.Embed)
 		}
 		if !ok {
 			return lacked()

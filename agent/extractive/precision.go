@@ -1,6 +1,7 @@
 package extractive
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"unicode"
@@ -219,16 +220,60 @@ func reportsStatedCode(ps []*passage, question string) bool {
 }
 
 // reportWording returns the words of unknown (the words of a problem
-// report the collection lacks) as its wording, and whether none of them
-// is written as a name (writtenAsName): a name the docs lack ("Kafka",
-// "nginx" written as one) is still what the report is about.
-func reportWording(question string, unknown []string) ([]string, bool) {
+// report the collection lacks) that are its wording, and whether every
+// one of them, but its action, is. The words of the report itself (the
+// clause that states the status code: reportClause) are, unless written as
+// a name (writtenAsName): a name the docs lack ("Kafka", "nginx" written
+// as one) is still what the report is about. A question asked after the
+// report ("…, how do I pay for a higher tier?") asks about its own
+// subject: its words are judged by the wording rule of any question
+// (wording), so a rare word no close section says ("tier") still abstains.
+func (q question) reportWording(ctx context.Context, question string, unknown []string, ps []*passage, embed func(context.Context, []string) ([][]float32, error)) ([]string, bool) {
+	clause := reportClause(question)
+	var out, rest []string
 	for _, u := range unknown {
-		if writtenAsName(question, u) {
+		switch {
+		case writtenAsName(question, u):
 			return nil, false
+		case clause[text.Term(strings.ToLower(u))]:
+			out = append(out, u)
+		default:
+			rest = append(rest, u)
 		}
 	}
-	return unknown, true
+	if len(rest) == 0 {
+		return out, true
+	}
+	words, ok := q.wording(ctx, question, rest, ps, embed)
+	if !ok {
+		return nil, false
+	}
+	return append(out, words...), true
+}
+
+// reportClause returns the terms of the words of a problem report up to
+// the end of the clause that states its first status code (a comma,
+// semicolon, question or exclamation mark, or the end of the question).
+func reportClause(question string) map[string]bool {
+	end := -1
+	for code := range statusCodes(question) {
+		if i := strings.Index(question, code); i >= 0 && (end < 0 || i < end) {
+			end = i
+		}
+	}
+	out := map[string]bool{}
+	if end < 0 {
+		return out
+	}
+	if j := strings.IndexAny(question[end:], ",;?!"); j >= 0 {
+		end += j
+	} else {
+		end = len(question)
+	}
+	for _, f := range strings.Fields(question[:end]) {
+		out[text.Term(strings.ToLower(strings.Trim(f, nameTrim)))] = true
+	}
+	return out
 }
 
 // reasonPhrases returns the words of the reason phrases that follow a

@@ -174,6 +174,10 @@ func TestReportedCodeIsTheSubject(t *testing.T) {
 		"far in meaning":       {q, 0.30, []string{"inserts", "suddenly", "bouncing"}, cfg},
 		"no model":             {q, 0.47, []string{"inserts", "suddenly", "bouncing"}, Config{}},
 		"code not stated":      {"my app's inserts start bouncing back with 503, what should it do", 0.47, []string{"inserts", "bouncing"}, cfg},
+		// A question after the report asks about its own subject:
+		// "autoscaling", rare and said by no close section, is no wording
+		// of the report.
+		"a question after the report": {"my app's inserts start bouncing back with 429 Too Many Requests, does autoscaling fix it?", 0.47, []string{"inserts", "bouncing", "autoscaling"}, cfg},
 	} {
 		if got := Compose(c.q, rateLimitEvidence(c.cos, c.unknown...), c.cfg); !strings.HasPrefix(got, lacks) {
 			t.Errorf("%s: answer = %q, want %q…", name, got, lacks)
