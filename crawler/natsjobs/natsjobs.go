@@ -281,7 +281,7 @@ func (q *Queue) Cancel(ctx context.Context, id string) (crawler.JobStatus, error
 		if err == nil {
 			return redact(st), nil
 		}
-		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		if !natskv.IsConflict(err) {
 			return crawler.JobStatus{}, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "writing the job status")
 		}
 		// Lost a race with the worker's update: read again.
@@ -308,7 +308,7 @@ func (q *Queue) update(ctx context.Context, st crawler.JobStatus, rev uint64) er
 		return kgagent.WrapError(kgagent.EINTERNAL, err, "encoding the job status")
 	}
 	if _, err := q.kv.Update(ctx, st.ID, b, rev); err != nil {
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		if natskv.IsConflict(err) {
 			return kgagent.WrapError(kgagent.ECONFLICT, err, "writing the job status")
 		}
 		return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "writing the job status")
