@@ -23,6 +23,7 @@ type flakyKV struct {
 	fails atomic.Int32
 }
 
+// Put fails while fails lasts, else writes.
 func (f *flakyKV) Put(ctx context.Context, key string, value []byte) (uint64, error) {
 	if f.fails.Add(-1) >= 0 {
 		return 0, errors.New("nats: no response from stream")
@@ -154,6 +155,7 @@ type interveningKV struct {
 	once    sync.Once
 }
 
+// Get reads, then lets between write (the first time).
 func (k *interveningKV) Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error) {
 	e, err := k.KeyValue.Get(ctx, key)
 	k.once.Do(k.between)
