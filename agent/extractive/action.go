@@ -94,15 +94,21 @@ var happenedVerbs = map[string]bool{"is": true, "are": true, "was": true, "were"
 	"gives": true, "gave": true, "returns": true, "returned": true, "errors": true, "errored": true, "gets": true, "got": true}
 
 // saysWhatHappened reports whether the words after a question's first two
-// (lower case, contractions expanded) hold a finite verb of happenedVerbs.
+// (lower case, contractions expanded) hold a finite verb of happenedVerbs
+// that is not a relative clause's ("reading a file that is too big …":
+// the verb of "that", "which" or "who" says what the object is).
 func saysWhatHappened(words []string) bool {
-	for _, w := range words {
-		if happenedVerbs[strings.Trim(w, nameTrim)] {
+	for i, w := range words {
+		if happenedVerbs[strings.Trim(w, nameTrim)] && (i == 0 || !relativeStarts[strings.Trim(words[i-1], nameTrim)]) {
 			return true
 		}
 	}
 	return false
 }
+
+// relativeStarts begin a relative clause, whose verb describes a noun
+// rather than saying what happened.
+var relativeStarts = map[string]bool{"that": true, "which": true, "who": true}
 
 // actionInOtherWords reports whether the words of the question that the
 // collection lacks (unknown) are only its action, and the search found a

@@ -27,6 +27,7 @@ func TestActionWord(t *testing.T) {
 		"sending a million points one by one takes forever":            "",         // likewise
 		"watching a measurement for new points":                        "watching", // a gerund that says nothing happened: how to do it
 		"reading a file line by line in python":                        "reading",
+		"reading a file that is too big for memory":                    "reading", // a relative clause's verb
 		"bring my old backup back":                                     "bring",
 		"Kafka on Lumen?":                                              "",
 		"GPU on my server?":                                            "",
