@@ -220,3 +220,48 @@ func TestKeepBounded(t *testing.T) {
 	}
 	sameCopy(t, canonical(t, fresh), canonical(t, m))
 }
+
+// TestKeepExistingBounded: kgagent ingest run again on a collection whose
+// copy is already bigger than the bound (read back from its snapshot, or
+// built from SQLite) does not hold that copy through the crawl: Keep
+// drops it at once, and the writes that follow leave it dropped, as for a
+// copy that grew past the bound. Before, a copy read from its snapshot
+// counted 0 bytes, so it stayed held until the writes themselves added the
+// bound's worth.
+func TestKeepExistingBounded(t *testing.T) {
+	ctx := context.Background()
+	for _, snaps := range []bool{true, false} {
+		f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+		x := f.open(Config{NoSnapshots: !snaps})
+		for i := range 200 {
+			f.put(x, "c", fmt.Sprintf("https://x/p%d", i), fmt.Sprintf("Page %d about zebra topic%d", i, i), "giraffes eat leaves")
+		}
+		if err := x.Snapshot(ctx, "c"); err != nil {
+			t.Fatal(err)
+		}
+		x.Close()
+		x = f.open(Config{NoSnapshots: !snaps})
+		defer x.Close()
+		if err := x.Keep(ctx, "c", 40000); err != nil {
+			t.Fatal(err)
+		}
+		if x.Holds("c") {
+			t.Fatalf("snapshots %v: a copy over the bound held after Keep", snaps)
+		}
+		f.put(x, "c", "https://x/new", "written during the ingest")
+		if x.Holds("c") {
+			t.Fatalf("snapshots %v: a copy over the bound held after a write", snaps)
+		}
+		if err := x.Snapshot(ctx, "c"); err != nil {
+			t.Fatal(err)
+		}
+		m, _ := x.collection(ctx, "c")
+		z := f.open(Config{NoSnapshots: true})
+		fresh, err := z.collection(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameCopy(t, canonical(t, fresh), canonical(t, m))
+		z.Close()
+	}
+}

@@ -51,7 +51,7 @@ type memColl struct {
 	all      fieldIndex // BM25F over title, headings and body
 	head     fieldIndex // BM25 over title and headings only
 	terms    termArena  // the keys of all and head added since the copy was made
-	bytes    int64      // roughly the memory rows added since the copy was made hold (postingCost)
+	bytes    int64      // roughly the memory its rows hold (postingCost): counted as they are added, estimated for a copy read from its snapshot
 
 	live    int
 	dead    int
@@ -625,7 +625,10 @@ func (x *Index) weights() [3]float32 {
 // a write that takes them past it drops its collection's copy and stops
 // keeping it, so that a big crawl does not hold a big copy all along (the
 // OpenJDK docs' two copies are ~110 MB); Snapshot then builds that copy
-// from SQLite at the end, as without Keep.
+// from SQLite at the end, as without Keep. A collection that exists is
+// loaded now, and a copy past the bound already is dropped at once (an
+// ingest run again on the OpenJDK docs would otherwise hold their copies,
+// read from the snapshot, through its whole crawl).
 func (x *Index) Keep(ctx context.Context, collection string, maxBytes int64) error {
 	x.cacheMu.Lock()
 	if x.keep == nil {
@@ -634,8 +637,16 @@ func (x *Index) Keep(ctx context.Context, collection string, maxBytes int64) err
 	x.keep[collection] = true
 	x.keepMax = maxBytes
 	x.cacheMu.Unlock()
-	_, err := x.collection(ctx, collection)
-	return err
+	if _, err := x.collection(ctx, collection); err != nil {
+		return err
+	}
+	x.cacheMu.Lock()
+	defer x.cacheMu.Unlock()
+	if x.keep[collection] && maxBytes > 0 && x.keptBytes() > maxBytes {
+		delete(x.cache, collection)
+		delete(x.keep, collection)
+	}
+	return nil
 }
 
 // Holds reports whether the index holds collection's search copy in

@@ -250,6 +250,14 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	if d.Err == nil && len(vecs) != live*dim {
 		return nil, fmt.Errorf("snapshot: %d vector bytes for %d rows of %d", len(vecs), live, dim)
 	}
+	// the copy's memory, estimated as adding its rows counts it
+	// (memColl.bytes): Keep bounds a copy read back this way too
+	size := int64(live) * (rowCost + int64(dim/8))
+	for _, v := range vecs {
+		if v != 0 {
+			size++
+		}
+	}
 	if d.Err == nil {
 		// straight into the form searches read (reserve), one copy
 		if live >= colMin {
@@ -314,6 +322,7 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 			if d.Err != nil || n > uint64(len(d.B)/2) { // two bytes at least a posting
 				return nil, snapfile.ErrShort
 			}
+			size += termCost + int64(len(term)) + postingCost*int64(n)
 			ps := pa.take(int(n))
 			slot := int64(-1)
 			for i := range ps {
@@ -360,6 +369,7 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 		}
 	}
 	m.live = live
+	m.bytes = size
 	return m, nil
 }
 
