@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -450,5 +451,23 @@ func TestMigrateDerived(t *testing.T) {
 	}
 	if got := fingerprints(t, path); !reflect.DeepEqual(got, wantFP) {
 		t.Errorf("fingerprints %v, want %v", got, wantFP)
+	}
+}
+
+// TestDerivedIDRule: the id format 8 stores as derivedMark is a rule of
+// its own, pinned here: a file written today must read back the same ids
+// whatever the chunker does later. And today it is the chunker's rule, so
+// new writes store its ids as the mark; if corpus.ChunkID changes, that
+// half fails: new ids are then stored in full (correct, but the bytes of
+// format 8 are lost) until a new format gives the new rule its own mark.
+func TestDerivedIDRule(t *testing.T) {
+	if got := derivedID("pydocs", "https://docs.python.org/3/library/json.html", 7); got != "6753d0af92ad6c8513571edf083774db" {
+		t.Fatalf("format 8's derived id is %s: stored marks would read back as other ids", got)
+	}
+	for _, c := range [][3]string{{"c", "https://x.test/a.html", "0"}, {"lumen-entities", "https://lumen.test/docs/", "12"}, {"", "", "3"}} {
+		ord, _ := strconv.Atoi(c[2])
+		if a, b := derivedID(c[0], c[1], ord), corpus.ChunkID(c[0], c[1], ord); a != b {
+			t.Fatalf("corpus.ChunkID%q = %s, format 8 derives %s: new chunks' ids no longer stored as derived", c, b, a)
+		}
 	}
 }

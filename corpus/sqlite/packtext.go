@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -13,7 +14,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/kgagent/kgagent"
-	"github.com/kgagent/kgagent/corpus"
 )
 
 // Chunk bodies are stored compressed (format 3): each body on its own, so
@@ -178,13 +178,14 @@ func hexSQL(col string) string {
 }
 
 // A chunk's id, text hash and anchor are stored as an empty blob where
-// they are what the chunker derives (format 8): the id
-// corpus.ChunkID(collection, document URL, ordinal), the hash the sha256
-// of the text in hex, the anchor the URL's fragment (the URL being the
-// document's with "#" and the anchor). A stored id or hash is otherwise
-// packHex's form, an anchor text, so an empty blob is never a value.
-// Readers read the columns through derivedSQL and fill the chunk with
-// derivedCols.fill.
+// they are what the chunker derives (format 8): the id derivedID
+// (collection, document URL, ordinal), the hash the sha256 of the text in
+// hex, the anchor the URL's fragment (the URL being the document's with
+// "#" and the anchor). A stored id or hash is otherwise packHex's form, an
+// anchor text, so an empty blob is never a value. Readers read the
+// columns through derivedSQL and fill the chunk with derivedCols.fill.
+// The three rules are this package's, fixed with the format: a file keeps
+// meaning what it was written to mean if the chunker's rules change.
 var derivedMark = []byte{}
 
 // isMark reports whether a stored form is derivedMark.
@@ -195,7 +196,7 @@ func isMark(v any) bool {
 
 // packID is the stored form of c's id in collection's document docURL.
 func packID(collection, docURL string, c *kgagent.Chunk) any {
-	if c.ID == corpus.ChunkID(collection, docURL, c.Ordinal) {
+	if c.ID == derivedID(collection, docURL, c.Ordinal) {
 		return derivedMark
 	}
 	return packHex(c.ID)
@@ -215,6 +216,22 @@ func packAnchor(docURL string, c *kgagent.Chunk) any {
 		return derivedMark
 	}
 	return c.Anchor
+}
+
+// derivedID is the id that format 8 stores as derivedMark: the chunker's
+// (corpus.ChunkID) when the format was made, the first 32 hex digits of
+// the sha256 of collection, NUL, document URL, NUL, ordinal in decimal.
+// It is written out here, not called, because the stored marks mean this
+// rule: were corpus.ChunkID to change, a mark read through it would give
+// an id no chunk was written with (and that graph.db's triples do not
+// name), silently; with the rule here the chunker's new ids are merely
+// stored in full (TestDerivedIDRule).
+func derivedID(collection, docURL string, ordinal int) string {
+	h := sha256.New()
+	for _, s := range []string{collection, "\x00", docURL, "\x00", strconv.Itoa(ordinal)} {
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
 // textHash is the hash the chunker gives a chunk's text.
@@ -244,7 +261,7 @@ type derivedCols struct{ id, anchor, hash sql.NullString }
 func (d *derivedCols) fill(c *kgagent.Chunk) {
 	c.ID, c.Anchor, c.Hash = d.id.String, d.anchor.String, d.hash.String
 	if !d.id.Valid {
-		c.ID = corpus.ChunkID(c.Collection, c.DocURL, c.Ordinal)
+		c.ID = derivedID(c.Collection, c.DocURL, c.Ordinal)
 	}
 	if !d.anchor.Valid {
 		c.Anchor = strings.TrimPrefix(c.URL, c.DocURL+"#")
