@@ -51,6 +51,19 @@ func sameCopy(t *testing.T, a, b *memColl) {
 	}
 }
 
+// sameAsSQLite fails unless m is, once snapshotted, the copy of coll that
+// an index opened afresh on f's file builds from SQLite.
+func (f *snapFixture) sameAsSQLite(m *memColl, coll string) {
+	f.t.Helper()
+	z := f.open(Config{NoSnapshots: true})
+	defer z.Close()
+	fresh, err := z.collection(context.Background(), coll)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	sameCopy(f.t, canonical(f.t, fresh), canonical(f.t, m))
+}
+
 // TestKeepSnapshotsWithoutReload: a collection kept from before it exists
 // (kgagent ingest's search copies) is held from its first write on and
 // follows every write (concurrent ones sharing transactions, replaced and
@@ -136,13 +149,7 @@ func TestKeepExisting(t *testing.T) {
 	if m == nil || x.Rebuilds() != 1 {
 		t.Fatalf("copy held %v, built %d times", m != nil, x.Rebuilds())
 	}
-	z := f.open(Config{NoSnapshots: true})
-	defer z.Close()
-	fresh, err := z.collection(ctx, "c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameCopy(t, canonical(t, fresh), canonical(t, m))
+	f.sameAsSQLite(m, "c")
 }
 
 // TestTermsDoNotHoldText: the keyword index's terms are copies, not slices
@@ -212,13 +219,7 @@ func TestKeepBounded(t *testing.T) {
 		t.Fatalf("%d copies built from SQLite, want 1 (the dropped one)", n)
 	}
 	m, _ := x.collection(ctx, "c")
-	z := f.open(Config{NoSnapshots: true})
-	defer z.Close()
-	fresh, err := z.collection(ctx, "c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameCopy(t, canonical(t, fresh), canonical(t, m))
+	f.sameAsSQLite(m, "c")
 }
 
 // TestKeepExistingBounded: kgagent ingest run again on a collection whose
@@ -256,12 +257,6 @@ func TestKeepExistingBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		m, _ := x.collection(ctx, "c")
-		z := f.open(Config{NoSnapshots: true})
-		fresh, err := z.collection(ctx, "c")
-		if err != nil {
-			t.Fatal(err)
-		}
-		sameCopy(t, canonical(t, fresh), canonical(t, m))
-		z.Close()
+		f.sameAsSQLite(m, "c")
 	}
 }
