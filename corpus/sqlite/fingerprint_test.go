@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"github.com/kgagent/kgagent/internal/fixture"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/internal/fixture"
 )
 
 // chunksFingerprint is the chunk fingerprint of knowledge-fp.sh (`sqlite3`
