@@ -216,20 +216,17 @@ func TestMigrateDocCols(t *testing.T) {
 // consecutive row ids, every document reads back its own chunks, no two
 // ranges overlap, and the collection's version moves (its snapshot names
 // row ids).
-func TestMigrateDocColsSplitDocument(t *testing.T) {
-	ctx := t.Context()
-	path := fixture.Gunzip(t, docColsFixture, "index.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
+// splitDocument makes the first document of collection default with two
+// chunks or more non-consecutive, as a file written before format 6 could
+// hold it: its last chunk moves after every other row, so the documents
+// between lie inside its range.
+func splitDocument(t *testing.T, db *sql.DB) {
+	t.Helper()
 	var url string
 	var lo, hi int64
 	if err := db.QueryRow(`SELECT doc_url, lo, hi FROM docs WHERE collection = 'default' AND n >= 2 ORDER BY lo LIMIT 1`).Scan(&url, &lo, &hi); err != nil {
 		t.Fatal(err)
 	}
-	// its last chunk moves after every other row: the documents between
-	// now lie inside its range
 	for _, s := range []string{
 		`UPDATE chunks SET rid = (SELECT MAX(rid) + 1 FROM chunks) WHERE rid = ?1`,
 		`UPDATE docs SET hi = (SELECT MAX(rid) FROM chunks) WHERE collection = 'default' AND doc_url = ?2`,
@@ -238,6 +235,97 @@ func TestMigrateDocColsSplitDocument(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestMigrateDocColsKeepsSemanticVectors: the format-7 rebuild of the
+// chunks table (which semvecs references with ON DELETE CASCADE) and the
+// renumbering of a split document keep every semantic vector, each on
+// the chunk it was computed for.
+func TestMigrateDocColsKeepsSemanticVectors(t *testing.T) {
+	path := fixture.Gunzip(t, docColsFixture, "index.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	splitDocument(t, db)
+	// two models, the second on every other chunk; a vector names its chunk
+	for _, s := range []string{
+		`INSERT INTO semvecs(rid, model, vec) SELECT rid, 'm', CAST('v' || hex(id) AS BLOB) FROM chunks`,
+		`INSERT INTO semvecs(rid, model, vec) SELECT rid, 'n', CAST('w' || hex(id) AS BLOB) FROM chunks WHERE rid % 2 = 0`,
+	} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]string{} // chunk id and model -> vector
+	rows, err := db.Query(`SELECT ` + hexSQL("k.id") + `, s.model, s.vec FROM semvecs s JOIN chunks k ON k.rid = s.rid`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, model, vec string
+		if err := rows.Scan(&id, &model, &vec); err != nil {
+			t.Fatal(err)
+		}
+		want[id+" "+model] = vec
+	}
+	rows.Close()
+	db.Close()
+	if len(want) < 100 {
+		t.Fatalf("%d vectors written", len(want))
+	}
+
+	x, err := Open(Config{Path: path, NoSnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	got := map[string]string{}
+	var rids []int64
+	type sv struct{ model, vec string }
+	byRid := map[int64][]sv{}
+	rows, err = x.db.Query(`SELECT rid, model, vec FROM semvecs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var rid int64
+		var v sv
+		if err := rows.Scan(&rid, &v.model, &v.vec); err != nil {
+			t.Fatal(err)
+		}
+		if len(byRid[rid]) == 0 {
+			rids = append(rids, rid)
+		}
+		byRid[rid] = append(byRid[rid], v)
+	}
+	rows.Close()
+	chunks, err := x.loadRows(t.Context(), rids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rid, vs := range byRid {
+		c, ok := chunks[rid]
+		if !ok {
+			t.Fatalf("semantic vector of row %d, which holds no chunk", rid)
+		}
+		for _, v := range vs {
+			got[c.ID+" "+v.model] = v.vec
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d semantic vectors after the migration, %d before, or on other chunks", len(got), len(want))
+	}
+}
+
+func TestMigrateDocColsSplitDocument(t *testing.T) {
+	ctx := t.Context()
+	path := fixture.Gunzip(t, docColsFixture, "index.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	splitDocument(t, db)
 	var version int64
 	if err := db.QueryRow(`SELECT version FROM collections WHERE name = 'default'`).Scan(&version); err != nil {
 		t.Fatal(err)
