@@ -260,3 +260,40 @@ func TestKeepExistingBounded(t *testing.T) {
 		f.sameAsSQLite(m, "c")
 	}
 }
+
+// TestKeepCollectionDeletedMidIngest: a kept collection deleted while it
+// is written (DeleteCollection from the API during kgagent ingest) and
+// then written again is held again from the write that re-creates it, and
+// its snapshot is the copy SQLite gives, not one with the deleted rows.
+func TestKeepCollectionDeletedMidIngest(t *testing.T) {
+	ctx := context.Background()
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{})
+	defer x.Close()
+	if err := x.Keep(ctx, "c", 0); err != nil {
+		t.Fatal(err)
+	}
+	f.put(x, "c", "https://x/a", "zebra stripes")
+	f.put(x, "c", "https://x/b", "giraffes eat leaves")
+	if err := x.DeleteCollection(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if x.Holds("c") {
+		t.Fatal("a deleted collection's copy held")
+	}
+	f.put(x, "c", "https://x/c", "okapis hide")
+	if !x.Holds("c") {
+		t.Fatal("the re-created collection's copy not held")
+	}
+	if err := x.Snapshot(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if n := x.Rebuilds(); n != 0 {
+		t.Fatalf("%d copies built from SQLite", n)
+	}
+	m, _ := x.collection(ctx, "c")
+	if m.live != 1 {
+		t.Fatalf("%d rows held, want 1", m.live)
+	}
+	f.sameAsSQLite(m, "c")
+}
