@@ -228,7 +228,8 @@ func TestKeepBounded(t *testing.T) {
 // drops it at once, and the writes that follow leave it dropped, as for a
 // copy that grew past the bound. Before, a copy read from its snapshot
 // counted 0 bytes, so it stayed held until the writes themselves added the
-// bound's worth.
+// bound's worth. And a copy with no current snapshot is built from SQLite
+// once, at the end, not also in Keep.
 func TestKeepExistingBounded(t *testing.T) {
 	ctx := context.Background()
 	for _, snaps := range []bool{true, false} {
@@ -246,8 +247,8 @@ func TestKeepExistingBounded(t *testing.T) {
 		if err := x.Keep(ctx, "c", 40000); err != nil {
 			t.Fatal(err)
 		}
-		if x.Holds("c") {
-			t.Fatalf("snapshots %v: a copy over the bound held after Keep", snaps)
+		if x.Holds("c") || x.Rebuilds() != 0 {
+			t.Fatalf("snapshots %v: a copy over the bound held after Keep (%v), or built from SQLite (%d)", snaps, x.Holds("c"), x.Rebuilds())
 		}
 		f.put(x, "c", "https://x/new", "written during the ingest")
 		if x.Holds("c") {
@@ -255,6 +256,9 @@ func TestKeepExistingBounded(t *testing.T) {
 		}
 		if err := x.Snapshot(ctx, "c"); err != nil {
 			t.Fatal(err)
+		}
+		if n := x.Rebuilds(); n != 1 {
+			t.Fatalf("snapshots %v: copy built from SQLite %d times, want once, at the end", snaps, n)
 		}
 		m, _ := x.collection(ctx, "c")
 		f.sameAsSQLite(m, "c")
