@@ -168,64 +168,38 @@ func migrateTx(ctx context.Context, conn *sql.Conn) (int, error) {
 	return n, dbErr(tx.Commit(), "migrate chunk vectors")
 }
 
+// migrateStep is one conversion of the index: run converts a file of a
+// format older than format and returns how many rows it rewrote.
+type migrateStep struct {
+	format int
+	run    func(context.Context, *sql.Tx) (int, error)
+}
+
+// migrateOrder lists the conversions in the order they must run.
+var migrateOrder = []migrateStep{
+	{formatQ8, convertQ8},
+	{formatSemQ8, convertSemQ8},
+	{formatZBody, convertBodies},
+	{formatPack, convertPack},
+	{formatQ8Sparse, convertSparse},
+	{formatDocs, buildDocs},
+	{formatDocCols, moveToDocs},
+	{formatDerived, convertDerived},
+}
+
 // migrateSteps runs in tx the conversions a file of format ver needs and
 // returns how many rows they rewrote.
 func migrateSteps(ctx context.Context, tx *sql.Tx, ver int) (int, error) {
-	var err error
-	var n int
-	if ver < formatQ8 {
-		if n, err = convertQ8(ctx, tx); err != nil {
-			return 0, err
+	n := 0
+	for _, st := range migrateOrder {
+		if ver >= st.format {
+			continue
 		}
-	}
-	if ver < formatSemQ8 {
-		ns, err := convertSemQ8(ctx, tx)
+		k, err := st.run(ctx, tx)
 		if err != nil {
 			return 0, err
 		}
-		n += ns
-	}
-	if ver < formatZBody {
-		nb, err := convertBodies(ctx, tx)
-		if err != nil {
-			return 0, err
-		}
-		n += nb
-	}
-	if ver < formatPack {
-		nu, err := convertPack(ctx, tx)
-		if err != nil {
-			return 0, err
-		}
-		n += nu
-	}
-	if ver < formatQ8Sparse {
-		ns, err := convertSparse(ctx, tx)
-		if err != nil {
-			return 0, err
-		}
-		n += ns
-	}
-	if ver < formatDocs {
-		nd, err := buildDocs(ctx, tx)
-		if err != nil {
-			return 0, err
-		}
-		n += nd
-	}
-	if ver < formatDocCols {
-		nd, err := moveToDocs(ctx, tx)
-		if err != nil {
-			return 0, err
-		}
-		n += nd
-	}
-	if ver < formatDerived {
-		nd, err := convertDerived(ctx, tx)
-		if err != nil {
-			return 0, err
-		}
-		n += nd
+		n += k
 	}
 	return n, nil
 }
