@@ -102,8 +102,16 @@ type Services struct {
 }
 
 // pageRank is the 1-based rank of the gold page among the distinct pages
-// of urls (0: absent).
+// of urls (0: absent). A directory URL ("…/api/http/") is its index page:
+// the docs link "api/http/index.html" and a server (Go's http.FileServer,
+// the demo's) redirects it to the directory, which is the URL indexed. The
+// site's own index.html matches only as the full URL: as a path suffix it
+// would match every directory.
 func pageRank(urls []string, gold, goldPage string) int {
+	suffix := "/" + goldPage
+	if goldPage == "index.html" {
+		suffix = ""
+	}
 	seen := map[string]bool{}
 	for _, u := range urls {
 		if i := strings.IndexByte(u, '#'); i >= 0 {
@@ -113,7 +121,10 @@ func pageRank(urls []string, gold, goldPage string) int {
 			continue
 		}
 		seen[u] = true
-		if u == gold || strings.HasSuffix(u, "/"+goldPage) {
+		if strings.HasSuffix(u, "/") {
+			u += "index.html"
+		}
+		if u == gold || suffix != "" && strings.HasSuffix(u, suffix) {
 			return len(seen)
 		}
 	}

@@ -105,9 +105,10 @@ func TestRunScores(t *testing.T) {
 }
 
 // TestPageRank: fragments are ignored, a page counts once, and the gold
-// page matches as a full URL or as a path suffix.
+// page matches as a full URL or as a path suffix, and a directory URL is
+// its index.html.
 func TestPageRank(t *testing.T) {
-	urls := []string{base + "x.html#a", base + "x.html#b", base + "lib/y.html", base + "z.html"}
+	urls := []string{base + "x.html#a", base + "x.html#b", base + "lib/y.html", base + "z.html", base + "api/#top", base}
 	for _, c := range []struct {
 		gold, page string
 		want       int
@@ -116,6 +117,9 @@ func TestPageRank(t *testing.T) {
 		{"", "y.html", 2},
 		{base + "z.html", "z.html", 3},
 		{base + "w.html", "w.html", 0},
+		{base + "api/index.html", "api/index.html", 4},
+		{base + "index.html", "index.html", 5},
+		{base + "lib/index.html", "lib/index.html", 0},
 	} {
 		if got := pageRank(urls, c.gold, c.page); got != c.want {
 			t.Errorf("pageRank(%s) = %d, want %d", c.page, got, c.want)
