@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kgagent/kgagent/crawler"
 )
 
 // app is the wired process: the data-dir lock, the bus and every service.
@@ -254,9 +256,12 @@ func (a *app) snapshot(ctx context.Context, collection string) {
 }
 
 // keeper is an index that can keep a collection's search copy current
-// from its writes (the embedded index, corpus/sqlite.(*Index).Keep).
+// from its writes (the embedded index, corpus/sqlite.(*Index).Keep), and
+// stop as soon as the crawl's progress shows the copies will not fit
+// (Crawled).
 type keeper interface {
 	Keep(ctx context.Context, collection string, maxBytes int64) error
+	Crawled(done, total int64) bool
 }
 
 // keepCopies has the index keep the search copies of collection and of
@@ -267,14 +272,24 @@ type keeper interface {
 // (the Python docs' two copies ~27 MB; the OpenJDK docs' ~110 MB, which
 // held all along raised the crawl's peak: those are built at the end). A
 // failure is logged: the end then builds them as before.
-func (a *app) keepCopies(ctx context.Context, collection string) {
+//
+// It returns the crawl's progress hook (crawler.Ingester.Run's progress):
+// it tells the index the pages done of those queued, so that copies
+// projected past the bound are dropped early in the crawl rather than
+// grown to it (Crawled).
+func (a *app) keepCopies(ctx context.Context, collection string) func(crawler.Counters) {
 	k, ok := a.svc.index.(keeper)
 	if !ok {
-		return
+		return func(crawler.Counters) {}
 	}
 	for _, c := range []string{collection, collection + a.svc.graph.Config().EntitySuffix} {
 		if err := k.Keep(ctx, c, a.cfg.IngestMemoryLimit/8); err != nil {
 			a.log.Warn("keep search copy", "collection", c, "err", err)
+		}
+	}
+	return func(c crawler.Counters) {
+		if k.Crawled(c.Done, c.Queued) {
+			a.log.Info("search copies not kept: projected past the bound", "collection", collection, "pages_done", c.Done, "pages_queued", c.Queued)
 		}
 	}
 }

@@ -74,13 +74,13 @@ func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, 
 	if spec.Collection == "" {
 		spec.Collection = cfg.Collection
 	}
-	var progress func(crawler.Counters)
+	progress := a.keepCopies(ctx, spec.Collection)
 	if isTerminal(stderr) && !o.JSON {
 		p := crawler.NewProgress(stderr, "ingesting "+spec.Collection)
-		progress = p.Update
+		crawled := progress
+		progress = func(c crawler.Counters) { crawled(c); p.Update(c) }
 		defer p.Finish()
 	}
-	a.keepCopies(ctx, spec.Collection)
 	rep, err := a.ingester(true).Run(ctx, spec, progress)
 	if err != nil {
 		return err

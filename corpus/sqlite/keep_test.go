@@ -301,3 +301,73 @@ func TestKeepCollectionDeletedMidIngest(t *testing.T) {
 	}
 	f.sameAsSQLite(m, "c")
 }
+
+// TestKeepCrawledProjected: kgagent ingest tells the index how far its
+// crawl has come (Crawled: pages done of those queued). Kept copies that,
+// grown at their rate so far to every queued page, would pass the bound
+// are dropped then, not grown to the bound first; copies that fit, a
+// projection made too early (fewer than crawledMin pages) and unbounded
+// copies are left alone. A dropped copy is built from SQLite at the end,
+// as one that grew past the bound is.
+func TestKeepCrawledProjected(t *testing.T) {
+	ctx := context.Background()
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{})
+	defer x.Close()
+	for _, c := range []string{"c", "e"} {
+		if err := x.Keep(ctx, c, 400000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.put(x, "e", "https://x/e", "an entity")
+	for i := range 20 {
+		f.put(x, "c", fmt.Sprintf("https://x/p%d", i), fmt.Sprintf("Page %d about zebra topic%d", i, i), "giraffes eat leaves")
+	}
+	x.cacheMu.RLock()
+	kept := x.keptBytes()
+	x.cacheMu.RUnlock()
+	if kept == 0 || 2*kept > 400000 {
+		t.Fatalf("kept copies hold %d bytes: the test needs them well under the bound", kept)
+	}
+	// held: the projection fits (twice the pages), or comes too early
+	fits := crawledMin * 400000 / kept / 2
+	if x.Crawled(crawledMin, fits) || x.Crawled(crawledMin-1, 1<<40) || !x.Holds("c") || !x.Holds("e") {
+		t.Fatal("copies dropped while their projection fits the bound, or before crawledMin pages")
+	}
+	// dropped: the queued pages would take them past it
+	if !x.Crawled(crawledMin, 3*fits) || x.Holds("c") || x.Holds("e") {
+		t.Fatalf("copies projected to %d bytes still held (bound 400000)", kept*3*fits/crawledMin)
+	}
+	x.cacheMu.RLock()
+	still := len(x.keep)
+	x.cacheMu.RUnlock()
+	if still != 0 {
+		t.Fatalf("%d collections still kept", still)
+	}
+	f.put(x, "c", "https://x/more", "written after the drop")
+	f.put(x, "e", "https://x/e2", "another entity")
+	if x.Holds("c") || x.Holds("e") || x.Crawled(crawledMin, 1<<40) {
+		t.Fatal("a dropped copy came back")
+	}
+	for _, c := range []string{"c", "e"} {
+		if err := x.Snapshot(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := x.Rebuilds(); n != 2 {
+		t.Fatalf("%d copies built from SQLite, want 2 (the dropped ones)", n)
+	}
+	m, _ := x.collection(ctx, "c")
+	f.sameAsSQLite(m, "c")
+
+	// unbounded: never dropped
+	y := (&snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: f.emb}).open(Config{})
+	defer y.Close()
+	if err := y.Keep(ctx, "c", 0); err != nil {
+		t.Fatal(err)
+	}
+	f.put(y, "c", "https://x/a", "zebra stripes")
+	if y.Crawled(crawledMin, 1<<40) || !y.Holds("c") {
+		t.Fatal("an unbounded copy dropped")
+	}
+}

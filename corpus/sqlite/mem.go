@@ -663,6 +663,43 @@ func (x *Index) Keep(ctx context.Context, collection string, maxBytes int64) err
 	return nil
 }
 
+// Crawled tells the index how far the ingest that keeps its copies (Keep)
+// has come: done of the total pages it knows of so far (the crawler's
+// pages with an outcome, of those it queued). When the kept copies, grown
+// at their rate so far to all those pages, would pass Keep's bound, they
+// are dropped and no longer kept now, as a write past the bound would drop
+// them later: a crawl that will not fit never grows the copies it will
+// drop (the OpenJDK docs queue ~10,000 pages early; held until the bound,
+// their copies cost the ingest ~25 CPU-s of collection work near the
+// memory limit and ~20 MB of peak RSS). total only ever grows in a crawl,
+// so the projection errs short: a site that reveals its pages late is
+// caught by the bound itself. Before crawledMin pages are done the rate
+// is not yet telling (a site's first pages are its indexes) and nothing
+// is decided. It reports whether it dropped copies.
+func (x *Index) Crawled(done, total int64) bool {
+	if done < crawledMin || total <= done {
+		return false
+	}
+	x.cacheMu.RLock()
+	over := x.keepMax > 0 && len(x.keep) > 0 && float64(x.keptBytes())*float64(total) > float64(x.keepMax)*float64(done)
+	x.cacheMu.RUnlock()
+	if !over {
+		return false
+	}
+	x.cacheMu.Lock()
+	defer x.cacheMu.Unlock()
+	dropped := len(x.keep) > 0
+	for c := range x.keep {
+		delete(x.cache, c)
+		delete(x.keep, c)
+	}
+	return dropped
+}
+
+// crawledMin is how many pages an ingest has done before Crawled projects
+// the kept copies' size from them.
+const crawledMin = 100
+
 // Holds reports whether the index holds collection's search copy in
 // memory now (a Snapshot of it then only encodes it).
 func (x *Index) Holds(collection string) bool {
