@@ -268,6 +268,22 @@ func (m *memColl) addWith(rid int64, doc string, ct *chunkTerms, v []float32) {
 	m.addTerms(rid, doc, ct)
 }
 
+// addQ8With adds a row from its chunk's terms and its vector as the
+// insert quantised it (appendQ8Bytes: dim+4 bytes), as addWith would from
+// the float vector.
+func (m *memColl) addQ8With(rid int64, doc string, ct *chunkTerms, q8 []byte) {
+	if len(q8) != m.dim+4 || doc == "" || len(m.rids) >= maxSlots {
+		return
+	}
+	m.appendQ8(q8)
+	for _, x := range q8[4:] {
+		if x != 0 {
+			m.bytes++
+		}
+	}
+	m.addTerms(rid, doc, ct)
+}
+
 // appendVec quantises v and appends it.
 func (m *memColl) appendVec(v []float32) {
 	var scale float32

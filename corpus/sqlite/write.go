@@ -34,6 +34,10 @@ type writeJob struct {
 	vectors            [][]float32
 	dim                int
 	terms              []chunkTerms // the chunks' terms, when taken before the write (else nil)
+	// q8 holds, when terms does, each chunk's vector as the insert
+	// quantised it (appendQ8Bytes, dim+4 bytes a chunk): the search copy
+	// takes it as it is instead of quantising the vector again
+	q8 []byte
 
 	created bool // the write's transaction created the collection
 
@@ -91,7 +95,11 @@ func (x *Index) runGroup(group []*writeJob) {
 			} else {
 				ct = chunkTermsOf(&g.chunks[i], m.weights)
 			}
-			m.addWith(rid, g.docURL, &ct, g.vectors[i])
+			if g.q8 != nil && m.dim == g.dim {
+				m.addQ8With(rid, g.docURL, &ct, g.q8[i*(g.dim+4):(i+1)*(g.dim+4)])
+			} else {
+				m.addWith(rid, g.docURL, &ct, g.vectors[i])
+			}
 		}
 		for _, c := range g.sem {
 			if slot, ok := m.pos[g.added[c.i]]; ok {
@@ -404,8 +412,14 @@ func (t *txWrite) insert(ctx context.Context, g *writeJob, from, k int, added []
 	// Each vector is quantised into t.q8b, then packed (packQ8) onto vb;
 	// ends[r] is where row r's bytes end in vb.
 	vb, ends := t.vecBuf[:0], t.vecEnds[:0]
+	if g.terms != nil && g.q8 == nil {
+		g.q8 = make([]byte, len(g.chunks)*(g.dim+4))
+	}
 	for i := from; i < from+n; i++ {
 		t.q8b, t.q8 = appendQ8Bytes(t.q8b[:0], t.q8, g.vectors[i])
+		if g.q8 != nil {
+			copy(g.q8[i*(g.dim+4):(i+1)*(g.dim+4)], t.q8b)
+		}
 		// packQ8 returns t.q8b itself for a dense vector: only a sparse
 		// result is kept as the scratch, else the next vector would be
 		// packed over its own bytes

@@ -50,7 +50,14 @@ func benchDocs(n, perDoc int) (urls []string, chunks [][]kgagent.Chunk, vecs [][
 // of 20 chunks (384-dimensional lexical vectors) in a file database, in
 // groups of 8 documents per transaction as the ingest's concurrent writers
 // share them (see write.go).
-func BenchmarkReplaceDocument(b *testing.B) {
+func BenchmarkReplaceDocument(b *testing.B) { benchReplace(b, false) }
+
+// BenchmarkReplaceDocumentKept is BenchmarkReplaceDocument into a
+// collection whose search copy is kept (Keep, as kgagent ingest does): each
+// write also adds its chunks, with their terms taken beforehand, to the copy.
+func BenchmarkReplaceDocumentKept(b *testing.B) { benchReplace(b, true) }
+
+func benchReplace(b *testing.B, kept bool) {
 	const group = 8
 	urls, chunks, vecs := benchDocs(64, 20)
 	x, err := Open(Config{Path: filepath.Join(b.TempDir(), "corpus.db"), NoSnapshots: true})
@@ -59,6 +66,11 @@ func BenchmarkReplaceDocument(b *testing.B) {
 	}
 	defer x.Close()
 	ctx := context.Background()
+	if kept {
+		if err := x.Keep(ctx, "bench", 0); err != nil {
+			b.Fatal(err)
+		}
+	}
 	round := 0
 	cpu0 := cpuTime()
 	for b.Loop() {
@@ -73,7 +85,14 @@ func BenchmarkReplaceDocument(b *testing.B) {
 				c.ID = fmt.Sprintf("%s-%d", c.ID, round)
 				cs[j] = c
 			}
-			jobs = append(jobs, &writeJob{ctx: ctx, collection: "bench", docURL: url, chunks: cs, vectors: vecs[k], dim: 384})
+			j := &writeJob{ctx: ctx, collection: "bench", docURL: url, chunks: cs, vectors: vecs[k], dim: 384}
+			if kept {
+				j.terms = make([]chunkTerms, len(cs))
+				for i := range cs {
+					j.terms[i] = chunkTermsOf(&cs[i], x.weights())
+				}
+			}
+			jobs = append(jobs, j)
 		}
 		x.runGroup(jobs)
 		for _, j := range jobs {
