@@ -18,7 +18,9 @@ import (
 // is byte for byte the one built from SQLite (with two collections written
 // concurrently, so writes share transactions and the rows interleave).
 // Once a write deletes triples (a replaced document) the rows are dropped
-// and the snapshot is built from SQLite, the same bytes again.
+// and the snapshot is built from SQLite, the same bytes again. The
+// triples kept are read while the load finishes (the same bytes: the
+// finish adds no triple and no string a triple holds).
 func TestBulkNamesFromMemory(t *testing.T) {
 	for _, replace := range []bool{false, true} {
 		t.Run(fmt.Sprintf("replace=%v", replace), func(t *testing.T) {
@@ -65,6 +67,10 @@ func TestBulkNamesFromMemory(t *testing.T) {
 			}
 			if got, want := sqlite.MemNames(s), map[bool]int{false: 1, true: 0}[replace]; got != want {
 				t.Errorf("%d name indexes built from memory, want %d", got, want)
+			}
+			// read while the load finished, from the rows kept
+			if got, want := sqlite.EarlyNames(s), sqlite.MemNames(s); got != want {
+				t.Errorf("%d name indexes' triples read while the load finished, want %d", got, want)
 			}
 			got := sqlite.SnapshotBody(t, s, "c")
 			want, err := sqlite.EncodeNames(ctx, s, "c")

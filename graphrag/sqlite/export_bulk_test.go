@@ -44,6 +44,10 @@ func DuplicateStrs(t *testing.T, s *Store) int {
 // in memory rather than from SQLite.
 func MemNames(s *Store) int { return s.memNames }
 
+// EarlyNames counts the name indexes whose triples Snapshot read while the
+// bulk load finished.
+func EarlyNames(s *Store) int { return s.earlyNames }
+
 // SnapshotBody is the body of collection's name-index snapshot on disk,
 // nil when there is none current.
 func SnapshotBody(t *testing.T, s *Store, collection string) []byte {

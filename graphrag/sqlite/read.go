@@ -437,6 +437,12 @@ func loadNamesFrom(ctx context.Context, db queryer, collection string, version i
 	if err := idx.loadTriples(ctx, db, collection, mem); err != nil || idx.rows == nil {
 		return nil, err
 	}
+	return idx.loadEntities(ctx, db, collection)
+}
+
+// loadEntities completes x, whose triples loadTriples read, with the
+// collection's entities and their words (loadNamesFrom).
+func (idx *nameIndex) loadEntities(ctx context.Context, db queryer, collection string) (*nameIndex, error) {
 	rows, err := db.QueryContext(ctx, `SELECT `+entCols+` FROM entities AS e`+entJoin+` WHERE e.collection = `+strID("?1"), collection)
 	if err != nil {
 		return nil, err

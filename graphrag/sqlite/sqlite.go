@@ -65,6 +65,9 @@ type Store struct {
 	rows  bulkRows // the bulk load's triples, for its name index (bulknames.go)
 	// memNames counts the name indexes Snapshot built from rows.
 	memNames int
+	// earlyNames counts those whose triples it read while the load
+	// finished.
+	earlyNames int
 
 	stmu    sync.Mutex
 	inserts map[string]string // multi-row INSERTs, by head, tail and rows
