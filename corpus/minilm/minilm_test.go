@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -445,5 +446,45 @@ func TestWorkspacesKeptAndFitted(t *testing.T) {
 	defer e.idle.mu.Unlock()
 	if len(e.idle.free) != 1 {
 		t.Errorf("%d idle workspaces after serial calls, want 1", len(e.idle.free))
+	}
+}
+
+// TestBatchTokensExact: every kernel computes a text's vector to the bit
+// the same whether a pass packs 1,024 tokens or the default, and the
+// default keeps the workspace of a long run of texts (serve's background
+// pass) near its size, not 1,024 rows (~13 MiB).
+func TestBatchTokensExact(t *testing.T) {
+	names := []string{""}
+	for _, k := range kernels() {
+		names = append(names, k.name)
+	}
+	var texts []string
+	for i := range 40 {
+		texts = append(texts, strings.Repeat(fmt.Sprintf("word%d retention policy of the backup disk space ", i), 1+i%9))
+	}
+	for _, name := range names {
+		e := testModel(t, name)
+		big := &Embedder{tok: e.tok, model: e.model, maxLen: e.maxLen, workers: 1, batch: 1024, name: e.name}
+		def := &Embedder{tok: e.tok, model: e.model, maxLen: e.maxLen, workers: 1, batch: e.batch, name: e.name}
+		want, err := big.Embed(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := def.Embed(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if !slices.Equal(got[i], want[i]) {
+				t.Errorf("kernel %s: text %d differs between %d and 1,024 tokens a pass", e.Kernel(), i, e.batch)
+			}
+		}
+		rows := 0
+		for _, ws := range def.idle.free {
+			rows = max(rows, ws.rows())
+		}
+		if rows > 320 {
+			t.Errorf("kernel %s: a workspace of %d rows after %d texts, want at most 320", e.Kernel(), rows, len(texts))
+		}
 	}
 }
