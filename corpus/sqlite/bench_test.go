@@ -45,7 +45,7 @@ func BenchmarkScan20k(b *testing.B) {
 	for i := range n {
 		m.appendVec(vs[i*dim : (i+1)*dim])
 		m.rids = append(m.rids, int64(i))
-		m.docs = append(m.docs, "d")
+		m.appendDoc("d")
 	}
 	q, qs := quantize(nil, vs[:dim])
 	for b.Loop() {
@@ -73,7 +73,7 @@ func benchColScan(b *testing.B, n, step int) {
 		m.appendVec(vs[(i%4096)*dim : (i%4096+1)*dim])
 		m.rids = append(m.rids, int64(i))
 		m.pos[int64(i)] = int32(i) // the rescore reads each candidate's row
-		m.docs = append(m.docs, "d")
+		m.appendDoc("d")
 	}
 	q := make([]float32, dim)
 	for j := 0; j < dim; j += step {
@@ -104,7 +104,7 @@ func benchColScanSparse(b *testing.B, n, step int) {
 		m.appendVec(vs[(i%4096)*dim : (i%4096+1)*dim])
 		m.rids = append(m.rids, int64(i))
 		m.pos[int64(i)] = int32(i)
-		m.docs = append(m.docs, "d")
+		m.appendDoc("d")
 	}
 	m.compact()
 	q := make([]float32, dim)

@@ -148,7 +148,7 @@ func TestSemTopExact(t *testing.T) {
 				got := m.semTop(s, qv, qs, tt.rows, prefix)
 				var want []scored
 				for i := range m.rids {
-					if sc := s.scales[i]; sc != 0 && m.docs[i] != "" && strings.HasPrefix(m.docs[i], prefix) {
+					if sc := s.scales[i]; sc != 0 && m.doc(i) != "" && strings.HasPrefix(m.doc(i), prefix) {
 						want = append(want, scored{m.rids[i], float64(DotInt8(qv, s.row(i))) * float64(qs*sc)})
 					}
 				}

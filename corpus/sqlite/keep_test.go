@@ -35,8 +35,8 @@ func sameCopy(t *testing.T, a, b *memColl) {
 	q := make([]int8, a.dim)
 	r := make([]int8, b.dim)
 	switch {
-	case !reflect.DeepEqual(a.rids, b.rids) || !reflect.DeepEqual(a.docs, b.docs) || a.live != b.live:
-		t.Fatalf("rows differ: %v %v / %v %v", a.rids, a.docs, b.rids, b.docs)
+	case !reflect.DeepEqual(a.rids, b.rids) || !reflect.DeepEqual(slotDocs(a), slotDocs(b)) || a.live != b.live:
+		t.Fatalf("rows differ: %v %v / %v %v", a.rids, slotDocs(a), b.rids, slotDocs(b))
 	case !reflect.DeepEqual(a.scales, b.scales) || !reflect.DeepEqual(a.all.lens, b.all.lens) || !reflect.DeepEqual(a.head.lens, b.head.lens):
 		t.Fatal("scales or lengths differ")
 	case !reflect.DeepEqual(expandPosts(&a.all), expandPosts(&b.all)) || !reflect.DeepEqual(expandPosts(&a.head), expandPosts(&b.head)):

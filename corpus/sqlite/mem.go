@@ -28,7 +28,6 @@ import (
 type memColl struct {
 	dim  int
 	rids []int64
-	docs []string // doc URL per slot; "" marks a deleted slot
 	// The vectors, int8 scalar-quantised, held once: row by row in vecs
 	// (dim per slot) while the collection is small, column by column in
 	// cols (cols[j].at(slot), only the non-zero values held: spCol) from
@@ -42,9 +41,12 @@ type memColl struct {
 	pos    map[int64]int32
 	// page ids: every slot's document as a small integer, so keyword
 	// search can rank whole pages from the chunk postings; -1 marks a
-	// deleted slot
+	// deleted slot. A slot's doc URL is pageURL[docID[slot]] (doc): no
+	// string per slot, which the collector would visit at every
+	// collection (200k of them in the OpenJDK API docs' copies).
 	docID    []int32
 	docIdx   map[string]int32
+	pageURL  []string  // doc URL by page id
 	docLen   []float32 // per page: summed BM25F length of its live chunks
 	docLive  []int32   // per page: live chunks
 	livePage int
@@ -420,25 +422,41 @@ func (m *memColl) addTerms(rid int64, doc string, ct *chunkTerms) {
 	slot := int32(len(m.rids))
 	m.pos[rid] = slot
 	m.rids = append(m.rids, rid)
-	m.docs = append(m.docs, doc)
+	d := m.appendDoc(doc)
 	m.growSem()
 	length := ct.length
 	m.bytes += m.all.add(slot, ct.tf, length, &m.terms) + m.head.add(slot, ct.htf, ct.hlength, &m.terms) +
 		postingCost*int64(len(ct.tf)+len(ct.htf)) + rowCost + int64(m.dim/8)
 	m.live++
-	d, ok := m.docIdx[doc]
-	if !ok {
-		d = int32(len(m.docLen))
-		m.docIdx[doc] = d
-		m.docLen = append(m.docLen, 0)
-		m.docLive = append(m.docLive, 0)
-	}
-	m.docID = append(m.docID, d)
 	if m.docLive[d] == 0 {
 		m.livePage++
 	}
 	m.docLive[d]++
 	m.docLen[d] += length
+}
+
+// appendDoc gives the next slot the document doc (a page id, the page's
+// first slot adding it) and returns its page id.
+func (m *memColl) appendDoc(doc string) int32 {
+	d, ok := m.docIdx[doc]
+	if !ok {
+		d = int32(len(m.docLen))
+		m.docIdx[doc] = d
+		m.pageURL = append(m.pageURL, doc)
+		m.docLen = append(m.docLen, 0)
+		m.docLive = append(m.docLive, 0)
+	}
+	m.docID = append(m.docID, d)
+	return d
+}
+
+// doc is slot's doc URL, "" for a deleted slot.
+func (m *memColl) doc(slot int) string {
+	d := m.docID[slot]
+	if d < 0 {
+		return ""
+	}
+	return m.pageURL[d]
 }
 
 func (m *memColl) remove(rids []int64) {
@@ -449,7 +467,6 @@ func (m *memColl) remove(rids []int64) {
 		}
 		delete(m.pos, rid)
 		m.removeSem(slot)
-		m.docs[slot] = ""
 		if d := m.docID[slot]; d >= 0 {
 			m.docLen[d] -= m.all.lens[slot]
 			if m.docLive[d]--; m.docLive[d] == 0 {
@@ -554,7 +571,6 @@ func (x *Index) loadCollection(ctx context.Context, collection string, build boo
 	// size everything once: a 200k-chunk collection would otherwise copy
 	// its vectors several times while growing
 	m.rids = make([]int64, 0, count)
-	m.docs = make([]string, 0, count)
 	m.docID = make([]int32, 0, count)
 	m.all.lens = make([]float32, 0, count)
 	m.head.lens = make([]float32, 0, count)
@@ -915,7 +931,7 @@ func (m *memColl) colScan(qv []int8, dims []int, qscale float32, n int, prefix s
 					continue
 				}
 				slot := lo + i
-				doc := m.docs[slot]
+				doc := m.doc(int(slot))
 				if doc == "" || (prefix != "" && !strings.HasPrefix(doc, prefix)) {
 					continue
 				}
@@ -931,7 +947,7 @@ func (m *memColl) scanTop(qv []int8, qscale float32, n int, prefix string, pd in
 	d := m.dim
 	return best(m.scanParallel(n, func(lo, hi int, h *topHeap) {
 		for i := lo; i < hi; i++ {
-			doc := m.docs[i]
+			doc := m.doc(i)
 			if doc == "" || (prefix != "" && !strings.HasPrefix(doc, prefix)) {
 				continue
 			}
@@ -1169,7 +1185,7 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		bestSlot = make([]int32, len(m.docLen))
 	}
 	for _, s := range touched {
-		if q.URLPrefix == "" || strings.HasPrefix(m.docs[s], q.URLPrefix) {
+		if q.URLPrefix == "" || strings.HasPrefix(m.doc(int(s)), q.URLPrefix) {
 			if pages > 0 {
 				d := m.docID[s]
 				if b := bestSlot[d] - 1; b < 0 || acc[s] > acc[b] || (acc[s] == acc[b] && s < b) {

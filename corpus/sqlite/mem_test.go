@@ -26,7 +26,7 @@ func TestTopKPrefilter(t *testing.T) {
 		if i%2 == 1 {
 			doc = "https://b/"
 		}
-		m.docs = append(m.docs, doc)
+		m.appendDoc(doc)
 	}
 	tests := []struct {
 		query  int
@@ -49,7 +49,7 @@ func TestTopKPrefilter(t *testing.T) {
 			t.Errorf("query %d: top %d (two-stage) and %d (exact), want %d", tt.query, fast[0].rid, exact[0].rid, tt.want)
 		}
 		for _, h := range fast {
-			if tt.prefix != "" && m.docs[h.rid][:len(tt.prefix)] != tt.prefix {
+			if tt.prefix != "" && m.doc(int(h.rid))[:len(tt.prefix)] != tt.prefix {
 				t.Errorf("query %d: hit %d outside prefix", tt.query, h.rid)
 			}
 		}
@@ -108,7 +108,7 @@ func testColumnScanExact(t *testing.T, n int) {
 			var all []scored
 			row := make([]int8, dim)
 			for i := range m.rids {
-				if doc := m.docs[i]; doc != "" && strings.HasPrefix(doc, tt.prefix) {
+				if doc := m.doc(i); doc != "" && strings.HasPrefix(doc, tt.prefix) {
 					all = append(all, scored{m.rids[i], float64(DotInt8(qv, m.rowOf(i, row))) * float64(qs*m.scales[i])})
 				}
 			}
@@ -371,5 +371,40 @@ func TestHitCacheBoundedByBytes(t *testing.T) {
 	}
 	if len(small.m) != hitCacheSize {
 		t.Errorf("%d small chunks kept, want %d", len(small.m), hitCacheSize)
+	}
+}
+
+// slotDocs is every slot's doc URL ("" for a deleted slot).
+func slotDocs(m *memColl) []string {
+	docs := make([]string, len(m.rids))
+	for s := range docs {
+		docs[s] = m.doc(s)
+	}
+	return docs
+}
+
+// TestSlotArraysHoldNoPointers: a search copy's per-slot arrays hold no
+// pointer (a slot's doc URL is a page id): the collector visits each
+// pointer at every collection, and a copy has one slot per chunk (72k in
+// the OpenJDK API docs' chunk copy).
+func TestSlotArraysHoldNoPointers(t *testing.T) {
+	m := newMemColl(4, [3]float32{1, 1, 1})
+	m.reserve(3)
+	for i := range 3 {
+		m.addTerms(int64(i+1), fmt.Sprintf("https://d/%d", i%2), &chunkTerms{})
+	}
+	v := reflect.ValueOf(m).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if f.Kind() != reflect.Slice || f.Len() != len(m.rids) {
+			continue
+		}
+		switch f.Type().Elem().Kind() {
+		case reflect.String, reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+			t.Errorf("memColl.%s, one per slot, is a %s", v.Type().Field(i).Name, f.Type())
+		}
+	}
+	if got := slotDocs(m); !reflect.DeepEqual(got, []string{"https://d/0", "https://d/1", "https://d/0"}) {
+		t.Errorf("docs %q", got)
 	}
 }

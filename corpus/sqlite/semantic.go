@@ -136,7 +136,7 @@ func (m *memColl) setSemQ8(model string, slot int32, b []byte) {
 
 // put sets slot's scale (its row is written).
 func (s *semSet) put(m *memColl, slot int32, scale float32) {
-	if s.scales[slot] == 0 && m.docs[slot] != "" && scale != 0 {
+	if s.scales[slot] == 0 && m.doc(int(slot)) != "" && scale != 0 {
 		s.n++
 	}
 	s.scales[slot] = scale
@@ -192,7 +192,7 @@ func (m *memColl) semTop(s *semSet, qv []int8, qscale float32, n int, prefix str
 				if !h.admits(f) {
 					continue
 				}
-				doc := m.docs[i]
+				doc := m.doc(i)
 				if doc == "" || (prefix != "" && !strings.HasPrefix(doc, prefix)) {
 					continue
 				}

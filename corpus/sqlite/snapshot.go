@@ -62,7 +62,7 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 	newSlot := make([]int32, len(m.rids))
 	live := 0
 	for s := range m.rids {
-		if m.docs[s] == "" {
+		if m.doc(s) == "" {
 			newSlot[s] = -1
 			continue
 		}
@@ -73,10 +73,11 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 	// pages: the doc URLs of live slots, each once
 	pageOf := map[string]uint32{}
 	var pages []string
-	for s, d := range m.docs {
+	for s := range m.rids {
 		if newSlot[s] < 0 {
 			continue
 		}
+		d := m.doc(s)
 		if _, ok := pageOf[d]; !ok {
 			pageOf[d] = uint32(len(pages))
 			pages = append(pages, d)
@@ -95,7 +96,7 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 			continue
 		}
 		e.Varint(rid - prev)
-		e.Uvarint(uint64(pageOf[m.docs[s]]))
+		e.Uvarint(uint64(pageOf[m.doc(s)]))
 		prev = rid
 		scales = append(scales, m.scales[s])
 		allLens = append(allLens, m.all.lens[s])
@@ -227,7 +228,6 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 		pages[i] = d.Str()
 	}
 	m.rids = make([]int64, live)
-	m.docs = make([]string, live)
 	m.docID = make([]int32, live)
 	m.pos = make(map[int64]int32, live)
 	m.docLen = make([]float32, nPages)
@@ -235,6 +235,7 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	for i := range pages {
 		m.docIdx[pages[i]] = int32(i)
 	}
+	m.pageURL = pages
 	rid := int64(0)
 	for s := 0; s < live && d.Err == nil; s++ {
 		rid += d.Varint()
@@ -242,7 +243,7 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 		if p >= uint64(nPages) {
 			return nil, fmt.Errorf("snapshot: page %d of %d", p, nPages)
 		}
-		m.rids[s], m.docs[s], m.docID[s] = rid, pages[p], int32(p)
+		m.rids[s], m.docID[s] = rid, int32(p)
 		m.pos[rid] = int32(s)
 		m.docLive[p]++
 	}

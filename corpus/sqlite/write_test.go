@@ -188,8 +188,8 @@ func TestMultiRowInsert(t *testing.T) {
 	m := x.cache["c"]
 	live := map[int64]string{}
 	for slot, rid := range m.rids {
-		if m.docs[slot] != "" {
-			live[rid] = m.docs[slot]
+		if m.doc(slot) != "" {
+			live[rid] = m.doc(slot)
 		}
 	}
 	x.cacheMu.RUnlock()
