@@ -13,7 +13,7 @@ import (
 
 // Bulk loads. Filling an empty store page by page pays, for every triple,
 // an entry in each of the six secondary indexes and, for every new entity,
-// its rows in entity_words: random B-tree inserts whose pages every group
+// its index words: random B-tree inserts whose pages every group
 // commit writes to the WAL again. On the Python docs that was about half of
 // the graph writer's CPU. Into an empty store the indexes are instead built
 // once at the end (CREATE INDEX sorts), and the entities, whose reference
@@ -189,7 +189,7 @@ func finishBulk(w *writer, reader queryer, tally *entityTally) error {
 		// the word strings (which share the entities' text), not the
 		// entities' rows nor the ids map.
 		r.ents, ids = nil, nil
-		if err := writeWords(ctx, w.conn, words); err != nil {
+		if err := writeBlocks(ctx, w.conn, words); err != nil {
 			return err
 		}
 		_, err = w.conn.ExecContext(ctx, `DELETE FROM bulk_load`)
@@ -336,7 +336,7 @@ func writeEntities(ctx context.Context, c *sql.Conn, all []entityRow, ids map[st
 	}, "write entities")
 }
 
-// wordRow is one row of entity_words: the strs ids of its collection and
+// wordRow is one word of an entity: the strs ids of its collection and
 // entity, and the word.
 type wordRow struct {
 	collection int64
@@ -344,7 +344,7 @@ type wordRow struct {
 	id         int64
 }
 
-// entityWords are the rows entity_words holds for ents (every entity's
+// entityWords are the words of ents (every entity's
 // words, see Words), with the strs ids of their collections and entity ids
 // (ids, which holds them), in key order. 32 bytes a row beside the words'
 // text, which shares the entities' strings: the OpenJDK docs' 764k words
@@ -369,19 +369,9 @@ func entityWords(ents []entityRow, ids map[string]int64) []wordRow {
 	return all
 }
 
-// writeWords replaces entity_words by all, in key order.
-func writeWords(ctx context.Context, c *sql.Conn, all []wordRow) error {
-	if _, err := c.ExecContext(ctx, `DELETE FROM entity_words`); err != nil {
-		return err
-	}
-	return insertAll(ctx, c, insertWordsSQL, 3, len(all), func(i int, vals []any) []any {
-		return append(vals, all[i].collection, all[i].word, all[i].id)
-	}, "write entity words")
-}
-
-// insertWordsSQL heads writeWords' INSERTs (a variable: a test makes it
+// insertWordsSQL heads writeBlocks' INSERTs (a variable: a test makes it
 // fail).
-var insertWordsSQL = `INSERT OR IGNORE INTO entity_words (collection, word, id)`
+var insertWordsSQL = `INSERT INTO word_blocks (collection, first, words)`
 
 // lookupStrs sets the value of every key of ids to the key's strs id,
 // adding the strings strs lacks.

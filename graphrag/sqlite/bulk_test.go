@@ -71,7 +71,6 @@ func dump(t *testing.T, path string) []string {
 		// order strings were first stored in).
 		`SELECT 'triple', ` + strs("collection", "doc_url", "s_id", "s_name", "s_norm", "p", "o_id", "o_norm", "literal", "source_url") + ` FROM triples AS t`,
 		`SELECT 'entity', ` + strs("collection", "id", "name", "type", "norm") + `, refs FROM entities AS t`,
-		`SELECT 'word', ` + strs("collection") + `, word, ` + strs("id") + ` FROM entity_words AS t`,
 		`SELECT 'bulk', id FROM bulk_load`,
 		`SELECT 'index', name, sql FROM sqlite_schema WHERE type = 'index' AND name NOT LIKE 'sqlite_%'`,
 	} {
@@ -92,6 +91,42 @@ func dump(t *testing.T, path string) []string {
 			out = append(out, strings.TrimSpace(fmt.Sprintln(vals...)))
 		}
 		rows.Close()
+	}
+	// The words, decoded from their blocks (whose cuts differ with the
+	// order words were added in).
+	str := map[int64]string{}
+	rows, err := db.Query(`SELECT id, s FROM strs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		var s string
+		if err := rows.Scan(&id, &s); err != nil {
+			t.Fatal(err)
+		}
+		str[id] = s
+	}
+	rows.Close()
+	rows, err = db.Query(`SELECT collection, first, words FROM word_blocks`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var coll int64
+		var first string
+		var data []byte
+		if err := rows.Scan(&coll, &first, &data); err != nil {
+			t.Fatal(err)
+		}
+		words, err := sqlite.WordRows(coll, first, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range words {
+			out = append(out, fmt.Sprint("word ", str[w[0].(int64)], " ", w[1], " ", str[w[2].(int64)]))
+		}
 	}
 	slices.Sort(out)
 	return out

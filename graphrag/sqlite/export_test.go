@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"github.com/kgagent/kgagent/internal/snapfile"
 	"strconv"
 	"strings"
@@ -125,10 +126,126 @@ func FailVacuum(t interface{ Cleanup(func()) }) {
 // returned func is called.
 func FailWords() (restore func()) {
 	old := insertWordsSQL
-	insertWordsSQL = `INSERT INTO no_such_table (collection, word, id)`
+	insertWordsSQL = `INSERT INTO no_such_table (collection, first, words)`
 	return func() { insertWordsSQL = old }
 }
 
 // TallyEntities is the number of entities the store's bulk-load tally
 // holds, and whether a finish took them.
 func TallyEntities(s *Store) (int, bool) { return len(s.tally.ents), s.tally.taken }
+
+// WordRows are the (collection strs id, word, entity strs id) rows the word
+// blocks (first, data) of a store hold, for tests that compare stores.
+func WordRows(coll int64, first string, data []byte) ([][3]any, error) {
+	ents, err := decodeBlock(first, data)
+	var out [][3]any
+	for _, e := range ents {
+		for _, id := range e.ids {
+			out = append(out, [3]any{coll, e.word, id})
+		}
+	}
+	return out, err
+}
+
+// CheckWordBlocks reports what is wrong with the word blocks of s, if
+// anything: a block that does not decode, is empty, does not
+// start with its first word, or holds a word at or past the next block's
+// first; or words that differ from those of its entities (Words). It
+// returns the number of blocks.
+func CheckWordBlocks(ctx context.Context, s *Store) (int, error) {
+	type key struct {
+		coll int64
+		word string
+		id   int64
+	}
+	want := map[key]bool{}
+	rows, err := s.rdb.QueryContext(ctx, `SELECT e.collection, e.id, i.s, nm.s FROM entities AS e
+		JOIN strs AS i ON i.id = e.id JOIN strs AS nm ON nm.id = e.norm`)
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() {
+		var coll, sid int64
+		var id, norm string
+		if err := rows.Scan(&coll, &sid, &id, &norm); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		for _, w := range Words(norm, id) {
+			want[key{coll, w, sid}] = true
+		}
+	}
+	rows.Close()
+	rows, err = s.rdb.QueryContext(ctx, `SELECT collection, first, words FROM word_blocks ORDER BY collection, first`)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var blocks [][]wordEntry
+	var colls []int64
+	var firsts []string
+	for rows.Next() {
+		var coll int64
+		var first string
+		var data []byte
+		if err := rows.Scan(&coll, &first, &data); err != nil {
+			return 0, err
+		}
+		ents, err := decodeBlock(first, data)
+		if err != nil {
+			return 0, fmt.Errorf("block %q: %v", first, err)
+		}
+		if len(ents) == 0 || ents[0].word != first {
+			return 0, fmt.Errorf("block %q: starts with %v", first, ents)
+		}
+		blocks, colls, firsts = append(blocks, ents), append(colls, coll), append(firsts, first)
+	}
+	got := 0
+	for i, ents := range blocks {
+		for _, e := range ents {
+			if i+1 < len(blocks) && colls[i+1] == colls[i] && e.word >= firsts[i+1] {
+				return 0, fmt.Errorf("block %q holds %q, at or past the next block's %q", firsts[i], e.word, firsts[i+1])
+			}
+			for _, id := range e.ids {
+				if !want[key{colls[i], e.word, id}] {
+					return 0, fmt.Errorf("word %q of entity %d: no entity has it", e.word, id)
+				}
+				got++
+			}
+		}
+	}
+	if got != len(want) {
+		return 0, fmt.Errorf("%d words in blocks, the entities have %d", got, len(want))
+	}
+	return len(blocks), rows.Err()
+}
+
+// EncodeWordBlock is the encoding of words (sorted, each with ascending
+// positive ids) as one block, whatever its size, and its first word.
+func EncodeWordBlock(words []string, ids [][]int64) (first string, data []byte) {
+	var ents []wordEntry
+	for i, w := range words {
+		ents = append(ents, wordEntry{w, ids[i]})
+	}
+	if len(ents) == 0 {
+		return "", nil
+	}
+	var buf []byte
+	for i, e := range ents {
+		prev := ents[0].word
+		if i > 0 {
+			prev = ents[i-1].word
+		}
+		buf = appendEntry(buf, prev, e)
+	}
+	return ents[0].word, buf
+}
+
+// DecodeWordBlock decodes a block into its words and their ids.
+func DecodeWordBlock(first string, data []byte) (words []string, ids [][]int64, err error) {
+	ents, err := decodeBlock(first, data)
+	for _, e := range ents {
+		words, ids = append(words, e.word), append(ids, e.ids)
+	}
+	return words, ids, err
+}

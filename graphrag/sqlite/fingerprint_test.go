@@ -282,8 +282,8 @@ func TestMigrateHashed(t *testing.T) {
 	if typ := columnType(t, path, "entities", "name"); typ != "INTEGER" {
 		t.Errorf("after the migration entities.name is %s, want INTEGER", typ)
 	}
-	if n := count(t, path, `PRAGMA user_version`); n != 2 {
-		t.Errorf("user_version %d after the migration, want 2", n)
+	if n := count(t, path, `PRAGMA user_version`); n != 3 {
+		t.Errorf("user_version %d after the migrations, want 3", n)
 	}
 	if n := count(t, path, `SELECT count(*) FROM entities WHERE collection NOT IN (SELECT id FROM strs) OR id NOT IN (SELECT id FROM strs)
 		OR name NOT IN (SELECT id FROM strs) OR type NOT IN (SELECT id FROM strs) OR norm NOT IN (SELECT id FROM strs)`); n != 0 {

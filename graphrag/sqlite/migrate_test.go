@@ -184,7 +184,7 @@ func TestMigrateLegacyStore(t *testing.T) {
 
 // TestRefusesNewerFormat: a store stamped with a format newer than this
 // build knows is refused with a clear error, and its stamp is left alone
-// (Open used to stamp format 2 over it and read it as its own).
+// (Open used to stamp its own format over it and read it as its own).
 func TestRefusesNewerFormat(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "graph.db")
 	s, err := sqlite.Open(path)
@@ -196,20 +196,20 @@ func TestRefusesNewerFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`PRAGMA user_version = 3`); err != nil {
+	if _, err := db.Exec(`PRAGMA user_version = 4`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
 	s, err = sqlite.Open(path)
 	if err == nil {
 		s.Close()
-		t.Fatal("a format 3 store opened")
+		t.Fatal("a format 4 store opened")
 	}
-	if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE || !strings.Contains(err.Error(), "graph.db is format 3, this kgagent reads up to 2: use a newer kgagent") {
+	if kgagent.ErrorCode(err) != kgagent.EUNAVAILABLE || !strings.Contains(err.Error(), "graph.db is format 4, this kgagent reads up to 3: use a newer kgagent") {
 		t.Errorf("error %v (code %s)", err, kgagent.ErrorCode(err))
 	}
-	if n := count(t, path, `PRAGMA user_version`); n != 3 {
-		t.Errorf("user_version %d after the refused open, want 3", n)
+	if n := count(t, path, `PRAGMA user_version`); n != 4 {
+		t.Errorf("user_version %d after the refused open, want 4", n)
 	}
 }
 
@@ -225,8 +225,8 @@ func TestVacuumFailureAfterMigration(t *testing.T) {
 		t.Fatalf("open with a failing VACUUM: %v", err)
 	}
 	defer s.Close()
-	if n := count(t, path, `PRAGMA user_version`); n != 2 {
-		t.Errorf("user_version %d, want 2", n)
+	if n := count(t, path, `PRAGMA user_version`); n != 3 {
+		t.Errorf("user_version %d, want 3", n)
 	}
 	if n := count(t, path, `SELECT count(*) FROM pragma_table_info('strs') WHERE name = 'h'`); n != 1 {
 		t.Error("strs has no hash column: not migrated")

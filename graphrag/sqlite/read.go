@@ -461,7 +461,7 @@ func (idx *nameIndex) loadEntities(ctx context.Context, db queryer, collection s
 		}
 		i := int32(len(idx.ents))
 		idx.ents = append(idx.ents, b.entity(id, name, typ, norm, refs))
-		// The words the writer indexed it under (entity_words).
+		// The words the writer indexed it under (word_blocks).
 		for _, w := range Words(norm, id) {
 			k := b.ref(w)
 			byWord[k] = append(byWord[k], i)
@@ -867,16 +867,16 @@ const entCols = `i.s, n.s, ty.s, nm.s, e.refs`
 const entJoin = ` CROSS JOIN strs AS i ON i.id = e.id CROSS JOIN strs AS n ON n.id = e.name
 	CROSS JOIN strs AS ty ON ty.id = e.type CROSS JOIN strs AS nm ON nm.id = e.norm`
 
-// entitiesSQL is Entities answered by the entity_words and entities tables.
+// entitiesSQL is Entities answered by the word blocks and the entities table.
 func (s *Store) entitiesSQL(ctx context.Context, collection string, forms []string, limit int) ([]kgagent.Entity, error) {
 	cands := map[string]*cand{}
 	for _, term := range forms {
 		if term == "" {
 			continue
 		}
-		rows, err := s.rdb.QueryContext(ctx, `SELECT `+entCols+` FROM entity_words w
-			CROSS JOIN entities e ON e.collection = w.collection AND e.id = w.id`+entJoin+`
-			WHERE w.collection = `+strID("?1")+` AND w.word = ?2 ORDER BY e.refs DESC, i.s LIMIT ?3`, collection, lookupWord(term), limit*4)
+		rows, err := s.rdb.QueryContext(ctx, `SELECT `+entCols+` FROM entities e`+entJoin+`
+			WHERE e.collection = `+strID("?1")+` AND e.id IN (`+strings.ReplaceAll(wordIDsSQL, "?1", strID("?1"))+`)
+			ORDER BY e.refs DESC, i.s LIMIT ?3`, collection, lookupWord(term), limit*4)
 		if err != nil {
 			return nil, dbErr(ctx, err, "entities")
 		}
@@ -886,8 +886,7 @@ func (s *Store) entitiesSQL(ctx context.Context, collection string, forms []stri
 		}
 		if n == 0 && len(term) >= 4 && !strings.Contains(term, " ") {
 			rows, err := s.rdb.QueryContext(ctx, `SELECT `+entCols+` FROM entities e`+entJoin+`
-				WHERE e.collection = `+strID("?1")+` AND e.id IN (SELECT w.id FROM entity_words w
-					WHERE w.collection = `+strID("?1")+` AND w.word > ?2 AND w.word < ?3)
+				WHERE e.collection = `+strID("?1")+` AND e.id IN (`+strings.ReplaceAll(prefixIDsSQL, "?1", strID("?1"))+`)
 				ORDER BY e.refs DESC, i.s LIMIT ?4`, collection, term, term+"\uffff", limit)
 			if err != nil {
 				return nil, dbErr(ctx, err, "entities")

@@ -81,7 +81,7 @@ type Store struct {
 }
 
 const schema = `
--- Every string the triples and entity_words hold (ids, names, types,
+-- Every string the triples and entities hold (ids, names, types,
 -- predicates, literals, URLs, chunk ids, collections) is stored once here
 -- and referred to by its integer id: on the Python docs a triple row fell
 -- from ~380 bytes of repeated text to ~40 (DECISIONS.md, "Interned
@@ -139,13 +139,17 @@ CREATE TABLE IF NOT EXISTS entities (
 	refs       INTEGER NOT NULL,
 	PRIMARY KEY (collection, id)
 ) WITHOUT ROWID;
--- collection and id are strs ids.
-CREATE TABLE IF NOT EXISTS entity_words (
+-- The words entities are indexed under (Words), front-coded: a row is a
+-- run of consecutive words of a collection (a strs id) in byte order, the
+-- first of them in first, each with its entities' strs ids (wordblock.go).
+-- A rowid table: the index holds the first words alone, where a WITHOUT
+-- ROWID table's inner pages would hold whole blocks.
+CREATE TABLE IF NOT EXISTS word_blocks (
 	collection INTEGER NOT NULL,
-	word       TEXT NOT NULL,
-	id         INTEGER NOT NULL,
-	PRIMARY KEY (collection, word, id)
-) WITHOUT ROWID;
+	first      TEXT NOT NULL,
+	words      BLOB NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS word_blocks_first ON word_blocks(collection, first);
 CREATE TABLE IF NOT EXISTS extract_cache (
 	key   TEXT PRIMARY KEY,
 	value TEXT NOT NULL
@@ -266,6 +270,10 @@ func Open(path string) (*Store, error) {
 	if err := migrateInterned(wdb); err != nil {
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: migrate %s to interned strings", path)
+	}
+	if err := migrateWordBlocks(wdb); err != nil {
+		wdb.Close()
+		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: migrate %s to format %d", path, formatVersion)
 	}
 	// Stamped only when it changes (a fresh file; a migration stamps its
 	// own): the write takes the write lock, which every open need not.
@@ -393,7 +401,7 @@ func migrateInterned(db *sql.DB) error {
 		`INSERT INTO strs (h, s) SELECT kg_strhash(x), x FROM (`+strings.Join(all, ` UNION `)+`) WHERE x != '' ORDER BY x`,
 		tableSQL("triples"),
 		`INSERT INTO triples (rowid, `+strings.Join(cols, ", ")+`) SELECT o.rowid, `+strings.Join(ids, ", ")+` FROM triples_text AS o ORDER BY o.rowid`,
-		tableSQL("entity_words"),
+		legacyWordsTable,
 		`INSERT INTO entity_words (collection, word, id) SELECT `+lookupSQL("o.collection")+`, o.word, `+lookupSQL("o.id")+`
 			FROM entity_words_text AS o ORDER BY 1, 2, 3`,
 		tableSQL("entities"),
@@ -431,9 +439,20 @@ func newerFormat(path string, ver int) error {
 }
 
 // formatVersion is the layout Open leaves a store in (PRAGMA user_version):
-// 2 since strs is found by hash and entities hold strs ids (migrateHashed).
+// 2 since strs is found by hash and entities hold strs ids (migrateHashed),
+// 3 since the entity words are front-coded blocks (migrateWordBlocks).
 // Stores of earlier layouts say 0; their layout is told by their columns.
-const formatVersion = 2
+const formatVersion = 3
+
+// legacyWordsTable is entity_words of formats 0 to 2, a row per word and
+// entity (strs ids but for the word), which migrateInterned writes and
+// migrateWordBlocks turns into blocks.
+const legacyWordsTable = `CREATE TABLE entity_words (
+	collection INTEGER NOT NULL,
+	word       TEXT NOT NULL,
+	id         INTEGER NOT NULL,
+	PRIMARY KEY (collection, word, id)
+) WITHOUT ROWID;`
 
 // tableSQL is the CREATE TABLE statement of table in schema.
 func tableSQL(table string) string {
@@ -627,7 +646,7 @@ func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
 			`DELETE FROM triples WHERE collection = ` + strID("?1"),
 			`DELETE FROM docs WHERE collection = ?1`,
 			`DELETE FROM entities WHERE collection = ` + strID("?1"),
-			`DELETE FROM entity_words WHERE collection = ` + strID("?1"),
+			`DELETE FROM word_blocks WHERE collection = ` + strID("?1"),
 			// The strings no row refers to any more, this collection's
 			// among them (its URLs and names must not outlive it).
 			`DELETE FROM strs WHERE id > 1 AND id NOT IN (` + referencedStrs + `)`,
@@ -642,13 +661,15 @@ func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
 	})
 }
 
-// referencedStrs selects the ids of the strings some row refers to.
+// referencedStrs selects the ids of the strings some row refers to. The
+// entity ids inside word blocks are those of entities rows (a word is
+// removed with its entity).
 const referencedStrs = `SELECT collection FROM triples UNION SELECT doc_url FROM triples
 	UNION SELECT s_id FROM triples UNION SELECT s_name FROM triples UNION SELECT s_type FROM triples
 	UNION SELECT s_norm FROM triples UNION SELECT p FROM triples UNION SELECT o_id FROM triples
 	UNION SELECT o_name FROM triples UNION SELECT o_type FROM triples UNION SELECT o_norm FROM triples
 	UNION SELECT literal FROM triples UNION SELECT chunk_id FROM triples UNION SELECT source_url FROM triples
-	UNION SELECT collection FROM entity_words UNION SELECT id FROM entity_words
+	UNION SELECT collection FROM word_blocks
 	UNION SELECT collection FROM entities UNION SELECT id FROM entities UNION SELECT name FROM entities
 	UNION SELECT type FROM entities UNION SELECT norm FROM entities`
 

@@ -750,8 +750,8 @@ func (x *wtx) upsertNew(refs map[string]int, ents map[string]entRow, vals []any)
 	for i := 0; i < len(vals); i += 6 {
 		byID[ids[i+2].(int64)] = vals[i+2].(string)
 	}
-	coll := ids[1]
-	var words []any
+	coll := ids[1].(int64)
+	var words []wordEdit
 	var sid int64
 	var n int
 	if err := x.insertRows(`INSERT INTO entities (refs, collection, id, name, type, norm)`,
@@ -763,14 +763,14 @@ func (x *wtx) upsertNew(refs map[string]int, ents map[string]entRow, vals []any)
 			id := byID[sid]
 			if n == refs[id] {
 				for _, w := range Words(ents[id].norm, id) {
-					words = append(words, coll, w, sid)
+					words = append(words, wordEdit{word: w, id: sid})
 				}
 			}
 			return nil
 		}); err != nil {
 		return err
 	}
-	return x.insertRows(`INSERT OR IGNORE INTO entity_words (collection, word, id)`, "", 3, words)
+	return editWords(x, coll, words)
 }
 
 // addRefs applies reference-count deltas to the entity table: existing
@@ -795,6 +795,8 @@ func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]en
 	}
 	sort.Strings(up)
 	sort.Strings(down)
+	var gone []wordEdit // the words of the entities dropped
+	var coll int64
 	if len(up) > 0 {
 		vals := make([]any, 0, 6*len(up))
 		var coll any = collection
@@ -814,14 +816,15 @@ func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]en
 		}
 		var left int
 		var norm string
+		var sid int64
 		rows, err := x.query(`UPDATE entities SET refs = refs + ?1 WHERE collection = `+strID("?2")+` AND id = `+strID("?3")+`
-			RETURNING refs, (SELECT s FROM strs WHERE id = norm)`, refs[id], collection, id)
+			RETURNING refs, (SELECT s FROM strs WHERE id = norm), collection, id`, refs[id], collection, id)
 		if err != nil {
 			return err
 		}
 		found := rows.Next()
 		if found {
-			err = rows.Scan(&left, &norm)
+			err = rows.Scan(&left, &norm, &coll, &sid)
 		}
 		rows.Close()
 		if err == nil {
@@ -839,10 +842,11 @@ func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]en
 		// Exactly the words it was indexed under (see Words), so no scan
 		// of the collection's words.
 		for _, w := range Words(norm, id) {
-			if _, err := x.exec(`DELETE FROM entity_words WHERE collection = `+strID("?1")+` AND word = ?2 AND id = `+strID("?3"), collection, w, id); err != nil {
-				return err
-			}
+			gone = append(gone, wordEdit{word: w, id: sid, del: true})
 		}
 	}
-	return nil
+	if len(gone) == 0 {
+		return nil
+	}
+	return editWords(x, coll, gone)
 }
