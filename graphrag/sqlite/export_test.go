@@ -249,3 +249,10 @@ func DecodeWordBlock(first string, data []byte) (words []string, ids [][]int64, 
 	}
 	return words, ids, err
 }
+
+// SmallWordBlocks makes word blocks at most n bytes until the test ends.
+func SmallWordBlocks(t interface{ Cleanup(func()) }, n int) {
+	old := blockCap
+	blockCap = n
+	t.Cleanup(func() { blockCap = old })
+}

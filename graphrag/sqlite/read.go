@@ -867,6 +867,19 @@ const entCols = `i.s, n.s, ty.s, nm.s, e.refs`
 const entJoin = ` CROSS JOIN strs AS i ON i.id = e.id CROSS JOIN strs AS n ON n.id = e.name
 	CROSS JOIN strs AS ty ON ty.id = e.type CROSS JOIN strs AS nm ON nm.id = e.norm`
 
+// entitiesByWordSQL selects the entities of collection ?1 indexed under
+// word ?2, most referenced first (then by id), at most ?3 of them.
+var entitiesByWordSQL = `SELECT ` + entCols + ` FROM entities e` + entJoin + `
+	WHERE e.collection = ` + strID("?1") + ` AND e.id IN (` + strings.ReplaceAll(wordIDsSQL, "?1", strID("?1")) + `)
+	ORDER BY e.refs DESC, i.s LIMIT ?3`
+
+// entitiesByPrefixSQL selects the entities of collection ?1 indexed under
+// a word w with ?2 < w < ?3, most referenced first (then by id), at most
+// ?4 of them.
+var entitiesByPrefixSQL = `SELECT ` + entCols + ` FROM entities e` + entJoin + `
+	WHERE e.collection = ` + strID("?1") + ` AND e.id IN (` + strings.ReplaceAll(prefixIDsSQL, "?1", strID("?1")) + `)
+	ORDER BY e.refs DESC, i.s LIMIT ?4`
+
 // entitiesSQL is Entities answered by the word blocks and the entities table.
 func (s *Store) entitiesSQL(ctx context.Context, collection string, forms []string, limit int) ([]kgagent.Entity, error) {
 	cands := map[string]*cand{}
@@ -874,9 +887,7 @@ func (s *Store) entitiesSQL(ctx context.Context, collection string, forms []stri
 		if term == "" {
 			continue
 		}
-		rows, err := s.rdb.QueryContext(ctx, `SELECT `+entCols+` FROM entities e`+entJoin+`
-			WHERE e.collection = `+strID("?1")+` AND e.id IN (`+strings.ReplaceAll(wordIDsSQL, "?1", strID("?1"))+`)
-			ORDER BY e.refs DESC, i.s LIMIT ?3`, collection, lookupWord(term), limit*4)
+		rows, err := s.stWord.QueryContext(ctx, collection, lookupWord(term), limit*4)
 		if err != nil {
 			return nil, dbErr(ctx, err, "entities")
 		}
@@ -885,9 +896,7 @@ func (s *Store) entitiesSQL(ctx context.Context, collection string, forms []stri
 			return nil, dbErr(ctx, err, "entities")
 		}
 		if n == 0 && len(term) >= 4 && !strings.Contains(term, " ") {
-			rows, err := s.rdb.QueryContext(ctx, `SELECT `+entCols+` FROM entities e`+entJoin+`
-				WHERE e.collection = `+strID("?1")+` AND e.id IN (`+strings.ReplaceAll(prefixIDsSQL, "?1", strID("?1"))+`)
-				ORDER BY e.refs DESC, i.s LIMIT ?4`, collection, term, term+"\uffff", limit)
+			rows, err := s.stPrefix.QueryContext(ctx, collection, term, term+"\uffff", limit)
 			if err != nil {
 				return nil, dbErr(ctx, err, "entities")
 			}

@@ -73,6 +73,10 @@ type Store struct {
 	inserts map[string]string // multi-row INSERTs, by head, tail and rows
 
 	stNear *sql.Stmt // expansion: triples by subject, then by object
+	// Entities by SQL: by word, by words that start with a term (read.go);
+	// prepared once, as parsing and planning them cost more than running
+	// them
+	stWord, stPrefix *sql.Stmt
 
 	names nameCache // in-memory name indexes for Entities (read.go)
 	// writes counts the writer's transactions that ended: while it stands
@@ -312,6 +316,12 @@ func Open(path string) (*Store, error) {
 	s := &Store{path: path, wdb: wdb, rdb: rdb, w: w, writesQ: groupcommit.New[*writeJob](maxGroup)}
 	s.stNear, err = rdb.Prepare(`SELECT ` + tcols + ` FROM triples AS t` + tjoin + ` WHERE t.collection = ` + strID("?1") + ` AND t.s_id = ` + strID("?2") + `
 		UNION ALL SELECT ` + tcols + ` FROM triples AS t` + tjoin + ` WHERE t.collection = ` + strID("?1") + ` AND t.o_id = ` + strID("?2") + ` AND t.s_id != t.o_id LIMIT ?3`)
+	if err == nil {
+		s.stWord, err = rdb.Prepare(entitiesByWordSQL)
+	}
+	if err == nil {
+		s.stPrefix, err = rdb.Prepare(entitiesByPrefixSQL)
+	}
 	if err != nil {
 		s.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: prepare")
@@ -527,7 +537,7 @@ func migrateHashed(db *sql.DB) error {
 // Close releases the database.
 func (s *Store) Close() error {
 	s.closeNames()
-	for _, st := range []*sql.Stmt{s.stNear} {
+	for _, st := range []*sql.Stmt{s.stNear, s.stWord, s.stPrefix} {
 		if st != nil {
 			st.Close()
 		}

@@ -209,6 +209,7 @@ func agree(t *testing.T, s *sqlite.Store, coll string, terms []string) {
 // exactly their entities' words, and SQL answers as the name index does.
 func TestWordBlocksIncremental(t *testing.T) {
 	ctx := t.Context()
+	sqlite.SmallWordBlocks(t, 300)
 	s, err := sqlite.Open(filepath.Join(t.TempDir(), "graph.db"))
 	if err != nil {
 		t.Fatal(err)
