@@ -105,8 +105,11 @@ const bulkCacheKiB = -8192
 // when it is nil (Open after a load that did not finish), derived from the
 // triples stored; they and their words are computed on reader (the writer
 // when nil) while the writer builds the indexes, so that part of the end of
-// a load runs on another core, and stored in key order.
-func finishBulk(w *writer, reader queryer, tally *entityTally) error {
+// a load runs on another core, and stored in key order. onEnts, when not
+// nil, is given the entities and their strings' strs ids before they are
+// written (Snapshot builds the name index's entities from them); neither
+// may be changed.
+func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]entityRow, map[string]int64)) error {
 	ctx := context.Background()
 	var pending int
 	if err := w.conn.QueryRowContext(ctx, `SELECT count(*) FROM bulk_load`).Scan(&pending); err != nil {
@@ -180,6 +183,9 @@ func finishBulk(w *writer, reader queryer, tally *entityTally) error {
 		}
 		if err := lookupStrs(ctx, w.conn, ids); err != nil {
 			return err
+		}
+		if onEnts != nil {
+			onEnts(r.ents, ids)
 		}
 		if err := writeEntities(ctx, w.conn, r.ents, ids); err != nil {
 			return err

@@ -20,7 +20,8 @@ import (
 // Once a write deletes triples (a replaced document) the rows are dropped
 // and the snapshot is built from SQLite, the same bytes again. The
 // triples kept are read while the load finishes (the same bytes: the
-// finish adds no triple and no string a triple holds).
+// finish adds no triple and no string a triple holds), and its entities
+// are the finish's own rows in the table's order.
 func TestBulkNamesFromMemory(t *testing.T) {
 	for _, replace := range []bool{false, true} {
 		t.Run(fmt.Sprintf("replace=%v", replace), func(t *testing.T) {
@@ -71,6 +72,10 @@ func TestBulkNamesFromMemory(t *testing.T) {
 			// read while the load finished, from the rows kept
 			if got, want := sqlite.EarlyNames(s), sqlite.MemNames(s); got != want {
 				t.Errorf("%d name indexes' triples read while the load finished, want %d", got, want)
+			}
+			// and its entities taken from the finish's rows
+			if got, want := sqlite.EarlyEnts(s), sqlite.MemNames(s); got != want {
+				t.Errorf("%d name indexes' entities taken from the load's finish, want %d", got, want)
 			}
 			got := sqlite.SnapshotBody(t, s, "c")
 			want, err := sqlite.EncodeNames(ctx, s, "c")

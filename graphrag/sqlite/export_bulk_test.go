@@ -48,6 +48,10 @@ func MemNames(s *Store) int { return s.memNames }
 // bulk load finished.
 func EarlyNames(s *Store) int { return s.earlyNames }
 
+// EarlyEnts counts the name indexes whose entities Snapshot took from the
+// bulk load's finish rather than from SQLite.
+func EarlyEnts(s *Store) int { return s.earlyEnts }
+
 // SnapshotBody is the body of collection's name-index snapshot on disk,
 // nil when there is none current.
 func SnapshotBody(t *testing.T, s *Store, collection string) []byte {

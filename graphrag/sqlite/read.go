@@ -448,25 +448,14 @@ func (idx *nameIndex) loadEntities(ctx context.Context, db queryer, collection s
 		return nil, err
 	}
 	defer rows.Close()
-	byWord := map[int32][]int32{}
-	b := newRefBuilder(idx)
+	l := newEntityLoader(idx)
 	for rows.Next() {
-		if len(idx.ents) >= maxIndexedEntities {
-			return nil, nil
-		}
 		var id, name, typ, norm string
 		var refs int64
 		if err := rows.Scan(&id, &name, &typ, &norm, &refs); err != nil {
 			return nil, err
 		}
-		i := int32(len(idx.ents))
-		idx.ents = append(idx.ents, b.entity(id, name, typ, norm, refs))
-		// The words the writer indexed it under (word_blocks).
-		for _, w := range Words(norm, id) {
-			k := b.ref(w)
-			byWord[k] = append(byWord[k], i)
-		}
-		if idx.extra.tooBig() {
+		if !l.add(id, name, typ, norm, refs) {
 			return nil, nil
 		}
 	}
@@ -474,14 +463,62 @@ func (idx *nameIndex) loadEntities(ctx context.Context, db queryer, collection s
 		return nil, err
 	}
 	rows.Close()
-	idx.words = make([]int32, 0, len(byWord))
-	for w := range byWord {
+	return l.done(), nil
+}
+
+// entitiesFrom is loadEntities with the entities taken from ents, the
+// collection's rows of the entities table in its order (a bulk load's
+// finish writes them, entityRows): the same index.
+func (idx *nameIndex) entitiesFrom(ents []entityRow) *nameIndex {
+	l := newEntityLoader(idx)
+	for _, e := range ents {
+		if !l.add(e.id, e.name, e.typ, e.norm, int64(e.refs)) {
+			return nil
+		}
+	}
+	return l.done()
+}
+
+// entityLoader adds a collection's entities, in the entities table's
+// order, to a name index whose triples are read.
+type entityLoader struct {
+	idx    *nameIndex
+	b      *refBuilder
+	byWord map[int32][]int32
+}
+
+func newEntityLoader(idx *nameIndex) *entityLoader {
+	return &entityLoader{idx: idx, b: newRefBuilder(idx), byWord: map[int32][]int32{}}
+}
+
+// add adds an entity; false: the collection gets no index (above
+// maxIndexedEntities, or a string table past its bound).
+func (l *entityLoader) add(id, name, typ, norm string, refs int64) bool {
+	idx := l.idx
+	if len(idx.ents) >= maxIndexedEntities {
+		return false
+	}
+	i := int32(len(idx.ents))
+	idx.ents = append(idx.ents, l.b.entity(id, name, typ, norm, refs))
+	// The words the writer indexed it under (word_blocks).
+	for _, w := range Words(norm, id) {
+		k := l.b.ref(w)
+		l.byWord[k] = append(l.byWord[k], i)
+	}
+	return !idx.extra.tooBig()
+}
+
+// done orders the word index and returns the index.
+func (l *entityLoader) done() *nameIndex {
+	idx := l.idx
+	idx.words = make([]int32, 0, len(l.byWord))
+	for w := range l.byWord {
 		idx.words = append(idx.words, w)
 	}
 	slices.SortFunc(idx.words, func(a, b int32) int { return strings.Compare(idx.str(a), idx.str(b)) })
 	idx.wordEnd = make([]int32, len(idx.words))
 	for i, w := range idx.words {
-		list := byWord[w]
+		list := l.byWord[w]
 		sort.Slice(list, func(a, b int) bool { return idx.before(list[a], list[b]) })
 		idx.wordEnts = append(idx.wordEnts, list...)
 		idx.wordEnd[i] = int32(len(idx.wordEnts))
@@ -489,7 +526,7 @@ func (idx *nameIndex) loadEntities(ctx context.Context, db queryer, collection s
 	idx.extra.trim()
 	idx.ents = shrink(idx.ents)
 	idx.wordEnts = shrink(idx.wordEnts)
-	return idx, nil
+	return idx
 }
 
 // refBuilder makes string references (nameIndex.str) for an index whose

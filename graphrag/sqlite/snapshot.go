@@ -1,12 +1,14 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/kgagent/kgagent/internal/snapfile"
 )
@@ -313,6 +315,7 @@ func peekBytes(b []byte, n, per int, skip func(at int) int) int {
 func (s *Store) Snapshot(ctx context.Context, collection string) error {
 	var mem *bulkRows
 	var early chan earlyTriples
+	var ents chan []entityRow
 	// takeEarly is the early read's result, waited for once (also on
 	// every return: the read ends before Snapshot does)
 	var got earlyTriples
@@ -330,14 +333,37 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 			// the load's finish adds no triples, and only strings no
 			// triple holds. Python docs: the index's 0.3 CPU-s off the
 			// ~2.5 s the ingest's end waits for this snapshot.
+			// Its entities are the finish's own rows, taken as the
+			// writer goes on to write them and commit.
 			rows := s.rows
 			early = make(chan earlyTriples, 1)
+			ents = make(chan []entityRow, 1)
 			go func() {
 				x, err := s.readTriples(ctx, collection, &rows)
-				early <- earlyTriples{x, err}
+				mine, ok := <-ents
+				r := earlyTriples{x: x, err: err}
+				if err == nil && ok {
+					r.full = true
+					if x.rows != nil {
+						r.x = x.entitiesFrom(mine)
+					}
+				}
+				early <- r
 			}()
 		}
-		if err := finishBulk(&s.w, s.rdb, &s.tally); err != nil {
+		sent := false
+		var onEnts func([]entityRow, map[string]int64)
+		if ents != nil {
+			onEnts = func(all []entityRow, ids map[string]int64) {
+				ents <- entityRows(all, ids, collection)
+				sent = true
+			}
+		}
+		err := finishBulk(&s.w, s.rdb, &s.tally, onEnts)
+		if ents != nil && !sent {
+			close(ents)
+		}
+		if err != nil {
 			return dbErr(ctx, err, "complete the bulk load")
 		}
 		s.bulk = false
@@ -373,7 +399,11 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 		s.memNames++
 	}
 	var idx *nameIndex
-	if r := takeEarly(); mem != nil && r.err == nil && r.x != nil {
+	if r := takeEarly(); mem != nil && r.err == nil && r.full {
+		s.earlyNames++
+		s.earlyEnts++
+		idx = r.x
+	} else if mem != nil && r.err == nil && r.x != nil {
 		s.earlyNames++
 		if r.x.rows != nil {
 			idx, err = r.x.loadEntities(ctx, tx, collection)
@@ -400,11 +430,27 @@ func (s *Store) Rebuilds() int64 { return s.names.sqlLoads.Load() }
 // it, as before, so that the two are never in memory together.
 const earlyNamesTriples = 400_000
 
-// earlyTriples is a name index with only its triples read (readTriples), or
-// why it is not.
+// earlyTriples is a name index with only its triples read (readTriples),
+// or, when full, the whole index (nil: the collection gets none), or why
+// it is not.
 type earlyTriples struct {
-	x   *nameIndex
-	err error
+	x    *nameIndex
+	full bool
+	err  error
+}
+
+// entityRows are collection's rows of all, a bulk load's entities, in the
+// entities table's order: by the strs ids (ids) of their ids, as
+// writeEntities writes them and loadEntities reads them.
+func entityRows(all []entityRow, ids map[string]int64, collection string) []entityRow {
+	var mine []entityRow
+	for _, e := range all {
+		if e.collection == collection {
+			mine = append(mine, e)
+		}
+	}
+	slices.SortFunc(mine, func(a, b entityRow) int { return cmp.Compare(ids[a.id], ids[b.id]) })
+	return mine
 }
 
 // readTriples is a name index of collection with only the triples of mem

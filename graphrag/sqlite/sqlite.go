@@ -68,6 +68,8 @@ type Store struct {
 	// earlyNames counts those whose triples it read while the load
 	// finished.
 	earlyNames int
+	// earlyEnts counts those whose entities it took from the finish's rows.
+	earlyEnts int
 
 	stmu    sync.Mutex
 	inserts map[string]string // multi-row INSERTs, by head, tail and rows
@@ -300,7 +302,7 @@ func Open(path string) (*Store, error) {
 	w := writer{conn: conn}
 	// A bulk load that did not finish (a crash) is completed first; then
 	// every index exists.
-	if err := finishBulk(&w, nil, nil); err != nil {
+	if err := finishBulk(&w, nil, nil, nil); err != nil {
 		w.close()
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: complete the bulk load of %s", path)
@@ -547,7 +549,7 @@ func (s *Store) Close() error {
 	if s.bulk {
 		// The bulk load's indexes, entities and words; should this fail,
 		// the next Open completes them (the entities from the triples).
-		if berr := finishBulk(&s.w, s.rdb, &s.tally); berr != nil {
+		if berr := finishBulk(&s.w, s.rdb, &s.tally, nil); berr != nil {
 			err = dbErr(context.Background(), berr, "complete the bulk load")
 		}
 		s.bulk = false
