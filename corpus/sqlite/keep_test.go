@@ -371,3 +371,57 @@ func TestKeepCrawledProjected(t *testing.T) {
 		t.Fatal("an unbounded copy dropped")
 	}
 }
+
+// TestKeepCrawledRecrawl: an ingest run again on a collection whose copy
+// Keep loaded from its snapshot, well within the bound, keeps it while the
+// crawl's pages are unchanged: Crawled projects what the crawl adds to the
+// copies, not what they held before it (it dropped the Python docs' copies,
+// ~27 MB under a 50 MiB bound, 100 pages into a re-crawl with 518 queued,
+// to be built from SQLite at the end if a page changed). A re-crawl whose
+// writes grow the copies past the bound still drops them.
+func TestKeepCrawledRecrawl(t *testing.T) {
+	ctx := context.Background()
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{})
+	for i := range 200 {
+		f.put(x, "c", fmt.Sprintf("https://x/p%d", i), fmt.Sprintf("Page %d about zebra topic%d", i, i), "giraffes eat leaves")
+	}
+	if err := x.Snapshot(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	x = f.open(Config{})
+	defer x.Close()
+	if err := x.Keep(ctx, "c", 1<<40); err != nil { // only to read the copy's size
+		t.Fatal(err)
+	}
+	x.cacheMu.RLock()
+	loaded := x.keptBytes()
+	x.cacheMu.RUnlock()
+	x.Release("c")
+	bound := 2 * loaded
+	if err := x.Keep(ctx, "c", bound); err != nil {
+		t.Fatal(err)
+	}
+	if !x.Holds("c") || x.Rebuilds() != 0 {
+		t.Fatalf("the copy (%d bytes, bound %d) not held after Keep, or built from SQLite", loaded, bound)
+	}
+	// 500 pages queued, 100 done, all unchanged: nothing added
+	if x.Crawled(crawledMin, 5*crawledMin) || !x.Holds("c") {
+		t.Fatalf("a copy of %d bytes, grown by nothing in the crawl, dropped under a bound of %d", loaded, bound)
+	}
+	// the crawl's writes add at a rate that would take it past the bound
+	for i := range 40 {
+		f.put(x, "c", fmt.Sprintf("https://x/new%d", i), fmt.Sprintf("New page %d about okapi topic%d", i, i), "okapis eat leaves too")
+	}
+	x.cacheMu.RLock()
+	grown := x.keptBytes() - loaded
+	x.cacheMu.RUnlock()
+	if grown <= 0 {
+		t.Fatalf("the copy grew by %d bytes", grown)
+	}
+	total := crawledMin + crawledMin*(bound-loaded)/grown + 1
+	if !x.Crawled(crawledMin, total) || x.Holds("c") {
+		t.Fatalf("a copy of %d bytes growing %d bytes every %d pages, %d pages queued, held under a bound of %d", loaded, grown, crawledMin, total, bound)
+	}
+}

@@ -692,6 +692,13 @@ func (x *Index) Keep(ctx context.Context, collection string, maxBytes int64) err
 		delete(x.cache, collection)
 		delete(x.keep, collection)
 	}
+	if x.keepFrom == nil {
+		x.keepFrom = map[string]int64{}
+	}
+	x.keepFrom[collection] = 0
+	if m := x.cache[collection]; m != nil {
+		x.keepFrom[collection] = m.bytes
+	}
 	return nil
 }
 
@@ -703,9 +710,13 @@ func (x *Index) Keep(ctx context.Context, collection string, maxBytes int64) err
 // them later: a crawl that will not fit never grows the copies it will
 // drop (the OpenJDK docs queue ~10,000 pages early; held until the bound,
 // their copies cost the ingest ~25 CPU-s of collection work near the
-// memory limit and ~20 MB of peak RSS). total only ever grows in a crawl,
-// so the projection errs short: a site that reveals its pages late is
-// caught by the bound itself. Before crawledMin pages are done the rate
+// memory limit and ~20 MB of peak RSS). What a copy held when Keep loaded
+// it is not projected, only what the crawl's writes added since: an ingest
+// run again over unchanged pages keeps the copies it read back (the Python
+// docs' two, ~27 MB under a 50 MiB bound, were dropped 100 pages into such
+// a run, to be built from SQLite at its end if a page changed). total only
+// ever grows in a crawl, so the projection errs short: a site that reveals
+// its pages late is caught by the bound itself. Before crawledMin pages are done the rate
 // is not yet telling (a site's first pages are its indexes) and nothing
 // is decided. It reports whether it dropped copies.
 func (x *Index) Crawled(done, total int64) bool {
@@ -713,7 +724,17 @@ func (x *Index) Crawled(done, total int64) bool {
 		return false
 	}
 	x.cacheMu.RLock()
-	over := x.keepMax > 0 && len(x.keep) > 0 && float64(x.keptBytes())*float64(total) > float64(x.keepMax)*float64(done)
+	over := false
+	if x.keepMax > 0 && len(x.keep) > 0 {
+		var from, grown int64
+		for c := range x.keep {
+			if m := x.cache[c]; m != nil {
+				from += min(x.keepFrom[c], m.bytes)
+				grown += max(m.bytes-x.keepFrom[c], 0)
+			}
+		}
+		over = float64(from)+float64(grown)*float64(total)/float64(done) > float64(x.keepMax)
+	}
 	x.cacheMu.RUnlock()
 	if !over {
 		return false

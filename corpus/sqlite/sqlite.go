@@ -113,10 +113,11 @@ type Index struct {
 	writes *groupcommit.Queue[*writeJob] // document writes waiting for a transaction (write.go)
 	st     writeStmts                    // the write path's prepared statements (write.go)
 
-	cacheMu sync.RWMutex
-	cache   map[string]*memColl // collection -> search copy, loaded on first use
-	keep    map[string]bool     // collections whose copy is started by the write that creates them (Keep)
-	keepMax int64               // the bytes kept copies may hold together (Keep); 0: no bound
+	cacheMu  sync.RWMutex
+	cache    map[string]*memColl // collection -> search copy, loaded on first use
+	keep     map[string]bool     // collections whose copy is started by the write that creates them (Keep)
+	keepMax  int64               // the bytes kept copies may hold together (Keep); 0: no bound
+	keepFrom map[string]int64    // a kept copy's bytes when Keep began keeping it (loaded) or its write created it (0)
 
 	snaps    sync.WaitGroup // snapshots being written in the background
 	snapHits atomic.Int64   // search copies read from a snapshot

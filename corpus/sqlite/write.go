@@ -82,6 +82,9 @@ func (x *Index) runGroup(group []*writeJob) {
 			m = newMemColl(g.dim, x.weights())
 			m.snapVersion.Store(-1)
 			x.cache[g.collection] = m
+			if x.keepFrom != nil {
+				x.keepFrom[g.collection] = 0 // all it holds is the crawl's
+			}
 		}
 		if m == nil {
 			continue
