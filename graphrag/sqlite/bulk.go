@@ -375,8 +375,8 @@ func entityWords(ents []entityRow, ids map[string]int64) []wordRow {
 	return all
 }
 
-// insertWordsSQL heads writeBlocks' INSERTs (a variable: a test makes it
-// fail).
+// insertWordsSQL heads writeBlocks' and migrateWordBlocks' INSERTs (a
+// variable: a test makes it fail).
 var insertWordsSQL = `INSERT INTO word_blocks (collection, first, words)`
 
 // lookupStrs sets the value of every key of ids to the key's strs id,

@@ -122,8 +122,8 @@ func FailVacuum(t interface{ Cleanup(func()) }) {
 	t.Cleanup(func() { vacuumSQL = old })
 }
 
-// FailWords makes a bulk load's finish fail at its entity words until the
-// returned func is called.
+// FailWords makes a bulk load's finish, and the migration to word blocks,
+// fail at their entity words until the returned func is called.
 func FailWords() (restore func()) {
 	old := insertWordsSQL
 	insertWordsSQL = `INSERT INTO no_such_table (collection, first, words)`

@@ -232,3 +232,40 @@ func TestVacuumFailureAfterMigration(t *testing.T) {
 		t.Error("strs has no hash column: not migrated")
 	}
 }
+
+// TestMigrationInterruptedLeavesFormat2: a store of the first interned
+// layout is brought to format 2 (migrateHashed), then to format 3 (word
+// blocks) in a second transaction. When the second does not happen (a
+// crash, here a failing insert), the file holds format 2's layout and
+// must say 2, so that format 2's binaries still open it; it said 3 and
+// they refused it as newer. The next Open completes the migration.
+func TestMigrationInterruptedLeavesFormat2(t *testing.T) {
+	path := gunzipFixture(t, "graph-main-af80d2c.db.gz")
+	restore := sqlite.FailWords()
+	if s, err := sqlite.Open(path); err == nil {
+		s.Close()
+		restore()
+		t.Fatal("open with failing word-block inserts succeeded")
+	}
+	restore()
+	if n := count(t, path, `SELECT count(*) FROM pragma_table_info('strs') WHERE name = 'h'`); n != 1 {
+		t.Fatal("strs has no hash column: the first migration did not commit")
+	}
+	if n := count(t, path, `SELECT count(*) FROM sqlite_schema WHERE name = 'entity_words'`); n != 1 {
+		t.Fatal("entity_words is gone: the word blocks' migration committed")
+	}
+	if n := count(t, path, `PRAGMA user_version`); n != 2 {
+		t.Errorf("user_version %d with format 2's layout, want 2", n)
+	}
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := count(t, path, `PRAGMA user_version`); n != 3 {
+		t.Errorf("user_version %d after the next open, want 3", n)
+	}
+	if n := count(t, path, `SELECT count(*) FROM sqlite_schema WHERE name = 'entity_words'`); n != 0 {
+		t.Error("entity_words is still there after the next open")
+	}
+}

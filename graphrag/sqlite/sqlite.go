@@ -523,7 +523,11 @@ func migrateHashed(db *sql.DB) error {
 			FROM entities_v1 AS o ORDER BY 1, 2`,
 		`DROP TABLE strs_v1`,
 		`DROP TABLE entities_v1`,
-		fmt.Sprintf(`PRAGMA user_version = %d`, formatVersion),
+		// 2, not formatVersion: entity_words is still rows until
+		// migrateWordBlocks, in a transaction of its own, makes it format
+		// 3; a crash between the two leaves a file that format 2's
+		// binaries open.
+		`PRAGMA user_version = 2`,
 	} {
 		if _, err := tx.Exec(q); err != nil {
 			return err

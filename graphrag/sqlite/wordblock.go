@@ -496,7 +496,7 @@ func migrateWordBlocks(db *sql.DB) error {
 	if err := flush(); err != nil {
 		return err
 	}
-	ins, err := tx.Prepare(`INSERT INTO word_blocks (collection, first, words) VALUES (?, ?, ?)`)
+	ins, err := tx.Prepare(insertWordsSQL + ` VALUES (?, ?, ?)`)
 	if err != nil {
 		return err
 	}
