@@ -344,6 +344,8 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 				r := earlyTriples{x: x, err: err}
 				if err == nil && ok {
 					r.full = true
+					// rows nil: no index (too big), as loadNamesFrom
+					r.x = nil
 					if x.rows != nil {
 						r.x = x.entitiesFrom(mine)
 					}
