@@ -655,6 +655,11 @@ func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
 	}
 	defer s.removeNamesSnapshot(collection)
 	return s.write(ctx, "delete collection", func(x *wtx) error {
+		// The group's earlier writes' word edits first: the collection's
+		// blocks go below.
+		if err := x.s.w.flushWords(x); err != nil {
+			return err
+		}
 		if err := x.stamp(collection); err != nil {
 			return err
 		}

@@ -305,17 +305,20 @@ type blockStmts interface {
 }
 
 // editWords applies edits to collection coll's (a strs id) blocks: each
-// block an edit falls in is read, changed and written again (cut anew,
-// when it grew past blockCap; gone, when it lost every word). Adding an
-// id a word has, or removing one it lacks, changes nothing (as INSERT OR
-// IGNORE and DELETE did on entity_words).
-func editWords(x blockStmts, coll int64, edits []wordEdit) error {
+// block an edit falls in is read, changed and written again once (cut
+// anew, when it grew past blockCap; gone, when it lost every word), and
+// it returns how many blocks it wrote. Adding an id a word has, or
+// removing one it lacks, changes nothing (as INSERT OR IGNORE and DELETE
+// did on entity_words). Edits of the same word and id apply in their
+// order.
+func editWords(x blockStmts, coll int64, edits []wordEdit) (int, error) {
 	slices.SortStableFunc(edits, func(a, b wordEdit) int {
 		if c := strings.Compare(a.word, b.word); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.id, b.id)
 	})
+	written := 0
 	for len(edits) > 0 {
 		w := edits[0].word
 		var rowid int64
@@ -327,16 +330,16 @@ func editWords(x blockStmts, coll int64, edits []wordEdit) error {
 			found, err = scanBlock(x, `SELECT rowid, first, words FROM word_blocks WHERE collection = ?1 ORDER BY first LIMIT 1`, []any{coll}, &rowid, &first, &data)
 		}
 		if err != nil {
-			return err
+			return written, err
 		}
 		var ents []wordEntry
 		next, hasNext := "", false
 		if found {
 			if ents, err = decodeBlock(first, data); err != nil {
-				return err
+				return written, err
 			}
 			if hasNext, err = scanBlock(x, `SELECT first FROM word_blocks WHERE collection = ?1 AND first > ?2 ORDER BY first LIMIT 1`, []any{coll, first}, &next); err != nil {
-				return err
+				return written, err
 			}
 		}
 		n := len(edits)
@@ -347,16 +350,17 @@ func editWords(x blockStmts, coll int64, edits []wordEdit) error {
 		edits = edits[n:]
 		if found {
 			if _, err := x.exec(`DELETE FROM word_blocks WHERE rowid = ?`, rowid); err != nil {
-				return err
+				return written, err
 			}
 		}
 		for _, b := range packBlocks(ents) {
 			if _, err := x.exec(`INSERT INTO word_blocks (collection, first, words) VALUES (?, ?, ?)`, coll, b.first, b.data); err != nil {
-				return err
+				return written, err
 			}
+			written++
 		}
 	}
-	return nil
+	return written, nil
 }
 
 // scanBlock runs q and scans its first row into dest, reporting whether

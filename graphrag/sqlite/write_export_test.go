@@ -17,3 +17,8 @@ func WriteForTest(ctx context.Context, s *Store, fn func(exec func(q string, arg
 func QueuedWrites(s *Store) int {
 	return s.writesQ.Waiting()
 }
+
+// BlockWrites is how many word blocks the writer's transactions wrote.
+func BlockWrites(s *Store) int {
+	return s.w.blockWrites
+}
