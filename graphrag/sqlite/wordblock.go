@@ -410,27 +410,61 @@ func applyEdits(ents []wordEntry, edits []wordEdit) []wordEntry {
 // block and one word's ids at a time: the end of an ingest, where this
 // runs, is its memory peak.
 func blocksFromRows(rows []wordRow, emit func(coll int64, b wordBlock) error) error {
-	var p blockPacker
-	var ids []int64
-	for i := 0; i < len(rows); {
-		r := rows[i]
-		ids = ids[:0]
-		for ; i < len(rows) && rows[i].collection == r.collection && rows[i].word == r.word; i++ {
-			if n := len(ids); n == 0 || ids[n-1] != rows[i].id {
-				ids = append(ids, rows[i].id)
-			}
+	rp := rowPacker{emit: emit}
+	for _, r := range rows {
+		if err := rp.add(r); err != nil {
+			return err
 		}
-		if b, ok := p.add(wordEntry{r.word, ids}); ok {
-			if err := emit(r.collection, b); err != nil {
-				return err
-			}
+	}
+	return rp.finish()
+}
+
+// rowPacker packs word rows given one at a time, sorted by collection,
+// word and id (a repeated row counts once), into blocks, calling emit
+// with each block and its collection's strs id (blocksFromRows; the
+// migration, as it reads entity_words).
+type rowPacker struct {
+	emit func(coll int64, b wordBlock) error
+	p    blockPacker
+	cur  wordRow // the word whose ids are being gathered
+	ids  []int64
+}
+
+// add takes the next row.
+func (rp *rowPacker) add(r wordRow) error {
+	if len(rp.ids) > 0 && (r.collection != rp.cur.collection || r.word != rp.cur.word) {
+		if err := rp.endWord(r.collection != rp.cur.collection); err != nil {
+			return err
 		}
-		if i == len(rows) || rows[i].collection != r.collection {
-			if b, ok := p.finish(); ok {
-				if err := emit(r.collection, b); err != nil {
-					return err
-				}
-			}
+	}
+	if n := len(rp.ids); n == 0 || rp.ids[n-1] != r.id {
+		rp.ids = append(rp.ids, r.id)
+	}
+	rp.cur = r
+	return nil
+}
+
+// finish emits what is left.
+func (rp *rowPacker) finish() error {
+	if len(rp.ids) == 0 {
+		return nil
+	}
+	return rp.endWord(true)
+}
+
+// endWord packs the gathered word and, at its collection's end, that
+// collection's last block.
+func (rp *rowPacker) endWord(collEnd bool) error {
+	b, ok := rp.p.add(wordEntry{rp.cur.word, rp.ids})
+	rp.ids = rp.ids[:0]
+	if ok {
+		if err := rp.emit(rp.cur.collection, b); err != nil {
+			return err
+		}
+	}
+	if collEnd {
+		if b, ok := rp.p.finish(); ok {
+			return rp.emit(rp.cur.collection, b)
 		}
 	}
 	return nil
@@ -464,19 +498,12 @@ func migrateWordBlocks(db *sql.DB) error {
 		b    wordBlock
 	}
 	var blocks []collBlock
+	rp := rowPacker{emit: func(c int64, b wordBlock) error {
+		blocks = append(blocks, collBlock{c, b})
+		return nil
+	}}
 	rows, err := tx.Query(`SELECT collection, word, id FROM entity_words ORDER BY collection, word, id`)
 	if err != nil {
-		return err
-	}
-	// A few thousand rows at a time, cut between words (the blocks are
-	// far smaller than the rows).
-	var batch []wordRow
-	flush := func() error {
-		err := blocksFromRows(batch, func(c int64, b wordBlock) error {
-			blocks = append(blocks, collBlock{c, b})
-			return nil
-		})
-		batch = batch[:0]
 		return err
 	}
 	for rows.Next() {
@@ -485,19 +512,16 @@ func migrateWordBlocks(db *sql.DB) error {
 			rows.Close()
 			return err
 		}
-		if n := len(batch); n >= 4096 && (batch[n-1].collection != r.collection || batch[n-1].word != r.word) {
-			if err := flush(); err != nil {
-				rows.Close()
-				return err
-			}
+		if err := rp.add(r); err != nil {
+			rows.Close()
+			return err
 		}
-		batch = append(batch, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	if err := flush(); err != nil {
+	if err := rp.finish(); err != nil {
 		return err
 	}
 	ins, err := tx.Prepare(insertWordsSQL + ` VALUES (?, ?, ?)`)
