@@ -262,11 +262,7 @@ func (m *memColl) addWith(rid int64, doc string, ct *chunkTerms, v []float32) {
 		return
 	}
 	m.appendVec(v)
-	for _, x := range m.qtmp {
-		if x != 0 {
-			m.bytes++
-		}
-	}
+	m.bytes += nonZero(m.qtmp)
 	m.addTerms(rid, doc, ct)
 }
 
@@ -278,12 +274,20 @@ func (m *memColl) addQ8With(rid int64, doc string, ct *chunkTerms, q8 []byte) {
 		return
 	}
 	m.appendQ8(q8)
-	for _, x := range q8[4:] {
+	m.bytes += nonZero(q8[4:])
+	m.addTerms(rid, doc, ct)
+}
+
+// nonZero counts the non-zero values of a quantised row: what its column
+// form holds (memColl.bytes).
+func nonZero[T int8 | byte](row []T) int64 {
+	n := int64(0)
+	for _, x := range row {
 		if x != 0 {
-			m.bytes++
+			n++
 		}
 	}
-	m.addTerms(rid, doc, ct)
+	return n
 }
 
 // appendVec quantises v and appends it.

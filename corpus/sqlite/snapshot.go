@@ -253,12 +253,7 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	}
 	// the copy's memory, estimated as adding its rows counts it
 	// (memColl.bytes): Keep bounds a copy read back this way too
-	size := int64(live) * (rowCost + int64(dim/8))
-	for _, v := range vecs {
-		if v != 0 {
-			size++
-		}
-	}
+	size := int64(live)*(rowCost+int64(dim/8)) + nonZero(vecs)
 	if d.Err == nil {
 		// straight into the form searches read (reserve), one copy
 		if live >= colMin {
