@@ -108,25 +108,8 @@ func dump(t *testing.T, path string) []string {
 		str[id] = s
 	}
 	rows.Close()
-	rows, err = db.Query(`SELECT collection, first, words FROM word_blocks`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var coll int64
-		var first string
-		var data []byte
-		if err := rows.Scan(&coll, &first, &data); err != nil {
-			t.Fatal(err)
-		}
-		words, err := sqlite.WordRows(coll, first, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range words {
-			out = append(out, fmt.Sprint("word ", str[w[0].(int64)], " ", w[1], " ", str[w[2].(int64)]))
-		}
+	for _, w := range blockWordRows(t, db) {
+		out = append(out, fmt.Sprint("word ", str[w[0].(int64)], " ", w[1], " ", str[w[2].(int64)]))
 	}
 	slices.Sort(out)
 	return out

@@ -74,6 +74,27 @@ func fingerprintOf(t *testing.T, s *sqlite.Store, coll string) fingerprint {
 		fmt.Sprintf("%x", sha256.Sum256([]byte(strings.Join(erows, "\n"))))}
 }
 
+// checkMigratedFingerprint opens the store at path, which a migration
+// has just brought to this version's format, and checks that it answers
+// as main did (want: the fingerprint main's code computed on the file as
+// written) through SQL and through the name index.
+func checkMigratedFingerprint(t *testing.T, path, want string) {
+	t.Helper()
+	for _, names := range []bool{false, true} {
+		s, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !names {
+			s.NoNameIndexes()
+		}
+		if got := fingerprintOf(t, s, "default"); got.String() != want {
+			t.Errorf("after the migration (name index %v):\n%s\nmain answered\n%s", names, got, want)
+		}
+		s.Close()
+	}
+}
+
 // TestFingerprint prints the fingerprint of the store at
 // $KGAGENT_GRAPH_FINGERPRINT (collection $KGAGENT_GRAPH_COLLECTION, default
 // "default"); skipped without it. Opening a store written before the
@@ -260,19 +281,7 @@ func TestMigrateHashed(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	for _, names := range []bool{false, true} {
-		s, err := sqlite.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !names {
-			s.NoNameIndexes()
-		}
-		if got := fingerprintOf(t, s, "default"); got.String() != want {
-			t.Errorf("after the migration (name index %v):\n%s\nmain answered\n%s", names, got, want)
-		}
-		s.Close()
-	}
+	checkMigratedFingerprint(t, path, want)
 	if n := count(t, path, `SELECT count(*) FROM pragma_table_info('strs') WHERE name = 'h'`); n != 1 {
 		t.Error("after the migration strs has no hash column")
 	}

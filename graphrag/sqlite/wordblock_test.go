@@ -18,6 +18,35 @@ import (
 	"github.com/kgagent/kgagent/graphrag/sqlite"
 )
 
+// blockWordRows are the words of db's word_blocks, decoded (WordRows:
+// collection and entity as strs ids).
+func blockWordRows(t *testing.T, db *sql.DB) [][3]any {
+	t.Helper()
+	rows, err := db.Query(`SELECT collection, first, words FROM word_blocks`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var all [][3]any
+	for rows.Next() {
+		var coll int64
+		var first string
+		var data []byte
+		if err := rows.Scan(&coll, &first, &data); err != nil {
+			t.Fatal(err)
+		}
+		ws, err := sqlite.WordRows(coll, first, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, ws...)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
 // wordRows are the (collection, word, entity id) rows, as strings, of the
 // entity words of the store at path: entity_words' rows (format 2) or the
 // words decoded from word_blocks (format 3).
@@ -54,26 +83,7 @@ func wordRows(t *testing.T, path string) []string {
 			out = append(out, fmt.Sprintf("%q", []string{c, w, i}))
 		}
 	} else {
-		rows, err := db.Query(`SELECT collection, first, words FROM word_blocks`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var all [][3]any
-		for rows.Next() {
-			var coll int64
-			var first string
-			var data []byte
-			if err := rows.Scan(&coll, &first, &data); err != nil {
-				t.Fatal(err)
-			}
-			ws, err := sqlite.WordRows(coll, first, data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			all = append(all, ws...)
-		}
-		rows.Close()
-		for _, w := range all {
+		for _, w := range blockWordRows(t, db) {
 			out = append(out, fmt.Sprintf("%q", []string{str(w[0].(int64)), w[1].(string), str(w[2].(int64))}))
 		}
 	}
@@ -102,19 +112,7 @@ func TestMigrateWordBlocks(t *testing.T) {
 	size0, _ := os.Stat(path)
 
 	const want = "triples=820 entities=298 entity_answers=451 triples_sha256=edfa7638a6918c44f8984fe727e3eb340cd532eb07fceeaced8b173ff93bffe0 entities_sha256=1349d2421a0964d8a39663fb5669ee7052c76f26aaf0ee758c094fcfe0520ce7"
-	for _, names := range []bool{false, true} {
-		s, err := sqlite.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !names {
-			s.NoNameIndexes()
-		}
-		if got := fingerprintOf(t, s, "default"); got.String() != want {
-			t.Errorf("after the migration (name index %v):\n%s\nmain answered\n%s", names, got, want)
-		}
-		s.Close()
-	}
+	checkMigratedFingerprint(t, path, want)
 	if n := count(t, path, `PRAGMA user_version`); n != 3 {
 		t.Errorf("user_version %d after the migration, want 3", n)
 	}
