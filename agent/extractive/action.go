@@ -115,7 +115,7 @@ var relativeStarts = map[string]bool{"that": true, "which": true, "who": true}
 // section close enough in meaning to answer it: then those words need not
 // be in the docs (see above).
 func (q question) actionInOtherWords(unknown []string, ps []*passage) bool {
-	if q.action == "" || semanticBest(ps) < semanticAnswerMin {
+	if q.action == "" || semanticBest(ps) < q.closeMin() {
 		return false
 	}
 	for _, u := range unknown {
@@ -180,7 +180,7 @@ func actionLead(ctx context.Context, order []*sentence, ps []*passage, q questio
 	names := q
 	names.terms = nil // covered: the names only
 	for _, p := range ps {
-		if !p.section() || p.Semantic < semanticAnswerMin || !names.covered(ps, p, present) {
+		if !p.section() || p.Semantic < q.closeMin() || !names.covered(ps, p, present) {
 			continue
 		}
 		full := p.fullText()

@@ -170,6 +170,10 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 		if !ok {
 			return lacked()
 		}
+		if !coded {
+			e, _, _ := q.sortUnknown(question, unknown)
+			q.floor = q.answerMin(len(e))
+		}
 		// Its action, when the collection lacks it, is judged by meaning
 		// (action.go); when the sections found do not hold it ("compress"
 		// in "compress old shards by hand"), they do not answer.
@@ -200,7 +204,7 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 	if missing := q.missing(present); len(missing) > 0 && !q.meaningDecides(ps) {
 		return notFound(missing)
 	}
-	if farInMeaning(ps) {
+	if q.farInMeaning(ps) {
 		return notFound(nil)
 	}
 	if absent := q.absentPhrases(ps); len(absent) > 0 {

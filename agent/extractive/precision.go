@@ -244,7 +244,16 @@ func (q question) reportWording(ctx context.Context, question string, unknown []
 	if len(rest) == 0 {
 		return out, true
 	}
-	words, ok := q.wording(ctx, question, rest, ps, embed)
+	// The rest is judged as a question of its own: its share of rare
+	// words (fewRare) is of the terms outside the report's clause.
+	after := q
+	after.terms = nil
+	for _, t := range q.terms {
+		if !clause[t] {
+			after.terms = append(after.terms, t)
+		}
+	}
+	words, ok := after.wording(ctx, question, rest, ps, embed)
 	if !ok {
 		return nil, false
 	}

@@ -47,6 +47,10 @@ type question struct {
 	// said maps each term to the word of the question it came from
 	// ("backups" for "backup"), for abstentions that name it.
 	said map[string]string
+	// floor is the cosine from which a section found is close enough in
+	// meaning to answer it (answerMin); 0 until the wording is judged:
+	// semanticAnswerMin.
+	floor float64
 }
 
 // filler are words that pad a question without saying what it is about

@@ -25,6 +25,15 @@ import "sort"
 // missing from the sections found do not decide: a section close enough in
 // meaning (semanticAnswerMin) answers, the one that covers the most of the
 // question's words or else the semantic model's closest (semanticLead).
+//
+// How close is close enough depends on the question's words the
+// collection lacks (Evidence.Unknown), weighed by kind: a name is its
+// subject (abstain); a rare word no close section says is its subject when
+// it is one of few terms, wording when one of many (fewRare); everyday
+// words are wording, and a question in them is further in meaning from the
+// docs' sentences, so their share of its terms lowers the cosine it needs
+// (answerMin). Words the collection holds but the sections found lack
+// decide nothing while a section is close enough (meaningDecides).
 
 // semanticAnswerMin is the cosine of the question's and a passage's
 // semantic vectors (all-MiniLM-L6-v2) below which no passage found
@@ -61,7 +70,7 @@ func semanticBest(ps []*passage) float64 {
 // the semantic pass is still embedding the collection, a section without a
 // vector (cosine 0) may be the one that answers: then meaning does not
 // decide.
-func farInMeaning(ps []*passage) bool {
+func (q question) farInMeaning(ps []*passage) bool {
 	sections := 0
 	for _, p := range ps {
 		if !p.section() {
@@ -72,7 +81,7 @@ func farInMeaning(ps []*passage) bool {
 		}
 		sections++
 	}
-	return sections > 0 && semanticBest(ps) < semanticAnswerMin
+	return sections > 0 && semanticBest(ps) < q.closeMin()
 }
 
 // meaningDecides reports whether the question's words missing from the
@@ -81,7 +90,7 @@ func farInMeaning(ps []*passage) bool {
 // nothing. (None of the missing words is one the collection lacks: those
 // were judged by unknown before.)
 func (q question) meaningDecides(ps []*passage) bool {
-	return len(q.specific) == 0 && semanticBest(ps) >= semanticAnswerMin
+	return len(q.specific) == 0 && semanticBest(ps) >= q.closeMin()
 }
 
 // semanticLead returns the best sentence (one holding a term of the
@@ -95,7 +104,7 @@ func semanticLead(order []*sentence, ps []*passage, q question) *sentence {
 	}
 	var near []*passage
 	for _, p := range ps {
-		if p.section() && p.Semantic >= semanticAnswerMin {
+		if p.section() && p.Semantic >= q.closeMin() {
 			near = append(near, p)
 		}
 	}
@@ -111,4 +120,63 @@ func semanticLead(order []*sentence, ps []*passage, q question) *sentence {
 		}
 	}
 	return nil
+}
+
+// everydayDiscount is how far below semanticAnswerMin the closest
+// section's cosine may be for a question all of whose words the
+// collection lacks are everyday ones, per share of its terms that are
+// such words: answerMin. rareShareMax is the share of a question's terms
+// below which rare words the collection lacks, said by no close section in
+// other words, are its wording rather than its subject: fewRare. Both were
+// chosen on half 0; see answerMin.
+const (
+	everydayDiscount = 0.3
+	rareShareMax     = 0.15
+)
+
+// answerMin is the cosine from which a section found is close enough in
+// meaning to answer q, when everyday of its words are everyday words the
+// collection lacks (wording). Such a question is in a user's words, not
+// the docs', and the semantic model puts it further from the section that
+// answers than a question in the docs' words: "we're stuck on python 3.8
+// at work, will the python library still work for us?" reaches 0.336 with
+// the Python client's "It supports Python 3.9 and later", "other computers
+// on my network can't reach the database …" 0.291 with the bind address
+// setting. The share of such words lowers the floor: semanticAnswerMin −
+// everydayDiscount × share. Chosen on half 0 (crc32(question) mod 2) of
+// every bench set, answerable and unanswerable, Lumen and Python docs: the
+// answerable questions whose everyday words the collection lacks need a
+// discount of 0.20 to 0.07 per share, the one unanswerable question of that
+// kind below semanticAnswerMin ("Who won the 2022 football World Cup?",
+// 0.251, a quarter of its terms) is answered from 0.40; 0.3 is between.
+// A word that is not everyday still needs a close section (semanticAnswerMin
+// and coverMin), or a share below rareShareMax.
+func (q question) answerMin(everyday int) float64 {
+	if everyday == 0 || len(q.terms) == 0 {
+		return semanticAnswerMin
+	}
+	return semanticAnswerMin - everydayDiscount*float64(everyday)/float64(len(q.terms))
+}
+
+// closeMin is the cosine from which a section found is close enough in
+// meaning to answer q: answerMin, once its wording was judged.
+func (q question) closeMin() float64 {
+	if q.floor > 0 {
+		return q.floor
+	}
+	return semanticAnswerMin
+}
+
+// fewRare reports whether lacking rare words of q the collection lacks
+// (not everyday words, not names) that no close section says in other
+// words (coverMin) are few enough among its terms to be its wording: a
+// long question in a user's words may hold one ("my big monthly report
+// query dies after half a minute with a gateway timeout error": one of ten
+// terms), an unanswerable question's rare word is its subject, one of
+// three to six terms ("How do I publish a package to npm?",
+// "… pytest fixture across modules with conftest?"). Chosen on half 0
+// as answerMin: answerable questions' shares 0.10 and 0.11, unanswerable
+// ones' 0.17 and more; 0.15 is between.
+func (q question) fewRare(lacking int) bool {
+	return lacking == 0 || len(q.terms) > 0 && float64(lacking)/float64(len(q.terms)) < rareShareMax
 }

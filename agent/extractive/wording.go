@@ -30,9 +30,12 @@ import (
 //     what the action is done to is what is asked about), or a section
 //     found close in meaning holds a
 //     word the semantic model puts close to it (coverMin: "spreadsheet"
-//     and "csv", "subfolder" and "directories");
+//     and "csv", "subfolder" and "directories"), or the rare words no
+//     close section says are few among the question's terms (fewRare: one
+//     of ten in a long report in a user's words);
 //   - the search ranked by meaning and found a section close enough to the
-//     question (semanticAnswerMin).
+//     question: semanticAnswerMin, lowered by the share of the question's
+//     terms that are everyday words the collection lacks (answerMin).
 //
 // The question must still hold a word beyond its names that the docs use
 // ("How much does Lumen cost?" holds none), and is then judged by its
@@ -143,40 +146,58 @@ func writtenAsName(question, w string) bool {
 // rule above, and whether every one of them, but its action, is; nil,
 // false when any is not. The action is judged apart (action.go).
 func (q question) wording(ctx context.Context, question string, unknown []string, ps []*passage, embed func(context.Context, []string) ([][]float32, error)) ([]string, bool) {
-	if embed == nil || semanticBest(ps) < semanticAnswerMin {
+	if embed == nil {
 		return nil, false
 	}
-	var out, rare []string
-	for _, u := range unknown {
-		switch {
-		case q.actionPart(u):
-		case writtenAsName(question, u):
-			return nil, false
-		case everyday(u) && text.Term(strings.ToLower(u)) != text.Term(q.object):
-			out = append(out, u)
-		default:
-			rare = append(rare, u)
-		}
+	out, rare, named := q.sortUnknown(question, unknown)
+	if named {
+		return nil, false
+	}
+	if semanticBest(ps) < q.answerMin(len(out)) {
+		return nil, false
 	}
 	if len(rare) > 0 {
-		cov, err := covered(ctx, rare, ps, embed)
+		cov, err := covered(ctx, rare, ps, q.answerMin(len(out)), embed)
 		if err != nil {
 			return nil, false
 		}
+		lacking := 0
 		for _, u := range rare {
 			if !cov[u] {
-				return nil, false
+				lacking++
 			}
+		}
+		if !q.fewRare(lacking) {
+			return nil, false
 		}
 		out = append(out, rare...)
 	}
 	return out, true
 }
 
+// sortUnknown sorts the words of unknown (the question's words the
+// collection lacks) but its action into everyday words that are not the
+// head of its action's object, and the others (rare); named: one is
+// written as a name.
+func (q question) sortUnknown(question string, unknown []string) (everydayWords, rare []string, named bool) {
+	for _, u := range unknown {
+		switch {
+		case q.actionPart(u):
+		case writtenAsName(question, u):
+			return nil, nil, true
+		case everyday(u) && text.Term(strings.ToLower(u)) != text.Term(q.object):
+			everydayWords = append(everydayWords, u)
+		default:
+			rare = append(rare, u)
+		}
+	}
+	return everydayWords, rare, false
+}
+
 // covered reports, for each word, whether a section found close in meaning
 // (semanticAnswerMin) holds a word the semantic model puts close to it
 // (coverMin).
-func covered(ctx context.Context, words []string, ps []*passage, embed func(context.Context, []string) ([][]float32, error)) (map[string]bool, error) {
+func covered(ctx context.Context, words []string, ps []*passage, min float64, embed func(context.Context, []string) ([][]float32, error)) (map[string]bool, error) {
 	all := make([]string, 0, len(words)+maxActionWords)
 	seen := map[string]bool{}
 	for _, w := range words {
@@ -185,7 +206,7 @@ func covered(ctx context.Context, words []string, ps []*passage, embed func(cont
 		seen[w] = true
 	}
 	for _, p := range ps {
-		if !p.section() || p.Semantic < semanticAnswerMin {
+		if !p.section() || p.Semantic < min {
 			continue
 		}
 		for _, w := range sectionWords(p.fullText()) {

@@ -54,7 +54,7 @@ func TestWordingWordsDoNotForceAbstention(t *testing.T) {
 	if got := Compose(q, retentionEvidence(0.56, "stick", "around"), Config{}); !strings.HasPrefix(got, lacks) {
 		t.Errorf("no model: answer = %q, want %q", got, lacks)
 	}
-	if got := Compose(q, retentionEvidence(0.30, "stick", "around"), cfg); !strings.HasPrefix(got, lacks) {
+	if got := Compose(q, retentionEvidence(0.20, "stick", "around"), cfg); !strings.HasPrefix(got, lacks) {
 		t.Errorf("no section close in meaning: answer = %q, want %q", got, lacks)
 	}
 	if got := Compose(q, retentionEvidence(0, "stick", "around"), cfg); !strings.HasPrefix(got, lacks) {
@@ -198,5 +198,38 @@ func TestWordingSparesTheObject(t *testing.T) {
 	q = analyse("How do I delete points in my office?")
 	if words, ok := q.wording(context.Background(), "How do I delete points in my office?", []string{"office"}, ps, embed); !ok || len(words) != 1 {
 		t.Errorf("wording = %q, %v; want office as wording when it is not the object", words, ok)
+	}
+}
+
+// TestWordingShareDecides: how many of a question's terms are words the
+// collection lacks decides with the closest section's cosine (answerMin,
+// fewRare). Everyday words lower the cosine the question needs, by their
+// share: "stick around" (two of the question's terms) is answered from a
+// section at 0.30, below semanticAnswerMin, where before it was an
+// abstention; a single everyday word among four terms is not ("football",
+// 0.26). One rare word no section says in other words, among ten terms of
+// a users'-words report, is its wording; one among three is its subject.
+func TestWordingShareDecides(t *testing.T) {
+	cfg := Config{Embed: wordVectors(nil)}
+	q := "how long do old points stick around before they get deleted?"
+	if got := Compose(q, retentionEvidence(0.30, "stick", "around"), cfg); Abstained(got) || !strings.Contains(got, "Retention decides how long points are kept") {
+		t.Errorf("everyday wording at 0.30: answer = %q, want the retention section", got)
+	}
+	if got := Compose("Who won the 2022 football World Cup?", retentionEvidence(0.26, "football"), cfg); !Abstained(got) {
+		t.Errorf("one everyday word of four at 0.26: answer = %q, want an abstention", got)
+	}
+	timeouts := func(unknown ...string) []kgagent.Evidence {
+		e := ev("", kgagent.EvidencePassage{URL: "http://lumen/api/http/query.html#timeouts", Title: "POST /api/v2/query",
+			HeadingPath: []string{"POST /api/v2/query", "Timeouts"}, Semantic: 0.49,
+			Text: "A monthly report query that runs longer than query.timeout (default 30s) fails with HTTP 504 Gateway Timeout; raise the timeout for big queries."})
+		e[0].Unknown = unknown
+		return e
+	}
+	q = "my big monthly report query dies after half a minute with a gateway timeout error"
+	if got := Compose(q, timeouts("dies", "half", "gateway"), cfg); Abstained(got) || !strings.Contains(got, "query.timeout") {
+		t.Errorf("one rare word among ten terms: answer = %q, want the timeouts section", got)
+	}
+	if got := Compose("How do I publish a package to npm?", timeouts("npm", "publish"), cfg); !Abstained(got) {
+		t.Errorf("one rare word among three terms: answer = %q, want an abstention", got)
 	}
 }
