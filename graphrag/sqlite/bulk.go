@@ -103,36 +103,52 @@ const bulkCacheKiB = -8192
 // creates the secondary indexes that are missing, in one transaction on the
 // writer w. The entities are those of tally, the load's own (Close), or,
 // when it is nil (Open after a load that did not finish), derived from the
-// triples stored; they and their words are computed on reader (the writer
-// when nil) while the writer builds the indexes, so that part of the end of
-// a load runs on another core, and stored in key order. onEnts, when not
-// nil, is given the entities and their strings' strs ids before they are
-// written (Snapshot builds the name index's entities from them); neither
-// may be changed.
-func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]entityRow, map[string]int64)) error {
+// triples stored. They, their strings' strs ids and, for a load of up to
+// earlyEntities entities, the rows of entities and words to write are
+// computed on reader (the writer when nil) while the writer builds the
+// indexes, so that most of the end of a load runs on another core; all
+// are stored in key order. onEnts, when not nil, is given the entities in
+// the entities table's order (by their strs ids) once, before they are
+// written, from either goroutine (Snapshot builds the name index's
+// entities from them); it may keep them but not change them.
+func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]entityRow)) error {
 	ctx := context.Background()
 	var pending int
 	if err := w.conn.QueryRowContext(ctx, `SELECT count(*) FROM bulk_load`).Scan(&pending); err != nil {
 		return err
 	}
-	type result struct {
-		ents []entityRow
-		err  error
+	// A string cache that holds all of strs (a bulk load's writer's, see
+	// strCache) gives the entities' strings their ids without a pass over
+	// strs; the writer does not touch it before it has the entities.
+	var known map[string]int64
+	if w.strs.complete && len(w.strs.pend) == 0 {
+		known = w.strs.ids
 	}
-	derived := make(chan result, 1)
+	derived := make(chan *bulkEntities, 1)
 	derive := func(c queryer) {
-		var ents []entityRow
-		var err error
+		b := &bulkEntities{}
 		if tally != nil && !tally.taken {
-			ents = tally.rows()
+			b.ents = tally.rows()
 			// The tally's map and rows are garbage from here (~50 MB for
 			// the OpenJDK docs' 201k entities, at an ingest's peak); a
 			// finish that fails derives them from the triples again.
 			*tally = entityTally{taken: true}
 		} else {
-			ents, err = entitiesFromTriples(ctx, c)
+			b.ents, b.err = entitiesFromTriples(ctx, c)
 		}
-		derived <- result{ents, err}
+		// The ids and the rows to write are found and made here unless
+		// they are many: then after the index builds, as they were, so
+		// that they and the sorts' memory outside Go's heap are not held
+		// together (the OpenJDK docs' words alone are ~54 MB).
+		if b.err == nil && len(b.ents) <= earlyEntities {
+			b.err = b.find(ctx, c, known)
+			if b.err == nil && len(b.missing) == 0 {
+				b.order(onEnts != nil)
+				b.hand(onEnts)
+				b.words = entityWords(b.ents, b.ids)
+			}
+		}
+		derived <- b
 	}
 	if pending > 0 {
 		if reader == nil {
@@ -169,32 +185,36 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 		if pending == 0 {
 			return err
 		}
-		r := <-derived
+		b := <-derived
 		if err != nil {
 			return err
 		}
-		if r.err != nil {
-			return r.err
+		if b.err != nil {
+			return b.err
 		}
-		// Every string the rows hold, as its strs id (one pass over strs).
-		ids := map[string]int64{}
-		for _, e := range r.ents {
-			ids[e.collection], ids[e.id], ids[e.name], ids[e.typ], ids[e.norm] = 0, 0, 0, 0, 0
+		if b.ids == nil {
+			if err := b.find(ctx, w.conn, known); err != nil {
+				return err
+			}
 		}
-		if err := lookupStrs(ctx, w.conn, ids); err != nil {
+		if b.rows == nil {
+			if err := b.add(ctx, w.conn); err != nil {
+				return err
+			}
+			b.order(onEnts != nil)
+			b.hand(onEnts)
+		}
+		if err := writeEntities(ctx, w.conn, b.rows); err != nil {
 			return err
 		}
-		if onEnts != nil {
-			onEnts(r.ents, ids)
+		b.rows = nil
+		// Only the words' rows are needed from here: they hold the strs
+		// ids and the word strings (which share the entities' text).
+		words := b.words
+		if words == nil {
+			words = entityWords(b.ents, b.ids)
 		}
-		if err := writeEntities(ctx, w.conn, r.ents, ids); err != nil {
-			return err
-		}
-		words := entityWords(r.ents, ids)
-		// Only the words' rows are needed now: they hold the strs ids and
-		// the word strings (which share the entities' text), not the
-		// entities' rows nor the ids map.
-		r.ents, ids = nil, nil
+		*b = bulkEntities{}
 		if err := writeBlocks(ctx, w.conn, words); err != nil {
 			return err
 		}
@@ -207,6 +227,160 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 	}
 	w.strsHPend = true // noStrsH clears when this commits
 	return w.commit(ctx)
+}
+
+// earlyEntities caps the bulk loads whose entities' and words' rows
+// finishBulk makes while the writer builds the indexes (the Python docs:
+// ~60k entities; the OpenJDK docs' 201k are made after them). A variable:
+// a test lowers it.
+var earlyEntities = 120_000
+
+// bulkEntities is what finishBulk writes of a bulk load's entities, made in
+// steps: the entities; the strs ids of their strings (find, then add for
+// those strs lacks); then the rows to write (order, entityWords). The
+// entities may come in any order.
+type bulkEntities struct {
+	ents []entityRow
+	// ids maps every string of ents to its strs id; 0 for those missing
+	// from strs when find looked, which are missing, sorted, and strs's
+	// largest id then was top.
+	ids     map[string]int64
+	missing []string
+	top     int64
+	// rows are the entities' rows (strs ids and refs) in the table's key
+	// order, inTable (when asked for) ents in that order, and words their
+	// words in key order.
+	rows    [][6]int64
+	inTable []entityRow
+	words   []wordRow
+	err     error
+}
+
+// hand gives onEnts (if any) the entities in the table's order, once.
+func (b *bulkEntities) hand(onEnts func([]entityRow)) {
+	if onEnts != nil {
+		onEnts(b.inTable)
+	}
+	b.inTable = nil
+}
+
+// find looks up the strs ids of every string of b.ents: in known, when it
+// is not nil and holds them all (it is then b.ids, not to be changed);
+// otherwise on c, in one pass over strs.
+func (b *bulkEntities) find(ctx context.Context, c queryer, known map[string]int64) error {
+	if known != nil && b.all(known) {
+		b.ids = known
+		return nil
+	}
+	b.ids = map[string]int64{}
+	for _, e := range b.ents {
+		b.ids[e.collection], b.ids[e.id], b.ids[e.name], b.ids[e.typ], b.ids[e.norm] = 0, 0, 0, 0, 0
+	}
+	top, err := scanStrs(ctx, c, 0, b.ids)
+	if err != nil {
+		return err
+	}
+	b.top = top
+	for s, id := range b.ids {
+		if id == 0 {
+			b.missing = append(b.missing, s)
+		}
+	}
+	slices.Sort(b.missing)
+	return nil
+}
+
+// all reports whether ids holds every string of b.ents.
+func (b *bulkEntities) all(ids map[string]int64) bool {
+	for _, e := range b.ents {
+		for _, s := range [...]string{e.collection, e.id, e.name, e.typ, e.norm} {
+			if _, ok := ids[s]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// add adds the strings strs lacks (b.missing, in their order) on c, the
+// writer, and looks up their ids: strs's rows past those find saw.
+func (b *bulkEntities) add(ctx context.Context, c *sql.Conn) error {
+	if len(b.missing) == 0 {
+		return nil
+	}
+	if err := insertAll(ctx, c, `INSERT INTO strs (h, s)`, 2, len(b.missing), func(i int, vals []any) []any {
+		return append(vals, strHash(b.missing[i]), b.missing[i])
+	}, "write strings"); err != nil {
+		return err
+	}
+	if _, err := scanStrs(ctx, c, b.top, b.ids); err != nil {
+		return err
+	}
+	n := 0
+	for _, s := range b.missing {
+		if b.ids[s] == 0 {
+			n++
+		}
+	}
+	if n > 0 {
+		return fmt.Errorf("graph store: %d strings not interned", n)
+	}
+	b.missing = nil
+	return nil
+}
+
+// scanStrs sets the value of each key of ids that strs holds, among its
+// rows with an id above after, to its strs id, and returns the largest id
+// it read (after when none).
+func scanStrs(ctx context.Context, c queryer, after int64, ids map[string]int64) (int64, error) {
+	rows, err := c.QueryContext(ctx, `SELECT id, s FROM strs WHERE id > ?`, after)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	top := after
+	var id int64
+	var str sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&id, &str); err != nil {
+			return 0, err
+		}
+		if _, ok := ids[string(str)]; ok {
+			ids[string(str)] = id
+		}
+		top = max(top, id)
+	}
+	return top, rows.Err()
+}
+
+// order makes the rows of b's entities from them and their strs ids, and,
+// with inTable, the entities in the table's order.
+func (b *bulkEntities) order(inTable bool) {
+	type keyed struct {
+		row [6]int64
+		at  int
+	}
+	keys := make([]keyed, len(b.ents))
+	for i, e := range b.ents {
+		keys[i] = keyed{[6]int64{b.ids[e.collection], b.ids[e.id], b.ids[e.name], b.ids[e.typ], b.ids[e.norm], int64(e.refs)}, i}
+	}
+	// (collection, id) is the key: no two rows tie
+	slices.SortFunc(keys, func(a, b keyed) int {
+		if c := cmp.Compare(a.row[0], b.row[0]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.row[1], b.row[1])
+	})
+	b.rows = make([][6]int64, len(keys))
+	for i := range keys {
+		b.rows[i] = keys[i].row
+	}
+	if inTable {
+		b.inTable = make([]entityRow, len(keys))
+		for i := range keys {
+			b.inTable[i] = b.ents[keys[i].at]
+		}
+	}
 }
 
 // createStrsH creates the index by which strings are found, which a bulk
@@ -264,18 +438,13 @@ func (t *entityTally) apply(d *bulkDelta) {
 	}
 }
 
-// rows are the tally's entities in key order.
+// rows are the tally's entities, in no order (finishBulk writes them in
+// the order of their strs ids).
 func (t *entityTally) rows() []entityRow {
 	all := make([]entityRow, 0, len(t.ents))
 	for _, e := range t.ents {
 		all = append(all, *e)
 	}
-	slices.SortFunc(all, func(a, b entityRow) int {
-		if c := strings.Compare(a.collection, b.collection); c != 0 {
-			return c
-		}
-		return strings.Compare(a.id, b.id)
-	})
 	return all
 }
 
@@ -320,22 +489,12 @@ func entitiesFromTriples(ctx context.Context, c queryer) ([]entityRow, error) {
 	return all, rows.Err()
 }
 
-// writeEntities replaces the entities table by all, with the strs ids of
-// their strings (ids), in key order.
-func writeEntities(ctx context.Context, c *sql.Conn, all []entityRow, ids map[string]int64) error {
+// writeEntities replaces the entities table by rows, the entities' strs
+// ids and reference counts in key order.
+func writeEntities(ctx context.Context, c *sql.Conn, rows [][6]int64) error {
 	if _, err := c.ExecContext(ctx, `DELETE FROM entities`); err != nil {
 		return err
 	}
-	rows := make([][6]int64, len(all))
-	for i, e := range all {
-		rows[i] = [6]int64{ids[e.collection], ids[e.id], ids[e.name], ids[e.typ], ids[e.norm], int64(e.refs)}
-	}
-	slices.SortFunc(rows, func(a, b [6]int64) int {
-		if c := cmp.Compare(a[0], b[0]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a[1], b[1])
-	})
 	return insertAll(ctx, c, `INSERT INTO entities (collection, id, name, type, norm, refs)`, 6, len(rows), func(i int, vals []any) []any {
 		r := &rows[i]
 		return append(vals, r[0], r[1], r[2], r[3], r[4], r[5])
@@ -378,51 +537,6 @@ func entityWords(ents []entityRow, ids map[string]int64) []wordRow {
 // insertWordsSQL heads writeBlocks' and migrateWordBlocks' INSERTs (a
 // variable: a test makes it fail).
 var insertWordsSQL = `INSERT INTO word_blocks (collection, first, words)`
-
-// lookupStrs sets the value of every key of ids to the key's strs id,
-// adding the strings strs lacks.
-func lookupStrs(ctx context.Context, c *sql.Conn, ids map[string]int64) error {
-	find := func() (missing []any, err error) {
-		rows, err := c.QueryContext(ctx, `SELECT id, s FROM strs`)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		var id int64
-		var str sql.RawBytes
-		for rows.Next() {
-			if err := rows.Scan(&id, &str); err != nil {
-				return nil, err
-			}
-			if _, ok := ids[string(str)]; ok {
-				ids[string(str)] = id
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-		for s, id := range ids {
-			if id == 0 {
-				missing = append(missing, s)
-			}
-		}
-		return missing, nil
-	}
-	missing, err := find()
-	if err != nil || len(missing) == 0 {
-		return err
-	}
-	slices.SortFunc(missing, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
-	if err := insertAll(ctx, c, `INSERT INTO strs (h, s)`, 2, len(missing), func(i int, vals []any) []any {
-		return append(vals, strHash(missing[i].(string)), missing[i])
-	}, "write strings"); err != nil {
-		return err
-	}
-	if missing, err = find(); err == nil && len(missing) > 0 {
-		err = fmt.Errorf("graph store: %d strings not interned", len(missing))
-	}
-	return err
-}
 
 // insertAll inserts nrows rows, each the ncols values row(i, vals) appends
 // to vals, with multi-row INSERTs of head on c, outside the writer's

@@ -118,8 +118,18 @@ func dump(t *testing.T, path string) []string {
 // TestBulkLoad writes the same documents into a store page by page and
 // into one with BulkLoad: after Close both files hold the same triples,
 // entities, entity words and indexes, and a store that already holds
-// triples refuses a bulk load.
+// triples refuses a bulk load; whether the load's finish makes the
+// entities' rows while the writer builds the indexes or after.
 func TestBulkLoad(t *testing.T) {
+	t.Run("early", bulkLoadMatches)
+	t.Run("late", func(t *testing.T) {
+		sqlite.SetEarlyEntities(t, 0)
+		bulkLoadMatches(t)
+	})
+}
+
+// bulkLoadMatches is TestBulkLoad's check.
+func bulkLoadMatches(t *testing.T) {
 	dir := t.TempDir()
 	plain, bulk := filepath.Join(dir, "plain.db"), filepath.Join(dir, "bulk.db")
 	for _, path := range []string{plain, bulk} {

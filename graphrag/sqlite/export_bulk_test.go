@@ -82,3 +82,11 @@ func SnapshotFileBody(path, collection string) []byte {
 	}
 	return snapfile.Read(file, string(b[:end]))
 }
+
+// SetEarlyEntities sets the cap on the bulk loads whose entities' rows
+// finishBulk makes while the writer builds the indexes, for the test.
+func SetEarlyEntities(t *testing.T, n int) {
+	old := earlyEntities
+	earlyEntities = n
+	t.Cleanup(func() { earlyEntities = old })
+}

@@ -1,14 +1,12 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"os"
-	"slices"
 
 	"github.com/kgagent/kgagent/internal/snapfile"
 )
@@ -340,24 +338,24 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 			ents = make(chan []entityRow, 1)
 			go func() {
 				x, err := s.readTriples(ctx, collection, &rows)
-				mine, ok := <-ents
+				all, ok := <-ents
 				r := earlyTriples{x: x, err: err}
 				if err == nil && ok {
 					r.full = true
 					// rows nil: no index (too big), as loadNamesFrom
 					r.x = nil
 					if x.rows != nil {
-						r.x = x.entitiesFrom(mine)
+						r.x = x.entitiesFrom(entityRows(all, collection))
 					}
 				}
 				early <- r
 			}()
 		}
 		sent := false
-		var onEnts func([]entityRow, map[string]int64)
+		var onEnts func([]entityRow)
 		if ents != nil {
-			onEnts = func(all []entityRow, ids map[string]int64) {
-				ents <- entityRows(all, ids, collection)
+			onEnts = func(all []entityRow) {
+				ents <- all
 				sent = true
 			}
 		}
@@ -441,17 +439,16 @@ type earlyTriples struct {
 	err  error
 }
 
-// entityRows are collection's rows of all, a bulk load's entities, in the
-// entities table's order: by the strs ids (ids) of their ids, as
-// writeEntities writes them and loadEntities reads them.
-func entityRows(all []entityRow, ids map[string]int64, collection string) []entityRow {
+// entityRows are collection's rows of all, a bulk load's entities in the
+// entities table's order (by the strs ids of their ids, as writeEntities
+// writes them and loadEntities reads them), in that order.
+func entityRows(all []entityRow, collection string) []entityRow {
 	var mine []entityRow
 	for _, e := range all {
 		if e.collection == collection {
 			mine = append(mine, e)
 		}
 	}
-	slices.SortFunc(mine, func(a, b entityRow) int { return cmp.Compare(ids[a.id], ids[b.id]) })
 	return mine
 }
 
