@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
-// absentRe finds the words an abstention says the docs lack.
-var absentRe = regexp.MustCompile(`don't say anything about (.*?)\.`)
+// absentRe finds the words an abstention, or the note that ends an answer
+// in words the docs don't use, says the docs lack.
+var absentRe = regexp.MustCompile(`don't (?:say anything about|use the words?) (.*?)[.;]`)
 
 // namedAbsent returns the words answer says the docs do not mention.
 func namedAbsent(answer string) []string {
@@ -85,5 +87,53 @@ func TestAbstentionNamesOnlyWordsTheCollectionLacks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNamedAbsentAreUnknown: whatever the closest section's cosine and
+// whichever of a question's words the collection lacks (Evidence.Unknown),
+// every word an answer or abstention says the docs don't mention or don't
+// use is one the collection lacks, and never a stop or filler word: the
+// share rule (answerMin, fewRare) decides whether to answer, never what is
+// named.
+func TestNamedAbsentAreUnknown(t *testing.T) {
+	cfg := Config{Embed: wordVectors(map[string][]float32{"linger": {1, 0, 0, 0}, "kept": {0.6, 0.8, 0, 0}})}
+	questions := []struct {
+		q       string
+		unknown []string
+	}{
+		{"how long do old points stick around before they get deleted?", []string{"stick", "around"}},
+		{"how long do old points linger before they get deleted?", []string{"linger"}},
+		{"my big monthly retention job dies after half a minute with a gateway error, what can I do?", []string{"big", "dies", "half", "gateway"}},
+		{"we're stuck at work, will old points still be kept for us?", []string{"stuck", "work"}},
+		{"Who won the 2022 football World Cup?", []string{"football", "won", "cup"}},
+		{"How do I publish a package to npm?", []string{"npm", "publish", "package"}},
+		{"how much data does Lumen keep on my GPU before deleting it?", []string{"GPU", "much"}},
+	}
+	inNote, inAbstention := 0, 0
+	for _, c := range questions {
+		unknown := map[string]bool{}
+		for _, u := range c.unknown {
+			unknown[strings.ToLower(u)] = true
+		}
+		for _, cos := range []float64{0, 0.15, 0.25, 0.3, 0.34, 0.4, 0.56, 0.7} {
+			got := Compose(c.q, retentionEvidence(cos, c.unknown...), cfg)
+			named := namedAbsent(got)
+			if Abstained(got) {
+				inAbstention += len(named)
+			} else {
+				inNote += len(named)
+			}
+			for _, w := range named {
+				if !unknown[strings.ToLower(w)] || text.IsQuestionStop(strings.ToLower(w)) || filler[strings.ToLower(w)] {
+					t.Errorf("%q at %.2f names %q, not a word the collection lacks: %q", c.q, cos, w, got)
+				}
+			}
+		}
+	}
+	// Both forms were exercised: answers that end with the note, and
+	// abstentions.
+	if inNote == 0 || inAbstention == 0 {
+		t.Errorf("words named in answers' notes %d, in abstentions %d: want both", inNote, inAbstention)
 	}
 }

@@ -94,11 +94,13 @@ func TestActionInOtherWordsAnswers(t *testing.T) {
 	q := "How do I upgrade from Lumen 2 to Lumen 3?"
 	cfg := Config{Embed: fakeEmbed}
 	got := Compose(q, demoUpgradeMeaning(1), cfg)
-	// The answer says the docs do not use the word, so that one in their
-	// words reads as the closest they cover.
-	want := "The docs don't use the word “upgrade”; the closest they cover: Migrating from Lumen 1.x: Lumen 2.0 changed the on-disk format. Run lumen migrate --from /var/lib/lumen-1 --to /var/lib/lumen once; it converts about 1 GB per minute"
-	if Abstained(got) || !strings.HasPrefix(got, want) || !strings.Contains(got, "[4]") {
-		t.Errorf("answer = %q, want it to open with %q, cited [4]", got, want)
+	// The answer leads with the section that answers and ends by saying
+	// the docs do not use the word, so that one in their words reads as
+	// the closest they cover.
+	want := "Migrating from Lumen 1.x: Lumen 2.0 changed the on-disk format. Run lumen migrate --from /var/lib/lumen-1 --to /var/lib/lumen once; it converts about 1 GB per minute"
+	note := "\n\nThe docs don't use the word “upgrade”; the above is the closest they cover."
+	if Abstained(got) || !strings.HasPrefix(got, want) || !strings.HasSuffix(got, note) || !strings.Contains(got, "[4]") {
+		t.Errorf("answer = %q, want it to open with %q, cited [4], and end with %q", got, want, note)
 	}
 	// Only the lead's section speaks: the question's other words ("Lumen",
 	// "2") picked the changelog's backup line as support before.

@@ -358,7 +358,7 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 		out.seeAlso(ps)
 	}
 	if len(noted) > 0 {
-		return wordingNote(noted) + out.String()
+		return out.String() + "\n\n" + wordingNote(noted)
 	}
 	return out.String()
 }

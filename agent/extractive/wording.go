@@ -252,15 +252,18 @@ func (q question) without(words []string) question {
 	return q
 }
 
-// wordingNote opens an answer given although the docs do not use some of
+// wordingNote ends an answer given although the docs do not use some of
 // the question's words: it names them, so an answer in the docs' own
 // words ("migrate" for "upgrade") reads as the closest they cover, not as
-// a claim about the word.
+// a claim about the word. It ends the answer rather than opening it: the
+// answer leads with the sentence that answers (before, "The docs don't
+// use the words “stuck”, “work” or “library”; the closest they cover: …"
+// read as a half abstention).
 func wordingNote(words []string) string {
 	if len(words) == 1 {
-		return "The docs don't use the word " + quoteList(words) + "; the closest they cover: "
+		return "The docs don't use the word " + quoteList(words) + "; the above is the closest they cover."
 	}
-	return "The docs don't use the words " + quoteList(words) + "; the closest they cover: "
+	return "The docs don't use the words " + quoteList(words) + "; the above is the closest they cover."
 }
 
 // objectAdverbs are adverbs that follow a verb's object and end it ("get

@@ -47,8 +47,10 @@ func TestWordingWordsDoNotForceAbstention(t *testing.T) {
 	cfg := Config{Embed: embed}
 	q := "how long do old points stick around before they get deleted?"
 	got := Compose(q, retentionEvidence(0.56, "stick", "around"), cfg)
-	if want := "The docs don't use the words “stick” or “around”; the closest they cover: "; Abstained(got) || !strings.HasPrefix(got, want) || !strings.Contains(got, "[1]") {
-		t.Errorf("everyday wording: answer = %q, want it to open with %q, cited", got, want)
+	// It leads with the sentence that answers, and ends by naming the
+	// words the docs don't use.
+	if want, note := "Retention decides how long points are kept", "\n\nThe docs don't use the words “stick” or “around”; the above is the closest they cover."; Abstained(got) || !strings.HasPrefix(got, want) || !strings.HasSuffix(got, note) || !strings.Contains(got, "[1]") {
+		t.Errorf("everyday wording: answer = %q, want it to open with %q, cited, and end with %q", got, want, note)
 	}
 	lacks := Abstention + " anything about “stick” or “around”"
 	if got := Compose(q, retentionEvidence(0.56, "stick", "around"), Config{}); !strings.HasPrefix(got, lacks) {
@@ -63,7 +65,7 @@ func TestWordingWordsDoNotForceAbstention(t *testing.T) {
 	// A rare word is wording only when a section found says it in its
 	// own words ("linger" and "kept": 0.6 here).
 	q = "how long do old points linger before they get deleted?"
-	if got := Compose(q, retentionEvidence(0.56, "linger"), cfg); Abstained(got) || !strings.HasPrefix(got, "The docs don't use the word “linger”") {
+	if got := Compose(q, retentionEvidence(0.56, "linger"), cfg); Abstained(got) || !strings.HasSuffix(got, "The docs don't use the word “linger”; the above is the closest they cover.") {
 		t.Errorf("rare word covered in meaning: answer = %q, want an answer that names it", got)
 	}
 	if got := Compose(q, retentionEvidence(0.56, "linger"), Config{Embed: wordVectors(nil)}); !Abstained(got) {

@@ -20,7 +20,7 @@ import (
 
 // absentRe finds the words an answer says the docs lack.
 var (
-	absentRe = regexp.MustCompile(`don't say anything about (.*?)\. `)
+	absentRe = regexp.MustCompile(`don't (?:say anything about|use the words?) (.*?)(?:\. |; |\.$)`)
 	quotedRe = regexp.MustCompile(`“([^”]*)”`)
 )
 
