@@ -68,7 +68,9 @@ type Answer struct {
 // Values of Answer.Citations.
 const (
 	// CitationsModel: the model wrote the citations (the built-in model
-	// always does).
+	// always does), and at least one names a source that supports its
+	// sentence; kgagent dropped the others, or moved them to a source that
+	// supports their sentence.
 	CitationsModel = "model"
 	// CitationsAttributed: the model wrote none; kgagent cited the sources
 	// that support the answer's sentences (shared content words, numbers

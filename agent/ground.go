@@ -30,15 +30,18 @@ const unsupportedNote = "None of the sources found supports this answer."
 // and its sources as the client sees them (citations renumbered by first
 // use: cite.Map), and who cited it (Answer.Citations). The model's text is cleaned first (cleanAnswer:
 // protocol syntax, echoed instructions and a small model's leading junk
-// never reach the answer). An answer that cites a source the run gathered
-// keeps its citations (the model's); when the run searched and
+// never reach the answer), then of a looping or cut-off model's repeats and
+// unfinished last sentence (unloop). An answer that cites a source the run
+// gathered keeps its citations (the model's); when the run searched and
 // AttributeCitations is set, only those the cited passage supports
-// (cite.Text.Check), and an answer left with none is treated as one that
-// cites nothing. An answer that names a URL or command line no passage
+// (cite.Text.Check), a wrong one beside them moved to the passage that
+// supports its sentence when one does, and an answer left with none is
+// treated as one that cites nothing. An answer that names a URL or command line no passage
 // holds verbatim (Support.Invented) is never the model's or attributed,
 // whatever else it gets right; one only partly supported is the model's
 // or attributed only when the built-in answerer answers from the same
-// evidence too. Then, when the run searched and AttributeCitations is
+// evidence too, and so is one from a model that looped (it repeated a
+// line: it copies a passage whatever was asked). Then, when the run searched and AttributeCitations is
 // set, the sentences the evidence supports are cited (Support.Attribute;
 // a sentence with no claim, or naming a command, URL or number the passage
 // lacks, is not supported). When none is, the answer is what the built-in
@@ -78,6 +81,7 @@ func (m *Manager) ground(r *run, question, text string) (final, answer string, s
 			r.noAnswer = "only protocol text"
 		}
 	}
+	text, looped := unloop(text, r.stop)
 	if grounding && r.noAnswer == "" && onlyQuestions(text) {
 		r.noAnswer = "a question, not an answer"
 	}
@@ -102,24 +106,29 @@ func (m *Manager) ground(r *run, question, text string) (final, answer string, s
 		if !grounding {
 			return text, "", nil, kgagent.CitationsModel
 		}
-		groups, count := cited.Check(sup, len(r.sources))
+		groups, count := cited.Check(sup, len(r.sources), false)
 		checked := cited.Render(func(i int, _ cite.Group) []int { return groups[i] })
-		if count > 0 && len(sup.Invented(checked)) == 0 && (!extractive.Abstained(docsOf()) || whollySupported(cited, sup)) {
-			kept = groups
-			return checked, "", nil, kgagent.CitationsModel
+		if count > 0 && len(sup.Invented(checked)) == 0 && (!extractive.Abstained(docsOf()) || !looped && whollySupported(cited, sup)) {
+			// A wrong citation beside right ones moves to the passage
+			// that supports its sentence, when one does.
+			kept, _ = cited.Check(sup, len(r.sources), true)
+			return cited.Render(func(i int, _ cite.Group) []int { return kept[i] }), "", nil, kgagent.CitationsModel
 		}
 		// Every citation the model wrote was wrong, it names what no
 		// source holds, or the docs do not answer the question and only
-		// part of the answer is supported: the same rules as an answer
-		// without citations.
+		// part of the answer is supported (or the model looped): the
+		// same rules as an answer without citations.
 		text = checked
 	}
 	if !grounding {
 		return text, "", nil, ""
 	}
+	// Attributed without the model's citations: a number no source has
+	// ("[7]" of five) would read as a number the sentence names.
+	text = cite.Parse(text).Render(func(int, cite.Group) []int { return nil })
 	a := sup.Attribute(text)
 	attributable := a.Supported > 0 && len(sup.Invented(text)) == 0
-	if attributable && a.Supported == a.Sentences {
+	if attributable && a.Supported == a.Sentences && (!looped || !extractive.Abstained(docsOf())) {
 		return a.Text, "", nil, kgagent.CitationsAttributed
 	}
 	docsOf()
@@ -141,6 +150,83 @@ func whollySupported(cited cite.Text, sup *extractive.Support) bool {
 	bare := cited.Render(func(int, cite.Group) []int { return nil })
 	a := sup.Attribute(bare)
 	return a.Sentences > 0 && a.Supported == a.Sentences
+}
+
+
+// unloop cleans a model's answer of what a looping or cut-off model writes;
+// stop is how its call stopped (run.stop). A line that repeats an earlier
+// one (compared without its citations, case and white space; lines of
+// repeatMinLen bytes or more, as the stream's cut: short ones, a closing
+// fence or "- yes", legitimately repeat) is dropped, the first copy taking
+// the later one's citations when it has none. The model looped when it
+// repeated such a line or the stream was cut where it started to (stop
+// "repeat"). When it looped or its call stopped at the token limit (stop
+// "length"), a last line that only begins an earlier one again is
+// dropped; when it stopped at the limit, a last sentence left unfinished
+// (no sentence end after its words) is dropped too when a finished one
+// comes before it. Code blocks are kept as they are.
+func unloop(text, stop string) (clean string, looped bool) {
+	cutOff := stop == "length"
+	looped = stop == "repeat"
+	var out, keys []string
+	first := map[string]int{} // key -> index in out
+	var fence kgtext.Fence
+	for _, line := range strings.Split(text, "\n") {
+		if fence.Code(strings.TrimSpace(line)) {
+			out, keys = append(out, line), append(keys, "")
+			continue
+		}
+		key := lineKey(line)
+		if len(key) >= repeatMinLen {
+			if at, ok := first[key]; ok {
+				looped = true
+				if len(cite.Parse(out[at]).Groups()) == 0 && len(cite.Parse(line).Groups()) > 0 {
+					out[at] = line
+				}
+				continue
+			}
+			first[key] = len(out)
+		}
+		out, keys = append(out, line), append(keys, key)
+	}
+	if n := len(out); (looped || cutOff) && n > 1 && keys[n-1] != "" {
+		last := strings.TrimRight(keys[n-1], ".")
+		for _, k := range keys[:n-1] {
+			if len(k) > len(keys[n-1]) && strings.HasPrefix(k, last) {
+				out = out[:n-1]
+				break
+			}
+		}
+	}
+	clean = strings.Join(out, "\n")
+	if cutOff && !fence.Open() {
+		clean = dropUnfinished(clean)
+	}
+	if clean == text {
+		return text, looped
+	}
+	return strings.Trim(clean, " \n"), looped
+}
+
+// lineKey is a line as unloop compares it: without its citations, white
+// space folded, lower case.
+func lineKey(line string) string {
+	return strings.ToLower(strings.Join(strings.Fields(cite.Parse(line).Strip("")), " "))
+}
+
+// dropUnfinished returns text without a last sentence that has words but
+// no end (questionSentences), when a sentence before it ends.
+func dropUnfinished(text string) string {
+	end := -1
+	for i := range len(text) {
+		if questionSentences.End(text, i) && strings.TrimSpace(text[:i]) != "" {
+			end = i
+		}
+	}
+	if end < 0 || strings.TrimSpace(cite.Parse(text[end+1:]).Strip("")) == "" {
+		return text
+	}
+	return strings.TrimRight(text[:end+1], " \n")
 }
 
 // echoed are the instructions kgagent writes to the model, which a small

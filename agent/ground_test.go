@@ -8,6 +8,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent/cite"
 	"github.com/kgagent/kgagent/agent/extractive"
+	"github.com/kgagent/kgagent/corpus"
 )
 
 // TestSearchFirstAndAttribution: with SearchFirst a docs agent's run starts
@@ -21,6 +22,8 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 		citations              string
 		want                   []string // in the final answer
 		notWant                []string
+		docs                   []corpus.Hit // lumenDocs when nil
+		calls                  int          // model calls, 1 when 0
 	}{
 		{name: "model cites", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 8086 [1]. Lumen is written in Rust [3].",
 			citations: kgagent.CitationsModel, want: []string{"8086 [1].", "Rust."}, notWant: []string{"[2]", "[3]"}},
@@ -80,19 +83,36 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 		{name: "model cites a claim-less line to a question the docs do not cover", question: "How do I deploy Lumen with a Helm chart on Kubernetes?",
 			output:    "A: the lumen.connect function (http:// [1]",
 			citations: kgagent.CitationsUnsupported, want: []string{extractive.NotFound, "Helm"}, notWant: []string{"lumen.connect function"}},
+		// Gemma-3 (text protocol, CI): a line copied from a passage, looped
+		// to the token limit and cut there, to a question the docs do not
+		// cover, was kept as the model's with its citations.
+		{name: "a looping model copies a passage", question: "How do I deploy Lumen with a Helm chart on Kubernetes?", output: gemmaLoop, docs: withQueryResult,
+			citations: kgagent.CitationsUnsupported, want: []string{extractive.NotFound, "Helm"}, notWant: []string{"Client.query()", unsupportedNote}, calls: 2},
+		{name: "a looping model copies a passage after A:", question: "How do I deploy Lumen with a Helm chart on Kubernetes?", output: "A: " + gemmaLoop, docs: withQueryResult,
+			citations: kgagent.CitationsUnsupported, want: []string{extractive.NotFound, "Helm"}, notWant: []string{"Client.query()", unsupportedNote}},
+		{name: "a looping model answers", question: "What is the default HTTP port?", output: "A: " + strings.Repeat("The HTTP API listens on port 8086 by default.\n", 3),
+			citations: kgagent.CitationsAttributed, want: []string{"The HTTP API listens on port 8086 by default [1]."}, notWant: []string{"\n"}},
+		{name: "model cites a right and a wrong source", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 8086 [1]. Set http.port to change the HTTP port [3].",
+			citations: kgagent.CitationsModel, want: []string{"The HTTP API listens on port 8086 [1]. Set http.port to change the HTTP port [1]."}, notWant: []string{"[2]", "[3]"}},
+		{name: "model cites a source out of range", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 8086 [7].",
+			citations: kgagent.CitationsAttributed, want: []string{"The HTTP API listens on port 8086 [1]."}, notWant: []string{"[7]", "[2]"}},
 		{name: "model cites, and names a command no source holds", question: "What is the default HTTP port?", output: "A: The HTTP API listens on port 8086 [1]. Install it with pip install lumen.",
 			citations: kgagent.CitationsUnsupported, want: []string{"pip install lumen.\n\n" + unsupportedNote, "8086"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			llm := script(tt.output)
-			m := newManager(t, Config{Model: ModelConfig{LLM: llm}, Loop: LoopConfig{SearchFirst: true, AttributeCitations: true, MaxIterations: 3}, Builtins: BuiltinsConfig{Searcher: &fakeSearch{docs: lumenDocs}}})
+			llm := script(tt.output, tt.output)
+			docs := lumenDocs
+			if tt.docs != nil {
+				docs = tt.docs
+			}
+			m := newManager(t, Config{Model: ModelConfig{LLM: llm}, Loop: LoopConfig{SearchFirst: true, AttributeCitations: true, MaxIterations: 3}, Builtins: BuiltinsConfig{Searcher: &fakeSearch{docs: docs}}})
 			var evs events
 			ans, err := m.Ask(context.Background(), Request{ID: "r1", Question: tt.question}, evs.emit)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := evs.kinds(); got != "route thought action observation deltas answer!" {
+			if got := evs.kinds(); got != "route thought action observation deltas answer!" && tt.calls < 2 {
 				t.Errorf("events %s", got)
 			}
 			all := evs.all()
@@ -101,7 +121,7 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 				t.Errorf("search events %+v", all[1:4])
 			}
 			calls := llm.Calls()
-			if len(calls) != 1 || ans.Iterations != 2 {
+			if want := max(tt.calls, 1); len(calls) != want || ans.Iterations != want+1 {
 				t.Fatalf("%d LLM calls, %d iterations", len(calls), ans.Iterations)
 			}
 			last := calls[0].Messages[len(calls[0].Messages)-1]
@@ -137,6 +157,16 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 		})
 	}
 }
+
+// gemmaLoop is Gemma-3-270M's answer to the Helm question in a CI run
+// (text protocol, 96 tokens): one line of the query results page, looped
+// until the token limit cut it.
+const gemmaLoop = "\n- lumen: The result of Client.query().\n- lumen: The result of Client.query(). [1]\n- lumen: The result of Client.query().\n- lumen: The result of Client.query(). [1]\n- lumen: The result of Client.query().\n- lumen: The result of Client.query(). [1]\n- lumen: The result of Client."
+
+// withQueryResult is lumenDocs and the demo's query results section, found
+// first for the Helm question (its words: "lumen").
+var withQueryResult = append([]corpus.Hit{hit("http://lumen/api/python/query.html#lumen.QueryResult", "Query results", "class lumen.QueryResult",
+	"The result of Client.query(). columns: A list of column names. rows: A list of rows, each a list of values.")}, lumenDocs...)
 
 // TestSearchFirstOnlyForDocsAgents: an agent whose few-shots never search
 // the corpus, or a run without room for a model call after the search, does
@@ -195,5 +225,34 @@ func TestNoAnswerFallsBackToTheDocs(t *testing.T) {
 				t.Errorf("without attribution: %v", err)
 			}
 		})
+	}
+}
+
+// TestUnloop: a looping model's repeated lines are kept once (with the
+// citations of a later copy when the first has none), a last line that
+// begins one again is dropped, and a sentence the token limit cut is
+// dropped when one before it ends; short lines and code repeat freely.
+func TestUnloop(t *testing.T) {
+	tests := []struct {
+		in, stop, want string
+		looped         bool
+	}{
+		{in: gemmaLoop, want: "- lumen: The result of Client.query(). [1]", looped: true},
+		{in: gemmaLoop, stop: "length", want: "- lumen: The result of Client.query(). [1]", looped: true},
+		{in: "Port 8086 [1].\nThe HTTP API listens on port 8086.", stop: "repeat", want: "Port 8086 [1].\nThe HTTP API listens on port 8086.", looped: true},
+		{in: "The HTTP API listens on port 8086 [1]. Set http.port to change", stop: "length", want: "The HTTP API listens on port 8086 [1]."},
+		{in: "The HTTP API listens on port 8086 [1]. Set http.port to change", want: "The HTTP API listens on port 8086 [1]. Set http.port to change"},
+		{in: "Set http.port to change", stop: "length", want: "Set http.port to change"},
+		{in: "It listens on 8086. [1]", stop: "length", want: "It listens on 8086. [1]"},
+		{in: "- yes\n- yes\n- yes", want: "- yes\n- yes\n- yes"},
+		{in: "Run:\n```\nlumen server --port 8086\nlumen server --port 8086\n```\nDone.", want: "Run:\n```\nlumen server --port 8086\nlumen server --port 8086\n```\nDone."},
+		{in: "Run:\n```\nlumen server --port 8086\nlumen ser", stop: "length", want: "Run:\n```\nlumen server --port 8086\nlumen ser"},
+		{in: "The HTTP API listens on port 8086.\nthe HTTP  API listens on port 8086 [1].\nIt is set by http.port.", want: "the HTTP  API listens on port 8086 [1].\nIt is set by http.port.", looped: true},
+	}
+	for _, tt := range tests {
+		got, looped := unloop(tt.in, tt.stop)
+		if got != tt.want || looped != tt.looped {
+			t.Errorf("unloop(%q, %q) = %q, %v; want %q, %v", tt.in, tt.stop, got, looped, tt.want, tt.looped)
+		}
 	}
 }

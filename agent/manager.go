@@ -274,6 +274,10 @@ type run struct {
 	// noAnswer is why the model gave no answer, when the run answers from
 	// its evidence instead (Manager.noAnswer).
 	noAnswer string
+	// stop is how the top-level agent's last model call stopped
+	// (LLMCallStats.Stop): "length" when the server's token limit cut it,
+	// so its answer may end mid-sentence (ground).
+	stop string
 }
 
 func (r *run) emit(ev kgagent.Event) {

@@ -157,6 +157,9 @@ func (m *Manager) runAgent(ctx context.Context, r *run, e *entry, question strin
 		if err != nil {
 			return "", err
 		}
+		if depth == 0 {
+			r.stop = stop
+		}
 		steps := structured
 		var perr error
 		if len(steps) == 0 {

@@ -330,6 +330,9 @@ type Judge interface {
 	// Supports reports whether the passage numbered n supports sentence;
 	// known is false when no passage is numbered n.
 	Supports(sentence string, n int) (ok, known bool)
+	// Best returns the number of the passage that supports sentence
+	// best, 0 when none does.
+	Best(sentence string) int
 }
 
 // Check returns, for each group of ct (in the run's numbers, n sources),
@@ -337,8 +340,12 @@ type Judge interface {
 // sentence the citation ends (the sentence before when the citation
 // follows its full stop). A number that names no evidence passage (a
 // func's own source) cannot be judged and is kept. It also returns how
-// many numbers were kept.
-func (ct Text) Check(sup Judge, n int) ([][]int, int) {
+// many of the numbers written were kept. A group left with none of its
+// numbers (out of range, or naming a passage that does not support the
+// sentence) is given the passage that supports the sentence best
+// (Judge.Best), when one does and moved is set; moved numbers are not
+// counted.
+func (ct Text) Check(sup Judge, n int, moved bool) ([][]int, int) {
 	kept := make([][]int, len(ct.groups))
 	count := 0
 	for i, g := range ct.groups {
@@ -354,6 +361,9 @@ func (ct Text) Check(sup Judge, n int) ([][]int, int) {
 				kept[i] = append(kept[i], k)
 				count++
 			}
+		}
+		if k := sup.Best(sentence); moved && len(kept[i]) == 0 && k >= 1 && k <= n {
+			kept[i] = []int{k}
 		}
 	}
 	return kept, count

@@ -87,3 +87,28 @@ func FuzzNumbers(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckMoves: a group whose numbers are all wrong (out of range, or a
+// passage that does not support its sentence) gets the passage that does,
+// when asked to move them; a right number is kept as written and counted,
+// a moved one is not counted.
+func TestCheckMoves(t *testing.T) {
+	// testJudge: passage 1 supports a judged sentence of odd length, 2
+	// one of even length.
+	text := "Odd sentence is here [2]. Even sentence here [7]. Odd sentence here [1]."
+	ct := Parse(text)
+	for _, tt := range []struct {
+		moved bool
+		want  string
+		count int
+	}{
+		{false, "Odd sentence is here. Even sentence here. Odd sentence here [1].", 1},
+		{true, "Odd sentence is here [1]. Even sentence here [2]. Odd sentence here [1].", 1},
+	} {
+		groups, count := ct.Check(testJudge{}, 5, tt.moved)
+		got := ct.Render(func(i int, _ Group) []int { return groups[i] })
+		if got != tt.want || count != tt.count {
+			t.Errorf("moved %v: %q (%d kept), want %q (%d)", tt.moved, got, count, tt.want, tt.count)
+		}
+	}
+}

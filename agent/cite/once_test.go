@@ -131,7 +131,7 @@ func FuzzCitationsParsedOnce(f *testing.F) {
 		if got, want := fmt.Sprint(cited.Numbers()), fmt.Sprint(refNumbers(s)); got != want {
 			t.Fatalf("numbers %v, want %v", got, want)
 		}
-		groups, count := cited.Check(sup, n)
+		groups, count := cited.Check(sup, n, false)
 		checked := cited.Render(func(i int, _ Group) []int { return groups[i] })
 		wantChecked, wantCount := refCheckCitations(s, sup, n)
 		if checked != wantChecked || count != wantCount {
@@ -178,4 +178,12 @@ func (testJudge) Supports(sentence string, n int) (ok, known bool) {
 		return false, false
 	}
 	return (len(sentence)+n)%2 == 0, true
+}
+
+// Best is the passage (1 or 2) whose parity matches a judged sentence's.
+func (j testJudge) Best(sentence string) int {
+	if !j.Judged(sentence) {
+		return 0
+	}
+	return 2 - len(sentence)%2
 }

@@ -219,7 +219,7 @@ func summarizeRuns(model, proto string, runs []ollamaRun) string {
 
 // validCitations counts the citations of r's answer that name one of its
 // sources whose page (fetched from the demo site) holds the words of the
-// sentence the citation ends: at least two of its words of three letters or
+// sentence the citation ends (or follows, after its full stop): at least two of its words of three letters or
 // more that are not stop words (all of them when it has fewer), and every
 // word with a digit.
 func validCitations(t *testing.T, r ollamaRun) int {
@@ -228,7 +228,9 @@ func validCitations(t *testing.T, r ollamaRun) int {
 	valid := 0
 	prev := 0
 	for _, m := range regexp.MustCompile(`\[(\d+(?:, *\d+)*)\]`).FindAllStringSubmatchIndex(r.answer, -1) {
-		sentence := r.answer[prev:m[0]]
+		// A citation after its sentence's full stop ("… query(). [1]")
+		// cites that sentence, as kgagent reads it (cite.Text.Check).
+		sentence := strings.TrimRight(strings.TrimRight(r.answer[prev:m[0]], " "), ".!?")
 		for _, end := range []string{". ", "! ", "? ", "\n"} {
 			if i := strings.LastIndex(sentence, end); i >= 0 {
 				sentence = sentence[i+len(end):]
@@ -273,7 +275,9 @@ func notVerbatim(t *testing.T, r ollamaRun) []string {
 	prev := 0
 	items := regexp.MustCompile("https?://[^\\s)\\]`'\"<>]+|`[^`\n]+`|[A-Za-z0-9._:/-]*[0-9][A-Za-z0-9._:/-]*")
 	for _, m := range regexp.MustCompile(`\[(\d+(?:, *\d+)*)\]`).FindAllStringSubmatchIndex(r.answer, -1) {
-		sentence := r.answer[prev:m[0]]
+		// A citation after its sentence's full stop ("… query(). [1]")
+		// cites that sentence, as kgagent reads it (cite.Text.Check).
+		sentence := strings.TrimRight(strings.TrimRight(r.answer[prev:m[0]], " "), ".!?")
 		for _, end := range []string{". ", "! ", "? ", "\n"} {
 			if i := strings.LastIndex(sentence, end); i >= 0 {
 				sentence = sentence[i+len(end):]

@@ -134,3 +134,6 @@ func (f *Fence) Code(line string) bool {
 	}
 	return f.open
 }
+
+// Open reports whether the lines read so far end inside a code block.
+func (f *Fence) Open() bool { return f.open }
