@@ -47,6 +47,11 @@ type Hit struct {
 	// by one: evidence of meaning even without a shared word.
 	Semantic float64 `json:"-"`
 
+	// Memo, when set, is the memo of the chunk's text (TextMemo), shared
+	// by every hit of the chunk an index hands out: the rules that read
+	// only the text read it once per chunk rather than once per search.
+	Memo *TextMemo `json:"-"`
+
 	// digestOf is the passage's digest entries (digestEntries(Text, 1))
 	// once digestRead: the digest rules read a hit's text once per search
 	// (Hit.DigestEntries).

@@ -59,12 +59,37 @@ func (h *Hit) DigestEntries() []DigestEntry {
 	return nil
 }
 
-// digest is digestEntries(h.Text, 1), read once per hit and kept in it.
+// digest is digestEntries(h.Text, 1), read once per hit and kept in it
+// (once per chunk when the hit has a memo).
 func (h *Hit) digest() []DigestEntry {
 	if !h.digestRead {
-		h.digestOf, h.digestRead = digestEntries(h.Text, 1), true
+		if m := h.memo(); m != nil {
+			h.digestOf = m.digestOf()
+		} else {
+			h.digestOf = digestEntries(h.Text, 1)
+		}
+		h.digestRead = true
 	}
 	return h.digestOf
+}
+
+// sentenceKeys is the keys sentenceKeys(h.Text) adds, in order: read once
+// per chunk when the hit has a memo.
+func (h *Hit) sentenceKeys() []uint64 {
+	if m := h.memo(); m != nil {
+		return m.sentenceKeys()
+	}
+	return appendSentenceKeys(nil, h.Text)
+}
+
+// descriptionKeys is descriptionKeys(h.digest()): read once per chunk
+// when the hit has a memo.
+func (h *Hit) descriptionKeys() []uint64 {
+	es := h.digest()
+	if m := h.memo(); m != nil {
+		return m.descriptionKeys(es)
+	}
+	return descriptionKeys(es)
 }
 
 // digestEntries is DigestEntries with the fewest entries a digest has set
@@ -299,11 +324,12 @@ func DemoteDigests(hits []Hit) []Hit {
 	keys := make([][]uint64, len(hits))
 	want := map[uint64]bool{}
 	for i, ds := range descs {
-		for _, d := range ds {
-			sentenceKeys(firstSentence(d.Description), func(k uint64) {
-				keys[i] = append(keys[i], k)
-				want[k] = true
-			})
+		if ds == nil {
+			continue
+		}
+		keys[i] = hits[i].descriptionKeys()
+		for _, k := range keys[i] {
+			want[k] = true
 		}
 	}
 	// Which page states each sentence, best-ranked passage first.
@@ -316,11 +342,11 @@ func DemoteDigests(hits []Hit) []Hit {
 		if _, ok := first[h.DocURL]; !ok {
 			first[h.DocURL] = i
 		}
-		sentenceKeys(h.Text, func(k uint64) {
+		for _, k := range hits[i].sentenceKeys() {
 			if want[k] && !slices.Contains(states[k], h.DocURL) {
 				states[k] = append(states[k], h.DocURL)
 			}
-		})
+		}
 	}
 	type keyed struct {
 		h   Hit

@@ -337,8 +337,15 @@ func headingOnly(h corpus.Hit) bool {
 // whose first cell is a single name (a module or symbol index), or it is a
 // digest (Hit.DigestEntries: names each followed by the one-line
 // description of the page it names; search has read them already). It
-// judges by shape only, never by page names.
-func LinkHeavy(h *corpus.Hit) bool {
+// judges by shape only, never by page names: by the passage's text alone,
+// so it is read once per chunk (Hit.TextFlag).
+func LinkHeavy(h *corpus.Hit) bool { return h.TextFlag(linkHeavyKey{}, linkHeavy) }
+
+// linkHeavyKey is LinkHeavy's key among the text rules of a hit's memo.
+type linkHeavyKey struct{}
+
+// linkHeavy is LinkHeavy read from h's text.
+func linkHeavy(h *corpus.Hit) bool {
 	if h.DigestEntries() != nil {
 		return true // names each followed by a one-line description
 	}

@@ -80,25 +80,33 @@ const (
 
 // hitCache keeps the chunks recent searches returned, keyed by slot, so a
 // hit found again needs no database read (reading the rows of 50 hits cost
-// more than ranking them). Slots are never reused within a memColl: a
-// replaced or re-inserted row gets a new slot and the old one is a
-// tombstone no ranking returns, so an entry can never be stale; writes need
-// not touch it. When full (hitCacheSize entries or hitCacheBytes), random
-// entries make room.
+// more than ranking them), each with the memo of its text
+// (corpus.TextMemo), so the rules that read only a hit's text (the digest
+// rules, the link-heavy rule) read a cached chunk's text once. Slots are
+// never reused within a memColl: a replaced or re-inserted row gets a new
+// slot and the old one is a tombstone no ranking returns, so an entry can
+// never be stale; writes need not touch it. When full (hitCacheSize
+// entries or hitCacheBytes), random entries make room.
 type hitCache struct {
 	mu    sync.Mutex
-	m     map[int32]kgagent.Chunk
+	m     map[int32]cachedHit
 	bytes int // chunkBytes of the chunks in m
 }
 
-func (c *hitCache) get(slot int32) (kgagent.Chunk, bool) {
-	c.mu.Lock()
-	ch, ok := c.m[slot]
-	c.mu.Unlock()
-	return ch, ok
+// cachedHit is a hit cache entry: a chunk and the memo of its text.
+type cachedHit struct {
+	ch   kgagent.Chunk
+	memo *corpus.TextMemo
 }
 
-func (c *hitCache) put(slot int32, ch kgagent.Chunk) {
+func (c *hitCache) get(slot int32) (kgagent.Chunk, *corpus.TextMemo, bool) {
+	c.mu.Lock()
+	e, ok := c.m[slot]
+	c.mu.Unlock()
+	return e.ch, e.memo, ok
+}
+
+func (c *hitCache) put(slot int32, ch kgagent.Chunk, memo *corpus.TextMemo) {
 	n := chunkBytes(&ch)
 	if n > hitCacheBytes/16 {
 		return // one chunk would take a sixteenth of the cache
@@ -106,27 +114,30 @@ func (c *hitCache) put(slot int32, ch kgagent.Chunk) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = map[int32]kgagent.Chunk{}
+		c.m = map[int32]cachedHit{}
 	}
 	if old, ok := c.m[slot]; ok {
-		c.bytes -= chunkBytes(&old)
+		c.bytes -= chunkBytes(&old.ch)
 		delete(c.m, slot)
 	}
 	for k, old := range c.m {
 		if len(c.m) < hitCacheSize && c.bytes+n <= hitCacheBytes {
 			break
 		}
-		c.bytes -= chunkBytes(&old)
+		c.bytes -= chunkBytes(&old.ch)
 		delete(c.m, k)
 	}
-	c.m[slot] = ch
+	c.m[slot] = cachedHit{ch, memo}
 	c.bytes += n
 }
 
-// chunkBytes is about the memory a cached chunk holds: its strings and a
-// fixed share for its struct and map entry.
+// chunkBytes is about the memory a cached chunk holds: its strings, a
+// fixed share for its struct and map entry, and one for the memo of its
+// text (about 100 bytes, and a sentence key of 8 bytes for every 16 bytes
+// of text at most: prose has one every 40-100 bytes).
 func chunkBytes(ch *kgagent.Chunk) int {
 	n := 256 + len(ch.ID) + len(ch.Collection) + len(ch.DocURL) + len(ch.URL) + len(ch.Title) + len(ch.Anchor) + len(ch.Text) + len(ch.Hash)
+	n += 128 + len(ch.Text)/16
 	for _, h := range ch.HeadingPath {
 		n += 16 + len(h)
 	}

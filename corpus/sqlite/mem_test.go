@@ -345,29 +345,29 @@ func TestHitCacheBoundedByBytes(t *testing.T) {
 	var c hitCache
 	text := strings.Repeat("x", 10_000)
 	for i := range int32(2000) {
-		c.put(i, kgagent.Chunk{ID: fmt.Sprint(i), Text: text, HeadingPath: []string{"h"}})
-		c.put(i, kgagent.Chunk{ID: fmt.Sprint(i), Text: text, HeadingPath: []string{"h"}}) // the same slot again
+		c.put(i, kgagent.Chunk{ID: fmt.Sprint(i), Text: text, HeadingPath: []string{"h"}}, nil)
+		c.put(i, kgagent.Chunk{ID: fmt.Sprint(i), Text: text, HeadingPath: []string{"h"}}, nil) // the same slot again
 		if c.bytes > hitCacheBytes || len(c.m) > hitCacheSize {
 			t.Fatalf("after %d chunks: %d bytes in %d entries, want at most %d", i+1, c.bytes, len(c.m), hitCacheBytes)
 		}
-		if _, ok := c.get(i); !ok {
+		if _, _, ok := c.get(i); !ok {
 			t.Fatalf("chunk %d not kept right after its put", i)
 		}
 	}
 	sum := 0
-	for _, ch := range c.m {
-		sum += chunkBytes(&ch)
+	for _, e := range c.m {
+		sum += chunkBytes(&e.ch)
 	}
 	if sum != c.bytes || len(c.m) < hitCacheBytes/(2*len(text)) {
 		t.Errorf("%d entries of %d bytes, counted %d", len(c.m), sum, c.bytes)
 	}
-	c.put(5000, kgagent.Chunk{Text: strings.Repeat("y", hitCacheBytes/16)})
-	if _, ok := c.get(5000); ok {
+	c.put(5000, kgagent.Chunk{Text: strings.Repeat("y", hitCacheBytes/16)}, nil)
+	if _, _, ok := c.get(5000); ok {
 		t.Error("kept a chunk of a sixteenth of the cache")
 	}
 	small := hitCache{}
 	for i := range int32(hitCacheSize + 10) {
-		small.put(i, kgagent.Chunk{ID: "a"})
+		small.put(i, kgagent.Chunk{ID: "a"}, nil)
 	}
 	if len(small.m) != hitCacheSize {
 		t.Errorf("%d small chunks kept, want %d", len(small.m), hitCacheSize)

@@ -822,9 +822,9 @@ func (x *Index) load(ctx context.Context, collection string, ranked []scored, co
 	var miss []int64
 	for i, r := range ranked {
 		if slots[i] >= 0 {
-			if ch, ok := m.hits.get(slots[i]); ok {
+			if ch, memo, ok := m.hits.get(slots[i]); ok {
 				ch.HeadingPath = slices.Clone(ch.HeadingPath)
-				hits[i], found[i] = corpus.Hit{Chunk: ch, Score: r.score, Semantic: cos[r.rid]}, true
+				hits[i], found[i] = corpus.Hit{Chunk: ch, Score: r.score, Semantic: cos[r.rid], Memo: memo}, true
 				continue
 			}
 		}
@@ -842,8 +842,10 @@ func (x *Index) load(ctx context.Context, collection string, ranked []scored, co
 			}
 			hits[i], found[i] = corpus.Hit{Chunk: ch, Score: r.score, Semantic: cos[r.rid]}, true
 			if slots[i] >= 0 {
+				memo := corpus.NewTextMemo(ch.Text)
+				hits[i].Memo = memo
 				ch.HeadingPath = slices.Clone(ch.HeadingPath)
-				m.hits.put(slots[i], ch)
+				m.hits.put(slots[i], ch, memo)
 			}
 		}
 	}

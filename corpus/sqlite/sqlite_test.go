@@ -172,12 +172,18 @@ func TestHitCacheNeverStale(t *testing.T) {
 		t.Fatalf("hit cache holds %d chunks after one hit, want 1", n)
 	}
 	first[0].HeadingPath[0] = "changed by the caller"
-	if again := search("zebra"); again[0].Text != "zebra stripes" || again[0].HeadingPath[0] != "t" {
+	again := search("zebra")
+	if again[0].Text != "zebra stripes" || again[0].HeadingPath[0] != "t" {
 		t.Fatalf("cached hit %+v", again[0])
+	}
+	// The chunk's text memo goes with it: its text-only rules are read
+	// once however often it is found.
+	if first[0].Memo == nil || again[0].Memo != first[0].Memo || !again[0].Memo.For(again[0].Text) {
+		t.Fatalf("memos %p and %p, want one memo of the cached chunk's text", first[0].Memo, again[0].Memo)
 	}
 
 	put("https://x/a", "zebra herds") // replaced: new row, new slot
-	if h := search("zebra"); len(h) != 1 || h[0].Text != "zebra herds" {
+	if h := search("zebra"); len(h) != 1 || h[0].Text != "zebra herds" || h[0].Memo == first[0].Memo || !h[0].Memo.For("zebra herds") {
 		t.Fatalf("after replace: %+v", h)
 	}
 	search("giraffe") // cache the row with the highest rid
