@@ -534,10 +534,7 @@ const insertTriples = `INSERT INTO triples (rowid, collection, doc_url, s_id, s_
 func (x *wtx) internAll(vals, out []any, ncols int) error {
 	c := &x.s.w.strs
 	if c.complete {
-		if err := x.internNew(vals, ncols); err != nil {
-			return err
-		}
-		return fillIDs(c, vals, out, ncols)
+		return x.internNew(vals, out, ncols)
 	}
 	if x.s.w.noStrsH {
 		// the lookup below finds strings by hash
@@ -598,16 +595,24 @@ func (x *wtx) internAll(vals, out []any, ncols int) error {
 
 // internNew is internAll with a complete cache: every string of vals the
 // cache lacks gets the next id and is inserted with it (in the order met,
-// the ids an INSERT without them would have given).
-func (x *wtx) internNew(vals []any, ncols int) error {
+// the ids an INSERT without them would have given). A value equal to the
+// one above it (the same column of the row before: a triple's collection,
+// page and predicate mostly are) takes that one's id without a lookup.
+func (x *wtx) internNew(vals, out []any, ncols int) error {
 	c := &x.s.w.strs
 	var add []any
 	for i, v := range vals {
 		if i%ncols == 0 {
+			out[i] = v
 			continue
 		}
 		str := v.(string)
-		if _, ok := c.get(str); ok {
+		if i >= ncols && vals[i-ncols].(string) == str {
+			out[i] = out[i-ncols]
+			continue
+		}
+		if id, ok := c.get(str); ok {
+			out[i] = id
 			continue
 		}
 		if c.pend == nil {
@@ -616,6 +621,7 @@ func (x *wtx) internNew(vals []any, ncols int) error {
 		// A copy: str may point into a whole page's text.
 		str = strings.Clone(str)
 		c.pend[str] = c.pnext
+		out[i] = c.pnext
 		add = append(add, c.pnext, strHash(str), str)
 		c.pnext++
 	}
