@@ -52,6 +52,13 @@ type Config struct {
 	// database (see snapshot.go); every process then builds each
 	// collection's search copy from SQLite.
 	NoSnapshots bool
+	// CacheKiB is the page cache of each connection, in KiB (SQLite's
+	// cache_size); 0 leaves SQLite's default, 2,000 KiB. Searches read
+	// the search copies in memory and only their hits' rows from the file
+	// (the hit cache keeps recent ones), so a long-running serve's four
+	// connections held ~11 MB more at the default than at 256 KiB after
+	// 1,000 searches and answers on the OpenJDK API docs.
+	CacheKiB int
 	// TitleWeight, HeadingWeight and BodyWeight are the BM25F field weights
 	// (defaults 6, 2, 1; tuned on the Python docs benchmark).
 	TitleWeight, HeadingWeight, BodyWeight float64
@@ -223,6 +230,9 @@ func Open(cfg Config) (*Index, error) {
 	dsn += "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_txlock=immediate"
 	if cfg.Path != "" {
 		dsn += "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+		if cfg.CacheKiB > 0 {
+			dsn += fmt.Sprintf("&_pragma=cache_size(-%d)", cfg.CacheKiB)
+		}
 		if err := createPaged(cfg.Path); err != nil {
 			return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "create corpus index")
 		}

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -199,5 +200,30 @@ func TestHitCacheNeverStale(t *testing.T) {
 	}
 	if h := search("zebra"); len(h) != 0 {
 		t.Fatalf("deleted document found: %+v", h)
+	}
+}
+
+// TestCacheKiB: Config.CacheKiB sets every connection's page cache;
+// without it SQLite's default holds.
+func TestCacheKiB(t *testing.T) {
+	for _, c := range []struct{ kib, want int }{{256, -256}, {0, -2000}} {
+		x, err := Open(Config{Path: filepath.Join(t.TempDir(), "c.db"), CacheKiB: c.kib})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns := make([]*sql.Conn, 3)
+		for i := range conns {
+			if conns[i], err = x.db.Conn(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			if err := conns[i].QueryRowContext(t.Context(), `PRAGMA cache_size`).Scan(&n); err != nil || n != c.want {
+				t.Fatalf("CacheKiB %d, connection %d: cache_size %d, %v; want %d", c.kib, i, n, err, c.want)
+			}
+		}
+		for _, cn := range conns {
+			cn.Close()
+		}
+		x.Close()
 	}
 }

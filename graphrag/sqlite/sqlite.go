@@ -223,7 +223,21 @@ func OpenDir(dataDir string) (*Store, error) {
 }
 
 // Open opens (creating if needed) the store in the SQLite file at path.
-func Open(path string) (*Store, error) {
+func Open(path string) (*Store, error) { return OpenWith(path, Options{}) }
+
+// Options are a Store's settings beyond its file.
+type Options struct {
+	// ReadCacheKiB is the page cache of each read connection, in KiB
+	// (SQLite's cache_size); 0 leaves SQLite's default, 2,000 KiB. A
+	// long-running serve keeps eight read connections: at the default
+	// they held ~7 MB more than at 256 KiB after 1,000 searches and answers
+	// on the OpenJDK API docs, where the name index answers most lookups
+	// and the file's pages stay in the OS's cache anyway.
+	ReadCacheKiB int
+}
+
+// OpenWith is Open with options.
+func OpenWith(path string, o Options) (*Store, error) {
 	if path == "" {
 		return nil, kgagent.Errorf(kgagent.EINVALID, "graph store: empty path")
 	}
@@ -307,7 +321,11 @@ func Open(path string) (*Store, error) {
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: complete the bulk load of %s", path)
 	}
-	rdb, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+	rdsn := dsn + "&_pragma=query_only(1)"
+	if o.ReadCacheKiB > 0 {
+		rdsn += fmt.Sprintf("&_pragma=cache_size(-%d)", o.ReadCacheKiB)
+	}
+	rdb, err := sql.Open("sqlite", rdsn)
 	if err != nil {
 		w.close()
 		wdb.Close()
