@@ -45,3 +45,33 @@ func TestLoopingModelAbstains(t *testing.T) {
 		}
 	}
 }
+
+// TestModelCitationOutOfRange: a model's answer to the port question on the
+// demo citing [40], a number no source it was shown has, has that number
+// dropped and its sentence attributed to the source that holds it; the
+// answer never cites a number its sources lack.
+func TestModelCitationOutOfRange(t *testing.T) {
+	srv := openaitest.New(t, openaitest.Reply("A: The HTTP API listens on port 8086 by default [40]."))
+	base, logs := startServe(t, "--demo", "--demo-site-dir", siteDir, "--llm", "openai", "--llm-base-url", srv.URL,
+		"--llm-model", "scripted", "--llm-protocol", "text", "--max-iterations", "3", "--answer-cache-size", "0")
+	waitDemoIngested(t, logs)
+	r := ollamaREST(t, base, "What is the default HTTP port of the Lumen server?")
+	if r.err != "" {
+		t.Fatal(r.err)
+	}
+	prompt := srv.ChatRequests()[0].Prompt()
+	if strings.Contains(prompt, "[40]") || !strings.Contains(prompt, "[5]") {
+		t.Fatalf("the model was shown a source [40], or fewer than five: %s", prompt)
+	}
+	if r.citations != kgagent.CitationsAttributed || !strings.Contains(r.answer, "The HTTP API listens on port 8086 by default [1].") {
+		t.Errorf("answer %q (citations %s), want the sentence attributed", r.answer, r.citations)
+	}
+	for _, n := range cite.Numbers(r.answer) {
+		if n < 1 || n > len(r.sources) {
+			t.Errorf("answer cites [%d] with %d sources: %q", n, len(r.sources), r.answer)
+		}
+	}
+	if r.valid = validCitations(t, r); r.valid == 0 {
+		t.Errorf("no valid citation in %q", r.answer)
+	}
+}
