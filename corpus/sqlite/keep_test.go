@@ -425,3 +425,44 @@ func TestKeepCrawledRecrawl(t *testing.T) {
 		t.Fatalf("a copy of %d bytes growing %d bytes every %d pages, %d pages queued, held under a bound of %d", loaded, grown, crawledMin, total, bound)
 	}
 }
+
+// TestKeepCreatedByChunklessFirst: when the transaction that creates a
+// kept collection also holds, queued first, a page with no chunks for it
+// (an entity collection's entry of a page without entities), the copy is
+// made by the page that brought chunks, with their dimension, and is the
+// copy SQLite gives. The chunkless page made a copy of 0 dimensions that
+// the rows went into.
+func TestKeepCreatedByChunklessFirst(t *testing.T) {
+	ctx := context.Background()
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{})
+	defer x.Close()
+	if err := x.Keep(ctx, "c", 0); err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"zebra stripes and giraffes", "the json module"}
+	var cs []kgagent.Chunk
+	for i, s := range texts {
+		cs = append(cs, kgagent.Chunk{ID: corpus.ChunkID("c", "https://x/b", i), Collection: "c", DocURL: "https://x/b", URL: fmt.Sprintf("https://x/b#s%d", i),
+			Title: "Page b", HeadingPath: []string{"Section"}, Ordinal: i, Text: s})
+	}
+	vs, err := f.emb.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms := make([]chunkTerms, len(cs))
+	for i := range cs {
+		terms[i] = chunkTermsOf(&cs[i], x.weights())
+	}
+	x.runGroup([]*writeJob{
+		{ctx: ctx, collection: "c", docURL: "https://x/a"},
+		{ctx: ctx, collection: "c", docURL: "https://x/b", chunks: cs, vectors: vs, dim: len(vs[0]), terms: terms},
+	})
+	x.cacheMu.RLock()
+	m := x.cache["c"]
+	x.cacheMu.RUnlock()
+	if m == nil || m.dim != len(vs[0]) || len(m.rids) != len(cs) {
+		t.Fatalf("kept copy %v, want %d rows of %d dimensions", m != nil && m.dim == len(vs[0]), len(cs), len(vs[0]))
+	}
+	f.sameAsSQLite(m, "c")
+}
