@@ -1138,6 +1138,17 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		}
 		ptf, pacc = (*pbuf)[:nd], (*pbuf)[nd:2*nd]
 	}
+	// Under a URL prefix, and without the page ranking (whose page
+	// frequencies count the pages outside it), a posting of a page outside
+	// the prefix is left before it is scored: its score would be dropped
+	// at the end (followDigests' one-page search scored every posting of
+	// the description's words). Each page's URL is tested once (inPrefix:
+	// 0 not yet, 1 under the prefix, 2 not). The scores of the chunks
+	// under it and the order they are met in are the same.
+	var inPrefix []uint8
+	if q.URLPrefix != "" && pages == 0 {
+		inPrefix = make([]uint8, len(m.pageURL))
+	}
 	tp := slotPool.Get().(*[]int32)
 	touched := (*tp)[:0]
 	defer func() { *tp = touched[:0]; slotPool.Put(tp) }()
@@ -1184,6 +1195,17 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 			if d < 0 { // deleted
 				continue
 			}
+			if inPrefix != nil {
+				if inPrefix[d] == 0 {
+					inPrefix[d] = 2
+					if strings.HasPrefix(m.pageURL[d], q.URLPrefix) {
+						inPrefix[d] = 1
+					}
+				}
+				if inPrefix[d] != 1 {
+					continue
+				}
+			}
 			if acc[slot] == 0 {
 				touched = append(touched, slot)
 			}
@@ -1221,7 +1243,7 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		bestSlot = make([]int32, len(m.docLen))
 	}
 	for _, s := range touched {
-		if q.URLPrefix == "" || strings.HasPrefix(m.doc(int(s)), q.URLPrefix) {
+		if q.URLPrefix == "" || inPrefix != nil || strings.HasPrefix(m.doc(int(s)), q.URLPrefix) {
 			if pages > 0 {
 				d := m.docID[s]
 				if b := bestSlot[d] - 1; b < 0 || acc[s] > acc[b] || (acc[s] == acc[b] && s < b) {

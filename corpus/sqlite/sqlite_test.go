@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kgagent/kgagent"
@@ -225,5 +228,78 @@ func TestCacheKiB(t *testing.T) {
 			cn.Close()
 		}
 		x.Close()
+	}
+}
+
+// TestKeywordURLPrefixExact: a keyword search under a URL prefix, which
+// scores only the postings of pages under it, ranks as the search of the
+// whole collection does with its hits outside the prefix left out: the
+// same scores, best first, for one-page prefixes (a page's URL that starts
+// another's), directory prefixes and prefixes of no page, on random texts.
+func TestKeywordURLPrefixExact(t *testing.T) {
+	ctx := context.Background()
+	x, err := Open(Config{Path: filepath.Join(t.TempDir(), "c.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	rng := rand.New(rand.NewPCG(25, 1))
+	words := strings.Fields("buffer mark reset thrown exception class method channel socket stream reader writer file path")
+	say := func(n int) string {
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = words[rng.IntN(len(words))]
+		}
+		return strings.Join(ws, " ")
+	}
+	var urls []string
+	for _, dir := range []string{"https://x/a/", "https://x/b/"} {
+		for _, page := range []string{"p", "p2", "q", "qq"} {
+			urls = append(urls, dir+page)
+		}
+	}
+	for _, u := range urls {
+		var chunks []kgagent.Chunk
+		var vecs [][]float32
+		for i := range 1 + rng.IntN(4) {
+			chunks = append(chunks, kgagent.Chunk{ID: corpus.ChunkID("c", u, i), Collection: "c", DocURL: u, URL: u, Title: say(2), Ordinal: i, Text: say(5 + rng.IntN(30))})
+			vecs = append(vecs, []float32{1, 0})
+		}
+		if err := x.ReplaceDocument(ctx, "c", u, chunks, vecs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := x.DeleteDocument(ctx, "c", "https://x/b/q"); err != nil { // a deleted page's slots
+		t.Fatal(err)
+	}
+	for range 40 {
+		text := say(1 + rng.IntN(5))
+		all, err := x.Search(ctx, corpus.Query{Collection: "c", Text: text, K: 1000, Mode: corpus.ModeKeyword})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, prefix := range append(slices.Clone(urls), "https://x/a/", "https://x/b/", "https://x/a/q", "https://y/") {
+			for _, k := range []int{1, 3, 100} {
+				got, err := x.Search(ctx, corpus.Query{Collection: "c", Text: text, K: k, Mode: corpus.ModeKeyword, URLPrefix: prefix})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want, have []float64
+				for _, h := range all {
+					if strings.HasPrefix(h.DocURL, prefix) && len(want) < k {
+						want = append(want, h.Score)
+					}
+				}
+				for _, h := range got {
+					if !strings.HasPrefix(h.DocURL, prefix) {
+						t.Fatalf("%q under %s k=%d: hit of %s", text, prefix, k, h.DocURL)
+					}
+					have = append(have, h.Score)
+				}
+				if !slices.Equal(have, want) {
+					t.Fatalf("%q under %s k=%d: scores %v, want %v", text, prefix, k, have, want)
+				}
+			}
+		}
 	}
 }
