@@ -152,7 +152,6 @@ func whollySupported(cited cite.Text, sup *extractive.Support) bool {
 	return a.Sentences > 0 && a.Supported == a.Sentences
 }
 
-
 // unloop cleans a model's answer of what a looping or cut-off model writes;
 // stop is how its call stopped (run.stop). A line that repeats an earlier
 // one (compared without its citations, case and white space; lines of
@@ -164,7 +163,8 @@ func whollySupported(cited cite.Text, sup *extractive.Support) bool {
 // "length"), a last line that only begins an earlier one again is
 // dropped; when it stopped at the limit, a last sentence left unfinished
 // (no sentence end after its words) is dropped too when a finished one
-// comes before it. Code blocks are kept as they are.
+// comes before it. Code blocks are kept as they are, a closed one that
+// ends the answer too (its closing fence ends no sentence).
 func unloop(text, stop string) (clean string, looped bool) {
 	cutOff := stop == "length"
 	looped = stop == "repeat"
@@ -199,13 +199,27 @@ func unloop(text, stop string) (clean string, looped bool) {
 		}
 	}
 	clean = strings.Join(out, "\n")
-	if cutOff && !fence.Open() {
+	if cutOff && !fence.Open() && !endsInCode(out) {
 		clean = dropUnfinished(clean)
 	}
 	if clean == text {
 		return text, looped
 	}
 	return strings.Trim(clean, " \n"), looped
+}
+
+// endsInCode reports whether the last of lines with words is code: a
+// closing fence, or a line of a block left open.
+func endsInCode(lines []string) bool {
+	var fence kgtext.Fence
+	code := false
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if c := fence.Code(l); l != "" {
+			code = c
+		}
+	}
+	return code
 }
 
 // lineKey is a line as unloop compares it: without its citations, white

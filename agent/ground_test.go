@@ -247,6 +247,11 @@ func TestUnloop(t *testing.T) {
 		{in: "- yes\n- yes\n- yes", want: "- yes\n- yes\n- yes"},
 		{in: "Run:\n```\nlumen server --port 8086\nlumen server --port 8086\n```\nDone.", want: "Run:\n```\nlumen server --port 8086\nlumen server --port 8086\n```\nDone."},
 		{in: "Run:\n```\nlumen server --port 8086\nlumen ser", stop: "length", want: "Run:\n```\nlumen server --port 8086\nlumen ser"},
+		// A code block the model closed before the limit is finished: its
+		// closing fence is no unfinished sentence to drop.
+		{in: "Start it.\n```\nlumen server --port 8086\n```", stop: "length", want: "Start it.\n```\nlumen server --port 8086\n```"},
+		{in: "Start it.\n```\nlumen server --port 8086\n```\nThen open the", stop: "length", want: "Start it.\n```\nlumen server --port 8086\n```"},
+		{in: "Start the server on its port.\n```\nlumen server --port 8086\n```\nStart the server on its port.", stop: "length", want: "Start the server on its port.\n```\nlumen server --port 8086\n```", looped: true},
 		{in: "The HTTP API listens on port 8086.\nthe HTTP  API listens on port 8086 [1].\nIt is set by http.port.", want: "the HTTP  API listens on port 8086 [1].\nIt is set by http.port.", looped: true},
 	}
 	for _, tt := range tests {
