@@ -154,7 +154,7 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 	asked := q
 	lacked := func() string { return abstain(ps, asked, "anything about "+quoteList(unknown)) }
 	meant := false     // the question's action is judged by meaning (action.go)
-	var noted []string // its words the docs do not use, said before the answer (wording.go)
+	var noted []string // its words the docs do not use, named after the answer (wording.go)
 	// A problem report whose status code a section close in meaning
 	// states is about that code (precision.go): the report's other words
 	// the collection lacks are its wording, unless written as names.

@@ -43,7 +43,7 @@ import (
 // every other word of it: a question about a named thing that the docs
 // hold is where an unanswerable question in everyday words hides ("How
 // much does a Python license cost per seat?": the license page, close in
-// meaning, does not say "cost") — and the answer opens by saying which words the docs do not use,
+// meaning, does not say "cost") — and the answer ends by saying which words the docs do not use,
 // so that an answer in the docs' words is read as that (wordingNote).
 
 //go:embed everyday.txt
