@@ -362,8 +362,10 @@ func (ct Text) Check(sup Judge, n int, moved bool) ([][]int, int) {
 				count++
 			}
 		}
-		if k := sup.Best(sentence); moved && len(kept[i]) == 0 && k >= 1 && k <= n {
-			kept[i] = []int{k}
+		if moved && len(kept[i]) == 0 {
+			if k := sup.Best(sentence); k >= 1 && k <= n {
+				kept[i] = []int{k}
+			}
 		}
 	}
 	return kept, count

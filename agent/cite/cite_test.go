@@ -112,3 +112,31 @@ func TestCheckMoves(t *testing.T) {
 		}
 	}
 }
+
+// bestCounter is testJudge counting its Best calls.
+type bestCounter struct {
+	testJudge
+	calls *int
+}
+
+func (j bestCounter) Best(sentence string) int {
+	*j.calls++
+	return j.testJudge.Best(sentence)
+}
+
+// TestCheckAsksBestOnlyToMove: Judge.Best (every passage weighed against
+// the sentence) is asked only for a group left with none of its numbers,
+// and only when they are to be moved; a plain check asks it nothing.
+func TestCheckAsksBestOnlyToMove(t *testing.T) {
+	ct := Parse("Odd sentence is here [2]. Even sentence here [7]. Odd sentence here [1].")
+	for _, tt := range []struct {
+		moved bool
+		calls int
+	}{{false, 0}, {true, 2}} {
+		calls := 0
+		ct.Check(bestCounter{calls: &calls}, 5, tt.moved)
+		if calls != tt.calls {
+			t.Errorf("moved %v: Best asked %d times, want %d", tt.moved, calls, tt.calls)
+		}
+	}
+}
