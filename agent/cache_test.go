@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -332,10 +333,20 @@ func TestAnswerCacheDoesNotKeepDegradedAnswers(t *testing.T) {
 // answer bigger than the whole budget is not kept.
 func TestAnswerCacheBoundedByBytes(t *testing.T) {
 	const text = 10_000
+	// random letters: the cache's compression finds no repeats in them,
+	// so an entry holds about its text's bytes
+	rng := rand.New(rand.NewPCG(1, 2))
+	noise := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = 'a' + byte(rng.IntN(26))
+		}
+		return string(b)
+	}
 	entry := func(q string, n int) *cached {
 		return &cached{key: cacheKey{question: q}, at: time.Unix(100, 0),
-			ans:    kgagent.Answer{Answer: strings.Repeat("a", n), Sources: []kgagent.Source{{URL: "https://x/" + q, Snippet: strings.Repeat("s", n)}}},
-			events: []kgagent.Event{{Text: strings.Repeat("t", n)}}}
+			ans:    kgagent.Answer{Answer: noise(n), Sources: []kgagent.Source{{URL: "https://x/" + q, Snippet: noise(n)}}},
+			events: []kgagent.Event{{Text: noise(n)}}}
 	}
 	c := newAnswerCache(100, 5*3*text, time.Minute)
 	for i := range 20 {
