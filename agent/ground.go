@@ -159,14 +159,15 @@ func whollySupported(cited cite.Text, sup *extractive.Support) bool {
 // fence or "- yes", legitimately repeat) is dropped, the first copy taking
 // the later one's citations when it has none. The model looped when it
 // repeated such a line or the stream was cut where it started to (stop
-// "repeat"). When it looped or its call stopped at the token limit (stop
-// "length"), a last line that only begins an earlier one again is
-// dropped; when it stopped at the limit, a last sentence left unfinished
+// "repeat"). When it looped or its call was cut off (stop "length", the
+// token limit, or "timeout", the call's time limit: the output so far is
+// used), a last line that only begins an earlier one again is dropped;
+// when it was cut off, a last sentence left unfinished
 // (no sentence end after its words) is dropped too when a finished one
 // comes before it. Code blocks are kept as they are, a closed one that
 // ends the answer too (its closing fence ends no sentence).
 func unloop(text, stop string) (clean string, looped bool) {
-	cutOff := stop == "length"
+	cutOff := stop == "length" || stop == "timeout"
 	looped = stop == "repeat"
 	var out, keys []string
 	first := map[string]int{} // key -> index in out

@@ -243,6 +243,9 @@ func TestUnloop(t *testing.T) {
 		{in: "The HTTP API listens on port 8086 [1]. Set http.port to change", stop: "length", want: "The HTTP API listens on port 8086 [1]."},
 		{in: "The HTTP API listens on port 8086 [1]. Set http.port to change", want: "The HTTP API listens on port 8086 [1]. Set http.port to change"},
 		{in: "Set http.port to change", stop: "length", want: "Set http.port to change"},
+		// The call's timeout cuts an answer as the token limit does: the
+		// output so far is used (stop "timeout").
+		{in: "The HTTP API listens on port 8086 [1]. Set http.port to change", stop: "timeout", want: "The HTTP API listens on port 8086 [1]."},
 		{in: "It listens on 8086. [1]", stop: "length", want: "It listens on 8086. [1]"},
 		{in: "- yes\n- yes\n- yes", want: "- yes\n- yes\n- yes"},
 		{in: "Run:\n```\nlumen server --port 8086\nlumen server --port 8086\n```\nDone.", want: "Run:\n```\nlumen server --port 8086\nlumen server --port 8086\n```\nDone."},

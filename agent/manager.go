@@ -276,7 +276,8 @@ type run struct {
 	noAnswer string
 	// stop is how the top-level agent's last model call stopped
 	// (LLMCallStats.Stop): "length" when the server's token limit cut it,
-	// so its answer may end mid-sentence (ground).
+	// "timeout" when its time limit did, so its answer may end
+	// mid-sentence (ground).
 	stop string
 }
 
