@@ -230,8 +230,15 @@ func lineKey(line string) string {
 }
 
 // dropUnfinished returns text without a last sentence that has words but
-// no end (questionSentences), when a sentence before it ends.
+// no end (questionSentences), when a sentence before it ends. A text whose
+// last mark ends a sentence is finished, closing quotes, brackets or
+// emphasis after it too ("Set it with “http.port = 8086.”", "(see the
+// reference.)", "**Restart it.**"): those end no sentence by the rule.
 func dropUnfinished(text string) string {
+	bare := strings.TrimRight(cite.Parse(text).Strip(""), " \n")
+	if last := strings.TrimRight(bare, "\"”’')]*_"); last != bare && strings.ContainsAny(last[max(len(last)-1, 0):], ".!?") {
+		return text
+	}
 	end := -1
 	for i := range len(text) {
 		if questionSentences.End(text, i) && strings.TrimSpace(text[:i]) != "" {

@@ -243,6 +243,12 @@ func TestUnloop(t *testing.T) {
 		{in: "The HTTP API listens on port 8086 [1]. Set http.port to change", stop: "length", want: "The HTTP API listens on port 8086 [1]."},
 		{in: "The HTTP API listens on port 8086 [1]. Set http.port to change", want: "The HTTP API listens on port 8086 [1]. Set http.port to change"},
 		{in: "Set http.port to change", stop: "length", want: "Set http.port to change"},
+		// A sentence ended inside closing quotes, brackets or emphasis is
+		// finished.
+		{in: "The HTTP API listens on port 8086 [1]. Set it with \"http.port = 8086.\"", stop: "length", want: "The HTTP API listens on port 8086 [1]. Set it with \"http.port = 8086.\""},
+		{in: "It listens on port 8086 [1]. (See the configuration reference.)", stop: "length", want: "It listens on port 8086 [1]. (See the configuration reference.)"},
+		{in: "It listens on port 8086 [1].\n**Restart it after a change.** [2]", stop: "length", want: "It listens on port 8086 [1].\n**Restart it after a change.** [2]"},
+		{in: "It listens on port 8086 [1]. (See the configuration", stop: "length", want: "It listens on port 8086 [1]."},
 		// The call's timeout cuts an answer as the token limit does: the
 		// output so far is used (stop "timeout").
 		{in: "The HTTP API listens on port 8086 [1]. Set http.port to change", stop: "timeout", want: "The HTTP API listens on port 8086 [1]."},
