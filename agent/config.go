@@ -108,6 +108,14 @@ type LoopConfig struct {
 	// Answer.Citations tells which happened. The built-in model always
 	// cites: false for it.
 	AttributeCitations bool
+	// DocsAnswer configures the built-in answerer that says what the docs
+	// say beside a model's answer, and whether they answer the question at
+	// all (which decides whether a partly supported or looping model's
+	// answer is kept). Give it the Embed the built-in model has: a question
+	// in a user's words is then judged by meaning as the built-in model
+	// judges it. The zero value judges by words only: any word the
+	// collection lacks makes what the docs say an abstention.
+	DocsAnswer extractive.Config
 }
 
 // BuiltinsConfig is what the fixie_ built-in funcs read.

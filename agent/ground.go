@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"regexp"
 	"slices"
@@ -50,7 +51,7 @@ const unsupportedNote = "None of the sources found supports this answer."
 // alone when they don't (an unsupported answer to a question the docs do
 // not cover is made up). A run whose model gave no answer (noAnswer), only
 // protocol text, or only questions, answers with what the docs say alone.
-func (m *Manager) ground(r *run, question, text string) (final, answer string, sources []kgagent.Source, by string) {
+func (m *Manager) ground(ctx context.Context, r *run, question, text string) (final, answer string, sources []kgagent.Source, by string) {
 	model := text
 	// The answer's citations are parsed once (cited); kept holds the
 	// numbers the support check left in each group when final is cited
@@ -86,7 +87,7 @@ func (m *Manager) ground(r *run, question, text string) (final, answer string, s
 		r.noAnswer = "a question, not an answer"
 	}
 	if r.noAnswer != "" {
-		return "The model gave no answer (" + r.noAnswer + "). " + docsSay(question, r.evidence), "", nil, kgagent.CitationsFallback
+		return "The model gave no answer (" + r.noAnswer + "). " + m.docsSay(ctx, r, question), "", nil, kgagent.CitationsFallback
 	}
 	var sup *extractive.Support
 	if grounding {
@@ -97,7 +98,7 @@ func (m *Manager) ground(r *run, question, text string) (final, answer string, s
 	docs := ""
 	docsOf := func() string {
 		if docs == "" {
-			docs = docsSay(question, r.evidence)
+			docs = m.docsSay(ctx, r, question)
 		}
 		return docs
 	}
@@ -335,10 +336,16 @@ func onlyQuestions(answer string) bool {
 	return len(sentences) > 0
 }
 
-// docsSay is the built-in answerer's answer from evidence: "The docs say:
-// …", cited, or its abstention ("The docs don't say …").
-func docsSay(question string, evs []kgagent.Evidence) string {
-	docs := extractive.Compose(question, evs, extractive.Config{})
+// docsSay is the built-in answerer's answer from the run's evidence
+// (LoopConfig.DocsAnswer): "The docs say: …", cited, or its abstention
+// ("The docs don't say …"). When its semantic model failed, the run's
+// answer is not cached: asked again, it may be judged by meaning.
+func (m *Manager) docsSay(ctx context.Context, r *run, question string) string {
+	c := extractive.ComposeContext(ctx, question, r.evidence, m.cfg.Loop.DocsAnswer)
+	if c.Degraded {
+		r.cacheable = false
+	}
+	docs := c.Text
 	if !extractive.Abstained(docs) {
 		docs = "The docs say: " + docs
 	}

@@ -457,7 +457,7 @@ func (m *Manager) Ask(ctx context.Context, req Request, emit Emit) (ans kgagent.
 	if err != nil {
 		return ans, err
 	}
-	text, ans.Answer, ans.Sources, ans.Citations = m.ground(r, q, text)
+	text, ans.Answer, ans.Sources, ans.Citations = m.ground(ctx, r, q, text)
 	usage := r.usage
 	r.emit(kgagent.Event{Kind: kgagent.EventAnswer, Agent: ans.Agent, Text: text, Final: true, Sources: ans.Sources, Usage: &usage, Citations: ans.Citations})
 	if r.record {

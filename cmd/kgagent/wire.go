@@ -284,7 +284,8 @@ func (a *app) openServices(ctx context.Context) error {
 	m, err := agent.New(agent.Config{
 		Model: agent.ModelConfig{LLM: s.llm, Name: cfg.LLMModel, Temperature: cfg.LLMTemperature, MaxTokens: cfg.LLMMaxTokens,
 			CallTimeout: cfg.LLMCallTimeout, ObservationTokens: cfg.LLMObservationTokens, Protocol: cfg.LLMProtocol, ActFirst: cfg.LLMActFirst},
-		Loop:        agent.LoopConfig{SearchFirst: cfg.LLMSearchFirst, AttributeCitations: cfg.LLMAttribute, MaxIterations: cfg.MaxIterations},
+		Loop: agent.LoopConfig{SearchFirst: cfg.LLMSearchFirst, AttributeCitations: cfg.LLMAttribute, MaxIterations: cfg.MaxIterations,
+			DocsAnswer: extractive.Config{Embed: answerEmbed(s.semantic)}},
 		Builtins:    agent.BuiltinsConfig{Knowledge: k, Graph: s.graph, Collection: cfg.Collection, EmbedFetch: a.embedFetch()},
 		Route:       agent.RouteConfig{Embedder: s.embedder},
 		Sessions:    agent.SessionsConfig{Store: db.Sessions()},
