@@ -715,15 +715,16 @@ const semanticPauseQuiet = 50 * time.Millisecond
 // core at most) a second.
 const semanticPauseMost = time.Second
 
-// background reports whether the command runs the background semantic
-// pass (serve, worker, mcp), which yields to requests.
 // serveSQLiteCacheKiB is the page cache of each SQLite connection of the
-// search and graph stores in serve, worker and mcp (SQLite's default is
-// 2,000 KiB): their dozen connections' caches were ~18 MB of serve's
-// resident memory on the OpenJDK API docs, for pages the OS caches anyway.
-// Ingest keeps the default (its writes read the B-trees they update).
+// search store and of the graph store's readers in serve, worker and mcp
+// (SQLite's default is 2,000 KiB; the graph writer keeps 32 MiB): their
+// dozen connections' caches were ~18 MB of serve's resident memory on the
+// OpenJDK API docs, for pages the OS caches anyway. The ingest command
+// keeps the default (its writes read the B-trees they update).
 const serveSQLiteCacheKiB = 256
 
+// background reports whether the command runs the background semantic
+// pass (serve, worker, mcp), which yields to requests.
 func (a *app) background() bool {
 	return a.command == "serve" || a.command == "worker" || a.command == "mcp"
 }
