@@ -41,9 +41,9 @@ type cacheKey struct {
 type cached struct {
 	key    cacheKey
 	at     time.Time
-	ans    kgagent.Answer  // nil once put: the entry holds blob
-	events []kgagent.Event // likewise
-	// blob is ans and events as put encoded them (entryCodec) and
+	ans    kgagent.Answer  // zero once put: the entry holds blob
+	events []kgagent.Event // nil once put
+	// blob is ans and events as put encoded them (encodeEntry) and
 	// compressed: one pointer-free allocation per answer instead of a few
 	// hundred strings, ~4x smaller; errs are the events' errors (nil when
 	// none has one), kept as they were since their Details and Err are not
