@@ -48,10 +48,12 @@ type DigestEntry struct {
 // any other passage.
 func DigestEntries(text string) []DigestEntry { return digestEntries(text, digestMinEntries) }
 
-// DigestEntries is DigestEntries(h.Text), read at most once per hit: search
-// reads every hit's entries for its digest rule and keeps them in the hit,
-// so a consumer of its hits (the knowledge layer's link-heavy rule) reads
-// them from there.
+// DigestEntries is DigestEntries(h.Text), read at most once per hit (once
+// per chunk when the hit has a memo of its text, Hit.Memo): search reads
+// every hit's entries for its digest rule and keeps them in the hit, so a
+// consumer of its hits (the knowledge layer's link-heavy rule) reads them
+// from there. The slice may be shared with other hits of the chunk, in
+// other goroutines: it is not to be changed.
 func (h *Hit) DigestEntries() []DigestEntry {
 	if es := h.digest(); len(es) >= digestMinEntries {
 		return es // digestEntries(text, digestMinEntries) is exactly this
