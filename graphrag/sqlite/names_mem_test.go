@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/kgagent/kgagent"
@@ -221,4 +222,68 @@ func storeWithDoc(t *testing.T, n int, triple func(doc string, i int) kgagent.Tr
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestAdjacencyByEntity: the name index's adjacency lists are sized by
+// entity, not by string (on the OpenJDK API docs 201k of the 695k strings
+// are entity ids; names, types, literals, predicates and provenance are
+// the rest), and each entity's lists are exactly its rows as subject and
+// as object, by rowid. Before, outEnd and inEnd had one end a string.
+func TestAdjacencyByEntity(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	for d := range 6 {
+		doc := fmt.Sprintf("https://docs.example/p/C%d.html", d)
+		var ts []kgagent.Triple
+		for i := range 40 {
+			subj := fmt.Sprintf("p.C%d.m%d", d, i%9)
+			if i%3 == 0 {
+				ts = append(ts, graphtest.L("c", doc, subj, "summary", fmt.Sprintf("Does thing %d of %d.", i, d), fmt.Sprintf("m%d", i)))
+			} else {
+				ts = append(ts, graphtest.T("c", doc, subj, "calls", fmt.Sprintf("p.C%d.m%d", (d+i)%6, i%7), fmt.Sprintf("m%d", i)))
+			}
+		}
+		// a self-loop: one out row, no in row
+		ts = append(ts, graphtest.T("c", doc, fmt.Sprintf("p.C%d.m0", d), "calls", fmt.Sprintf("p.C%d.m0", d), "self"))
+		if err := s.ReplaceDocument(ctx, "c", doc, ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x, err := loadNames(ctx, s.rdb, "c", 0)
+	if err != nil || x == nil {
+		t.Fatalf("loaded %v (%v)", x, err)
+	}
+	if len(x.outEnd) != len(x.ids) || len(x.inEnd) != len(x.ids) || len(x.ids) >= x.strs.len()/2 {
+		t.Fatalf("%d out ends, %d in ends for %d entities of %d strings: want one an entity", len(x.outEnd), len(x.inEnd), len(x.ids), x.strs.len())
+	}
+	for k := range x.ids {
+		id := x.strs.at(x.ids[k])
+		var out, in []int32
+		for i := range x.rows {
+			r := &x.rows[i]
+			s := x.strs.at(x.nodes[r.s][0])
+			o := ""
+			if r.o >= 0 {
+				o = x.strs.at(x.nodes[r.o][0])
+			}
+			if s == id {
+				out = append(out, int32(i))
+			} else if o == id {
+				in = append(in, int32(i))
+			}
+		}
+		if got, ok := x.lookupID(id); !ok || got != int32(k) {
+			t.Errorf("lookupID(%q) = %d %v, want %d", id, got, ok, k)
+		}
+		if got := span(x.outRows, x.outEnd, int32(k)); !slices.Equal(got, out) {
+			t.Errorf("%s: out rows %v, want %v", id, got, out)
+		}
+		if got := span(x.inRows, x.inEnd, int32(k)); !slices.Equal(got, in) {
+			t.Errorf("%s: in rows %v, want %v", id, got, in)
+		}
+	}
 }

@@ -74,11 +74,17 @@ type nameIndex struct {
 	rows  []memTriple // the collection's triples, by rowid
 	nodes [][3]int32  // a subject or object: id, name and type as strs indexes
 	provs [][3]int32  // where a triple is from: chunk id, doc URL, source URL as strs indexes
+	// ids are the strs indexes of the subjects' and objects' ids (not
+	// the empty one), by string: entity k is ids[k]; nodeEnt is node i's
+	// entity (-1: the empty id)
+	ids     []int32
+	nodeEnt []int32
 	// an entity's rows as subject, by rowid: outRows[outEnd[k-1]:outEnd[k]]
-	// for strs index k; as object (not as subject too): inRows, inEnd
+	// for entity k; as object (not as subject too): inRows, inEnd. They
+	// are sized by entity, not by string: 201k ids of 695k strings on the
+	// OpenJDK API docs
 	outRows, outEnd []int32
 	inRows, inEnd   []int32
-	ids             []int32 // strs indexes of the subjects and objects, by string (entity ids only are looked up)
 }
 
 // memTriple is one triple row: its subject as an index into
@@ -108,14 +114,14 @@ func (x *nameIndex) str(k int32) string {
 	return x.extra.at(^k)
 }
 
-// sid and oid are the strs indexes of r's subject and object ids (0, "",
-// for a literal's).
-func (x *nameIndex) sid(r *memTriple) int32 { return x.nodes[r.s][0] }
-func (x *nameIndex) oid(r *memTriple) int32 {
+// sent and oent are the entities of r's subject and object, -1 for none
+// (a literal's object, or the empty id).
+func (x *nameIndex) sent(r *memTriple) int32 { return x.nodeEnt[r.s] }
+func (x *nameIndex) oent(r *memTriple) int32 {
 	if r.o < 0 {
-		return 0
+		return -1
 	}
-	return x.nodes[r.o][0]
+	return x.nodeEnt[r.o]
 }
 
 // span is list[end[k-1]:end[k]].
@@ -147,13 +153,13 @@ func (x *nameIndex) wordSearch(w string) int {
 	return sort.Search(len(x.words), func(i int) bool { return x.str(x.words[i]) >= w })
 }
 
-// lookupID is the strs index of entity id id.
+// lookupID is the entity whose id is id.
 func (x *nameIndex) lookupID(id string) (int32, bool) {
 	i := sort.Search(len(x.ids), func(i int) bool { return x.strs.at(x.ids[i]) >= id })
 	if i == len(x.ids) || x.strs.at(x.ids[i]) != id {
 		return 0, false
 	}
-	return x.ids[i], true
+	return int32(i), true
 }
 
 // memBytes is how much memory the index holds (its arrays; the few headers
@@ -161,7 +167,7 @@ func (x *nameIndex) lookupID(id string) (int32, bool) {
 func (x *nameIndex) memBytes() int {
 	n := x.extra.bytes() + x.strs.bytes()
 	n += int(unsafe.Sizeof(nameEnt{}))*cap(x.ents) + int(unsafe.Sizeof(memTriple{}))*cap(x.rows) + 12*(cap(x.nodes)+cap(x.provs))
-	for _, l := range [][]int32{x.words, x.wordEnts, x.wordEnd, x.outRows, x.outEnd, x.inRows, x.inEnd, x.ids} {
+	for _, l := range [][]int32{x.words, x.wordEnts, x.wordEnd, x.outRows, x.outEnd, x.inRows, x.inEnd, x.ids, x.nodeEnt} {
 		n += 4 * cap(l)
 	}
 	return n
@@ -702,28 +708,59 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 	return nil
 }
 
-// link makes list, ordered by rowid, x's triples, with their adjacency
-// lists and the ids of their entities.
+// link makes list, ordered by rowid, x's triples, with the ids of their
+// entities and their adjacency lists.
 func (x *nameIndex) link(list []memTriple) {
 	n := x.strs.len()
 	if n == 0 {
 		x.rows = list
 		return
 	}
-	x.outEnd = make([]int32, n)
-	x.inEnd = make([]int32, n)
+	// the entities: the ids of nodes that are a triple's subject or
+	// object, by string
 	isID := make([]bool, n)
 	for i := range list {
-		s, o := x.sid(&list[i]), x.oid(&list[i])
-		isID[s], isID[o] = true, true
-		x.outEnd[s]++
-		if o != s && o != 0 {
+		r := &list[i]
+		isID[x.nodes[r.s][0]] = true
+		if r.o >= 0 {
+			isID[x.nodes[r.o][0]] = true
+		}
+	}
+	isID[0] = false // the empty id is no entity
+	x.ids = x.ids[:0]
+	for k, ok := range isID {
+		if ok {
+			x.ids = append(x.ids, int32(k))
+		}
+	}
+	x.ids = shrink(x.ids)
+	slices.SortFunc(x.ids, func(a, b int32) int { return strings.Compare(x.strs.at(a), x.strs.at(b)) })
+	ent := make([]int32, n) // strs index to entity, for the nodes
+	for k := range ent {
+		ent[k] = -1
+	}
+	for e, k := range x.ids {
+		ent[k] = int32(e)
+	}
+	x.nodeEnt = make([]int32, len(x.nodes))
+	for i, nd := range x.nodes {
+		x.nodeEnt[i] = ent[nd[0]]
+	}
+	m := len(x.ids)
+	x.outEnd = make([]int32, m)
+	x.inEnd = make([]int32, m)
+	for i := range list {
+		s, o := x.sent(&list[i]), x.oent(&list[i])
+		if s >= 0 {
+			x.outEnd[s]++
+		}
+		if o != s && o >= 0 {
 			x.inEnd[o]++
 		}
 	}
 	// counts to end offsets
 	var o, in int32
-	for k := range n {
+	for k := range m {
 		o += x.outEnd[k]
 		x.outEnd[k] = o
 		in += x.inEnd[k]
@@ -734,27 +771,23 @@ func (x *nameIndex) link(list []memTriple) {
 	// fill each list from its end backwards, rows in descending order, so
 	// every list ends up by rowid
 	for i := len(list) - 1; i >= 0; i-- {
-		s, o := x.sid(&list[i]), x.oid(&list[i])
-		x.outEnd[s]--
-		x.outRows[x.outEnd[s]] = int32(i)
-		if o != s && o != 0 {
+		s, o := x.sent(&list[i]), x.oent(&list[i])
+		if s >= 0 {
+			x.outEnd[s]--
+			x.outRows[x.outEnd[s]] = int32(i)
+		}
+		if o != s && o >= 0 {
 			x.inEnd[o]--
 			x.inRows[x.inEnd[o]] = int32(i)
 		}
 	}
 	// the fill left each end at its list's start: shift to ends
-	copy(x.outEnd, x.outEnd[1:])
-	x.outEnd[n-1] = o
-	copy(x.inEnd, x.inEnd[1:])
-	x.inEnd[n-1] = in
-	x.ids = x.ids[:0]
-	for k, ok := range isID {
-		if ok {
-			x.ids = append(x.ids, int32(k))
-		}
+	if m > 0 {
+		copy(x.outEnd, x.outEnd[1:])
+		x.outEnd[m-1] = o
+		copy(x.inEnd, x.inEnd[1:])
+		x.inEnd[m-1] = in
 	}
-	x.ids = shrink(x.ids)
-	slices.SortFunc(x.ids, func(a, b int32) int { return strings.Compare(x.strs.at(a), x.strs.at(b)) })
 	x.rows = list
 }
 
@@ -1075,8 +1108,8 @@ func (x *nameIndex) expand(collection string, seeds []string, hops, per int) []k
 			if row.o < 0 { // a literal: its object is no entity
 				return
 			}
-			for _, e := range []int32{x.sid(row), x.oid(row)} {
-				if e != 0 && !visited[e] {
+			for _, e := range []int32{x.sent(row), x.oent(row)} {
+				if e >= 0 && !visited[e] {
 					visited[e] = true
 					next = append(next, e)
 				}
