@@ -71,8 +71,7 @@ func benchColScan(b *testing.B, n, step int) {
 	vs := randVecs(4096, dim)
 	for i := range n {
 		m.appendVec(vs[(i%4096)*dim : (i%4096+1)*dim])
-		m.rids = append(m.rids, int64(i))
-		m.pos[int64(i)] = int32(i) // the rescore reads each candidate's row
+		m.appendRid(int64(i)) // the rescore reads each candidate's row
 		m.appendDoc("d")
 	}
 	q := make([]float32, dim)
@@ -102,8 +101,7 @@ func benchColScanSparse(b *testing.B, n, step int) {
 	m.reserve(n)
 	for i := range n {
 		m.appendVec(vs[(i%4096)*dim : (i%4096+1)*dim])
-		m.rids = append(m.rids, int64(i))
-		m.pos[int64(i)] = int32(i)
+		m.appendRid(int64(i))
 		m.appendDoc("d")
 	}
 	m.compact()

@@ -38,7 +38,12 @@ type memColl struct {
 	byCol  bool
 	qtmp   []int8    // appendVec's scratch row
 	scales []float32 // per slot: the vector times scale approximates the float vector
-	pos    map[int64]int32
+	// pos is each live row's slot, by row id, once rids stopped
+	// ascending (a write added a row below the last one: SQLite reuses a
+	// deleted top rowid); nil before, when slotOf binary-searches rids.
+	// A copy loaded in rowid order has none: the map was ~4 MB of the
+	// OpenJDK API docs' 209k rows.
+	pos map[int64]int32
 	// page ids: every slot's document as a small integer, so keyword
 	// search can rank whole pages from the chunk postings; -1 marks a
 	// deleted slot. A slot's doc URL is pageURL[docID[slot]] (doc): no
@@ -258,7 +263,7 @@ func (f *fieldIndex) compact() {
 }
 
 func newMemColl(dim int, w [3]float32) *memColl {
-	return &memColl{dim: dim, pos: map[int64]int32{}, weights: w, docIdx: map[string]int32{},
+	return &memColl{dim: dim, weights: w, docIdx: map[string]int32{},
 		all: fieldIndex{post: map[string][]posting{}}, head: fieldIndex{post: map[string][]posting{}}}
 }
 
@@ -434,9 +439,7 @@ func (m *memColl) addIndexed(rid int64, doc string, c kgagent.Chunk) {
 
 // addTerms adds a row whose vector was already appended, from its terms.
 func (m *memColl) addTerms(rid int64, doc string, ct *chunkTerms) {
-	slot := int32(len(m.rids))
-	m.pos[rid] = slot
-	m.rids = append(m.rids, rid)
+	slot := m.appendRid(rid)
 	d := m.appendDoc(doc)
 	m.growSem()
 	length := ct.length
@@ -448,6 +451,41 @@ func (m *memColl) addTerms(rid int64, doc string, ct *chunkTerms) {
 	}
 	m.docLive[d]++
 	m.docLen[d] += length
+}
+
+// appendRid gives row rid the next slot and returns it; a row id below
+// the last one makes pos.
+func (m *memColl) appendRid(rid int64) int32 {
+	slot := int32(len(m.rids))
+	if m.pos == nil && slot > 0 && rid < m.rids[slot-1] {
+		m.pos = make(map[int64]int32, m.live+1)
+		for s, r := range m.rids {
+			if m.docID[s] >= 0 {
+				m.pos[r] = int32(s)
+			}
+		}
+	}
+	m.rids = append(m.rids, rid)
+	if m.pos != nil {
+		m.pos[rid] = slot
+	}
+	return slot
+}
+
+// slotOf is the live slot holding row rid.
+func (m *memColl) slotOf(rid int64) (int32, bool) {
+	if m.pos != nil {
+		s, ok := m.pos[rid]
+		return s, ok
+	}
+	// rids ascend, not strictly: a reused rowid follows its tombstone
+	i, _ := slices.BinarySearch(m.rids, rid)
+	for ; i < len(m.rids) && m.rids[i] == rid; i++ {
+		if m.docID[i] >= 0 {
+			return int32(i), true
+		}
+	}
+	return 0, false
 }
 
 // appendDoc gives the next slot the document doc (a page id, the page's
@@ -476,11 +514,13 @@ func (m *memColl) doc(slot int) string {
 
 func (m *memColl) remove(rids []int64) {
 	for _, rid := range rids {
-		slot, ok := m.pos[rid]
+		slot, ok := m.slotOf(rid)
 		if !ok {
 			continue
 		}
-		delete(m.pos, rid)
+		if m.pos != nil {
+			delete(m.pos, rid)
+		}
 		m.removeSem(slot)
 		if d := m.docID[slot]; d >= 0 {
 			m.docLen[d] -= m.all.lens[slot]
@@ -592,8 +632,7 @@ func (x *Index) loadCollection(ctx context.Context, collection string, build boo
 	m.reserve(count)
 	tmp := make([]float32, 0, dim)
 	q8 := make([]byte, 0, dim+4) // a sparse vector unpacked
-	m.pos = make(map[int64]int32, count)
-	docs := map[string]string{} // intern doc URLs
+	docs := map[string]string{}  // intern doc URLs
 	// A chunk whose body does not decode is left out (logged, counted):
 	// one corrupt row must not make the whole collection unsearchable.
 	corrupt := 0
@@ -875,7 +914,8 @@ func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilte
 	cands := m.colScan(qv, dims[:limit], qscale, prefilterKeep(n), prefix)
 	// Rescore over the query's non-zero dimensions only (the rest add 0).
 	for i, c := range cands {
-		slot := int(m.pos[c.rid])
+		s, _ := m.slotOf(c.rid)
+		slot := int(s)
 		var dot int32
 		for _, j := range dims {
 			dot += int32(qv[j]) * int32(m.cols[j].at(slot))

@@ -20,8 +20,7 @@ func TestTopKPrefilter(t *testing.T) {
 	vs := randVecs(n, dim)
 	for i := range n {
 		m.appendVec(vs[i*dim : (i+1)*dim])
-		m.rids = append(m.rids, int64(i))
-		m.pos[int64(i)] = int32(i)
+		m.appendRid(int64(i))
 		doc := "https://a/"
 		if i%2 == 1 {
 			doc = "https://b/"
@@ -407,4 +406,43 @@ func TestSlotArraysHoldNoPointers(t *testing.T) {
 	if got := slotDocs(m); !reflect.DeepEqual(got, []string{"https://d/0", "https://d/1", "https://d/0"}) {
 		t.Errorf("docs %q", got)
 	}
+}
+
+// TestSlotOfWithoutMap: a search copy whose rows come in ascending row id
+// order keeps no row id map (it was ~4 MB of the OpenJDK API docs' copy)
+// and finds each live row's slot by binary search, a reused top rowid
+// included; a row id below the last one makes the map, and every live row
+// is still found, no removed one.
+func TestSlotOfWithoutMap(t *testing.T) {
+	m := newMemColl(4, [3]float32{1, 1, 1})
+	v := []float32{1, 0, 0, 0}
+	for rid := int64(10); rid < 20; rid++ {
+		m.add(rid, fmt.Sprintf("https://d/%d", rid/3), kgagent.Chunk{ID: fmt.Sprint(rid), Text: "alpha beta"}, v)
+	}
+	m.remove([]int64{19, 12})
+	m.add(19, "https://d/6", kgagent.Chunk{ID: "19b", Text: "gamma"}, v) // SQLite reuses the deleted top rowid
+	if m.pos != nil {
+		t.Fatalf("row ids ascending: a map of %d rows, want none", len(m.pos))
+	}
+	want := map[int64]int32{10: 0, 11: 1, 13: 3, 14: 4, 15: 5, 16: 6, 17: 7, 18: 8, 19: 10}
+	check := func(stage string) {
+		t.Helper()
+		for rid := int64(0); rid < 25; rid++ {
+			slot, ok := m.slotOf(rid)
+			if w, live := want[rid]; ok != live || slot != w {
+				t.Errorf("%s: slotOf(%d) = %d %v, want %d %v", stage, rid, slot, ok, w, live)
+			}
+		}
+	}
+	check("ascending")
+	m.add(12, "https://d/4", kgagent.Chunk{ID: "12b", Text: "delta"}, v)
+	want[12] = 11
+	if m.pos == nil {
+		t.Fatal("row id 12 after 19: no map")
+	}
+	check("with the map")
+	m.remove([]int64{12, 15})
+	delete(want, 12)
+	delete(want, 15)
+	check("removed")
 }

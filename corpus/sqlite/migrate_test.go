@@ -142,7 +142,7 @@ func TestMigrateQ8(t *testing.T) {
 		// the semantic set holds what the old binary quantised from its floats
 		for model, set := range m.sem {
 			for rid, b := range oldSem {
-				slot, ok := m.pos[rid]
+				slot, ok := m.slotOf(rid)
 				if !ok {
 					continue
 				}

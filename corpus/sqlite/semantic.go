@@ -247,7 +247,7 @@ func (x *Index) semanticCosines(ctx context.Context, q corpus.Query, lists ...[]
 	qv, qs := quantize(make([]int8, 0, s.dim), q.Semantic)
 	for _, l := range lists {
 		for _, r := range l {
-			slot, ok := m.pos[r.rid]
+			slot, ok := m.slotOf(r.rid)
 			if !ok || int(slot) >= len(s.scales) {
 				continue
 			}
@@ -362,7 +362,7 @@ func (x *Index) PutSemantic(ctx context.Context, model string, vecs []corpus.Sem
 	defer x.cacheMu.Unlock()
 	for _, m := range x.cache {
 		for _, v := range vecs {
-			if slot, ok := m.pos[v.Key]; ok {
+			if slot, ok := m.slotOf(v.Key); ok {
 				m.setSem(model, slot, v.Vector)
 			}
 		}
@@ -388,7 +388,7 @@ func (x *Index) loadSem(ctx context.Context, collection string, m *memColl) erro
 		if err := rows.Scan(&model, &rid, &blob); err != nil {
 			return dbErr(err, "load semantic vectors")
 		}
-		if slot, ok := m.pos[rid]; ok {
+		if slot, ok := m.slotOf(rid); ok {
 			m.setSemQ8(model, slot, blob)
 		}
 	}

@@ -229,7 +229,6 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	}
 	m.rids = make([]int64, live)
 	m.docID = make([]int32, live)
-	m.pos = make(map[int64]int32, live)
 	m.docLen = make([]float32, nPages)
 	m.docLive = make([]int32, nPages)
 	for i := range pages {
@@ -244,8 +243,15 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 			return nil, fmt.Errorf("snapshot: page %d of %d", p, nPages)
 		}
 		m.rids[s], m.docID[s] = rid, int32(p)
-		m.pos[rid] = int32(s)
+		if m.pos == nil && s > 0 && rid < m.rids[s-1] {
+			m.pos = make(map[int64]int32, live) // filled below
+		}
 		m.docLive[p]++
+	}
+	if m.pos != nil {
+		for s := 0; s < live; s++ {
+			m.pos[m.rids[s]] = int32(s)
+		}
 	}
 	vecs := d.Bytes()
 	if d.Err == nil && len(vecs) != live*dim {

@@ -819,7 +819,7 @@ func (x *Index) load(ctx context.Context, collection string, ranked []scored, co
 	for i, r := range ranked {
 		slots[i] = -1
 		if m != nil {
-			if s, ok := m.pos[r.rid]; ok {
+			if s, ok := m.slotOf(r.rid); ok {
 				slots[i] = s
 			}
 		}

@@ -113,7 +113,7 @@ func (x *Index) runGroup(group []*writeJob) {
 			}
 		}
 		for _, c := range g.sem {
-			if slot, ok := m.pos[g.added[c.i]]; ok {
+			if slot, ok := m.slotOf(g.added[c.i]); ok {
 				m.setSemQ8(c.model, slot, c.blob)
 			}
 		}
