@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/agent/cite"
 	"github.com/kgagent/kgagent/agent/extractive"
+	"github.com/kgagent/kgagent/internal/poll"
 	"github.com/kgagent/kgagent/openai/openaitest"
 )
 
@@ -73,5 +76,44 @@ func TestModelCitationOutOfRange(t *testing.T) {
 	}
 	if r.valid = validCitations(t, r); r.valid == 0 {
 		t.Errorf("no valid citation in %q", r.answer)
+	}
+}
+
+// TestModelWithoutAnswerFallsBackByMeaning serves the demo with semantic
+// search on (the MiniLM weights) and an OpenAI-compatible stand-in that
+// writes only protocol text: the answer to the upgrade question is what
+// the docs say, from the migration guide (their word is "migrate"), as the
+// built-in model answers it (TestSemanticPassOnServe) — not the abstention
+// the answerer writes by words alone, which ground wrote for an LLM before
+// (agent.LoopConfig.DocsAnswer had no Embed).
+func TestModelWithoutAnswerFallsBackByMeaning(t *testing.T) {
+	needMiniLM(t)
+	reply := openaitest.Reply("A: answer [1]")
+	srv := openaitest.New(t, reply, reply, reply)
+	s := startServeFull(t, "--demo", "--demo-site-dir", siteDir, "--semantic-search", "auto", "--answer-cache-size", "0", "--llm", "openai", "--llm-base-url", srv.URL,
+		"--llm-model", "scripted", "--llm-protocol", "text", "--max-iterations", "3")
+	waitDemoIngestedWithin(t, s.stderr, 2*time.Minute)
+	poll.Until(t, 5*time.Minute, func() error {
+		done, total := metricValue(t, s.base, "kgagent_semantic_chunks_embedded"), metricValue(t, s.base, "kgagent_semantic_chunks")
+		if total == 0 || done < total || metricValue(t, s.base, "kgagent_semantic_pass_running") != 0 {
+			return fmt.Errorf("semantic vectors %v of %v", done, total)
+		}
+		return nil
+	})
+	r := ollamaREST(t, s.base, upgradeQuestion)
+	if r.err != "" {
+		t.Fatal(r.err)
+	}
+	const lead = "The model gave no answer (only protocol text). The docs say: Migrating from Lumen 1.x: Lumen 2.0 changed the on-disk format."
+	if r.citations != kgagent.CitationsFallback || !strings.HasPrefix(r.answer, lead) || !strings.Contains(r.answer, "Run lumen migrate --from /var/lib/lumen-1 --to /var/lib/lumen once") {
+		t.Errorf("answer %q (citations %s), want the docs' answer from the migration guide after %q", r.answer, r.citations, lead)
+	}
+	if len(r.sources) == 0 || !strings.HasSuffix(r.sources[0].URL, "/guides/migration.html#migration") {
+		t.Errorf("sources %+v, want the migration guide first", r.sources)
+	}
+	for _, n := range cite.Numbers(r.answer) {
+		if n < 1 || n > len(r.sources) {
+			t.Errorf("answer cites [%d] with %d sources: %q", n, len(r.sources), r.answer)
+		}
 	}
 }
