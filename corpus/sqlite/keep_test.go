@@ -164,13 +164,14 @@ func TestTermsDoNotHoldText(t *testing.T) {
 	lo := uintptr(unsafe.Pointer(unsafe.StringData(text)))
 	hi := lo + uintptr(len(text))
 	for _, fi := range []*fieldIndex{&m.all, &m.head} {
-		for term := range fi.post {
+		for i := range fi.terms.len() {
+			term := fi.terms.term(int32(i))
 			if p := uintptr(unsafe.Pointer(unsafe.StringData(term))); p >= lo && p < hi {
 				t.Errorf("term %q points into the chunk's text", term)
 			}
 		}
 	}
-	if len(m.all.post["uniqueidentifi"]) == 0 && len(m.all.post["uniqueidentifier"]) == 0 {
+	if len(m.all.list("uniqueidentifi")) == 0 && len(m.all.list("uniqueidentifier")) == 0 {
 		t.Errorf("terms %v", expandPosts(&m.all))
 	}
 }

@@ -57,7 +57,6 @@ type memColl struct {
 	livePage int
 	all      fieldIndex // BM25F over title, headings and body
 	head     fieldIndex // BM25 over title and headings only
-	terms    termArena  // the keys of all and head added since the copy was made
 	bytes    int64      // roughly the memory its rows hold (postingCost): counted as they are added, estimated for a copy read from its snapshot
 
 	live    int
@@ -153,7 +152,9 @@ func chunkBytes(ch *kgagent.Chunk) int {
 // slot and a code for its term frequency (the distinct frequencies are few:
 // field weights times small counts), see posting.
 type fieldIndex struct {
-	post     map[string][]posting
+	// terms and their posting lists: lists[i] is term i's (terms.term(i))
+	terms    termTable
+	lists    [][]posting
 	lens     []float32 // weighted length per slot
 	totalLen float64
 
@@ -171,10 +172,9 @@ type posting uint32
 // ran out); fieldIndex.wide holds it.
 const wideCode = 0xff
 
-// wideKey is a wideCode posting: its term and slot.
+// wideKey is a wideCode posting: its term's number and its slot.
 type wideKey struct {
-	term string
-	slot int32
+	term, slot int32
 }
 
 // maxSlots is how many slots a search copy may hold (a posting's slot is 24
@@ -184,8 +184,17 @@ var maxSlots = 1 << 24
 
 func (p posting) slot() int32 { return int32(p >> 8) }
 
-// tf is the term frequency of p, a posting in term's list.
-func (f *fieldIndex) tf(term string, p posting) float32 {
+// list is term t's posting list, nil when the index lacks it.
+func (f *fieldIndex) list(t string) []posting {
+	i, ok := f.terms.find(t)
+	if !ok {
+		return nil
+	}
+	return f.lists[i]
+}
+
+// tf is the term frequency of p, a posting in term number term's list.
+func (f *fieldIndex) tf(term int32, p posting) float32 {
 	if c := p & 0xff; c != wideCode {
 		return f.tfs[c]
 	}
@@ -211,8 +220,9 @@ func (f *fieldIndex) code(tf float32) uint8 {
 	return c
 }
 
-// push appends (slot, tf) to term's list (slot above every slot in it).
-func (f *fieldIndex) push(term string, slot int32, tf float32) {
+// push appends (slot, tf) to term number term's list (slot above every
+// slot in it).
+func (f *fieldIndex) push(term, slot int32, tf float32) {
 	c := f.code(tf)
 	if c == wideCode {
 		if f.wide == nil {
@@ -220,22 +230,22 @@ func (f *fieldIndex) push(term string, slot int32, tf float32) {
 		}
 		f.wide[wideKey{term, slot}] = tf
 	}
-	f.post[term] = append(f.post[term], posting(uint32(slot)<<8|uint32(c)))
+	f.lists[term] = append(f.lists[term], posting(uint32(slot)<<8|uint32(c)))
 }
 
 // add adds slot's terms with their frequencies. A term new to the index
-// is copied into arena first: a term is a slice of the chunk's text (or of
-// its lower-cased copy), and the index's key would keep that whole text
-// alive as long as the index.
-// It returns the bytes of the new terms (copyBytes).
-func (f *fieldIndex) add(slot int32, tf map[string]float32, length float32, arena *termArena) int64 {
+// is copied into its term table.
+// It returns the bytes of the new terms.
+func (f *fieldIndex) add(slot int32, tf map[string]float32, length float32) int64 {
 	var grown int64
 	for t, n := range tf {
-		if _, ok := f.post[t]; !ok {
-			t = arena.str(unsafe.Slice(unsafe.StringData(t), len(t)))
+		i, ok := f.terms.find(t)
+		if !ok {
+			i = f.terms.add(t)
+			f.lists = append(f.lists, nil)
 			grown += termCost + int64(len(t))
 		}
-		f.push(t, slot, n)
+		f.push(i, slot, n)
 	}
 	f.lens = append(f.lens, length)
 	f.totalLen += float64(length)
@@ -243,11 +253,13 @@ func (f *fieldIndex) add(slot int32, tf map[string]float32, length float32, aren
 }
 
 // What a search copy holds, in bytes, roughly (memColl.bytes): a posting
-// (with its list's growth), a term (its map entry and list besides its
-// letters), a row (its ids, lengths, page, position and vector bitmap
+// (with its list's growth), a term (its list and term table entry besides
+// its letters), a row (its ids, lengths, page, position and vector bitmap
 // besides the vector's non-zero values). The Python docs' copy (29,883
-// rows, 1.03M postings, 40k terms, 4.0M non-zero values) is 21.8 MB of
-// heap and estimated 20.5.
+// rows, 1.03M postings, 40k terms, 4.0M non-zero values) was 21.8 MB of
+// heap and estimated 20.5 when a term was a map entry; a term takes ~40
+// bytes less now, and termCost was left as it was (Keep's bound errs on
+// the safe side).
 const (
 	postingCost = 8
 	termCost    = 100
@@ -255,16 +267,19 @@ const (
 )
 
 func (f *fieldIndex) compact() {
-	for t, ps := range f.post {
+	for i, ps := range f.lists {
 		if cap(ps) > len(ps) {
-			f.post[t] = append(make([]posting, 0, len(ps)), ps...)
+			f.lists[i] = append(make([]posting, 0, len(ps)), ps...)
 		}
+	}
+	f.terms.shrink()
+	if cap(f.lists) > len(f.lists) {
+		f.lists = append(make([][]posting, 0, len(f.lists)), f.lists...)
 	}
 }
 
 func newMemColl(dim int, w [3]float32) *memColl {
-	return &memColl{dim: dim, weights: w, docIdx: map[string]int32{},
-		all: fieldIndex{post: map[string][]posting{}}, head: fieldIndex{post: map[string][]posting{}}}
+	return &memColl{dim: dim, weights: w, docIdx: map[string]int32{}}
 }
 
 func (m *memColl) add(rid int64, doc string, c kgagent.Chunk, v []float32) {
@@ -443,7 +458,7 @@ func (m *memColl) addTerms(rid int64, doc string, ct *chunkTerms) {
 	d := m.appendDoc(doc)
 	m.growSem()
 	length := ct.length
-	m.bytes += m.all.add(slot, ct.tf, length, &m.terms) + m.head.add(slot, ct.htf, ct.hlength, &m.terms) +
+	m.bytes += m.all.add(slot, ct.tf, length) + m.head.add(slot, ct.htf, ct.hlength) +
 		postingCost*int64(len(ct.tf)+len(ct.htf)) + rowCost + int64(m.dim/8)
 	m.live++
 	if m.docLive[d] == 0 {
@@ -1103,7 +1118,7 @@ func (x *Index) Known(ctx context.Context, collection string, words []string) ([
 	for i, w := range words {
 		out[i] = true
 		for _, t := range text.Terms(w) {
-			if len(m.all.post[t]) > 0 || m.all.hasNear(t) {
+			if len(m.all.list(t)) > 0 || m.all.hasNear(t) {
 				continue
 			}
 			out[i] = false
@@ -1118,8 +1133,12 @@ func (f *fieldIndex) hasNear(t string) bool {
 	if len(t) < 3 {
 		return false
 	}
-	for u, ps := range f.post {
-		if len(ps) == 0 || u == t {
+	for i, ps := range f.lists {
+		if len(ps) == 0 {
+			continue
+		}
+		u := f.terms.term(int32(i))
+		if u == t {
 			continue
 		}
 		short, long := t, u
@@ -1203,15 +1222,16 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 	// telling word's while their posting lists are the longest.
 	seen := map[string]bool{}
 	lists := make([][]posting, 0, len(terms))
-	listTerms := make([]string, 0, len(terms))
+	listTerms := make([]int32, 0, len(terms))
 	rare := false
 	for _, t := range terms {
 		if seen[t] {
 			continue
 		}
 		seen[t] = true
-		if ps := fi.post[t]; len(ps) > 0 {
-			lists, listTerms = append(lists, ps), append(listTerms, t)
+		if i, ok := fi.terms.find(t); ok && len(fi.lists[i]) > 0 {
+			ps := fi.lists[i]
+			lists, listTerms = append(lists, ps), append(listTerms, i)
 			rare = rare || 2*len(ps) <= m.live
 		}
 	}

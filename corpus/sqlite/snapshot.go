@@ -137,7 +137,7 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 			return n
 		}
 		terms := 0
-		for _, ps := range f.fi.post {
+		for _, ps := range f.fi.lists {
 			if liveCount(ps) > 0 {
 				terms++
 			}
@@ -149,7 +149,8 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 		// only for the few coded wideCode)
 		tfIdx := map[uint32]uint32{}
 		var used [wideCode]bool
-		for term, ps := range f.fi.post {
+		for term, ps := range f.fi.lists {
+			term := int32(term)
 			for _, p := range ps {
 				if newSlot[p.slot()] < 0 {
 					continue
@@ -181,12 +182,13 @@ func encodeSnapshot(e *snapfile.Encoder, m *memColl) {
 			}
 		}
 		e.U32(uint32(terms))
-		for term, ps := range f.fi.post {
+		for term, ps := range f.fi.lists {
+			term := int32(term)
 			n := liveCount(ps)
 			if n == 0 {
 				continue
 			}
-			e.Str(term)
+			e.Str(f.fi.terms.term(term))
 			e.Uvarint(uint64(n))
 			last := int32(-1)
 			for _, p := range ps {
@@ -297,7 +299,6 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	// the terms and posting lists are carved out of big blocks: a few
 	// hundred allocations instead of two per term (~1M on the OpenJDK docs)
 	var pa postingArena
-	var ta termArena
 	for _, fi := range []*fieldIndex{&m.all, &m.head} {
 		fi.lens = d.F32s()
 		if d.Err == nil && len(fi.lens) != live {
@@ -311,7 +312,8 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 		if d.Err != nil || terms > len(d.B) {
 			return nil, snapfile.ErrShort
 		}
-		fi.post = make(map[string][]posting, terms)
+		fi.terms.reserve(terms)
+		fi.lists = make([][]posting, 0, terms)
 		// the snapshot's frequency table gives the codes (its first
 		// wideCode entries; the rest are coded wideCode)
 		codes := make([]uint8, len(tfs))
@@ -319,12 +321,17 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 			codes[k] = fi.code(tf)
 		}
 		for range terms {
-			term := ta.str(d.Bytes())
+			b := d.Bytes()
+			ts := unsafe.String(unsafe.SliceData(b), len(b)) // copied by add
+			if _, ok := fi.terms.find(ts); ok {
+				return nil, errors.New("snapshot: a term twice")
+			}
+			term := fi.terms.add(ts)
 			n := d.Uvarint()
 			if d.Err != nil || n > uint64(len(d.B)/2) { // two bytes at least a posting
 				return nil, snapfile.ErrShort
 			}
-			size += termCost + int64(len(term)) + postingCost*int64(n)
+			size += termCost + int64(len(b)) + postingCost*int64(n)
 			ps := pa.take(int(n))
 			slot := int64(-1)
 			for i := range ps {
@@ -353,8 +360,9 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 			if d.Err != nil {
 				return nil, d.Err
 			}
-			fi.post[term] = ps
+			fi.lists = append(fi.lists, ps)
 		}
+		fi.terms.shrink()
 	}
 	if d.Err != nil {
 		return nil, d.Err
@@ -394,25 +402,6 @@ func (a *postingArena) take(n int) []posting {
 	lo := len(a.block)
 	a.block = a.block[:lo+n]
 	return a.block[lo : lo+n : lo+n]
-}
-
-// termArena copies terms into shared blocks.
-type termArena struct{ block []byte }
-
-// str is a copy of p in the arena (p itself when it is empty).
-func (a *termArena) str(p []byte) string {
-	if len(p) == 0 {
-		return ""
-	}
-	if len(p) > 1<<10 {
-		return string(p)
-	}
-	if len(a.block)+len(p) > cap(a.block) {
-		a.block = make([]byte, 0, 1<<20)
-	}
-	lo := len(a.block)
-	a.block = append(a.block, p...)
-	return unsafe.String(&a.block[lo], len(p))
 }
 
 // readSnapshot returns the snapshot of collection at version, or nil when

@@ -248,9 +248,9 @@ func TestSnapshotPostingsCompact(t *testing.T) {
 	encodeSnapshot(e, m)
 	postings, terms := 0, 0
 	for _, fi := range []*fieldIndex{&m.all, &m.head} {
-		for t, ps := range fi.post {
+		for t, ps := range fi.lists {
 			postings += len(ps)
-			terms += 4 + len(t)
+			terms += 4 + len(fi.terms.term(int32(t)))
 		}
 	}
 	// vectors, scales and two lengths a row, the frequency tables, terms
