@@ -112,10 +112,11 @@ func (c *answerCache) get(k cacheKey, now time.Time) (*cached, bool) {
 
 // put stores e, evicting the least recently used entries beyond the size
 // or the bytes. The entry is encoded first (own), so that it holds only
-// its own bytes. An entry bigger than the bytes is not kept.
+// its own bytes. An entry bigger than the bytes, or whose encoding is past
+// maxEntryLen before compression, is not kept.
 func (c *answerCache) put(e *cached) {
 	e.own()
-	if e.size > c.maxBytes {
+	if e.size > c.maxBytes || !decodable(e.blob) {
 		return
 	}
 	c.mu.Lock()

@@ -89,9 +89,26 @@ const maxEntryScratch = 1 << 20
 // errBadEntry: bytes that encodeEntry did not write.
 var errBadEntry = errors.New("answer cache: bad entry")
 
+// maxEntryLen is the most bytes an entry's encoding may take before
+// compression. A longer answer is not cached (a long answer and its
+// events take ~100 KB), and decodeEntry refuses a blob whose header
+// claims more, so that bytes encodeEntry did not write cannot make it
+// allocate up to 4 GiB.
+const maxEntryLen = 64 << 20
+
+// decodable reports whether blob's header claims at most maxEntryLen
+// bytes.
+func decodable(blob []byte) bool {
+	n, err := s2.DecodedLen(blob)
+	return err == nil && n <= maxEntryLen
+}
+
 // decodeEntry is the answer and events encodeEntry encoded as blob, with
 // errs.
 func decodeEntry(blob []byte, errs []*kgagent.Error) (kgagent.Answer, []kgagent.Event, error) {
+	if !decodable(blob) {
+		return kgagent.Answer{}, nil, errBadEntry
+	}
 	b, err := s2.Decode(nil, blob)
 	if err != nil {
 		return kgagent.Answer{}, nil, errBadEntry

@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -195,5 +197,33 @@ func fillAll(t *testing.T, v reflect.Value, n int) {
 		}
 	default:
 		t.Fatalf("fillAll: a field of kind %s (%s): teach fillAll and the codec", v.Kind(), v.Type())
+	}
+}
+
+// TestDecodeEntryRefusesHugeClaim: a blob whose header claims a gigabyte
+// is refused before anything is allocated for it, and an answer whose
+// encoding is past maxEntryLen is not cached (its blob would be refused).
+func TestDecodeEntryRefusesHugeClaim(t *testing.T) {
+	blob := binary.AppendUvarint(nil, 1<<30)
+	blob = append(blob, 0, 1, 2, 3)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, _, err := decodeEntry(blob, nil); err == nil {
+		t.Fatal("a blob claiming 1 GiB decoded")
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Fatalf("decoding a blob that claims 1 GiB allocated %d bytes", grew)
+	}
+
+	c := newAnswerCache(4, 1<<30, time.Hour)
+	key := cacheKey{agent: "a", question: "q"}
+	c.put(&cached{key: key, at: time.Now(), ans: kgagent.Answer{Answer: strings.Repeat("a", maxEntryLen+1)}})
+	if _, ok := c.get(key, time.Now()); ok {
+		t.Fatal("an answer past maxEntryLen was cached")
+	}
+	c.put(&cached{key: key, at: time.Now(), ans: kgagent.Answer{Answer: "short"}})
+	if got, ok := c.get(key, time.Now()); !ok || got.ans.Answer != "short" {
+		t.Fatalf("a short answer was not cached: %v %+v", ok, got)
 	}
 }
