@@ -373,6 +373,11 @@ func execTx(db *sql.DB, qs ...string) error {
 		return err
 	}
 	defer tx.Rollback()
+	return execIn(tx, qs...)
+}
+
+// execIn runs qs in tx, in order, and commits it.
+func execIn(tx *sql.Tx, qs ...string) error {
 	for _, q := range qs {
 		if _, err := tx.Exec(q); err != nil {
 			return err
@@ -525,7 +530,7 @@ func migrateHashed(db *sql.DB) error {
 	if err := tx.QueryRow(`SELECT count(*) FROM pragma_table_info('strs') WHERE name = 'h'`).Scan(&hashed); err != nil || hashed > 0 {
 		return err
 	}
-	for _, q := range []string{
+	err = execIn(tx,
 		`ALTER TABLE strs RENAME TO strs_v1`,
 		`ALTER TABLE entities RENAME TO entities_v1`,
 		tableSQL("strs"),
@@ -537,7 +542,7 @@ func migrateHashed(db *sql.DB) error {
 		`CREATE INDEX strs_h ON strs(h)`,
 		tableSQL("entities"),
 		`INSERT INTO entities (collection, id, name, type, norm, refs)
-			SELECT ` + ent("collection") + `, ` + ent("id") + `, ` + ent("name") + `, ` + ent("type") + `, ` + ent("norm") + `, o.refs
+			SELECT `+ent("collection")+`, `+ent("id")+`, `+ent("name")+`, `+ent("type")+`, `+ent("norm")+`, o.refs
 			FROM entities_v1 AS o ORDER BY 1, 2`,
 		`DROP TABLE strs_v1`,
 		`DROP TABLE entities_v1`,
@@ -545,13 +550,8 @@ func migrateHashed(db *sql.DB) error {
 		// migrateWordBlocks, in a transaction of its own, makes it format
 		// 3; a crash between the two leaves a file that format 2's
 		// binaries open.
-		`PRAGMA user_version = 2`,
-	} {
-		if _, err := tx.Exec(q); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
+		`PRAGMA user_version = 2`)
+	if err != nil {
 		return err
 	}
 	vacuum(db)

@@ -534,12 +534,7 @@ func migrateWordBlocks(db *sql.DB) error {
 			return err
 		}
 	}
-	for _, q := range []string{`DROP TABLE entity_words`, fmt.Sprintf(`PRAGMA user_version = %d`, formatVersion)} {
-		if _, err := tx.Exec(q); err != nil {
-			return err
-		}
-	}
-	if err := tx.Commit(); err != nil {
+	if err := execIn(tx, `DROP TABLE entity_words`, fmt.Sprintf(`PRAGMA user_version = %d`, formatVersion)); err != nil {
 		return err
 	}
 	vacuum(db)
