@@ -33,11 +33,7 @@ func TestExtractiveAnswersFromSources(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, c := range tt.contains {
-				if !strings.Contains(ans.Answer, c) {
-					t.Errorf("answer %q lacks %q", ans.Answer, c)
-				}
-			}
+			checkWords(t, ans.Answer, tt.contains, nil)
 			if !strings.HasPrefix(ans.Answer, tt.prefix) {
 				t.Errorf("answer %q does not start with %q", ans.Answer, tt.prefix)
 			}

@@ -85,16 +85,7 @@ func TestGroundingJudgesByMeaning(t *testing.T) {
 			if ans.Citations != tt.citations {
 				t.Errorf("citations %q, want %q; answer %q", ans.Citations, tt.citations, ans.Answer)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(ans.Answer, w) {
-					t.Errorf("answer %q lacks %q", ans.Answer, w)
-				}
-			}
-			for _, w := range tt.notWant {
-				if strings.Contains(ans.Answer, w) {
-					t.Errorf("answer %q has %q", ans.Answer, w)
-				}
-			}
+			checkWords(t, ans.Answer, tt.want, tt.notWant)
 			if tt.embed && !strings.Contains(ans.Answer, "guides/migration.html") && !hasSource(ans.Sources, "http://lumen/guides/migration.html#migration") {
 				t.Errorf("the answer does not cite the migration guide: %q %+v", ans.Answer, ans.Sources)
 			}

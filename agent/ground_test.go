@@ -133,16 +133,7 @@ func TestSearchFirstAndAttribution(t *testing.T) {
 			if ans.Citations != tt.citations || final.Citations != tt.citations {
 				t.Errorf("citations %q / event %q, want %q; answer %q", ans.Citations, final.Citations, tt.citations, ans.Answer)
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(ans.Answer, w) {
-					t.Errorf("answer %q lacks %q", ans.Answer, w)
-				}
-			}
-			for _, w := range tt.notWant {
-				if strings.Contains(ans.Answer, w) {
-					t.Errorf("answer %q has %q", ans.Answer, w)
-				}
-			}
+			checkWords(t, ans.Answer, tt.want, tt.notWant)
 			// Every citation names a source of the answer, and an attributed
 			// one a source whose text holds the sentence's numbers.
 			for _, n := range cite.Numbers(ans.Answer) {

@@ -170,3 +170,19 @@ func newManager(t *testing.T, cfg Config, agents ...AgentConfig) *Manager {
 	}
 	return m
 }
+
+// checkWords reports each of want that answer lacks and each of notWant
+// that it has.
+func checkWords(t *testing.T, answer string, want, notWant []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(answer, w) {
+			t.Errorf("answer %q lacks %q", answer, w)
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(answer, w) {
+			t.Errorf("answer %q has %q", answer, w)
+		}
+	}
+}

@@ -73,10 +73,7 @@ func (f *snapFixture) sameAsSQLite(m *memColl, coll string) {
 func TestKeepSnapshotsWithoutReload(t *testing.T) {
 	ctx := context.Background()
 	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
-	x := f.open(Config{})
-	if err := x.Keep(ctx, "c", 0); err != nil {
-		t.Fatal(err)
-	}
+	x := f.openKept(Config{})
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Add(1)
@@ -273,11 +270,8 @@ func TestKeepExistingBounded(t *testing.T) {
 func TestKeepCollectionDeletedMidIngest(t *testing.T) {
 	ctx := context.Background()
 	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
-	x := f.open(Config{})
+	x := f.openKept(Config{})
 	defer x.Close()
-	if err := x.Keep(ctx, "c", 0); err != nil {
-		t.Fatal(err)
-	}
 	f.put(x, "c", "https://x/a", "zebra stripes")
 	f.put(x, "c", "https://x/b", "giraffes eat leaves")
 	if err := x.DeleteCollection(ctx, "c"); err != nil {
@@ -436,11 +430,8 @@ func TestKeepCrawledRecrawl(t *testing.T) {
 func TestKeepCreatedByChunklessFirst(t *testing.T) {
 	ctx := context.Background()
 	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
-	x := f.open(Config{})
+	x := f.openKept(Config{})
 	defer x.Close()
-	if err := x.Keep(ctx, "c", 0); err != nil {
-		t.Fatal(err)
-	}
 	texts := []string{"zebra stripes and giraffes", "the json module"}
 	var cs []kgagent.Chunk
 	for i, s := range texts {

@@ -33,6 +33,16 @@ func (f *snapFixture) open(cfg Config) *Index {
 	return x
 }
 
+// openKept opens the fixture's index with cfg and keeps collection "c"
+// in memory.
+func (f *snapFixture) openKept(cfg Config) *Index {
+	x := f.open(cfg)
+	if err := x.Keep(context.Background(), "c", 0); err != nil {
+		f.t.Fatal(err)
+	}
+	return x
+}
+
 func (f *snapFixture) put(x *Index, coll, url string, texts ...string) {
 	f.t.Helper()
 	var cs []kgagent.Chunk
