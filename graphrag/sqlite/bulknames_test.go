@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -26,11 +25,7 @@ func TestBulkNamesFromMemory(t *testing.T) {
 	for _, replace := range []bool{false, true} {
 		t.Run(fmt.Sprintf("replace=%v", replace), func(t *testing.T) {
 			ctx := t.Context()
-			s, err := sqlite.Open(filepath.Join(t.TempDir(), "graph.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := open(t)
 			if on, err := s.BulkLoad(ctx); err != nil || !on {
 				t.Fatalf("BulkLoad: %v %v", on, err)
 			}
@@ -126,11 +121,7 @@ func TestNamesSnapshotMatchesSQL(t *testing.T) {
 // SQLite (the rows no longer matched the table).
 func TestBulkLoadAgainKeepsRows(t *testing.T) {
 	ctx := t.Context()
-	s, err := sqlite.Open(filepath.Join(t.TempDir(), "graph.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := open(t)
 	for i := range 2 {
 		if on, err := s.BulkLoad(ctx); err != nil || !on {
 			t.Fatalf("BulkLoad %d: %v %v", i+1, on, err)
