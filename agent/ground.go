@@ -107,12 +107,12 @@ func (m *Manager) ground(ctx context.Context, r *run, question, text string) (fi
 		if !grounding {
 			return text, "", nil, kgagent.CitationsModel
 		}
-		groups, count := cited.Check(sup, len(r.sources), false)
+		groups, count := cited.Check(sup, len(r.sources))
 		checked := cited.Render(func(i int, _ cite.Group) []int { return groups[i] })
 		if count > 0 && len(sup.Invented(checked)) == 0 && (!extractive.Abstained(docsOf()) || !looped && whollySupported(cited, sup)) {
 			// A wrong citation beside right ones moves to the passage
 			// that supports its sentence, when one does.
-			kept, _ = cited.Check(sup, len(r.sources), true)
+			kept = cited.Move(sup, len(r.sources), groups)
 			return cited.Render(func(i int, _ cite.Group) []int { return kept[i] }), "", nil, kgagent.CitationsModel
 		}
 		// Every citation the model wrote was wrong, it names what no

@@ -340,19 +340,12 @@ type Judge interface {
 // sentence the citation ends (the sentence before when the citation
 // follows its full stop). A number that names no evidence passage (a
 // func's own source) cannot be judged and is kept. It also returns how
-// many of the numbers written were kept. A group left with none of its
-// numbers (out of range, or naming a passage that does not support the
-// sentence) is given the passage that supports the sentence best
-// (Judge.Best), when one does and moved is set; moved numbers are not
-// counted.
-func (ct Text) Check(sup Judge, n int, moved bool) ([][]int, int) {
+// many of the numbers written were kept.
+func (ct Text) Check(sup Judge, n int) ([][]int, int) {
 	kept := make([][]int, len(ct.groups))
 	count := 0
 	for i, g := range ct.groups {
-		sentence := ct.text[g.Sentence:g.Start]
-		if !sup.Judged(sentence) {
-			sentence = ct.text[g.Before:g.Start]
-		}
+		sentence := ct.judged(sup, g)
 		for _, k := range g.Nums {
 			if k < 1 || k > n {
 				continue
@@ -362,11 +355,35 @@ func (ct Text) Check(sup Judge, n int, moved bool) ([][]int, int) {
 				count++
 			}
 		}
-		if moved && len(kept[i]) == 0 {
-			if k := sup.Best(sentence); k >= 1 && k <= n {
-				kept[i] = []int{k}
-			}
-		}
 	}
 	return kept, count
+}
+
+// Move returns kept (Check's numbers for ct's groups, n sources) with
+// each group Check left with none of its numbers (out of range, or
+// naming a passage that does not support the sentence) given the passage
+// that supports the sentence best (Judge.Best), when one does. Only those
+// groups are weighed again: the numbers Check kept are not checked twice.
+// kept is not changed.
+func (ct Text) Move(sup Judge, n int, kept [][]int) [][]int {
+	moved := slices.Clone(kept)
+	for i, g := range ct.groups {
+		if len(moved[i]) > 0 {
+			continue
+		}
+		if k := sup.Best(ct.judged(sup, g)); k >= 1 && k <= n {
+			moved[i] = []int{k}
+		}
+	}
+	return moved
+}
+
+// judged returns the sentence group g's citation ends, or the text before
+// it when that is no sentence sup judges (the citation follows its full
+// stop).
+func (ct Text) judged(sup Judge, g Group) string {
+	if sentence := ct.text[g.Sentence:g.Start]; sup.Judged(sentence) {
+		return sentence
+	}
+	return ct.text[g.Before:g.Start]
 }

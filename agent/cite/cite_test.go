@@ -89,34 +89,36 @@ func FuzzNumbers(f *testing.F) {
 }
 
 // TestCheckMoves: a group whose numbers are all wrong (out of range, or a
-// passage that does not support its sentence) gets the passage that does,
-// when asked to move them; a right number is kept as written and counted,
-// a moved one is not counted.
+// passage that does not support its sentence) gets the passage that does
+// from Move; a right number is kept as written and counted, a moved one
+// is not counted, and Move leaves Check's groups as they were.
 func TestCheckMoves(t *testing.T) {
 	// testJudge: passage 1 supports a judged sentence of odd length, 2
 	// one of even length.
 	text := "Odd sentence is here [2]. Even sentence here [7]. Odd sentence here [1]."
 	ct := Parse(text)
-	for _, tt := range []struct {
-		moved bool
-		want  string
-		count int
-	}{
-		{false, "Odd sentence is here. Even sentence here. Odd sentence here [1].", 1},
-		{true, "Odd sentence is here [1]. Even sentence here [2]. Odd sentence here [1].", 1},
-	} {
-		groups, count := ct.Check(testJudge{}, 5, tt.moved)
-		got := ct.Render(func(i int, _ Group) []int { return groups[i] })
-		if got != tt.want || count != tt.count {
-			t.Errorf("moved %v: %q (%d kept), want %q (%d)", tt.moved, got, count, tt.want, tt.count)
-		}
+	groups, count := ct.Check(testJudge{}, 5)
+	render := func(g [][]int) string { return ct.Render(func(i int, _ Group) []int { return g[i] }) }
+	if got, want := render(groups), "Odd sentence is here. Even sentence here. Odd sentence here [1]."; got != want || count != 1 {
+		t.Errorf("checked: %q (%d kept), want %q (1)", got, count, want)
+	}
+	moved := ct.Move(testJudge{}, 5, groups)
+	if got, want := render(moved), "Odd sentence is here [1]. Even sentence here [2]. Odd sentence here [1]."; got != want {
+		t.Errorf("moved: %q, want %q", got, want)
+	}
+	if got, want := render(groups), "Odd sentence is here. Even sentence here. Odd sentence here [1]."; got != want {
+		t.Errorf("Move changed Check's groups: %q", got)
+	}
+	// A passage Best names out of range is not given.
+	if moved := ct.Move(testJudge{}, 1, groups); render(moved) != "Odd sentence is here [1]. Even sentence here. Odd sentence here [1]." {
+		t.Errorf("moved with one source: %q", render(moved))
 	}
 }
 
-// bestCounter is testJudge counting its Best calls.
+// bestCounter is testJudge counting its Best and Supports calls.
 type bestCounter struct {
 	testJudge
-	calls *int
+	calls, supports *int
 }
 
 func (j bestCounter) Best(sentence string) int {
@@ -124,19 +126,25 @@ func (j bestCounter) Best(sentence string) int {
 	return j.testJudge.Best(sentence)
 }
 
+func (j bestCounter) Supports(sentence string, n int) (bool, bool) {
+	*j.supports++
+	return j.testJudge.Supports(sentence, n)
+}
+
 // TestCheckAsksBestOnlyToMove: Judge.Best (every passage weighed against
-// the sentence) is asked only for a group left with none of its numbers,
-// and only when they are to be moved; a plain check asks it nothing.
+// the sentence) is asked only by Move, and only for a group Check left
+// with none of its numbers; Move asks Supports nothing, so a checked and
+// moved answer has each citation's support judged once.
 func TestCheckAsksBestOnlyToMove(t *testing.T) {
 	ct := Parse("Odd sentence is here [2]. Even sentence here [7]. Odd sentence here [1].")
-	for _, tt := range []struct {
-		moved bool
-		calls int
-	}{{false, 0}, {true, 2}} {
-		calls := 0
-		ct.Check(bestCounter{calls: &calls}, 5, tt.moved)
-		if calls != tt.calls {
-			t.Errorf("moved %v: Best asked %d times, want %d", tt.moved, calls, tt.calls)
-		}
+	best, supports := 0, 0
+	j := bestCounter{testJudge{}, &best, &supports}
+	groups, _ := ct.Check(j, 5)
+	if best != 0 || supports != 2 {
+		t.Errorf("Check asked Best %d and Supports %d times, want 0 and 2 (the in-range numbers)", best, supports)
+	}
+	ct.Move(j, 5, groups)
+	if best != 2 || supports != 2 {
+		t.Errorf("after Move: Best asked %d and Supports %d times, want 2 and 2", best, supports)
 	}
 }

@@ -131,7 +131,7 @@ func FuzzCitationsParsedOnce(f *testing.F) {
 		if got, want := fmt.Sprint(cited.Numbers()), fmt.Sprint(refNumbers(s)); got != want {
 			t.Fatalf("numbers %v, want %v", got, want)
 		}
-		groups, count := cited.Check(sup, n, false)
+		groups, count := cited.Check(sup, n)
 		checked := cited.Render(func(i int, _ Group) []int { return groups[i] })
 		wantChecked, wantCount := refCheckCitations(s, sup, n)
 		if checked != wantChecked || count != wantCount {
