@@ -1095,7 +1095,7 @@ func best(all []scored, n int) []scored {
 
 var scorePool = sync.Pool{New: func() any { return new([]float32) }}
 
-// slotPool holds the touched-slot lists of keywordPages (a common query
+// slotPool holds keywordPages' lists of slots and pages (a common query
 // touches thousands of chunks: growing a fresh list each time was a third of
 // the bytes a search allocated).
 var slotPool = sync.Pool{New: func() any { return new([]int32) }}
@@ -1187,7 +1187,12 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 	}
 	acc := (*bufp)[:len(m.rids)]
 	var ptf, pacc []float32
-	var ptouched, pterm []int32
+	// ptouched and pterm are the pages with a score and those of the term
+	// being scored; bestSlot[d] is 1 + the best chunk slot of page d (0:
+	// none yet). All three come from slotPool, as touched does: made
+	// afresh, they were a third of the bytes serve allocated on the
+	// OpenJDK API docs (9,892 pages), and so of its collections.
+	var ptouched, pterm, bestSlot []int32
 	if pages > 0 {
 		nd := len(m.docLen)
 		pbuf := scorePool.Get().(*[]float32)
@@ -1196,6 +1201,18 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 			*pbuf = make([]float32, 2*nd)
 		}
 		ptf, pacc = (*pbuf)[:nd], (*pbuf)[nd:2*nd]
+		bp, tp, pp := slotPool.Get().(*[]int32), slotPool.Get().(*[]int32), slotPool.Get().(*[]int32)
+		if cap(*bp) < nd {
+			*bp = make([]int32, nd)
+		}
+		bestSlot, ptouched, pterm = (*bp)[:nd], (*tp)[:0], (*pp)[:0]
+		clear(bestSlot) // as make did; the pool's lists hold slots
+		defer func() {
+			*bp, *tp, *pp = bestSlot[:0], ptouched[:0], pterm[:0]
+			slotPool.Put(bp)
+			slotPool.Put(tp)
+			slotPool.Put(pp)
+		}()
 	}
 	// Under a URL prefix, and without the page ranking (whose page
 	// frequencies count the pages outside it), a posting of a page outside
@@ -1296,12 +1313,6 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		}
 	}
 	h := topHeap{n: n}
-	// bestSlot[d] is 1 + the best chunk slot of page d (0: none yet); the
-	// page accumulators' buffer is reused for it
-	var bestSlot []int32
-	if pages > 0 {
-		bestSlot = make([]int32, len(m.docLen))
-	}
 	for _, s := range touched {
 		if q.URLPrefix == "" || inPrefix != nil || strings.HasPrefix(m.doc(int(s)), q.URLPrefix) {
 			if pages > 0 {
