@@ -237,14 +237,21 @@ func HeadingText(c kgagent.Chunk) string {
 // path on the first line (so their words count, and the lexical embedder
 // weighs them as a title) followed by the text.
 func IndexText(c kgagent.Chunk) string {
+	return indexText(PageTitle(c), HeadingText(c), c.Text)
+}
+
+// indexText is IndexText of a chunk with the page title title, the heading
+// text headings and the text body.
+func indexText(title, headings, body string) string {
 	var b strings.Builder
-	b.WriteString(PageTitle(c))
-	if h := HeadingText(c); h != "" {
+	b.Grow(len(title) + len(" \u203a ") + len(headings) + 1 + len(body))
+	b.WriteString(title)
+	if headings != "" {
 		b.WriteString(" \u203a ")
-		b.WriteString(h)
+		b.WriteString(headings)
 	}
 	b.WriteString("\n")
-	b.WriteString(c.Text)
+	b.WriteString(body)
 	return b.String()
 }
 

@@ -117,6 +117,14 @@ type lexScratch struct {
 	pair    uint64
 	hasPrev bool
 	grams   []byte // "<" + token + ">"
+
+	// terms says the words' terms are collected in tt as well
+	// (embedChunks): a word of the title line that starts before split is
+	// the title's (field 0), a later one the headings' (1), and the body's
+	// words field 2
+	terms bool
+	split int
+	tt    termTable
 }
 
 var lexPool = sync.Pool{New: func() any { return new(lexScratch) }}
@@ -157,8 +165,8 @@ func (l *Lexical) vector(sc *lexScratch, text string, out []float32) {
 	if i := strings.IndexByte(text, '\n'); i >= 0 {
 		title, body = text[:i], text[i+1:]
 	}
-	l.features(sc, title, l.cfg.TitleWeight)
-	l.features(sc, body, 1)
+	l.features(sc, title, l.cfg.TitleWeight, 0)
+	l.features(sc, body, 1, 2)
 	dim := l.cfg.Dim
 	if cap(sc.v) < dim {
 		sc.v = make([]float64, dim)
@@ -255,12 +263,18 @@ func (sc *lexScratch) grow() {
 // features adds text's weighted feature counts to sc: occurrences times
 // weight, damped with 1+log above 1 when the vector is built. The terms are
 // those of text.Stem over the words that are not stop words, found
-// without building strings.
-func (l *Lexical) features(sc *lexScratch, text string, mult float64) {
+// without building strings. When sc collects terms, text's words are those
+// of field (0: the title line, whose words from sc.split on are field 1).
+func (l *Lexical) features(sc *lexScratch, text string, mult float64, field uint32) {
 	if text == "" {
 		return
 	}
 	sc.hasPrev = false
+	// what stands between two words: gap runes, the last an apostrophe
+	// when apos (a contraction, when gap is 1); start, wapos: where the
+	// current word starts and whether one apostrophe stands before it
+	gap, apos := 0, false
+	start, wapos := 0, false
 	// Like text.Spans over strings.ToLower(text) (the words of text.Tokens
 	// before contractions are written out: lexical-v1 vectors are stored and
 	// predate that), which lower-cases with strings.ToLower (that is
@@ -269,39 +283,99 @@ func (l *Lexical) features(sc *lexScratch, text string, mult float64) {
 	t := sc.tok[:0]
 	for i := 0; i < len(text); {
 		c := text[i]
+		var sep bool // the separator is an apostrophe
 		if c < utf8.RuneSelf {
-			i++
 			if c >= 'A' && c <= 'Z' {
 				c += 'a' - 'A'
 			}
 			if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' {
+				if len(t) == 0 {
+					start, wapos = i, gap == 1 && apos
+				}
+				i++
 				t = append(t, c)
 				continue
 			}
+			i++
+			sep = c == '\''
 		} else {
 			r, size := utf8.DecodeRuneInString(text[i:])
-			i += size
 			r = unicode.ToLower(r)
 			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				if len(t) == 0 {
+					start, wapos = i, gap == 1 && apos
+				}
+				i += size
 				t = utf8.AppendRune(t, r)
 				continue
 			}
+			i += size
+			sep = r == '\u2019'
 		}
 		if len(t) > 0 {
-			l.term(sc, t, mult)
+			l.word(sc, t, mult, wapos, l.fieldAt(sc, field, start))
 			t = t[:0]
+			gap = 0
 		}
+		gap++
+		apos = sep
 	}
 	if len(t) > 0 {
-		l.term(sc, t, mult)
+		l.word(sc, t, mult, wapos, l.fieldAt(sc, field, start))
+	}
+	if sc.terms {
+		sc.tt.flush()
 	}
 	sc.tok = t
 }
 
-// term adds the features of one lower-case token t.
-func (l *Lexical) term(sc *lexScratch, t []byte, mult float64) {
-	if len(t) > text.MaxTermLen || text.IsStopBytes(t) {
+// fieldAt is the field of a word of a text of field that starts at start.
+func (l *Lexical) fieldAt(sc *lexScratch, field uint32, start int) uint32 {
+	if field == 0 && start >= sc.split {
+		return 1
+	}
+	return field
+}
+
+// word adds the features of one lower-case word t and, when sc collects
+// terms, its term: apos says that one apostrophe stands between it and
+// the word before (a contraction, if text.Contraction reads them as one).
+func (l *Lexical) word(sc *lexScratch, t []byte, mult float64, apos bool, field uint32) {
+	if !sc.terms {
+		l.term(sc, t, mult)
 		return
+	}
+	tt := &sc.tt
+	if tt.pend && apos {
+		if w1, w2, k := text.Contraction(string(tt.pendTok), string(t)); k > 0 {
+			// Terms reads the two as the words they stand for; k 1 is
+			// the word before
+			if k == 1 {
+				tt.flush()
+			} else {
+				tt.word(w1, tt.pendField)
+				tt.word(w2, tt.pendField)
+				tt.pend = false
+			}
+			l.term(sc, t, mult)
+			return
+		}
+	}
+	tt.flush()
+	h, ok := l.term(sc, t, mult)
+	tt.pend, tt.pendTerm, tt.pendField = true, ok, field
+	tt.pendTok = append(tt.pendTok[:0], t...)
+	if ok {
+		tt.pendStem, tt.pendHash = append(tt.pendStem[:0], sc.stem...), h
+	}
+}
+
+// term adds the features of one lower-case token t. When t makes a term
+// (not a stop word, not too long: Terms keeps it) it returns true and the
+// hash of its word feature, its stem left in sc.stem.
+func (l *Lexical) term(sc *lexScratch, t []byte, mult float64) (uint64, bool) {
+	if len(t) > text.MaxTermLen || text.IsStopBytes(t) {
+		return 0, false
 	}
 	s := text.StemBytes(sc.stem[:0], t)
 	sc.stem = s
@@ -324,7 +398,7 @@ func (l *Lexical) term(sc *lexScratch, t []byte, mult float64) {
 	sc.grams = g
 	n := len(g) - 2
 	if n < 1 {
-		return
+		return hw, true
 	}
 	per := l.cfg.CharWeight * mult / float64(n)
 	for i := 0; i+3 <= len(g); i++ {
@@ -333,6 +407,7 @@ func (l *Lexical) term(sc *lexScratch, t []byte, mult float64) {
 		h = (h ^ uint64(g[i+2])) * fnvPrime
 		sc.add(h, per)
 	}
+	return hw, true
 }
 
 func fnv64(s string) uint64 {

@@ -162,6 +162,20 @@ func (s *Service) IndexDocument(ctx context.Context, doc kgagent.Document) ([]kg
 		return nil, kgagent.Errorf(kgagent.EINVALID, "document needs a collection and a URL")
 	}
 	chunks := ChunkDocument(doc, s.cfg.Chunk)
+	if lx, ok := s.emb.(*Lexical); ok && len(chunks) > 0 {
+		if ti, ok := s.cfg.Index.(TermsIndex); ok {
+			// the embedder's pass over the words gives the index the
+			// chunks' keyword terms too
+			vecs, terms, err := lx.embedChunks(ctx, chunks)
+			if err != nil {
+				return nil, err
+			}
+			if err := ti.ReplaceDocumentTerms(ctx, doc.Collection, doc.URL, chunks, vecs, terms); err != nil {
+				return nil, err
+			}
+			return chunks, nil
+		}
+	}
 	texts := make([]string, len(chunks))
 	for i, c := range chunks {
 		texts[i] = IndexText(c)

@@ -16,6 +16,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/internal/fixture"
+	"github.com/kgagent/kgagent/internal/snapfile"
 )
 
 // chunksFingerprint is the chunk fingerprint of knowledge-fp.sh (`sqlite3`
@@ -248,4 +249,48 @@ func openLegacyCopy(t *testing.T, path, stmt string) *Index {
 		t.Fatal(err)
 	}
 	return lx
+}
+
+// TestSnapshotMatchesSQL checks the search copies an ingest left in the
+// snapshots beside the index.db at $KGAGENT_INDEX_SNAPCHECK (collection
+// $KGAGENT_INDEX_COLLECTION, default "default", and its __entities
+// collection; a copy: opening it may migrate it) against the copies SQLite's
+// rows give: rows, lengths, postings and vectors the same (the ingest's
+// copies take the terms the embedder took, SQLite's tokenise the rows);
+// skipped without it.
+func TestSnapshotMatchesSQL(t *testing.T) {
+	path := os.Getenv("KGAGENT_INDEX_SNAPCHECK")
+	if path == "" {
+		t.Skip("KGAGENT_INDEX_SNAPCHECK is not set")
+	}
+	coll := os.Getenv("KGAGENT_INDEX_COLLECTION")
+	if coll == "" {
+		coll = "default"
+	}
+	// the snapshots name the kgagent binary that wrote them: read them as
+	// that binary
+	head, err := os.ReadFile(snapfile.Path(path+"-snap", coll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitN(string(head[:min(len(head), 4096)]), "\n", 3)
+	if len(lines) < 3 {
+		t.Fatal("snapshot header unreadable")
+	}
+	defer func(old func() string) { snapfile.ExeIdentity = old }(snapfile.ExeIdentity)
+	snapfile.ExeIdentity = func() string { return lines[1] }
+	f := &snapFixture{t: t, path: path}
+	x := f.open(Config{})
+	defer x.Close()
+	for _, c := range []string{coll, coll + "__entities"} {
+		m, err := x.collection(t.Context(), c)
+		if err != nil || m == nil {
+			t.Fatalf("%s: %v %v", c, m, err)
+		}
+		if x.snapHits.Load() == 0 || x.sqlLoads.Load() != 0 {
+			t.Fatalf("%s: not read from its snapshot (%d snapshot reads, %d SQL loads)", c, x.snapHits.Load(), x.sqlLoads.Load())
+		}
+		f.sameAsSQLite(m, c)
+		fmt.Printf("SNAPCHECK %s rows=%d terms=%d equal\n", c, len(m.rids), m.all.terms.len())
+	}
 }

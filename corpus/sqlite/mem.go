@@ -446,6 +446,37 @@ func chunkTermsOf(c *kgagent.Chunk, w [3]float32) chunkTerms {
 	return ct
 }
 
+// chunkTermsFrom is chunkTermsOf from the chunk's terms as its embedder
+// took them (text.FieldTerms' occurrences, in order), adding in the same
+// order, so the sums are the same to the bit.
+func chunkTermsFrom(t *corpus.ChunkTerms, w [3]float32) chunkTerms {
+	n := len(t.Terms)
+	sums := make([]float32, 2*n) // tf, then htf
+	var ct chunkTerms
+	nh := 0
+	for _, o := range t.Occurs {
+		i, f := o>>2, o&3
+		sums[i] += w[f]
+		ct.length += w[f]
+		if f < 2 {
+			if sums[n+int(i)] == 0 {
+				nh++
+			}
+			sums[n+int(i)]++
+			ct.hlength++
+		}
+	}
+	ct.tf = make(map[string]float32, n)
+	ct.htf = make(map[string]float32, nh)
+	for i, term := range t.Terms {
+		ct.tf[term] = sums[i]
+		if h := sums[n+i]; h != 0 {
+			ct.htf[term] = h
+		}
+	}
+	return ct
+}
+
 // addIndexed adds a row whose vector was already appended (appendRow).
 func (m *memColl) addIndexed(rid int64, doc string, c kgagent.Chunk) {
 	ct := chunkTermsOf(&c, m.weights)

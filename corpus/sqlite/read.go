@@ -9,7 +9,10 @@ import (
 	"github.com/kgagent/kgagent/corpus"
 )
 
-var _ corpus.DocumentReader = (*Index)(nil)
+var (
+	_ corpus.DocumentReader = (*Index)(nil)
+	_ corpus.TermsIndex     = (*Index)(nil)
+)
 
 // Documents lists the documents of collection ordered by URL, after the URL
 // after, at most limit; the title is that of the document's first chunk

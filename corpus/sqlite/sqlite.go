@@ -383,6 +383,22 @@ func dbErr(err error, what string) error {
 
 // ReplaceDocument atomically replaces the chunks of docURL in collection.
 func (x *Index) ReplaceDocument(ctx context.Context, collection, docURL string, chunks []kgagent.Chunk, vectors [][]float32) error {
+	return x.replaceDocument(ctx, collection, docURL, chunks, vectors, nil)
+}
+
+// ReplaceDocumentTerms is ReplaceDocument with the chunks' keyword terms
+// (corpus.TermsIndex): the search copy takes them instead of tokenising the
+// chunks.
+func (x *Index) ReplaceDocumentTerms(ctx context.Context, collection, docURL string, chunks []kgagent.Chunk, vectors [][]float32, terms []corpus.ChunkTerms) error {
+	if len(terms) != len(chunks) {
+		return invalid("%d chunks but %d term lists", len(chunks), len(terms))
+	}
+	return x.replaceDocument(ctx, collection, docURL, chunks, vectors, terms)
+}
+
+// replaceDocument is ReplaceDocument, with the chunks' terms when taken
+// (else nil).
+func (x *Index) replaceDocument(ctx context.Context, collection, docURL string, chunks []kgagent.Chunk, vectors [][]float32, terms []corpus.ChunkTerms) error {
 	if collection == "" {
 		return invalid("collection is required")
 	}
@@ -408,7 +424,7 @@ func (x *Index) ReplaceDocument(ctx context.Context, collection, docURL string, 
 		}
 	}
 
-	j := &writeJob{ctx: ctx, collection: collection, docURL: docURL, chunks: chunks, vectors: vectors, dim: dim}
+	j := &writeJob{ctx: ctx, collection: collection, docURL: docURL, chunks: chunks, vectors: vectors, dim: dim, given: terms}
 	// A search copy that the write will update gets the chunks' terms
 	// now, in the caller's goroutine: the writer then only adds them, and
 	// writes from several goroutines tokenise in parallel.
@@ -419,7 +435,7 @@ func (x *Index) ReplaceDocument(ctx context.Context, collection, docURL string, 
 		w := x.weights()
 		j.terms = make([]chunkTerms, len(chunks))
 		for i := range chunks {
-			j.terms[i] = chunkTermsOf(&chunks[i], w)
+			j.terms[i] = j.chunkTerms(i, w)
 		}
 	}
 	return x.write(j)

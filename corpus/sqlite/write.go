@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
 )
 
 // Group commit (internal/groupcommit). ReplaceDocument callers queue their
@@ -33,7 +34,8 @@ type writeJob struct {
 	chunks             []kgagent.Chunk
 	vectors            [][]float32
 	dim                int
-	terms              []chunkTerms // the chunks' terms, when taken before the write (else nil)
+	terms              []chunkTerms        // the chunks' terms, when taken before the write (else nil)
+	given              []corpus.ChunkTerms // the chunks' terms as the caller took them (else nil)
 	// q8 holds, when terms does, each chunk's vector as the insert
 	// quantised it (appendQ8Bytes, dim+4 bytes a chunk): the search copy
 	// takes it as it is instead of quantising the vector again
@@ -45,6 +47,15 @@ type writeJob struct {
 	sem            []semCarry // semantic vectors kept for added chunks
 	version        int64      // the collection's write version after it
 	err            error
+}
+
+// chunkTerms is chunk i's terms under the field weights w: from the
+// caller's terms when it gave them, else tokenised.
+func (j *writeJob) chunkTerms(i int, w [3]float32) chunkTerms {
+	if j.given != nil {
+		return chunkTermsFrom(&j.given[i], w)
+	}
+	return chunkTermsOf(&j.chunks[i], w)
 }
 
 // write queues j and returns when it is committed (or failed).
@@ -104,7 +115,7 @@ func (x *Index) runGroup(group []*writeJob) {
 			if g.terms != nil {
 				ct = g.terms[i]
 			} else {
-				ct = chunkTermsOf(&g.chunks[i], m.weights)
+				ct = g.chunkTerms(i, m.weights)
 			}
 			if g.q8 != nil && m.dim == g.dim {
 				m.addQ8With(rid, g.docURL, &ct, g.q8[i*(g.dim+4):(i+1)*(g.dim+4)])

@@ -66,7 +66,7 @@ func Tokens(s string) []string {
 			for j < len(lower) && isASCIIWordByte(lower[j]) {
 				j++
 			}
-			if a, b, k := contractionOf(lower[start:i], lower[i+1:j]); k > 0 {
+			if a, b, k := Contraction(lower[start:i], lower[i+1:j]); k > 0 {
 				out = append(out, a)
 				if k == 2 {
 					out = append(out, b)
@@ -115,7 +115,7 @@ func tokensUnicode(s string) []string {
 	for i := 0; i < len(sp); i++ {
 		if i+1 < len(sp) {
 			if gap := lower[sp[i][1]:sp[i+1][0]]; gap == "'" || gap == "’" {
-				if a, b, k := contractionOf(lower[sp[i][0]:sp[i][1]], lower[sp[i+1][0]:sp[i+1][1]]); k > 0 {
+				if a, b, k := Contraction(lower[sp[i][0]:sp[i][1]], lower[sp[i+1][0]:sp[i+1][1]]); k > 0 {
 					out = append(out, a)
 					if k == 2 {
 						out = append(out, b)
@@ -132,13 +132,13 @@ func tokensUnicode(s string) []string {
 
 // contraction reads the word at a and the one at b as one contraction when
 // only an apostrophe (straight or curly) stands between them (see
-// contractionOf). It returns what the contraction stands for.
+// Contraction). It returns what the contraction stands for.
 func contraction(s string, a, b [2]int) ([]string, bool) {
 	gap := s[a[1]:b[0]]
 	if gap != "'" && gap != "’" {
 		return nil, false
 	}
-	w1, w2, k := contractionOf(s[a[0]:a[1]], s[b[0]:b[1]])
+	w1, w2, k := Contraction(s[a[0]:a[1]], s[b[0]:b[1]])
 	switch k {
 	case 1:
 		return []string{w1}, true
@@ -148,11 +148,13 @@ func contraction(s string, a, b [2]int) ([]string, bool) {
 	return nil, false
 }
 
-// contractionOf reads first, an apostrophe and end as a contraction when
-// first is all letters and end is one of the endings t (after n), s, re,
-// ve, ll, d or m. It returns the k (1 or 2) words it stands for, k 0 when
-// it is none.
-func contractionOf(first, end string) (w1, w2 string, k int) {
+// Contraction reads first, an apostrophe and end (lower-case words) as a
+// contraction when first is all letters and end is one of the endings t
+// (after n), s, re, ve, ll, d or m. It returns the k (1 or 2) words it
+// stands for, k 0 when it is none. Tokens reads contractions with it; so
+// does the lexical embedder, which cuts words itself, when it also gives a
+// chunk's terms.
+func Contraction(first, end string) (w1, w2 string, k int) {
 	for _, r := range first {
 		if !unicode.IsLetter(r) {
 			return "", "", 0

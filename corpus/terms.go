@@ -1,0 +1,220 @@
+package corpus
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/internal/text"
+)
+
+// ChunkTerms is a chunk's keyword terms as text.FieldTerms gives them for
+// its PageTitle (field 0), HeadingText (1) and Text (2): the distinct
+// terms, and every occurrence in order. The lexical embedder takes them in
+// the pass that embeds the chunk (IndexDocument), so an index that keeps a
+// keyword index (TermsIndex) does not cut the text into words again.
+type ChunkTerms struct {
+	// Terms are the distinct terms, in the order they first occur.
+	Terms []string
+	// Occurs has an entry for every occurrence, in order: the term's index
+	// in Terms shifted left by two, or'ed with its field.
+	Occurs []uint32
+}
+
+// Each calls add with every occurrence, in order, as text.FieldTerms
+// calls it.
+func (ct *ChunkTerms) Each(add func(term string, field int)) {
+	for _, o := range ct.Occurs {
+		add(ct.Terms[o>>2], int(o&3))
+	}
+}
+
+// TermsOf returns c's keyword terms (text.FieldTerms of its PageTitle,
+// HeadingText and Text).
+func TermsOf(c kgagent.Chunk) ChunkTerms {
+	return termsOf(PageTitle(c), HeadingText(c), c.Text)
+}
+
+func termsOf(title, headings, body string) ChunkTerms {
+	var ct ChunkTerms
+	idx := map[string]uint32{}
+	text.FieldTerms(title, headings, body, func(t string, f int) {
+		i, ok := idx[t]
+		if !ok {
+			i = uint32(len(ct.Terms))
+			idx[t] = i
+			ct.Terms = append(ct.Terms, t)
+		}
+		ct.Occurs = append(ct.Occurs, i<<2|uint32(f))
+	})
+	return ct
+}
+
+// TermsIndex is an Index that takes a document's chunks with their keyword
+// terms (terms[i] belongs to chunks[i]) besides their vectors, so that it
+// need not tokenise them again. ReplaceDocumentTerms is ReplaceDocument
+// otherwise.
+type TermsIndex interface {
+	ReplaceDocumentTerms(ctx context.Context, collection, docURL string, chunks []kgagent.Chunk, vectors [][]float32, terms []ChunkTerms) error
+}
+
+// embedChunks embeds each chunk's IndexText, as Embed does, and returns
+// each chunk's terms (ChunkTerms) from the same pass over its words. A
+// chunk whose title or headings hold a line break (the embedder's title
+// line would end inside them) has its terms cut apart (TermsOf).
+func (l *Lexical) embedChunks(ctx context.Context, chunks []kgagent.Chunk) ([][]float32, []ChunkTerms, error) {
+	out := make([][]float32, len(chunks))
+	terms := make([]ChunkTerms, len(chunks))
+	dim := l.cfg.Dim
+	backing := make([]float32, len(chunks)*dim)
+	sc := lexPool.Get().(*lexScratch)
+	defer func() {
+		sc.terms = false
+		lexPool.Put(sc)
+	}()
+	for i := range chunks {
+		if i%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
+		c := &chunks[i]
+		title, heads := PageTitle(*c), HeadingText(*c)
+		t := indexText(title, heads, c.Text)
+		v := backing[i*dim : (i+1)*dim : (i+1)*dim]
+		if strings.IndexByte(title, '\n') >= 0 || strings.IndexByte(heads, '\n') >= 0 {
+			sc.terms = false
+			l.vector(sc, t, v)
+			terms[i] = termsOf(title, heads, c.Text)
+		} else {
+			// the title line's words before len(title) are the title's,
+			// the rest (after " › ") the headings'
+			sc.terms, sc.split = true, len(title)
+			sc.tt.reset()
+			l.vector(sc, t, v)
+			terms[i] = sc.tt.take()
+		}
+		out[i] = v
+	}
+	return out, terms, nil
+}
+
+// termTable collects a chunk's terms while the embedder reads its words:
+// the distinct terms (their bytes in buf, keyed by the hash of the word
+// feature) and the occurrences. The last word is held back (pend) until
+// the next one shows whether the two are a contraction (text.Contraction),
+// which Terms reads as the words it stands for.
+type termTable struct {
+	slots []int32  // open-addressing table: 1 + index into keys, 0 = empty
+	shift uint     // 64 - log2(len(slots))
+	keys  []uint64 // term hashes, in order of first occurrence
+	ends  []int32  // each term's end in buf
+	buf   []byte
+	occ   []uint32 // index << 2 | field
+
+	pend      bool   // a word is held back
+	pendTerm  bool   // it makes a term: pendStem, hashed pendHash
+	pendField uint32 // its field
+	pendHash  uint64
+	pendStem  []byte
+	pendTok   []byte // the word, lower case
+}
+
+// reset empties the table for the next chunk.
+func (tt *termTable) reset() {
+	tt.keys, tt.ends, tt.buf, tt.occ = tt.keys[:0], tt.ends[:0], tt.buf[:0], tt.occ[:0]
+	tt.pend = false
+	tt.setTable(6)
+}
+
+func (tt *termTable) setTable(bits uint) {
+	size := 1 << bits
+	if cap(tt.slots) < size {
+		tt.slots = make([]int32, size)
+	} else {
+		tt.slots = tt.slots[:size]
+		clear(tt.slots)
+	}
+	tt.shift = 64 - bits
+}
+
+func (tt *termTable) slot(h uint64) uint64 { return (h * 0x9E3779B97F4A7C15) >> tt.shift }
+
+func (tt *termTable) term(k int) []byte {
+	start := int32(0)
+	if k > 0 {
+		start = tt.ends[k-1]
+	}
+	return tt.buf[start:tt.ends[k]]
+}
+
+// add records an occurrence of the term s (hash h) in field.
+func (tt *termTable) add(s []byte, h uint64, field uint32) {
+	mask := uint64(len(tt.slots) - 1)
+	for i := tt.slot(h); ; i = (i + 1) & mask {
+		j := tt.slots[i]
+		if j == 0 {
+			tt.keys = append(tt.keys, h)
+			tt.buf = append(tt.buf, s...)
+			tt.ends = append(tt.ends, int32(len(tt.buf)))
+			tt.slots[i] = int32(len(tt.keys))
+			tt.occ = append(tt.occ, uint32(len(tt.keys)-1)<<2|field)
+			if 2*len(tt.keys) > len(tt.slots) {
+				tt.grow()
+			}
+			return
+		}
+		if tt.keys[j-1] == h && string(tt.term(int(j-1))) == string(s) {
+			tt.occ = append(tt.occ, uint32(j-1)<<2|field)
+			return
+		}
+	}
+}
+
+func (tt *termTable) grow() {
+	tt.setTable(64 - tt.shift + 1)
+	mask := uint64(len(tt.slots) - 1)
+	for k, h := range tt.keys {
+		i := tt.slot(h)
+		for tt.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		tt.slots[i] = int32(k + 1)
+	}
+}
+
+// word records w, a word a contraction stands for, as Terms would: left
+// out when it is a stop word or too long, else stemmed.
+func (tt *termTable) word(w string, field uint32) {
+	if len(w) > text.MaxTermLen || text.IsStopWord(w) {
+		return
+	}
+	s := text.Stem(w)
+	h := uint64(fnvW)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	tt.add([]byte(s), h, field)
+}
+
+// flush records the held-back word's term, if it makes one.
+func (tt *termTable) flush() {
+	if tt.pend && tt.pendTerm {
+		tt.add(tt.pendStem, tt.pendHash, tt.pendField)
+	}
+	tt.pend = false
+}
+
+// take returns the chunk's terms: the distinct terms share one string.
+func (tt *termTable) take() ChunkTerms {
+	tt.flush()
+	all := string(tt.buf)
+	terms := make([]string, len(tt.ends))
+	start := int32(0)
+	for k, e := range tt.ends {
+		terms[k] = all[start:e]
+		start = e
+	}
+	return ChunkTerms{Terms: terms, Occurs: slices.Clone(tt.occ)}
+}
