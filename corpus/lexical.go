@@ -119,10 +119,11 @@ type lexScratch struct {
 	grams   []byte // "<" + token + ">"
 
 	// terms says the words' terms are collected in tt as well
-	// (embedChunks): a word of the title line that starts before split is
-	// the title's (field 0), a later one the headings' (1), and the body's
-	// words field 2
+	// (embedChunks): the title line's words are of field first; when that
+	// is 0, one that starts before split is the title's (field 0), a later
+	// one the headings' (1); the body's words are field 2
 	terms bool
+	first uint32
 	split int
 	tt    termTable
 }
@@ -165,7 +166,7 @@ func (l *Lexical) vector(sc *lexScratch, text string, out []float32) {
 	if i := strings.IndexByte(text, '\n'); i >= 0 {
 		title, body = text[:i], text[i+1:]
 	}
-	l.features(sc, title, l.cfg.TitleWeight, 0)
+	l.features(sc, title, l.cfg.TitleWeight, sc.first)
 	l.features(sc, body, 1, 2)
 	dim := l.cfg.Dim
 	if cap(sc.v) < dim {

@@ -166,7 +166,7 @@ func (s *Service) IndexDocument(ctx context.Context, doc kgagent.Document) ([]kg
 		if ti, ok := s.cfg.Index.(TermsIndex); ok {
 			// the embedder's pass over the words gives the index the
 			// chunks' keyword terms too
-			vecs, terms, err := lx.embedChunks(ctx, chunks)
+			vecs, terms, err := lx.embedChunks(ctx, chunks, false)
 			if err != nil {
 				return nil, err
 			}
@@ -203,6 +203,15 @@ func (s *Service) ReplaceChunks(ctx context.Context, collection, docURL string, 
 	}
 	if len(chunks) == 0 {
 		return s.cfg.Index.DeleteDocument(ctx, collection, docURL)
+	}
+	if lx, ok := s.emb.(*Lexical); ok {
+		if ti, ok := s.cfg.Index.(TermsIndex); ok {
+			vecs, terms, err := lx.embedChunks(ctx, chunks, true)
+			if err != nil {
+				return err
+			}
+			return ti.ReplaceDocumentTerms(ctx, collection, docURL, chunks, vecs, terms)
+		}
 	}
 	texts := make([]string, len(chunks))
 	for i, c := range chunks {

@@ -59,11 +59,13 @@ type TermsIndex interface {
 	ReplaceDocumentTerms(ctx context.Context, collection, docURL string, chunks []kgagent.Chunk, vectors [][]float32, terms []ChunkTerms) error
 }
 
-// embedChunks embeds each chunk's IndexText, as Embed does, and returns
-// each chunk's terms (ChunkTerms) from the same pass over its words. A
-// chunk whose title or headings hold a line break (the embedder's title
-// line would end inside them) has its terms cut apart (TermsOf).
-func (l *Lexical) embedChunks(ctx context.Context, chunks []kgagent.Chunk) ([][]float32, []ChunkTerms, error) {
+// embedChunks embeds each chunk's IndexText (its Text when asIs), as Embed
+// does, and returns each chunk's terms (ChunkTerms) from the same pass over
+// its words. A chunk whose title or headings hold a line break (the
+// embedder's title line would end inside them) has its terms cut apart
+// (TermsOf); with asIs, the title's and headings' terms are cut apart, the
+// Text's taken in the pass.
+func (l *Lexical) embedChunks(ctx context.Context, chunks []kgagent.Chunk, asIs bool) ([][]float32, []ChunkTerms, error) {
 	out := make([][]float32, len(chunks))
 	terms := make([]ChunkTerms, len(chunks))
 	dim := l.cfg.Dim
@@ -81,8 +83,18 @@ func (l *Lexical) embedChunks(ctx context.Context, chunks []kgagent.Chunk) ([][]
 		}
 		c := &chunks[i]
 		title, heads := PageTitle(*c), HeadingText(*c)
-		t := indexText(title, heads, c.Text)
 		v := backing[i*dim : (i+1)*dim : (i+1)*dim]
+		if asIs {
+			// the Text is field 2 throughout, after the other two's terms
+			sc.tt.reset()
+			text.FieldTerms(title, heads, "", func(t string, f int) { sc.tt.addTerm(t, uint32(f)) })
+			sc.terms, sc.first = true, 2
+			l.vector(sc, c.Text, v)
+			terms[i] = sc.tt.take()
+			out[i] = v
+			continue
+		}
+		t := indexText(title, heads, c.Text)
 		if strings.IndexByte(title, '\n') >= 0 || strings.IndexByte(heads, '\n') >= 0 {
 			sc.terms = false
 			l.vector(sc, t, v)
@@ -90,7 +102,7 @@ func (l *Lexical) embedChunks(ctx context.Context, chunks []kgagent.Chunk) ([][]
 		} else {
 			// the title line's words before len(title) are the title's,
 			// the rest (after " › ") the headings'
-			sc.terms, sc.split = true, len(title)
+			sc.terms, sc.first, sc.split = true, 0, len(title)
 			sc.tt.reset()
 			l.vector(sc, t, v)
 			terms[i] = sc.tt.take()
@@ -119,6 +131,7 @@ type termTable struct {
 	pendHash  uint64
 	pendStem  []byte
 	pendTok   []byte // the word, lower case
+	tmp       []byte
 }
 
 // reset empties the table for the next chunk.
@@ -190,12 +203,17 @@ func (tt *termTable) word(w string, field uint32) {
 	if len(w) > text.MaxTermLen || text.IsStopWord(w) {
 		return
 	}
-	s := text.Stem(w)
+	tt.addTerm(text.Stem(w), field)
+}
+
+// addTerm records an occurrence of the term s in field.
+func (tt *termTable) addTerm(s string, field uint32) {
 	h := uint64(fnvW)
 	for i := 0; i < len(s); i++ {
 		h = (h ^ uint64(s[i])) * fnvPrime
 	}
-	tt.add([]byte(s), h, field)
+	tt.tmp = append(tt.tmp[:0], s...)
+	tt.add(tt.tmp, h, field)
 }
 
 // flush records the held-back word's term, if it makes one.

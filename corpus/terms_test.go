@@ -30,18 +30,22 @@ func seqOf(ct *ChunkTerms) []string {
 }
 
 // checkEmbedChunks checks that embedChunks gives every chunk Embed's
-// vector of its IndexText, to the bit, and text.FieldTerms' terms of its
-// fields, each distinct term once in order of first occurrence.
-func checkEmbedChunks(t *testing.T, chunks []kgagent.Chunk) {
+// vector of its IndexText (its Text when asIs), to the bit, and
+// text.FieldTerms' terms of its fields, each distinct term once in order of
+// first occurrence.
+func checkEmbedChunks(t *testing.T, chunks []kgagent.Chunk, asIs bool) {
 	t.Helper()
 	l := NewLexical(LexicalConfig{})
-	vecs, terms, err := l.embedChunks(t.Context(), chunks)
+	vecs, terms, err := l.embedChunks(t.Context(), chunks, asIs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	texts := make([]string, len(chunks))
 	for i, c := range chunks {
 		texts[i] = IndexText(c)
+		if asIs {
+			texts[i] = c.Text
+		}
 	}
 	want, err := l.Embed(t.Context(), texts)
 	if err != nil {
@@ -113,7 +117,8 @@ func TestEmbedChunksMatchesEmbedAndTerms(t *testing.T) {
 		}
 		chunks = append(chunks, c)
 	}
-	checkEmbedChunks(t, chunks)
+	checkEmbedChunks(t, chunks, false)
+	checkEmbedChunks(t, chunks, true)
 }
 
 // TestEmbedChunksContractions pins the cases where the embedder's words
@@ -124,8 +129,9 @@ func TestEmbedChunksContractions(t *testing.T) {
 		{Title: "Mustn't panic", HeadingPath: []string{"Mustn't panic", "They're parsing"}, Text: "Parsers can't fail; Python’s parser won't. rock'n'roll o'clock"},
 		{Title: "ends with it'", HeadingPath: []string{"", "s heading"}, Text: "d'Artagnan l’homme 9's shan't"},
 	}
-	checkEmbedChunks(t, chunks)
-	_, terms, _ := NewLexical(LexicalConfig{}).embedChunks(t.Context(), chunks[:1])
+	checkEmbedChunks(t, chunks, false)
+	checkEmbedChunks(t, chunks, true)
+	_, terms, _ := NewLexical(LexicalConfig{}).embedChunks(t.Context(), chunks[:1], false)
 	got := strings.Join(seqOf(&terms[0]), " ")
 	if want := "0:must 0:panic 1:pars 2:pars 2:fail 2:python 2:pars 2:rock 2:n 2:roll 2:o 2:clock"; got != want {
 		t.Errorf("terms %q, want %q", got, want)
@@ -139,6 +145,8 @@ func FuzzEmbedChunks(f *testing.F) {
 	f.Add("", "", "a\nb", "x'y")
 	f.Add("T\nU", "h", "", "it's")
 	f.Fuzz(func(t *testing.T, title, h0, h1, body string) {
-		checkEmbedChunks(t, []kgagent.Chunk{{Title: title, HeadingPath: []string{h0, h1}, Text: body}})
+		c := []kgagent.Chunk{{Title: title, HeadingPath: []string{h0, h1}, Text: body}}
+		checkEmbedChunks(t, c, false)
+		checkEmbedChunks(t, c, true)
 	})
 }

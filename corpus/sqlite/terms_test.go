@@ -48,9 +48,10 @@ func TestChunkTermsFromMatches(t *testing.T) {
 	}
 }
 
-// TestKeepTermsFromService: documents indexed through corpus.Service, which
-// hands the index the terms its lexical embedder took, leave a kept search
-// copy that is the copy SQLite gives (built by tokenising the rows).
+// TestKeepTermsFromService: documents and entity entries indexed through
+// corpus.Service (IndexDocument, ReplaceChunks), which hands the index the
+// terms its lexical embedder took, leave a kept search copy that is the
+// copy SQLite gives (built by tokenising the rows).
 func TestKeepTermsFromService(t *testing.T) {
 	ctx := t.Context()
 	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
@@ -70,6 +71,17 @@ func TestKeepTermsFromService(t *testing.T) {
 				Blocks: []kgagent.Block{{Kind: kgagent.BlockParagraph, Text: randTermText(r, 5+r.IntN(300))}}})
 		}
 		if _, err := svc.IndexDocument(ctx, doc); err != nil {
+			t.Fatal(err)
+		}
+		// and an entity index's entries (ReplaceChunks: the text as it is)
+		url := fmt.Sprintf("https://x/e%d", d)
+		var cs []kgagent.Chunk
+		for i := range 1 + r.IntN(4) {
+			name := randTermText(r, 1+r.IntN(2))
+			cs = append(cs, kgagent.Chunk{ID: corpus.ChunkID("c", url, i), Collection: "c", DocURL: url, URL: url, Ordinal: i,
+				Title: name, HeadingPath: []string{"e:" + name, randTermText(r, 1)}, Text: name + "\n" + randTermText(r, r.IntN(40))})
+		}
+		if err := svc.ReplaceChunks(ctx, "c", url, cs); err != nil {
 			t.Fatal(err)
 		}
 	}
