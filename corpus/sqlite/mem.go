@@ -1008,19 +1008,42 @@ const colBlock = 2048
 // colScan scores every live row by the dot product of qv with its vector
 // over dims only, reading the columns, and keeps the best n.
 func (m *memColl) colScan(qv []int8, dims []int, qscale float32, n int, prefix string) []scored {
+	// With the AVX-512 kernel the sparse columns are summed for whole
+	// bitmap words (expandAdd) into wide, whose first slot is the block's
+	// first slot rounded down to a word.
+	expand := hasExpand
 	return m.scanParallel(n, func(start, end int, h *topHeap) {
 		var acc [colBlock]int32
+		var wide [colBlock + 128]int32
+		var cur []expCursor
+		if expand {
+			cur = make([]expCursor, 0, len(dims))
+		}
 		for lo := start; lo < end; lo += colBlock {
 			hi := min(lo+colBlock, end)
 			a := acc[:hi-lo]
-			clear(a)
+			if expand {
+				wlo, whi := lo/64, (hi+63)/64
+				cur = cur[:0]
+				for _, j := range dims {
+					if c := &m.cols[j]; c.full == nil {
+						cur = append(cur, c.cursor(wlo, int32(qv[j])))
+					}
+				}
+				expandAdd(wide[:64*(whi-wlo)], cur)
+				a = wide[lo-64*wlo : hi-64*wlo]
+			} else {
+				clear(a)
+			}
 			// columns held in full four at a time (one pass over the
 			// accumulators for four), sparse ones by their values
 			var full [4]int
 			nf := 0
 			for _, j := range dims {
 				if m.cols[j].full == nil {
-					m.cols[j].addTo(a, lo, hi, int32(qv[j]))
+					if !expand {
+						m.cols[j].addTo(a, lo, hi, int32(qv[j]))
+					}
 					continue
 				}
 				full[nf] = j

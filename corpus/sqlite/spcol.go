@@ -1,6 +1,9 @@
 package sqlite
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // spCol is one dimension of a big collection's vectors (memColl.cols), its
 // slots in order and only the non-zero values held: a bitmap of which slots
@@ -159,3 +162,39 @@ func (c *spCol) trim() {
 
 // bytes is how much memory c holds.
 func (c *spCol) bytes() int { return cap(c.full) + 8*cap(c.bits) + 4*cap(c.rank) + cap(c.vals) }
+
+// expCursor is a sparse column's place in a block of a column scan for
+// the AVX-512 kernel (expandAddAsm): the address of its bitmap word where
+// the block starts, of the value of the first slot from there that holds
+// one (the kernel advances it), and the query's weight on the column. The
+// addresses are into the column's own arrays, which the search copy
+// keeps alive while it is read.
+type expCursor struct {
+	bits uintptr
+	vals uintptr
+	w    int64
+}
+
+// cursor is c's expCursor from bitmap word wi on, with weight w (c sparse,
+// wi below its word count).
+func (c *spCol) cursor(wi int, w int32) expCursor {
+	return expCursor{
+		bits: uintptr(unsafe.Pointer(&c.bits[wi])),
+		vals: uintptr(unsafe.Pointer(unsafe.SliceData(c.vals))) + uintptr(c.before(wi*64)),
+		w:    int64(w),
+	}
+}
+
+// expandAdd sets out[i] to the sum over cols of w times the value of slot
+// 64*wlo+i, for i below len(out) (a multiple of 64; every column sparse and
+// holding those slots' words). It is addTo for many columns at once, with
+// the AVX-512 kernel where the CPU has it (hasExpand): VPEXPANDB spreads a
+// bitmap word's values to their 64 slots, which are widened, multiplied
+// and summed in registers, so the sums are the same integers.
+func expandAdd(out []int32, cur []expCursor) {
+	if len(cur) == 0 {
+		clear(out)
+		return
+	}
+	expandAddAsm(out, cur)
+}
