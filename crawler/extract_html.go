@@ -6,7 +6,6 @@ package crawler
 // tables, lists, definition lists) are in extract_blocks.go.
 
 import (
-	"bytes"
 	"net/url"
 	"strings"
 
@@ -57,7 +56,7 @@ func pushHeading(stack []heading, level int, text, anchor string) ([]heading, []
 }
 
 func extractHTML(base *url.URL, text []byte) (kgagent.Document, error) {
-	root, err := html.Parse(bytes.NewReader(text))
+	root, page, err := parseHTML(text)
 	if err != nil {
 		return kgagent.Document{}, kgagent.WrapError(kgagent.EINVALID, err, "page is not parsable HTML")
 	}
@@ -101,6 +100,7 @@ func extractHTML(base *url.URL, text []byte) (kgagent.Document, error) {
 		x.doc.Lang = attr(htmlNode, "lang")
 	}
 	if body == nil {
+		detachDoc(&x.doc, page)
 		return x.doc, nil
 	}
 	if x.noindex {
@@ -131,6 +131,7 @@ func extractHTML(base *url.URL, text []byte) (kgagent.Document, error) {
 	x.flushPara()
 	x.closeSection()
 	x.doc.Sections = x.sections
+	detachDoc(&x.doc, page)
 	return x.doc, nil
 }
 

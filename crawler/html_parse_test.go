@@ -1,0 +1,320 @@
+package crawler
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"unsafe"
+
+	xhtml "golang.org/x/net/html"
+
+	"github.com/kgagent/kgagent"
+)
+
+// treeDiff describes the first difference between two trees ("" if none).
+func treeDiff(a, b *xhtml.Node, path string) string {
+	if a.Type != b.Type || a.DataAtom != b.DataAtom || a.Data != b.Data || a.Namespace != b.Namespace {
+		return fmt.Sprintf("%s: node %d %q %q %q != %d %q %q %q", path, a.Type, a.DataAtom, a.Data, a.Namespace, b.Type, b.DataAtom, b.Data, b.Namespace)
+	}
+	if !slices.Equal(a.Attr, b.Attr) {
+		return fmt.Sprintf("%s/%s: attributes %q != %q", path, a.Data, a.Attr, b.Attr)
+	}
+	ca, cb := a.FirstChild, b.FirstChild
+	for i := 0; ca != nil || cb != nil; i++ {
+		if ca == nil || cb == nil {
+			return fmt.Sprintf("%s/%s: child %d present in one tree only (%v, %v)", path, a.Data, i, ca != nil, cb != nil)
+		}
+		if ca.Parent != a || cb.Parent != b {
+			return fmt.Sprintf("%s/%s: child %d has the wrong parent", path, a.Data, i)
+		}
+		if d := treeDiff(ca, cb, fmt.Sprintf("%s/%s[%d]", path, a.Data, i)); d != "" {
+			return d
+		}
+		ca, cb = ca.NextSibling, cb.NextSibling
+	}
+	return ""
+}
+
+// checkFast parses page both ways; it returns whether the fast parser took
+// it and fails the test if its tree differs from html.Parse's.
+func checkFast(t testing.TB, name string, page []byte) (bool, int) {
+	t.Helper()
+	fp, line := parseFastWhy(page)
+	if fp == nil {
+		return false, line
+	}
+	fast := fp.doc
+	ref, err := xhtml.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatalf("%s: the fast parser took a page html.Parse refuses: %v", name, err)
+	}
+	if d := treeDiff(fast, ref, ""); d != "" {
+		t.Fatalf("%s: fast tree differs from html.Parse's: %s", name, d)
+	}
+	return true, line
+}
+
+var fastParseCases = []string{
+	"<!DOCTYPE html><html><head><title>T &amp; u</title></head><body><p>x</p></body></html>",
+	"<!DOCTYPE html>\n<html lang=en>\n <head>\n  <meta charset=utf-8>\n  <script>if (a<b) x()</script>\n </head>\n <body>\n<p>a<p>b<div>c</div><ul><li>1<li>2</ul>\n</body>\n</html>\n",
+	"<!DOCTYPE HTML><html><head></head><body><p>quirks<table><tr><td>1<td>2</table></body></html>",
+	"<!DOCTYPE html><html><head></head><body><p>no quirks<table><tr><td>1<td>2</table></body></html>",
+	"<!DOCTYPE html><html><head></head><body><table><caption>c</caption><colgroup><col><col></colgroup><thead><tr><th>h</th></tr></thead><tbody><tr><td>x</td></tr></tbody></table></body></html>",
+	"<!DOCTYPE html><html><head></head><body><dl><dt>a<dd>b<dt>c</dl><b>x<i>y</i>z</b><a href=\"q\" class=c>l</a></body></html>",
+	"<!DOCTYPE html><html><head></head><body><b><p>x</b>y</p></body></html>",
+	"<!DOCTYPE html><html><head></head><body><form><svg viewbox=\"0 0 1 1\" xmlns:xlink=x><path d=\"M\"/><clippath><rect/></clippath></svg><input></form></body></html>",
+	"<!DOCTYPE html><html><head></head><body><pre>\nline</pre><pre>\n\nx</pre><a name=a><a name=b></a></a></body></html>",
+	"<!DOCTYPE html><html><head></head><body><div><span>a</div>b</span><!-- c &amp; --></body></html><!-- after -->",
+	"<!DOCTYPE html><html><head></head><body><b><b><b><b>x</b></b></b></b><p class=\"a&amp;b\" title='&copy&x'>y</body></html>",
+	"<!DOCTYPE html><html><head></head><body><h2>a<h3>b</h2>c</h3><li>x</li></body>\n</html>\n",
+	"<!DOCTYPE html><html><head></head><body><p>a\r\nb\rc<br/><img src=x alt=\"a\r\nb\"/></p><table> <tr> <td>1</td> </tr> </table>x</body></html>",
+	"<!DOCTYPE html><html><head></head><body><table><tr><td>a<table><tr><td>b</td></tr></table></td></tr></table></body></html>",
+	"<!DOCTYPE html><html><head></head><body><em><strong>x</em></strong>y</body></html>",
+	"<!DOCTYPE html><html><head></head><body><table>text</table></body></html>",
+	"<html><body>no doctype</body></html>",
+	"<!DOCTYPE HTML><html><head><noscript><style>x</style></noscript></head><body><noscript><div>JS</div></noscript><iframe src=x><p>raw</p></iframe><noembed>a</noembed><p>x</p></body></html>",
+	"<!DOCTYPE html><html><head></head><body><div></p><table><tr><td></p></td></tr></table></div></body></html>",
+	"<!DOCTYPE html><html><head></head><body><custom-el Data-X=1>a</custom-el><a><b>1</a>2</b></body></html>",
+}
+
+func TestParseFastMatchesParse(t *testing.T) {
+	taken := 0
+	for i, c := range fastParseCases {
+		if ok, _ := checkFast(t, fmt.Sprintf("case %d", i), []byte(c)); ok {
+			taken++
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "site", "*", "*.html"))
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, line := checkFast(t, name, b); !ok {
+			t.Errorf("%s: the fast parser gave up (line %d)", name, line)
+		}
+	}
+	if taken < len(fastParseCases)/2 {
+		t.Errorf("the fast parser took only %d of %d cases", taken, len(fastParseCases))
+	}
+}
+
+// TestParseFastDocs compares the trees on every page of a documentation
+// tree: KGAGENT_FASTPARSE_DIRS (colon-separated) or the Python docs.
+func TestParseFastDocs(t *testing.T) {
+	dirs := filepath.SplitList(os.Getenv("KGAGENT_FASTPARSE_DIRS"))
+	if len(dirs) == 0 {
+		if testing.Short() {
+			t.Skip("short")
+		}
+		dirs = []string{pyDocsDir(t, false)}
+	}
+	for _, dir := range dirs {
+		why := map[int]int{}
+		pages, taken := 0, 0
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			pages++
+			ok, line := checkFast(t, p, b)
+			if ok {
+				taken++
+			} else {
+				why[line]++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := make([]int, 0, len(why))
+		for l := range why {
+			lines = append(lines, l)
+		}
+		sort.Slice(lines, func(i, j int) bool { return why[lines[i]] > why[lines[j]] })
+		var w []string
+		for _, l := range lines {
+			w = append(w, fmt.Sprintf("line %d: %d", l, why[l]))
+		}
+		t.Logf("%s: %d pages, fast parser took %d; gave up at %s", dir, pages, taken, strings.Join(w, ", "))
+	}
+}
+
+func FuzzParseFast(f *testing.F) {
+	for _, c := range fastParseCases {
+		f.Add([]byte(c))
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "site", "*", "*.html"))
+	for _, name := range files {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, page []byte) {
+		checkFast(t, "input", page)
+	})
+}
+
+// fillStrings sets every string reachable in v (slices grown to one
+// element) to a one-byte slice of page, and returns how many it set.
+func fillStrings(v reflect.Value, page string, n *int) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(page[*n%len(page) : *n%len(page)+1])
+		*n++
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			fillStrings(v.Field(i), page, n)
+		}
+	case reflect.Slice:
+		if v.Len() == 0 {
+			v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		}
+		for i := 0; i < v.Len(); i++ {
+			fillStrings(v.Index(i), page, n)
+		}
+	}
+}
+
+// aliased counts the strings reachable in v that point into page.
+func aliased(v reflect.Value, page string) int {
+	switch v.Kind() {
+	case reflect.String:
+		s := v.String()
+		lo := uintptr(unsafe.Pointer(unsafe.StringData(page)))
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); s != "" && p >= lo && p < lo+uintptr(len(page)) {
+			return 1
+		}
+	case reflect.Struct:
+		c := 0
+		for i := 0; i < v.NumField(); i++ {
+			c += aliased(v.Field(i), page)
+		}
+		return c
+	case reflect.Slice:
+		c := 0
+		for i := 0; i < v.Len(); i++ {
+			c += aliased(v.Index(i), page)
+		}
+		return c
+	}
+	return 0
+}
+
+// TestDetachDoc: every string of a Document that points into the page is
+// copied (a Document field added later must be added to detachDoc too).
+func TestDetachDoc(t *testing.T) {
+	page := strings.Repeat("<p>page</p>", 100)
+	var doc kgagent.Document
+	n := 0
+	fillStrings(reflect.ValueOf(&doc).Elem(), page, &n)
+	if got := aliased(reflect.ValueOf(doc), page); got != n || n < 15 {
+		t.Fatalf("filled %d strings, %d alias the page", n, got)
+	}
+	before := fmt.Sprint(doc)
+	detachDoc(&doc, page)
+	if got := aliased(reflect.ValueOf(doc), page); got != 0 {
+		t.Errorf("%d strings still point into the page: %+v", got, doc)
+	}
+	if after := fmt.Sprint(doc); after != before {
+		t.Errorf("detachDoc changed the document: %s -> %s", before, after)
+	}
+	// Strings outside the page stay as they are.
+	other := strings.Clone(page)
+	doc2 := doc
+	detachDoc(&doc2, other)
+	if unsafe.StringData(doc2.Title) != unsafe.StringData(doc.Title) {
+		t.Error("a string outside the page was copied")
+	}
+}
+
+// genCommon is the markup genHTML draws from: the elements and tree
+// construction steps documentation pages use; genRare adds markup the fast
+// parser mostly gives up on.
+var genCommon = []string{
+	"<p>", "</p>", "<p class=x>", "<li>", "</li>", "<ul>", "</ul>", "<ol>", "</ol>", "<dl>", "</dl>", "<dt>", "</dt>", "<dd>", "</dd>",
+	"<div>", "</div>", "<div id=d>", "<span>", "</span>", "<section id=s>", "</section>", "<nav>", "</nav>",
+	"<h2>", "</h2>", "<h3 id=h>", "</h3>", "<pre>", "</pre>", "<pre>\n", "<br>", "<br/>", "<hr>", "<img alt=i src=x>",
+	"<b>", "</b>", "<i>", "</i>", "<em>", "</em>", "<strong>", "</strong>", "<code>", "</code>", "<a href=\"u\">", "<a name=n class=c>", "</a>",
+	"<table>", "</table>", "<tr>", "</tr>", "<td>", "</td>", "<th>", "</th>", "<tbody>", "</tbody>", "<thead>", "</thead>",
+	"<caption>", "</caption>", "<colgroup>", "</colgroup>", "<col>", "</body>", "</html>",
+	"<form>", "</form>", "<input type=text>", "<button>", "</button>",
+	"<svg viewbox=\"0 0 1 1\">", "</svg>", "<path d=\"M0\"/>", "<clippath>", "</clippath>",
+	"<script>a<b</script>", "<style>p{}</style>", "<noscript><p>n</p></noscript>", "<title>t&amp;</title>",
+	"<!-- c -->", "<custom-el>", "</custom-el>", "text ", "a &amp; b ", "&lt;x&gt; ", " ", "\n", "x\r\ny",
+}
+
+var genRare = []string{
+	"<textarea>", "<frameset>", "<!DOCTYPE html>", "<head>", "<template>", "<math>", "<nobr>", "<select>", "</select>",
+	"<body>", "<foreignObject>", "<a <b>", "<p a=b/>", "</br>", "<?x?>", "<!x>", "<option>", "<xmp>",
+}
+
+// genHTML turns b into a page: a doctype, head and body, then markup
+// drawn from genCommon (and genRare unless common).
+func genHTML(b []byte, common bool) []byte {
+	var sb strings.Builder
+	if len(b) > 0 && b[0]%4 == 0 {
+		sb.WriteString("<!DOCTYPE HTML>\n")
+	} else {
+		sb.WriteString("<!DOCTYPE html>\n")
+	}
+	sb.WriteString("<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>T</title></head>\n<body>\n")
+	n := len(genCommon)
+	if !common {
+		n += len(genRare)
+	}
+	for _, c := range b {
+		if i := int(c) % n; i < len(genCommon) {
+			sb.WriteString(genCommon[i])
+		} else {
+			sb.WriteString(genRare[i-len(genCommon)])
+		}
+	}
+	return []byte(sb.String())
+}
+
+// TestParseFastGenerated compares the trees on generated pages.
+func TestParseFastGenerated(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	taken, n := 0, 3000
+	why := map[int]int{}
+	for i := 0; i < n; i++ {
+		b := make([]byte, 1+r.IntN(40))
+		for j := range b {
+			b[j] = byte(r.IntN(256))
+		}
+		page := genHTML(b, i%2 == 0)
+		ok, line := checkFast(t, fmt.Sprintf("generated %q", page), page)
+		if ok {
+			taken++
+		} else {
+			why[line]++
+		}
+	}
+	t.Logf("gave up at (line: pages) %v", why)
+	if taken < n/4 {
+		t.Errorf("the fast parser took %d of %d generated pages", taken, n)
+	}
+	t.Logf("fast parser took %d of %d generated pages", taken, n)
+}
+
+func FuzzParseFastGenerated(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3})
+	f.Add([]byte("\x10\x20\x30\x40\x50"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkFast(t, "generated", genHTML(b, len(b) > 0 && b[0]%2 == 0))
+	})
+}
