@@ -68,6 +68,10 @@ func TestBulkNamesFromMemory(t *testing.T) {
 			if got, want := sqlite.EarlyNames(s), sqlite.MemNames(s); got != want {
 				t.Errorf("%d name indexes' triples read while the load finished, want %d", got, want)
 			}
+			// its strings from the writer's complete cache
+			if got, want := sqlite.KnownStrs(s), sqlite.MemNames(s); got != want {
+				t.Errorf("%d name indexes' strings from the bulk load's cache, want %d", got, want)
+			}
 			// and its entities taken from the finish's rows
 			if got, want := sqlite.EarlyEnts(s), sqlite.MemNames(s); got != want {
 				t.Errorf("%d name indexes' entities taken from the load's finish, want %d", got, want)

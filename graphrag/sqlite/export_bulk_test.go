@@ -52,6 +52,10 @@ func EarlyNames(s *Store) int { return s.earlyNames }
 // bulk load's finish rather than from SQLite.
 func EarlyEnts(s *Store) int { return s.earlyEnts }
 
+// KnownStrs counts the name indexes whose triples' strings Snapshot looked
+// up in the bulk load's string cache rather than strs.
+func KnownStrs(s *Store) int { return s.knownStrs }
+
 // SnapshotBody is the body of collection's name-index snapshot on disk,
 // nil when there is none current.
 func SnapshotBody(t *testing.T, s *Store, collection string) []byte {

@@ -333,11 +333,18 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 			// ~2.5 s the ingest's end waits for this snapshot.
 			// Its entities are the finish's own rows, taken as the
 			// writer goes on to write them and commit.
+			// Their strings come from the writer's cache when it holds
+			// all of strs: the finish does not change its map.
 			rows := s.rows
+			var known map[string]int64
+			if s.w.strs.complete && len(s.w.strs.pend) == 0 {
+				known = s.w.strs.ids
+				s.knownStrs++
+			}
 			early = make(chan earlyTriples, 1)
 			ents = make(chan []entityRow, 1)
 			go func() {
-				x, err := s.readTriples(ctx, collection, &rows)
+				x, err := s.readTriples(ctx, collection, &rows, known)
 				all, ok := <-ents
 				r := earlyTriples{x: x, err: err}
 				if err == nil && ok {
@@ -453,15 +460,16 @@ func entityRows(all []entityRow, collection string) []entityRow {
 }
 
 // readTriples is a name index of collection with only the triples of mem
-// read (loadTriples), in a read transaction of its own.
-func (s *Store) readTriples(ctx context.Context, collection string, mem *bulkRows) (*nameIndex, error) {
+// read (loadTriples, their strings from known when not nil), in a read
+// transaction of its own.
+func (s *Store) readTriples(ctx context.Context, collection string, mem *bulkRows, known map[string]int64) (*nameIndex, error) {
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
 	x := &nameIndex{}
-	if err := x.loadTriples(ctx, tx, collection, mem); err != nil {
+	if err := x.loadTriples(ctx, tx, collection, mem, known); err != nil {
 		return nil, err
 	}
 	return x, nil

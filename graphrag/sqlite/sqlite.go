@@ -70,6 +70,9 @@ type Store struct {
 	earlyNames int
 	// earlyEnts counts those whose entities it took from the finish's rows.
 	earlyEnts int
+	// knownStrs counts the early reads given the writer's complete string
+	// cache for the triples' strings.
+	knownStrs int
 
 	stmu    sync.Mutex
 	inserts map[string]string // multi-row INSERTs, by head, tail and rows
