@@ -367,6 +367,38 @@ func TestKeepCrawledProjected(t *testing.T) {
 	}
 }
 
+// TestKeepCrawledIndexPagesFirst: copies whose first 100 pages grew them at
+// twice their final rate (the Python docs' index pages come first; 525
+// queued) project past the bound at 100 pages but not at 200, where the
+// rate has settled: they are kept. crawledMin was 100: 2 of 6 Python docs
+// ingests dropped their copies and built them from SQLite at the end.
+func TestKeepCrawledIndexPagesFirst(t *testing.T) {
+	ctx := context.Background()
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{})
+	defer x.Close()
+	if err := x.Keep(ctx, "c", 1<<40); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		f.put(x, "c", fmt.Sprintf("https://x/p%d", i), fmt.Sprintf("Page %d about zebra topic%d", i, i), "giraffes eat leaves")
+	}
+	x.cacheMu.Lock()
+	kept := x.keptBytes()
+	// the bound that these bytes at 100 of 525 pages project 1.08 of
+	bound := kept * 525 * 100 / 108 / 100
+	x.keepMax = bound
+	x.cacheMu.Unlock()
+	if kept == 0 || kept > bound {
+		t.Fatalf("kept copy of %d bytes, bound %d", kept, bound)
+	}
+	for _, done := range []int64{100, 200} {
+		if x.Crawled(done, 525) || !x.Holds("c") {
+			t.Fatalf("a copy of %d bytes after %d of 525 pages dropped under a bound of %d", kept, done, bound)
+		}
+	}
+}
+
 // TestKeepCrawledRecrawl: an ingest run again on a collection whose copy
 // Keep loaded from its snapshot, well within the bound, keeps it while the
 // crawl's pages are unchanged: Crawled projects what the crawl adds to the

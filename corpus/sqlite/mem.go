@@ -817,8 +817,9 @@ func (x *Index) Keep(ctx context.Context, collection string, maxBytes int64) err
 // a run, to be built from SQLite at its end if a page changed). total only
 // ever grows in a crawl, so the projection errs short: a site that reveals
 // its pages late is caught by the bound itself. Before crawledMin pages are done the rate
-// is not yet telling (a site's first pages are its indexes) and nothing
-// is decided. It reports whether it dropped copies.
+// is not yet telling (a site's first pages are its indexes, and the index
+// may have written pages not yet done) and nothing is decided. It reports
+// whether it dropped copies.
 func (x *Index) Crawled(done, total int64) bool {
 	if done < crawledMin || total <= done {
 		return false
@@ -850,8 +851,12 @@ func (x *Index) Crawled(done, total int64) bool {
 }
 
 // crawledMin is how many pages an ingest has done before Crawled projects
-// the kept copies' size from them.
-const crawledMin = 100
+// the kept copies' size from them. At 100 the Python docs' copies (~27 MB
+// in the end, 0.52 of the 50 MiB bound) projected 0.64-1.08 of it, over
+// in 2 of 6 ingests, which then built both copies from SQLite at the end
+// (~1.5 s more); at ~200 pages 0.61-0.78. The OpenJDK docs' projected 3.9
+// at 100 (5,405 queued).
+const crawledMin = 200
 
 // Holds reports whether the index holds collection's search copy in
 // memory now (a Snapshot of it then only encodes it).
