@@ -964,14 +964,27 @@ func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilte
 	}
 	cands := m.colScan(qv, dims[:limit], qscale, prefilterKeep(n), prefix)
 	// Rescore over the query's non-zero dimensions only (the rest add 0).
+	// A candidate's prefilter score is its dot product over the heaviest
+	// dimensions times sc, both exact in a float64 (an int32 below 2^24
+	// times a float32), so dividing by sc gives that dot product back
+	// exactly and only the other dimensions are read: each read is a
+	// random access into a column (a cache miss on a big collection), and
+	// they were a third of dense search's CPU on the OpenJDK API docs.
 	for i, c := range cands {
 		s, _ := m.slotOf(c.rid)
 		slot := int(s)
+		sc := qscale * m.scales[slot]
 		var dot int32
-		for _, j := range dims {
+		rest := dims[limit:]
+		if sc != 0 {
+			dot = int32(c.score / float64(sc))
+		} else {
+			rest = dims
+		}
+		for _, j := range rest {
 			dot += int32(qv[j]) * int32(m.cols[j].at(slot))
 		}
-		cands[i].score = float64(dot) * float64(qscale*m.scales[slot])
+		cands[i].score = float64(dot) * float64(sc)
 	}
 	return best(cands, n)
 }
