@@ -28,6 +28,7 @@ package extractive
 import (
 	"context"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,6 +83,8 @@ type passage struct {
 	fact   bool
 	titles map[string]bool // terms of title and headings
 	blocks []block
+	// terms is the terms of Text, once read (textTerms)
+	terms []string
 	// described is the cosine of the question with the opening sentence
 	// of the API entry the passage declares (describe); 0 when not
 	// compared.
@@ -482,31 +485,35 @@ func split(ps []*passage) ([]*sentence, map[string]int) {
 	var out []*sentence
 	df := map[string]int{}
 	for _, p := range ps {
-		pos := 0
-		for bi, b := range p.blocks {
-			if b.code {
-				continue
-			}
-			for _, line := range strings.Split(b.text, "\n") {
-				line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "- "))
-				// Footnote marks ("JavaScript [1]") would read as citations.
-				line = footnoteRe.ReplaceAllString(line, "")
-				for _, s := range splitSentences(line) {
-					st := &sentence{p: p, pos: pos, blk: bi, text: s, terms: text.AllTerms(s)}
-					pos++
-					seen := map[string]bool{}
-					for _, t := range st.terms {
-						if !seen[t] {
-							seen[t] = true
-							df[t]++
-						}
-					}
-					out = append(out, st)
-				}
-			}
+		ss := p.sentences()
+		sts := make([]sentence, len(ss))
+		for pos, s := range ss {
+			st := &sts[pos]
+			*st = sentence{p: p, pos: pos, blk: s.blk, text: s.text, terms: s.terms}
+			countDistinct(df, st.terms)
+			out = append(out, st)
 		}
 	}
 	return out, df
+}
+
+// countDistinct adds one to df[t] for each distinct term t of terms.
+func countDistinct(df map[string]int, terms []string) {
+	if len(terms) > 32 {
+		seen := make(map[string]bool, len(terms))
+		for _, t := range terms {
+			if !seen[t] {
+				seen[t] = true
+				df[t]++
+			}
+		}
+		return
+	}
+	for i, t := range terms {
+		if !slices.Contains(terms[:i], t) {
+			df[t]++
+		}
+	}
 }
 
 // splitSentences cuts a line at sentence ends: ". ", "! ", "? " before an
@@ -520,7 +527,7 @@ var answerSentences = text.SentenceRule{Starts: "\"'`([", Abbrev: true}
 func evidenceTerms(ps []*passage) map[string]bool {
 	out := map[string]bool{}
 	for _, p := range ps {
-		for _, t := range text.AllTerms(p.Text) {
+		for _, t := range p.textTerms() {
 			out[t] = true
 		}
 		for t := range p.titles {

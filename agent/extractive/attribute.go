@@ -117,7 +117,7 @@ func NewSupport(evs []kgagent.Evidence) *Support {
 		s.ptext[i] = squash(p.Text)
 		s.pname[i] = leadName(p)
 		s.pterms[i] = map[string]bool{}
-		for _, t := range text.AllTerms(p.Text) {
+		for _, t := range p.textTerms() {
 			s.pterms[i][t] = true
 		}
 		for t := range p.titles {

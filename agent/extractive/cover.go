@@ -92,7 +92,7 @@ func nearestCover(ps []*passage, q question) *passage {
 		}
 		n++
 		held := map[string]bool{}
-		for _, t := range text.AllTerms(p.Text) {
+		for _, t := range p.textTerms() {
 			held[t] = true
 		}
 		for t := range p.titles {

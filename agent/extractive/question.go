@@ -349,7 +349,7 @@ func pageTerms(ps []*passage, p *passage) termSet {
 		if o != p && (o.DocURL == "" || o.DocURL != p.DocURL) {
 			continue
 		}
-		for _, t := range text.AllTerms(o.Text) {
+		for _, t := range o.textTerms() {
 			in[t] = true
 		}
 		for t := range o.titles {
