@@ -74,8 +74,12 @@ func encodeEntry(ans kgagent.Answer, events []kgagent.Event) (blob []byte, errs 
 		scratch[1] = make([]byte, n)
 	}
 	// a copy of its length: the encoder's buffer has room for the
-	// incompressible case
-	return bytes.Clone(s2.EncodeBetter(scratch[1][:cap(scratch[1])], b)), errs
+	// incompressible case. s2.Encode, not EncodeBetter: for an encoding of
+	// 16 KB or more (most answers with their events) EncodeBetter takes a
+	// 576 KB hash table from a pool that every other collection empties,
+	// 59 of the 1,066 MB serve allocated over 800 OpenJDK API docs searches
+	// and answers; Encode's is 64 KB, for slightly larger entries
+	return bytes.Clone(s2.Encode(scratch[1][:cap(scratch[1])], b)), errs
 }
 
 // entryScratch holds encodeEntry's buffers: the encoding and its
