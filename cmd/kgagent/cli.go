@@ -124,10 +124,15 @@ func limitServeMemory(cfg Config) (restore func()) {
 // data dir's heap is mostly what it loaded once (search copies, the name
 // index, the semantic model), held in few large pointer-free arrays that
 // a collection need not scan; Go's default 100 let the heap grow to twice
-// that between collections. OpenJDK API docs (live heap ~360 MB), 1,000
-// searches and answers (bench/serve_measure.py): see the README's serve
-// paragraph for the RSS and CPU a request at 100 and 25.
-const serveGCPercent = 25
+// that between collections, and the growth allowed is what the resident
+// set carries above the live heap. OpenJDK API docs (live heap ~240 MB),
+// 1,000 searches and answers (bench/serve_measure.py): RSS at the end 329
+// MB at 15 and 323-325 MB at 12 against 351-352 MB at 25. A request now
+// allocates ~0.8 MB (1.3 MB when 25 was chosen), so at 12 the collector
+// runs ~1.6 times as often as it did then (41 against 26 collections, 0.9
+// against 0.6 CPU-s over the run: ~0.3 ms a request, within the run-to-run
+// spread of serve's CPU a request); see the README's serve paragraph.
+const serveGCPercent = 12
 
 // nonGoReserve is the part of ingest_memory_limit left to memory Go's
 // collector neither counts nor frees: SQLite's page caches, statement

@@ -50,16 +50,17 @@ func TestServeMemoryLimit(t *testing.T) {
 }
 
 // TestServeGCPercent: serve, worker and mcp collect once the heap has
-// grown by serveGCPercent (Go's default 100 let a 10,000-page data dir's
-// ~360 MB heap grow to twice that), restored after; GOGC in the
-// environment wins.
+// grown by serveGCPercent, restored after; GOGC in the environment wins.
+// Go's default 100 let a 10,000-page data dir's ~360 MB heap grow to twice
+// that, and 25 left the OpenJDK API docs' serve at 351 MB RSS after 1,000
+// requests (323 MB at 12, the 350 MB target with room).
 func TestServeGCPercent(t *testing.T) {
 	t.Setenv("GOGC", "")
 	before := debug.SetGCPercent(100)
 	defer debug.SetGCPercent(before)
 	restore := limitServeMemory(defaultConfig())
-	if got := debug.SetGCPercent(serveGCPercent); got != serveGCPercent || serveGCPercent >= 100 {
-		t.Errorf("GC percent in serve %d (serveGCPercent %d), want below Go's 100", got, serveGCPercent)
+	if got := debug.SetGCPercent(serveGCPercent); got != serveGCPercent || serveGCPercent > 12 {
+		t.Errorf("GC percent in serve %d (serveGCPercent %d), want at most 12", got, serveGCPercent)
 	}
 	restore()
 	if got := debug.SetGCPercent(100); got != 100 {
