@@ -520,3 +520,49 @@ func TestPrefilterRescoreExact(t *testing.T) {
 		}
 	}
 }
+
+// pagesUnder marks the pages whose URL starts with a prefix exactly as
+// testing each page's URL does, for pages added in any order (appendDoc
+// keeps byURL sorted) and for a copy read from its snapshot (sortPages):
+// prefixes that are a page's whole URL, a directory of several, one past
+// every URL, one before every URL, none matching, and "".
+func TestPagesUnder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	m := newMemColl(4, [3]float32{1, 1, 1})
+	var urls []string
+	for range 300 {
+		u := fmt.Sprintf("https://h/%c/%c%d.html", 'a'+r.IntN(4), 'k'+r.IntN(3), r.IntN(40))
+		m.add(int64(len(m.rids)+1), u, kgagent.Chunk{Text: "w"}, []float32{1, 0, 0, 0})
+		urls = append(urls, u)
+	}
+	prefixes := []string{"", "https://h/b/", "https://h/b/l", "https://h/c/m1", "https://h/z", "a", "https://h/", "https://h/d/k39.html", "https://h/d/k39.htmlx"}
+	for range 20 {
+		prefixes = append(prefixes, urls[r.IntN(len(urls))])
+	}
+	e := &snapfile.Encoder{}
+	encodeSnapshot(e, m)
+	read, err := decodeSnapshot(e.B, 4, m.weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]*memColl{"added": m, "snapshot": read} {
+		for _, p := range prefixes {
+			got := make([]uint8, len(c.pageURL))
+			c.pagesUnder(p, got)
+			n := 0
+			for d, u := range c.pageURL {
+				want := uint8(2)
+				if strings.HasPrefix(u, p) {
+					want = 1
+					n++
+				}
+				if got[d] != want {
+					t.Fatalf("%s: prefix %q, page %q: %d, want %d", name, p, u, got[d], want)
+				}
+			}
+			if p == "https://h/b/" && n == 0 {
+				t.Fatalf("%s: no page under %q", name, p)
+			}
+		}
+	}
+}

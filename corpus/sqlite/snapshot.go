@@ -237,6 +237,7 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 		m.docIdx[pages[i]] = int32(i)
 	}
 	m.pageURL = pages
+	m.sortPages()
 	rid := int64(0)
 	for s := 0; s < live && d.Err == nil; s++ {
 		rid += d.Varint()
