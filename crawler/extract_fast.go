@@ -200,7 +200,7 @@ func (r *linkResolver) resolve(href string) string {
 // fast returns the resolved href when the fast path applies.
 func (r *linkResolver) fast(href string) (string, bool) {
 	p, frag, hasFrag := strings.Cut(href, "#")
-	if hasFrag && (frag == "" || !unreserved(frag)) {
+	if hasFrag && (frag == "" || !fragmentSafe(frag)) {
 		return "", false
 	}
 	if p == "" {
@@ -258,9 +258,17 @@ func (r *linkResolver) probe(href, tail string) string {
 	return u[:len(u)-len(tail)]
 }
 
-func unreserved(s string) bool {
+// fragmentSafe reports whether net/url writes the fragment s back as it
+// is: unreserved characters, the sub-delimiters and ':' '@' that fragments
+// keep (Javadoc's "#valueOf(char%5B%5D,int,int)"), and %XX escapes.
+func fragmentSafe(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if !isUnreserved(s[i]) {
+		switch c := s[i]; {
+		case isUnreserved(c):
+		case c == '(' || c == ')' || c == '!' || c == '*' || c == ',' || c == ':' || c == ';' || c == '=' || c == '@' || c == '$' || c == '+':
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			i += 2
+		default:
 			return false
 		}
 	}

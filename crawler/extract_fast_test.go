@@ -73,6 +73,8 @@ var resolveHrefs = []string{
 	"../../../../../../x", "sub/dir/", "a//b", "./a", "a/./b", "a/../b", "..", ".", "/abs", "//other.example/x",
 	"page.html#", "#", "?q=1", "page.html?q=1#f", "mailto:x@y", "a%20b", "ü.html", "#ü", "a b", "a:b", "~user/x",
 	"../..", "../../", "....//x", "..a/b", "a/..", "a/.", "x#y#z", "#a/b",
+	"#isBlank()", "Character.html#isWhitespace(int)", "#valueOf(char%5B%5D,int,int)", "#%3Cinit%3E(byte%5B%5D)",
+	"#a%5b", "#a%zz", "#a%5", "#a%", "#f(x)?y", "#a'b", "#a[b]", "#a+b$c;d=e@f:g*h!", "../x.html#m(java.lang.String...)",
 }
 
 func TestLinkResolver(t *testing.T) {
@@ -92,7 +94,7 @@ func TestLinkResolver(t *testing.T) {
 	// nothing about it.
 	base, _ := url.Parse("https://h.example/a/b/page.html")
 	r := &linkResolver{base: base}
-	for _, h := range []string{"#x", "page.html", "../glossary.html#term-x", "sub/dir/"} {
+	for _, h := range []string{"#x", "page.html", "../glossary.html#term-x", "sub/dir/", "../a/B.html#m(int,java.lang.String)", "#%3Cinit%3E()"} {
 		if _, ok := r.fast(h); !ok {
 			t.Errorf("fast path not taken for %q", h)
 		}

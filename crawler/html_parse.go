@@ -358,6 +358,18 @@ func lowerName(s string) (string, atom.Atom) {
 	return s, 0
 }
 
+// lowerKey returns the attribute name s in lower case: s itself when it
+// is (html.Parse's key is an atom's string or a copy: the same text).
+func lowerKey(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			k, _ := lowerName(s)
+			return k
+		}
+	}
+	return s
+}
+
 // startTag reads the start tag whose name begins at i.
 func (p *fastParser) startTag(i int) {
 	s := p.s
@@ -396,7 +408,7 @@ func (p *fastParser) startTag(i int) {
 		if k == j || k >= len(s) {
 			p.fail()
 		}
-		key, _ := lowerName(s[j:k])
+		key := lowerKey(s[j:k])
 		j = k
 		for j < len(s) && isHTMLSpace(s[j]) {
 			j++
