@@ -269,6 +269,11 @@ func ValidateTriple(collection, docURL string, t kgagent.Triple) error {
 	if err := ValidateCollection(collection); err != nil {
 		return err
 	}
+	return validTriple(collection, docURL, t)
+}
+
+// validTriple is ValidateTriple of a triple of a valid collection.
+func validTriple(collection, docURL string, t kgagent.Triple) error {
 	if t.Collection != collection {
 		return kgagent.Errorf(kgagent.EINVALID, "triple collection %q is not %q", text.Truncate(t.Collection, 80), text.Truncate(collection, 80))
 	}
@@ -309,7 +314,7 @@ func ValidateTriples(collection, docURL string, triples []kgagent.Triple) error 
 		return err
 	}
 	for i, t := range triples {
-		if err := ValidateTriple(collection, docURL, t); err != nil {
+		if err := validTriple(collection, docURL, t); err != nil {
 			if e, ok := err.(*kgagent.Error); ok {
 				if e.Details == nil {
 					e.Details = map[string]any{}

@@ -97,6 +97,17 @@ func TestValidateTriple(t *testing.T) {
 		if err != nil && kgagent.ErrorCode(err) != kgagent.EINVALID {
 			t.Errorf("%s: code %q", tc.name, kgagent.ErrorCode(err))
 		}
+		// a batch (which checks the collection once) says the same, at
+		// the triple's index
+		berr := ValidateTriples("c", "u", []kgagent.Triple{good, good, tr})
+		if (berr == nil) != (err == nil) || err != nil && (berr.Error() != err.Error() || berr.(*kgagent.Error).Details["index"] != 2) {
+			t.Errorf("%s: batch err = %v, want %v at index 2", tc.name, berr, err)
+		}
+	}
+	for _, c := range []string{"", "bad name!", "c__", "c__x__y"} {
+		if ValidateTriple(c, "u", good) == nil || ValidateTriples(c, "u", []kgagent.Triple{good}) == nil || ValidateTriples(c, "u", nil) == nil {
+			t.Errorf("collection %q accepted", c)
+		}
 	}
 }
 
