@@ -234,12 +234,14 @@ func (f *fieldIndex) push(term, slot int32, tf float32) {
 	f.lists[term] = append(f.lists[term], posting(uint32(slot)<<8|uint32(c)))
 }
 
-// add adds slot's terms with their frequencies. A term new to the index
-// is copied into its term table.
+// add adds slot's terms (distinct) with their frequencies tf. A term new
+// to the index is copied into its term table (its number follows the
+// order of terms).
 // It returns the bytes of the new terms.
-func (f *fieldIndex) add(slot int32, tf map[string]float32, length float32) int64 {
+func (f *fieldIndex) add(slot int32, terms []string, tf []float32, length float32) int64 {
 	var grown int64
-	for t, n := range tf {
+	for k, t := range terms {
+		n := tf[k]
 		i, ok := f.terms.find(t)
 		if !ok {
 			i = f.terms.add(t)
@@ -423,11 +425,13 @@ func quantize(dst []int8, v []float32) ([]int8, float32) {
 	return dst, scale
 }
 
-// chunkTerms is what a chunk adds to the keyword index: its terms'
-// weighted frequencies and its weighted length over all fields (tf,
-// length), and over title and headings only (htf, hlength).
+// chunkTerms is what a chunk adds to the keyword index: its distinct
+// terms and their weighted frequencies and its weighted length over all
+// fields (terms, tf, length), and over title and headings only (hterms,
+// htf, hlength), terms in order of first occurrence.
 type chunkTerms struct {
-	tf, htf         map[string]float32
+	terms, hterms   []string
+	tf, htf         []float32
 	length, hlength float32
 }
 
@@ -435,25 +439,18 @@ type chunkTerms struct {
 // headings, body). A write computes it before it queues, outside the
 // index's locks (see ReplaceDocument).
 func chunkTermsOf(c *kgagent.Chunk, w [3]float32) chunkTerms {
-	ct := chunkTerms{tf: map[string]float32{}, htf: map[string]float32{}}
-	text.FieldTerms(corpus.PageTitle(*c), corpus.HeadingText(*c), c.Text, func(t string, f int) {
-		ct.tf[t] += w[f]
-		ct.length += w[f]
-		if f < 2 {
-			ct.htf[t]++
-			ct.hlength++
-		}
-	})
-	return ct
+	t := corpus.TermsOf(*c)
+	return chunkTermsFrom(&t, w)
 }
 
 // chunkTermsFrom is chunkTermsOf from the chunk's terms as its embedder
-// took them (text.FieldTerms' occurrences, in order), adding in the same
-// order, so the sums are the same to the bit.
+// took them (text.FieldTerms' occurrences, in order): each term's weights
+// are added in the order of its occurrences, so the sums are those of
+// adding them up as FieldTerms gives them, to the bit.
 func chunkTermsFrom(t *corpus.ChunkTerms, w [3]float32) chunkTerms {
 	n := len(t.Terms)
-	sums := make([]float32, 2*n) // tf, then htf
-	var ct chunkTerms
+	sums := make([]float32, 2*n) // tf, then the title's and headings' counts
+	ct := chunkTerms{terms: t.Terms, tf: sums[:n:n]}
 	nh := 0
 	for _, o := range t.Occurs {
 		i, f := o>>2, o&3
@@ -467,12 +464,14 @@ func chunkTermsFrom(t *corpus.ChunkTerms, w [3]float32) chunkTerms {
 			ct.hlength++
 		}
 	}
-	ct.tf = make(map[string]float32, n)
-	ct.htf = make(map[string]float32, nh)
+	if nh == 0 {
+		return ct
+	}
+	ct.hterms, ct.htf = make([]string, 0, nh), sums[n:n]
 	for i, term := range t.Terms {
-		ct.tf[term] = sums[i]
 		if h := sums[n+i]; h != 0 {
-			ct.htf[term] = h
+			ct.hterms = append(ct.hterms, term)
+			ct.htf = append(ct.htf, h) // overwrites only counts already read
 		}
 	}
 	return ct
@@ -490,8 +489,8 @@ func (m *memColl) addTerms(rid int64, doc string, ct *chunkTerms) {
 	d := m.appendDoc(doc)
 	m.growSem()
 	length := ct.length
-	m.bytes += m.all.add(slot, ct.tf, length) + m.head.add(slot, ct.htf, ct.hlength) +
-		postingCost*int64(len(ct.tf)+len(ct.htf)) + rowCost + int64(m.dim/8)
+	m.bytes += m.all.add(slot, ct.terms, ct.tf, length) + m.head.add(slot, ct.hterms, ct.htf, ct.hlength) +
+		postingCost*int64(len(ct.terms)+len(ct.hterms)) + rowCost + int64(m.dim/8)
 	m.live++
 	if m.docLive[d] == 0 {
 		m.livePage++

@@ -390,7 +390,7 @@ func TestSnapshotWriteStreams(t *testing.T) {
 			row[j] = int8(rng.IntN(255) - 127) // incompressible
 		}
 		m.appendRow(row, 1)
-		ct := chunkTerms{tf: map[string]float32{fmt.Sprint("t", s): 1}, htf: map[string]float32{}, length: 1}
+		ct := chunkTerms{terms: []string{fmt.Sprint("t", s)}, tf: []float32{1}, length: 1}
 		m.addTerms(int64(s+1), "https://x/d", &ct)
 	}
 	m.version = 1

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // termWords are what the random chunks of the terms tests are made of:
@@ -27,10 +28,43 @@ func randTermText(r *rand.Rand, n int) string {
 	return strings.Join(ws, " ")
 }
 
+// refTerms is what the search copy took from a chunk when its terms were
+// maps filled as text.FieldTerms gives them (before the embedder's terms):
+// the weighted frequencies and lengths over all fields and over title and
+// headings.
+func refTerms(c *kgagent.Chunk, w [3]float32) (tf, htf map[string]float32, length, hlength float32) {
+	tf, htf = map[string]float32{}, map[string]float32{}
+	text.FieldTerms(corpus.PageTitle(*c), corpus.HeadingText(*c), c.Text, func(t string, f int) {
+		tf[t] += w[f]
+		length += w[f]
+		if f < 2 {
+			htf[t]++
+			hlength++
+		}
+	})
+	return tf, htf, length, hlength
+}
+
+// asMap is terms with their frequencies; it fails on a term given twice.
+func asMap(t *testing.T, terms []string, tf []float32) map[string]float32 {
+	t.Helper()
+	if len(terms) != len(tf) {
+		t.Fatalf("%d terms, %d frequencies", len(terms), len(tf))
+	}
+	m := make(map[string]float32, len(terms))
+	for i, term := range terms {
+		if _, ok := m[term]; ok {
+			t.Fatalf("term %q twice", term)
+		}
+		m[term] = tf[i]
+	}
+	return m
+}
+
 // TestChunkTermsFromMatches: a chunk's terms taken as it was embedded
-// (corpus.ChunkTerms) give the search copy what tokenising it gives, the
-// sums to the bit, also under weights whose sums depend on the order they
-// are added in.
+// (corpus.ChunkTerms), and those chunkTermsOf cuts, give the search copy
+// what adding up text.FieldTerms' terms gives, the sums to the bit, also
+// under weights whose sums depend on the order they are added in.
 func TestChunkTermsFromMatches(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, w := range [][3]float32{{6, 2, 1}, {0.3, 1.7, 0.1}, {1e-3, 7.77, 0.9}} {
@@ -38,11 +72,14 @@ func TestChunkTermsFromMatches(t *testing.T) {
 			c := kgagent.Chunk{Title: randTermText(r, r.IntN(4)), HeadingPath: []string{randTermText(r, r.IntN(3)), randTermText(r, r.IntN(3))},
 				Text: randTermText(r, r.IntN(200))}
 			ct := corpus.TermsOf(c)
-			got, want := chunkTermsFrom(&ct, w), chunkTermsOf(&c, w)
-			if !maps.Equal(got.tf, want.tf) || !maps.Equal(got.htf, want.htf) ||
-				math.Float32bits(got.length) != math.Float32bits(want.length) || math.Float32bits(got.hlength) != math.Float32bits(want.hlength) {
-				t.Fatalf("weights %v, chunk %d %+v:\n got %v %v %v %v\nwant %v %v %v %v", w, i, c,
-					got.tf, got.htf, got.length, got.hlength, want.tf, want.htf, want.length, want.hlength)
+			tf, htf, length, hlength := refTerms(&c, w)
+			for _, got := range []chunkTerms{chunkTermsFrom(&ct, w), chunkTermsOf(&c, w)} {
+				gtf, ghtf := asMap(t, got.terms, got.tf), asMap(t, got.hterms, got.htf)
+				if !maps.Equal(gtf, tf) || !maps.Equal(ghtf, htf) ||
+					math.Float32bits(got.length) != math.Float32bits(length) || math.Float32bits(got.hlength) != math.Float32bits(hlength) {
+					t.Fatalf("weights %v, chunk %d %+v:\n got %v %v %v %v\nwant %v %v %v %v", w, i, c,
+						gtf, ghtf, got.length, got.hlength, tf, htf, length, hlength)
+				}
 			}
 		}
 	}
