@@ -892,8 +892,13 @@ var hitRowsSQL = `SELECT k.rid, ` + idSQL("k.") + `, d.collection, d.doc_url, ` 
 	FROM json_each(?1) j CROSS JOIN chunks k ON k.rid = j.value CROSS JOIN docs d INDEXED BY docs_lo ON d.lo = ` + ridDoc("k.rid") + `
 	WHERE k.rid <= d.hi`
 
-// loadRows reads the chunks of rids (those that still exist) by rid.
+// loadRows reads the chunks of rids (those that still exist) by rid, in
+// row id order rather than rank order: a document's chunks are
+// consecutive rows that share leaf pages, so each page is read from the
+// file once while the connection's small page cache holds it.
 func (x *Index) loadRows(ctx context.Context, rids []int64) (map[int64]kgagent.Chunk, error) {
+	rids = slices.Clone(rids)
+	slices.Sort(rids)
 	ids := make([]byte, 0, 8*len(rids)+2)
 	ids = append(ids, '[')
 	for i, rid := range rids {
