@@ -240,14 +240,17 @@ func IndexText(c kgagent.Chunk) string {
 	return indexText(PageTitle(c), HeadingText(c), c.Text)
 }
 
+// headSep stands between IndexText's page title and headings.
+const headSep = " \u203a "
+
 // indexText is IndexText of a chunk with the page title title, the heading
 // text headings and the text body.
 func indexText(title, headings, body string) string {
 	var b strings.Builder
-	b.Grow(len(title) + len(" \u203a ") + len(headings) + 1 + len(body))
+	b.Grow(len(title) + len(headSep) + len(headings) + 1 + len(body))
 	b.WriteString(title)
 	if headings != "" {
-		b.WriteString(" \u203a ")
+		b.WriteString(headSep)
 		b.WriteString(headings)
 	}
 	b.WriteString("\n")

@@ -161,11 +161,17 @@ func (sc *lexScratch) slot(h uint64) uint64 { return (h * 0x9E3779B97F4A7C15) >>
 
 // vector embeds text into out (len Dim, all zero).
 func (l *Lexical) vector(sc *lexScratch, text string, out []float32) {
-	sc.reset(len(text))
 	title, body := "", text
 	if i := strings.IndexByte(text, '\n'); i >= 0 {
 		title, body = text[:i], text[i+1:]
 	}
+	l.lines(sc, title, body, len(text), out)
+}
+
+// lines is vector of a text of n bytes whose first line is title (no line
+// break) and the rest body.
+func (l *Lexical) lines(sc *lexScratch, title, body string, n int, out []float32) {
+	sc.reset(n)
 	l.features(sc, title, l.cfg.TitleWeight, sc.first)
 	l.features(sc, body, 1, 2)
 	dim := l.cfg.Dim

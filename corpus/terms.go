@@ -94,17 +94,21 @@ func (l *Lexical) embedChunks(ctx context.Context, chunks []kgagent.Chunk, asIs 
 			out[i] = v
 			continue
 		}
-		t := indexText(title, heads, c.Text)
 		if strings.IndexByte(title, '\n') >= 0 || strings.IndexByte(heads, '\n') >= 0 {
 			sc.terms = false
-			l.vector(sc, t, v)
+			l.vector(sc, indexText(title, heads, c.Text), v)
 			terms[i] = termsOf(title, heads, c.Text)
 		} else {
-			// the title line's words before len(title) are the title's,
-			// the rest (after " › ") the headings'
+			// IndexText's title line (not the whole text: the body is
+			// c.Text); its words before len(title) are the title's, the
+			// rest (after " › ") the headings'
+			line := title
+			if heads != "" {
+				line = title + headSep + heads
+			}
 			sc.terms, sc.first, sc.split = true, 0, len(title)
 			sc.tt.reset()
-			l.vector(sc, t, v)
+			l.lines(sc, line, c.Text, len(line)+1+len(c.Text), v)
 			terms[i] = sc.tt.take()
 		}
 		out[i] = v
