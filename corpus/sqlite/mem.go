@@ -1290,7 +1290,7 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		*bufp = make([]float32, len(m.rids))
 	}
 	acc := (*bufp)[:len(m.rids)]
-	var ptf, pacc []float32
+	var ptf, pacc, bestAcc []float32
 	// ptouched and pterm are the pages with a score and those of the term
 	// being scored; bestSlot[d] is 1 + the best chunk slot of page d (0:
 	// none yet). All three come from slotPool, as touched does: made
@@ -1301,10 +1301,11 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		nd := len(m.docLen)
 		pbuf := scorePool.Get().(*[]float32)
 		defer scorePool.Put(pbuf)
-		if cap(*pbuf) < 2*nd {
-			*pbuf = make([]float32, 2*nd)
+		if cap(*pbuf) < 3*nd {
+			*pbuf = make([]float32, 3*nd)
 		}
-		ptf, pacc = (*pbuf)[:nd], (*pbuf)[nd:2*nd]
+		ptf, pacc, bestAcc = (*pbuf)[:nd], (*pbuf)[nd:2*nd], (*pbuf)[2*nd:3*nd]
+		defer clear(bestAcc) // the pool's buffers are all zero
 		bp, tp, pp := slotPool.Get().(*[]int32), slotPool.Get().(*[]int32), slotPool.Get().(*[]int32)
 		if cap(*bp) < nd {
 			*bp = make([]int32, nd)
@@ -1415,8 +1416,10 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		if q.URLPrefix == "" || inPrefix != nil || strings.HasPrefix(m.doc(int(s)), q.URLPrefix) {
 			if pages > 0 {
 				d := m.docID[s]
-				if b := bestSlot[d] - 1; b < 0 || acc[s] > acc[b] || (acc[s] == acc[b] && s < b) {
-					bestSlot[d] = s + 1
+				// bestAcc[d] is acc of the best slot so far: reading
+				// it from acc was a cache miss a touched chunk
+				if b := bestSlot[d] - 1; b < 0 || acc[s] > bestAcc[d] || (acc[s] == bestAcc[d] && s < b) {
+					bestSlot[d], bestAcc[d] = s+1, acc[s]
 				}
 			}
 			if f := float64(acc[s]); h.admits(f) {
@@ -1429,9 +1432,14 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		ph := topHeap{n: pages}
 		for _, d := range ptouched {
 			if s := bestSlot[d] - 1; s >= 0 {
-				ph.push(scored{m.rids[s], float64(pacc[d])})
+				// the slot for now: the heap orders by score
+				// alone, and only its items' row ids are read
+				ph.push(scored{int64(s), float64(pacc[d])})
 			}
 			pacc[d] = 0
+		}
+		for i := range ph.items {
+			ph.items[i].rid = m.rids[ph.items[i].rid]
 		}
 		pageList = best(ph.items, pages)
 	}

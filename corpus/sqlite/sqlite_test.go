@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/corpus/corpustest"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 func TestConformanceFile(t *testing.T) {
@@ -362,4 +365,133 @@ func TestPageRankingReusesBuffers(t *testing.T) {
 	if !slices.Equal(hits, wantHits) || !slices.Equal(pages, wantPages) {
 		t.Errorf("after other searches: hits %v pages %v, want %v %v", hits, pages, wantHits, wantPages)
 	}
+}
+
+// The page ranking and each page's best chunk agree with an exhaustive
+// reference on random collections: few words, so many chunks and pages
+// tie; row ids out of slot order (the copy's pos map); deleted chunks and
+// pages. The reference scores every slot and page with the same float32
+// operations in the same order, picks each page's best chunk over all its
+// slots (highest score, then lowest slot), and fills the page heap in the
+// order pages were first scored, with row ids.
+func TestPageRankingMatchesExhaustive(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(25, 25))
+	words := strings.Fields("alpha beta gamma delta")
+	for round := range 12 {
+		x, err := Open(Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := newMemColl(2, x.weights())
+		nPages := 5 + r.IntN(60)
+		var rids []int64
+		for p := range nPages {
+			url := fmt.Sprintf("https://x/%d", p)
+			for c := range 1 + r.IntN(3) {
+				ws := make([]string, 1+r.IntN(3))
+				for i := range ws {
+					ws[i] = words[r.IntN(len(words))]
+				}
+				rid := int64(10*len(rids) + 5)
+				if r.IntN(2) == 0 {
+					rid = -rid // below the others: slots no longer in row id order
+				}
+				rids = append(rids, rid)
+				m.add(rid, url, kgagent.Chunk{Title: words[p%len(words)], Ordinal: c, Text: strings.Join(ws, " ")}, []float32{1, 0})
+			}
+		}
+		var del []int64
+		for _, rid := range rids {
+			if r.IntN(7) == 0 {
+				del = append(del, rid)
+			}
+		}
+		m.remove(del)
+		x.cache["c"] = m
+		for range 30 {
+			qw := make([]string, 1+r.IntN(4))
+			for i := range qw {
+				qw[i] = words[r.IntN(len(words))]
+			}
+			q := corpus.Query{Collection: "c", Text: strings.Join(qw, " "), K: 10, Mode: corpus.ModeKeyword}
+			n, pages := 1+r.IntN(12), 1+r.IntN(12)
+			_, got, err := x.keywordPages(ctx, q, n, false, pages)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := refPages(x, m, q.Text, pages); !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d, %q, %d pages: got %v, want %v", round, q.Text, pages, got, want)
+			}
+		}
+		x.Close()
+	}
+}
+
+// refPages is the page ranking of keywordPages, computed exhaustively.
+func refPages(x *Index, m *memColl, query string, pages int) []scored {
+	fi := &m.all
+	N, NP := float64(m.live), float64(max(m.livePage, 1))
+	avg, pavg := float32(max(fi.totalLen/N, 1e-3)), float32(max(fi.totalLen/NP, 1e-3))
+	k1, b := float32(x.cfg.K1), float32(x.cfg.B)
+	var lists [][]posting
+	var terms []int32
+	rare := false
+	for _, t := range text.QuestionTerms(query) {
+		if i, ok := fi.terms.find(t); ok && len(fi.lists[i]) > 0 && !slices.Contains(terms, i) {
+			lists, terms = append(lists, fi.lists[i]), append(terms, i)
+			rare = rare || 2*len(fi.lists[i]) <= m.live
+		}
+	}
+	acc := make([]float32, len(m.rids))
+	pacc := make([]float32, len(m.docLen))
+	var order []int32 // pages by when they were first scored
+	seen := make([]bool, len(m.docLen))
+	for li, ps := range lists {
+		if rare && 2*len(ps) > m.live {
+			continue
+		}
+		idf := float32(text.BM25IDF(N, float64(len(ps))))
+		if idf <= 0 {
+			idf = 1e-3
+		}
+		idf = float32(math.Pow(float64(idf), x.cfg.IDFExponent))
+		bt := text.NewBM25Term(idf, k1, b, avg)
+		ptf := make([]float32, len(m.docLen))
+		var pterm []int32
+		for _, p := range ps {
+			s := p.slot()
+			d := m.docID[s]
+			if d < 0 {
+				continue
+			}
+			tf := fi.tf(terms[li], p)
+			acc[s] += bt.Score(tf, fi.lens[s])
+			if ptf[d] == 0 {
+				pterm = append(pterm, d)
+			}
+			ptf[d] += tf
+		}
+		pidf := float32(math.Pow(float64(float32(text.BM25IDF(NP, float64(len(pterm))))), x.cfg.IDFExponent))
+		pt := text.NewBM25Term(max(pidf, 1e-6), k1, b, pavg)
+		for _, d := range pterm {
+			if !seen[d] {
+				seen[d], order = true, append(order, d)
+			}
+			pacc[d] += pt.Score(ptf[d], m.docLen[d])
+		}
+	}
+	h := topHeap{n: pages}
+	for _, d := range order {
+		bs := int32(-1)
+		for s := range m.rids {
+			if m.docID[s] == d && acc[s] > 0 && (bs < 0 || acc[s] > acc[bs]) {
+				bs = int32(s)
+			}
+		}
+		if bs >= 0 {
+			h.push(scored{m.rids[bs], float64(pacc[d])})
+		}
+	}
+	return best(h.items, pages)
 }
