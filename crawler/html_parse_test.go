@@ -318,3 +318,41 @@ func FuzzParseFastGenerated(f *testing.F) {
 		checkFast(t, "generated", genHTML(b, len(b) > 0 && b[0]%2 == 0))
 	})
 }
+
+// TestExtractSameWithFastParser extracts pages with and without the fast
+// parser: the Documents must be equal, detachDoc's copies included. It is
+// weaker than the tree comparisons (the extractor ignores some tree
+// differences, e.g. a <pre>'s leading newline) but checks the whole path.
+// The sample site and the cases always; the Python library pages unless
+// -short.
+func TestExtractSameWithFastParser(t *testing.T) {
+	pages := map[string][]byte{}
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "site", "*", "*.html"))
+	if !testing.Short() {
+		if dir := pyDocsDir(t, false); dir != "" {
+			more, _ := filepath.Glob(filepath.Join(dir, "library", "*.html"))
+			files = append(files, more...)
+		}
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages["http://127.0.0.1:8080/"+filepath.ToSlash(name)] = b
+	}
+	for i, c := range fastParseCases {
+		pages[fmt.Sprintf("http://127.0.0.1:8080/case%d.html", i)] = []byte(c)
+	}
+	defer func() { slowParseOnly = false }()
+	for u, b := range pages {
+		slowParseOnly = false
+		fast, errFast := Extract(u, "text/html; charset=utf-8", b)
+		slowParseOnly = true
+		slow, errSlow := Extract(u, "text/html; charset=utf-8", b)
+		if fmt.Sprint(errFast) != fmt.Sprint(errSlow) || !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%s: documents differ with the fast parser:\n%+v (%v)\n%+v (%v)", u, fast, errFast, slow, errSlow)
+		}
+	}
+	t.Logf("%d pages", len(pages))
+}
