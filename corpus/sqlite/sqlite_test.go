@@ -320,7 +320,10 @@ func TestPageRankingReusesBuffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer x.Close()
-	const nd = 3000
+	nd := 3000
+	if raceOn { // the allocation check is off there; the ranking check needs fewer pages
+		nd = 300
+	}
 	for i := range nd {
 		url := fmt.Sprintf("https://x/p%d", i)
 		text := "common words"
@@ -358,7 +361,7 @@ func TestPageRankingReusesBuffers(t *testing.T) {
 		first(q)
 	}
 	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 4*nd && !raceOn {
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > uint64(4*nd) && !raceOn {
 		t.Errorf("%d bytes allocated a search of %d pages, want at most %d", per, nd, 4*nd)
 	}
 	hits, pages := first(qa)
