@@ -19,8 +19,10 @@ import (
 // Once a write deletes triples (a replaced document) the rows are dropped
 // and the snapshot is built from SQLite, the same bytes again. The
 // triples kept are read while the load finishes (the same bytes: the
-// finish adds no triple and no string a triple holds), and its entities
-// are the finish's own rows in the table's order.
+// finish adds no triple and no string a triple holds), its entities
+// are the finish's own rows in the table's order, and the snapshot is
+// written then too, under the header the finish leaves; no temporary file
+// is left beside it.
 func TestBulkNamesFromMemory(t *testing.T) {
 	for _, replace := range []bool{false, true} {
 		t.Run(fmt.Sprintf("replace=%v", replace), func(t *testing.T) {
@@ -72,6 +74,12 @@ func TestBulkNamesFromMemory(t *testing.T) {
 			if got, want := sqlite.KnownStrs(s), sqlite.MemNames(s); got != want {
 				t.Errorf("%d name indexes' strings from the bulk load's cache, want %d", got, want)
 			}
+			// written while the load finished, under the header it left
+			// (SnapshotBody below reads it back with the header SQLite
+			// gives)
+			if got, want := sqlite.EarlySnaps(s), sqlite.MemNames(s); got != want {
+				t.Errorf("%d name-index snapshots written while the load finished, want %d", got, want)
+			}
 			// and its entities taken from the finish's rows
 			if got, want := sqlite.EarlyEnts(s), sqlite.MemNames(s); got != want {
 				t.Errorf("%d name indexes' entities taken from the load's finish, want %d", got, want)
@@ -83,6 +91,10 @@ func TestBulkNamesFromMemory(t *testing.T) {
 			}
 			if len(got) == 0 || !bytes.Equal(got, want) {
 				t.Errorf("snapshot of %d bytes, from SQLite %d bytes: want the same bytes", len(got), len(want))
+			}
+			files, err := os.ReadDir(sqlite.SnapDir(s))
+			if err != nil || len(files) != 1 {
+				t.Errorf("snapshot directory holds %v (%v), want the snapshot alone", files, err)
 			}
 		})
 	}

@@ -56,6 +56,13 @@ func EarlyEnts(s *Store) int { return s.earlyEnts }
 // up in the bulk load's string cache rather than strs.
 func KnownStrs(s *Store) int { return s.knownStrs }
 
+// EarlySnaps counts the name-index snapshots Snapshot wrote while the bulk
+// load finished and renamed into place after it.
+func EarlySnaps(s *Store) int { return s.earlySnaps }
+
+// SnapDir is the directory of the store's snapshots.
+func SnapDir(s *Store) string { return s.snapDir() }
+
 // SnapshotBody is the body of collection's name-index snapshot on disk,
 // nil when there is none current.
 func SnapshotBody(t *testing.T, s *Store, collection string) []byte {

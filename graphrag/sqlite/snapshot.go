@@ -52,11 +52,18 @@ func snapState(ctx context.Context, q queryer, collection string) (string, error
 	if err != nil {
 		return "", err
 	}
+	return snapHeader(collection, version, maxRow.Int64, ents.Int64), nil
+}
+
+// snapHeader is the header of collection's snapshot at this version (none:
+// never written by this version of the program, no snapshot), largest
+// triple rowid and entity count ("" when none).
+func snapHeader(collection string, version sql.NullInt64, maxRow, ents int64) string {
 	if !version.Valid {
-		return "", nil // never written by this version: no snapshot
+		return ""
 	}
 	return snapfile.Header(namesSnapMagic, fmt.Sprintf("%q", collection),
-		fmt.Sprintf("%d %d %d", version.Int64, maxRow.Int64, ents.Int64)), nil
+		fmt.Sprintf("%d %d %d", version.Int64, maxRow, ents))
 }
 
 // queryer is what loads read with: the read transaction.
@@ -85,18 +92,24 @@ func (s *Store) readNamesSnapshot(collection, header string, version int64) *nam
 // an OpenJDK API docs ingest the compressed body (23 MB, in a buffer grown
 // by doubling) was held beside the whole name index at the process's peak.
 func (s *Store) writeNamesSnapshot(collection, header string, x *nameIndex) error {
-	path := snapfile.Path(s.snapDir(), collection)
-	e, err := snapfile.Create(path, header)
-	if err != nil {
-		return err
-	}
-	encodeNames(e, x)
-	tmp, err := e.Finish()
+	tmp, err := s.writeNamesTemp(collection, header, x)
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp) // after the rename: no such file
-	return os.Rename(tmp, path)
+	return os.Rename(tmp, snapfile.Path(s.snapDir(), collection))
+}
+
+// writeNamesTemp writes x as collection's snapshot with header to a
+// temporary file beside it and returns its name, for the caller to rename
+// into place or remove.
+func (s *Store) writeNamesTemp(collection, header string, x *nameIndex) (string, error) {
+	e, err := snapfile.Create(snapfile.Path(s.snapDir(), collection), header)
+	if err != nil {
+		return "", err
+	}
+	encodeNames(e, x)
+	return e.Finish()
 }
 
 // removeNamesSnapshot deletes collection's snapshot (a deleted collection;
@@ -323,6 +336,12 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 		}
 		return got
 	}
+	// the early snapshot's file, unless renamed into place (after the wait)
+	defer func() {
+		if got.tmp != "" {
+			os.Remove(got.tmp)
+		}
+	}()
 	defer takeEarly()
 	if s.bulk {
 		if s.rows.on && s.rows.n <= earlyNamesTriples {
@@ -344,7 +363,7 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 			early = make(chan earlyTriples, 1)
 			ents = make(chan []entityRow, 1)
 			go func() {
-				x, err := s.readTriples(ctx, collection, &rows, known)
+				x, st, err := s.readTriples(ctx, collection, &rows, known)
 				all, ok := <-ents
 				r := earlyTriples{x: x, err: err}
 				if err == nil && ok {
@@ -352,7 +371,21 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 					// rows nil: no index (too big), as loadNamesFrom
 					r.x = nil
 					if x.rows != nil {
-						r.x = x.entitiesFrom(entityRows(all, collection))
+						mine := entityRows(all, collection)
+						r.x = x.entitiesFrom(mine)
+						// The snapshot is written now, under the header
+						// the finish will leave (it stamps no version and
+						// adds no triple; the entities are these), for
+						// Snapshot to rename into place once the finish
+						// has committed and the header is read back the
+						// same: the writer's commit and the encoding (0.1
+						// CPU-s for the Python docs) run at the same time.
+						if r.x != nil {
+							r.header = snapHeader(collection, st.version, st.maxRow, int64(len(mine)))
+							if r.header != "" {
+								r.tmp, _ = s.writeNamesTemp(collection, r.header, r.x) // else written after
+							}
+						}
 					}
 				}
 				early <- r
@@ -410,6 +443,12 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 		s.earlyNames++
 		s.earlyEnts++
 		idx = r.x
+		if idx != nil && r.tmp != "" && r.header == header {
+			s.earlySnaps++
+			got.tmp = ""           // renamed
+			defer os.Remove(r.tmp) // after the rename: no such file
+			return os.Rename(r.tmp, snapfile.Path(s.snapDir(), collection))
+		}
 	} else if mem != nil && r.err == nil && r.x != nil {
 		s.earlyNames++
 		if r.x.rows != nil {
@@ -444,6 +483,16 @@ type earlyTriples struct {
 	x    *nameIndex
 	full bool
 	err  error
+	// the snapshot of a full x written to file tmp with header (""
+	// when not written)
+	header, tmp string
+}
+
+// snapRows is what of a snapshot's header the triples stored give: the
+// collection's version and the largest rowid.
+type snapRows struct {
+	version sql.NullInt64
+	maxRow  int64
 }
 
 // entityRows are collection's rows of all, a bulk load's entities in the
@@ -460,17 +509,23 @@ func entityRows(all []entityRow, collection string) []entityRow {
 }
 
 // readTriples is a name index of collection with only the triples of mem
-// read (loadTriples, their strings from known when not nil), in a read
-// transaction of its own.
-func (s *Store) readTriples(ctx context.Context, collection string, mem *bulkRows, known map[string]int64) (*nameIndex, error) {
+// read (loadTriples, their strings from known when not nil), and the
+// collection's version and largest triple rowid, in a read transaction of
+// its own.
+func (s *Store) readTriples(ctx context.Context, collection string, mem *bulkRows, known map[string]int64) (*nameIndex, snapRows, error) {
+	var st snapRows
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, err
+		return nil, st, err
 	}
 	defer tx.Rollback()
+	err = tx.QueryRowContext(ctx, `SELECT (SELECT version FROM versions WHERE collection = ?), coalesce((SELECT max(rowid) FROM triples), 0)`, collection).Scan(&st.version, &st.maxRow)
+	if err != nil {
+		return nil, st, err
+	}
 	x := &nameIndex{}
 	if err := x.loadTriples(ctx, tx, collection, mem, known); err != nil {
-		return nil, err
+		return nil, st, err
 	}
-	return x, nil
+	return x, st, nil
 }

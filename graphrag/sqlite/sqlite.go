@@ -73,6 +73,9 @@ type Store struct {
 	// knownStrs counts the early reads given the writer's complete string
 	// cache for the triples' strings.
 	knownStrs int
+	// earlySnaps counts the snapshots written while the load finished
+	// and renamed into place after it.
+	earlySnaps int
 
 	stmu    sync.Mutex
 	inserts map[string]string // multi-row INSERTs, by head, tail and rows
