@@ -139,9 +139,21 @@ func (f EvidenceFact) Source() Source {
 }
 
 // Snippet returns s with its white space collapsed, cut at a word boundary
-// to at most about n bytes with "…" appended when cut.
+// to at most about n bytes with "…" appended when cut. Only the words up to
+// the cut are read (a passage's snippet was its whole text collapsed).
 func Snippet(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	var b strings.Builder
+	b.Grow(min(len(s), n+16))
+	for f := range strings.FieldsSeq(s) {
+		if b.Len() > n {
+			break // the cut and Clip read s[:n+1] at most
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f)
+	}
+	s = b.String()
 	if len(s) <= n {
 		return s
 	}

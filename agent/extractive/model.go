@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/internal/text"
@@ -84,11 +85,21 @@ func promptWords(msgs []llm.ChatMessage) int {
 	return n
 }
 
-// countWords is len(strings.Fields(s)) without building the slice.
+// countWords is len(strings.Fields(s)) without building the slice; ASCII
+// bytes are read without decoding them.
 func countWords(s string) int {
 	n, in := 0, false
-	for _, r := range s {
-		if unicode.IsSpace(r) {
+	for i := 0; i < len(s); {
+		var space bool
+		if c := s[i]; c < utf8.RuneSelf {
+			space = c == ' ' || '\t' <= c && c <= '\r' // unicode.IsSpace below U+0080
+			i++
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
+			i += size
+		}
+		if space {
 			in = false
 		} else if !in {
 			in = true
