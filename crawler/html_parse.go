@@ -492,8 +492,17 @@ func (p *fastParser) attrVal(start, end int) string {
 		for k < len(v) && (isASCIILetter(v[k]) || '0' <= v[k] && v[k] <= '9') {
 			k++
 		}
-		if k == i+1 || k < len(v) && v[k] == ';' {
-			continue // no name, or a name ended by ';': read alike in text and attributes
+		if k == i+1 {
+			continue // no name
+		}
+		if k < len(v) && v[k] == ';' {
+			// A name ended by ';' is read alike in text and attributes
+			// when it is a reference or no prefix of it is: in text
+			// "&noti;" is "¬i;" (the longest reference that may lack
+			// its ';'), in an attribute it stays as it is.
+			if ref := v[i : k+1]; xhtml.UnescapeString(ref) == ref || !strings.HasSuffix(xhtml.UnescapeString(ref), ";") {
+				continue
+			}
 		}
 		p.fail()
 	}

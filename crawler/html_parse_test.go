@@ -83,6 +83,8 @@ var fastParseCases = []string{
 	"<!DOCTYPE HTML><html><head><noscript><style>x</style></noscript></head><body><noscript><div>JS</div></noscript><iframe src=x><p>raw</p></iframe><noembed>a</noembed><p>x</p></body></html>",
 	"<!DOCTYPE html><html><head></head><body><div></p><table><tr><td></p></td></tr></table></div></body></html>",
 	"<!DOCTYPE html><html><head></head><body><custom-el Data-X=1>a</custom-el><a><b>1</a>2</b></body></html>",
+	// in text "&noti;" is "¬i;", in an attribute it stays as it is
+	"<!DOCTYPE html><html><head></head><body><p title=\"&notin;&noti;\" class=&notit;>&noti;</p></body></html>",
 }
 
 func TestParseFastMatchesParse(t *testing.T) {
