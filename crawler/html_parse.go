@@ -976,6 +976,11 @@ func (p *fastParser) inBody() {
 	case tokText:
 		d := p.data
 		if n := p.top(); n.DataAtom == atom.Pre || n.DataAtom == atom.Listing {
+			// as html.Parse: a '\r' first (only "&#13;" gives one), then
+			// a '\n'
+			if n.FirstChild == nil && d != "" && d[0] == '\r' {
+				d = d[1:]
+			}
 			if n.FirstChild == nil && d != "" && d[0] == '\n' {
 				d = d[1:]
 			}

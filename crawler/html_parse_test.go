@@ -85,6 +85,8 @@ var fastParseCases = []string{
 	"<!DOCTYPE html><html><head></head><body><custom-el Data-X=1>a</custom-el><a><b>1</a>2</b></body></html>",
 	// in text "&noti;" is "¬i;", in an attribute it stays as it is
 	"<!DOCTYPE html><html><head></head><body><p title=\"&notin;&noti;\" class=&notit;>&noti;</p></body></html>",
+	// html.Parse drops a '\r' (from "&#13;") and then a '\n' at the start of a <pre>
+	"<!DOCTYPE html><html><head></head><body><pre>&#13;\nx</pre><pre>&#13;&#10;y</pre><listing>&#13;z</listing></body></html>",
 }
 
 func TestParseFastMatchesParse(t *testing.T) {
