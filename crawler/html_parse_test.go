@@ -255,6 +255,7 @@ var genCommon = []string{
 	"<b>", "</b>", "<i>", "</i>", "<em>", "</em>", "<strong>", "</strong>", "<code>", "</code>", "<a href=\"u\">", "<a name=n class=c>", "</a>",
 	"<table>", "</table>", "<tr>", "</tr>", "<td>", "</td>", "<th>", "</th>", "<tbody>", "</tbody>", "<thead>", "</thead>",
 	"<caption>", "</caption>", "<colgroup>", "</colgroup>", "<col>", "</body>", "</html>",
+	"<span title=\"&noti;&amp;\">", "&#13;\n", "&#32;",
 	"<form>", "</form>", "<input type=text>", "<button>", "</button>",
 	"<svg viewbox=\"0 0 1 1\">", "</svg>", "<path d=\"M0\"/>", "<clippath>", "</clippath>",
 	"<script>a<b</script>", "<style>p{}</style>", "<noscript><p>n</p></noscript>", "<title>t&amp;</title>",
