@@ -64,6 +64,12 @@ type memColl struct {
 	dead    int
 	weights [3]float32 // title, headings, body
 
+	// urlsLater: appendDoc appends to byURL unsorted, for a load that
+	// adds every page before the copy is searched and then sorts once
+	// (sortPages); inserting each page in its place moves half of byURL,
+	// quadratic in the pages.
+	urlsLater bool
+
 	hits hitCache // chunks of recent hits, by slot
 
 	sem map[string]*semSet // semantic vectors by model (semantic.go)
@@ -542,8 +548,12 @@ func (m *memColl) appendDoc(doc string) int32 {
 		d = int32(len(m.docLen))
 		m.docIdx[doc] = d
 		m.pageURL = append(m.pageURL, doc)
-		i, _ := slices.BinarySearchFunc(m.byURL, doc, func(p int32, u string) int { return strings.Compare(m.pageURL[p], u) })
-		m.byURL = slices.Insert(m.byURL, i, d)
+		if m.urlsLater {
+			m.byURL = append(m.byURL, d)
+		} else {
+			i, _ := slices.BinarySearchFunc(m.byURL, doc, func(p int32, u string) int { return strings.Compare(m.pageURL[p], u) })
+			m.byURL = slices.Insert(m.byURL, i, d)
+		}
 		m.docLen = append(m.docLen, 0)
 		m.docLive = append(m.docLive, 0)
 	}
@@ -708,6 +718,7 @@ func (x *Index) loadCollection(ctx context.Context, collection string, build boo
 	m.all.lens = make([]float32, 0, count)
 	m.head.lens = make([]float32, 0, count)
 	m.reserve(count)
+	m.urlsLater = true // sorted once below, before the copy is searched
 	tmp := make([]float32, 0, dim)
 	q8 := make([]byte, 0, dim+4) // a sparse vector unpacked
 	docs := map[string]string{}  // intern doc URLs
@@ -763,6 +774,8 @@ func (x *Index) loadCollection(ctx context.Context, collection string, build boo
 	if err := rows.Err(); err != nil {
 		return nil, dbErr(err, "load collection")
 	}
+	m.urlsLater = false
+	m.sortPages()
 	m.compact()
 	if err := x.loadSem(ctx, collection, m); err != nil {
 		return nil, err

@@ -3,12 +3,14 @@ package sqlite
 import (
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/internal/snapfile"
 )
 
@@ -565,4 +567,48 @@ func TestPagesUnder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPagesUnderLoaded: a copy built from SQLite's rows (pages read in row
+// order, not URL order; byURL appended unsorted and sorted once at the end
+// of the load) and pages written to it afterwards (inserted in order) find
+// the same pages under a prefix as strings.HasPrefix.
+func TestPagesUnderLoaded(t *testing.T) {
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{NoSnapshots: true})
+	defer x.Close()
+	r := rand.New(rand.NewPCG(5, 6))
+	url := func() string { return fmt.Sprintf("https://h/%c/%c%d.html", 'a'+r.IntN(4), 'k'+r.IntN(3), r.IntN(40)) }
+	for range 40 {
+		f.put(x, "c", url(), "some words")
+	}
+	x.cacheMu.Lock()
+	delete(x.cache, "c")
+	x.cacheMu.Unlock()
+	m, err := x.collection(t.Context(), "c")
+	if err != nil || m == nil {
+		t.Fatalf("load: %v", err)
+	}
+	check := func(when string) {
+		t.Helper()
+		x.cacheMu.RLock()
+		defer x.cacheMu.RUnlock()
+		if m.urlsLater {
+			t.Fatalf("%s: byURL left unsorted", when)
+		}
+		for _, p := range []string{"", "https://h/b/", "https://h/c/m1", "https://h/d/k39.html", "https://h/z", m.pageURL[0]} {
+			got := make([]uint8, len(m.pageURL))
+			m.pagesUnder(p, got)
+			for d, u := range m.pageURL {
+				if want := map[bool]uint8{true: 1, false: 2}[strings.HasPrefix(u, p)]; got[d] != want {
+					t.Fatalf("%s: prefix %q, page %q: %d, want %d", when, p, u, got[d], want)
+				}
+			}
+		}
+	}
+	check("loaded")
+	for range 10 {
+		f.put(x, "c", url(), "more words")
+	}
+	check("written after the load")
 }
