@@ -1072,19 +1072,21 @@ const colBlock = 2048
 // over dims only, reading the columns, and keeps the best n.
 func (m *memColl) colScan(qv []int8, dims []int, qscale float32, n int, prefix string) []scored {
 	// With the AVX-512 kernel the sparse columns are summed for whole
-	// bitmap words (expandAdd) into wide, whose first slot is the block's
-	// first slot rounded down to a word.
+	// bitmap words (expandAdd) into buf, whose first slot is then the
+	// block's first slot rounded down to a word; without it the block's
+	// sums start at buf[0]. One array for both: the worker's frame is on
+	// the searching goroutine's stack (or a scan worker's), and two
+	// (17 KB) made it grow to 32 KB where 16 KB held one.
 	expand := hasExpand
 	return m.scanParallel(n, func(start, end int, h *topHeap) {
-		var acc [colBlock]int32
-		var wide [colBlock + 128]int32
+		var buf [colBlock + 128]int32
 		var cur []expCursor
 		if expand {
 			cur = make([]expCursor, 0, len(dims))
 		}
 		for lo := start; lo < end; lo += colBlock {
 			hi := min(lo+colBlock, end)
-			a := acc[:hi-lo]
+			a := buf[:hi-lo]
 			if expand {
 				wlo, whi := lo/64, (hi+63)/64
 				cur = cur[:0]
@@ -1093,8 +1095,8 @@ func (m *memColl) colScan(qv []int8, dims []int, qscale float32, n int, prefix s
 						cur = append(cur, c.cursor(wlo, int32(qv[j])))
 					}
 				}
-				expandAdd(wide[:64*(whi-wlo)], cur)
-				a = wide[lo-64*wlo : hi-64*wlo]
+				expandAdd(buf[:64*(whi-wlo)], cur)
+				a = buf[lo-64*wlo : hi-64*wlo]
 			} else {
 				clear(a)
 			}

@@ -5,8 +5,11 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kgagent/kgagent"
@@ -611,4 +614,55 @@ func TestPagesUnderLoaded(t *testing.T) {
 		f.put(x, "c", url(), "more words")
 	}
 	check("written after the load")
+}
+
+// TestColumnScanStack: a column scan's worker frame fits a 16 KiB
+// goroutine stack. Its block sums are on the stack, and with the AVX-512
+// kernel's array beside the Go loop's (17 KB) every goroutine that scanned
+// grew to 32 KiB (serve's searching goroutines, and scanParallel's).
+// Goroutines that only wait are the baseline (the runtime may start
+// stacks above 8 KiB).
+func TestColumnScanStack(t *testing.T) {
+	const dim, n, g = 32, 3000, 64
+	m := newMemColl(dim, [3]float32{1, 1, 1})
+	vs := randVecs(n, dim)
+	for i := range n {
+		m.add(int64(i+1), "https://a/", kgagent.Chunk{Text: "x"}, vs[i*dim:(i+1)*dim])
+	}
+	qv, qs := quantize(nil, vs[:dim])
+	dims := []int{}
+	for j, x := range qv {
+		if x != 0 {
+			dims = append(dims, j)
+		}
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // a collection would shrink the stacks
+	runtime.GC()
+	stack := func(scan bool) int64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		var ready, done sync.WaitGroup
+		stop := make(chan struct{})
+		for range g {
+			ready.Add(1)
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				if scan && len(m.colScan(qv, dims, qs, 10, "")) == 0 {
+					t.Error("no hits")
+				}
+				ready.Done()
+				<-stop
+			}()
+		}
+		ready.Wait()
+		runtime.ReadMemStats(&after)
+		close(stop)
+		done.Wait()
+		return (int64(after.StackInuse) - int64(before.StackInuse)) / g
+	}
+	base := stack(false)
+	if per := stack(true); per > base+16<<10 {
+		t.Errorf("%d bytes of stack a goroutine that scanned, %d one that did not; want at most 16 KiB more", per, base)
+	}
 }
