@@ -103,14 +103,12 @@ func (l *Lexical) Vector(text string) []float32 {
 // kept in order of first occurrence, so that the buckets are summed in a
 // fixed order and a vector is reproducible to the bit.
 type lexScratch struct {
-	slots []int32   // open-addressing table: 1 + index into keys/ws, 0 = empty
-	shift uint      // 64 - log2(len(slots))
-	keys  []uint64  // feature hashes in order of first occurrence
-	ws    []float64 // accumulated weight of each feature
-	v     []float64 // buckets
-	mark  []uint64  // a bit per bucket some feature fell in
-	tok   []byte    // current token, lower case
-	stem  []byte    // stem of the current token
+	hashSlots           // the feature hashes (keys), in order of first occurrence
+	ws        []float64 // accumulated weight of each feature
+	v         []float64 // buckets
+	mark      []uint64  // a bit per bucket some feature fell in
+	tok       []byte    // current token, lower case
+	stem      []byte    // stem of the current token
 	// pair is the FNV-1a state after "p:" + the previous token's stem +
 	// " ", the start of the next pair feature's hash; hasPrev says there
 	// is a previous token in this text
@@ -142,22 +140,6 @@ func (sc *lexScratch) reset(n int) {
 	}
 	sc.setTable(bits)
 }
-
-// setTable makes the table 1<<bits slots, all empty.
-func (sc *lexScratch) setTable(bits uint) {
-	size := 1 << bits
-	if cap(sc.slots) < size {
-		sc.slots = make([]int32, size)
-	} else {
-		sc.slots = sc.slots[:size]
-		clear(sc.slots)
-	}
-	sc.shift = 64 - bits
-}
-
-// slot is where the probe for feature hash h starts (Fibonacci hashing: the
-// top bits of h times 2^64/phi, as FNV's low bits mix poorly).
-func (sc *lexScratch) slot(h uint64) uint64 { return (h * 0x9E3779B97F4A7C15) >> sc.shift }
 
 // vector embeds text into out (len Dim, all zero).
 func (l *Lexical) vector(sc *lexScratch, text string, out []float32) {
@@ -251,19 +233,6 @@ func (sc *lexScratch) add(h uint64, w float64) {
 			sc.ws[j-1] += w
 			return
 		}
-	}
-}
-
-// grow doubles the table and re-inserts the features.
-func (sc *lexScratch) grow() {
-	sc.setTable(64 - sc.shift + 1)
-	mask := uint64(len(sc.slots) - 1)
-	for k, h := range sc.keys {
-		i := sc.slot(h)
-		for sc.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		sc.slots[i] = int32(k + 1)
 	}
 }
 

@@ -122,12 +122,10 @@ func (l *Lexical) embedChunks(ctx context.Context, chunks []kgagent.Chunk, asIs 
 // the next one shows whether the two are a contraction (text.Contraction),
 // which Terms reads as the words it stands for.
 type termTable struct {
-	slots []int32  // open-addressing table: 1 + index into keys, 0 = empty
-	shift uint     // 64 - log2(len(slots))
-	keys  []uint64 // term hashes, in order of first occurrence
-	ends  []int32  // each term's end in buf
-	buf   []byte
-	occ   []uint32 // index << 2 | field
+	hashSlots         // the term hashes (keys), in order of first occurrence
+	ends      []int32 // each term's end in buf
+	buf       []byte
+	occ       []uint32 // index << 2 | field
 
 	pend      bool   // a word is held back
 	pendTerm  bool   // it makes a term: pendStem, hashed pendHash
@@ -144,19 +142,6 @@ func (tt *termTable) reset() {
 	tt.pend = false
 	tt.setTable(6)
 }
-
-func (tt *termTable) setTable(bits uint) {
-	size := 1 << bits
-	if cap(tt.slots) < size {
-		tt.slots = make([]int32, size)
-	} else {
-		tt.slots = tt.slots[:size]
-		clear(tt.slots)
-	}
-	tt.shift = 64 - bits
-}
-
-func (tt *termTable) slot(h uint64) uint64 { return (h * 0x9E3779B97F4A7C15) >> tt.shift }
 
 func (tt *termTable) term(k int) []byte {
 	start := int32(0)
@@ -186,18 +171,6 @@ func (tt *termTable) add(s []byte, h uint64, field uint32) {
 			tt.occ = append(tt.occ, uint32(j-1)<<2|field)
 			return
 		}
-	}
-}
-
-func (tt *termTable) grow() {
-	tt.setTable(64 - tt.shift + 1)
-	mask := uint64(len(tt.slots) - 1)
-	for k, h := range tt.keys {
-		i := tt.slot(h)
-		for tt.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		tt.slots[i] = int32(k + 1)
 	}
 }
 
