@@ -80,13 +80,7 @@ func slicesOfEvents(ev []kgagent.Event) []kgagent.Event { return append([]kgagen
 // them (~23 KB an answer, 11.5 MB of serve's live heap after 500 OpenJDK
 // answers, before).
 func TestCachedEntryCompact(t *testing.T) {
-	ans, events := codecFixture()
-	para := strings.Repeat("Returns the number of elements in this collection. If this collection contains more than Integer.MAX_VALUE elements, returns Integer.MAX_VALUE. ", 20)
-	strs := 0
-	for i := range events {
-		events[i].Text += para
-		strs += len(events[i].Text)
-	}
+	ans, events, strs := longFixture(20)
 	c := newAnswerCache(8, 0, 0)
 	c.put(&cached{key: cacheKey{question: "q"}, ans: ans, events: events})
 	if c.bytes*3 > strs {
@@ -232,13 +226,7 @@ func TestDecodeEntryRefusesHugeClaim(t *testing.T) {
 // allocates a small part of what EncodeBetter's 576 KB table took each
 // time a collection had emptied its pool, and the entry stays compact.
 func TestEncodeEntryAllocatesLittle(t *testing.T) {
-	ans, events := codecFixture()
-	para := strings.Repeat("Returns the number of elements in this collection. If this collection contains more than Integer.MAX_VALUE elements, returns Integer.MAX_VALUE. ", 40)
-	strs := 0
-	for i := range events {
-		events[i].Text += para
-		strs += len(events[i].Text)
-	}
+	ans, events, strs := longFixture(40)
 	encodeEntry(ans, events) // the scratch buffers
 	var total uint64
 	const runs = 5
@@ -259,4 +247,17 @@ func TestEncodeEntryAllocatesLittle(t *testing.T) {
 	if per := total / runs; per > 320<<10 {
 		t.Errorf("%d bytes allocated an encoding of %d bytes of text, want at most %d", per, strs, 320<<10)
 	}
+}
+
+// longFixture is codecFixture with n sentences of a Javadoc method
+// description added to each event's text, as OpenJDK answers quote them;
+// strs is the events' text bytes.
+func longFixture(n int) (ans kgagent.Answer, events []kgagent.Event, strs int) {
+	ans, events = codecFixture()
+	para := strings.Repeat("Returns the number of elements in this collection. If this collection contains more than Integer.MAX_VALUE elements, returns Integer.MAX_VALUE. ", n)
+	for i := range events {
+		events[i].Text += para
+		strs += len(events[i].Text)
+	}
+	return ans, events, strs
 }

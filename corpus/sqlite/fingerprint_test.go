@@ -91,14 +91,7 @@ func chunksFingerprint(t *testing.T, path, collection string) (int, string) {
 // __entities collection; skipped without it. It does not open the file as
 // an Index, so nothing is migrated.
 func TestFingerprint(t *testing.T) {
-	path := os.Getenv("KGAGENT_INDEX_FINGERPRINT")
-	if path == "" {
-		t.Skip("KGAGENT_INDEX_FINGERPRINT is not set")
-	}
-	coll := os.Getenv("KGAGENT_INDEX_COLLECTION")
-	if coll == "" {
-		coll = "default"
-	}
+	path, coll := envIndex(t, "KGAGENT_INDEX_FINGERPRINT")
 	n, sha := chunksFingerprint(t, path, coll)
 	fmt.Printf("FINGERPRINT chunks   n=%d sha=%s\n", n, sha)
 	n, sha = chunksFingerprint(t, path, coll+"__entities")
@@ -259,14 +252,7 @@ func openLegacyCopy(t *testing.T, path, stmt string) *Index {
 // copies take the terms the embedder took, SQLite's tokenise the rows);
 // skipped without it.
 func TestSnapshotMatchesSQL(t *testing.T) {
-	path := os.Getenv("KGAGENT_INDEX_SNAPCHECK")
-	if path == "" {
-		t.Skip("KGAGENT_INDEX_SNAPCHECK is not set")
-	}
-	coll := os.Getenv("KGAGENT_INDEX_COLLECTION")
-	if coll == "" {
-		coll = "default"
-	}
+	path, coll := envIndex(t, "KGAGENT_INDEX_SNAPCHECK")
 	// the snapshots name the kgagent binary that wrote them: read them as
 	// that binary
 	head, err := os.ReadFile(snapfile.Path(path+"-snap", coll))
@@ -293,4 +279,20 @@ func TestSnapshotMatchesSQL(t *testing.T) {
 		f.sameAsSQLite(m, c)
 		fmt.Printf("SNAPCHECK %s rows=%d terms=%d equal\n", c, len(m.rids), m.all.terms.len())
 	}
+}
+
+// envIndex returns the index.db path the environment variable pathVar
+// names and the collection $KGAGENT_INDEX_COLLECTION (default "default"),
+// skipping the test when pathVar is not set.
+func envIndex(t *testing.T, pathVar string) (path, coll string) {
+	t.Helper()
+	path = os.Getenv(pathVar)
+	if path == "" {
+		t.Skip(pathVar + " is not set")
+	}
+	coll = os.Getenv("KGAGENT_INDEX_COLLECTION")
+	if coll == "" {
+		coll = "default"
+	}
+	return path, coll
 }
