@@ -159,8 +159,7 @@ func quoteOf(p *passage) string {
 			continue
 		}
 		for _, line := range strings.Split(bl.text, "\n") {
-			line = footnoteRe.ReplaceAllString(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "- ")), "")
-			for _, s := range splitSentences(line) {
+			for _, s := range splitSentences(proseLine(line)) {
 				if len(quote) >= maxCoverSentences || size+len(s) > maxCoverChars && len(quote) > 0 {
 					break
 				}

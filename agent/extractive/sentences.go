@@ -21,17 +21,23 @@ func proseOf(bs []block) []proseSentence {
 			continue
 		}
 		for _, line := range strings.Split(b.text, "\n") {
-			line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "- "))
-			// Footnote marks ("JavaScript [1]") would read as citations.
-			if strings.IndexByte(line, '[') >= 0 {
-				line = footnoteRe.ReplaceAllString(line, "")
-			}
-			for _, s := range splitSentences(line) {
+			for _, s := range splitSentences(proseLine(line)) {
 				out = append(out, proseSentence{blk: bi, text: s, terms: text.AllTerms(s)})
 			}
 		}
 	}
 	return out
+}
+
+// proseLine is a line of a prose block as sentences are cut from it:
+// trimmed, without a list item's "- ", and without footnote marks
+// ("JavaScript [1]"), which would read as citations.
+func proseLine(line string) string {
+	line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "- "))
+	if strings.IndexByte(line, '[') >= 0 {
+		line = footnoteRe.ReplaceAllString(line, "")
+	}
+	return line
 }
 
 // textTerms is text.AllTerms(p.Text), read once.
