@@ -46,7 +46,7 @@ func TestComposeLeadsWithTheEntryWhoseDescriptionIsClosest(t *testing.T) {
 	}
 	far := model([]float32{0.3, 0.95}, []float32{0.2, 0.98})
 	for _, cfg := range []Config{{}, {Embed: far}, {Embed: func(context.Context, []string) ([][]float32, error) { return nil, errors.New("deadline") }}} {
-		if got := Compose(q, ev("", folder, rmtree), cfg); !strings.HasPrefix(got, "`remove_folder()`") {
+		if got := Compose(q, ev("", folder, rmtree), cfg); !strings.HasPrefix(got, "`mailbox.Maildir.remove_folder()`") {
 			t.Errorf("without the model, or no description close enough (embed set: %v): %q, want the entry that shares the question's words first", cfg.Embed != nil, got)
 		}
 	}

@@ -49,11 +49,29 @@ func entry(p *passage) (name string, attribute bool) {
 		if !strings.Contains(h[len(m[0]):], ")") {
 			return "", false // "Foo(" with no closing parenthesis is prose
 		}
-		return name + "()", false
+		return qualified(p.URL, name) + "()", false
 	case decl == "class" || decl == "exception":
-		return name, false
+		return qualified(p.URL, name), false
 	case decl != "" || strings.HasPrefix(h, "@") || strings.Contains(name, "."):
-		return name, !strings.HasPrefix(h, "@")
+		return qualified(p.URL, name), !strings.HasPrefix(h, "@")
 	}
 	return "", false
+}
+
+// qualified returns the full dotted name of an entry its heading names in
+// part: Sphinx writes a method's heading as "substitute(mapping={}, …)" or
+// "Path.rmdir()" under its class, and anchors the section with the whole
+// name ("#string.Template.substitute"), which says whose method it is. So
+// when the URL's fragment is a dotted name that ends with name (as whole
+// dotted parts), that fragment is the name; otherwise name as written.
+func qualified(url, name string) string {
+	i := strings.LastIndexByte(url, '#')
+	if i < 0 {
+		return name
+	}
+	frag := url[i+1:]
+	if len(frag) <= len(name) || !strings.HasSuffix(frag, "."+name) || !moduleNameRe.MatchString(frag) {
+		return name
+	}
+	return frag
 }

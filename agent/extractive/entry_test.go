@@ -40,6 +40,30 @@ func TestEntryName(t *testing.T) {
 	}
 }
 
+// TestEntryNameQualified: a method's heading names it in part
+// ("substitute(mapping={}, /, **kwds)" under class Template); its section's
+// anchor is the whole dotted name, which the entry is named by. An anchor
+// that is no dotted name ending with the heading's name changes nothing.
+func TestEntryNameQualified(t *testing.T) {
+	for _, c := range []struct{ url, heading, want string }{
+		{"http://d/library/string.html#string.Template.substitute", "substitute(mapping={}, /, **kwds)", "string.Template.substitute()"},
+		{"http://d/library/pathlib.html#pathlib.Path.rmdir", "Path.rmdir()", "pathlib.Path.rmdir()"},
+		{"http://d/library/hashlib.html#hashlib.hash.name", "attribute hash.name", "hashlib.hash.name"},
+		{"http://d/library/shutil.html#shutil.rmtree", "shutil.rmtree(path)", "shutil.rmtree()"},
+		{"http://d/library/functions.html#bin", "bin(x)", "bin()"},
+		{"http://d/library/mailbox.html#mailbox.Maildir.remove_folder", "remove_folder(folder)", "mailbox.Maildir.remove_folder()"},
+		{"http://d/library/os.html#os.remove", "remove(path)", "os.remove()"},
+		{"http://d/library/x.html#premove", "remove(path)", "remove()"},              // not a whole dotted part
+		{"http://d/api/List.html#remove(java.lang.Object)", "remove(o)", "remove()"}, // not a dotted name
+		{"http://d/library/os.html", "remove(path)", "remove()"},
+	} {
+		p := &passage{EvidencePassage: kgagent.EvidencePassage{URL: c.url, HeadingPath: []string{"Page", c.heading}}}
+		if got := entryName(p); got != c.want {
+			t.Errorf("entryName(%q at %s) = %q, want %q", c.heading, c.url, got, c.want)
+		}
+	}
+}
+
 // page is a Python docs page's passage: its page heading, the section's own
 // heading (an entry's signature or a section title) and text.
 func page(url, top, heading, text string) kgagent.EvidencePassage {
