@@ -89,9 +89,9 @@ def scale(rdir):
     return rows, bm
 
 
-CORPORA = {"py": "Python docs", "jdk": "OpenJDK API", "all": "Python + OpenJDK + PostgreSQL"}
+CORPORA = {"py": "Python docs", "jdk": "OpenJDK API", "all": "Python + OpenJDK + PostgreSQL", "big": "Python + OpenJDK + PostgreSQL + Rust"}
 # The questions deploy/bench-scale.sh asks at each corpus's points.
-QUESTIONS = {"py": "bench/pydocs_questions.jsonl", "jdk": "bench/javadoc_questions.jsonl", "all": "bench/javadoc_questions.jsonl"}
+QUESTIONS = {"py": "bench/pydocs_questions.jsonl", "jdk": "bench/javadoc_questions.jsonl", "all": "bench/javadoc_questions.jsonl", "big": "bench/javadoc_questions.jsonl"}
 
 
 def quality(e, key, measured_by=None):

@@ -10,6 +10,10 @@
 #          pages) served together from one root (a temp dir of symlinks
 #          py/, jdk/, pg/ and an index.html linking them; sitesrv serves
 #          one directory and follows the links), ~11,600 pages
+#   big    the three plus the Rust 1.63 docs (rust-doc: the std, core and
+#          alloc API docs, the books; ~32,000 HTML files, ~10,000 of them
+#          redirect stubs) from the same kind of root, ~34,000 pages; not in
+#          the default points (its ingest alone takes minutes)
 #
 # KGAGENT_BENCH_SCALE_POINTS lists the points, CORPUS or CORPUS:N (the first
 # N pages the crawler reaches, --max-pages N; Scrapy stops after about as
@@ -55,6 +59,7 @@ R=$1 BIN=$2 SITESRV=$3 PY=$4
 API=${KGAGENT_BENCH_JAVADOC:-/usr/share/doc/openjdk-17-doc/api}
 DOCS=${KGAGENT_PYDOCS:-/usr/share/doc/python3.11/html}
 PGDOCS=${KGAGENT_BENCH_PGDOCS:-/usr/share/doc/postgresql-doc-15/html}
+RUSTDOCS=${KGAGENT_BENCH_RUSTDOCS:-/usr/share/doc/rust-doc/html}
 POINTS=${KGAGENT_BENCH_SCALE_POINTS:-py jdk:1000 jdk:3000 jdk all}
 SCRAPY_CAP=${KGAGENT_BENCH_SCALE_SCRAPY_PAGES:-}
 case $SCRAPY_CAP in
@@ -84,9 +89,10 @@ need() {
   fi
 }
 # Only the docs the chosen points crawl.
-if uses py all; then need "$DOCS/py-modindex.html" python3.11-doc KGAGENT_PYDOCS; fi
-if uses jdk all; then need "$API/allclasses-index.html" openjdk-17-doc KGAGENT_BENCH_JAVADOC; fi
-if uses all; then need "$PGDOCS/index.html" postgresql-doc-15 KGAGENT_BENCH_PGDOCS; fi
+if uses py all big; then need "$DOCS/py-modindex.html" python3.11-doc KGAGENT_PYDOCS; fi
+if uses jdk all big; then need "$API/allclasses-index.html" openjdk-17-doc KGAGENT_BENCH_JAVADOC; fi
+if uses all big; then need "$PGDOCS/index.html" postgresql-doc-15 KGAGENT_BENCH_PGDOCS; fi
+if uses big; then need "$RUSTDOCS/std/index.html" rust-doc KGAGENT_BENCH_RUSTDOCS; fi
 
 WORK=$(mktemp -d)
 PIDS=()
@@ -109,21 +115,29 @@ serve() {
   for _ in $(seq 100); do [ -s "$out" ] && break; sleep 0.1; done
   SITE[$1]=$(cat "$out")
 }
-if uses all; then
-  # The combined corpus: one root holding the three doc trees.
-  mkdir -p "$WORK/all"
-  ln -s "$DOCS" "$WORK/all/py"
-  ln -s "$API" "$WORK/all/jdk"
-  ln -s "$PGDOCS" "$WORK/all/pg"
-  cat > "$WORK/all/index.html" <<'HTML'
-<!DOCTYPE html><html><head><title>Documentation</title></head><body><h1>Documentation</h1><ul>
-<li><a href="py/index.html">Python 3.11</a></li>
-<li><a href="jdk/index.html">OpenJDK 17 API</a></li>
-<li><a href="pg/index.html">PostgreSQL 15</a></li>
-</ul></body></html>
-HTML
-  serve all "$WORK/all"
-fi
+# root NAME [rust]: one root holding the doc trees py/, jdk/, pg/ (and rust/)
+# and an index.html linking them, served as SITE[NAME].
+root() {
+  local d=$WORK/$1
+  mkdir -p "$d"
+  ln -s "$DOCS" "$d/py"
+  ln -s "$API" "$d/jdk"
+  ln -s "$PGDOCS" "$d/pg"
+  {
+    echo '<!DOCTYPE html><html><head><title>Documentation</title></head><body><h1>Documentation</h1><ul>'
+    echo '<li><a href="py/index.html">Python 3.11</a></li>'
+    echo '<li><a href="jdk/index.html">OpenJDK 17 API</a></li>'
+    echo '<li><a href="pg/index.html">PostgreSQL 15</a></li>'
+    if [ "${2:-}" = rust ]; then
+      ln -s "$RUSTDOCS" "$d/rust"
+      echo '<li><a href="rust/index.html">Rust 1.63</a></li>'
+    fi
+    echo '</ul></body></html>'
+  } > "$d/index.html"
+  serve "$1" "$d"
+}
+if uses all; then root all; fi
+if uses big; then root big rust; fi
 if uses py; then serve py "$DOCS"; fi
 if uses jdk; then serve jdk "$API"; fi
 
@@ -149,11 +163,11 @@ K=("$BIN" --log-level warn --nats-listen 127.0.0.1:-1)
 for point in $POINTS; do
   corpus=${point%%:*} n=
   [ "$corpus" != "$point" ] && n=${point#*:}
-  site=${SITE[$corpus]:?unknown corpus $corpus in KGAGENT_BENCH_SCALE_POINTS (py, jdk, all)}
+  site=${SITE[$corpus]:?unknown corpus $corpus in KGAGENT_BENCH_SCALE_POINTS (py, jdk, all, big)}
   case $corpus in
     py) questions=$PWD/bench/pydocs_questions.jsonl base=$site ;;
     jdk) questions=$PWD/bench/javadoc_questions.jsonl base=$site ;;
-    all) questions=$PWD/bench/javadoc_questions.jsonl base=${site}jdk/ ;;
+    all | big) questions=$PWD/bench/javadoc_questions.jsonl base=${site}jdk/ ;;
   esac
   label=$corpus${n:+-$n}
   max=${n:-100000}
