@@ -120,9 +120,9 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 	// A string cache that holds all of strs (a bulk load's writer's, see
 	// strCache) gives the entities' strings their ids without a pass over
 	// strs; the writer does not touch it before it has the entities.
-	var known map[string]int64
-	if w.strs.complete && len(w.strs.pend) == 0 {
-		known = w.strs.ids
+	var known *strIDs
+	if c := &w.strs; c.complete && c.all.committed == c.all.len() {
+		known = c.all
 	}
 	derived := make(chan *bulkEntities, 1)
 	derive := func(c queryer) {
@@ -145,7 +145,7 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 			if b.err == nil && len(b.missing) == 0 {
 				b.order(onEnts != nil)
 				b.hand(onEnts)
-				b.words = entityWords(b.ents, b.ids)
+				b.words = entityWords(b.ents, b.id)
 			}
 		}
 		derived <- b
@@ -179,7 +179,7 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 	}
 	// Strings are added below (the entities' words), not through the
 	// cache: it is no longer complete.
-	w.strs.complete = false
+	w.strs.leave()
 	err := func() error {
 		_, err := w.conn.ExecContext(ctx, indexes+createStrsH)
 		if pending == 0 {
@@ -192,7 +192,7 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 		if b.err != nil {
 			return b.err
 		}
-		if b.ids == nil {
+		if b.ids == nil && b.known == nil {
 			if err := b.find(ctx, w.conn, known); err != nil {
 				return err
 			}
@@ -212,7 +212,7 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 		// ids and the word strings (which share the entities' text).
 		words := b.words
 		if words == nil {
-			words = entityWords(b.ents, b.ids)
+			words = entityWords(b.ents, b.id)
 		}
 		*b = bulkEntities{}
 		if err := writeBlocks(ctx, w.conn, words); err != nil {
@@ -241,9 +241,11 @@ var earlyEntities = 120_000
 // entities may come in any order.
 type bulkEntities struct {
 	ents []entityRow
-	// ids maps every string of ents to its strs id; 0 for those missing
-	// from strs when find looked, which are missing, sorted, and strs's
-	// largest id then was top.
+	// known holds every string of ents (a complete cache's strings), or
+	// else ids maps every string of ents to its strs id; 0 for those
+	// missing from strs when find looked, which are missing, sorted, and
+	// strs's largest id then was top.
+	known   *strIDs
 	ids     map[string]int64
 	missing []string
 	top     int64
@@ -265,11 +267,11 @@ func (b *bulkEntities) hand(onEnts func([]entityRow)) {
 }
 
 // find looks up the strs ids of every string of b.ents: in known, when it
-// is not nil and holds them all (it is then b.ids, not to be changed);
+// is not nil and holds them all (it is then b.known, not to be changed);
 // otherwise on c, in one pass over strs.
-func (b *bulkEntities) find(ctx context.Context, c queryer, known map[string]int64) error {
+func (b *bulkEntities) find(ctx context.Context, c queryer, known *strIDs) error {
 	if known != nil && b.all(known) {
-		b.ids = known
+		b.known = known
 		return nil
 	}
 	b.ids = map[string]int64{}
@@ -290,11 +292,20 @@ func (b *bulkEntities) find(ctx context.Context, c queryer, known map[string]int
 	return nil
 }
 
+// id is the strs id of s, a string of b.ents, once find has run.
+func (b *bulkEntities) id(s string) int64 {
+	if b.known != nil {
+		id, _ := b.known.get(s)
+		return id
+	}
+	return b.ids[s]
+}
+
 // all reports whether ids holds every string of b.ents.
-func (b *bulkEntities) all(ids map[string]int64) bool {
+func (b *bulkEntities) all(ids *strIDs) bool {
 	for _, e := range b.ents {
 		for _, s := range [...]string{e.collection, e.id, e.name, e.typ, e.norm} {
-			if _, ok := ids[s]; !ok {
+			if _, ok := ids.get(s); !ok {
 				return false
 			}
 		}
@@ -362,7 +373,7 @@ func (b *bulkEntities) order(inTable bool) {
 	}
 	keys := make([]keyed, len(b.ents))
 	for i, e := range b.ents {
-		keys[i] = keyed{[6]int64{b.ids[e.collection], b.ids[e.id], b.ids[e.name], b.ids[e.typ], b.ids[e.norm], int64(e.refs)}, i}
+		keys[i] = keyed{[6]int64{b.id(e.collection), b.id(e.id), b.id(e.name), b.id(e.typ), b.id(e.norm), int64(e.refs)}, i}
 	}
 	// (collection, id) is the key: no two rows tie
 	slices.SortFunc(keys, func(a, b keyed) int {
@@ -511,13 +522,13 @@ type wordRow struct {
 
 // entityWords are the words of ents (every entity's
 // words, see Words), with the strs ids of their collections and entity ids
-// (ids, which holds them), in key order. 32 bytes a row beside the words'
+// (id gives them), in key order. 32 bytes a row beside the words'
 // text, which shares the entities' strings: the OpenJDK docs' 764k words
 // held a row of three strings and then a second row of ids each before.
-func entityWords(ents []entityRow, ids map[string]int64) []wordRow {
+func entityWords(ents []entityRow, ids func(string) int64) []wordRow {
 	var all []wordRow
 	for _, e := range ents {
-		c, id := ids[e.collection], ids[e.id]
+		c, id := ids(e.collection), ids(e.id)
 		for _, w := range Words(e.norm, e.id) {
 			all = append(all, wordRow{c, w, id})
 		}

@@ -344,13 +344,21 @@ func TestBulkLoadWriterCache(t *testing.T) {
 // their ids from the writer's cache, without looking them up, and drops the
 // index by string hash until its end. The strings stored, and their ids,
 // are those a page-by-page load stores, once each; when the cache outgrows
-// its cap (a small one here, the OpenJDK docs' strings against 2^18) the
-// load looks strings up again, and the hash index is back for that.
+// its cap on string bytes (a small one here, 64 MiB against the OpenJDK
+// docs' 44.7 MB) the load looks strings up again, and the hash index is
+// back for that. The cap of an incomplete cache's maps (2^18 strings,
+// which the OpenJDK docs' 728k outgrew) does not end a complete one.
 func TestBulkLoadStrings(t *testing.T) {
-	for _, capped := range []bool{false, true} {
-		t.Run(fmt.Sprintf("capped=%v", capped), func(t *testing.T) {
-			if capped {
-				sqlite.SetMaxCachedStrs(t, 40)
+	for _, c := range []struct {
+		mapCap, bytesCap int
+	}{{0, 0}, {40, 0}, {0, 400}} {
+		capped := c.bytesCap > 0
+		t.Run(fmt.Sprintf("mapcap=%d,bytescap=%d", c.mapCap, c.bytesCap), func(t *testing.T) {
+			if c.mapCap > 0 {
+				sqlite.SetMaxCachedStrs(t, c.mapCap)
+			}
+			if c.bytesCap > 0 {
+				sqlite.SetMaxCompleteStrBytes(t, c.bytesCap)
 			}
 			dir := t.TempDir()
 			plain, bulk := filepath.Join(dir, "plain.db"), filepath.Join(dir, "bulk.db")

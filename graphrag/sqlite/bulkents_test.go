@@ -32,7 +32,8 @@ func TestBulkEntitiesAdd(t *testing.T) {
 	}
 	// a cache holding all but the new strings
 	known := map[string]int64{}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, s FROM strs`)
+	cache := newStrIDs()
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id, s FROM strs ORDER BY id`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,13 +44,16 @@ func TestBulkEntitiesAdd(t *testing.T) {
 			t.Fatal(err)
 		}
 		known[str] = id
+		if got := cache.add(str); got != id {
+			t.Fatalf("strs ids not 1, 2, ...: %q is %d", str, id)
+		}
 	}
 	rows.Close()
 	if known["json.loads"] == 0 || known[""] != 1 {
 		t.Fatalf("strs read as %v", known)
 	}
 	b := &bulkEntities{ents: ents}
-	if err := b.find(ctx, s.rdb, known); err != nil {
+	if err := b.find(ctx, s.rdb, cache); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"aa new norm", "zz new name"}; !slices.Equal(b.missing, want) {
@@ -85,11 +89,14 @@ func TestBulkEntitiesAdd(t *testing.T) {
 // TestBulkEntitiesKnown: when the writer's string cache holds every string
 // of the entities, find takes their ids from it, without reading strs.
 func TestBulkEntitiesKnown(t *testing.T) {
-	known := map[string]int64{"": 1, "c": 2, "json.loads": 3, "loads": 4, "function": 5}
+	known := strIDsOf("", "c", "json.loads", "loads", "function")
 	b := &bulkEntities{ents: []entityRow{{collection: "c", id: "json.loads", name: "json.loads", typ: "function", norm: "loads", refs: 2}}}
 	// a nil queryer: any read of strs would fail
 	if err := b.find(t.Context(), nil, known); err != nil {
 		t.Fatal(err)
+	}
+	if b.known != known || b.ids != nil {
+		t.Fatalf("ids from %p and %v, want the cache %p only", b.known, b.ids, known)
 	}
 	b.order(true)
 	if want := [][6]int64{{2, 3, 3, 5, 4, 2}}; !slices.Equal(b.rows, want) {
@@ -98,4 +105,14 @@ func TestBulkEntitiesKnown(t *testing.T) {
 	if len(b.inTable) != 1 || b.inTable[0].id != "json.loads" {
 		t.Errorf("in the table's order: %v", b.inTable)
 	}
+}
+
+// strIDsOf is a strIDs holding strs, with ids 1, 2, ... in their order.
+func strIDsOf(strs ...string) *strIDs {
+	t := newStrIDs()
+	for _, s := range strs {
+		t.add(s)
+	}
+	t.commit()
+	return t
 }

@@ -30,6 +30,14 @@ func SetMaxCachedStrs(t *testing.T, n int) {
 	t.Cleanup(func() { maxCachedStrs = old })
 }
 
+// SetMaxCompleteStrBytes lowers the complete string cache's cap for the
+// test.
+func SetMaxCompleteStrBytes(t *testing.T, n int) {
+	old := maxCompleteStrBytes
+	maxCompleteStrBytes = n
+	t.Cleanup(func() { maxCompleteStrBytes = old })
+}
+
 // DuplicateStrs is how many rows of strs repeat another's string.
 func DuplicateStrs(t *testing.T, s *Store) int {
 	t.Helper()

@@ -22,7 +22,7 @@ func TestLocalStrings(t *testing.T) {
 	local := map[int64]int32{1: 0, 3: 1, 2: 2}
 	// A cache that holds them all is used as it is: its strings (here not
 	// strs's, to tell them apart) at their local numbers.
-	known := map[string]int64{"": 1, "ALPHA": 2, "BETA": 3, "other": 4}
+	known := strIDsOf("", "ALPHA", "BETA", "other")
 	got, size, err := localStrings(ctx, s.rdb, local, known)
 	if err != nil {
 		t.Fatal(err)
@@ -30,9 +30,8 @@ func TestLocalStrings(t *testing.T) {
 	if want := []string{"", "BETA", "ALPHA"}; !slices.Equal(got, want) || size != 9 {
 		t.Errorf("from the cache: %q, %d bytes; want %q, 9", got, size, want)
 	}
-	// One missing (id 2): strs's strings.
-	delete(known, "ALPHA")
-	for _, k := range []map[string]int64{known, nil} {
+	// One missing (id 3): strs's strings.
+	for _, k := range []*strIDs{strIDsOf("", "ALPHA"), nil} {
 		got, size, err = localStrings(ctx, s.rdb, local, k)
 		if err != nil {
 			t.Fatal(err)

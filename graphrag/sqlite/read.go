@@ -584,10 +584,10 @@ func (b *refBuilder) entity(id, name, typ, norm string, refs int64) nameEnt {
 // name in one pass over strs, not with a join per column and row. The rows
 // are those of mem when not nil (a bulk load's, bulknames.go). Either way
 // they come in rowid order, so the strings, nodes and provenances are
-// numbered the same. known, when not nil, maps every string of strs to
+// numbered the same. known, when not nil, holds every string of strs by
 // its id (a bulk load's writer's complete cache, see strCache; not
 // changed): the strings are then found there, not in strs.
-func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection string, mem *bulkRows, known map[string]int64) error {
+func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection string, mem *bulkRows, known *strIDs) error {
 	// local numbers the strings the rows use, "" (strs id 1) as 0.
 	local := map[int64]int32{1: 0}
 	type row struct {
@@ -641,8 +641,10 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 	}
 	if mem != nil {
 		// 0 when strs lacks it: no row is of collection 0
-		coll := known[collection]
-		if known == nil {
+		var coll int64
+		if known != nil {
+			coll, _ = known.get(collection)
+		} else {
 			err := db.QueryRowContext(ctx, `SELECT coalesce(`+strID("?1")+`, 0)`, collection).Scan(&coll)
 			if err != nil {
 				return err
@@ -709,17 +711,17 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 }
 
 // localStrings are the strings of local's strs ids, at their numbers in
-// local, and their summed length: from known (string to strs id, all of
-// strs) when it is not nil and has them all, else from one pass over strs. The Python docs'
-// name index: the pass was ~0.2 CPU-s at the end of an ingest, going over
-// known's ~150,000 strings a few milliseconds.
-func localStrings(ctx context.Context, db queryer, local map[int64]int32, known map[string]int64) ([]string, int, error) {
+// local, and their summed length: from known (all of strs by id) when it
+// is not nil and has them all, else from one pass over strs. The Python
+// docs' name index: the pass was ~0.2 CPU-s at the end of an ingest. The
+// strings may alias known's bytes.
+func localStrings(ctx context.Context, db queryer, local map[int64]int32, known *strIDs) ([]string, int, error) {
 	strs := make([]string, len(local))
 	size := 0
 	if known != nil {
 		found := 0
-		for str, id := range known {
-			if n, ok := local[id]; ok {
+		for id, n := range local {
+			if str, ok := known.str(id); ok {
 				strs[n] = str
 				size += len(str)
 				found++

@@ -355,9 +355,9 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 			// Their strings come from the writer's cache when it holds
 			// all of strs: the finish does not change its map.
 			rows := s.rows
-			var known map[string]int64
-			if s.w.strs.complete && len(s.w.strs.pend) == 0 {
-				known = s.w.strs.ids
+			var known *strIDs
+			if c := &s.w.strs; c.complete && c.all.committed == c.all.len() {
+				known = c.all
 				s.knownStrs++
 			}
 			early = make(chan earlyTriples, 1)
@@ -512,7 +512,7 @@ func entityRows(all []entityRow, collection string) []entityRow {
 // read (loadTriples, their strings from known when not nil), and the
 // collection's version and largest triple rowid, in a read transaction of
 // its own.
-func (s *Store) readTriples(ctx context.Context, collection string, mem *bulkRows, known map[string]int64) (*nameIndex, snapRows, error) {
+func (s *Store) readTriples(ctx context.Context, collection string, mem *bulkRows, known *strIDs) (*nameIndex, snapRows, error) {
 	var st snapRows
 	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {

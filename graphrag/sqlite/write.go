@@ -188,23 +188,33 @@ func (w *writer) flushWords(x blockStmts) error {
 //
 // complete is set while the cache holds every string of strs (a bulk load
 // into a store whose strs held only "": the writer is the only one to add
-// any, and it learns each one it adds). A string it lacks is then known
-// not to be stored, so internAll gives it the next id (next; pnext in the
-// running transaction) without looking it up in SQL. Anything that may
+// any, and it learns each one it adds). It then holds them in all (strIDs,
+// not the maps): a string it lacks is known not to be stored, so internAll
+// gives it the next id without looking it up in SQL. Anything that may
 // leave a stored string out of the cache ends that for the store's life:
-// the cap's reset, a savepoint's rollback (pend held strings of the jobs
-// before it, which stay), clear, the bulk load's finish.
+// all outgrowing maxCompleteStrBytes, a savepoint's rollback (all held
+// strings of the jobs before it, which stay), clear, the bulk load's
+// finish (leave).
 type strCache struct {
-	ids, pend   map[string]int64
-	complete    bool
-	next, pnext int64
+	ids, pend map[string]int64
+	complete  bool
+	all       *strIDs // while complete
 }
 
-// maxCachedStrs bounds strCache (the Python docs hold ~150,000 strings). A
-// variable so that a test can lower it.
+// maxCachedStrs bounds strCache's maps (the Python docs hold ~150,000
+// strings). A variable so that a test can lower it.
 var maxCachedStrs = 1 << 18
 
+// maxCompleteStrBytes bounds the string bytes a complete cache holds (the
+// OpenJDK API docs': 44.7 MB), so that a bulk load's memory stays bounded
+// on any corpus: past it the cache is no longer complete. A variable so
+// that a test can lower it.
+var maxCompleteStrBytes = 64 << 20
+
 func (c *strCache) get(s string) (int64, bool) {
+	if c.all != nil {
+		return c.all.get(s)
+	}
 	if id, ok := c.ids[s]; ok {
 		return id, true
 	}
@@ -215,16 +225,38 @@ func (c *strCache) get(s string) (int64, bool) {
 // startComplete makes the cache complete for a strs table that holds only
 // "" (id 1).
 func (c *strCache) startComplete() {
-	c.ids, c.pend = map[string]int64{"": 1}, nil
-	c.next, c.pnext = 2, 2
+	c.ids, c.pend = nil, nil
+	c.all = newStrIDs()
+	c.all.add("")
+	c.all.commit()
 	c.complete = true
 }
 
-// committed keeps pend.
+// addNew gives s, which a complete cache lacks, the next id, unless the
+// cache cannot hold it: then it is no longer complete (false), and s must
+// be looked up.
+func (c *strCache) addNew(s string) (int64, bool) {
+	if c.all.bytes+len(s) > maxCompleteStrBytes || !c.all.fits(s) {
+		return 0, false
+	}
+	return c.all.add(s), true
+}
+
+// leave ends completeness (its strings stay in strs but the cache forgets
+// them). The strIDs stays valid for whoever holds it.
+func (c *strCache) leave() {
+	c.all, c.complete = nil, false
+	c.ids, c.pend = nil, nil
+}
+
+// committed keeps pend (or all's new strings).
 func (c *strCache) committed() {
+	if c.all != nil {
+		c.all.commit()
+		return
+	}
 	if len(c.ids)+len(c.pend) > maxCachedStrs {
 		c.ids = nil
-		c.complete = false
 	}
 	if c.ids == nil {
 		c.ids = make(map[string]int64, len(c.pend))
@@ -233,27 +265,29 @@ func (c *strCache) committed() {
 		c.ids[s] = id
 	}
 	c.pend = nil
-	c.next = c.pnext
 }
 
 // rolledBack drops pend: the whole transaction was rolled back.
 func (c *strCache) rolledBack() {
+	if c.all != nil {
+		c.all.rollback()
+	}
 	c.pend = nil
-	c.pnext = c.next
 }
 
 // savepointRolledBack drops pend after a savepoint's rollback: the strings
-// of the transaction's jobs before the savepoint, which pend held too, stay
-// in strs, so the cache is no longer complete.
+// of the transaction's jobs before the savepoint, which pend (or all) held
+// too, stay in strs, so the cache is no longer complete.
 func (c *strCache) savepointRolledBack() {
+	if c.all != nil {
+		c.leave()
+	}
 	c.pend = nil
-	c.complete = false
 }
 
 // clear drops everything (strings were deleted).
 func (c *strCache) clear() {
-	c.ids, c.pend = nil, nil
-	c.complete = false
+	c.leave()
 }
 
 // begin starts an IMMEDIATE transaction on the writer.
@@ -611,19 +645,21 @@ func (x *wtx) internNew(vals, out []any, ncols int) error {
 			out[i] = out[i-ncols]
 			continue
 		}
-		if id, ok := c.get(str); ok {
-			out[i] = id
-			continue
+		id, ok := c.all.get(str)
+		if !ok {
+			if id, ok = c.addNew(str); !ok {
+				// Too many strings to hold: the cache is no longer
+				// complete. This write's new strings so far are
+				// inserted (with their ids); the rest are looked up.
+				c.leave()
+				if err := x.insertRows(`INSERT INTO strs (id, h, s)`, "", 3, add); err != nil {
+					return err
+				}
+				return x.internAll(vals, out, ncols)
+			}
+			add = append(add, id, strHash(str), str)
 		}
-		if c.pend == nil {
-			c.pend = map[string]int64{}
-		}
-		// A copy: str may point into a whole page's text.
-		str = strings.Clone(str)
-		c.pend[str] = c.pnext
-		out[i] = c.pnext
-		add = append(add, c.pnext, strHash(str), str)
-		c.pnext++
+		out[i] = id
 	}
 	return x.insertRows(`INSERT INTO strs (id, h, s)`, "", 3, add)
 }
