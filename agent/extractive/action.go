@@ -50,7 +50,10 @@ var objectStarts = map[string]bool{"a": true, "an": true, "the": true, "my": tru
 var questionStarts = map[string]bool{"what": true, "which": true, "who": true, "whom": true, "whose": true, "when": true,
 	"where": true, "why": true, "how": true, "is": true, "are": true, "was": true, "were": true, "do": true, "does": true,
 	"did": true, "can": true, "could": true, "should": true, "would": true, "will": true, "has": true, "have": true,
-	"i": true, "my": true, "we": true, "our": true, "the": true, "a": true, "an": true, "any": true}
+	"i": true, "my": true, "we": true, "our": true, "the": true, "a": true, "an": true, "any": true,
+	// conjunctions that open a clause saying when or why ("if the power
+	// goes out, …"): the clause's subject follows, not an object
+	"if": true, "while": true, "once": true, "because": true, "unless": true, "whenever": true, "although": true}
 
 // actionWord returns the verb a question asks how to do, lower-cased: the
 // word after "how do I", "how to", "the best way to" …, or the first word

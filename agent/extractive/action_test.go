@@ -37,6 +37,9 @@ func TestActionWord(t *testing.T) {
 		"Which built-in module trains neural networks?":                "",
 		"Does Lumen run on Windows?":                                   "",
 		"restore":                                                      "",
+		// a conjunction opens a clause saying when: its subject follows
+		"if the power goes out, could I lose the last few things I wrote?": "",
+		"while the server is down, can I restore a backup?":                "",
 	} {
 		if got := actionWord(q); got != want {
 			t.Errorf("actionWord(%q) = %q, want %q", q, got, want)

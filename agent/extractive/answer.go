@@ -165,17 +165,17 @@ func compose(ctx context.Context, question string, evs []kgagent.Evidence, cfg C
 	if len(unknown) > 0 {
 		var words []string
 		var ok bool
+		discount := 0
 		if coded {
 			words, ok = q.reportWording(ctx, question, unknown, ps, cfg.Embed)
 		} else {
-			words, ok = q.wording(ctx, question, unknown, ps, cfg.Embed)
+			words, discount, ok = q.wordingShare(ctx, question, unknown, ps, present, cfg.Embed)
 		}
 		if !ok {
 			return lacked()
 		}
 		if !coded {
-			e, _, _ := q.sortUnknown(question, unknown)
-			q.floor = q.answerMin(len(e))
+			q.floor = q.answerMin(discount)
 		}
 		// Its action, when the collection lacks it, is judged by meaning
 		// (action.go); when the sections found do not hold it ("compress"

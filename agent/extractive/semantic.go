@@ -136,7 +136,8 @@ const (
 
 // answerMin is the cosine from which a section found is close enough in
 // meaning to answer q, when everyday of its words are everyday words the
-// collection lacks (wording). Such a question is in a user's words, not
+// collection lacks, or rare ones a section found says in other words
+// (wording, covered). Such a question is in a user's words, not
 // the docs', and the semantic model puts it further from the section that
 // answers than a question in the docs' words: "we're stuck on python 3.8
 // at work, will the python library still work for us?" reaches 0.336 with

@@ -3,6 +3,7 @@ package extractive
 import (
 	"context"
 	_ "embed"
+	"regexp"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -28,14 +29,16 @@ import (
 //     words, everydayWords) and not the head of the object of the
 //     question's action ("cluster" in "upgrade my cluster from Lumen 2":
 //     what the action is done to is what is asked about), or a section
-//     found close in meaning holds a
-//     word the semantic model puts close to it (coverMin: "spreadsheet"
-//     and "csv", "subfolder" and "directories"), or the rare words no
-//     close section says are few among the question's terms (fewRare: one
-//     of ten in a long report in a user's words);
+//     found close in meaning, or one whose page holds the question's other
+//     words, holds a word the semantic model puts close to it (coverMin:
+//     "spreadsheet" and "csv", "subfolder" and "directories", "firewall"
+//     and "port": covered), or the rare words no such section says are few
+//     among the question's terms (fewRare: one of ten in a long report in
+//     a user's words);
 //   - the search ranked by meaning and found a section close enough to the
 //     question: semanticAnswerMin, lowered by the share of the question's
-//     terms that are everyday words the collection lacks (answerMin).
+//     terms that are everyday words the collection lacks or rare words a
+//     section says in other words (answerMin).
 //
 // The question must still hold a word beyond its names that the docs use
 // ("How much does Lumen cost?" holds none), and is then judged by its
@@ -123,7 +126,8 @@ func inflectedEveryday(w string) bool {
 
 // writtenAsName reports whether the question writes w as a name: with a
 // capital letter other than its first word's first letter, or joined to
-// an identifier's punctuation.
+// an identifier's punctuation — not to a slash between plain words
+// ("host/sensor", "read/write": alternatives).
 func writtenAsName(question, w string) bool {
 	lw := strings.ToLower(w)
 	t := text.Term(lw)
@@ -134,45 +138,76 @@ func writtenAsName(question, w string) bool {
 		if (lg == lw || text.Term(lg) == t) && g != lg && (i > 0 || strings.ToLower(g[first:]) != g[first:]) {
 			return true
 		}
-		if lg != lw && strings.Contains(lg, lw) && (strings.ContainsAny(g, "._()/") || strings.HasPrefix(g, "-")) {
+		if lg != lw && strings.Contains(lg, lw) && !alternatives.MatchString(g) && (strings.ContainsAny(g, "._()/") || strings.HasPrefix(g, "-")) {
 			return true
 		}
 	}
 	return false
 }
 
+// alternatives matches plain words joined by slashes ("host/sensor"): a
+// user's "or", not a path or an identifier, which have a leading slash,
+// digits or other punctuation ("/metrics", "api/v2").
+var alternatives = regexp.MustCompile(`^\pL+(/\pL+)+$`)
+
 // wording returns the words of unknown (the question's words the
 // collection lacks) that are its wording rather than its subject, by the
 // rule above, and whether every one of them, but its action, is; nil,
 // false when any is not. The action is judged apart (action.go).
 func (q question) wording(ctx context.Context, question string, unknown []string, ps []*passage, embed func(context.Context, []string) ([][]float32, error)) ([]string, bool) {
+	words, _, ok := q.wordingShare(ctx, question, unknown, ps, newTermSet(evidenceTerms(ps)), embed)
+	return words, ok
+}
+
+// wordingShare is wording, with how many of the words lower the cosine
+// the question needs (answerMin): its everyday words, and its rare words
+// that a section found says in other words (covered). present is the
+// evidence's terms.
+func (q question) wordingShare(ctx context.Context, question string, unknown []string, ps []*passage, present termSet, embed func(context.Context, []string) ([][]float32, error)) ([]string, int, bool) {
 	if embed == nil {
-		return nil, false
+		return nil, 0, false
 	}
 	out, rare, named := q.sortUnknown(question, unknown)
 	if named {
-		return nil, false
+		return nil, 0, false
 	}
-	if semanticBest(ps) < q.answerMin(len(out)) {
-		return nil, false
-	}
+	var said, lacking []string
 	if len(rare) > 0 {
-		cov, err := covered(ctx, rare, ps, q.answerMin(len(out)), embed)
+		min := q.answerMin(len(out))
+		cov, err := covered(ctx, rare, ps, func(p *passage) bool { return p.Semantic >= min || q.aboutQuestion(ps, p, present) }, embed)
 		if err != nil {
-			return nil, false
+			return nil, 0, false
 		}
-		lacking := 0
 		for _, u := range rare {
-			if !cov[u] {
-				lacking++
+			if cov[u] {
+				said = append(said, u)
+			} else {
+				lacking = append(lacking, u)
 			}
 		}
-		if !q.fewRare(lacking) {
-			return nil, false
-		}
-		out = append(out, rare...)
 	}
-	return out, true
+	discount := len(out) + len(said)
+	if semanticBest(ps) < q.answerMin(discount) || !q.fewRare(len(lacking)) {
+		return nil, 0, false
+	}
+	return append(out, rare...), discount, true
+}
+
+// aboutQuestion reports whether the page of p holds the question's
+// words: covered (its names, two thirds of its terms the evidence holds)
+// and one of its terms at least, so that evidence holding none of them
+// does not cover it trivially.
+func (q question) aboutQuestion(ps []*passage, p *passage, present termSet) bool {
+	if !q.covered(ps, p, present) {
+		return false
+	}
+	page := pageTerms(ps, p)
+	for _, t := range q.terms {
+		if page.has(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // sortUnknown sorts the words of unknown (the question's words the
@@ -194,10 +229,23 @@ func (q question) sortUnknown(question string, unknown []string) (everydayWords,
 	return everydayWords, rare, false
 }
 
-// covered reports, for each word, whether a section found close in meaning
-// (semanticAnswerMin) holds a word the semantic model puts close to it
-// (coverMin).
-func covered(ctx context.Context, words []string, ps []*passage, min float64, embed func(context.Context, []string) ([][]float32, error)) (map[string]bool, error) {
+// covered reports, for each word, whether a section found that may say
+// it (say) holds a word the semantic model puts close to it (coverMin).
+//
+// Which sections may say a rare word of the question in other words:
+// those close in meaning to the whole question (answerMin), and those
+// whose page holds the question's other words (aboutQuestion). A user's word for
+// a thing the docs name otherwise ("firewall" beside "port", 0.519) is in
+// a section the search found for the question's other words ("which ports
+// do I need to open in the firewall for the database and its replicas":
+// "… the gRPC API used by replicas on port 8087"), whose cosine with the
+// whole question is low because the question is in a user's words
+// (0.327). Such a word is wording as an everyday word is, and lowers the
+// cosine the question needs as one does (wordingShare). A section that
+// holds few of the question's other words says nothing of it: "python" is
+// close to "matplotlib" (0.503), but the Python pages found for "add a
+// legend to a matplotlib plot" hold neither "legend" nor "plot".
+func covered(ctx context.Context, words []string, ps []*passage, say func(*passage) bool, embed func(context.Context, []string) ([][]float32, error)) (map[string]bool, error) {
 	all := make([]string, 0, len(words)+maxActionWords)
 	seen := map[string]bool{}
 	for _, w := range words {
@@ -206,7 +254,7 @@ func covered(ctx context.Context, words []string, ps []*passage, min float64, em
 		seen[w] = true
 	}
 	for _, p := range ps {
-		if !p.section() || p.Semantic < min {
+		if !p.section() || !say(p) {
 			continue
 		}
 		for _, w := range sectionWords(p.fullText()) {

@@ -122,6 +122,12 @@ func TestWrittenAsName(t *testing.T) {
 		{"Éclair stays: how long are points kept?", "éclair", false},
 		{"ÉCLAIR: how long are points kept?", "éclair", true},
 		{"Why does my iPhone app fail?", "iphone", true},
+		// Plain words joined by a slash are alternatives, not a path:
+		// a leading slash, digits or other punctuation make one.
+		{"track more distinct host/sensor combinations", "sensor", false},
+		{"track more distinct host/sensor combinations", "host", false},
+		{"expose a /metrics endpoint", "metrics", true},
+		{"what does api/v2 return", "api", true},
 	} {
 		if got := writtenAsName(c.q, c.w); got != c.want {
 			t.Errorf("writtenAsName(%q, %q) = %v, want %v", c.q, c.w, got, c.want)
@@ -243,5 +249,35 @@ func TestWordingShareDecides(t *testing.T) {
 	}
 	if got := Compose("How do I publish a package to npm?", timeouts("npm", "publish"), cfg); !Abstained(got) {
 		t.Errorf("a rare word and the action among three terms: answer = %q, want an abstention", got)
+	}
+}
+
+// TestRareWordSaidByAPageOfTheQuestion: a rare word the collection lacks
+// that a section found says in other words is wording, as an everyday word
+// is, when that section's page holds the question's other words, although
+// its cosine with the whole question (a question in a user's words) is
+// under semanticAnswerMin: "firewall" beside "port" in the section on
+// ports and replicas is answered from it. A section close to the word but
+// holding none of the question's other words does not say it ("python" is
+// close to "matplotlib", the Python pages found hold neither "legend" nor
+// "plot"): the question still abstains. Before, only sections close in
+// meaning to the whole question could say a rare word, and the first
+// question abstained on “firewall”.
+func TestRareWordSaidByAPageOfTheQuestion(t *testing.T) {
+	cfg := Config{Embed: wordVectors(map[string][]float32{"firewall": {1, 0, 0, 0}, "port": {0.52, 0.854, 0, 0}, "security": {0.52, 0.854, 0, 0}})}
+	q := "which ports do I need to open in the firewall for the database and its replicas?"
+	section := func(heading, text string) []kgagent.Evidence {
+		e := ev("", kgagent.EvidencePassage{URL: "http://lumen/faq.html#" + strings.ToLower(heading), Title: "FAQ", HeadingPath: []string{"FAQ", heading},
+			Semantic: 0.30, Text: text})
+		e[0].Unknown = []string{"firewall"}
+		return e
+	}
+	got := Compose(q, section("Ports", "The HTTP API listens on port 8086 by default, and the gRPC API used by replicas on port 8087."), cfg)
+	if Abstained(got) || !strings.Contains(got, "8087") || !strings.Contains(got, "“firewall”") {
+		t.Errorf("a page of the question's words says it: answer = %q, want the ports section, naming “firewall” as wording", got)
+	}
+	got = Compose(q, section("Security", "Security settings cover TLS certificates and tokens."), cfg)
+	if !strings.HasPrefix(got, Abstention+" anything about “firewall”") {
+		t.Errorf("a section without the question's words: answer = %q, want the abstention", got)
 	}
 }
