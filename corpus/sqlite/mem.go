@@ -1117,7 +1117,7 @@ func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilte
 	if limit >= len(dims) {
 		return best(m.colScan(qv, dims, qscale, n, prefix), n)
 	}
-	cands := m.colScan(qv, dims[:limit], qscale, prefilterKeep(n), prefix)
+	cands := m.colScanSlots(qv, dims[:limit], qscale, prefilterKeep(n), prefix)
 	// Rescore over the query's non-zero dimensions only (the rest add 0).
 	// A candidate's prefilter score is its dot product over the heaviest
 	// dimensions times sc, both exact in a float64 (an int32 below 2^24
@@ -1126,8 +1126,7 @@ func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilte
 	// random access into a column (a cache miss on a big collection), and
 	// they were a third of dense search's CPU on the OpenJDK API docs.
 	for i, c := range cands {
-		s, _ := m.slotOf(c.rid)
-		slot := int(s)
+		slot := int(c.rid)
 		sc := qscale * m.scales[slot]
 		var dot int32
 		rest := dims[limit:]
@@ -1139,7 +1138,7 @@ func (m *memColl) topK(qv []int8, qscale float32, n int, prefix string, prefilte
 		for _, j := range rest {
 			dot += int32(qv[j]) * int32(m.cols[j].at(slot))
 		}
-		cands[i].score = float64(dot) * float64(sc)
+		cands[i] = scored{m.rids[slot], float64(dot) * float64(sc)}
 	}
 	return best(cands, n)
 }
@@ -1181,6 +1180,15 @@ const colBlock = 2048
 // colScan scores every live row by the dot product of qv with its vector
 // over dims only, reading the columns, and keeps the best n.
 func (m *memColl) colScan(qv []int8, dims []int, qscale float32, n int, prefix string) []scored {
+	all := m.colScanSlots(qv, dims, qscale, n, prefix)
+	for i := range all {
+		all[i].rid = m.rids[all[i].rid]
+	}
+	return all
+}
+
+// colScanSlots is colScan with each row's slot, not its row id, in rid.
+func (m *memColl) colScanSlots(qv []int8, dims []int, qscale float32, n int, prefix string) []scored {
 	// With the AVX-512 kernel the sparse columns are summed for whole
 	// bitmap words (expandAdd) into buf, whose first slot is then the
 	// block's first slot rounded down to a word; without it the block's
@@ -1255,7 +1263,7 @@ func (m *memColl) colScan(qv []int8, dims []int, qscale float32, n int, prefix s
 				if doc == "" || (prefix != "" && !strings.HasPrefix(doc, prefix)) {
 					continue
 				}
-				h.push(scored{m.rids[slot], f})
+				h.push(scored{int64(slot), f})
 			}
 		}
 	})
@@ -1498,26 +1506,10 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 			idf = float32(math.Pow(float64(idf), x.cfg.IDFExponent))
 		}
 		bt := text.NewBM25Term(idf, k1, b, avg)
-		for _, p := range ps {
-			slot := p.slot()
-			d := m.docID[slot]
-			if d < 0 { // deleted
-				continue
-			}
-			if inPrefix != nil && inPrefix[d] != 1 {
-				continue
-			}
-			if acc[slot] == 0 {
-				touched = append(touched, slot)
-			}
-			tf := fi.tf(term, p)
-			acc[slot] += bt.Score(tf, fi.lens[slot])
-			if pages > 0 {
-				if ptf[d] == 0 {
-					pterm = append(pterm, d)
-				}
-				ptf[d] += tf
-			}
+		if pages > 0 && inPrefix == nil {
+			touched, pterm = m.scorePages(fi, term, ps, bt, acc, ptf, touched, pterm)
+		} else {
+			touched, pterm = m.scoreList(fi, term, ps, bt, acc, ptf, touched, pterm, inPrefix, pages > 0)
 		}
 		if pages > 0 {
 			pdf := float64(len(pterm))
@@ -1572,6 +1564,86 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		acc[s] = 0
 	}
 	return best(h.items, n), pageList, nil
+}
+
+// scoreList adds the BM25 scores of the postings ps (term number term of
+// fi, bt its scorer) to acc, appending each slot it scores for the first
+// time to touched, and, with pages, their term frequencies to their pages'
+// in ptf, appending each page it adds to first to pterm. Slots of deleted
+// rows, and with inPrefix those of pages not marked 1 in it, are left out.
+func (m *memColl) scoreList(fi *fieldIndex, term int32, ps []posting, bt text.BM25Term[float32], acc, ptf []float32, touched, pterm []int32, inPrefix []uint8, pages bool) ([]int32, []int32) {
+	for _, p := range ps {
+		slot := p.slot()
+		d := m.docID[slot]
+		if d < 0 { // deleted
+			continue
+		}
+		if inPrefix != nil && inPrefix[d] != 1 {
+			continue
+		}
+		if acc[slot] == 0 {
+			touched = append(touched, slot)
+		}
+		tf := fi.tf(term, p)
+		acc[slot] += bt.Score(tf, fi.lens[slot])
+		if pages {
+			if ptf[d] == 0 {
+				pterm = append(pterm, d)
+			}
+			ptf[d] += tf
+		}
+	}
+	return touched, pterm
+}
+
+// scorePages is scoreList with pages and without inPrefix (hybrid
+// search's loop), written without a branch on whether a slot or a page was
+// met before: each is appended to its list in any case and the list's
+// length counts it only when it is new. On the OpenJDK API docs the
+// per-slot arrays (acc, docID, lens: 1.6 MB) do not fit in a core's L2,
+// and a branch on a value still being read from memory, mispredicted for
+// about half the postings of a common term, kept the reads of the
+// postings after it from starting; the lists and sums are the same.
+func (m *memColl) scorePages(fi *fieldIndex, term int32, ps []posting, bt text.BM25Term[float32], acc, ptf []float32, touched, pterm []int32) ([]int32, []int32) {
+	// Room for every slot and page the list can add, and the one more
+	// that each write past the last one it adds needs.
+	nt, np := len(touched), 0
+	tn := min(nt+len(ps), len(acc)+1)
+	touched = slices.Grow(touched, tn-nt)[:tn]
+	pn := min(len(ps), len(ptf)+1)
+	pterm = slices.Grow(pterm[:0], pn)[:pn]
+	lens, docID, tfs := fi.lens, m.docID, fi.tfs
+	for _, p := range ps {
+		slot := p.slot()
+		d := docID[slot]
+		if d < 0 { // deleted
+			continue
+		}
+		var tf float32
+		if c := p & 0xff; c != wideCode {
+			tf = tfs[c]
+		} else {
+			tf = fi.wide[wideKey{term, slot}]
+		}
+		a := acc[slot]
+		touched[nt] = slot
+		nt += isZero(a)
+		acc[slot] = a + bt.Score(tf, lens[slot])
+		t := ptf[d]
+		pterm[np] = d
+		np += isZero(t)
+		ptf[d] = t + tf
+	}
+	return touched[:nt], pterm[:np]
+}
+
+// isZero is 1 when x is 0 (either sign), else 0, computed without a branch.
+func isZero(x float32) int {
+	var z int
+	if math.Float32bits(x)<<1 == 0 {
+		z = 1
+	}
+	return z
 }
 
 // topHeap keeps the n best scores seen (a min-heap on score).

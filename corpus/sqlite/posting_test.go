@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -13,6 +16,7 @@ import (
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/internal/snapfile"
+	"github.com/kgagent/kgagent/internal/text"
 )
 
 // slotTF is one posting spelled out.
@@ -253,6 +257,92 @@ func TestSnapshotPostingsInOrder(t *testing.T) {
 		encodeSnapshot(e, m)
 		if _, err := decodeSnapshot(e.B, 4, m.weights); err == nil {
 			t.Errorf("%s: decoded", name)
+		}
+	}
+}
+
+// TestScorePagesMatchesScoreList checks hybrid search's branch-free posting
+// loop (scorePages) against scoreList, term after term as keywordPages
+// runs them: the same chunk sums to the bit, the same slots and pages in
+// the same order, the same page term frequencies. The lists have deleted
+// slots, frequencies coded wideCode (more distinct ones than codes), terms
+// in one slot in ten and in nine in ten, and pages of runs of slots; the
+// touched list starts with room and without.
+func TestScorePagesMatchesScoreList(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 25))
+	for round := range 6 {
+		m := newMemColl(2, [3]float32{1, 1, 1})
+		slots := 500 + r.IntN(3000)
+		page := 0
+		for s := range slots {
+			if r.IntN(8) == 0 {
+				page++
+			}
+			m.add(int64(s+1), fmt.Sprintf("https://x/%d", page), kgagent.Chunk{Text: "w"}, []float32{1, 0})
+		}
+		var del []int64
+		for s := range slots {
+			if r.IntN(9) == 0 {
+				del = append(del, int64(s+1))
+			}
+		}
+		m.remove(del)
+		fi := &fieldIndex{}
+		const terms = 6
+		fi.lists = make([][]posting, terms)
+		fi.lens = make([]float32, slots)
+		for s := range fi.lens {
+			fi.lens[s] = 1 + 20*r.Float32()
+		}
+		for term := range int32(terms) {
+			density := []float64{0.1, 0.9, 0.5, 0.02, 1, 0.3}[term]
+			for s := range int32(slots) {
+				if r.Float64() < density {
+					fi.push(term, s, float32(1+r.IntN(400))/4) // > 255 distinct: some wide
+				}
+			}
+		}
+		if fi.wide == nil {
+			t.Fatal("no posting coded wide")
+		}
+		nd := len(m.pageURL)
+		type state struct {
+			acc, ptf       []float32
+			touched, pterm []int32
+		}
+		fresh := func(room int) state {
+			return state{make([]float32, slots), make([]float32, nd), make([]int32, 0, room), nil}
+		}
+		a, b := fresh(0), fresh(slots)
+		if round%2 == 1 {
+			b = fresh(0)
+		}
+		for term := range int32(terms) {
+			bt := text.NewBM25Term(float32(term+1), 1.2, 0.75, 10)
+			ps := fi.lists[term]
+			a.touched, a.pterm = m.scoreList(fi, term, ps, bt, a.acc, a.ptf, a.touched, a.pterm[:0], nil, true)
+			b.touched, b.pterm = m.scorePages(fi, term, ps, bt, b.acc, b.ptf, b.touched, b.pterm[:0])
+			if !slices.Equal(a.touched, b.touched) {
+				t.Fatalf("round %d term %d: touched %v, want %v", round, term, b.touched, a.touched)
+			}
+			if !slices.Equal(a.pterm, b.pterm) {
+				t.Fatalf("round %d term %d: pages %v, want %v", round, term, b.pterm, a.pterm)
+			}
+			for s := range a.acc {
+				if math.Float32bits(a.acc[s]) != math.Float32bits(b.acc[s]) {
+					t.Fatalf("round %d term %d: slot %d sums %v, want %v", round, term, s, b.acc[s], a.acc[s])
+				}
+			}
+			for d := range a.ptf {
+				if math.Float32bits(a.ptf[d]) != math.Float32bits(b.ptf[d]) {
+					t.Fatalf("round %d term %d: page %d frequency %v, want %v", round, term, d, b.ptf[d], a.ptf[d])
+				}
+			}
+			clear(a.ptf)
+			clear(b.ptf)
+		}
+		if len(a.touched) == 0 {
+			t.Fatal("nothing scored")
 		}
 	}
 }
