@@ -787,7 +787,7 @@ func (a *answer) lead(ps []*passage, sents []*sentence, best *sentence, q questi
 	for _, share := range []float64{0.6, 0.3} {
 		var first, phrased *sentence
 		for _, s := range bestPerPassage(ps, sents) {
-			if s.score < share*best.score || s.p.LinkHeavy {
+			if s.score < share*best.score || s.p.LinkHeavy || identKinds[q.kind] && aboutMany(s.p) {
 				continue
 			}
 			if n, desc := subject(s.p, s.text, q.kind); n != "" && (identKinds[q.kind] || hasDashed(s.p) || anchorName(s.p, q.kind) != "") {
@@ -827,6 +827,26 @@ func (a *answer) lead(ps []*passage, sents []*sentence, best *sentence, q questi
 	a.size += len(first)
 	a.add(best)
 	a.supporting++
+}
+
+// manyPageRe matches the top heading of a page about a package or a
+// module as a whole, or about the uses of a package or class: "Package
+// javax.accessibility", "Module java.base", "Uses of Package
+// java.util.stream", "Uses of Class java.security.Permission" (Javadoc
+// heads its pages with the kind of what they describe).
+var manyPageRe = regexp.MustCompile(`^(?:(?:Package|Module) [A-Za-z_][\w.]*|Uses of \w+(?: \w+)? [A-Za-z_][\w.]*(?:<.*>)?)$`)
+
+// aboutMany reports whether p is a section of a page about a package or
+// module as a whole, or about the uses of one or of a class (manyPageRe):
+// it names many classes, so it does not lead the answer to a question
+// asking for one class, method or other thing an identifier names, while a
+// page about one such thing can.
+func aboutMany(p *passage) bool {
+	top := p.Title
+	if len(p.HeadingPath) > 0 && p.HeadingPath[0] != "" {
+		top = p.HeadingPath[0]
+	}
+	return manyPageRe.MatchString(strings.TrimSpace(top))
 }
 
 // howTo opens the answer to a "how do I" question with the best sentence

@@ -184,3 +184,36 @@ func FuzzCompose(f *testing.F) {
 		}
 	})
 }
+
+// TestComposeWhichClassLeadsWithTheClassPage: a question asking for a
+// class is answered by naming the class whose page was found, not the
+// package page that describes it among many (ranked first for quoting the
+// class's description) nor a name the class page's sentence mentions.
+func TestComposeWhichClassLeadsWithTheClassPage(t *testing.T) {
+	const q = "Which Java class is this: base class used to maintain a strongly typed enumeration."
+	pkg := kgagent.EvidencePassage{URL: "http://j/javax/accessibility/package-summary.html#AccessibleBundle", Title: "javax.accessibility (Java SE 17 & JDK 17)",
+		HeadingPath: []string{"Package javax.accessibility"},
+		Text:        "This class is used to maintain a strongly typed enumeration. It is the super class of both the AccessibleRole and AccessibleState classes."}
+	uses := kgagent.EvidencePassage{URL: "http://j/javax/accessibility/package-use.html", Title: "Uses of Package javax.accessibility (Java SE 17 & JDK 17)",
+		HeadingPath: []string{"Uses of Package javax.accessibility"},
+		Text:        "Base class used to maintain a strongly typed enumeration, the super class of AccessibleRole."}
+	class := kgagent.EvidencePassage{URL: "http://j/javax/accessibility/AccessibleBundle.html", Title: "AccessibleBundle (Java SE 17 & JDK 17)",
+		HeadingPath: []string{"Class AccessibleBundle"},
+		Text:        "Base class used to maintain a strongly typed enumeration, the super class of javax.accessibility.AccessibleState."}
+	for _, c := range []struct {
+		name string
+		ps   []kgagent.EvidencePassage
+	}{
+		{"package page first", []kgagent.EvidencePassage{pkg, class}},
+		{"uses page first", []kgagent.EvidencePassage{uses, class}},
+	} {
+		got := Compose(q, ev("", c.ps...), Config{})
+		if !strings.HasPrefix(got, "`Class AccessibleBundle`") {
+			t.Errorf("%s: answer = %q, want the class page's heading first", c.name, got)
+		}
+	}
+	// Only the package page: it still answers, naming what it can.
+	if got := Compose(q, ev("", pkg), Config{}); Abstained(got) || !strings.Contains(got, "[1]") {
+		t.Errorf("package page alone: answer = %q", got)
+	}
+}

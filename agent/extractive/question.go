@@ -445,6 +445,12 @@ func subject(p *passage, best string, kind string) (name, desc string) {
 		if heading != "" && identRe.MatchString(heading) {
 			return identRe.FindString(heading), ""
 		}
+		// A page headed with what it declares ("Class ConfigFile",
+		// "Interface Flow.Subscription<T>") is about that, not about a
+		// name its sentence mentions.
+		if len(p.HeadingPath) > 0 && declaredRe.MatchString(strings.TrimSpace(p.HeadingPath[0])) {
+			return strings.TrimSpace(p.HeadingPath[0]), ""
+		}
 		if id := identRe.FindString(best); id != "" {
 			return id, ""
 		}
@@ -480,6 +486,12 @@ func subject(p *passage, best string, kind string) (name, desc string) {
 	}
 	return top, ""
 }
+
+// declaredRe matches a page's top heading that declares one class-like
+// thing, as Javadoc heads a type's page: "Class ConfigFile", "Interface
+// Flow.Subscription<T>", "Enum Class RoundingMode", "Annotation Interface
+// Target", "Record Class Foo".
+var declaredRe = regexp.MustCompile(`^(?:(?:Enum|Record|Annotation|Exception)\s+)?(?:Class|Interface|Enum|Record|Exception)\s+[A-Za-z_][\w.]*(?:<.*>)?$`)
 
 // anchorName returns the name in a section anchor of the form
 // "<kind>-<name>" ("module-multiprocessing.pool" for kind module), or "".
