@@ -90,6 +90,20 @@ def scale(rdir):
 
 
 CORPORA = {"py": "Python docs", "jdk": "OpenJDK API", "all": "Python + OpenJDK + PostgreSQL", "big": "Python + OpenJDK + PostgreSQL + Rust"}
+
+
+def docs_named(rows):
+    """The doc sets a scale run's rows crawled, for its titles: 'Python, OpenJDK 17 API and PostgreSQL 15 docs'."""
+    sets = ["Python"]
+    if any(r["corpus"] in ("jdk", "all", "big") for r in rows):
+        sets.append("OpenJDK 17 API")
+    if any(r["corpus"] in ("all", "big") for r in rows):
+        sets.append("PostgreSQL 15")
+    if any(r["corpus"] == "big" for r in rows):
+        sets.append("Rust 1.63")
+    return (", ".join(sets[:-1]) + " and " + sets[-1] if len(sets) > 1 else sets[0]) + " docs"
+
+
 # The questions deploy/bench-scale.sh asks at each corpus's points.
 QUESTIONS = {"py": "bench/pydocs_questions.jsonl", "jdk": "bench/javadoc_questions.jsonl", "all": "bench/javadoc_questions.jsonl", "big": "bench/javadoc_questions.jsonl"}
 
@@ -256,11 +270,11 @@ def main():
             mc = machine(os.path.join(rdir, "machine.txt")) if os.path.exists(os.path.join(rdir, "machine.txt")) else {}
             line = " ".join(f"{k}={v}" for k, v in mc.items())
         with open(md_path, "w") as f:
-            f.write("\n".join(["# Scale (Python, OpenJDK 17 API and PostgreSQL 15 docs)", "", "`deploy/bench-scale.sh`", "", questions_line(rows), "", *table, "", line, ""]))
+            f.write("\n".join([f"# Scale ({docs_named(rows)})", "", "`deploy/bench-scale.sh`", "", questions_line(rows), "", *table, "", line, ""]))
         print("\n".join(table))
         print()
         print(line)
-        scale_chart(rows, png_path, "kgagent scale: Python docs, OpenJDK 17 API docs, the two + PostgreSQL 15 docs")
+        scale_chart(rows, png_path, f"kgagent scale: {docs_named(rows)}")
         return
     rdir, md_path, png_path = sys.argv[1:4]
     kg = runs(rdir, "kgagent_ingest")
@@ -321,7 +335,7 @@ def main():
     sc = scale(rdir)
     scale_md = []
     if sc:
-        scale_md = ["## Scale: Python, OpenJDK 17 API and PostgreSQL 15 docs (`deploy/bench-scale.sh`)", "",
+        scale_md = [f"## Scale: {docs_named(sc[0])} (`deploy/bench-scale.sh`)", "",
                     questions_line(sc[0]), "",
                     *scale_table(*sc), "", *([scale_machine_line(rdir), ""] if scale_machine_line(rdir) else []), f"![scale chart]({os.path.basename(png_path)[:-4]}-scale.png)", ""]
     md = "\n".join(["# Benchmark results", "", "`make bench` (deploy/bench.sh)", "", *table, "", machine_line, "", *scale_md])
@@ -362,7 +376,7 @@ def main():
     if sc:
         print()
         print("\n".join(scale_table(*sc)))
-        scale_chart(sc[0], png_path[:-4] + "-scale.png", f"kgagent scale (Python, OpenJDK, PostgreSQL docs), {mc['date']}, {mc['nproc']} cores")
+        scale_chart(sc[0], png_path[:-4] + "-scale.png", f"kgagent scale ({docs_named(sc[0])}), {mc['date']}, {mc['nproc']} cores")
 
 
 if __name__ == "__main__":
