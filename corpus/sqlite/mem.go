@@ -407,6 +407,48 @@ func (m *memColl) rowOf(slot int, dst []int8) []int8 {
 
 // quantize appends v as int8 with one scale (max |v|/127) and returns it.
 func quantize(dst []int8, v []float32) ([]int8, float32) {
+	// Go's float min and max order NaNs and signed zeros, which made this
+	// ~25 ns a value (a 384-dimension vector a chunk, every chunk and
+	// entity entry an ingest writes); with every value and 1/scale finite
+	// (all but degenerate vectors) plain comparisons give the same bytes.
+	// the largest magnitude, by its bits: for floats that are not NaN
+	// they order as the magnitudes do, and NaNs and infinities are above
+	// the largest finite float's
+	var mb uint32
+	for _, f := range v {
+		mb = max(mb, math.Float32bits(f)&^(1<<31))
+	}
+	if mb > math.Float32bits(math.MaxFloat32) {
+		return quantizeSlow(dst, v)
+	}
+	mx := math.Float32frombits(mb)
+	n := len(dst)
+	dst = slices.Grow(dst, len(v))[:n+len(v)]
+	out := dst[n:]
+	if mx == 0 {
+		clear(out)
+		return dst, 0
+	}
+	scale := mx / 127
+	inv := 1 / scale
+	if inv > math.MaxFloat32 { // a subnormal scale
+		return quantizeSlow(dst[:n], v)
+	}
+	for i, f := range v {
+		// rounded half away from zero (0.5 with x's sign: -0 rounds to 0
+		// either way), truncated, then clamped (|x| is at most ~127.5)
+		x := f * inv
+		x += math.Float32frombits(math.Float32bits(x)&(1<<31) | math.Float32bits(0.5))
+		r := int32(x)
+		r = min(127, max(-127, r))
+		out[i] = int8(r)
+	}
+	return dst, scale
+}
+
+// quantizeSlow is quantize for a vector holding a NaN or an infinity, or
+// whose scale is subnormal: Go's min and max decide those.
+func quantizeSlow(dst []int8, v []float32) ([]int8, float32) {
 	var mx float32
 	for _, f := range v {
 		mx = max(mx, f, -f)
