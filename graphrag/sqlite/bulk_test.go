@@ -442,3 +442,39 @@ func strsRows(t *testing.T, path string) []string {
 	}
 	return out
 }
+
+// TestBulkWriteAllocations: a bulk load's write of a page allocates a
+// bounded number of objects a triple. The strings of a triple's row reach
+// the writer as strings, not each boxed in an interface (12 allocations
+// a triple), and "" takes id 1 without one; only the ids are boxed for the
+// driver. Measured: 29.8 a triple before, 19.6 after (with the test's own
+// strings, names normalised, the ids boxed, the plan's and tally's maps);
+// the bound is 24.
+func TestBulkWriteAllocations(t *testing.T) {
+	s := openStore(t, filepath.Join(t.TempDir(), "graph.db"), true)
+	defer s.Close()
+	ctx := t.Context()
+	const n = 200
+	page := 0
+	var ts []kgagent.Triple
+	allocs := testing.AllocsPerRun(20, func() {
+		doc := fmt.Sprintf("https://x.test/%d.html", page)
+		ts = ts[:0]
+		for i := range n {
+			if i%4 == 0 {
+				ts = append(ts, graphtest.L("c", doc, fmt.Sprintf("mod%d.f%d", page, i), "summary", fmt.Sprintf("Does %d things", i), "c1"))
+				continue
+			}
+			ts = append(ts, graphtest.T("c", doc, fmt.Sprintf("mod%d.f%d", page, i/8), "calls", fmt.Sprintf("mod%d.g%d", page, i), "c1"))
+		}
+		page++
+		if err := s.ReplaceDocument(ctx, "c", doc, ts); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if per := allocs / n; per > 24 {
+		t.Errorf("%.1f allocations a triple, want at most 24", per)
+	} else {
+		t.Logf("%.1f allocations a triple", per)
+	}
+}

@@ -560,12 +560,13 @@ func (x *wtx) queryEach(q string, args []any, scan func(*sql.Rows) error) error 
 const insertTriples = `INSERT INTO triples (rowid, collection, doc_url, s_id, s_name, s_type, s_norm, p, o_id, o_name, o_type, o_norm, literal, chunk_id, source_url)`
 
 // internAll sets out[i] to the strs id of the string vals[i], for every
-// value but the first of each row of ncols (a rowid, copied), adding the
+// value but the first of each row of ncols (a rowid or count, which the
+// caller sets; vals holds a placeholder there), adding the
 // strings strs lacks: looked up in the writer's cache, then, for the rest,
 // by their hashes in batches, and those still missing inserted (their ids
 // come back from the INSERT). With a complete cache (strCache) the rest are
 // not stored: they get the next ids and are inserted with them.
-func (x *wtx) internAll(vals, out []any, ncols int) error {
+func (x *wtx) internAll(vals []string, out []any, ncols int) error {
 	c := &x.s.w.strs
 	if c.complete {
 		return x.internNew(vals, out, ncols)
@@ -579,11 +580,10 @@ func (x *wtx) internAll(vals, out []any, ncols int) error {
 	}
 	var miss []string
 	seen := map[string]bool{}
-	for i, v := range vals {
+	for i, str := range vals {
 		if i%ncols == 0 {
 			continue
 		}
-		str := v.(string)
 		if _, ok := c.get(str); !ok && !seen[str] {
 			seen[str] = true
 			miss = append(miss, str)
@@ -631,18 +631,21 @@ func (x *wtx) internAll(vals, out []any, ncols int) error {
 // cache lacks gets the next id and is inserted with it (in the order met,
 // the ids an INSERT without them would have given). A value equal to the
 // one above it (the same column of the row before: a triple's collection,
-// page and predicate mostly are) takes that one's id without a lookup.
-func (x *wtx) internNew(vals, out []any, ncols int) error {
+// page and predicate mostly are) takes that one's id without a lookup,
+// and so does "" (id 1: a triple's literal or its object's columns).
+func (x *wtx) internNew(vals []string, out []any, ncols int) error {
 	c := &x.s.w.strs
 	var add []any
-	for i, v := range vals {
+	for i, str := range vals {
 		if i%ncols == 0 {
-			out[i] = v
 			continue
 		}
-		str := v.(string)
-		if i >= ncols && vals[i-ncols].(string) == str {
+		if i >= ncols && vals[i-ncols] == str {
 			out[i] = out[i-ncols]
+			continue
+		}
+		if str == "" {
+			out[i] = int64(1) // no allocation: a small integer
 			continue
 		}
 		id, ok := c.all.get(str)
@@ -666,13 +669,12 @@ func (x *wtx) internNew(vals, out []any, ncols int) error {
 
 // fillIDs sets out[i] to the cached strs id of vals[i], as internAll
 // describes.
-func fillIDs(c *strCache, vals, out []any, ncols int) error {
+func fillIDs(c *strCache, vals []string, out []any, ncols int) error {
 	for i, v := range vals {
 		if i%ncols == 0 {
-			out[i] = v
 			continue
 		}
-		id, ok := c.get(v.(string))
+		id, ok := c.get(v)
 		if !ok {
 			return fmt.Errorf("graph store: string %q not interned", v)
 		}
@@ -687,7 +689,7 @@ func fillIDs(c *strCache, vals, out []any, ncols int) error {
 // the new triples bring.
 type docPlan struct {
 	collection, docURL string
-	vals               []any             // triple rows, tripleCols values each, rowid first (set by replace)
+	vals               []string          // triple rows, tripleCols values each, "" first (the rowid's place)
 	adds               map[string]int    // entity id -> references the new triples hold
 	ents               map[string]entRow // the new triples' entities
 }
@@ -701,7 +703,7 @@ const tripleCols = 15
 // newDocPlan prepares the write of a document's deduplicated triples.
 func newDocPlan(collection, docURL string, uniq []kgagent.Triple) *docPlan {
 	p := &docPlan{collection: collection, docURL: docURL,
-		vals: make([]any, 0, tripleCols*len(uniq)),
+		vals: make([]string, 0, tripleCols*len(uniq)),
 		adds: make(map[string]int, len(uniq)),
 		ents: make(map[string]entRow, len(uniq))}
 	norms := map[string]string{} // name -> NormalizeName(name), computed once
@@ -713,11 +715,11 @@ func newDocPlan(collection, docURL string, uniq []kgagent.Triple) *docPlan {
 		norms[name] = n
 		return n
 	}
-	// The collection and URL are boxed once, not once per row.
-	var coll, doc any = collection, docURL
+	// Strings, not boxed in interfaces: internAll turns them into ids,
+	// and only those are bound.
 	for _, t := range uniq {
 		sn, on := norm(t.Subject.Name), norm(t.Object.Name)
-		p.vals = append(p.vals, nil, coll, doc,
+		p.vals = append(p.vals, "", collection, docURL,
 			t.Subject.ID, t.Subject.Name, t.Subject.Type, sn,
 			t.Predicate,
 			t.Object.ID, t.Object.Name, t.Object.Type, on,
@@ -780,12 +782,12 @@ func (x *wtx) replace(p *docPlan) error {
 	if last > math.MaxInt64-n {
 		return kgagent.Errorf(kgagent.EUNAVAILABLE, "graph store: triple rowids exhausted")
 	}
-	for i := range n {
-		p.vals[i*tripleCols] = last + 1 + i
-	}
 	ids := make([]any, len(p.vals))
 	if err := x.internAll(p.vals, ids, tripleCols); err != nil {
 		return err
+	}
+	for i := range n {
+		ids[i*tripleCols] = last + 1 + i
 	}
 	if err := x.insertRows(insertTriples, "", tripleCols, ids); err != nil {
 		return err
@@ -847,19 +849,21 @@ func (x *wtx) retract(collection, docURL string) (map[string]int, error) {
 	return refs, err
 }
 
-// upsertNew runs addRefs' upsert of vals (entity rows: refs, collection,
-// id, name, type, norm) and inserts the index words of the entities it
-// created. The strings are interned first (internAll). The upsert tells,
+// upsertNew runs addRefs' upsert of the entities up: rows of refs, then
+// the strings of vals (entity rows: a placeholder, collection, id, name,
+// type, norm), and inserts the index words of the entities it created.
+// The strings are interned first (internAll). The upsert tells,
 // by the count it returns, which entities are new: an existing entity holds
 // at least one reference already, so its count comes back above the delta.
-func (x *wtx) upsertNew(refs map[string]int, ents map[string]entRow, vals []any) error {
+func (x *wtx) upsertNew(refs map[string]int, ents map[string]entRow, up []string, vals []string) error {
 	ids := make([]any, len(vals))
 	if err := x.internAll(vals, ids, 6); err != nil {
 		return err
 	}
 	byID := make(map[int64]string, len(vals)/6) // strs id -> entity id
 	for i := 0; i < len(vals); i += 6 {
-		byID[ids[i+2].(int64)] = vals[i+2].(string)
+		ids[i] = refs[up[i/6]]
+		byID[ids[i+2].(int64)] = vals[i+2]
 	}
 	coll := ids[1].(int64)
 	var words []wordEdit
@@ -910,13 +914,12 @@ func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]en
 	var gone []wordEdit // the words of the entities dropped
 	var coll int64
 	if len(up) > 0 {
-		vals := make([]any, 0, 6*len(up))
-		var coll any = collection
+		vals := make([]string, 0, 6*len(up))
 		for _, id := range up {
 			e := ents[id]
-			vals = append(vals, refs[id], coll, id, e.name, e.typ, e.norm)
+			vals = append(vals, "", collection, id, e.name, e.typ, e.norm)
 		}
-		if err := x.upsertNew(refs, ents, vals); err != nil {
+		if err := x.upsertNew(refs, ents, up, vals); err != nil {
 			return err
 		}
 	}
