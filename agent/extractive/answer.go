@@ -833,8 +833,10 @@ func (a *answer) lead(ps []*passage, sents []*sentence, best *sentence, q questi
 // module as a whole, or about the uses of a package or class: "Package
 // javax.accessibility", "Module java.base", "Uses of Package
 // java.util.stream", "Uses of Class java.security.Permission" (Javadoc
-// heads its pages with the kind of what they describe).
-var manyPageRe = regexp.MustCompile(`^(?:(?:Package|Module) [A-Za-z_][\w.]*|Uses of \w+(?: \w+)? [A-Za-z_][\w.]*(?:<.*>)?)$`)
+// heads its pages with the kind of what they describe); a package's or a
+// module's name starts in lower case, so the Python C API's "Module
+// Objects" is no such page.
+var manyPageRe = regexp.MustCompile(`^(?:(?:Package|Module) [a-z_][\w.]*|Uses of \w+(?: \w+)? [A-Za-z_][\w.]*(?:<.*>)?)$`)
 
 // aboutMany reports whether p is a section of a page about a package or
 // module as a whole, or about the uses of one or of a class (manyPageRe):

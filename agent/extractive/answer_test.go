@@ -217,3 +217,23 @@ func TestComposeWhichClassLeadsWithTheClassPage(t *testing.T) {
 		t.Errorf("package page alone: answer = %q", got)
 	}
 }
+
+func TestAboutMany(t *testing.T) {
+	for heading, want := range map[string]bool{
+		"Package javax.accessibility":                    true,
+		"Module java.base":                               true,
+		"Uses of Package java.util.stream":               true,
+		"Uses of Class java.security.Permission":         true,
+		"Uses of Interface java.util.List<E>":            true,
+		"Class AccessibleBundle":                         false,
+		"Interface Flow.Subscription<T>":                 false,
+		"Module Objects":                                 false, // the Python C API's page on module objects
+		"Packages":                                       false,
+		"os — Miscellaneous operating system interfaces": false,
+	} {
+		p := &passage{EvidencePassage: kgagent.EvidencePassage{HeadingPath: []string{heading}}}
+		if got := aboutMany(p); got != want {
+			t.Errorf("aboutMany(%q) = %v, want %v", heading, got, want)
+		}
+	}
+}
