@@ -56,10 +56,13 @@ func pushHeading(stack []heading, level int, text, anchor string) ([]heading, []
 }
 
 func extractHTML(base *url.URL, text []byte) (kgagent.Document, error) {
-	root, page, err := parseHTML(text)
+	root, page, release, err := parseHTML(text)
 	if err != nil {
 		return kgagent.Document{}, kgagent.WrapError(kgagent.EINVALID, err, "page is not parsable HTML")
 	}
+	// the tree's nodes go back to the parser once the Document (strings
+	// only, detached from the page) is made
+	defer release()
 	// The parser always builds html > head, body. Metadata is read with
 	// goquery from the (small) head; the body gets one hand-written pass,
 	// because a selector per rule would walk a large page ten times.
