@@ -30,6 +30,14 @@ func SetMaxCachedStrs(t *testing.T, n int) {
 	t.Cleanup(func() { maxCachedStrs = old })
 }
 
+// SetEarlyNamesTriples changes the cap on the bulk loads whose name index
+// Snapshot reads while the load finishes, for the test.
+func SetEarlyNamesTriples(t *testing.T, n int) {
+	old := earlyNamesTriples
+	earlyNamesTriples = n
+	t.Cleanup(func() { earlyNamesTriples = old })
+}
+
 // SetMaxCompleteStrBytes lowers the complete string cache's cap for the
 // test.
 func SetMaxCompleteStrBytes(t *testing.T, n int) {

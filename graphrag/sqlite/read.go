@@ -443,16 +443,17 @@ func (s *Store) closeNames() {
 // for collections above maxIndexedEntities, maxIndexedTriples or a string
 // table's maxTableBytes.
 func loadNames(ctx context.Context, db queryer, collection string, version int64) (*nameIndex, error) {
-	return loadNamesFrom(ctx, db, collection, version, nil)
+	return loadNamesFrom(ctx, db, collection, version, nil, nil)
 }
 
 // loadNamesFrom is loadNames with the triples taken from mem, when not nil,
-// instead of the table (bulknames.go): the same index.
-func loadNamesFrom(ctx context.Context, db queryer, collection string, version int64, mem *bulkRows) (*nameIndex, error) {
+// instead of the table (bulknames.go), and their strings from known, when
+// not nil and it holds them (see loadTriples): the same index.
+func loadNamesFrom(ctx context.Context, db queryer, collection string, version int64, mem *bulkRows, known *strIDs) (*nameIndex, error) {
 	idx := &nameIndex{version: version}
 	// The triples first: the entities' strings and words are references
 	// into their string table.
-	if err := idx.loadTriples(ctx, db, collection, mem, nil); err != nil || idx.rows == nil {
+	if err := idx.loadTriples(ctx, db, collection, mem, known); err != nil || idx.rows == nil {
 		return nil, err
 	}
 	return idx.loadEntities(ctx, db, collection)

@@ -343,6 +343,16 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 		}
 	}()
 	defer takeEarly()
+	// The bulk writer's strings when its cache holds all of strs: the name
+	// index takes the strings of its triples from them, early or after the
+	// finish, instead of a pass over strs (the finish only adds strings).
+	// After the finish that pass made a Go string of each of strs's (728k
+	// on the OpenJDK API docs, ~1 CPU-s), while known is held anyway.
+	var known *strIDs
+	if c := &s.w.strs; s.bulk && c.complete && c.all.committed == c.all.len() {
+		known = c.all
+		s.knownStrs++
+	}
 	if s.bulk {
 		if s.rows.on && s.rows.n <= earlyNamesTriples {
 			// The triples' part of the name index is read from the rows
@@ -355,11 +365,6 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 			// Their strings come from the writer's cache when it holds
 			// all of strs: the finish does not change its map.
 			rows := s.rows
-			var known *strIDs
-			if c := &s.w.strs; c.complete && c.all.committed == c.all.len() {
-				known = c.all
-				s.knownStrs++
-			}
 			early = make(chan earlyTriples, 1)
 			ents = make(chan []entityRow, 1)
 			go func() {
@@ -455,7 +460,7 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 			idx, err = r.x.loadEntities(ctx, tx, collection)
 		}
 	} else {
-		idx, err = loadNamesFrom(ctx, tx, collection, 0, mem)
+		idx, err = loadNamesFrom(ctx, tx, collection, 0, mem, known)
 	}
 	if err != nil {
 		return dbErr(ctx, err, "snapshot the name index")
@@ -473,8 +478,9 @@ func (s *Store) Rebuilds() int64 { return s.names.sqlLoads.Load() }
 // earlyNamesTriples caps the bulk loads whose name-index triples Snapshot
 // reads while the load finishes (about 90 bytes a triple held beside the
 // finish's entity rows: ~36 MB at the cap); a larger load's are read after
-// it, as before, so that the two are never in memory together.
-const earlyNamesTriples = 400_000
+// it, as before, so that the two are never in memory together. A variable
+// so that a test can lower it.
+var earlyNamesTriples = 400_000
 
 // earlyTriples is a name index with only its triples read (readTriples),
 // or, when full, the whole index (nil: the collection gets none), or why

@@ -70,7 +70,8 @@ type Store struct {
 	earlyNames int
 	// earlyEnts counts those whose entities it took from the finish's rows.
 	earlyEnts int
-	// knownStrs counts the early reads given the writer's complete string
+	// knownStrs counts the name-index reads (early or after the finish)
+	// given the writer's complete string
 	// cache for the triples' strings.
 	knownStrs int
 	// earlySnaps counts the snapshots written while the load finished
