@@ -794,6 +794,11 @@ func (a *answer) lead(ps []*passage, sents []*sentence, best *sentence, q questi
 				if first == nil {
 					first = s
 				}
+				if desc == "" && len(s.p.HeadingPath) > 0 && declaredRe.MatchString(strings.TrimSpace(s.p.HeadingPath[0])) {
+					// A type's page ("Class HttpsExchange") states its
+					// synopsis as its description's sentence.
+					desc = s.text
+				}
 				if r := run(s.p, desc); r >= minLeadPhrase && (phrased == nil || r > run(phrased.p, "")) {
 					phrased = s
 				}

@@ -237,3 +237,20 @@ func TestAboutMany(t *testing.T) {
 		}
 	}
 }
+
+// TestComposeWhichClassByItsDescription: of two type pages nearly as good,
+// the one whose description holds more of the question's words in a row
+// leads (a known-item question quotes its type's description), as a
+// "name — synopsis" heading does on module pages.
+func TestComposeWhichClassByItsDescription(t *testing.T) {
+	const q = "Which Java class is this: pluggable look and feel interface for JButton."
+	chooser := kgagent.EvidencePassage{URL: "http://j/javax/swing/plaf/ColorChooserUI.html", Title: "ColorChooserUI (Java SE 17 & JDK 17)",
+		HeadingPath: []string{"Class ColorChooserUI"},
+		Text:        "Pluggable look and feel interface for JColorChooser."}
+	button := kgagent.EvidencePassage{URL: "http://j/javax/swing/plaf/ButtonUI.html", Title: "ButtonUI (Java SE 17 & JDK 17)",
+		HeadingPath: []string{"Class ButtonUI"},
+		Text:        "Pluggable look and feel interface for JButton."}
+	if got := Compose(q, ev("", chooser, button), Config{}); !strings.HasPrefix(got, "`Class ButtonUI`") {
+		t.Errorf("answer = %q, want the class whose description the question quotes first", got)
+	}
+}
