@@ -1075,7 +1075,15 @@ func (x *Index) Warm(ctx context.Context, collection string) error {
 // ask) then reads it back instead of building it from SQLite. kgagent
 // ingest calls it for the collections it wrote, at its end. A collection
 // that does not exist, or an in-memory index, has nothing to snapshot.
+//
+// A copy it does not hold and whose snapshot is not current is not built:
+// its snapshot is written from SQLite in bounded pieces (streamSnapshot),
+// byte for byte the one the copy would give, and the copy is left to be
+// read back from it.
 func (x *Index) Snapshot(ctx context.Context, collection string) error {
+	if err := x.streamSnapshot(ctx, collection); !errors.Is(err, errNotStreamed) {
+		return err
+	}
 	m, err := x.collection(ctx, collection)
 	if err != nil || m == nil {
 		return err
