@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -664,5 +665,90 @@ func TestColumnScanStack(t *testing.T) {
 	base := stack(false)
 	if per := stack(true); per > base+16<<10 {
 		t.Errorf("%d bytes of stack a goroutine that scanned, %d one that did not; want at most 16 KiB more", per, base)
+	}
+}
+
+// TestPrefixSpans checks keyword search under a URL prefix with the
+// postings cut to the slots of the pages under it (slotsUnder) against the
+// search over every posting: the same hits and scores for prefixes that
+// are a page, a directory, every page and none, on a copy whose pages were
+// rewritten (a page's new slots after other pages', its old ones
+// tombstones) and deleted, and again after more slots are added to pages
+// already searched (the spans are computed again).
+func TestPrefixSpans(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 7))
+	x, err := Open(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	words := strings.Fields("alpha beta gamma delta eps zeta")
+	m := newMemColl(2, x.weights())
+	x.cache["c"] = m
+	rid := int64(0)
+	pageRids := map[string][]int64{}
+	write := func(u string) {
+		m.remove(pageRids[u])
+		pageRids[u] = nil
+		for c := range 1 + r.IntN(4) {
+			ws := make([]string, 1+r.IntN(5))
+			for i := range ws {
+				ws[i] = words[r.IntN(len(words))]
+			}
+			rid++
+			pageRids[u] = append(pageRids[u], rid)
+			m.add(rid, u, kgagent.Chunk{Title: u, Ordinal: c, Text: strings.Join(ws, " ")}, []float32{1, 0})
+		}
+	}
+	var urls []string
+	for i := range 120 {
+		u := fmt.Sprintf("https://h/%c/p%d.html", 'a'+r.IntN(4), i)
+		urls = append(urls, u)
+		write(u)
+	}
+	ctx := context.Background()
+	check := func(stage string) {
+		t.Helper()
+		prefixes := []string{"https://h/", "https://h/b/", "https://h/z/", "https://h/c/p1"}
+		for range 20 {
+			prefixes = append(prefixes, urls[r.IntN(len(urls))])
+		}
+		under := 0
+		for _, p := range prefixes {
+			for _, k := range []int{3, 1000} {
+				q := corpus.Query{Collection: "c", Text: strings.Join(words[:1+r.IntN(4)], " "), K: k, Mode: corpus.ModeKeyword, URLPrefix: p}
+				got, err := x.keyword(ctx, q, k, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				prefixSpans = false
+				want, _ := x.keyword(ctx, q, k, false)
+				prefixSpans = true
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s: prefix %q k %d: %v, want %v", stage, p, k, got, want)
+				}
+				under += len(got)
+			}
+		}
+		if under == 0 {
+			t.Fatalf("%s: no hit under any prefix", stage)
+		}
+	}
+	check("added")
+	for range 40 { // rewrites: a page's slots no longer one run
+		write(urls[r.IntN(len(urls))])
+	}
+	var del []int64
+	for _, u := range urls[:10] {
+		del = append(del, pageRids[u]...)
+	}
+	m.remove(del)
+	check("rewritten")
+	for range 40 {
+		write(urls[r.IntN(len(urls))])
+	}
+	check("written after a search")
+	if lo, hi := m.slotsUnder("https://nowhere/"); lo <= hi {
+		t.Fatalf("no page under the prefix: slots %d..%d", lo, hi)
 	}
 }
