@@ -123,3 +123,26 @@ func TestFactSet(t *testing.T) {
 		}
 	}
 }
+
+// TestFactSetCollisions: facts whose hashes collide stay distinct (the
+// first in the map, the others in its overflow) and each is found again;
+// a collision is made by filing a fact under another's hash.
+func TestFactSetCollisions(t *testing.T) {
+	mk := func(s, lit string) *kgagent.Triple {
+		return &kgagent.Triple{Subject: kgagent.Entity{ID: s}, Predicate: "p", Literal: lit, SourceURL: "u"}
+	}
+	f := newFactSet(4)
+	a, b, c := mk("a", "x"), mk("b", "y"), mk("c", strings.Repeat("z", 40))
+	k := f.hash(b)
+	f.m[k] = a // a collides with b
+	f.m[f.hash(c)] = a
+	for i, step := range []struct {
+		t   *kgagent.Triple
+		new bool
+	}{{b, true}, {c, true}, {mk("b", "y"), false}, {mk("c", strings.Repeat("z", 40)), false}, {mk("a", "x"), true}, {mk("a", "x"), false},
+		{mk("c", strings.Repeat("z", 39)+"w"), true}} {
+		if got := f.add(step.t); got != step.new {
+			t.Errorf("step %d: add(%s %q) = %v, want %v", i, step.t.Subject.ID, step.t.Literal, got, step.new)
+		}
+	}
+}
