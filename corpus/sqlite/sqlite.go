@@ -510,8 +510,17 @@ func (x *Index) Collections(ctx context.Context) ([]corpus.CollectionInfo, error
 }
 
 // HasCollection reports whether collection was ever written to (and not
-// deleted since).
+// deleted since). A collection whose search copy is held exists (the copy
+// is dropped when it is deleted, and searches answer from it): it costs no
+// query, which was 3% of an answer's CPU (corpus.Service.Search asks
+// before every search).
 func (x *Index) HasCollection(ctx context.Context, name string) (bool, error) {
+	x.cacheMu.RLock()
+	held := x.cache[name] != nil
+	x.cacheMu.RUnlock()
+	if held {
+		return true, nil
+	}
 	var one int
 	err := x.db.QueryRowContext(ctx, `SELECT 1 FROM collections WHERE name = ?`, name).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
