@@ -7,6 +7,7 @@ package graphrag
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/kgagent/kgagent"
 )
@@ -61,6 +62,37 @@ type Store interface {
 	// Entities returns entities of collection whose normalised name contains
 	// any of the given normalised terms, at most limit.
 	Entities(ctx context.Context, collection string, terms []string, limit int) ([]kgagent.Entity, error)
+}
+
+// SharedExpander is a Store that can expand without copying: ExpandShared
+// is Expand, but the triples' strings may share the store's memory (an
+// in-memory graph's string tables), which they keep alive while they are
+// referenced, so a caller copies what it keeps past its request
+// (CloneTriple). Retrieve uses it: it scores every edge an expansion
+// finds (~570 a Python docs question) and keeps a few.
+type SharedExpander interface {
+	ExpandShared(ctx context.Context, collection string, seeds []string, lim ExpandLimits) ([]kgagent.Triple, error)
+}
+
+// CloneTriple returns t with its strings copied into one buffer of their
+// own.
+func CloneTriple(t kgagent.Triple) kgagent.Triple {
+	fields := [...]*string{&t.Collection, &t.Subject.ID, &t.Subject.Name, &t.Subject.Type, &t.Predicate,
+		&t.Object.ID, &t.Object.Name, &t.Object.Type, &t.Literal, &t.ChunkID, &t.DocURL, &t.SourceURL}
+	n := 0
+	for _, f := range fields {
+		n += len(*f)
+	}
+	buf := make([]byte, 0, n)
+	for _, f := range fields {
+		lo := len(buf)
+		buf = append(buf, *f...)
+		*f = ""
+		if len(buf) > lo {
+			*f = unsafe.String(&buf[lo], len(buf)-lo)
+		}
+	}
+	return t
 }
 
 // Fact is a triple chosen for a question, rendered as a sentence, with the

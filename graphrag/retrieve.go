@@ -193,6 +193,16 @@ func (s *Service) Seeds(ctx context.Context, question, collection string) (map[s
 	return seeds, nil
 }
 
+// expandShared is the store's Expand, or its ExpandShared when it has one:
+// strings that may share the store's memory, for Retrieve, which copies
+// only the facts it returns.
+func (s *Service) expandShared(ctx context.Context, collection string, seeds []string, lim ExpandLimits) ([]kgagent.Triple, error) {
+	if se, ok := s.cfg.Store.(SharedExpander); ok {
+		return se.ExpandShared(ctx, collection, seeds, lim)
+	}
+	return s.cfg.Store.Expand(ctx, collection, seeds, lim)
+}
+
 // firstHop finds the seeds and expands them one hop. The similarity search
 // runs while the name seeds are expanded, then its own seeds are expanded.
 // The hop's triples are the name seeds' then the similar seeds': two
@@ -216,7 +226,7 @@ func (s *Service) firstHop(ctx context.Context, question, collection string) (ma
 	}()
 	var ts []kgagent.Triple
 	if len(names) > 0 {
-		ts, err = s.cfg.Store.Expand(ctx, collection, names, lim)
+		ts, err = s.expandShared(ctx, collection, names, lim)
 	}
 	sim := <-ch
 	if err != nil {
@@ -226,7 +236,7 @@ func (s *Service) firstHop(ctx context.Context, question, collection string) (ma
 		return nil, nil, nil, sim.err
 	}
 	if len(sim.ids) > 0 {
-		more, err := s.cfg.Store.Expand(ctx, collection, sim.ids, lim)
+		more, err := s.expandShared(ctx, collection, sim.ids, lim)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -285,7 +295,7 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 		}
 		parts := hop1
 		if hop > 0 {
-			ts, err := s.cfg.Store.Expand(ctx, collection, frontier, ExpandLimits{Hops: 1, TriplesPerEntity: s.cfg.TriplesPerEntity})
+			ts, err := s.expandShared(ctx, collection, frontier, ExpandLimits{Hops: 1, TriplesPerEntity: s.cfg.TriplesPerEntity})
 			if err != nil {
 				return nil, err
 			}
@@ -324,7 +334,9 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 	}
 	out := make([]Fact, len(facts))
 	for i, f := range facts {
-		out[i] = Fact{Text: FactText(f.t), Triple: f.t, SourceURL: f.t.SourceURL, Score: f.score}
+		// the expansions' strings may be the store's (expandShared)
+		t := CloneTriple(f.t)
+		out[i] = Fact{Text: FactText(t), Triple: t, SourceURL: t.SourceURL, Score: f.score}
 	}
 	return out, nil
 }

@@ -3,8 +3,11 @@ package graphrag_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"runtime"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
@@ -102,5 +105,87 @@ func TestRetrieveAllocatesLittle(t *testing.T) {
 	t.Logf("%d KB a Retrieve", per>>10)
 	if per > 600<<10 {
 		t.Errorf("Retrieve allocated %d KB, want at most 600", per>>10)
+	}
+}
+
+// sharedWide is a wideStore with ExpandShared, whose triples' strings
+// all point into one arena, as a store's own memory.
+type sharedWide struct {
+	wideStore
+	arena string
+	at    map[string]string
+}
+
+func newSharedWide(w wideStore) sharedWide {
+	s := sharedWide{wideStore: w, at: map[string]string{}}
+	var b strings.Builder
+	var all []string
+	for _, ts := range w.triples {
+		for _, t := range ts {
+			for _, f := range tripleFields(&t) {
+				if _, ok := s.at[*f]; !ok && *f != "" {
+					s.at[*f] = ""
+					all = append(all, *f)
+				}
+			}
+		}
+	}
+	for _, f := range all {
+		b.WriteString(f)
+	}
+	s.arena = b.String()
+	off := 0
+	for _, f := range all {
+		s.at[f] = s.arena[off : off+len(f)]
+		off += len(f)
+	}
+	return s
+}
+
+func tripleFields(t *kgagent.Triple) []*string {
+	return []*string{&t.Collection, &t.Subject.ID, &t.Subject.Name, &t.Subject.Type, &t.Predicate,
+		&t.Object.ID, &t.Object.Name, &t.Object.Type, &t.Literal, &t.ChunkID, &t.DocURL, &t.SourceURL}
+}
+
+func (s sharedWide) ExpandShared(ctx context.Context, collection string, seeds []string, lim graphrag.ExpandLimits) ([]kgagent.Triple, error) {
+	ts, err := s.Expand(ctx, collection, seeds, lim)
+	for i := range ts {
+		for _, f := range tripleFields(&ts[i]) {
+			if a, ok := s.at[*f]; ok {
+				*f = a
+			}
+		}
+	}
+	return ts, err
+}
+
+// TestRetrieveCopiesSharedTriples: over a store with ExpandShared, Retrieve
+// finds the same facts as over its Expand, and no fact's string is the
+// store's (it would keep the store's memory alive in an answer cache).
+func TestRetrieveCopiesSharedTriples(t *testing.T) {
+	w := newWideStore(20, 10, 30)
+	ctx := t.Context()
+	q := "How does name3 use part 7?"
+	var got [2][]graphrag.Fact
+	shared := newSharedWide(w)
+	for i, st := range []graphrag.Store{w, shared} {
+		svc := newService(t, graphrag.Config{Store: st, Embedder: corpus.NewLexical(corpus.LexicalConfig{}), Index: newSeedIndex(10)})
+		facts, err := svc.Retrieve(ctx, q, "c")
+		if err != nil || len(facts) == 0 {
+			t.Fatal(len(facts), err)
+		}
+		got[i] = facts
+	}
+	if !reflect.DeepEqual(got[0], got[1]) {
+		t.Fatalf("facts over ExpandShared %v, over Expand %v", got[1], got[0])
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.StringData(shared.arena)))
+	hi := lo + uintptr(len(shared.arena))
+	for _, f := range got[1] {
+		for _, s := range tripleFields(&f.Triple) {
+			if p := uintptr(unsafe.Pointer(unsafe.StringData(*s))); *s != "" && p >= lo && p < hi {
+				t.Fatalf("fact %q: %q is the store's string", f.Text, *s)
+			}
+		}
 	}
 }

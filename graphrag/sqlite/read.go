@@ -233,6 +233,32 @@ func (x *nameIndex) triples(rows []int32, collection string) []kgagent.Triple {
 	return out
 }
 
+// sharedTriples materialises rows as triples whose strings are the
+// index's own (strTable.at): nothing is copied, and the triples keep the
+// tables alive while they are referenced (graphrag.SharedExpander).
+func (x *nameIndex) sharedTriples(rows []int32, collection string) []kgagent.Triple {
+	if len(rows) == 0 {
+		return nil
+	}
+	out := make([]kgagent.Triple, len(rows))
+	for n, i := range rows {
+		r := &x.rows[i]
+		sn, pv := &x.nodes[r.s], &x.provs[r.prov]
+		t := &out[n]
+		t.Collection = collection
+		t.Subject = kgagent.Entity{ID: x.strs.at(sn[0]), Name: x.strs.at(sn[1]), Type: x.strs.at(sn[2])}
+		t.Predicate = x.strs.at(r.p)
+		if r.o >= 0 {
+			on := &x.nodes[r.o]
+			t.Object = kgagent.Entity{ID: x.strs.at(on[0]), Name: x.strs.at(on[1]), Type: x.strs.at(on[2])}
+		} else {
+			t.Literal = x.strs.at(^r.o)
+		}
+		t.ChunkID, t.DocURL, t.SourceURL = x.strs.at(pv[0]), x.strs.at(pv[1]), x.strs.at(pv[2])
+	}
+	return out
+}
+
 // nameCache holds the name indexes of the store's collections. Its zero value
 // is ready to use.
 type nameCache struct {
@@ -1111,17 +1137,40 @@ func (s *Store) Expand(ctx context.Context, collection string, seeds []string, l
 	return s.expand(ctx, collection, seeds, lim, s.currentNames(ctx, collection))
 }
 
-// expand is Expand from idx, or with SQL when idx is nil: the SQL path runs
-// each hop's lookups on several reader connections and merges them in
-// frontier order, so the outcome does not depend on timing.
-func (s *Store) expand(ctx context.Context, collection string, seeds []string, lim graphrag.ExpandLimits, idx *nameIndex) ([]kgagent.Triple, error) {
-	hops, per := lim.Hops, lim.TriplesPerEntity
+// ExpandShared implements graphrag.SharedExpander: Expand, whose triples'
+// strings, when it answers from the in-memory snapshot, are the snapshot's
+// own (no copy: Retrieve reads ~570 triples a question and keeps a few).
+func (s *Store) ExpandShared(ctx context.Context, collection string, seeds []string, lim graphrag.ExpandLimits) ([]kgagent.Triple, error) {
+	if err := graphrag.ValidateCollection(collection); err != nil {
+		return nil, err
+	}
+	if idx := s.currentNames(ctx, collection); idx != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hops, per := expandDefaults(lim)
+		return idx.sharedTriples(idx.expandRows(seeds, hops, per), collection), nil
+	}
+	return s.expand(ctx, collection, seeds, lim, nil)
+}
+
+// expandDefaults are lim's hops and triples per entity, defaults applied.
+func expandDefaults(lim graphrag.ExpandLimits) (hops, per int) {
+	hops, per = lim.Hops, lim.TriplesPerEntity
 	if hops <= 0 {
 		hops = 2
 	}
 	if per <= 0 {
 		per = 30
 	}
+	return hops, per
+}
+
+// expand is Expand from idx, or with SQL when idx is nil: the SQL path runs
+// each hop's lookups on several reader connections and merges them in
+// frontier order, so the outcome does not depend on timing.
+func (s *Store) expand(ctx context.Context, collection string, seeds []string, lim graphrag.ExpandLimits, idx *nameIndex) ([]kgagent.Triple, error) {
+	hops, per := expandDefaults(lim)
 	if idx != nil {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -1171,6 +1220,11 @@ func (s *Store) expand(ctx context.Context, collection string, seeds []string, l
 // expand is Expand over the snapshot: the same walk as the SQL path, on
 // string indexes and row positions, with no intermediate lists.
 func (x *nameIndex) expand(collection string, seeds []string, hops, per int) []kgagent.Triple {
+	return x.triples(x.expandRows(seeds, hops, per), collection)
+}
+
+// expandRows is expand's walk: the rows it returns, in order.
+func (x *nameIndex) expandRows(seeds []string, hops, per int) []int32 {
 	visited := map[int32]bool{}
 	var frontier []int32
 	for _, id := range seeds {
@@ -1218,7 +1272,7 @@ func (x *nameIndex) expand(collection string, seeds []string, hops, per int) []k
 		}
 		frontier = next
 	}
-	return x.triples(taken, collection)
+	return taken
 }
 
 // nearSQL runs the expansion statement for each frontier entity on several
