@@ -1223,37 +1223,39 @@ func (x *nameIndex) expand(collection string, seeds []string, hops, per int) []k
 	return x.triples(x.expandRows(seeds, hops, per), collection)
 }
 
-// expandRows is expand's walk: the rows it returns, in order.
+// expandRows is expand's walk: the rows it returns, in order. Visited
+// entities and seen rows are bits of pooled bitsets (walkMarks), not maps
+// (a Python docs question's walks take ~570 rows), and the last hop marks
+// no entity: only a next hop would expand them.
 func (x *nameIndex) expandRows(seeds []string, hops, per int) []int32 {
-	visited := map[int32]bool{}
+	m := marksPool.Get().(*walkMarks)
+	m.fit(len(x.ids), len(x.rows))
+	defer m.clear()
 	var frontier []int32
 	for _, id := range seeds {
 		if id == "" {
 			continue
 		}
 		k, ok := x.lookupID(id)
-		if ok && !visited[k] {
-			visited[k] = true
+		if ok && m.visit(k) {
 			frontier = append(frontier, k)
 		}
 	}
-	seen := map[int32]bool{}
 	var taken []int32
 	for hop := 0; hop < hops && len(frontier) > 0; hop++ {
+		last := hop == hops-1
 		var next []int32
 		take := func(r int32) {
-			if seen[r] {
+			if !mark(m.rows, r) {
 				return
 			}
-			seen[r] = true
 			taken = append(taken, r)
 			row := &x.rows[r]
-			if row.o < 0 { // a literal: its object is no entity
+			if last || row.o < 0 { // a literal: its object is no entity
 				return
 			}
-			for _, e := range []int32{x.sent(row), x.oent(row)} {
-				if e >= 0 && !visited[e] {
-					visited[e] = true
+			for _, e := range [2]int32{x.sent(row), x.oent(row)} {
+				if e >= 0 && m.visit(e) {
 					next = append(next, e)
 				}
 			}
@@ -1272,7 +1274,60 @@ func (x *nameIndex) expandRows(seeds []string, hops, per int) []int32 {
 		}
 		frontier = next
 	}
+	m.taken = taken
 	return taken
+}
+
+// walkMarks are an expansion's visited entities and seen rows: bitsets
+// over an index's entities and rows, reused through marksPool, and what
+// was set in them (visited, taken), which clear unsets.
+type walkMarks struct {
+	ents, rows []uint64
+	visited    []int32
+	taken      []int32
+}
+
+var marksPool = sync.Pool{New: func() any { return new(walkMarks) }}
+
+// fit makes the bitsets hold ents entities and rows rows.
+func (m *walkMarks) fit(ents, rows int) {
+	if n := (ents + 63) / 64; len(m.ents) < n {
+		m.ents = make([]uint64, n)
+	}
+	if n := (rows + 63) / 64; len(m.rows) < n {
+		m.rows = make([]uint64, n)
+	}
+}
+
+// visit marks entity k visited and reports whether it was not yet.
+func (m *walkMarks) visit(k int32) bool {
+	if !mark(m.ents, k) {
+		return false
+	}
+	m.visited = append(m.visited, k)
+	return true
+}
+
+// clear unsets what the walk set and puts m back in the pool.
+func (m *walkMarks) clear() {
+	for _, k := range m.visited {
+		m.ents[k>>6] = 0
+	}
+	for _, r := range m.taken {
+		m.rows[r>>6] = 0
+	}
+	m.visited, m.taken = m.visited[:0], nil
+	marksPool.Put(m)
+}
+
+// mark sets bit i of b and reports whether it was unset.
+func mark(b []uint64, i int32) bool {
+	w, bit := i>>6, uint64(1)<<(i&63)
+	if b[w]&bit != 0 {
+		return false
+	}
+	b[w] |= bit
+	return true
 }
 
 // nearSQL runs the expansion statement for each frontier entity on several
