@@ -262,7 +262,7 @@ func TestSnapshotPostingsInOrder(t *testing.T) {
 }
 
 // TestScorePagesMatchesScoreList checks hybrid search's branch-free posting
-// loop (scorePages) against scoreList, term after term as keywordPages
+// loops (scorePages, and scoreChunks for the headings) against scoreList, term after term as keywordPages
 // runs them: the same chunk sums to the bit, the same slots and pages in
 // the same order, the same page term frequencies. The lists have deleted
 // slots, frequencies coded wideCode (more distinct ones than codes), terms
@@ -320,8 +320,13 @@ func TestScorePagesMatchesScoreList(t *testing.T) {
 		for term := range int32(terms) {
 			bt := text.NewBM25Term(float32(term+1), 1.2, 0.75, 10)
 			ps := fi.lists[term]
-			a.touched, a.pterm = m.scoreList(fi, term, ps, bt, a.acc, a.ptf, a.touched, a.pterm[:0], nil, true)
-			b.touched, b.pterm = m.scorePages(fi, term, ps, bt, b.acc, b.ptf, b.touched, b.pterm[:0])
+			pages := round < 4 // rounds 4 and 5: the headings' ranking, no pages
+			a.touched, a.pterm = m.scoreList(fi, term, ps, bt, a.acc, a.ptf, a.touched, a.pterm[:0], nil, pages)
+			if pages {
+				b.touched, b.pterm = m.scorePages(fi, term, ps, bt, b.acc, b.ptf, b.touched, b.pterm[:0])
+			} else {
+				b.touched, b.pterm = m.scoreChunks(fi, term, ps, bt, b.acc, b.touched), nil
+			}
 			if !slices.Equal(a.touched, b.touched) {
 				t.Fatalf("round %d term %d: touched %v, want %v", round, term, b.touched, a.touched)
 			}
