@@ -36,6 +36,13 @@ import (
 // them out as a run. A variable so that a test can lower it.
 var streamPostings = 4 << 20
 
+// streamTemp names streamSnapshot's temporary files (the vectors and the
+// posting runs: ~50 MB on the OpenJDK docs). Their ".tmp-" prefix is the
+// one snapfile's stale-file sweep removes, so the files of a process
+// killed mid-snapshot are removed by a later snapshot's write, as the
+// snapshot's own temporary file is.
+const streamTemp = ".tmp-stream-*"
+
 // errNotStreamed is streamSnapshot's answer when the collection is better
 // written from its copy (held, or with a snapshot on disk that may be
 // current, or too unusual for the streamed form): Snapshot then does as
@@ -239,7 +246,7 @@ func (x *Index) streamSnapshot(ctx context.Context, collection string) error {
 		}
 	}()
 	temp := func() (*os.File, *bufio.Writer, error) {
-		f, err := os.CreateTemp(dir, ".stream-*")
+		f, err := os.CreateTemp(dir, streamTemp)
 		if err != nil {
 			return nil, nil, err
 		}

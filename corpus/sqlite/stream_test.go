@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/kgagent/kgagent/corpus"
 	"github.com/kgagent/kgagent/internal/snapfile"
@@ -83,5 +84,61 @@ func TestSnapshotStreamed(t *testing.T) {
 				t.Errorf("%d search copies rebuilt after the streamed snapshot", n)
 			}
 		})
+	}
+}
+
+// TestStreamTempsSwept: the temporary files streamSnapshot writes (vectors
+// and posting runs, tens of MB) are of the kind snapfile's stale-file sweep
+// removes: those a process killed mid-snapshot left are gone after a later
+// snapshot's write in the directory, while a streamed snapshot leaves none
+// of its own. Before, they were named ".stream-*", which no sweep removed.
+func TestStreamTempsSwept(t *testing.T) {
+	f := &snapFixture{t: t, path: filepath.Join(t.TempDir(), "index.db"), emb: corpus.NewLexical(corpus.LexicalConfig{})}
+	x := f.open(Config{})
+	defer x.Close()
+	for i := range 5 {
+		f.put(x, "c", fmt.Sprintf("https://x/p%d", i), fmt.Sprintf("zebra stripes page %d", i))
+		f.put(x, "d", fmt.Sprintf("https://x/q%d", i), fmt.Sprintf("giraffe leaves page %d", i))
+	}
+	x.Release("c")
+	x.Release("d")
+	if x.Holds("c") || x.Holds("d") {
+		t.Fatal("copies still held")
+	}
+	dir := filepath.Dir(snapfile.Path(f.path+"-snap", "c"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// what a killed streamSnapshot left: a file named as its temporaries
+	// are, not written to for two hours
+	left, err := os.CreateTemp(dir, streamTemp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left.WriteString("partial vectors")
+	left.Close()
+	long := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(left.Name(), long, long); err != nil {
+		t.Fatal(err)
+	}
+	before := x.Rebuilds()
+	for _, c := range []string{"c", "d"} {
+		if err := x.Snapshot(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if x.Holds("c") || x.Holds("d") || x.Rebuilds()-before != 2 {
+		t.Fatalf("snapshots not streamed (held %v %v, %d rebuilds)", x.Holds("c"), x.Holds("d"), x.Rebuilds()-before)
+	}
+	if _, err := os.Stat(left.Name()); !os.IsNotExist(err) {
+		t.Errorf("a killed snapshot's temporary file %s is still there (%v)", filepath.Base(left.Name()), err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("snapshot dir holds %v, want the two snapshots alone", names)
 	}
 }
