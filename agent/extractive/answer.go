@@ -794,7 +794,7 @@ func (a *answer) lead(ps []*passage, sents []*sentence, best *sentence, q questi
 				if first == nil {
 					first = s
 				}
-				if desc == "" && len(s.p.HeadingPath) > 0 && declaredRe.MatchString(strings.TrimSpace(s.p.HeadingPath[0])) {
+				if desc == "" && declared(s.p) != "" {
 					// A type's page ("Class HttpsExchange") states its
 					// synopsis as its description's sentence.
 					desc = s.text
@@ -840,20 +840,23 @@ func (a *answer) lead(ps []*passage, sents []*sentence, best *sentence, q questi
 // java.util.stream", "Uses of Class java.security.Permission" (Javadoc
 // heads its pages with the kind of what they describe); a package's or a
 // module's name starts in lower case, so the Python C API's "Module
-// Objects" is no such page.
-var manyPageRe = regexp.MustCompile(`^(?:(?:Package|Module) [a-z_][\w.]*|Uses of \w+(?: \w+)? [A-Za-z_][\w.]*(?:<.*>)?)$`)
+// Objects" is no such page. Its group is the package's or module's name.
+var manyPageRe = regexp.MustCompile(`^(?:(?:Package|Module) ([a-z_][\w.]*)|Uses of (?:(?:Enum|Record|Annotation)\s+)?(?:Package|Module|Class|Interface|Enum|Record|Exception) [A-Za-z_][\w.]*(?:<.*>)?)$`)
 
 // aboutMany reports whether p is a section of a page about a package or
 // module as a whole, or about the uses of one or of a class (manyPageRe):
 // it names many classes, so it does not lead the answer to a question
 // asking for one class, method or other thing an identifier names, while a
-// page about one such thing can.
+// page about one such thing can. A package's or module's page is titled
+// with its name, as Javadoc titles it ("javax.accessibility (Java SE 17 &
+// JDK 17)"): a page headed "Package management" is about something else.
 func aboutMany(p *passage) bool {
 	top := p.Title
 	if len(p.HeadingPath) > 0 && p.HeadingPath[0] != "" {
 		top = p.HeadingPath[0]
 	}
-	return manyPageRe.MatchString(strings.TrimSpace(top))
+	m := manyPageRe.FindStringSubmatch(strings.TrimSpace(top))
+	return m != nil && (m[1] == "" || startsWithName(p.Title, m[1]))
 }
 
 // howTo opens the answer to a "how do I" question with the best sentence

@@ -220,20 +220,27 @@ func TestComposeWhichClassLeadsWithTheClassPage(t *testing.T) {
 
 func TestAboutMany(t *testing.T) {
 	for heading, want := range map[string]bool{
-		"Package javax.accessibility":                    true,
-		"Module java.base":                               true,
-		"Uses of Package java.util.stream":               true,
-		"Uses of Class java.security.Permission":         true,
-		"Uses of Interface java.util.List<E>":            true,
-		"Class AccessibleBundle":                         false,
-		"Interface Flow.Subscription<T>":                 false,
-		"Module Objects":                                 false, // the Python C API's page on module objects
-		"Packages":                                       false,
+		"Package javax.accessibility|javax.accessibility (Java SE 17 & JDK 17)":                      true,
+		"Module java.base|java.base (Java SE 17 & JDK 17)":                                           true,
+		"Uses of Package java.util.stream|Uses of Package java.util.stream (Java SE 17 & JDK 17)":    true,
+		"Uses of Class java.security.Permission|Uses of Class java.security.Permission (Java SE 17)": true,
+		"Uses of Interface java.util.List<E>|Uses of Interface java.util.List (Java SE 17)":          true,
+		"Uses of Enum Class java.math.RoundingMode|":                                                 true,
+		"Class AccessibleBundle|AccessibleBundle (Java SE 17 & JDK 17)":                              false,
+		"Interface Flow.Subscription<T>|Flow.Subscription (Java SE 17 & JDK 17)":                     false,
+		"Module Objects|Module Objects — Python 3.11.2 documentation":                                false, // the Python C API's page on module objects
+		"Packages|Packages": false,
 		"os — Miscellaneous operating system interfaces": false,
+		// a site's pages on managing packages or on what an API is
+		// used for: not titled by a package's name, nor a Javadoc kind
+		"Package management|Package management — Distro docs": false,
+		"Package javax.accessibility|":                        false,
+		"Uses of the API|Uses of the API":                     false,
 	} {
-		p := &passage{EvidencePassage: kgagent.EvidencePassage{HeadingPath: []string{heading}}}
+		top, title, _ := strings.Cut(heading, "|")
+		p := &passage{EvidencePassage: kgagent.EvidencePassage{Title: title, HeadingPath: []string{top}}}
 		if got := aboutMany(p); got != want {
-			t.Errorf("aboutMany(%q) = %v, want %v", heading, got, want)
+			t.Errorf("aboutMany(%q, title %q) = %v, want %v", top, title, got, want)
 		}
 	}
 }
@@ -252,5 +259,34 @@ func TestComposeWhichClassByItsDescription(t *testing.T) {
 		Text:        "Pluggable look and feel interface for JButton."}
 	if got := Compose(q, ev("", chooser, button), Config{}); !strings.HasPrefix(got, "`Class ButtonUI`") {
 		t.Errorf("answer = %q, want the class whose description the question quotes first", got)
+	}
+}
+
+// TestComposeDeclaredHeadingNeedsItsTitle: a page whose top heading is a
+// kind word and a word ("Exception Handling", "Enum HOWTO" in the Python
+// docs) declares no class unless its title names that word alone, as a
+// Javadoc type page's does ("ButtonUI (Java SE 17 & JDK 17)"): the
+// identifier its sentence names answers a which-function question, not
+// the page's heading.
+func TestComposeDeclaredHeadingNeedsItsTitle(t *testing.T) {
+	const q = "Which function sets the error indicator from a message?"
+	p := kgagent.EvidencePassage{URL: "http://d/c-api/exceptions.html#raising-exceptions", Title: "Exception Handling — Python 3.11.2 documentation",
+		HeadingPath: []string{"Exception Handling", "Raising exceptions"},
+		Text:        "The most common way to set the error indicator from a message is PyErr_SetString()."}
+	if got := Compose(q, ev("", p), Config{}); strings.Contains(got, "`Exception Handling`") || !strings.HasPrefix(got, "`PyErr_SetString()`") {
+		t.Errorf("answer = %q, want PyErr_SetString() named first", got)
+	}
+	for heading, want := range map[string]bool{
+		"Class ButtonUI|ButtonUI (Java SE 17 & JDK 17)":                          true,
+		"Interface Flow.Subscription<T>|Flow.Subscription (Java SE 17 & JDK 17)": true,
+		"Exception Handling|Exception Handling — Python 3.11.2 documentation":    false,
+		"Enum HOWTO|Enum HOWTO — Python 3.11.2 documentation":                    false,
+		"Class ButtonUI|": false,
+	} {
+		top, title, _ := strings.Cut(heading, "|")
+		p := &passage{EvidencePassage: kgagent.EvidencePassage{Title: title, HeadingPath: []string{top}}}
+		if got := declared(p) != ""; got != want {
+			t.Errorf("declared(%q, title %q) = %v, want %v", top, title, got, want)
+		}
 	}
 }

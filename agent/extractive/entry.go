@@ -64,13 +64,16 @@ func entry(p *passage) (name string, attribute bool) {
 // name ("#string.Template.substitute"), which says whose method it is. So
 // when the URL's fragment is a dotted name that ends with name (as whole
 // dotted parts), that fragment is the name; otherwise name as written.
+// Sphinx's C domain anchors its entries "c.<name>" ("#c.Py_ABS",
+// "#c.PyTypeObject.tp_richcompare.Py_RETURN_RICHCOMPARE"): a C name is not
+// dotted, so such a fragment names nothing more than the heading does.
 func qualified(url, name string) string {
 	i := strings.LastIndexByte(url, '#')
 	if i < 0 {
 		return name
 	}
 	frag := url[i+1:]
-	if len(frag) <= len(name) || !strings.HasSuffix(frag, "."+name) || !moduleNameRe.MatchString(frag) {
+	if len(frag) <= len(name) || !strings.HasSuffix(frag, "."+name) || !moduleNameRe.MatchString(frag) || strings.HasPrefix(frag, "c.") {
 		return name
 	}
 	return frag

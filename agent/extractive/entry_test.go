@@ -56,6 +56,9 @@ func TestEntryNameQualified(t *testing.T) {
 		{"http://d/library/x.html#premove", "remove(path)", "remove()"},              // not a whole dotted part
 		{"http://d/api/List.html#remove(java.lang.Object)", "remove(o)", "remove()"}, // not a dotted name
 		{"http://d/library/os.html", "remove(path)", "remove()"},
+		// Sphinx's C domain anchors "c.<name>": a C macro is no dotted name
+		{"http://d/c-api/intro.html#c.Py_ABS", "Py_ABS(x)", "Py_ABS()"},
+		{"http://d/c-api/typeobj.html#c.PyTypeObject.tp_richcompare.Py_RETURN_RICHCOMPARE", "Py_RETURN_RICHCOMPARE(VAL_A, VAL_B, op)", "Py_RETURN_RICHCOMPARE()"},
 	} {
 		p := &passage{EvidencePassage: kgagent.EvidencePassage{URL: c.url, HeadingPath: []string{"Page", c.heading}}}
 		if got := entryName(p); got != c.want {

@@ -448,8 +448,8 @@ func subject(p *passage, best string, kind string) (name, desc string) {
 		// A page headed with what it declares ("Class ConfigFile",
 		// "Interface Flow.Subscription<T>") is about that, not about a
 		// name its sentence mentions.
-		if len(p.HeadingPath) > 0 && declaredRe.MatchString(strings.TrimSpace(p.HeadingPath[0])) {
-			return strings.TrimSpace(p.HeadingPath[0]), ""
+		if d := declared(p); d != "" {
+			return d, ""
 		}
 		if id := identRe.FindString(best); id != "" {
 			return id, ""
@@ -490,8 +490,36 @@ func subject(p *passage, best string, kind string) (name, desc string) {
 // declaredRe matches a page's top heading that declares one class-like
 // thing, as Javadoc heads a type's page: "Class ConfigFile", "Interface
 // Flow.Subscription<T>", "Enum Class RoundingMode", "Annotation Interface
-// Target", "Record Class Foo".
-var declaredRe = regexp.MustCompile(`^(?:(?:Enum|Record|Annotation|Exception)\s+)?(?:Class|Interface|Enum|Record|Exception)\s+[A-Za-z_][\w.]*(?:<.*>)?$`)
+// Target", "Record Class Foo"; its group is the thing's name.
+var declaredRe = regexp.MustCompile(`^(?:(?:Enum|Record|Annotation|Exception)\s+)?(?:Class|Interface|Enum|Record|Exception)\s+([A-Za-z_][\w.]*)(?:<.*>)?$`)
+
+// declared returns the top heading of p's page when it declares one
+// class-like thing (declaredRe) and the page's title starts with that
+// thing's name alone, as Javadoc titles a type's page ("ButtonUI (Java SE
+// 17 & JDK 17)" under "Class ButtonUI"); else "". A page headed with a
+// kind word and a word ("Exception Handling", "Enum HOWTO" in the Python
+// docs) is titled with both, and declares nothing.
+func declared(p *passage) string {
+	if len(p.HeadingPath) == 0 {
+		return ""
+	}
+	top := strings.TrimSpace(p.HeadingPath[0])
+	m := declaredRe.FindStringSubmatch(top)
+	if m == nil || !startsWithName(p.Title, m[1]) {
+		return ""
+	}
+	return top
+}
+
+// startsWithName reports whether s starts with name as a whole name: not
+// followed by a letter, digit, underscore or dot.
+func startsWithName(s, name string) bool {
+	if !strings.HasPrefix(s, name) {
+		return false
+	}
+	rest := s[len(name):]
+	return rest == "" || !isWordByte(rest[0]) && rest[0] != '.'
+}
 
 // anchorName returns the name in a section anchor of the form
 // "<kind>-<name>" ("module-multiprocessing.pool" for kind module), or "".
