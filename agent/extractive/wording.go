@@ -127,7 +127,8 @@ func inflectedEveryday(w string) bool {
 // writtenAsName reports whether the question writes w as a name: with a
 // capital letter other than its first word's first letter, or joined to
 // an identifier's punctuation — not to a slash between plain words
-// ("host/sensor", "read/write": alternatives).
+// ("host/sensor", "read/write": alternatives, each judged as a word of its
+// own: "Kafka/Zookeeper" writes "kafka" as a name).
 func writtenAsName(question, w string) bool {
 	lw := strings.ToLower(w)
 	t := text.Term(lw)
@@ -138,7 +139,19 @@ func writtenAsName(question, w string) bool {
 		if (lg == lw || text.Term(lg) == t) && g != lg && (i > 0 || strings.ToLower(g[first:]) != g[first:]) {
 			return true
 		}
-		if lg != lw && strings.Contains(lg, lw) && !alternatives.MatchString(g) && (strings.ContainsAny(g, "._()/") || strings.HasPrefix(g, "-")) {
+		if alternatives.MatchString(g) {
+			// Each alternative is a word of its own, written as a name
+			// when capitalised as one ("Kafka/Zookeeper", "TCP/IP").
+			for j, part := range strings.Split(g, "/") {
+				lp := strings.ToLower(part)
+				_, first := utf8.DecodeRuneInString(part)
+				if (lp == lw || text.Term(lp) == t) && part != lp && (i > 0 || j > 0 || strings.ToLower(part[first:]) != part[first:]) {
+					return true
+				}
+			}
+			continue
+		}
+		if lg != lw && strings.Contains(lg, lw) && (strings.ContainsAny(g, "._()/") || strings.HasPrefix(g, "-")) {
 			return true
 		}
 	}

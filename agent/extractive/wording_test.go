@@ -128,6 +128,12 @@ func TestWrittenAsName(t *testing.T) {
 		{"track more distinct host/sensor combinations", "host", false},
 		{"expose a /metrics endpoint", "metrics", true},
 		{"what does api/v2 return", "api", true},
+		// each alternative is a word: capitalised, it is a name
+		{"can lumen read from my Kafka/Zookeeper setup?", "kafka", true},
+		{"can lumen read from my Kafka/Zookeeper setup?", "zookeeper", true},
+		{"does it speak TCP/IP?", "tcp", true},
+		{"Host/sensor pairs: how many can I track?", "host", false},
+		{"how many host/Sensors can I track?", "sensor", true},
 	} {
 		if got := writtenAsName(c.q, c.w); got != c.want {
 			t.Errorf("writtenAsName(%q, %q) = %v, want %v", c.q, c.w, got, c.want)
