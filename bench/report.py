@@ -93,14 +93,18 @@ CORPORA = {"py": "Python docs", "jdk": "OpenJDK API", "all": "Python + OpenJDK +
 
 
 def docs_named(rows):
-    """The doc sets a scale run's rows crawled, for its titles: 'Python, OpenJDK 17 API and PostgreSQL 15 docs'."""
-    sets = ["Python"]
-    if any(r["corpus"] in ("jdk", "all", "big") for r in rows):
-        sets.append("OpenJDK 17 API")
-    if any(r["corpus"] in ("all", "big") for r in rows):
-        sets.append("PostgreSQL 15")
-    if any(r["corpus"] == "big" for r in rows):
-        sets.append("Rust 1.63")
+    """The doc sets a scale run's rows crawled, for its titles: 'Python, OpenJDK 17 API and PostgreSQL 15 docs'.
+
+    >>> docs_named([{"corpus": "jdk"}, {"corpus": "jdk"}])
+    'OpenJDK 17 API docs'
+    >>> docs_named([{"corpus": "py"}, {"corpus": "jdk"}, {"corpus": "big"}])
+    'Python, OpenJDK 17 API, PostgreSQL 15 and Rust 1.63 docs'
+    """
+    corpora = {r["corpus"] for r in rows}
+    sets = [name for name, on in (("Python", ("py", "all", "big")), ("OpenJDK 17 API", ("jdk", "all", "big")),
+                                  ("PostgreSQL 15", ("all", "big")), ("Rust 1.63", ("big",))) if corpora & set(on)]
+    if not sets:
+        return "docs"
     return (", ".join(sets[:-1]) + " and " + sets[-1] if len(sets) > 1 else sets[0]) + " docs"
 
 
