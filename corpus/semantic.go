@@ -44,3 +44,14 @@ type SemanticStore interface {
 type SemanticSearcher interface {
 	SemanticChunks(ctx context.Context, collection, model string) (int, error)
 }
+
+// LiveCounter is implemented by indexes that can say how many live chunks a
+// collection has. With it, a search uses a semantic vector set only once it
+// covers every live chunk of the collection (Service.SemanticQuery): while
+// the background pass has embedded part of a collection, the semantic
+// ranking would lift the chunks that have a vector over those that do not
+// yet (33,438 pages of documentation with 0.9% of the chunks embedded:
+// known-item recall@5 / MRR 0.932 / 0.709 lexical, 0.888 / 0.676 fused).
+type LiveCounter interface {
+	LiveChunks(ctx context.Context, collection string) (int, error)
+}

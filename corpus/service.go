@@ -120,7 +120,10 @@ func (s *Service) PutSemantic(ctx context.Context, model string, vecs []Semantic
 
 // SemanticQuery embeds the query (its SemanticText) for q's collection's
 // semantic vector set into q, when the service has a semantic embedder and the index holds vectors
-// of its model for the collection; otherwise it leaves q as it is. An
+// of its model for the collection (for an index that counts its live
+// chunks, LiveCounter, a vector for every live chunk: a set the background
+// pass is still filling would rank the chunks it has reached above the
+// rest); otherwise it leaves q as it is. An
 // index that says it holds no semantic vector at all (HasSemantic) is not
 // asked further, nor is the embedder: one loaded on first use (serve's)
 // stays unloaded until there are vectors to search.
@@ -139,6 +142,12 @@ func (s *Service) SemanticQuery(ctx context.Context, q *Query) error {
 	n, err := ss.SemanticChunks(ctx, q.Collection, model)
 	if err != nil || n == 0 {
 		return err
+	}
+	if lc, ok := s.cfg.Index.(LiveCounter); ok {
+		live, err := lc.LiveChunks(ctx, q.Collection)
+		if err != nil || n < live {
+			return err
+		}
 	}
 	vs, err := EmbedQueries(ctx, s.cfg.Semantic, []string{SemanticText(q.Text)})
 	if err != nil {

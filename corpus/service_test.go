@@ -248,6 +248,68 @@ func TestServiceSemanticSearch(t *testing.T) {
 	}
 }
 
+// TestSemanticWaitsForEveryChunk: while the semantic pass has embedded only
+// part of a collection, search stays lexical (the chunks with a vector
+// would otherwise outrank the rest for having one); once every live chunk
+// has its vector, the semantic ranking joins.
+func TestSemanticWaitsForEveryChunk(t *testing.T) {
+	ctx := context.Background()
+	idx, err := sqlite.Open(sqlite.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	sem := &semEmbedder{}
+	s, err := corpus.NewService(corpus.ServiceConfig{Index: idx, Semantic: sem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for url, text := range map[string]string{
+		"https://x/migration": "Migrating from version one: run the converter once.",
+		"https://x/news":      "How do I get the newsletter? Subscribe on the site.",
+	} {
+		if _, err := s.IndexDocument(ctx, doc("c", url, "page", text)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	todo, err := s.SemanticMissing(ctx, sem.Name(), 0, 10)
+	if err != nil || len(todo) != 2 {
+		t.Fatalf("missing %v %v", todo, err)
+	}
+	put := func(td corpus.SemanticTodo) {
+		v, _ := sem.Embed(ctx, []string{td.Text})
+		if err := s.PutSemantic(ctx, sem.Name(), []corpus.SemanticVector{{Key: td.Key, Vector: v[0]}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := corpus.SearchRequest{Query: "how do I upgrade", Collection: "c", K: 1}
+	for _, td := range todo {
+		if strings.Contains(td.Text, "Migrating") {
+			put(td) // the page the model prefers gets its vector first
+		}
+	}
+	calls := sem.calls
+	hits, err := s.Search(ctx, req)
+	if err != nil || len(hits) != 1 {
+		t.Fatal(hits, err)
+	}
+	if sem.calls != calls || hits[0].DocURL != "https://x/news" || hits[0].Semantic != 0 {
+		t.Fatalf("one chunk of two embedded: top %s (semantic %.2f, %d query embeddings), want the lexical ranking alone", hits[0].DocURL, hits[0].Semantic, sem.calls-calls)
+	}
+	for _, td := range todo {
+		if !strings.Contains(td.Text, "Migrating") {
+			put(td)
+		}
+	}
+	hits, err = s.Search(ctx, req)
+	if err != nil || len(hits) != 1 {
+		t.Fatal(hits, err)
+	}
+	if hits[0].DocURL != "https://x/migration" || hits[0].Semantic < 0.99 {
+		t.Fatalf("every chunk embedded: top %s (semantic %.2f), want the migration page", hits[0].DocURL, hits[0].Semantic)
+	}
+}
+
 // textsEmbedder is semEmbedder that also records the texts it embeds.
 type textsEmbedder struct {
 	semEmbedder

@@ -281,6 +281,17 @@ func (x *Index) SemanticChunks(ctx context.Context, collection, model string) (i
 	return 0, nil
 }
 
+// LiveChunks counts the live chunks of collection (corpus.LiveCounter).
+func (x *Index) LiveChunks(ctx context.Context, collection string) (int, error) {
+	m, err := x.collection(ctx, collection)
+	if err != nil || m == nil {
+		return 0, err
+	}
+	x.cacheMu.RLock()
+	defer x.cacheMu.RUnlock()
+	return m.live, nil
+}
+
 // SemanticMissing lists chunks without a vector of model, by row id.
 func (x *Index) SemanticMissing(ctx context.Context, model string, after int64, limit int) ([]corpus.SemanticTodo, error) {
 	if model == "" || limit <= 0 {
