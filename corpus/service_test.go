@@ -192,13 +192,17 @@ func (s *semEmbedder) Name() string   { return "sem-2" }
 // The service embeds a query with its semantic model only when the
 // collection has vectors of that model, and the search then finds the
 // chunk that means what the query says although it shares no word with it.
-func TestServiceSemanticSearch(t *testing.T) {
-	ctx := context.Background()
+// twoPages is a service over an in-memory index with the semantic embedder
+// semEmbedder and two pages in collection "c": a migration guide, which the
+// model ranks first for "how do I upgrade", and a newsletter page, which
+// shares the question's words.
+func twoPages(t *testing.T) (*corpus.Service, *semEmbedder) {
+	t.Helper()
 	idx, err := sqlite.Open(sqlite.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer idx.Close()
+	t.Cleanup(func() { idx.Close() })
 	sem := &semEmbedder{}
 	s, err := corpus.NewService(corpus.ServiceConfig{Index: idx, Semantic: sem})
 	if err != nil {
@@ -208,10 +212,16 @@ func TestServiceSemanticSearch(t *testing.T) {
 		"https://x/migration": "Migrating from version one: run the converter once.",
 		"https://x/news":      "How do I get the newsletter? Subscribe on the site.",
 	} {
-		if _, err := s.IndexDocument(ctx, doc("c", url, "page", text)); err != nil {
+		if _, err := s.IndexDocument(context.Background(), doc("c", url, "page", text)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return s, sem
+}
+
+func TestServiceSemanticSearch(t *testing.T) {
+	ctx := context.Background()
+	s, sem := twoPages(t)
 	req := corpus.SearchRequest{Query: "how do I upgrade", Collection: "c", K: 1}
 	hits, err := s.Search(ctx, req)
 	if err != nil || len(hits) != 1 {
@@ -254,24 +264,7 @@ func TestServiceSemanticSearch(t *testing.T) {
 // has its vector, the semantic ranking joins.
 func TestSemanticWaitsForEveryChunk(t *testing.T) {
 	ctx := context.Background()
-	idx, err := sqlite.Open(sqlite.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idx.Close()
-	sem := &semEmbedder{}
-	s, err := corpus.NewService(corpus.ServiceConfig{Index: idx, Semantic: sem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for url, text := range map[string]string{
-		"https://x/migration": "Migrating from version one: run the converter once.",
-		"https://x/news":      "How do I get the newsletter? Subscribe on the site.",
-	} {
-		if _, err := s.IndexDocument(ctx, doc("c", url, "page", text)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, sem := twoPages(t)
 	todo, err := s.SemanticMissing(ctx, sem.Name(), 0, 10)
 	if err != nil || len(todo) != 2 {
 		t.Fatalf("missing %v %v", todo, err)
