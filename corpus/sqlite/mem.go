@@ -745,10 +745,6 @@ func (x *Index) loadCollection(ctx context.Context, collection string, build boo
 	if count >= maxSlots {
 		return nil, tooManyChunks(collection, count)
 	}
-	rows, err := x.db.QueryContext(ctx, `SELECT k.rid, d.doc_url, COALESCE(k.title, d.title), k.headings, k.body, k.vec FROM `+collRows+` ORDER BY d.lo`, collection)
-	if err != nil {
-		return nil, dbErr(err, "load collection")
-	}
 	m = newMemColl(dim, x.weights())
 	// size everything once: a 200k-chunk collection would otherwise copy
 	// its vectors several times while growing
@@ -764,33 +760,26 @@ func (x *Index) loadCollection(ctx context.Context, collection string, build boo
 	// here in the order SQLite gives them: the same copy as adding each
 	// as it is read, in about half the time on two cores (tokenising was
 	// ~45% of a load: the OpenJDK docs' copies at the end of an ingest).
-	l := newRowLoader(m.weights)
-	go l.read(x, collection, rows)
-	defer l.stop()
-	for b := range l.ordered {
-		<-b.done
-		for i := range b.rows {
-			r := &b.rows[i]
-			if len(m.rids) >= maxSlots { // docs counted fewer (a damaged file)
-				return nil, tooManyChunks(collection, len(m.rids)+1)
-			}
-			switch len(r.blob) {
-			case dim + 4:
-				m.appendQ8(r.blob)
-			case 4 * dim: // written by a version before migrateQ8
-				tmp = appendVec(tmp[:0], r.blob)
-				m.appendVec(tmp)
-			default:
-				var ok bool
-				if q8, ok = unpackQ8(q8[:0], r.blob, dim); !ok {
-					continue
-				}
-				m.appendQ8(q8)
-			}
-			m.addTerms(r.rid, r.doc, &r.ct)
+	if err := x.eachRow(ctx, collection, "load collection", m.weights, func(r *loadRow) error {
+		if len(m.rids) >= maxSlots { // docs counted fewer (a damaged file)
+			return tooManyChunks(collection, len(m.rids)+1)
 		}
-	}
-	if err := l.wait(); err != nil {
+		switch len(r.blob) {
+		case dim + 4:
+			m.appendQ8(r.blob)
+		case 4 * dim: // written by a version before migrateQ8
+			tmp = appendVec(tmp[:0], r.blob)
+			m.appendVec(tmp)
+		default:
+			var ok bool
+			if q8, ok = unpackQ8(q8[:0], r.blob, dim); !ok {
+				return nil
+			}
+			m.appendQ8(q8)
+		}
+		m.addTerms(r.rid, r.doc, &r.ct)
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	m.urlsLater = false
@@ -806,6 +795,32 @@ func (x *Index) loadCollection(ctx context.Context, collection string, build boo
 	x.cacheMu.Unlock()
 	x.snapshotLater(collection, m)
 	return m, nil
+}
+
+// eachRow reads collection's rows from SQLite (ORDER BY d.lo) and calls fn
+// on each in that order, its terms set (with weights w) by rowLoader's
+// tokenisers on other cores; fn's error ends the read. A copy built from
+// SQLite (loadCollection) and a snapshot streamed from SQLite
+// (streamSnapshot) both read through it, so that they see the same rows in
+// the same order and the streamed snapshot equals the copy's. what names
+// the step in a database error.
+func (x *Index) eachRow(ctx context.Context, collection, what string, w [3]float32, fn func(r *loadRow) error) error {
+	rows, err := x.db.QueryContext(ctx, `SELECT k.rid, d.doc_url, COALESCE(k.title, d.title), k.headings, k.body, k.vec FROM `+collRows+` ORDER BY d.lo`, collection)
+	if err != nil {
+		return dbErr(err, what)
+	}
+	l := newRowLoader(w)
+	go l.read(x, collection, rows)
+	defer l.stop()
+	for b := range l.ordered {
+		<-b.done
+		for i := range b.rows {
+			if err := fn(&b.rows[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return l.wait()
 }
 
 // loadBatchRows is how many rows a collection's load reads into one batch

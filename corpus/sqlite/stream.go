@@ -265,10 +265,6 @@ func (x *Index) streamSnapshot(ctx context.Context, collection string) error {
 			return err
 		}
 	}
-	rows, err := x.db.QueryContext(ctx, `SELECT k.rid, d.doc_url, COALESCE(k.title, d.title), k.headings, k.body, k.vec FROM `+collRows+` ORDER BY d.lo`, collection)
-	if err != nil {
-		return dbErr(err, "snapshot collection")
-	}
 	var (
 		rids     []int64
 		pageOf   []uint32
@@ -280,59 +276,52 @@ func (x *Index) streamSnapshot(ctx context.Context, collection string) error {
 		q8       = make([]byte, 0, dim+4)
 		qrow     []int8
 	)
-	l := newRowLoader(x.weights())
-	go l.read(x, collection, rows)
-	defer l.stop()
-	for b := range l.ordered {
-		<-b.done
-		for i := range b.rows {
-			r := &b.rows[i]
-			if len(rids) >= maxSlots {
-				return tooManyChunks(collection, len(rids)+1)
-			}
-			// the row's vector as the copy would hold it (appendQ8, appendVec)
-			var row []byte
-			var scale float32
-			switch len(r.blob) {
-			case dim + 4:
-				row, scale = r.blob[4:], math.Float32frombits(binary.LittleEndian.Uint32(r.blob))
-			case 4 * dim:
-				tmp = appendVec(tmp[:0], r.blob)
-				qrow, scale = quantize(qrow[:0], tmp)
-				row = int8Bytes(qrow)
-			default:
-				var ok bool
-				if q8, ok = unpackQ8(q8[:0], r.blob, dim); !ok {
-					continue
-				}
-				row, scale = q8[4:], math.Float32frombits(binary.LittleEndian.Uint32(q8))
-			}
-			_, _ = vw.Write(row)
-			slot := int32(len(rids))
-			rids = append(rids, r.rid)
-			p, ok := pageIdx[r.doc]
-			if !ok {
-				p = uint32(len(pages))
-				pageIdx[r.doc] = p
-				pages = append(pages, r.doc)
-			}
-			pageOf = append(pageOf, p)
-			scales = append(scales, scale)
-			if !fields[0].add(slot, r.ct.terms, r.ct.tf, r.ct.length) || !fields[1].add(slot, r.ct.hterms, r.ct.htf, r.ct.hlength) {
-				return errNotStreamed
-			}
-			buffered += len(r.ct.terms) + len(r.ct.hterms)
-			if buffered >= streamPostings {
-				for i := range fields {
-					if err := fields[i].flush(); err != nil {
-						return err
-					}
-				}
-				buffered = 0
-			}
+	if err := x.eachRow(ctx, collection, "snapshot collection", x.weights(), func(r *loadRow) error {
+		if len(rids) >= maxSlots {
+			return tooManyChunks(collection, len(rids)+1)
 		}
-	}
-	if err := l.wait(); err != nil {
+		// the row's vector as the copy would hold it (appendQ8, appendVec)
+		var row []byte
+		var scale float32
+		switch len(r.blob) {
+		case dim + 4:
+			row, scale = r.blob[4:], math.Float32frombits(binary.LittleEndian.Uint32(r.blob))
+		case 4 * dim:
+			tmp = appendVec(tmp[:0], r.blob)
+			qrow, scale = quantize(qrow[:0], tmp)
+			row = int8Bytes(qrow)
+		default:
+			var ok bool
+			if q8, ok = unpackQ8(q8[:0], r.blob, dim); !ok {
+				return nil
+			}
+			row, scale = q8[4:], math.Float32frombits(binary.LittleEndian.Uint32(q8))
+		}
+		_, _ = vw.Write(row)
+		slot := int32(len(rids))
+		rids = append(rids, r.rid)
+		p, ok := pageIdx[r.doc]
+		if !ok {
+			p = uint32(len(pages))
+			pageIdx[r.doc] = p
+			pages = append(pages, r.doc)
+		}
+		pageOf = append(pageOf, p)
+		scales = append(scales, scale)
+		if !fields[0].add(slot, r.ct.terms, r.ct.tf, r.ct.length) || !fields[1].add(slot, r.ct.hterms, r.ct.htf, r.ct.hlength) {
+			return errNotStreamed
+		}
+		buffered += len(r.ct.terms) + len(r.ct.hterms)
+		if buffered >= streamPostings {
+			for i := range fields {
+				if err := fields[i].flush(); err != nil {
+					return err
+				}
+			}
+			buffered = 0
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	for i := range fields {
