@@ -510,7 +510,7 @@ func TestPrefilterRescoreExact(t *testing.T) {
 			if limit >= len(dims) {
 				t.Fatalf("query %d: no prefilter (limit %d of %d)", q, limit, len(dims))
 			}
-			cands := m.colScan(qv, heavy[:limit], qs, prefilterKeep(20), prefix)
+			cands := best(m.colScan(qv, heavy[:limit], qs, prefilterKeep(20), prefix), prefilterKeep(20))
 			for i, c := range cands {
 				s, _ := m.slotOf(c.rid)
 				var dot int32
@@ -522,6 +522,48 @@ func TestPrefilterRescoreExact(t *testing.T) {
 			want := best(cands, 20)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("n %d query %d: rescore gives %v, want %v", n, q, got, want)
+			}
+		}
+	}
+}
+
+// The prefilter rescores the same candidates however many scan workers
+// share the rows (it kept prefilterKeep(n) a worker, so the hits and
+// their order depended on the number of cores): the dense hits of a
+// prefiltered collection are equal with 1, 2, 3 and 5 workers.
+func TestPrefilterSameForAnyWorkers(t *testing.T) {
+	const dim = 64
+	r := rand.New(rand.NewPCG(21, 22))
+	n := 3 * parallelMin
+	m := newMemColl(dim, [3]float32{1, 1, 1})
+	v := make([]float32, dim)
+	for i := range n {
+		clear(v)
+		for j := range v {
+			if r.IntN(3) == 0 {
+				v[j] = r.Float32() - 0.5
+			}
+		}
+		m.add(int64(i+1), fmt.Sprintf("https://h/%d", i/9), kgagent.Chunk{Text: "w"}, v)
+	}
+	m.compact()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for q := range 30 {
+		for j := range v {
+			v[j] = 0
+			if r.IntN(2) == 0 {
+				v[j] = r.Float32() - 0.5
+			}
+		}
+		qv, qs := quantize(nil, v)
+		var want []scored
+		for _, procs := range []int{1, 2, 3, 5} {
+			runtime.GOMAXPROCS(procs)
+			got := m.topK(qv, qs, 10, "", 1000, 0.3)
+			if want == nil {
+				want = got
+			} else if !reflect.DeepEqual(got, want) {
+				t.Fatalf("query %d: %d workers give %v, one gives %v", q, procs, got, want)
 			}
 		}
 	}
