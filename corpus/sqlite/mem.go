@@ -1618,10 +1618,15 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 			pterm = pterm[:0]
 		}
 	}
+	// Without a URL prefix every page the page ranking scored has a
+	// touched chunk, so its heap is filled first and only the pages it
+	// keeps look for their best chunk (bestSlots), not every touched
+	// chunk for its page's.
+	late := pages > 0 && q.URLPrefix == ""
 	h := topHeap{n: n}
 	for _, s := range touched {
 		if q.URLPrefix == "" || inPrefix != nil || strings.HasPrefix(m.doc(int(s)), q.URLPrefix) {
-			if pages > 0 {
+			if pages > 0 && !late {
 				d := m.docID[s]
 				// bestAcc[d] is acc of the best slot so far: reading
 				// it from acc was a cache miss a touched chunk
@@ -1638,12 +1643,18 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 	if pages > 0 {
 		ph := topHeap{n: pages}
 		for _, d := range ptouched {
-			if s := bestSlot[d] - 1; s >= 0 {
+			if late {
+				// the page for now, its best slot below
+				ph.push(scored{int64(d), float64(pacc[d])})
+			} else if s := bestSlot[d] - 1; s >= 0 {
 				// the slot for now: the heap orders by score
 				// alone, and only its items' row ids are read
 				ph.push(scored{int64(s), float64(pacc[d])})
 			}
 			pacc[d] = 0
+		}
+		if late {
+			m.bestSlots(ph.items, acc, touched)
 		}
 		for i := range ph.items {
 			ph.items[i].rid = m.rids[ph.items[i].rid]
@@ -1676,11 +1687,9 @@ type pageSpans struct {
 	lo, hi []int32 // by page id; lo > hi for a page without a live slot
 }
 
-// slotsUnder is the first and last slot of the pages whose URL starts
-// with prefix (lo > hi when there are none), from the pages' spans, which
-// it computes (one pass over the slots) when slots were added since they
-// were last computed.
-func (m *memColl) slotsUnder(prefix string) (lo, hi int32) {
+// pageSpans returns the pages' spans, which it computes (one pass over the
+// slots) when slots were added since they were last computed.
+func (m *memColl) pageSpans() *pageSpans {
 	sp := m.spans.Load()
 	if sp == nil || sp.n != len(m.rids) || len(sp.lo) != len(m.pageURL) {
 		sp = &pageSpans{n: len(m.rids), lo: make([]int32, len(m.pageURL)), hi: make([]int32, len(m.pageURL))}
@@ -1694,6 +1703,55 @@ func (m *memColl) slotsUnder(prefix string) (lo, hi int32) {
 		}
 		m.spans.Store(sp)
 	}
+	return sp
+}
+
+// bestSlots replaces each page d of items (rid) with its best chunk's
+// slot: the highest score in acc of its slots in touched (those with a
+// score: acc is positive there and 0 elsewhere), the lowest slot of those
+// tied. Each page's span of slots is read (a page's chunks are written
+// together, so a span holds little else), or, when the spans hold more
+// slots than touched, touched once.
+func (m *memColl) bestSlots(items []scored, acc []float32, touched []int32) {
+	sp := m.pageSpans()
+	var total int
+	for _, it := range items {
+		if d := it.rid; sp.lo[d] <= sp.hi[d] {
+			total += int(sp.hi[d]-sp.lo[d]) + 1
+		}
+	}
+	if total <= len(touched) {
+		for i, it := range items {
+			d := int32(it.rid)
+			b, ba := int32(-1), float32(0)
+			for s := sp.lo[d]; s <= sp.hi[d]; s++ {
+				if m.docID[s] == d && acc[s] > ba {
+					b, ba = s, acc[s]
+				}
+			}
+			items[i].rid = int64(b)
+		}
+		return
+	}
+	at := make(map[int32]int, len(items))
+	best := make([]float32, len(items))
+	for i, it := range items {
+		at[int32(it.rid)] = i
+		items[i].rid = -1
+	}
+	for _, s := range touched {
+		if i, ok := at[m.docID[s]]; ok {
+			if b := int32(items[i].rid); b < 0 || acc[s] > best[i] || (acc[s] == best[i] && s < b) {
+				items[i].rid, best[i] = int64(s), acc[s]
+			}
+		}
+	}
+}
+
+// slotsUnder is the first and last slot of the pages whose URL starts
+// with prefix (lo > hi when there are none), from the pages' spans.
+func (m *memColl) slotsUnder(prefix string) (lo, hi int32) {
+	sp := m.pageSpans()
 	lo, hi = math.MaxInt32, -1
 	i, _ := slices.BinarySearchFunc(m.byURL, prefix, func(p int32, u string) int { return strings.Compare(m.pageURL[p], u) })
 	for ; i < len(m.byURL) && strings.HasPrefix(m.pageURL[m.byURL[i]], prefix); i++ {

@@ -389,20 +389,30 @@ func TestPageRankingMatchesExhaustive(t *testing.T) {
 		m := newMemColl(2, x.weights())
 		nPages := 5 + r.IntN(60)
 		var rids []int64
+		type pc struct{ p, c int }
+		var order []pc
 		for p := range nPages {
-			url := fmt.Sprintf("https://x/%d", p)
 			for c := range 1 + r.IntN(3) {
-				ws := make([]string, 1+r.IntN(3))
-				for i := range ws {
-					ws[i] = words[r.IntN(len(words))]
-				}
-				rid := int64(10*len(rids) + 5)
-				if r.IntN(2) == 0 {
-					rid = -rid // below the others: slots no longer in row id order
-				}
-				rids = append(rids, rid)
-				m.add(rid, url, kgagent.Chunk{Title: words[p%len(words)], Ordinal: c, Text: strings.Join(ws, " ")}, []float32{1, 0})
+				order = append(order, pc{p, c})
 			}
+		}
+		if round%2 == 1 {
+			// pages' chunks interleaved: their slot spans overlap
+			r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		}
+		for _, o := range order {
+			p, c := o.p, o.c
+			url := fmt.Sprintf("https://x/%d", p)
+			ws := make([]string, 1+r.IntN(3))
+			for i := range ws {
+				ws[i] = words[r.IntN(len(words))]
+			}
+			rid := int64(10*len(rids) + 5)
+			if r.IntN(2) == 0 {
+				rid = -rid // below the others: slots no longer in row id order
+			}
+			rids = append(rids, rid)
+			m.add(rid, url, kgagent.Chunk{Title: words[p%len(words)], Ordinal: c, Text: strings.Join(ws, " ")}, []float32{1, 0})
 		}
 		var del []int64
 		for _, rid := range rids {
