@@ -32,7 +32,7 @@ import (
 // it): see detachDoc.
 func parseHTML(page []byte) (*xhtml.Node, string, func(), error) {
 	if !slowParseOnly {
-		if p := parseFastParser(page); p != nil {
+		if p := parseFastParser(page, !keepSpans); p != nil {
 			return p.doc, p.s, p.release, nil
 		}
 	}
@@ -73,6 +73,10 @@ func (p *fastParser) release() {
 // slowParseOnly makes parseHTML use html.Parse alone (the tests compare
 // the Documents of both paths).
 var slowParseOnly = false
+
+// keepSpans makes the fast parser keep the spans it would read as their
+// text (the tests compare the Documents).
+var keepSpans = false
 
 // detachDoc copies the strings of doc that point into page, so that a
 // Document (an anchor, a language) does not keep the whole page in memory.
@@ -128,19 +132,20 @@ func detachDoc(doc *kgagent.Document, page string) {
 type giveUp struct{ line int }
 
 // parseFastParser returns the parser that built the tree, or nil when the
-// page needs html.Parse.
-func parseFastParser(page []byte) *fastParser {
-	p, _ := parseFastWhy(page)
+// page needs html.Parse. flat reads spans that hold only text as their
+// text (flatten): the tree is then html.Parse's but for those.
+func parseFastParser(page []byte, flat bool) *fastParser {
+	p, _ := parseFastWhy(page, flat)
 	return p
 }
 
 // parseFastWhy is parseFastParser with the source line that gave up (0 for
 // a NUL byte in the page).
-func parseFastWhy(page []byte) (p *fastParser, line int) {
+func parseFastWhy(page []byte, flat bool) (p *fastParser, line int) {
 	if bytes.IndexByte(page, 0) >= 0 {
 		return nil, 0
 	}
-	p = &fastParser{s: string(page)}
+	p = &fastParser{s: string(page), flat: flat}
 	defer func() {
 		if r := recover(); r != nil {
 			g, ok := r.(giveUp)
@@ -216,6 +221,15 @@ type fastParser struct {
 	// the attribute blocks taken (release)
 	ablocks []*[attrBlock]xhtml.Attribute
 	attrs   []xhtml.Attribute // block the next attribute lists come from
+
+	// flat reads spans that hold only text as their text (flatten).
+	flat bool
+	// grow is the text node whose Data growBuf holds, the text joined to
+	// last; growing holds the others whose Data is yet to be set
+	// (appendText, endText).
+	grow    *xhtml.Node
+	growBuf []byte
+	growing map[*xhtml.Node][]byte
 }
 
 func (p *fastParser) fail() {
@@ -242,6 +256,8 @@ func (p *fastParser) run() {
 		p.next()
 		p.process()
 		if p.kind == tokEOF {
+			p.closeOpen(0) // html.Parse leaves them open
+			p.endAllTexts()
 			return
 		}
 	}
@@ -651,12 +667,140 @@ func (p *fastParser) addText(t string) {
 	if t == "" {
 		return
 	}
-	top := p.top()
-	if n := top.LastChild; n != nil && n.Type == xhtml.TextNode {
-		n.Data += t
+	p.appendText(p.top(), t)
+}
+
+// appendText adds the text t at the end of parent, joined to the text node
+// there if there is one.
+func (p *fastParser) appendText(parent *xhtml.Node, t string) {
+	if n := parent.LastChild; n != nil && n.Type == xhtml.TextNode {
+		// Text joining the text before it grows in a buffer (Data is set
+		// by endText): a <pre> of flattened spans is one text node made
+		// of ~100,000 pieces, and n.Data += t copied it each time.
+		if n != p.grow {
+			if p.grow != nil {
+				if p.growing == nil {
+					p.growing = map[*xhtml.Node][]byte{}
+				}
+				p.growing[p.grow] = p.growBuf
+			}
+			buf, ok := p.growing[n]
+			if ok {
+				delete(p.growing, n)
+			} else {
+				buf = append([]byte(nil), n.Data...)
+			}
+			p.grow, p.growBuf = n, buf
+		}
+		p.growBuf = append(p.growBuf, t...)
 		return
 	}
-	top.AppendChild(p.newNode(xhtml.TextNode, 0, t))
+	parent.AppendChild(p.newNode(xhtml.TextNode, 0, t))
+}
+
+// endText sets the Data of the text node n if text was joined to it: n
+// takes no more text (its parent is popped, or the parse ends).
+func (p *fastParser) endText(n *xhtml.Node) {
+	if n == p.grow {
+		n.Data = string(p.growBuf)
+		p.grow, p.growBuf = nil, nil
+	} else if buf, ok := p.growing[n]; ok {
+		n.Data = string(buf)
+		delete(p.growing, n)
+	}
+}
+
+// endAllTexts ends every text that was joined to (the parse's end).
+func (p *fastParser) endAllTexts() {
+	if p.grow != nil {
+		p.endText(p.grow)
+	}
+	for n := range p.growing {
+		p.endText(n)
+	}
+}
+
+// maxFlatDepth bounds the element depth at which flatten reads a span as
+// its text: deeper, the extractor's depth limits (maxWalkDepth) could tell
+// a span from its text.
+const maxFlatDepth = 128
+
+// closeOpen is the end of the open elements from index i up, the
+// innermost first, as they are popped (or left open at the end): spans
+// flattened, and the text each ends with complete (endText).
+func (p *fastParser) closeOpen(i int) {
+	if !p.flat && p.grow == nil && len(p.growing) == 0 {
+		return
+	}
+	for k := len(p.oe) - 1; k >= i; k-- {
+		n := p.oe[k]
+		if p.flat && n.DataAtom == atom.Span && n.Namespace == "" && p.flatten(n, k) {
+			continue
+		}
+		if l := n.LastChild; l != nil && l.Type == xhtml.TextNode {
+			p.endText(l)
+		}
+	}
+}
+
+// flatten replaces the span n, open at index k of the open elements and
+// being popped, by its text when that is all it holds (a syntax
+// highlighter's token in a code listing), joined to the text before it,
+// and reports whether it did.
+// html.Parse's tree keeps the span, but the extractor reads a span as its
+// text (inline, see isInline and appendNodeText), except when it has a
+// role (main, navigation: prepass, stripBoilerplate) or an id and only
+// white space (a label target before a heading: headingAnchor): those
+// stay. The span's node, its text's and its attributes go back to their
+// blocks when they were the last taken. A Rust source listing of 10 MB
+// (x86/avx512f.rs.html) is ~900,000 such spans: its tree took ~22 bytes a
+// byte of page before.
+func (p *fastParser) flatten(n *xhtml.Node, k int) bool {
+	c := n.FirstChild
+	if k == 0 || k >= maxFlatDepth || c == nil || c != n.LastChild || c.Type != xhtml.TextNode {
+		return false
+	}
+	id := false
+	for _, a := range n.Attr {
+		switch a.Key {
+		case "role":
+			return false
+		case "id":
+			id = true
+		}
+	}
+	p.endText(c)
+	t := c.Data
+	if id && strings.TrimSpace(t) == "" {
+		return false
+	}
+	parent := n.Parent
+	parent.RemoveChild(n)
+	p.reclaim(n, c)
+	p.appendText(parent, t)
+	return true
+}
+
+// reclaim hands the element n and its text c back to the node block (and
+// n's attributes to theirs) when they were the last taken.
+func (p *fastParser) reclaim(n, c *xhtml.Node) {
+	if len(p.blocks) == 0 {
+		return
+	}
+	b := p.blocks[len(p.blocks)-1]
+	used := nodeBlock - len(p.nodes)
+	if used < 2 || &b[used-2] != n || &b[used-1] != c {
+		return
+	}
+	if m := len(n.Attr); m > 0 {
+		if m > len(p.attrs) || &p.attrs[len(p.attrs)-1] != &n.Attr[m-1] {
+			return
+		}
+		clear(p.attrs[len(p.attrs)-m:])
+		p.attrs = p.attrs[:len(p.attrs)-m]
+	}
+	clear(b[used-2 : used])
+	p.nodes = b[used-2:]
 }
 
 const htmlWhitespace = " \t\r\n\f"
@@ -725,6 +869,7 @@ func (p *fastParser) popTo(i int) {
 			p.fail()
 		}
 	}
+	p.closeOpen(i)
 	p.oe = p.oe[:i]
 }
 

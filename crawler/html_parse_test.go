@@ -17,6 +17,7 @@ import (
 	"unsafe"
 
 	xhtml "golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 
 	"github.com/kgagent/kgagent"
 )
@@ -46,11 +47,16 @@ func treeDiff(a, b *xhtml.Node, path string) string {
 }
 
 // checkFast parses page both ways; it returns whether the fast parser took
-// it and fails the test if its tree differs from html.Parse's.
+// it and fails the test if its tree differs from html.Parse's, or its
+// flattened tree (parseFastWhy with flat) from html.Parse's flattened by
+// refFlatten.
 func checkFast(t testing.TB, name string, page []byte) (bool, int) {
 	t.Helper()
-	fp, line := parseFastWhy(page)
+	fp, line := parseFastWhy(page, false)
 	if fp == nil {
+		if flat, _ := parseFastWhy(page, true); flat != nil {
+			t.Fatalf("%s: the fast parser took the page only when flattening spans", name)
+		}
 		return false, line
 	}
 	fast := fp.doc
@@ -61,7 +67,54 @@ func checkFast(t testing.TB, name string, page []byte) (bool, int) {
 	if d := treeDiff(fast, ref, ""); d != "" {
 		t.Fatalf("%s: fast tree differs from html.Parse's: %s", name, d)
 	}
+	flat, _ := parseFastWhy(page, true)
+	if flat == nil {
+		t.Fatalf("%s: the fast parser gave up on the page only when flattening spans", name)
+	}
+	refFlatten(ref, 0)
+	if d := treeDiff(flat.doc, ref, ""); d != "" {
+		t.Fatalf("%s: flattened fast tree differs from html.Parse's flattened: %s", name, d)
+	}
 	return true, line
+}
+
+// refFlatten is what the fast parser's flatten does, on a finished tree
+// (n with k element ancestors): innermost first, each span that holds one
+// text node, fewer than maxFlatDepth elements deep, with no role and not
+// an id with only white space, becomes its text, joined to the text
+// beside it.
+func refFlatten(n *xhtml.Node, k int) {
+	kc := k
+	if n.Type == xhtml.ElementNode {
+		kc++
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		refFlatten(c, kc)
+	}
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		if t := c.FirstChild; c.Type == xhtml.ElementNode && c.DataAtom == atom.Span && c.Namespace == "" && kc > 0 && kc < maxFlatDepth &&
+			t != nil && t == c.LastChild && t.Type == xhtml.TextNode {
+			keep := false
+			for _, a := range c.Attr {
+				keep = keep || a.Key == "role" || a.Key == "id" && strings.TrimSpace(t.Data) == ""
+			}
+			if !keep {
+				n.InsertBefore(&xhtml.Node{Type: xhtml.TextNode, Data: t.Data}, c)
+				n.RemoveChild(c)
+			}
+		}
+		c = next
+	}
+	for c := n.FirstChild; c != nil; { // join adjacent texts
+		next := c.NextSibling
+		if c.Type == xhtml.TextNode && next != nil && next.Type == xhtml.TextNode {
+			c.Data += next.Data
+			n.RemoveChild(next)
+			continue
+		}
+		c = next
+	}
 }
 
 var fastParseCases = []string{
@@ -89,6 +142,13 @@ var fastParseCases = []string{
 	"<!DOCTYPE html><html><head></head><body><p title=\"&notin;&noti;\" class=&notit;>&noti;</p></body></html>",
 	// html.Parse drops a '\r' (from "&#13;") and then a '\n' at the start of a <pre>
 	"<!DOCTYPE html><html><head></head><body><pre>&#13;\nx</pre><pre>&#13;&#10;y</pre><listing>&#13;z</listing></body></html>",
+	// spans the extractor reads as their text (flatten) and ones it does not
+	"<!DOCTYPE html><html><head></head><body><main><pre class=\"rust\"><span class=\"kw\">fn</span> <span class=\"ident\">f</span>(<span class=\"op\">&amp;</span>) {}\n<span id=\"2\">2</span>\n</pre>" +
+		"<pre><span>\nfirst</span><span class=w> </span><span><span>nested</span></span><span></span><span>a<b>b</b></span></pre>" +
+		"<p><span id=\"label\"> </span><span id=l2>x</span><span role=\"navigation\">nav</span><span>open at p's end</p>" +
+		"<table><tr><td><span>cell</span> text</td></tr></table><span title=t>at the end",
+	// below maxFlatDepth spans stay elements
+	"<!DOCTYPE html><html><head></head><body>" + strings.Repeat("<div>", 124) + "<span>1</span><div><span>2</span><div><span>3</span></div></div></body></html>",
 }
 
 func TestParseFastMatchesParse(t *testing.T) {
@@ -420,7 +480,7 @@ func TestExtractRecyclesNodes(t *testing.T) {
 		return // sync.Pool drops items at random under the race detector
 	}
 	b := pages["http://127.0.0.1:8080/big.html"]
-	if p := parseFastParser(b); p == nil {
+	if p := parseFastParser(b, true); p == nil {
 		t.Fatal("the big page is not taken by the fast parser")
 	}
 	var ms0, ms1 runtime.MemStats
@@ -438,5 +498,65 @@ func TestExtractRecyclesNodes(t *testing.T) {
 	t.Logf("%d bytes allocated an extraction of the big page (%d bytes)", got, len(b))
 	if got > 1250000 {
 		t.Errorf("an extraction of the big page allocated %d bytes, want at most 1,250,000 (node or attribute blocks not recycled?)", got)
+	}
+}
+
+// TestFlattenedListing: a code listing whose highlighter wrapped each
+// token in a span (as rustdoc's source pages and Sphinx's do) parses
+// with flattening into a handful of nodes instead of three per token
+// (span, text and the text between spans), and extracts to the same code
+// block. A 10 MB Rust source page's tree was ~108 MB before, ~3 MB after
+// (plus the 10 MB page string).
+func TestFlattenedListing(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("<!DOCTYPE html><html><head><title>src</title></head><body><main><h1>lib.rs</h1><pre class=\"src-line-numbers\">")
+	const lines = 2000
+	for i := 1; i <= lines; i++ {
+		fmt.Fprintf(&b, "<span id=\"%d\">%d</span>\n", i, i)
+	}
+	b.WriteString("</pre><pre class=\"rust\"><code>")
+	for i := 1; i <= lines; i++ {
+		fmt.Fprintf(&b, "<span class=\"kw\">fn</span> <span class=\"ident\">f%d</span>(<span class=\"ident\">x</span>: <span class=\"kw-2\">&amp;</span><span class=\"ident\">u8</span>) {}\n", i)
+	}
+	b.WriteString("</code></pre></main></body></html>")
+	page := []byte(b.String())
+	nodes := func(flat bool) int {
+		p := parseFastParser(page, flat)
+		if p == nil {
+			t.Fatal("the fast parser gave up on the listing")
+		}
+		defer p.release()
+		if flat && len(p.blocks) != 1 {
+			t.Errorf("the flattened listing took %d node blocks, want 1", len(p.blocks))
+		}
+		n := 0
+		var count func(*xhtml.Node)
+		count = func(x *xhtml.Node) {
+			n++
+			for c := x.FirstChild; c != nil; c = c.NextSibling {
+				count(c)
+			}
+		}
+		count(p.doc)
+		return n
+	}
+	kept, flat := nodes(false), nodes(true)
+	t.Logf("%d bytes: %d nodes, %d flattened", len(page), kept, flat)
+	if kept < 6*lines || flat > 30 {
+		t.Errorf("listing of %d lines: %d nodes with its spans, %d flattened; want at least %d and at most 30", lines, kept, flat, 6*lines)
+	}
+	defer func() { keepSpans = false }()
+	keepSpans = true
+	want, err := Extract("http://127.0.0.1:8080/src/lib.rs.html", "text/html", page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keepSpans = false
+	got, err := Extract("http://127.0.0.1:8080/src/lib.rs.html", "text/html", page)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("the flattened listing extracts differently (%v):\n%+v\n%+v", err, got, want)
+	}
+	if n := len(got.Sections[0].Blocks); n != 2 || !strings.Contains(got.Sections[0].Blocks[1].Text, "fn f2000(x: &u8) {}") {
+		t.Errorf("the listing's code blocks: %+v", got.Sections[0].Blocks)
 	}
 }
