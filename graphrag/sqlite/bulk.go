@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -127,19 +128,30 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 	derived := make(chan *bulkEntities, 1)
 	derive := func(c queryer) {
 		b := &bulkEntities{}
-		if tally != nil && !tally.taken {
-			b.ents = tally.rows()
-			// The tally's map and rows are garbage from here (~50 MB for
-			// the OpenJDK docs' 201k entities, at an ingest's peak); a
-			// finish that fails derives them from the triples again.
-			*tally = entityTally{taken: true}
-		} else {
-			b.ents, b.err = entitiesFromTriples(ctx, c)
+		if tally != nil && !tally.lost {
+			// The rows to write come as they are from the tally, and
+			// their strings from known or strs.
+			b.rows, b.tallied = tally.rows(), true
+			// The tally's map is garbage from here; a finish that fails
+			// derives the entities from the triples again.
+			tally.lose()
+			// The strings and words are found and made here unless they
+			// are many: then after the index builds, so that they and
+			// the sorts' memory outside Go's heap are not held together
+			// (the OpenJDK docs' words alone are ~54 MB).
+			if len(b.rows) <= earlyEntities {
+				b.err = b.strings(ctx, c, known, onEnts != nil)
+				if b.err == nil {
+					b.handRows(onEnts)
+					b.words = b.rowWords()
+				}
+			}
+			derived <- b
+			return
 		}
+		b.ents, b.err = entitiesFromTriples(ctx, c)
 		// The ids and the rows to write are found and made here unless
-		// they are many: then after the index builds, as they were, so
-		// that they and the sorts' memory outside Go's heap are not held
-		// together (the OpenJDK docs' words alone are ~54 MB).
+		// they are many, as the tally's above.
 		if b.err == nil && len(b.ents) <= earlyEntities {
 			b.err = b.find(ctx, c, known)
 			if b.err == nil && len(b.missing) == 0 {
@@ -192,26 +204,38 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 		if b.err != nil {
 			return b.err
 		}
-		if b.ids == nil && b.known == nil {
-			if err := b.find(ctx, w.conn, known); err != nil {
+		switch {
+		case b.tallied && b.str == nil:
+			if err := b.strings(ctx, w.conn, known, onEnts != nil); err != nil {
 				return err
 			}
-		}
-		if b.rows == nil {
-			if err := b.add(ctx, w.conn); err != nil {
-				return err
+			b.handRows(onEnts)
+		case b.tallied:
+		default:
+			if b.ids == nil && b.known == nil {
+				if err := b.find(ctx, w.conn, known); err != nil {
+					return err
+				}
 			}
-			b.order(onEnts != nil)
-			b.hand(onEnts)
+			if b.rows == nil {
+				if err := b.add(ctx, w.conn); err != nil {
+					return err
+				}
+				b.order(onEnts != nil)
+				b.hand(onEnts)
+			}
 		}
 		if err := writeEntities(ctx, w.conn, b.rows); err != nil {
 			return err
 		}
-		b.rows = nil
 		// Only the words' rows are needed from here: they hold the strs
 		// ids and the word strings (which share the entities' text).
 		words := b.words
-		if words == nil {
+		switch {
+		case words != nil:
+		case b.tallied:
+			words = b.rowWords()
+		default:
 			words = entityWords(b.ents, b.id)
 		}
 		*b = bulkEntities{}
@@ -238,9 +262,13 @@ var earlyEntities = 120_000
 // bulkEntities is what finishBulk writes of a bulk load's entities, made in
 // steps: the entities; the strs ids of their strings (find, then add for
 // those strs lacks); then the rows to write (order, entityWords). The
-// entities may come in any order.
+// entities may come in any order. Or, tallied, the rows to write are the
+// tally's, and only the strings of their ids are looked up (strings), for
+// the words (rowWords) and the entities handed over (handRows).
 type bulkEntities struct {
-	ents []entityRow
+	tallied bool
+	str     *idStrs // the strings of a tally's rows
+	ents    []entityRow
 	// known holds every string of ents (a complete cache's strings), or
 	// else ids maps every string of ents to its strs id; 0 for those
 	// missing from strs when find looked, which are missing, sorted, and
@@ -256,6 +284,124 @@ type bulkEntities struct {
 	inTable []entityRow
 	words   []wordRow
 	err     error
+}
+
+// strings looks up the strings of the ids of b.rows (a tally's) that
+// rowWords needs, and with all those handRows needs too: in known, when it
+// is not nil and holds them all, else in one pass over strs on c.
+func (b *bulkEntities) strings(ctx context.Context, c queryer, known *strIDs, all bool) error {
+	cols := []int{1, 4} // id, norm
+	if all {
+		cols = []int{0, 1, 2, 3, 4}
+	}
+	if known != nil {
+		ok := true
+		for _, r := range b.rows {
+			for _, k := range cols {
+				if _, found := known.str(r[k]); !found {
+					ok = false
+				}
+			}
+		}
+		if ok {
+			b.str = &idStrs{known: known}
+			return nil
+		}
+	}
+	var ids []int64
+	for _, r := range b.rows {
+		for _, k := range cols {
+			ids = append(ids, r[k])
+		}
+	}
+	slices.Sort(ids)
+	str, err := readStrs(ctx, c, slices.Compact(ids))
+	b.str = str
+	return err
+}
+
+// handRows gives onEnts (if any) the entities of b.rows (a tally's, with
+// all their strings looked up) in the table's order, once.
+func (b *bulkEntities) handRows(onEnts func([]entityRow)) {
+	if onEnts == nil {
+		return
+	}
+	ents := make([]entityRow, len(b.rows))
+	for i, r := range b.rows {
+		ents[i] = entityRow{collection: b.str.get(r[0]), id: b.str.get(r[1]), name: b.str.get(r[2]),
+			typ: b.str.get(r[3]), norm: b.str.get(r[4]), refs: int(r[5])}
+	}
+	onEnts(ents)
+}
+
+// rowWords are the words of b.rows (a tally's, with their strings looked
+// up), as entityWords makes them.
+func (b *bulkEntities) rowWords() []wordRow {
+	var all []wordRow
+	for _, r := range b.rows {
+		for _, w := range Words(b.str.get(r[4]), b.str.get(r[1])) {
+			all = append(all, wordRow{r[0], w, r[1]})
+		}
+	}
+	sortWords(all)
+	return all
+}
+
+// idStrs are the strings of some strs ids: those of known, or else ids
+// (sorted) with the strings in one text, each ending at its end.
+type idStrs struct {
+	known *strIDs
+	ids   []int64
+	end   []int
+	text  string
+}
+
+// readStrs reads the strings of ids (sorted, no repeats) in one pass over
+// strs on c.
+func readStrs(ctx context.Context, c queryer, ids []int64) (*idStrs, error) {
+	t := &idStrs{ids: ids, end: make([]int, 0, len(ids))}
+	if len(ids) == 0 {
+		return t, nil
+	}
+	rows, err := c.QueryContext(ctx, `SELECT id, s FROM strs WHERE id BETWEEN ? AND ? ORDER BY id`, ids[0], ids[len(ids)-1])
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var text []byte
+	var id int64
+	var str sql.RawBytes
+	for rows.Next() && len(t.end) < len(ids) {
+		if err := rows.Scan(&id, &str); err != nil {
+			return nil, err
+		}
+		if id == ids[len(t.end)] {
+			text = append(text, str...)
+			t.end = append(t.end, len(text))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(t.end) < len(ids) {
+		return nil, fmt.Errorf("graph store: strs lacks string %d of the entities", ids[len(t.end)])
+	}
+	t.text = string(text)
+	return t, nil
+}
+
+// get is the string of id, which t holds.
+func (t *idStrs) get(id int64) string {
+	if t.known != nil {
+		s, _ := t.known.str(id)
+		return s
+	}
+	i, _ := slices.BinarySearch(t.ids, id)
+	lo := 0
+	if i > 0 {
+		lo = t.end[i-1]
+	}
+	return t.text[lo:t.end[i]]
 }
 
 // hand gives onEnts (if any) the entities in the table's order, once.
@@ -375,13 +521,7 @@ func (b *bulkEntities) order(inTable bool) {
 	for i, e := range b.ents {
 		keys[i] = keyed{[6]int64{b.id(e.collection), b.id(e.id), b.id(e.name), b.id(e.typ), b.id(e.norm), int64(e.refs)}, i}
 	}
-	// (collection, id) is the key: no two rows tie
-	slices.SortFunc(keys, func(a, b keyed) int {
-		if c := cmp.Compare(a.row[0], b.row[0]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.row[1], b.row[1])
-	})
+	slices.SortFunc(keys, func(a, b keyed) int { return compareKeys(a.row, b.row) })
 	b.rows = make([][6]int64, len(keys))
 	for i := range keys {
 		b.rows[i] = keys[i].row
@@ -402,61 +542,133 @@ const createStrsH = `CREATE INDEX IF NOT EXISTS strs_h ON strs(h);`
 // entities table, whose reference counts every page would update at random
 // places of its B-tree: each committed write's changes (bulkDelta) are
 // applied as addRefs applies them to the table, so Close stores the same
-// rows a page-by-page load would have.
+// rows a page-by-page load would have. An entity is its strs ids and
+// reference count, 24 bytes a map slot: it was its five strings, cloned
+// (the collection's too), and a map entry, ~300 bytes, 115 MB for the
+// 400k entities of 33,438 pages of docs (Python, OpenJDK, PostgreSQL,
+// Rust), most of a bulk load's memory that grew with its pages.
 type entityTally struct {
-	ents map[entityKey]*entityRow
-	// taken: a finish took the rows and dropped them from the tally, so
-	// another finish (after that one failed) derives them from the triples.
-	taken bool
+	ents map[tallyKey]tallyEnt
+	// lost: the tally does not hold the load's entities (a finish took
+	// them and dropped them, a collection was deleted, or an id is past
+	// 32 bits), so a finish derives them from the triples.
+	lost bool
 }
 
-// entityKey is an entity's primary key.
-type entityKey struct{ collection, id string }
+// tallyKey is an entity's primary key: the strs ids of its collection and
+// id.
+type tallyKey struct{ coll, id uint32 }
+
+// tallyEnt is an entity's strs ids of its name, type and normalised name,
+// and its reference count.
+type tallyEnt struct {
+	name, typ, norm uint32
+	refs            int32
+}
 
 // bulkDelta is one write's changes to the entities: reference-count deltas
-// by id, and the rows of those it may create.
+// by the strs ids of the collection coll's entities, and the strs ids of
+// name, type and normalised name of those it may create (the first triple
+// that names one). drop: the write deleted a collection.
 type bulkDelta struct {
-	collection string
-	refs       map[string]int
-	ents       map[string]entRow
+	coll int64
+	refs map[int64]int
+	ents map[int64][3]int64
+	drop bool
+}
+
+// addRows counts the entities of triple rows (insertTriples' values, the
+// strings as strs ids, tripleCols a row) as newDocPlan counts them: the
+// subject, and the object of a row without a literal.
+func (d *bulkDelta) addRows(vals []any) {
+	for i := 0; i+tripleCols <= len(vals); i += tripleCols {
+		r := vals[i : i+tripleCols]
+		d.coll = r[1].(int64)
+		d.add(r[3].(int64), r[4].(int64), r[5].(int64), r[6].(int64))
+		if r[12].(int64) == 1 { // no literal ("" is id 1)
+			d.add(r[8].(int64), r[9].(int64), r[10].(int64), r[11].(int64))
+		}
+	}
+}
+
+// add counts a reference to entity id with these strings.
+func (d *bulkDelta) add(id, name, typ, norm int64) {
+	d.refs[id]++
+	if _, ok := d.ents[id]; !ok {
+		d.ents[id] = [3]int64{name, typ, norm}
+	}
 }
 
 // apply adds d's changes (nil: none) to the tally.
 func (t *entityTally) apply(d *bulkDelta) {
-	if d == nil {
+	if d == nil || t.lost {
+		return
+	}
+	if d.drop || !fits32(d.coll) {
+		t.lose()
 		return
 	}
 	if t.ents == nil {
-		t.ents = map[entityKey]*entityRow{}
+		t.ents = map[tallyKey]tallyEnt{}
 	}
 	for id, n := range d.refs {
-		k := entityKey{d.collection, id}
+		if !fits32(id) {
+			t.lose()
+			return
+		}
+		k := tallyKey{uint32(d.coll), uint32(id)}
 		e, ok := t.ents[k]
 		switch {
 		case n > 0 && !ok:
-			// Copies: the names may point into a whole page's text.
-			r := d.ents[id]
-			e = &entityRow{collection: strings.Clone(d.collection), id: strings.Clone(id),
-				name: strings.Clone(r.name), typ: strings.Clone(r.typ), norm: strings.Clone(r.norm)}
-			t.ents[entityKey{e.collection, e.id}] = e
-			e.refs = n
+			r, ok := d.ents[id]
+			if !ok {
+				r = [3]int64{1, 1, 1} // no triple names it: ""
+			}
+			if !fits32(r[0]) || !fits32(r[1]) || !fits32(r[2]) || n > math.MaxInt32 {
+				t.lose()
+				return
+			}
+			t.ents[k] = tallyEnt{name: uint32(r[0]), typ: uint32(r[1]), norm: uint32(r[2]), refs: int32(n)}
 		case ok:
-			e.refs += n
-			if e.refs <= 0 {
+			refs := int64(e.refs) + int64(n)
+			switch {
+			case refs <= 0:
 				delete(t.ents, k)
+			case refs > math.MaxInt32:
+				t.lose()
+				return
+			default:
+				e.refs = int32(refs)
+				t.ents[k] = e
 			}
 		}
 	}
 }
 
-// rows are the tally's entities, in no order (finishBulk writes them in
-// the order of their strs ids).
-func (t *entityTally) rows() []entityRow {
-	all := make([]entityRow, 0, len(t.ents))
-	for _, e := range t.ents {
-		all = append(all, *e)
+// fits32 reports whether a strs id fits the tally's 32 bits.
+func fits32(id int64) bool { return id > 0 && id <= math.MaxUint32 }
+
+// lose drops the tally's entities: a finish derives them from the triples.
+func (t *entityTally) lose() { *t = entityTally{lost: true} }
+
+// rows are the tally's entities as rows of the entities table (strs ids
+// and reference count), in its key order (by collection and id).
+func (t *entityTally) rows() [][6]int64 {
+	all := make([][6]int64, 0, len(t.ents))
+	for k, e := range t.ents {
+		all = append(all, [6]int64{int64(k.coll), int64(k.id), int64(e.name), int64(e.typ), int64(e.norm), int64(e.refs)})
 	}
+	slices.SortFunc(all, compareKeys)
 	return all
+}
+
+// compareKeys orders rows of the entities table by their key (collection,
+// id); no two rows tie.
+func compareKeys(a, b [6]int64) int {
+	if c := cmp.Compare(a[0], b[0]); c != 0 {
+		return c
+	}
+	return cmp.Compare(a[1], b[1])
 }
 
 // entityRow is one row of the entities table.
@@ -533,6 +745,12 @@ func entityWords(ents []entityRow, ids func(string) int64) []wordRow {
 			all = append(all, wordRow{c, w, id})
 		}
 	}
+	sortWords(all)
+	return all
+}
+
+// sortWords puts words rows in key order.
+func sortWords(all []wordRow) {
 	slices.SortFunc(all, func(a, b wordRow) int {
 		if a.collection != b.collection {
 			return cmp.Compare(a.collection, b.collection)
@@ -542,7 +760,6 @@ func entityWords(ents []entityRow, ids func(string) int64) []wordRow {
 		}
 		return cmp.Compare(a.id, b.id)
 	})
-	return all
 }
 
 // insertWordsSQL heads writeBlocks' and migrateWordBlocks' INSERTs (a

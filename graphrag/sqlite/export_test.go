@@ -3,12 +3,13 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"github.com/kgagent/kgagent/internal/snapfile"
+	"runtime"
 	"strconv"
 	"strings"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/graphrag"
+	"github.com/kgagent/kgagent/internal/snapfile"
 )
 
 // EntitiesBothWays answers Entities by SQL and by a freshly built name
@@ -132,7 +133,7 @@ func FailWords() (restore func()) {
 
 // TallyEntities is the number of entities the store's bulk-load tally
 // holds, and whether a finish took them.
-func TallyEntities(s *Store) (int, bool) { return len(s.tally.ents), s.tally.taken }
+func TallyEntities(s *Store) (int, bool) { return len(s.tally.ents), s.tally.lost }
 
 // WordRows are the (collection strs id, word, entity strs id) rows the word
 // blocks (first, data) of a store hold, for tests that compare stores.
@@ -255,4 +256,17 @@ func SmallWordBlocks(t interface{ Cleanup(func()) }, n int) {
 	old := blockCap
 	blockCap = n
 	t.Cleanup(func() { blockCap = old })
+}
+
+// TallyBytes is about how many bytes of Go's heap the store's bulk-load
+// tally holds: the live heap with it less without it (it is dropped).
+func TallyBytes(s *Store) int {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	with := m.HeapAlloc
+	s.tally = entityTally{}
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return int(with) - int(m.HeapAlloc)
 }

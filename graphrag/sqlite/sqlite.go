@@ -703,6 +703,11 @@ func (s *Store) DeleteCollection(ctx context.Context, collection string) error {
 		}
 		x.s.w.strs.clear() // ids of deleted strings may be given again
 		x.job.deleted = true
+		if x.s.bulk {
+			// The tally's strs ids may be given again: the load's
+			// finish derives the entities from the triples.
+			x.job.bulk = &bulkDelta{drop: true}
+		}
 		return nil
 	})
 }

@@ -798,12 +798,26 @@ func (x *wtx) replace(p *docPlan) error {
 	if _, err := x.exec(`INSERT INTO docs (collection, doc_url, lo, hi) VALUES (?, ?, ?, ?)`, p.collection, p.docURL, last+1, last+n); err != nil {
 		return err
 	}
+	if x.s.bulk {
+		x.delta().addRows(ids)
+		return nil
+	}
 	return x.addRefs(p.collection, refs, p.ents)
+}
+
+// delta is the bulk load's changes to the entities of this run of the job,
+// made on first use.
+func (x *wtx) delta() *bulkDelta {
+	if x.job.bulk == nil {
+		x.job.bulk = &bulkDelta{refs: map[int64]int{}, ents: map[int64][3]int64{}}
+	}
+	return x.job.bulk
 }
 
 // retract deletes a document's triples (found by its rowid range; the
 // collection and URL are checked all the same) and returns the entity
-// references they held, as negative counts for addRefs.
+// references they held, as negative counts for addRefs; during a bulk load
+// it counts them in the job's delta (by strs ids) instead and returns none.
 func (x *wtx) retract(collection, docURL string) (map[string]int, error) {
 	refs := map[string]int{}
 	var lo, hi int64
@@ -823,30 +837,64 @@ func (x *wtx) retract(collection, docURL string) (map[string]int, error) {
 		return refs, err
 	}
 	x.job.deleted = true
-	rows, err = x.query(`SELECT si.s, oi.s, t.literal = 1 FROM triples AS t NOT INDEXED
+	if x.s.bulk {
+		if err := x.retractIDs(lo, hi, collection, docURL); err != nil {
+			return nil, err
+		}
+	} else if err := x.retractRefs(lo, hi, collection, docURL, refs); err != nil {
+		return nil, err
+	}
+	_, err = x.exec(`DELETE FROM triples NOT INDEXED WHERE rowid BETWEEN ?1 AND ?2 AND collection = `+strID("?3")+` AND doc_url = `+strID("?4"), lo, hi, collection, docURL)
+	return refs, err
+}
+
+// retractRefs counts in refs, negatively, the entity references of the
+// triples of rowids lo to hi that retract deletes.
+func (x *wtx) retractRefs(lo, hi int64, collection, docURL string, refs map[string]int) error {
+	rows, err := x.query(`SELECT si.s, oi.s, t.literal = 1 FROM triples AS t NOT INDEXED
 		CROSS JOIN strs AS si ON si.id = t.s_id CROSS JOIN strs AS oi ON oi.id = t.o_id
 		WHERE t.rowid BETWEEN ?1 AND ?2 AND t.collection = `+strID("?3")+` AND t.doc_url = `+strID("?4"), lo, hi, collection, docURL)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	defer rows.Close()
 	for rows.Next() {
 		var sid, oid string
 		var noLit bool
 		if err := rows.Scan(&sid, &oid, &noLit); err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
 		refs[sid]--
 		if noLit && oid != "" {
 			refs[oid]--
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
+	return rows.Err()
+}
+
+// retractIDs is retractRefs during a bulk load: the references are counted
+// in the job's delta, by the strs ids of the entities and collection.
+func (x *wtx) retractIDs(lo, hi int64, collection, docURL string) error {
+	rows, err := x.query(`SELECT t.collection, t.s_id, t.o_id, t.literal = 1 FROM triples AS t NOT INDEXED
+		WHERE t.rowid BETWEEN ?1 AND ?2 AND t.collection = `+strID("?3")+` AND t.doc_url = `+strID("?4"), lo, hi, collection, docURL)
+	if err != nil {
+		return err
 	}
-	_, err = x.exec(`DELETE FROM triples NOT INDEXED WHERE rowid BETWEEN ?1 AND ?2 AND collection = `+strID("?3")+` AND doc_url = `+strID("?4"), lo, hi, collection, docURL)
-	return refs, err
+	defer rows.Close()
+	d := x.delta()
+	for rows.Next() {
+		var coll, sid, oid int64
+		var noLit bool
+		if err := rows.Scan(&coll, &sid, &oid, &noLit); err != nil {
+			return err
+		}
+		d.coll = coll
+		d.refs[sid]--
+		if noLit && oid != 1 { // 1: ""
+			d.refs[oid]--
+		}
+	}
+	return rows.Err()
 }
 
 // upsertNew runs addRefs' upsert of the entities up: rows of refs, then
@@ -896,8 +944,8 @@ func (x *wtx) upsertNew(refs map[string]int, ents map[string]entRow, up []string
 func (x *wtx) addRefs(collection string, refs map[string]int, ents map[string]entRow) error {
 	if x.s.bulk {
 		// A bulk load keeps the entities in memory until its end
-		// (bulk.go), once this transaction commits.
-		x.job.bulk = &bulkDelta{collection: collection, refs: refs, ents: ents}
+		// (bulk.go), once this transaction commits: retract and replace
+		// counted them in the job's delta.
 		return nil
 	}
 	var up, down []string
