@@ -25,14 +25,22 @@ import (
 // is left beside it. With late, a load above the cap on early reads (the
 // OpenJDK docs), the index is read after the finish: from the rows kept
 // too, and either way its strings come from the writer's complete string
-// cache, not a pass over strs.
+// cache, not a pass over strs. The rows are kept in chunks (small ones
+// here, so that rows follow each other across them); past a cap on their
+// bytes (capped) they are dropped and the index is read from SQLite, the
+// same bytes.
 func TestBulkNamesFromMemory(t *testing.T) {
-	for _, c := range []struct{ replace, late bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
-		replace := c.replace
-		t.Run(fmt.Sprintf("replace=%v,late=%v", replace, c.late), func(t *testing.T) {
+	for _, c := range []struct{ replace, late, capped bool }{
+		{false, false, false}, {true, false, false}, {false, true, false}, {true, true, false},
+		{false, false, true}, {false, true, true},
+	} {
+		replace := c.replace || c.capped // either way no rows in memory
+		t.Run(fmt.Sprintf("replace=%v,late=%v,capped=%v", c.replace, c.late, c.capped), func(t *testing.T) {
 			if c.late {
 				sqlite.SetEarlyNamesTriples(t, 0)
 			}
+			// ~20 KB of rows: 80 chunks; capped, the rows stop at 8 KB
+			sqlite.SetBulkRows(t, 256, map[bool]int{false: 1 << 20, true: 8 << 10}[c.capped])
 			early := map[bool]int{false: 1, true: 0}[c.late || replace]
 			ctx := t.Context()
 			s := open(t)
@@ -62,7 +70,7 @@ func TestBulkNamesFromMemory(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if replace {
+			if c.replace {
 				doc := "https://x.test/1/2.html"
 				if err := s.ReplaceDocument(ctx, "c", doc, []kgagent.Triple{graphtest.T("c", doc, "json.loads", "returns", "Python object", "y")}); err != nil {
 					t.Fatal(err)

@@ -117,3 +117,11 @@ func SetEarlyEntities(t *testing.T, n int) {
 	earlyEntities = n
 	t.Cleanup(func() { earlyEntities = old })
 }
+
+// SetBulkRows sets the size of bulkRows' chunks and the bytes they may
+// take for the test's length.
+func SetBulkRows(t *testing.T, chunk, max int) {
+	oc, om := bulkChunk, maxBulkRowsBytes
+	bulkChunk, maxBulkRowsBytes = chunk, max
+	t.Cleanup(func() { bulkChunk, maxBulkRowsBytes = oc, om })
+}
