@@ -138,10 +138,13 @@ func quantTail(x []float32, q []uint8, from int, inv, zp float32) {
 	}
 }
 
-// qkernelFunc computes one qmr×qnr tile of C from k4 groups of A's rows
-// (lda bytes apart) and one panel of B, and the panel's column terms, and
-// overwrites c (rows ldc apart) with the dequantised result plus bias.
-type qkernelFunc func(k4 int, a []uint8, lda int, b []int8, c []float32, ldc int, za []int32, sa []float32, sum []int32, scale, bias []float32)
+// qkernelFunc computes the first rows (1 to qmr) rows of one qmr×qnr tile
+// of C from k4 groups of A's rows (lda bytes apart) and one panel of B, and
+// the panel's column terms, and overwrites those rows of c (ldc apart) with
+// the dequantised result plus bias. A short input (a search query of ~17
+// tokens) computes no padding rows: each row of C depends on its own row of
+// A only, so a partial tile gives the whole tile's values.
+type qkernelFunc func(rows, k4 int, a []uint8, lda int, b []int8, c []float32, ldc int, za []int32, sa []float32, sum []int32, scale, bias []float32)
 
 // qgemmImpl is an int8 kernel: its name, tile function and row quantiser
 // (quantRowGo or one that gives the same bytes).
@@ -175,11 +178,11 @@ func (g qgemmImpl) gemm(s *qscratch, m int, a []float32, lda int, b *qpacked, c 
 			rows := min(qmr, m-i0)
 			ab := s.a[i0*ld : (i0+qmr)*ld]
 			za, sa := s.za[i0:i0+qmr], s.sa[i0:i0+qmr]
-			if rows == qmr && cols == qnr && len(c) >= (i0+qmr-1)*ldc+j0+qnr {
-				g.kernel(b.k4, ab, ld, bp, c[i0*ldc+j0:], ldc, za, sa, sum, scale, bias)
+			if cols == qnr && len(c) >= (i0+rows-1)*ldc+j0+qnr {
+				g.kernel(rows, b.k4, ab, ld, bp, c[i0*ldc+j0:], ldc, za, sa, sum, scale, bias)
 				continue
 			}
-			g.kernel(b.k4, ab, ld, bp, s.c, qnr, za, sa, sum, scale, bias)
+			g.kernel(rows, b.k4, ab, ld, bp, s.c, qnr, za, sa, sum, scale, bias)
 			for r := 0; r < rows; r++ {
 				copy(c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+cols], s.c[r*qnr:r*qnr+cols])
 			}
@@ -189,10 +192,10 @@ func (g qgemmImpl) gemm(s *qscratch, m int, a []float32, lda int, b *qpacked, c 
 
 // qkernelGo is the portable int8 tile; it rounds exactly as the assembly
 // one does (one fused multiply-add at the end).
-func qkernelGo(k4 int, a []uint8, lda int, b []int8, c []float32, ldc int, za []int32, sa []float32, sum []int32, scale, bias []float32) {
+func qkernelGo(rows, k4 int, a []uint8, lda int, b []int8, c []float32, ldc int, za []int32, sa []float32, sum []int32, scale, bias []float32) {
 	var acc [qmr][qnr]int32
 	b = b[:k4*4*qnr]
-	for i := 0; i < qmr; i++ {
+	for i := 0; i < rows; i++ {
 		row := a[i*lda : i*lda+4*k4]
 		for g := 0; g < k4; g++ {
 			a0, a1, a2, a3 := int32(row[4*g]), int32(row[4*g+1]), int32(row[4*g+2]), int32(row[4*g+3])
@@ -202,7 +205,7 @@ func qkernelGo(k4 int, a []uint8, lda int, b []int8, c []float32, ldc int, za []
 			}
 		}
 	}
-	for i := 0; i < qmr; i++ {
+	for i := 0; i < rows; i++ {
 		out := c[i*ldc : i*ldc+qnr]
 		for j := range out {
 			v := float32(acc[i][j] - za[i]*sum[j])

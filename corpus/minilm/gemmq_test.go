@@ -9,11 +9,12 @@ import (
 
 // TestGemmInt8 checks every int8 kernel against the float64 product of
 // the same matrices: within the error 8-bit rounding of both sides allows,
-// on sizes with partial tiles, strided A and C, nothing written past N; and
-// every kernel's result equals the portable one's exactly.
+// on sizes with partial tiles, strided A and C, nothing written past N or
+// past row M (the last rows' tile writes its rows into C itself); and every
+// kernel's result equals the portable one's exactly.
 func TestGemmInt8(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 7}, {8, 32, 16}, {13, 47, 33}, {17, 384, 64}, {40, 100, 384}, {9, 64, 1536}} {
+	for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 7}, {8, 32, 16}, {13, 47, 33}, {17, 384, 64}, {22, 64, 384}, {40, 100, 384}, {9, 64, 1536}} {
 		m, n, kk := sz[0], sz[1], sz[2]
 		lda, ldc := kk+3, n+5
 		a := make([]float32, m*lda)
@@ -32,12 +33,18 @@ func TestGemmInt8(t *testing.T) {
 		p.quantizeRows(w, n, kk, kk, bias)
 		var first []float32
 		for _, k := range qkernels() {
-			c := make([]float32, m*ldc)
+			c := make([]float32, (m+qmr)*ldc) // rows past m must stay as they are
 			for i := range c {
 				c[i] = 99
 			}
 			var s qscratch
 			k.gemm(&s, m, a, lda, &p, c, ldc)
+			for i, v := range c[m*ldc:] {
+				if v != 99 {
+					t.Fatalf("%s %v: wrote C[%d][%d] past row %d", k.name, sz, m+i/ldc, i%ldc, m)
+				}
+			}
+			c = c[:m*ldc]
 			for i := 0; i < m; i++ {
 				for j := 0; j < ldc; j++ {
 					if j >= n {
@@ -115,6 +122,60 @@ func TestQuantRow(t *testing.T) {
 			k.quant(make([]float32, n), q, &z, &s)
 			if !slices.Equal(q, make([]uint8, n+1)) || z != 0 || s != 0 {
 				t.Fatalf("%s: zero row of %d gives %v z %d s %g", k.name, n, q, z, s)
+			}
+		}
+	}
+}
+
+// TestQTileRows: each kernel's tile of r rows (1 to 8) writes those r rows
+// of C and nothing after them, with the values of the portable tile; rows
+// of A past r are never read (they hold bytes that would change the result).
+func TestQTileRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const k4, lda, ldc = 24, 4*24 + 8, qnr + 3
+	a := make([]uint8, qmr*lda)
+	b := make([]int8, k4*4*qnr)
+	za, sa := make([]int32, qmr), make([]float32, qmr)
+	sum, scale, bias := make([]int32, qnr), make([]float32, qnr), make([]float32, qnr)
+	for i := range a {
+		a[i] = uint8(rng.IntN(256))
+	}
+	for i := range b {
+		b[i] = int8(rng.IntN(255) - 127)
+	}
+	for i := range za {
+		za[i], sa[i] = int32(rng.IntN(256)), rng.Float32()/100
+	}
+	for j := range sum {
+		sum[j], scale[j], bias[j] = int32(rng.IntN(2000)-1000), rng.Float32()/100, rng.Float32()
+	}
+	for rows := 1; rows <= qmr; rows++ {
+		want := make([]float32, qmr*ldc)
+		qkernelGo(rows, k4, a, lda, b, want, ldc, za, sa, sum, scale, bias)
+		for _, k := range qkernels() {
+			// A's rows past rows are not part of this tile: changing
+			// them changes nothing.
+			a2 := slices.Clone(a)
+			for i := rows * lda; i < len(a2); i++ {
+				a2[i] ^= 0x5a
+			}
+			c := make([]float32, qmr*ldc)
+			for i := range c {
+				c[i] = 99
+			}
+			k.kernel(rows, k4, a2[:rows*lda], lda, b, c[:(rows-1)*ldc+qnr], ldc, za[:rows], sa[:rows], sum, scale, bias)
+			for i := 0; i < qmr; i++ {
+				for j := 0; j < ldc; j++ {
+					got := c[i*ldc+j]
+					switch {
+					case i < rows && j < qnr:
+						if got != want[i*ldc+j] {
+							t.Fatalf("%s rows %d: C[%d][%d] = %g, portable tile %g", k.name, rows, i, j, got, want[i*ldc+j])
+						}
+					case got != 99:
+						t.Fatalf("%s rows %d: wrote C[%d][%d] outside the tile", k.name, rows, i, j)
+					}
+				}
 			}
 		}
 	}
