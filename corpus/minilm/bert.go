@@ -249,10 +249,10 @@ func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32, stop func
 					dst[j] = w[j] + p[j] + t[j]
 				}
 			}
-			layerNorm(dst, m.embLNG, m.embLNB, m.eps)
 			row++
 		}
 	}
+	layerNormRows(x, total, h, m.embLNG, m.embLNB, m.eps)
 
 	for li := range m.layers {
 		if stop != nil && stop() {
@@ -294,8 +294,8 @@ func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32, stop func
 			for j := range xr {
 				xr[j] += tr[j]
 			}
-			layerNorm(xr, ly.ln1G, ly.ln1B, m.eps)
 		}
+		layerNormRows(x, total, h, ly.ln1G, ly.ln1B, m.eps)
 		// The feed-forward block ffnRows rows at a time: each row's
 		// result is its own, and the intermediate activations (4× the
 		// hidden size) need not be held for the whole batch.
@@ -310,8 +310,8 @@ func (m *bert) forward(ws *workspace, seqs [][]int32, out [][]float32, stop func
 			for j := range xr {
 				xr[j] += tr[j]
 			}
-			layerNorm(xr, ly.ln2G, ly.ln2B, m.eps)
 		}
+		layerNormRows(x, total, h, ly.ln2G, ly.ln2B, m.eps)
 	}
 
 	// Mean pooling over each sequence's tokens, then L2 normalisation.
@@ -354,10 +354,56 @@ func layerNorm(x, g, b []float32, eps float32) {
 		d := v - mean
 		vs += d * d
 	}
+	normalize(x, mean, vs, g, b, eps)
+}
+
+// normalize is layerNorm's last step, given x's mean and its sum of
+// squared deviations.
+func normalize(x []float32, mean, vs float32, g, b []float32, eps float32) {
 	inv := float32(1 / math.Sqrt(float64(vs/float32(len(x))+eps)))
 	g, b = g[:len(x)], b[:len(x)]
 	for i, v := range x {
 		x[i] = (v-mean)*inv*g[i] + b[i]
+	}
+}
+
+// layerNormRows applies layerNorm to each of the first rows rows of x (h
+// values a row), four rows at a time. Each row's two sums are the same
+// float32 additions in the same order as layerNorm's, so every bit of the
+// result is the same; but a sum is a chain of dependent additions (one
+// every few cycles), and four rows' chains run side by side instead of one
+// after the other.
+func layerNormRows(x []float32, rows, h int, g, b []float32, eps float32) {
+	r := 0
+	for ; r+4 <= rows; r += 4 {
+		x0 := x[r*h : r*h+h]
+		x1 := x[(r+1)*h : (r+1)*h+h][:len(x0)]
+		x2 := x[(r+2)*h : (r+2)*h+h][:len(x0)]
+		x3 := x[(r+3)*h : (r+3)*h+h][:len(x0)]
+		var s0, s1, s2, s3 float32
+		for i, v := range x0 {
+			s0 += v
+			s1 += x1[i]
+			s2 += x2[i]
+			s3 += x3[i]
+		}
+		n := float32(h)
+		m0, m1, m2, m3 := s0/n, s1/n, s2/n, s3/n
+		var v0, v1, v2, v3 float32
+		for i, v := range x0 {
+			d0, d1, d2, d3 := v-m0, x1[i]-m1, x2[i]-m2, x3[i]-m3
+			v0 += d0 * d0
+			v1 += d1 * d1
+			v2 += d2 * d2
+			v3 += d3 * d3
+		}
+		normalize(x0, m0, v0, g, b, eps)
+		normalize(x1, m1, v1, g, b, eps)
+		normalize(x2, m2, v2, g, b, eps)
+		normalize(x3, m3, v3, g, b, eps)
+	}
+	for ; r < rows; r++ {
+		layerNorm(x[r*h:r*h+h], g, b, eps)
 	}
 }
 

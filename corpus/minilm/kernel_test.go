@@ -3,6 +3,7 @@ package minilm
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -126,6 +127,36 @@ func TestVectorMath(t *testing.T) {
 				w := 0.5 * float64(e) * (1 + math.Erf(float64(e)/math.Sqrt2))
 				if d := math.Abs(float64(g[i]) - w); d > 2e-6*(1+math.Abs(w)) {
 					t.Fatalf("%s gelu n=%d (%g) = %g, want %g", v.name, n, e, g[i], w)
+				}
+			}
+		}
+	}
+}
+
+// TestLayerNormRows: normalising rows four at a time gives every bit that
+// normalising each row alone gives (the same additions in the same order),
+// for row counts around the group of four and a hidden size not a multiple
+// of a vector.
+func TestLayerNormRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, h := range []int{384, 37} {
+		g, b := make([]float32, h), make([]float32, h)
+		for i := range g {
+			g[i], b[i] = rng.Float32()+0.5, rng.Float32()-0.5
+		}
+		for rows := 0; rows <= 9; rows++ {
+			x := make([]float32, (rows+1)*h)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64()*3) + float32(i%7)
+			}
+			want := slices.Clone(x)
+			for r := 0; r < rows; r++ {
+				layerNorm(want[r*h:r*h+h], g, b, 1e-12)
+			}
+			layerNormRows(x, rows, h, g, b, 1e-12)
+			for i := range x {
+				if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("h %d rows %d: x[%d] = %g, one row at a time %g", h, rows, i, x[i], want[i])
 				}
 			}
 		}
