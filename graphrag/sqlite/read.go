@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"math"
 	"slices"
 	"sort"
@@ -610,12 +611,22 @@ func (b *refBuilder) entity(id, name, typ, norm string, refs int64) nameEnt {
 // changed): the strings are then found there, not in strs.
 func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection string, mem *bulkRows, known *strIDs) error {
 	// local numbers the strings the rows use, "" (strs id 1) as 0.
-	local := map[int64]int32{1: 0}
-	type row struct {
-		rowid int64
-		t     memTriple
+	var maxID int64
+	if known != nil {
+		maxID = int64(known.len())
+	} else if err := db.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM strs`).Scan(&maxID); err != nil {
+		return err
 	}
-	list := make([]row, 0, 1024)
+	local := newLocalIDs(maxID)
+	// The rows come in rowid order (mem's are kept so, the query asks
+	// for it): they are the index's rows as read, with no rowid kept or
+	// sort (24 bytes a row, and a copy, on top of the 16 of the rows: ~100
+	// MB at 2.5M triples, at the end of an ingest).
+	size := 1024
+	if mem != nil {
+		size = mem.n
+	}
+	list := make([]memTriple, 0, size)
 	nodes, provs := map[[3]int32]int32{}, map[[3]int32]int32{}
 	intern := func(m map[[3]int32]int32, list *[][3]int32, k [3]int32) int32 {
 		i, ok := m[k]
@@ -629,17 +640,12 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 	var c [11]int32
 	// add adds a row (its strs ids in the query's order); false: the
 	// collection gets no index (too many rows, or one it cannot hold)
-	add := func(rowid int64, ids *[11]int64) bool {
+	add := func(_ int64, ids *[11]int64) bool {
 		if len(list) >= maxIndexedTriples {
 			return false
 		}
 		for i, id := range ids {
-			n, ok := local[id]
-			if !ok {
-				n = int32(len(local))
-				local[id] = n
-			}
-			c[i] = n
+			c[i] = local.num(id)
 		}
 		t := memTriple{
 			s:    intern(nodes, &x.nodes, [3]int32{c[0], c[1], c[2]}),
@@ -657,7 +663,7 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 			// SQL answers.
 			return false
 		}
-		list = append(list, row{rowid, t})
+		list = append(list, t)
 		return true
 	}
 	if mem != nil {
@@ -717,59 +723,148 @@ func (x *nameIndex) loadTriples(ctx context.Context, db queryer, collection stri
 	if int64(size) > maxTableBytes {
 		return nil // too big to keep: x.rows stays nil
 	}
-	x.strs = newStrTable(len(strs), size)
-	for _, s := range strs {
-		x.strs.add(s)
-	}
-	sort.Slice(list, func(a, b int) bool { return list[a].rowid < list[b].rowid })
-	triples := make([]memTriple, len(list))
-	for i, r := range list {
-		triples[i] = r.t
+	x.strs = strs
+	if cap(list)-len(list) > len(list)/8 {
+		list = shrink(list)
 	}
 	x.nodes, x.provs = shrink(x.nodes), shrink(x.provs)
-	x.link(triples)
+	x.link(list)
 	return nil
 }
 
-// localStrings are the strings of local's strs ids, at their numbers in
-// local, and their summed length: from known (all of strs by id) when it
-// is not nil and has them all, else from one pass over strs. The Python
-// docs' name index: the pass was ~0.2 CPU-s at the end of an ingest. The
-// strings may alias known's bytes.
-func localStrings(ctx context.Context, db queryer, local map[int64]int32, known *strIDs) ([]string, int, error) {
-	strs := make([]string, len(local))
-	size := 0
+// localIDs numbers strs ids in the order they are first met (a name
+// index's string numbers): ids[n] is number n's strs id. Ids up to
+// maxDenseIDs find their numbers in a slice by id (4 bytes an id of
+// strs), any above it in a map: a map[int64]int32 over the 1.36M strings
+// of the 33,438 pages of issue 25 held ~40 MB while the index was built.
+type localIDs struct {
+	ids   []int64
+	dense []int32 // by strs id: 1 + its number, 0 when not met
+	more  map[int64]int32
+}
+
+// maxDenseIDs bounds the strs ids localIDs holds in a slice (32 MB).
+const maxDenseIDs = 1 << 23
+
+// newLocalIDs returns numbers for the ids of a strs table whose largest id
+// is maxID, "" (id 1) numbered 0.
+func newLocalIDs(maxID int64) *localIDs {
+	l := &localIDs{}
+	if maxID <= maxDenseIDs {
+		l.dense = make([]int32, max(maxID, 1)+1)
+	}
+	l.num(1)
+	return l
+}
+
+// num is the number of id, given the next one when it has none.
+func (l *localIDs) num(id int64) int32 {
+	if n, ok := l.find(id); ok {
+		return n
+	}
+	n := int32(len(l.ids))
+	l.ids = append(l.ids, id)
+	if id >= 0 && id < int64(len(l.dense)) {
+		l.dense[id] = n + 1
+		return n
+	}
+	if l.more == nil {
+		l.more = map[int64]int32{}
+	}
+	l.more[id] = n
+	return n
+}
+
+// find is the number of id, if it has one.
+func (l *localIDs) find(id int64) (int32, bool) {
+	if id >= 0 && id < int64(len(l.dense)) {
+		n := l.dense[id]
+		return n - 1, n > 0
+	}
+	n, ok := l.more[id]
+	return n, ok
+}
+
+// localStrings are the strings of local's strs ids, at their numbers, as
+// a table (empty when their summed length, also returned, is past
+// maxTableBytes): from known (all of strs by id) when it is not nil and
+// has them all, else from two passes over strs, one for their lengths and
+// one to copy each into its place in the table. The Python docs' name
+// index: a pass was ~0.2 CPU-s at the end of an ingest. One pass that made
+// a Go string of each held the strings twice with a header each while the
+// table was filled: ~200 MB for the 79 MB of strings of 33,438 pages.
+func localStrings(ctx context.Context, db queryer, local *localIDs, known *strIDs) (strTable, int, error) {
 	if known != nil {
-		found := 0
-		for id, n := range local {
-			if str, ok := known.str(id); ok {
-				strs[n] = str
-				size += len(str)
-				found++
+		size, all := 0, true
+		for _, id := range local.ids {
+			str, ok := known.str(id)
+			if !ok {
+				all = false
+				break
 			}
-		}
-		if found == len(local) {
-			return strs, size, nil
-		}
-		size = 0 // not all of strs after all: the pass
-	}
-	srows, err := db.QueryContext(ctx, `SELECT id, s FROM strs`)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer srows.Close()
-	var id int64
-	var str sql.RawBytes
-	for srows.Next() {
-		if err := srows.Scan(&id, &str); err != nil {
-			return nil, 0, err
-		}
-		if n, ok := local[id]; ok {
-			strs[n] = string(str)
 			size += len(str)
 		}
+		if all {
+			if int64(size) > maxTableBytes {
+				return strTable{}, size, nil
+			}
+			t := newStrTable(len(local.ids), size)
+			for _, id := range local.ids {
+				str, _ := known.str(id)
+				t.add(str)
+			}
+			return t, size, nil
+		}
 	}
-	return strs, size, srows.Err()
+	// Strings strs lacks (none should) stay empty.
+	lens := make([]uint32, len(local.ids))
+	size := 0
+	rows, err := db.QueryContext(ctx, `SELECT id, length(CAST(s AS BLOB)) FROM strs`)
+	if err != nil {
+		return strTable{}, 0, err
+	}
+	defer rows.Close()
+	var id, l int64
+	for rows.Next() {
+		if err := rows.Scan(&id, &l); err != nil {
+			return strTable{}, 0, err
+		}
+		if n, ok := local.find(id); ok {
+			lens[n] = uint32(min(l, math.MaxUint32))
+			size += int(l)
+		}
+	}
+	if err := rows.Err(); err != nil || int64(size) > maxTableBytes {
+		return strTable{}, size, err
+	}
+	rows.Close()
+	t := strTable{b: make([]byte, size), end: make([]uint32, len(lens))}
+	at := uint32(0)
+	for n, l := range lens {
+		at += l
+		t.end[n] = at
+	}
+	if rows, err = db.QueryContext(ctx, `SELECT id, s FROM strs`); err != nil {
+		return strTable{}, 0, err
+	}
+	defer rows.Close()
+	var str sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&id, &str); err != nil {
+			return strTable{}, 0, err
+		}
+		if n, ok := local.find(id); ok {
+			lo := uint32(0)
+			if n > 0 {
+				lo = t.end[n-1]
+			}
+			if uint32(len(str)) != t.end[n]-lo {
+				return strTable{}, 0, errors.New("graph store: a string changed length while read")
+			}
+			copy(t.b[lo:], str)
+		}
+	}
+	return t, size, rows.Err()
 }
 
 // link makes list, ordered by rowid, x's triples, with the ids of their
