@@ -38,6 +38,15 @@ type Config struct {
 	MaxBodyBytes   int64         // larger pages fail with TOO_LARGE; 10 MiB
 	MaxTotalBytes  int64         // byte budget of one crawl; 2 GiB
 	MaxPages       int           // when the Spec sets none; 10000
+	// InFlightBytes bounds the bytes of the pages a crawl holds at once
+	// past their fetch: a page's body while it is extracted (the parsed
+	// tree and the extractor's buffers cost a few times its bytes), then
+	// twice its text's bytes (at most its body's) until OnPage is done
+	// with it (for an Ingester: until the page is written). A page larger
+	// than the bound waits until it has it all. Bodies being read are not
+	// counted: at most one a worker, each at most MaxBodyBytes.
+	// DefaultInFlightBytes (16 MiB).
+	InFlightBytes int64
 	// AllowPrivate permits loopback, private and link-local addresses. The
 	// CLI sets it (the user crawls from their own machine); server-side
 	// ingestion requested over the API leaves it off.
@@ -74,6 +83,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxTotalBytes <= 0 {
 		c.MaxTotalBytes = 2 << 30
+	}
+	if c.InFlightBytes <= 0 {
+		c.InFlightBytes = DefaultInFlightBytes
 	}
 	if c.MaxPages <= 0 {
 		c.MaxPages = 10000
@@ -117,6 +129,8 @@ type Page struct {
 	Err     *PageError // the reason when Skipped, Excluded or Failed
 	Depth   int
 	Links   []string // normalised links of a Fetched page that the crawl may follow
+
+	hold *hold // the page's share of Config.InFlightBytes (Fetched pages)
 }
 
 // Known is the state of a page from an earlier crawl.
@@ -135,6 +149,11 @@ type CrawlOptions struct {
 	Recheck  []string                       // URLs known from earlier crawls, re-requested (conditionally)
 	OnQueued func(url string)
 	OnPage   func(Page)
+
+	// keepsHolds: OnPage releases each page's hold on the crawl's
+	// InFlightBytes itself, when done with the page (the Ingester, once
+	// it is written); otherwise the crawl releases it as OnPage returns.
+	keepsHolds bool
 }
 
 // CrawlResult sums up a crawl.
@@ -164,6 +183,7 @@ type crawl struct {
 	transport *http.Transport
 	aux       *http.Client // robots.txt and sitemaps
 	front     *frontier
+	budget    *byteBudget // Config.InFlightBytes
 
 	robotsBody map[string][]byte    // scheme://host -> robots.txt, when it answered 200
 	robotsDown map[string]PageError // host -> why its robots.txt could not be read (5xx, unreachable)
@@ -207,6 +227,7 @@ func (c *Crawler) crawlParsed(ctx context.Context, spec Spec, scope *Scope, seed
 		seen:     map[string]bool{},
 		hashes:   map[string]string{},
 		front:    newFrontier(),
+		budget:   newByteBudget(c.cfg.InFlightBytes),
 	}
 	if spec.MaxPages > 0 {
 		cr.maxPages = spec.MaxPages
@@ -216,6 +237,9 @@ func (c *Crawler) crawlParsed(ctx context.Context, spec Spec, scope *Scope, seed
 	}
 	if err := cr.setup(); err != nil {
 		return CrawlResult{}, err
+	}
+	if crawlStarted != nil {
+		crawlStarted(cr)
 	}
 	cr.readRobots(seeds)
 	for _, s := range seeds {
@@ -297,6 +321,9 @@ func (cr *crawl) setup() error {
 	cr.col = col
 	return nil
 }
+
+// crawlStarted, when set (by the tests), sees each crawl as it starts.
+var crawlStarted func(*crawl)
 
 // errRedirectOut marks a redirect that leaves the corpus.
 type errRedirectOut struct{ to string }
@@ -426,6 +453,9 @@ func (cr *crawl) report(v *visit, p Page) {
 		p.Err.URL = p.URL
 	}
 	cr.opts.OnPage(p)
+	if !cr.opts.keepsHolds {
+		p.hold.release()
+	}
 }
 
 func visitOf(ctx *colly.Context) *visit {
@@ -486,8 +516,17 @@ func (cr *crawl) onResponse(r *colly.Response) {
 		cr.report(v, page)
 		return
 	}
+	// The page's share of the bytes in flight, before it is parsed: its
+	// tree and the extractor's buffers are what a large page costs.
+	h, err := cr.budget.acquire(cr.ctx, int64(len(r.Body)))
+	if err != nil {
+		page.Outcome, page.Err = Failed, &PageError{Code: kgagent.ECANCELED, Reason: "crawl canceled"}
+		cr.report(v, page)
+		return
+	}
 	doc, err := Extract(final, r.Headers.Get("Content-Type"), r.Body)
 	if err != nil {
+		h.release()
 		page.Outcome = Failed
 		if c := kgagent.ErrorCode(err); c == kgagent.EUNSUPPORTED || c == kgagent.EFORBIDDEN {
 			page.Outcome = Skipped // not text, or meta robots noindex
@@ -511,12 +550,26 @@ func (cr *crawl) onResponse(r *colly.Response) {
 		}
 	}
 	if owner := cr.claimHash(doc.ContentHash, final); owner != final {
+		h.release()
 		page.Outcome, page.Err = Skipped, &PageError{Code: kgagent.ECONFLICT, Reason: "same content as " + owner}
 		cr.report(v, page)
 		return
 	}
-	page.Outcome, page.Doc = Fetched, doc
+	h.shrink(2 * textBytes(doc)) // the Document is what is left of the page
+	page.Outcome, page.Doc, page.hold = Fetched, doc, h
 	cr.report(v, page)
+}
+
+// textBytes is the size of a Document's text: its blocks' and headings'.
+func textBytes(doc kgagent.Document) int64 {
+	n := len(doc.Title)
+	for _, s := range doc.Sections {
+		n += len(s.Heading)
+		for _, b := range s.Blocks {
+			n += len(b.Text)
+		}
+	}
+	return int64(n)
 }
 
 // claimHash returns the URL that owns a content hash: the first page of this

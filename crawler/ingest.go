@@ -252,9 +252,10 @@ func (in *Ingester) Run(ctx context.Context, spec Spec, progress func(Counters))
 			r.mu.Unlock()
 			return Known{ETag: st.ETag, LastModified: st.LastModified, ContentHash: st.ContentHash, Links: st.Links}, ok
 		},
-		Recheck:  recheck,
-		OnQueued: func(string) { r.update(func(c *Counters) { c.Queued++ }) },
-		OnPage:   r.page,
+		Recheck:    recheck,
+		OnQueued:   func(string) { r.update(func(c *Counters) { c.Queued++ }) },
+		OnPage:     r.page,
+		keepsHolds: true,
 	})
 	r.wwg.Wait() // every page's write is done
 	if in.after != nil {
@@ -429,10 +430,13 @@ func (r *run) knownState(u string) (knowledge.PageState, bool) {
 }
 
 // page handles the outcome of one URL (called concurrently by the crawl).
+// The page's hold on the crawl's InFlightBytes is released once it is
+// written (or at once when nothing is written).
 func (r *run) page(p Page) {
-	async := false // a write in the background counts the page done when it ends
+	async := false // a write in the background counts the page done and releases its hold when it ends
 	defer func() {
 		if !async {
+			p.hold.release()
 			r.update(func(c *Counters) { c.Done++ })
 		}
 	}()
@@ -539,6 +543,7 @@ func (r *run) indexPage(ctx context.Context, p Page) bool {
 		defer r.wwg.Done()
 		defer func() { <-r.wsem }()
 		defer r.update(func(c *Counters) { c.Done++ })
+		defer p.hold.release()
 		put()
 	}()
 	return true
