@@ -182,7 +182,10 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 		return err
 	}
 	// reset even when ctx ends: the connection outlives this load
-	defer w.conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA temp_store = MEMORY`)
+	defer func() {
+		w.conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA temp_store = MEMORY`)
+		w.tempFile = false
+	}()
 	if err := w.begin(ctx); err != nil {
 		if pending > 0 {
 			<-derived
