@@ -56,7 +56,9 @@ func IsTextMedia(mt string) bool {
 // definition lists as terms, outgoing links made absolute, and the content
 // hash. pageURL must be absolute; contentType is the Content-Type header (the
 // body is sniffed when it is empty). HTML, text/plain and text/markdown are
-// accepted (text/plain served for a .md URL is read as Markdown).
+// accepted (text/plain served for a .md URL is read as Markdown). body must
+// not change until Extract returns (the parse reads it in place); the
+// Document shares none of it.
 //
 // Errors: EINVALID for a bad pageURL, a body that is not valid text in its
 // declared charset (invalid UTF-8, binary garbage) or that holds no text;
