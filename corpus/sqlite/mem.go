@@ -1623,24 +1623,7 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 	// keeps look for their best chunk (bestSlots), not every touched
 	// chunk for its page's.
 	late := pages > 0 && q.URLPrefix == ""
-	h := topHeap{n: n}
-	for _, s := range touched {
-		if q.URLPrefix == "" || inPrefix != nil || strings.HasPrefix(m.doc(int(s)), q.URLPrefix) {
-			if pages > 0 && !late {
-				d := m.docID[s]
-				// bestAcc[d] is acc of the best slot so far: reading
-				// it from acc was a cache miss a touched chunk
-				if b := bestSlot[d] - 1; b < 0 || acc[s] > bestAcc[d] || (acc[s] == bestAcc[d] && s < b) {
-					bestSlot[d], bestAcc[d] = s+1, acc[s]
-				}
-			}
-			if f := float64(acc[s]); h.admits(f) {
-				h.push(scored{m.rids[s], f})
-			}
-		}
-	}
-	var pageList []scored
-	if pages > 0 {
+	rankPages := func() []scored {
 		ph := topHeap{n: pages}
 		for _, d := range ptouched {
 			if late {
@@ -1659,10 +1642,32 @@ func (x *Index) keywordPages(ctx context.Context, q corpus.Query, n int, headOnl
 		for i := range ph.items {
 			ph.items[i].rid = m.rids[ph.items[i].rid]
 		}
-		pageList = best(ph.items, pages)
+		return best(ph.items, pages)
 	}
+	var pageList []scored
+	if late {
+		// before the chunks' heap, which clears acc as it reads it
+		pageList = rankPages()
+	}
+	h := topHeap{n: n}
 	for _, s := range touched {
+		if q.URLPrefix == "" || inPrefix != nil || strings.HasPrefix(m.doc(int(s)), q.URLPrefix) {
+			if pages > 0 && !late {
+				d := m.docID[s]
+				// bestAcc[d] is acc of the best slot so far: reading
+				// it from acc was a cache miss a touched chunk
+				if b := bestSlot[d] - 1; b < 0 || acc[s] > bestAcc[d] || (acc[s] == bestAcc[d] && s < b) {
+					bestSlot[d], bestAcc[d] = s+1, acc[s]
+				}
+			}
+			if f := float64(acc[s]); h.admits(f) {
+				h.push(scored{m.rids[s], f})
+			}
+		}
 		acc[s] = 0
+	}
+	if pages > 0 && !late {
+		pageList = rankPages()
 	}
 	return best(h.items, n), pageList, nil
 }
