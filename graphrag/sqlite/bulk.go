@@ -81,6 +81,9 @@ func (s *Store) BulkLoad(ctx context.Context) (bool, error) {
 		if _, err := x.s.w.conn.ExecContext(x.ectx, fmt.Sprintf(`PRAGMA cache_size = %d`, bulkCacheKiB)); err != nil {
 			return err
 		}
+		// Its commits from the next on do not fsync: the writes wait
+		// for that beside the writer (durable.go).
+		x.s.w.normalNext = true
 		on = true
 		return nil
 	})
@@ -117,6 +120,13 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 	var pending int
 	if err := w.conn.QueryRowContext(ctx, `SELECT count(*) FROM bulk_load`).Scan(&pending); err != nil {
 		return err
+	}
+	// The finish commits with synchronous=FULL, and its fsync makes every
+	// commit of the load durable with it.
+	if w.normal {
+		if err := w.setSynchronous(ctx, false); err != nil {
+			return err
+		}
 	}
 	// A string cache that holds all of strs (a bulk load's writer's, see
 	// strCache) gives the entities' strings their ids without a pass over

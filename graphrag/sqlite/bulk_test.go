@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,8 +248,10 @@ func TestBulkFinishFailsThenCompletes(t *testing.T) {
 }
 
 // TestBulkLoadCompletedAfterCrash kills a writer in the middle of a bulk
-// load (SIGKILL): the next Open builds the indexes and entity words, so the
-// store answers as if it had been written page by page.
+// load (SIGKILL), whose commits do not fsync (synchronous=NORMAL, the
+// writes wait for an fsync beside the writer): the next Open builds the
+// indexes and entity words, so the store answers as if it had been written
+// page by page, each document one whole version of it.
 func TestBulkLoadCompletedAfterCrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "graph.db")
 	killWriter(t, path, true, 100*time.Millisecond, crashBulkEnv+"=1") // later rounds: entities created and dropped
@@ -281,6 +284,7 @@ func TestBulkLoadCompletedAfterCrash(t *testing.T) {
 	if ents != 123 || words < ents {
 		t.Errorf("%d entities, %d entity words; want 123 and at least as many words", ents, words)
 	}
+	checkOneRound(t, s, "after the bulk load's crash")
 	viaSQL, viaIndex, err := sqlite.EntitiesBothWays(t.Context(), s, "c", []string{"d1"}, 5)
 	if err != nil || len(viaSQL) == 0 || !slices.Equal(viaSQL, viaIndex) {
 		t.Errorf("Entities(d1) by SQL %v, by the name index %v, %v; want the same, not empty", viaSQL, viaIndex, err)
@@ -337,6 +341,60 @@ func TestBulkLoadWriterCache(t *testing.T) {
 	}
 	if n := sqlite.WriterCacheSize(t, used); n != -32768 {
 		t.Errorf("writer cache_size %d of a store that did not bulk load, want -32768", n)
+	}
+}
+
+// TestBulkLoadSyncsBesideWriter: during a bulk load the writer commits
+// with synchronous=NORMAL (no fsync inside COMMIT, on the single writer),
+// and every write returns only once an fsync of the WAL made after its
+// commit has ended, made by a waiting write's goroutine; the load's finish
+// sets FULL again. Concurrent writes share fsyncs.
+func TestBulkLoadSyncsBesideWriter(t *testing.T) {
+	ctx := t.Context()
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "graph.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := sqlite.WriterSynchronous(t, s); n != 2 {
+		t.Fatalf("writer synchronous %d before the bulk load, want 2 (FULL)", n)
+	}
+	if on, err := s.BulkLoad(ctx); err != nil || !on {
+		t.Fatalf("bulk load: %v %v", on, err)
+	}
+	if n := sqlite.WriterSynchronous(t, s); n != 1 {
+		t.Errorf("writer synchronous %d during the bulk load, want 1 (NORMAL)", n)
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for d := range 10 {
+				doc := fmt.Sprintf("https://x.test/%d/%d.html", w, d)
+				ts := []kgagent.Triple{graphtest.T("c", doc, fmt.Sprintf("e%d", d), "links_to", fmt.Sprintf("f%d", w), "")}
+				if err := s.ReplaceDocument(ctx, "c", doc, ts); err != nil {
+					t.Error(err)
+					return
+				}
+				// This write's commit, and every one before it, is synced.
+				if c, sy, _ := sqlite.WALSyncs(s); sy < 1 || sy > c {
+					t.Errorf("after a write: %d commits, %d synced", c, sy)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	committed, synced, syncs := sqlite.WALSyncs(s)
+	if committed == 0 || synced != committed || syncs < 1 || syncs > int(committed) {
+		t.Errorf("%d commits without an fsync, %d of them synced, by %d fsyncs; want all synced by at most one fsync each", committed, synced, syncs)
+	}
+	if err := s.Snapshot(ctx, "c"); err != nil { // finishes the bulk load
+		t.Fatal(err)
+	}
+	if n := sqlite.WriterSynchronous(t, s); n != 2 {
+		t.Errorf("writer synchronous %d after the bulk load, want 2 (FULL)", n)
+	}
+	if n, _, err := s.Stats(ctx, "c"); err != nil || n != 80 {
+		t.Errorf("stats: %d triples, %v; want 80", n, err)
 	}
 }
 

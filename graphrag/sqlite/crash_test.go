@@ -94,26 +94,33 @@ func TestCrashSafety(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for d := range 3 {
-			got, err := s.Find(t.Context(), graphrag.Pattern{Collection: "c", S: fmt.Sprintf("d%d", d), Limit: 1000})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != 40 {
-				t.Errorf("kill %d, doc %d: %d triples, want 40", kill, d, len(got))
-				continue
-			}
-			round, _, _ := strings.Cut(got[0].Object.Name, " ")
-			for _, tr := range got {
-				if !strings.HasPrefix(tr.Object.Name, round+" ") {
-					t.Errorf("kill %d, doc %d: mixed rounds %q and %q", kill, d, round, tr.Object.Name)
-					break
-				}
-			}
-		}
-		if n, e, err := s.Stats(t.Context(), "c"); err != nil || n != 120 || e != 3+120 {
-			t.Errorf("kill %d: stats %d triples, %d entities, %v; want 120, 123", kill, n, e, err)
-		}
+		checkOneRound(t, s, fmt.Sprintf("kill %d", kill))
 		s.Close()
+	}
+}
+
+// checkOneRound checks that every document crashWriter writes holds
+// exactly one complete round of triples, and the entities those hold.
+func checkOneRound(t *testing.T, s *sqlite.Store, what string) {
+	t.Helper()
+	for d := range 3 {
+		got, err := s.Find(t.Context(), graphrag.Pattern{Collection: "c", S: fmt.Sprintf("d%d", d), Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 40 {
+			t.Errorf("%s, doc %d: %d triples, want 40", what, d, len(got))
+			continue
+		}
+		round, _, _ := strings.Cut(got[0].Object.Name, " ")
+		for _, tr := range got {
+			if !strings.HasPrefix(tr.Object.Name, round+" ") {
+				t.Errorf("%s, doc %d: mixed rounds %q and %q", what, d, round, tr.Object.Name)
+				break
+			}
+		}
+	}
+	if n, e, err := s.Stats(t.Context(), "c"); err != nil || n != 120 || e != 3+120 {
+		t.Errorf("%s: stats %d triples, %d entities, %v; want 120, 123", what, n, e, err)
 	}
 }

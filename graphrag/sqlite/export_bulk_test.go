@@ -125,3 +125,23 @@ func SetBulkRows(t *testing.T, chunk, max int) {
 	bulkChunk, maxBulkRowsBytes = chunk, max
 	t.Cleanup(func() { bulkChunk, maxBulkRowsBytes = oc, om })
 }
+
+// WriterSynchronous is the writer connection's PRAGMA synchronous (1
+// NORMAL, 2 FULL).
+func WriterSynchronous(t *testing.T, s *Store) int {
+	t.Helper()
+	var n int
+	if err := s.w.conn.QueryRowContext(context.Background(), `PRAGMA synchronous`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// WALSyncs reports the writer's commits made without an fsync, how many
+// of them an fsync of the WAL has covered, and the fsyncs made.
+func WALSyncs(s *Store) (committed, synced uint64, syncs int) {
+	w := s.w.wal
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.committed, w.synced, w.syncs
+}

@@ -320,7 +320,7 @@ func OpenWith(path string, o Options) (*Store, error) {
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: open %s", path)
 	}
-	w := writer{conn: conn}
+	w := writer{conn: conn, wal: newWALSync(path)}
 	// A bulk load that did not finish (a crash) is completed first; then
 	// every index exists.
 	if err := finishBulk(&w, nil, nil, nil); err != nil {
@@ -341,6 +341,9 @@ func OpenWith(path string, o Options) (*Store, error) {
 	rdb.SetMaxOpenConns(8)
 	rdb.SetMaxIdleConns(8)
 	s := &Store{path: path, wdb: wdb, rdb: rdb, w: w, writesQ: groupcommit.New[*writeJob](maxGroup)}
+	s.w.wal.checkpoint = func() {
+		_, _ = rdb.ExecContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`)
+	}
 	s.stNear, err = rdb.Prepare(`SELECT ` + tcols + ` FROM triples AS t` + tjoin + ` WHERE t.collection = ` + strID("?1") + ` AND t.s_id = ` + strID("?2") + `
 		UNION ALL SELECT ` + tcols + ` FROM triples AS t` + tjoin + ` WHERE t.collection = ` + strID("?1") + ` AND t.o_id = ` + strID("?2") + ` AND t.s_id != t.o_id LIMIT ?3`)
 	if err == nil {
@@ -584,6 +587,7 @@ func (s *Store) Close() error {
 		s.bulk = false
 	}
 	s.rows.stop()
+	s.w.wal.close() // no checkpoint beside the writer runs from here
 	if rerr := s.rdb.Close(); err == nil {
 		err = rerr
 	}

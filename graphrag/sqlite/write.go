@@ -51,6 +51,10 @@ type writeJob struct {
 	// any (bulknames.go): applied to the store's bulkRows at the commit.
 	rows    []any
 	deleted bool
+	// synced is the number of the commit of fn's last run when the
+	// writer committed it with synchronous=NORMAL (walSync), 0 when its
+	// COMMIT synced it.
+	synced uint64
 }
 
 // applyBulk adds what g changed in a bulk load to the store's tally and
@@ -65,7 +69,7 @@ func (s *Store) applyBulk(g *writeJob) {
 
 // resetJob forgets what an earlier run of g changed (it runs again).
 func resetJob(g *writeJob) {
-	g.bulk, g.rows, g.deleted = nil, nil, false
+	g.bulk, g.rows, g.deleted, g.synced = nil, nil, false, 0
 }
 
 // wtx is a write transaction: the caller's context (checked between
@@ -137,6 +141,14 @@ type writer struct {
 	// savepoint). blockWrites counts the blocks flushWords wrote (tests).
 	words       []collEdit
 	blockWrites int
+	// wal numbers the commits made with synchronous=NORMAL (normal: a
+	// bulk load, bulk.go), which the writes wait to be synced after
+	// their group (durable.go); seq is the last one's number.
+	// normalNext: the running transaction starts a bulk load, after
+	// whose commit the writer switches to NORMAL.
+	wal                *walSync
+	normal, normalNext bool
+	seq                uint64
 }
 
 // collEdit is a word edit of collection coll (a strs id).
@@ -320,6 +332,16 @@ func (w *writer) commit(ctx context.Context) error {
 		w.rollback(ctx)
 		return err
 	}
+	w.seq = 0
+	if w.normal {
+		w.seq = w.wal.commit()
+	}
+	if w.normalNext {
+		w.normalNext = false
+		if err := w.setSynchronous(ctx, true); err != nil {
+			return err
+		}
+	}
 	w.strs.committed()
 	if w.strsHPend {
 		w.noStrsH, w.strsHPend = false, false
@@ -332,8 +354,23 @@ func (w *writer) commit(ctx context.Context) error {
 func (w *writer) rollback(ctx context.Context) {
 	_, _ = w.conn.ExecContext(ctx, `ROLLBACK`)
 	w.words = w.words[:0]
+	w.normalNext = false
 	w.strs.rolledBack()
 	w.strsHPend = false
+}
+
+// setSynchronous sets the writer's synchronous mode outside a
+// transaction: NORMAL (its commits then wait for walSync) or FULL.
+func (w *writer) setSynchronous(ctx context.Context, normal bool) error {
+	mode := "FULL"
+	if normal {
+		mode = "NORMAL"
+	}
+	if _, err := w.conn.ExecContext(ctx, `PRAGMA synchronous = `+mode); err != nil {
+		return err
+	}
+	w.normal = normal
+	return nil
 }
 
 // close releases the statements and the connection.
@@ -353,6 +390,13 @@ func (s *Store) write(ctx context.Context, what string, fn func(x *wtx) error) e
 	}
 	j := &writeJob{ctx: ctx, what: what, fn: fn}
 	s.writesQ.Do(j, s.runGroup)
+	if j.err == nil && j.synced != 0 {
+		// Its group committed without an fsync: wait for one here,
+		// while the writer runs the next groups (durable.go).
+		if err := s.w.wal.wait(j.synced); err != nil {
+			j.err = dbErr(ctx, err, what)
+		}
+	}
 	return j.err
 }
 
@@ -412,6 +456,7 @@ func (s *Store) runOptimistic(group []*writeJob) bool {
 		case err != nil:
 			g.err = dbErr(g.ctx, err, g.what)
 		default:
+			g.synced = s.w.seq
 			s.applyBulk(g)
 		}
 	}
@@ -486,6 +531,7 @@ func (s *Store) runIsolated(group []*writeJob) {
 	}
 	for _, g := range group {
 		if g.err == nil {
+			g.synced = s.w.seq
 			s.applyBulk(g)
 		}
 	}
