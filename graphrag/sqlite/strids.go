@@ -24,9 +24,8 @@ type strIDs struct {
 	// chunk's end.
 	at        []uint32
 	slots     []int32 // 1 + index into at; 0 is empty
-	seed      maphash.Seed
-	bytes     int // string bytes held
-	committed int // len(at) at the last commit
+	bytes     int     // string bytes held
+	committed int     // len(at) at the last commit
 }
 
 // strChunkBits sizes the chunks (1 MiB); a longer string gets a chunk of its
@@ -37,9 +36,17 @@ const strChunkBits = 20
 // 1 MiB chunks.
 const maxStrChunks = 1 << (32 - strChunkBits)
 
+// strSeed seeds every strIDs' hash, so that a string's hash can be found
+// before it is looked up (docPlan: in the goroutine of the page's write,
+// beside the single writer).
+var strSeed = maphash.MakeSeed()
+
+// strIDsHash is the hash strIDs finds s by.
+func strIDsHash(s string) uint64 { return maphash.String(strSeed, s) }
+
 // newStrIDs returns an empty table.
 func newStrIDs() *strIDs {
-	return &strIDs{slots: make([]int32, 1024), seed: maphash.MakeSeed()}
+	return &strIDs{slots: make([]int32, 1024)}
 }
 
 // len is how many strings t holds (the largest id).
@@ -66,9 +73,12 @@ func (t *strIDs) str(id int64) (string, bool) {
 }
 
 // get returns the id of s, if t holds it.
-func (t *strIDs) get(s string) (int64, bool) {
+func (t *strIDs) get(s string) (int64, bool) { return t.getHash(s, strIDsHash(s)) }
+
+// getHash is get with s's hash (strIDsHash).
+func (t *strIDs) getHash(s string, h uint64) (int64, bool) {
 	m := uint64(len(t.slots) - 1)
-	for j := maphash.String(t.seed, s) & m; ; j = (j + 1) & m {
+	for j := h & m; ; j = (j + 1) & m {
 		k := t.slots[j]
 		if k == 0 {
 			return 0, false
@@ -86,7 +96,10 @@ func (t *strIDs) fits(s string) bool {
 }
 
 // add appends s, which t must not hold and must fit, and returns its id.
-func (t *strIDs) add(s string) int64 {
+func (t *strIDs) add(s string) int64 { return t.addHash(s, strIDsHash(s)) }
+
+// addHash is add with s's hash (strIDsHash).
+func (t *strIDs) addHash(s string, h uint64) int64 {
 	n := len(t.chunks)
 	if n == 0 || len(t.chunks[n-1])+len(s) > cap(t.chunks[n-1]) || len(t.chunks[n-1]) >= 1<<strChunkBits {
 		t.chunks = append(t.chunks, make([]byte, 0, max(1<<strChunkBits, len(s))))
@@ -99,7 +112,7 @@ func (t *strIDs) add(s string) int64 {
 	if 2*len(t.at) > len(t.slots) {
 		t.rehash(2 * len(t.slots))
 	} else {
-		t.place(int32(len(t.at)))
+		t.placeHash(int32(len(t.at)), h)
 	}
 	return int64(len(t.at))
 }
@@ -107,8 +120,13 @@ func (t *strIDs) add(s string) int64 {
 // place puts id in its slot.
 func (t *strIDs) place(id int32) {
 	s, _ := t.str(int64(id))
+	t.placeHash(id, strIDsHash(s))
+}
+
+// placeHash puts id, whose string's hash is h, in its slot.
+func (t *strIDs) placeHash(id int32, h uint64) {
 	m := uint64(len(t.slots) - 1)
-	j := maphash.String(t.seed, s) & m
+	j := h & m
 	for t.slots[j] != 0 {
 		j = (j + 1) & m
 	}

@@ -164,9 +164,9 @@ type writer struct {
 	stmts map[string]*sql.Stmt // by SQL text
 	// raw are execRaw's statements on the driver's connection, nv its
 	// arguments' slice, reused.
-	raw map[string]driver.Stmt
-	nv  []driver.NamedValue
-	strs  strCache             // strs ids of strings the writer stored or looked up
+	raw  map[string]driver.Stmt
+	nv   []driver.NamedValue
+	strs strCache // strs ids of strings the writer stored or looked up
 	// noStrsH: a bulk load dropped the index strs_h (bulk.go); the
 	// lookup of strings by hash creates it again before it runs, and
 	// the load's finish does. strsHPend: the running transaction created
@@ -289,10 +289,15 @@ func (c *strCache) startComplete() {
 // cache cannot hold it: then it is no longer complete (false), and s must
 // be looked up.
 func (c *strCache) addNew(s string) (int64, bool) {
+	return c.addNewHash(s, strIDsHash(s))
+}
+
+// addNewHash is addNew with s's hash (strIDsHash).
+func (c *strCache) addNewHash(s string, h uint64) (int64, bool) {
 	if c.all.bytes+len(s) > maxCompleteStrBytes || !c.all.fits(s) {
 		return 0, false
 	}
-	return c.all.add(s), true
+	return c.all.addHash(s, h), true
 }
 
 // leave ends completeness (its strings stay in strs but the cache forgets
@@ -800,6 +805,14 @@ type docPlan struct {
 	vals               []string          // triple rows, tripleCols values each, "" first (the rowid's place)
 	adds               map[string]int    // entity id -> references the new triples hold
 	ents               map[string]entRow // the new triples' entities
+	// uniq are the distinct strings of vals but "", in the order first
+	// met, with their hashes for strIDs (strSeed); at[i] is vals[i]'s
+	// index in uniq, -1 for "" and the rowids' places. A writer with a
+	// complete string cache looks each up once (internPlan), not once a
+	// value, and hashes none.
+	uniq   []string
+	hashes []uint64
+	at     []int32
 }
 
 // entRow is an entity as the entities table stores it.
@@ -843,7 +856,75 @@ func newDocPlan(collection, docURL string, uniq []kgagent.Triple) *docPlan {
 			}
 		}
 	}
+	p.index()
 	return p
+}
+
+// index finds p's distinct strings (uniq, hashes, at).
+func (p *docPlan) index() {
+	p.at = make([]int32, len(p.vals))
+	idx := make(map[string]int32, len(p.vals)/4)
+	for i, v := range p.vals {
+		switch {
+		case i%tripleCols == 0 || v == "":
+			p.at[i] = -1
+		case i >= tripleCols && p.vals[i-tripleCols] == v:
+			p.at[i] = p.at[i-tripleCols] // the same column of the row above
+		default:
+			k, ok := idx[v]
+			if !ok {
+				k = int32(len(p.uniq))
+				idx[v] = k
+				p.uniq = append(p.uniq, v)
+			}
+			p.at[i] = k
+		}
+	}
+	p.hashes = make([]uint64, len(p.uniq))
+	for k, v := range p.uniq {
+		p.hashes[k] = strIDsHash(v)
+	}
+}
+
+// internPlan sets out[i] to the strs id of p.vals[i] (out holding
+// insertTriples' rows: the rowids are left to the caller), as internAll
+// does, with a complete cache from p's distinct strings: each is looked up
+// once (by the hash the caller's goroutine computed) and its id boxed
+// once, for all its rows. The new strings get their ids in the order first
+// met, as internNew gives them.
+func (x *wtx) internPlan(p *docPlan, out []any) error {
+	c := &x.s.w.strs
+	if !c.complete {
+		return x.internAll(p.vals, out, tripleCols)
+	}
+	ids := make([]any, len(p.uniq))
+	var add []any
+	for k, str := range p.uniq {
+		id, ok := c.all.getHash(str, p.hashes[k])
+		if !ok {
+			if id, ok = c.addNewHash(str, p.hashes[k]); !ok {
+				// Too many strings to hold: as internNew.
+				c.leave()
+				if err := x.insertRows(`INSERT INTO strs (id, h, s)`, "", 3, add); err != nil {
+					return err
+				}
+				return x.internAll(p.vals, out, tripleCols)
+			}
+			add = append(add, id, strHash(str), str)
+		}
+		ids[k] = id
+	}
+	one := any(int64(1)) // ""
+	for i, k := range p.at {
+		switch {
+		case i%tripleCols == 0:
+		case k < 0:
+			out[i] = one
+		default:
+			out[i] = ids[k]
+		}
+	}
+	return x.insertRows(`INSERT INTO strs (id, h, s)`, "", 3, add)
 }
 
 // stamp gives collection the next version (see table versions): every
@@ -891,7 +972,7 @@ func (x *wtx) replace(p *docPlan) error {
 		return kgagent.Errorf(kgagent.EUNAVAILABLE, "graph store: triple rowids exhausted")
 	}
 	ids := make([]any, len(p.vals))
-	if err := x.internAll(p.vals, ids, tripleCols); err != nil {
+	if err := x.internPlan(p, ids); err != nil {
 		return err
 	}
 	for i := range n {
