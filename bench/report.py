@@ -89,7 +89,8 @@ def scale(rdir):
     return rows, bm
 
 
-CORPORA = {"py": "Python docs", "jdk": "OpenJDK API", "all": "Python + OpenJDK + PostgreSQL", "big": "Python + OpenJDK + PostgreSQL + Rust"}
+CORPORA = {"py": "Python docs", "jdk": "OpenJDK API", "all": "Python + OpenJDK + PostgreSQL", "big": "Python + OpenJDK + PostgreSQL + Rust",
+           "huge": "Python + OpenJDK + PostgreSQL + Rust + LibreOffice + VTK + Trilinos"}
 
 
 def docs_named(rows):
@@ -99,17 +100,22 @@ def docs_named(rows):
     'OpenJDK 17 API docs'
     >>> docs_named([{"corpus": "py"}, {"corpus": "jdk"}, {"corpus": "big"}])
     'Python, OpenJDK 17 API, PostgreSQL 15 and Rust 1.63 docs'
+    >>> docs_named([{"corpus": "huge"}])
+    'Python, OpenJDK 17 API, PostgreSQL 15, Rust 1.63, LibreOffice SDK, VTK 9 and Trilinos docs'
     """
     corpora = {r["corpus"] for r in rows}
-    sets = [name for name, on in (("Python", ("py", "all", "big")), ("OpenJDK 17 API", ("jdk", "all", "big")),
-                                  ("PostgreSQL 15", ("all", "big")), ("Rust 1.63", ("big",))) if corpora & set(on)]
+    sets = [name for name, on in (("Python", ("py", "all", "big", "huge")), ("OpenJDK 17 API", ("jdk", "all", "big", "huge")),
+                                  ("PostgreSQL 15", ("all", "big", "huge")), ("Rust 1.63", ("big", "huge")),
+                                  ("LibreOffice SDK", ("huge",)), ("VTK 9", ("huge",)), ("Trilinos", ("huge",)))
+            if corpora & set(on)]
     if not sets:
         return "docs"
     return (", ".join(sets[:-1]) + " and " + sets[-1] if len(sets) > 1 else sets[0]) + " docs"
 
 
 # The questions deploy/bench-scale.sh asks at each corpus's points.
-QUESTIONS = {"py": "bench/pydocs_questions.jsonl", "jdk": "bench/javadoc_questions.jsonl", "all": "bench/javadoc_questions.jsonl", "big": "bench/javadoc_questions.jsonl"}
+QUESTIONS = {"py": "bench/pydocs_questions.jsonl", "jdk": "bench/javadoc_questions.jsonl", "all": "bench/javadoc_questions.jsonl", "big": "bench/javadoc_questions.jsonl",
+             "huge": "bench/javadoc_questions.jsonl"}
 
 
 def quality(e, key, measured_by=None):

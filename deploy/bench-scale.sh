@@ -14,6 +14,11 @@
 #          alloc API docs, the books; ~32,000 HTML files, ~10,000 of them
 #          redirect stubs) from the same kind of root, ~34,000 pages; not in
 #          the default points (its ingest alone takes minutes)
+#   huge   big plus three Doxygen and Javadoc API references: LibreOffice's
+#          SDK (libreoffice-dev-doc: the IDL, C++ and Java APIs, ~19,100
+#          HTML files), VTK 9 (vtk9-doc, ~27,400) and Trilinos (trilinos-doc,
+#          ~28,400 in 38 packages), ~108,000 HTML files from one root; not in
+#          the default points (about half an hour on two cores)
 #
 # KGAGENT_BENCH_SCALE_POINTS lists the points, CORPUS or CORPUS:N (the first
 # N pages the crawler reaches, --max-pages N; Scrapy stops after about as
@@ -60,6 +65,9 @@ API=${KGAGENT_BENCH_JAVADOC:-/usr/share/doc/openjdk-17-doc/api}
 DOCS=${KGAGENT_PYDOCS:-/usr/share/doc/python3.11/html}
 PGDOCS=${KGAGENT_BENCH_PGDOCS:-/usr/share/doc/postgresql-doc-15/html}
 RUSTDOCS=${KGAGENT_BENCH_RUSTDOCS:-/usr/share/doc/rust-doc/html}
+LODOCS=${KGAGENT_BENCH_LODOCS:-/usr/share/doc/libreoffice-dev-doc/api}
+VTKDOCS=${KGAGENT_BENCH_VTKDOCS:-/usr/share/doc/vtk9/html}
+TRILINOSDOCS=${KGAGENT_BENCH_TRILINOSDOCS:-/usr/share/doc/trilinos}
 POINTS=${KGAGENT_BENCH_SCALE_POINTS:-py jdk:1000 jdk:3000 jdk all}
 SCRAPY_CAP=${KGAGENT_BENCH_SCALE_SCRAPY_PAGES:-}
 case $SCRAPY_CAP in
@@ -89,10 +97,15 @@ need() {
   fi
 }
 # Only the docs the chosen points crawl.
-if uses py all big; then need "$DOCS/py-modindex.html" python3.11-doc KGAGENT_PYDOCS; fi
-if uses jdk all big; then need "$API/allclasses-index.html" openjdk-17-doc KGAGENT_BENCH_JAVADOC; fi
-if uses all big; then need "$PGDOCS/index.html" postgresql-doc-15 KGAGENT_BENCH_PGDOCS; fi
-if uses big; then need "$RUSTDOCS/std/index.html" rust-doc KGAGENT_BENCH_RUSTDOCS; fi
+if uses py all big huge; then need "$DOCS/py-modindex.html" python3.11-doc KGAGENT_PYDOCS; fi
+if uses jdk all big huge; then need "$API/allclasses-index.html" openjdk-17-doc KGAGENT_BENCH_JAVADOC; fi
+if uses all big huge; then need "$PGDOCS/index.html" postgresql-doc-15 KGAGENT_BENCH_PGDOCS; fi
+if uses big huge; then need "$RUSTDOCS/std/index.html" rust-doc KGAGENT_BENCH_RUSTDOCS; fi
+if uses huge; then
+  need "$LODOCS/idl/ref/index.html" libreoffice-dev-doc KGAGENT_BENCH_LODOCS
+  need "$VTKDOCS/index.html" vtk9-doc KGAGENT_BENCH_VTKDOCS
+  need "$TRILINOSDOCS/epetra/index.html" trilinos-doc KGAGENT_BENCH_TRILINOSDOCS
+fi
 
 WORK=$(mktemp -d)
 PIDS=()
@@ -115,8 +128,9 @@ serve() {
   for _ in $(seq 100); do [ -s "$out" ] && break; sleep 0.1; done
   SITE[$1]=$(cat "$out")
 }
-# root NAME [rust]: one root holding the doc trees py/, jdk/, pg/ (and rust/)
-# and an index.html linking them, served as SITE[NAME].
+# root NAME [rust|huge]: one root holding the doc trees py/, jdk/, pg/ (rust/
+# with rust; rust/, lo/, vtk/ and tri/ with huge) and an index.html linking
+# them, served as SITE[NAME].
 root() {
   local d=$WORK/$1
   mkdir -p "$d"
@@ -128,9 +142,23 @@ root() {
     echo '<li><a href="py/index.html">Python 3.11</a></li>'
     echo '<li><a href="jdk/index.html">OpenJDK 17 API</a></li>'
     echo '<li><a href="pg/index.html">PostgreSQL 15</a></li>'
-    if [ "${2:-}" = rust ]; then
+    if [ -n "${2:-}" ]; then
       ln -s "$RUSTDOCS" "$d/rust"
       echo '<li><a href="rust/index.html">Rust 1.63</a></li>'
+    fi
+    if [ "${2:-}" = huge ]; then
+      ln -s "$LODOCS" "$d/lo"
+      ln -s "$VTKDOCS" "$d/vtk"
+      ln -s "$TRILINOSDOCS" "$d/tri"
+      echo '<li><a href="lo/idl/ref/index.html">LibreOffice SDK: IDL API</a></li>'
+      echo '<li><a href="lo/cpp/ref/index.html">LibreOffice SDK: C++ API</a></li>'
+      echo '<li><a href="lo/java/ref/index.html">LibreOffice SDK: Java API</a></li>'
+      echo '<li><a href="vtk/index.html">VTK 9</a></li>'
+      local p
+      for p in "$TRILINOSDOCS"/*/index.html; do
+        p=${p%/index.html} p=${p##*/}
+        echo "<li><a href=\"tri/$p/index.html\">Trilinos $p</a></li>"
+      done
     fi
     echo '</ul></body></html>'
   } > "$d/index.html"
@@ -138,6 +166,7 @@ root() {
 }
 if uses all; then root all; fi
 if uses big; then root big rust; fi
+if uses huge; then root huge huge; fi
 if uses py; then serve py "$DOCS"; fi
 if uses jdk; then serve jdk "$API"; fi
 
@@ -163,14 +192,14 @@ K=("$BIN" --log-level warn --nats-listen 127.0.0.1:-1)
 for point in $POINTS; do
   corpus=${point%%:*} n=
   [ "$corpus" != "$point" ] && n=${point#*:}
-  site=${SITE[$corpus]:?unknown corpus $corpus in KGAGENT_BENCH_SCALE_POINTS (py, jdk, all, big)}
+  site=${SITE[$corpus]:?unknown corpus $corpus in KGAGENT_BENCH_SCALE_POINTS (py, jdk, all, big, huge)}
   case $corpus in
     py) questions=$PWD/bench/pydocs_questions.jsonl base=$site ;;
     jdk) questions=$PWD/bench/javadoc_questions.jsonl base=$site ;;
-    all | big) questions=$PWD/bench/javadoc_questions.jsonl base=${site}jdk/ ;;
+    all | big | huge) questions=$PWD/bench/javadoc_questions.jsonl base=${site}jdk/ ;;
   esac
   label=$corpus${n:+-$n}
-  max=${n:-100000}
+  max=${n:-200000}
   D=$WORK/data-$label
   echo "$corpus" > "$R/scale_corpus_$label.txt"
   log "$label: kgagent ingest (up to $max pages), load $(cut -d' ' -f1-3 /proc/loadavg)"
