@@ -90,7 +90,7 @@ def scale(rdir):
 
 
 CORPORA = {"py": "Python docs", "jdk": "OpenJDK API", "all": "Python + OpenJDK + PostgreSQL", "big": "Python + OpenJDK + PostgreSQL + Rust",
-           "huge": "Python + OpenJDK + PostgreSQL + Rust + LibreOffice + VTK + Trilinos"}
+           "huge": "Python + OpenJDK + PostgreSQL + Rust + LibreOffice + VTK + Trilinos + OpenCV"}
 
 
 def docs_named(rows):
@@ -101,12 +101,12 @@ def docs_named(rows):
     >>> docs_named([{"corpus": "py"}, {"corpus": "jdk"}, {"corpus": "big"}])
     'Python, OpenJDK 17 API, PostgreSQL 15 and Rust 1.63 docs'
     >>> docs_named([{"corpus": "huge"}])
-    'Python, OpenJDK 17 API, PostgreSQL 15, Rust 1.63, LibreOffice SDK, VTK 9 and Trilinos docs'
+    'Python, OpenJDK 17 API, PostgreSQL 15, Rust 1.63, LibreOffice SDK, VTK 9, Trilinos and OpenCV 4 docs'
     """
     corpora = {r["corpus"] for r in rows}
     sets = [name for name, on in (("Python", ("py", "all", "big", "huge")), ("OpenJDK 17 API", ("jdk", "all", "big", "huge")),
                                   ("PostgreSQL 15", ("all", "big", "huge")), ("Rust 1.63", ("big", "huge")),
-                                  ("LibreOffice SDK", ("huge",)), ("VTK 9", ("huge",)), ("Trilinos", ("huge",)))
+                                  ("LibreOffice SDK", ("huge",)), ("VTK 9", ("huge",)), ("Trilinos", ("huge",)), ("OpenCV 4", ("huge",)))
             if corpora & set(on)]
     if not sets:
         return "docs"

@@ -14,11 +14,14 @@
 #          alloc API docs, the books; ~32,000 HTML files, ~10,000 of them
 #          redirect stubs) from the same kind of root, ~34,000 pages; not in
 #          the default points (its ingest alone takes minutes)
-#   huge   big plus three Doxygen and Javadoc API references: LibreOffice's
+#   huge   big plus four Doxygen and Javadoc API references: LibreOffice's
 #          SDK (libreoffice-dev-doc: the IDL, C++ and Java APIs, ~19,100
-#          HTML files), VTK 9 (vtk9-doc, ~27,400) and Trilinos (trilinos-doc,
-#          ~28,400 in 38 packages), ~108,000 HTML files from one root; not in
-#          the default points (about half an hour on two cores)
+#          HTML files), VTK 9 (vtk9-doc, ~13,700), Trilinos (trilinos-doc,
+#          ~28,400 in 38 packages) and OpenCV 4 (opencv-doc, ~7,200), ~102,000
+#          HTML files from one root. Doxygen's pages are reached through
+#          frames and scripts a crawler does not run, so the root also has a
+#          sitemap.xml listing their pages (as a site would publish one);
+#          not in the default points (about half an hour on two cores)
 #
 # KGAGENT_BENCH_SCALE_POINTS lists the points, CORPUS or CORPUS:N (the first
 # N pages the crawler reaches, --max-pages N; Scrapy stops after about as
@@ -68,6 +71,7 @@ RUSTDOCS=${KGAGENT_BENCH_RUSTDOCS:-/usr/share/doc/rust-doc/html}
 LODOCS=${KGAGENT_BENCH_LODOCS:-/usr/share/doc/libreoffice-dev-doc/api}
 VTKDOCS=${KGAGENT_BENCH_VTKDOCS:-/usr/share/doc/vtk9/html}
 TRILINOSDOCS=${KGAGENT_BENCH_TRILINOSDOCS:-/usr/share/doc/trilinos}
+CVDOCS=${KGAGENT_BENCH_CVDOCS:-/usr/share/doc/opencv-doc/opencv4/html}
 POINTS=${KGAGENT_BENCH_SCALE_POINTS:-py jdk:1000 jdk:3000 jdk all}
 SCRAPY_CAP=${KGAGENT_BENCH_SCALE_SCRAPY_PAGES:-}
 case $SCRAPY_CAP in
@@ -105,6 +109,7 @@ if uses huge; then
   need "$LODOCS/idl/ref/index.html" libreoffice-dev-doc KGAGENT_BENCH_LODOCS
   need "$VTKDOCS/index.html" vtk9-doc KGAGENT_BENCH_VTKDOCS
   need "$TRILINOSDOCS/epetra/index.html" trilinos-doc KGAGENT_BENCH_TRILINOSDOCS
+  need "$CVDOCS/index.html" opencv-doc KGAGENT_BENCH_CVDOCS
 fi
 
 WORK=$(mktemp -d)
@@ -129,8 +134,9 @@ serve() {
   SITE[$1]=$(cat "$out")
 }
 # root NAME [rust|huge]: one root holding the doc trees py/, jdk/, pg/ (rust/
-# with rust; rust/, lo/, vtk/ and tri/ with huge) and an index.html linking
-# them, served as SITE[NAME].
+# with rust; rust/, lo/, vtk/, tri/ and cv/ with huge, and a sitemap.xml
+# index of one sitemap of relative URLs per Doxygen tree) and an index.html
+# linking them, served as SITE[NAME].
 root() {
   local d=$WORK/$1
   mkdir -p "$d"
@@ -150,19 +156,43 @@ root() {
       ln -s "$LODOCS" "$d/lo"
       ln -s "$VTKDOCS" "$d/vtk"
       ln -s "$TRILINOSDOCS" "$d/tri"
+      ln -s "$CVDOCS" "$d/cv"
       echo '<li><a href="lo/idl/ref/index.html">LibreOffice SDK: IDL API</a></li>'
       echo '<li><a href="lo/cpp/ref/index.html">LibreOffice SDK: C++ API</a></li>'
       echo '<li><a href="lo/java/ref/index.html">LibreOffice SDK: Java API</a></li>'
       echo '<li><a href="vtk/index.html">VTK 9</a></li>'
+      echo '<li><a href="cv/index.html">OpenCV 4</a></li>'
       local p
       for p in "$TRILINOSDOCS"/*/index.html; do
         p=${p%/index.html} p=${p##*/}
         echo "<li><a href=\"tri/$p/index.html\">Trilinos $p</a></li>"
       done
+      sitemaps "$d" lo vtk tri cv
     fi
     echo '</ul></body></html>'
   } > "$d/index.html"
   serve "$1" "$d"
+}
+# sitemaps DIR TREE...: DIR/sitemap.xml, an index of DIR/sitemap-TREE.xml,
+# each listing TREE's HTML files as URLs relative to DIR (the crawler
+# resolves a relative <loc> against its sitemap's URL).
+sitemaps() {
+  local d=$1 t
+  shift
+  {
+    echo '<?xml version="1.0" encoding="UTF-8"?>'
+    echo '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+    for t in "$@"; do
+      {
+        echo '<?xml version="1.0" encoding="UTF-8"?>'
+        echo '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        (cd "$d" && find -L "$t" -name '*.html' | LC_ALL=C sort | sed 's#&#\&amp;#g; s#.*#<url><loc>&</loc></url>#')
+        echo '</urlset>'
+      } > "$d/sitemap-$t.xml"
+      echo "<sitemap><loc>sitemap-$t.xml</loc></sitemap>"
+    done
+    echo '</sitemapindex>'
+  } > "$d/sitemap.xml"
 }
 if uses all; then root all; fi
 if uses big; then root big rust; fi
