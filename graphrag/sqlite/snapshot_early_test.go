@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/kgagent/kgagent"
@@ -17,14 +16,7 @@ import (
 // Entities answered from it: nothing).
 func TestSnapshotEarlyNoIndex(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(filepath.Join(t.TempDir(), "graph.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if on, err := s.BulkLoad(ctx); err != nil || !on {
-		t.Fatalf("BulkLoad: %v %v", on, err)
-	}
+	s := bulkLoading(t)
 	doc := "https://docs.example/a.html"
 	if err := s.ReplaceDocument(ctx, "c", doc, []kgagent.Triple{
 		graphtest.T("c", doc, "json.loads", "returns", "Python object", "x"),
