@@ -190,18 +190,14 @@ type snapshotter interface {
 // logged, not returned: it costs the next process a rebuild, nothing else.
 func (a *app) snapshot(ctx context.Context, collection string) {
 	start := time.Now()
-	// The search copies are written at the same time as the graph's
-	// snapshot (its bulk load completed in SQLite, then its name index
-	// built and written), on two cores: those the index holds already
-	// (kgagent ingest kept them current while it crawled, see keepCopies:
-	// only their encoding is left) first, then those it does not, whose
-	// snapshots are written from SQLite in bounded pieces (corpus/sqlite's
-	// streamSnapshot, ~35 MB of heap for the OpenJDK docs' copy) while the
-	// graph builds its indexes on the other core. (They were written after
-	// the graph's when they were built whole from SQLite: beside the name
-	// index the OpenJDK ingest peaked at 470 MB.) In kgagent ingest the
-	// crawl's garbage goes back to the OS first and each copy goes once
-	// written.
+	// The search copies the index holds already (kgagent ingest kept them
+	// current while it crawled, see keepCopies: only their encoding is
+	// left) are written at the same time as the graph's snapshot (its bulk
+	// load completed in SQLite, then its name index built and written), on
+	// two cores; a copy that must be built from SQLite is written after
+	// the graph's, so that it and the name index are never both in memory.
+	// In kgagent ingest the crawl's garbage goes back to the OS first and
+	// each copy goes once written.
 	free := func() {
 		if a.command == "ingest" {
 			debug.FreeOSMemory()
@@ -256,8 +252,8 @@ func (a *app) snapshot(ctx context.Context, collection string) {
 		}()
 	}
 	write(held)
-	write(rest)
 	wg.Wait()
+	write(rest)
 	if r != nil {
 		searchRebuilt += r.Rebuilds()
 	}
