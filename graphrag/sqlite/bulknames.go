@@ -45,7 +45,7 @@ var bulkChunk = 1 << 20
 
 // maxBulkRowsBytes bounds the bytes bulkRows keeps (the OpenJDK API docs'
 // 1.38M triples take ~28 MB). A variable so that a test can lower it.
-var maxBulkRowsBytes = 40 << 20
+var maxBulkRowsBytes = 32 << 20
 
 // bulkOf is, for each value bulkRows keeps, its column in a row of
 // insertTriples' values: rowid, collection, then s_id, s_name, s_type, p,

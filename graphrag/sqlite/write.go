@@ -279,7 +279,7 @@ var maxCachedStrs = 1 << 18
 // OpenJDK API docs': 44.7 MB), so that a bulk load's memory stays bounded
 // on any corpus: past it the cache is no longer complete. A variable so
 // that a test can lower it.
-var maxCompleteStrBytes = 64 << 20
+var maxCompleteStrBytes = 48 << 20
 
 func (c *strCache) get(s string) (int64, bool) {
 	if c.all != nil {
