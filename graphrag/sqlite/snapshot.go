@@ -325,9 +325,6 @@ func peekBytes(b []byte, n, per int, skip func(at int) int) int {
 // not SQLite (bulknames.go), when they are all the table holds.
 func (s *Store) Snapshot(ctx context.Context, collection string) error {
 	var mem *bulkRows
-	// finished: the entities a bulk load's finish wrote, in the table's
-	// order, when the name index is built after it
-	var finished []entityRow
 	var early chan earlyTriples
 	var ents chan []entityRow
 	// takeEarly is the early read's result, waited for once (also on
@@ -406,14 +403,6 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 				ents <- all
 				sent = true
 			}
-		} else {
-			// A name index built after the finish takes its entities
-			// from the finish's rows too, not from the entities table
-			// it has just written (OpenJDK docs: 201k entities, ~0.6
-			// CPU-s of SQL reads on the end's critical path). The rows
-			// are held through the finish's writes: ~90 B an entity
-			// beside strings the words hold anyway.
-			onEnts = func(all []entityRow) { finished = all }
 		}
 		err := finishBulk(&s.w, s.rdb, &s.tally, onEnts)
 		if ents != nil && !sent {
@@ -469,12 +458,6 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 		s.earlyNames++
 		if r.x.rows != nil {
 			idx, err = r.x.loadEntities(ctx, tx, collection)
-		}
-	} else if finished != nil {
-		s.earlyEnts++
-		x := &nameIndex{}
-		if err = x.loadTriples(ctx, tx, collection, mem, known); err == nil && x.rows != nil {
-			idx = x.entitiesFrom(entityRows(finished, collection))
 		}
 	} else {
 		idx, err = loadNamesFrom(ctx, tx, collection, 0, mem, known)
