@@ -158,14 +158,9 @@ func TestParseFastMatchesParse(t *testing.T) {
 			taken++
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join("..", "testdata", "site", "*", "*.html"))
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok, line := checkFast(t, name, b); !ok {
-			t.Errorf("%s: the fast parser gave up (line %d)", name, line)
+	for _, p := range samplePages(t) {
+		if ok, line := checkFast(t, p.name, p.body); !ok {
+			t.Errorf("%s: the fast parser gave up (line %d)", p.name, line)
 		}
 	}
 	if taken < len(fastParseCases)/2 {
@@ -432,14 +427,8 @@ func TestExtractSameWithFastParser(t *testing.T) {
 func TestExtractRecyclesNodes(t *testing.T) {
 	var urls []string
 	pages := map[string][]byte{}
-	files, _ := filepath.Glob(filepath.Join("..", "testdata", "site", "*", "*.html"))
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u := "http://127.0.0.1:8080/" + filepath.ToSlash(name)
-		urls, pages[u] = append(urls, u), b
+	for _, p := range samplePages(t) {
+		urls, pages[p.url] = append(urls, p.url), p.body
 	}
 	for i, c := range fastParseCases {
 		u := fmt.Sprintf("http://127.0.0.1:8080/case%d.html", i)
@@ -570,23 +559,40 @@ func TestFlattenedListing(t *testing.T) {
 // Document shares none of its bytes: overwriting the body after Extract
 // changes nothing in it.
 func TestExtractKeepsNoBody(t *testing.T) {
+	for _, p := range samplePages(t) {
+		b := p.body
+		want, err := Extract(p.url, "text/html; charset=utf-8", bytes.Clone(b))
+		if err != nil {
+			continue
+		}
+		got, _ := Extract(p.url, "text/html; charset=utf-8", b)
+		for i := range b {
+			b[i] = 'x'
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: the Document changed with the body it was extracted from", p.name)
+		}
+	}
+}
+
+// samplePage is a page of the sample site (testdata/site): its file, the
+// URL the tests give it and its bytes.
+type samplePage struct {
+	name, url string
+	body      []byte
+}
+
+// samplePages reads the sample site's pages.
+func samplePages(t testing.TB) []samplePage {
+	t.Helper()
 	files, _ := filepath.Glob(filepath.Join("..", "testdata", "site", "*", "*.html"))
+	var ps []samplePage
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		u := "http://127.0.0.1:8080/" + filepath.ToSlash(name)
-		want, err := Extract(u, "text/html; charset=utf-8", bytes.Clone(b))
-		if err != nil {
-			continue
-		}
-		got, _ := Extract(u, "text/html; charset=utf-8", b)
-		for i := range b {
-			b[i] = 'x'
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s: the Document changed with the body it was extracted from", name)
-		}
+		ps = append(ps, samplePage{name: name, url: "http://127.0.0.1:8080/" + filepath.ToSlash(name), body: b})
 	}
+	return ps
 }
