@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -36,8 +37,12 @@ type Config struct {
 	RetryBaseDelay time.Duration // first backoff, doubled each retry, with jitter; 500ms
 	MaxRetryAfter  time.Duration // a longer Retry-After fails the page with RATE_LIMITED; 60s
 	MaxBodyBytes   int64         // larger pages fail with TOO_LARGE; 10 MiB
-	MaxTotalBytes  int64         // byte budget of one crawl; 2 GiB
-	MaxPages       int           // when the Spec sets none; 10000
+	// MaxTotalBytes is the byte budget of a crawl of MaxPages pages; 2 GiB.
+	// A Spec with a higher page limit gets as many bytes a page:
+	// MaxTotalBytes × Spec.MaxPages / MaxPages, so that raising the page
+	// limit is not cut short by the budget; a lower one keeps it all.
+	MaxTotalBytes int64
+	MaxPages      int // when the Spec sets none; 10000
 	// InFlightBytes bounds the bytes of the pages a crawl holds at once
 	// past their fetch: a page's body while it is extracted (the parsed
 	// tree and the extractor's buffers cost a few times its bytes), then
@@ -179,6 +184,7 @@ type crawl struct {
 	scope     *Scope
 	opts      CrawlOptions
 	maxPages  int
+	maxBytes  int64 // the byte budget: Config.MaxTotalBytes, scaled to maxPages
 	col       *colly.Collector
 	transport *http.Transport
 	aux       *http.Client // robots.txt and sitemaps
@@ -232,6 +238,7 @@ func (c *Crawler) crawlParsed(ctx context.Context, spec Spec, scope *Scope, seed
 	if spec.MaxPages > 0 {
 		cr.maxPages = spec.MaxPages
 	}
+	cr.maxBytes = scaledBudget(c.cfg.MaxTotalBytes, c.cfg.MaxPages, cr.maxPages)
 	for i := range bad {
 		opts.OnPage(Page{URL: bad[i].URL, Outcome: Failed, Err: &bad[i]})
 	}
@@ -292,6 +299,20 @@ func (c *Crawler) crawlParsed(ctx context.Context, spec Spec, scope *Scope, seed
 		return res, kgagent.WrapError(kgagent.ECANCELED, err, "crawl canceled")
 	}
 	return res, nil
+}
+
+// scaledBudget is the byte budget of a crawl of maxPages pages when budget
+// is that of cfgPages pages: budget × maxPages / cfgPages when maxPages is
+// the higher, else budget (saturating at MaxInt64).
+func scaledBudget(budget int64, cfgPages, maxPages int) int64 {
+	if maxPages <= cfgPages || cfgPages <= 0 {
+		return budget
+	}
+	per := budget / int64(cfgPages)
+	if per > math.MaxInt64/int64(maxPages) {
+		return math.MaxInt64
+	}
+	return max(budget, per*int64(maxPages))
 }
 
 func (cr *crawl) setup() error {
@@ -420,7 +441,7 @@ func (cr *crawl) fetch(v *visit) {
 		cr.report(v, Page{URL: v.url, Outcome: Failed, Err: &pe})
 		return
 	}
-	if cr.bytes.Load() > cr.cfg.MaxTotalBytes {
+	if cr.bytes.Load() > cr.maxBytes {
 		// Over the byte budget: the page is left alone, neither fetched nor
 		// reported, so that nothing is removed because of it.
 		v.reported.Store(true)
@@ -504,10 +525,10 @@ func (cr *crawl) onResponse(r *colly.Response) {
 			return
 		}
 	}
-	if total := cr.bytes.Add(page.Bytes); total > cr.cfg.MaxTotalBytes {
+	if total := cr.bytes.Add(page.Bytes); total > cr.maxBytes {
 		cr.mu.Lock()
 		if cr.truncated == "" {
-			cr.truncated = fmt.Sprintf("byte budget (%d bytes) spent", cr.cfg.MaxTotalBytes)
+			cr.truncated = fmt.Sprintf("byte budget (%d bytes) spent", cr.maxBytes)
 		}
 		cr.mu.Unlock()
 	}

@@ -518,3 +518,71 @@ func TestCrawlPerHostLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestCrawlSitemapThenLinks is the huge corpus's crawl in small: a sitemap
+// feeds the frontier many pages before the pages reached only by links, and
+// a Spec whose page limit is above the Config's must reach them all. The
+// byte budget is the Config's per page of its MaxPages: a higher Spec limit
+// gets the same budget per page, not the Config's total (which cut such a
+// crawl short, silently, once the sitemap's pages had spent it).
+func TestCrawlSitemapThenLinks(t *testing.T) {
+	const mapped, linked = 150, 60
+	filler := strings.Repeat("<p>filler text of a generated page</p>", 100) // ~4 KB a page
+	mux := http.NewServeMux()
+	mux.HandleFunc("/sitemap.xml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		fmt.Fprint(w, `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+		for i := range mapped {
+			fmt.Fprintf(w, "<url><loc>s/%d.html</loc></url>", i)
+		}
+		fmt.Fprint(w, "</urlset>")
+	})
+	mux.HandleFunc("/s/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, htmlPage("Mapped "+r.URL.Path, "<p>"+r.URL.Path+"</p>"+filler))
+	})
+	mux.HandleFunc("/l/", func(w http.ResponseWriter, r *http.Request) {
+		var i int
+		fmt.Sscanf(strings.TrimPrefix(r.URL.Path, "/l/"), "%d", &i)
+		next := ""
+		if i+1 < linked {
+			next = fmt.Sprintf(`<a href="/l/%d.html">next</a>`, i+1)
+		}
+		fmt.Fprint(w, htmlPage("Linked "+r.URL.Path, "<p>"+r.URL.Path+"</p>"+next+filler))
+	})
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, htmlPage("Home", `<a href="/l/0.html">the linked pages</a>`))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	cfg := testConfig()
+	cfg.MaxPages = 20
+	cfg.MaxTotalBytes = 20 * 8 << 10 // 8 KiB a page of the Config's 20: ~40 of these pages
+	got, res := runCrawl(t, cfg, Spec{URLs: []string{srv.URL + "/*"}, MaxPages: 1000}, CrawlOptions{})
+	if res.Truncated {
+		t.Errorf("truncated: %s", res.Reason)
+	}
+	var s, l int
+	for _, u := range got.by(Fetched) {
+		switch {
+		case strings.Contains(u, "/s/"):
+			s++
+		case strings.Contains(u, "/l/"):
+			l++
+		}
+	}
+	if s != mapped || l != linked {
+		t.Errorf("fetched %d of %d sitemap pages and %d of %d linked pages (%+v)", s, mapped, l, linked, res)
+	}
+
+	// The budget still bounds a crawl: the Config's own page limit, or a
+	// lower one, keeps the Config's total.
+	got, res = runCrawl(t, cfg, Spec{URLs: []string{srv.URL + "/*"}, MaxPages: 15}, CrawlOptions{})
+	if n := len(got.by(Fetched)); res.Truncated && !strings.HasPrefix(res.Reason, "max pages") || n != 15 {
+		t.Errorf("page limit 15: %d fetched, %+v", n, res)
+	}
+	cfg.MaxPages = 1000
+	got, res = runCrawl(t, cfg, Spec{URLs: []string{srv.URL + "/*"}}, CrawlOptions{})
+	if n := len(got.by(Fetched)); !res.Truncated || !strings.HasPrefix(res.Reason, "byte budget") || n >= mapped {
+		t.Errorf("Config's budget: %d fetched, %+v", n, res)
+	}
+}
