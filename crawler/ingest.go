@@ -168,8 +168,13 @@ type Summary struct {
 	Removed   int64 `json:"removed"` // pages removed from the collection (see Ingester)
 	Kept      int64 `json:"kept"`    // pages this run did not confirm but kept, for KeptReason
 	// KeptReason says why the kept pages were not removed.
-	KeptReason string  `json:"kept_reason,omitempty"`
-	Seconds    float64 `json:"seconds"`
+	KeptReason string `json:"kept_reason,omitempty"`
+	// Truncated says the crawl stopped before it had reached every page
+	// in scope, and Reason why: the page limit, the byte budget (see
+	// Config.MaxTotalBytes) or cancellation.
+	Truncated bool    `json:"truncated,omitempty"`
+	Reason    string  `json:"reason,omitempty"`
+	Seconds   float64 `json:"seconds"`
 	// Errors names the failed pages with their code and reason (the first
 	// maxReported; Failed has the total), so a user sees which pages
 	// failed and why, not only how many.
@@ -181,7 +186,8 @@ func (r Report) Summary() Summary {
 	return Summary{
 		Pages: r.Counters.Indexed + r.Counters.Unchanged, Chunks: r.Counters.Chunks, Triples: r.Counters.Triples,
 		Unchanged: r.Counters.Unchanged, Failed: r.Counters.Failed, Removed: r.Counters.Removed,
-		Kept: r.Counters.Kept, KeptReason: r.KeptReason, Seconds: r.Seconds, Errors: r.Errors,
+		Kept: r.Counters.Kept, KeptReason: r.KeptReason, Truncated: r.Truncated, Reason: r.Reason,
+		Seconds: r.Seconds, Errors: r.Errors,
 	}
 }
 

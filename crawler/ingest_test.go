@@ -374,6 +374,31 @@ func TestIngestSiteSummary(t *testing.T) {
 	if err != nil || rep2.Counters.Unchanged != sum.Pages || rep2.Counters.Indexed != 0 {
 		t.Errorf("second run %+v %v", rep2.Counters, err)
 	}
+
+	if sum.Truncated || sum.Reason != "" {
+		t.Errorf("whole site: summary says truncated: %+v", sum)
+	}
+	// `ingest --json` says when the crawl stopped early, and why, even
+	// when it kept nothing it could have removed.
+	rep3, err := NewIngester(IngesterConfig{Crawler: testConfig()}).Run(context.Background(), Spec{URLs: []string{srv.URL + "/*"}, MaxPages: 3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(rep3.Summary())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trunc struct {
+		Pages     int64  `json:"pages"`
+		Truncated bool   `json:"truncated"`
+		Reason    string `json:"reason"`
+	}
+	if err := json.Unmarshal(raw, &trunc); err != nil {
+		t.Fatal(err)
+	}
+	if trunc.Pages > 3 || !trunc.Truncated || !strings.HasPrefix(trunc.Reason, "max pages (3)") {
+		t.Errorf("max pages 3: summary %s", raw)
+	}
 }
 
 func TestIngestRobotsOutageKeepsPages(t *testing.T) {

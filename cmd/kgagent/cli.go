@@ -93,6 +93,9 @@ func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, 
 	}
 	s := rep.Summary()
 	fmt.Fprintf(stdout, "pages %d (unchanged %d), chunks %d, triples %d, failed %d, removed %d, kept %d, %.1fs\n", s.Pages, s.Unchanged, s.Chunks, s.Triples, s.Failed, s.Removed, s.Kept, s.Seconds)
+	if s.Truncated {
+		fmt.Fprintf(stdout, "  the crawl stopped early: %s\n", s.Reason)
+	}
 	if s.KeptReason != "" {
 		fmt.Fprintf(stdout, "  %s\n", s.KeptReason)
 	}
