@@ -794,3 +794,120 @@ func TestPrefixSpans(t *testing.T) {
 		t.Fatalf("no page under the prefix: slots %d..%d", lo, hi)
 	}
 }
+
+// The column scan's workers share their heaps' floors (sharedFloor) and
+// the prefilter's candidates are rescored in two halves at once: the
+// dense hits are still those of a plain ranking of every row, ties
+// broken by slot, on a collection whose rows repeat a few vectors (so
+// whole runs of rows tie at the heaps' floors) with some rows deleted
+// and under a URL prefix, with 1, 2, 3 and 5 workers, with the
+// prefilter and without it.
+func TestSharedFloorMatchesPlainRanking(t *testing.T) {
+	const dim = 48
+	r := rand.New(rand.NewPCG(41, 42))
+	n := 3 * parallelMin
+	m := newMemColl(dim, [3]float32{1, 1, 1})
+	protos := make([][]float32, 40)
+	for p := range protos {
+		protos[p] = make([]float32, dim)
+		for j := range protos[p] {
+			if r.IntN(3) == 0 {
+				protos[p][j] = r.Float32() - 0.5
+			}
+		}
+	}
+	for i := range n {
+		// runs of equal rows, also far apart (both workers' ranges)
+		m.add(int64(i+1), fmt.Sprintf("https://%c/%d", 'a'+i%3, i/9), kgagent.Chunk{Text: "w"}, protos[(i/50+i%7)%len(protos)])
+	}
+	m.compact()
+	var del []int64
+	for i := 0; i < n; i += 11 {
+		del = append(del, int64(i+1))
+	}
+	m.remove(del)
+	if !m.byCol {
+		t.Fatal("the collection is not held by column")
+	}
+	deleted := map[int64]bool{}
+	for _, d := range del {
+		deleted[d] = true
+	}
+	// plain ranks every live row under prefix by its dot product over
+	// dims, ties by slot, and keeps k (slots in rid).
+	plain := func(qv []int8, qs float32, dims []int, k int, prefix string) []scored {
+		var all []scored
+		for s := range m.rids {
+			if deleted[m.rids[s]] || !strings.HasPrefix(m.doc(s), prefix) {
+				continue
+			}
+			var dot int32
+			for _, j := range dims {
+				dot += int32(qv[j]) * int32(m.cols[j].at(s))
+			}
+			all = append(all, scored{int64(s), float64(dot) * float64(qs*m.scales[s])})
+		}
+		return best(all, k)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	v := make([]float32, dim)
+	for q := range 24 {
+		copy(v, protos[r.IntN(len(protos))])
+		for j := range v {
+			if r.IntN(4) == 0 {
+				v[j] += r.Float32() - 0.5
+			}
+		}
+		qv, qs := quantize(nil, v)
+		var dims []int
+		for j, x := range qv {
+			if x != 0 {
+				dims = append(dims, j)
+			}
+		}
+		prefix := ""
+		if q%3 == 1 {
+			prefix = "https://b/"
+		}
+		const k = 10
+		// without the prefilter: the best k of all
+		want := plain(qv, qs, dims, k, prefix)
+		for i := range want {
+			want[i].rid = m.rids[want[i].rid]
+		}
+		// with it: the best prefilterKeep(k) over the heaviest
+		// dimensions, rescored over all of them
+		heavy := slices.Clone(dims)
+		limit := heaviest(qv, heavy, 0.5)
+		if limit >= len(dims) {
+			t.Fatalf("query %d: no prefilter (limit %d of %d)", q, limit, len(dims))
+		}
+		cands := plain(qv, qs, heavy[:limit], prefilterKeep(k), prefix)
+		for i, c := range cands {
+			var dot int32
+			for _, j := range dims {
+				dot += int32(qv[j]) * int32(m.cols[j].at(int(c.rid)))
+			}
+			cands[i] = scored{m.rids[c.rid], float64(dot) * float64(qs*m.scales[c.rid])}
+		}
+		wantPre := best(cands, k)
+		ties := 0
+		for i := 1; i < len(wantPre); i++ {
+			if wantPre[i].score == wantPre[i-1].score {
+				ties++
+			}
+		}
+		if ties == 0 {
+			t.Fatalf("query %d: no ties among the hits %v", q, wantPre)
+		}
+		for _, procs := range []int{1, 2, 3, 5} {
+			runtime.GOMAXPROCS(procs)
+			if got := m.topK(qv, qs, k, prefix, 0, 0.5); !reflect.DeepEqual(got, want) {
+				t.Fatalf("query %d, %d workers, no prefilter: %v, want %v", q, procs, got, want)
+			}
+			if got := m.topK(qv, qs, k, prefix, 1000, 0.5); !reflect.DeepEqual(got, wantPre) {
+				t.Fatalf("query %d, %d workers, prefilter: %v, want %v", q, procs, got, wantPre)
+			}
+		}
+	}
+}
