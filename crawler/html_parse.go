@@ -337,8 +337,21 @@ func (p *fastParser) next() {
 	case c == '!':
 		p.markup(i + 2)
 	default:
-		p.fail() // processing instruction: a bogus comment
+		p.bogusComment(i + 1)
 	}
+}
+
+// bogusComment reads "<?...>" (an XML declaration, a processing
+// instruction) from its '?' at i as the tokenizer does: a comment whose
+// data runs from the '?' to the first '>'.
+func (p *fastParser) bogusComment(i int) {
+	e := strings.IndexByte(p.s[i:], '>')
+	if e < 0 {
+		p.fail() // the comment runs to the end of the page
+	}
+	p.kind = tokComment
+	p.data = p.text(i, i+e, true)
+	p.pos = i + e + 1
 }
 
 // text is s[start:end] as the tokenizer's Text gives it: newlines
@@ -1153,14 +1166,84 @@ func (p *fastParser) step() bool {
 }
 
 // doctype adds the doctype node: html's parseDoctype for a plain
-// "<!DOCTYPE name>"; public and system identifiers give up.
+// "<!DOCTYPE name>"; one with public or system identifiers (XHTML pages:
+// the PostgreSQL docs) is read by html.Parse itself (doctypeOf).
 func (p *fastParser) doctype() {
 	d := p.data
-	if strings.ContainsAny(d, htmlWhitespace) || d == "" {
+	if d == "" {
 		p.fail()
 	}
-	p.quirks = d != "html"
-	p.doc.AppendChild(p.newNode(xhtml.DoctypeNode, 0, strings.ToLower(d)))
+	if !strings.ContainsAny(d, htmlWhitespace) {
+		p.quirks = d != "html"
+		p.doc.AppendChild(p.newNode(xhtml.DoctypeNode, 0, strings.ToLower(d)))
+		return
+	}
+	dt, ok := doctypeOf(d)
+	if !ok {
+		p.fail()
+	}
+	p.quirks = dt.quirks
+	n := p.newNode(xhtml.DoctypeNode, 0, dt.name)
+	n.Attr = dt.attr // shared by the pages with this doctype, read only
+	p.doc.AppendChild(n)
+}
+
+// parsedDoctype is what html.Parse makes of a doctype token's data.
+type parsedDoctype struct {
+	name   string
+	attr   []xhtml.Attribute // public and system identifiers
+	quirks bool
+}
+
+// doctypes caches doctypeOf: a site's pages share one doctype or a few.
+var doctypes struct {
+	sync.Mutex
+	m map[string]parsedDoctype
+}
+
+// maxDoctypes bounds the doctypes cache; others are parsed each time.
+const maxDoctypes = 64
+
+// doctypeOf returns the doctype node and quirks mode html.Parse derives
+// from the data d of a doctype token, by parsing a probe page of that
+// doctype with html.Parse: its doctype node, and whether a <table> opened
+// inside a <p> lands in it (quirks mode, the only tree construction step
+// the mode changes) or closes it. false when d would not tokenize back to
+// itself in the probe (a character reference, a '>').
+func doctypeOf(d string) (parsedDoctype, bool) {
+	if strings.ContainsAny(d, "&>") {
+		return parsedDoctype{}, false
+	}
+	doctypes.Lock()
+	dt, ok := doctypes.m[d]
+	doctypes.Unlock()
+	if ok {
+		return dt, true
+	}
+	doc, err := xhtml.Parse(strings.NewReader("<!DOCTYPE " + d + "><p><table>"))
+	if err != nil || doc.FirstChild == nil || doc.FirstChild.Type != xhtml.DoctypeNode {
+		return parsedDoctype{}, false
+	}
+	// doc: the doctype, then <html> holding <head> and <body><p>...
+	n := doc.FirstChild
+	html := n.NextSibling
+	if html == nil || html.FirstChild == nil || html.FirstChild.NextSibling == nil {
+		return parsedDoctype{}, false
+	}
+	para := html.FirstChild.NextSibling.FirstChild
+	if para == nil || para.DataAtom != atom.P {
+		return parsedDoctype{}, false
+	}
+	dt = parsedDoctype{name: n.Data, attr: slices.Clip(n.Attr), quirks: para.FirstChild != nil && para.FirstChild.DataAtom == atom.Table}
+	doctypes.Lock()
+	if doctypes.m == nil {
+		doctypes.m = map[string]parsedDoctype{}
+	}
+	if len(doctypes.m) < maxDoctypes {
+		doctypes.m[d] = dt
+	}
+	doctypes.Unlock()
+	return dt, true
 }
 
 func (p *fastParser) inBody() {

@@ -168,6 +168,30 @@ func TestParseFastMatchesParse(t *testing.T) {
 	}
 }
 
+// xhtmlCases are pages the fast parser must take: an XML declaration first
+// (a bogus comment to html.Parse), doctypes with public and system
+// identifiers, quirky and not, and processing instructions elsewhere.
+var xhtmlCases = []string{
+	// as the PostgreSQL docs begin
+	"<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Transitional//EN\" \"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd\">" +
+		"<html xmlns=\"http://www.w3.org/1999/xhtml\"><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=UTF-8\" /><title>SELECT</title></head>" +
+		"<body><p>a<table><tr><td>x</td></tr></table></body></html>",
+	// quirks mode: the <table> stays in the <p>
+	"<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.0 Transitional//EN\"><html><head></head><body><p>a<table><tr><td>x</td></tr></table></body></html>",
+	"<!DOCTYPE html PUBLIC \"-//W3C//DTD HTML 4.01 Transitional//EN\"><html><head></head><body><p>a<table><tr><td>x</td></tr></table></body></html>",
+	"<!DOCTYPE html PUBLIC \"-//W3C//DTD HTML 4.01 Transitional//EN\"\n  \"http://www.w3.org/TR/html4/loose.dtd\"><html><head></head><body><p>a<table><tr><td>x</td></tr></table></body></html>",
+	"<!doctype html system 'about:legacy-compat'><html><head></head><body><p>a<table></table></body></html>",
+	"<?xml version='1.0'?><!DOCTYPE html><html><?pi in html?><head><?pi in head?></head><body><p>x<?php echo 1 ?>y</p></body></html><?after?>",
+}
+
+func TestParseFastXHTML(t *testing.T) {
+	for i, c := range xhtmlCases {
+		if ok, line := checkFast(t, fmt.Sprintf("case %d", i), []byte(c)); !ok {
+			t.Errorf("case %d: the fast parser gave up (line %d)", i, line)
+		}
+	}
+}
+
 // TestParseFastDocs compares the trees on every page of a documentation
 // tree: KGAGENT_FASTPARSE_DIRS (colon-separated) or the Python docs.
 func TestParseFastDocs(t *testing.T) {
@@ -215,7 +239,7 @@ func TestParseFastDocs(t *testing.T) {
 }
 
 func FuzzParseFast(f *testing.F) {
-	for _, c := range fastParseCases {
+	for _, c := range slices.Concat(fastParseCases, xhtmlCases) {
 		f.Add([]byte(c))
 	}
 	files, _ := filepath.Glob(filepath.Join("..", "testdata", "site", "*", "*.html"))
@@ -386,7 +410,8 @@ func FuzzParseFastGenerated(f *testing.F) {
 // weaker than the tree comparisons (the extractor ignores some tree
 // differences, e.g. a <pre>'s leading newline) but checks the whole path.
 // The sample site and the cases always; the Python library pages unless
-// -short.
+// -short; every page under KGAGENT_FASTPARSE_DIRS (colon-separated) when
+// set.
 func TestExtractSameWithFastParser(t *testing.T) {
 	pages := map[string][]byte{}
 	files, _ := filepath.Glob(filepath.Join("..", "testdata", "site", "*", "*.html"))
@@ -396,18 +421,39 @@ func TestExtractSameWithFastParser(t *testing.T) {
 			files = append(files, more...)
 		}
 	}
-	for _, name := range files {
+	for _, dir := range filepath.SplitList(os.Getenv("KGAGENT_FASTPARSE_DIRS")) { // every page of these
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".html") {
+				files = append(files, p)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, c := range slices.Concat(fastParseCases, xhtmlCases) {
+		pages[fmt.Sprintf("http://127.0.0.1:8080/case%d.html", i)] = []byte(c)
+	}
+	defer func() { slowParseOnly = false }()
+	for _, name := range files { // read one at a time: a docs tree is hundreds of MB
 		b, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pages["http://127.0.0.1:8080/"+filepath.ToSlash(name)] = b
+		checkSameDocument(t, "http://127.0.0.1:8080/"+filepath.ToSlash(name), b)
 	}
-	for i, c := range fastParseCases {
-		pages[fmt.Sprintf("http://127.0.0.1:8080/case%d.html", i)] = []byte(c)
-	}
-	defer func() { slowParseOnly = false }()
 	for u, b := range pages {
+		checkSameDocument(t, u, b)
+	}
+	t.Logf("%d pages", len(files)+len(pages))
+}
+
+// checkSameDocument fails t when page's Document differs between the fast
+// parser and html.Parse.
+func checkSameDocument(t *testing.T, u string, b []byte) {
+	t.Helper()
+	{
 		slowParseOnly = false
 		fast, errFast := Extract(u, "text/html; charset=utf-8", b)
 		slowParseOnly = true
@@ -416,7 +462,6 @@ func TestExtractSameWithFastParser(t *testing.T) {
 			t.Fatalf("%s: documents differ with the fast parser:\n%+v (%v)\n%+v (%v)", u, fast, errFast, slow, errSlow)
 		}
 	}
-	t.Logf("%d pages", len(pages))
 }
 
 // TestExtractRecyclesNodes: the fast parser's node and attribute blocks go
