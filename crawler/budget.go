@@ -7,8 +7,18 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// DefaultInFlightBytes is Config.InFlightBytes's default.
-const DefaultInFlightBytes = 16 << 20
+// DefaultInFlightBytes is Config.InFlightBytes's default: the share of a
+// 400 MiB memory bound (the CLI's default ingest_memory_limit), 12.5 MiB.
+const DefaultInFlightBytes = 400 << 20 / inFlightShare
+
+// inFlightShare is the part of an ingest's memory bound that its crawl's
+// pages in flight may hold: a 32nd, so that at 400 MiB a page of the
+// default MaxBodyBytes (10 MiB) is parsed alone.
+const inFlightShare = 32
+
+// InFlightBytesWithin returns the Config.InFlightBytes of an ingest that
+// aims to stay within memoryLimit bytes (the CLI's ingest_memory_limit).
+func InFlightBytesWithin(memoryLimit int64) int64 { return memoryLimit / inFlightShare }
 
 // byteBudget bounds the bytes of the pages a crawl holds at once
 // (Config.InFlightBytes). Waiters are served in order, so a large page is

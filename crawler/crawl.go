@@ -50,7 +50,8 @@ type Config struct {
 	// with it (for an Ingester: until the page is written). A page larger
 	// than the bound waits until it has it all. Bodies being read are not
 	// counted: at most one a worker, each at most MaxBodyBytes.
-	// DefaultInFlightBytes (16 MiB).
+	// DefaultInFlightBytes (12.5 MiB; InFlightBytesWithin gives it for
+	// another memory bound).
 	InFlightBytes int64
 	// AllowPrivate permits loopback, private and link-local addresses. The
 	// CLI sets it (the user crawls from their own machine); server-side

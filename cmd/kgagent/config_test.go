@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/kgagent/kgagent"
+	"github.com/kgagent/kgagent/crawler"
 	"github.com/kgagent/kgagent/crawler/natsjobs"
 )
 
@@ -175,5 +176,10 @@ func TestConfigSharedDefaults(t *testing.T) {
 	}
 	if c.Collection != kgagent.DefaultCollection {
 		t.Errorf("collection %q, kgagent.DefaultCollection %q", c.Collection, kgagent.DefaultCollection)
+	}
+	// The crawler's default bytes in flight are the CLI's at its default
+	// ingest_memory_limit (they were 16 MiB against 12.5).
+	if b := crawler.InFlightBytesWithin(c.IngestMemoryLimit); b != crawler.DefaultInFlightBytes {
+		t.Errorf("in-flight bytes %d at ingest_memory_limit %d, crawler.DefaultInFlightBytes %d", b, c.IngestMemoryLimit, crawler.DefaultInFlightBytes)
 	}
 }

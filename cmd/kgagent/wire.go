@@ -365,7 +365,7 @@ func (a *app) ingester(allowPrivate bool) *crawler.Ingester {
 	cc := crawler.Config{
 		Parallelism: a.cfg.CrawlParallelism, Delay: a.cfg.CrawlDelay, MaxPages: a.cfg.CrawlMaxPages,
 		RequestTimeout: a.cfg.CrawlTimeout, AllowPrivate: allowPrivate, AllowedPrivateHosts: a.cfg.AllowedPrivateHosts,
-		InFlightBytes: a.cfg.IngestMemoryLimit / 32, // 12.5 MiB of the default 400: a 10 MB page is parsed alone
+		InFlightBytes: crawler.InFlightBytesWithin(a.cfg.IngestMemoryLimit),
 	}
 	return crawler.NewIngester(crawler.IngesterConfig{Crawler: cc, Knowledge: a.svc.knowledge.Writer(), Specs: a.svc.states, AfterRun: a.afterIngest})
 }
