@@ -376,24 +376,15 @@ func readStrs(ctx context.Context, c queryer, ids []int64) (*idStrs, error) {
 	if len(ids) == 0 {
 		return t, nil
 	}
-	rows, err := c.QueryContext(ctx, `SELECT id, s FROM strs WHERE id BETWEEN ? AND ? ORDER BY id`, ids[0], ids[len(ids)-1])
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var text []byte
-	var id int64
-	var str sql.RawBytes
-	for rows.Next() && len(t.end) < len(ids) {
-		if err := rows.Scan(&id, &str); err != nil {
-			return nil, err
-		}
+	err := eachStr(ctx, c, ids[0], ids[len(ids)-1], func(id int64, str []byte) bool {
 		if id == ids[len(t.end)] {
 			text = append(text, str...)
 			t.end = append(t.end, len(text))
 		}
-	}
-	if err := rows.Err(); err != nil {
+		return len(t.end) < len(ids)
+	})
+	if err != nil {
 		return nil, err
 	}
 	if len(t.end) < len(ids) {
@@ -401,6 +392,28 @@ func readStrs(ctx context.Context, c queryer, ids []int64) (*idStrs, error) {
 	}
 	t.text = string(text)
 	return t, nil
+}
+
+// eachStr calls f with each string of strs whose id is in [lo, hi], in id
+// order, in one pass on c, until f returns false. The bytes are valid only
+// during the call.
+func eachStr(ctx context.Context, c queryer, lo, hi int64, f func(id int64, str []byte) bool) error {
+	rows, err := c.QueryContext(ctx, `SELECT id, s FROM strs WHERE id BETWEEN ? AND ? ORDER BY id`, lo, hi)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var id int64
+	var str sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&id, &str); err != nil {
+			return err
+		}
+		if !f(id, str) {
+			break
+		}
+	}
+	return rows.Err()
 }
 
 // get is the string of id, which t holds.

@@ -867,27 +867,28 @@ func localStrings(ctx context.Context, db queryer, local *localIDs, known *strID
 		at += l
 		t.end[n] = at
 	}
-	if rows, err = db.QueryContext(ctx, `SELECT id, s FROM strs`); err != nil {
-		return strTable{}, 0, err
-	}
-	defer rows.Close()
-	var str sql.RawBytes
-	for rows.Next() {
-		if err := rows.Scan(&id, &str); err != nil {
-			return strTable{}, 0, err
-		}
+	changed := false
+	err = eachStr(ctx, db, math.MinInt64, math.MaxInt64, func(id int64, str []byte) bool {
 		if n, ok := local.find(id); ok {
 			lo := uint32(0)
 			if n > 0 {
 				lo = t.end[n-1]
 			}
 			if uint32(len(str)) != t.end[n]-lo {
-				return strTable{}, 0, errors.New("graph store: a string changed length while read")
+				changed = true
+				return false
 			}
 			copy(t.b[lo:], str)
 		}
+		return true
+	})
+	if err == nil && changed {
+		err = errors.New("graph store: a string changed length while read")
 	}
-	return t, size, rows.Err()
+	if err != nil {
+		return strTable{}, 0, err
+	}
+	return t, size, nil
 }
 
 // link makes list, ordered by rowid, x's triples, with the ids of their
