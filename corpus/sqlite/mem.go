@@ -1299,12 +1299,16 @@ func (m *memColl) colScanSlots(qv []int8, dims []int, qscale float32, n int, pre
 			floor = max(floor, shared.below())
 			hi := min(lo+colBlock, end)
 			a := buf[:hi-lo]
+			wlo, whi := lo/64, (hi+63)/64
 			if expand {
-				wlo, whi := lo/64, (hi+63)/64
 				cur = cur[:0]
 				for _, j := range dims {
-					if c := &m.cols[j]; c.full == nil {
+					c := &m.cols[j]
+					switch {
+					case c.full == nil:
 						cur = append(cur, c.cursor(wlo, int32(qv[j])))
+					case 64*whi <= len(c.full):
+						cur = append(cur, fullCursor(c.full, wlo, int32(qv[j])))
 					}
 				}
 				expandAdd(buf[:64*(whi-wlo)], cur)
@@ -1313,14 +1317,21 @@ func (m *memColl) colScanSlots(qv []int8, dims []int, qscale float32, n int, pre
 				clear(a)
 			}
 			// columns held in full four at a time (one pass over the
-			// accumulators for four), sparse ones by their values
+			// accumulators for four), sparse ones by their values; with
+			// the kernel both were summed by it, but for a column held
+			// in full whose last word the block holds part of (the
+			// kernel would read past its end)
 			var full [4]int
 			nf := 0
 			for _, j := range dims {
-				if m.cols[j].full == nil {
+				c := &m.cols[j]
+				if c.full == nil {
 					if !expand {
-						m.cols[j].addTo(a, lo, hi, int32(qv[j]))
+						c.addTo(a, lo, hi, int32(qv[j]))
 					}
+					continue
+				}
+				if expand && 64*whi <= len(c.full) {
 					continue
 				}
 				full[nf] = j

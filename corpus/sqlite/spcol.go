@@ -185,6 +185,30 @@ func (c *spCol) cursor(wi int, w int32) expCursor {
 	}
 }
 
+// allOnes is the bitmap of a column held in full for the kernel: every
+// slot of a block's words holds a value (a block spans at most
+// colBlock/64+1 words). It is a global: the cursors hold its address as a
+// uintptr, which a goroutine's stack, moved when it grows, would outdate.
+var allOnes = func() (a [colBlock/64 + 2]uint64) {
+	for i := range a {
+		a[i] = ^uint64(0)
+	}
+	return a
+}()
+
+// fullCursor is the expCursor of a column held in full (values full) from
+// word wi on, with weight w: its bitmap all ones, so the kernel reads its
+// values 64 at a time as a sparse column's, and its sums are those of
+// addTo. The block's words must be whole in full (64 times the block's
+// last word at most len(full)) and at most len(allOnes).
+func fullCursor(full []int8, wi int, w int32) expCursor {
+	return expCursor{
+		bits: uintptr(unsafe.Pointer(&allOnes[0])),
+		vals: uintptr(unsafe.Pointer(&full[64*wi])),
+		w:    int64(w),
+	}
+}
+
 // expandAdd sets out[i] to the sum over cols of w times the value of slot
 // 64*wlo+i, for i below len(out) (a multiple of 64; every column sparse and
 // holding those slots' words). It is addTo for many columns at once, with
