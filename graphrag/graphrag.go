@@ -69,9 +69,12 @@ type Store interface {
 // in-memory graph's string tables), which they keep alive while they are
 // referenced, so a caller copies what it keeps past its request
 // (CloneTriple). Retrieve uses it: it scores every edge an expansion
-// finds (~570 a Python docs question) and keeps a few.
+// finds (~570 a Python docs question) and keeps a few. The triples are
+// written into buf when it has room for them all (buf[:n], every field
+// of each written), else into a new slice: Retrieve passes buffers it
+// reuses from answer to answer (~100 KB an answer on the Python docs).
 type SharedExpander interface {
-	ExpandShared(ctx context.Context, collection string, seeds []string, lim ExpandLimits) ([]kgagent.Triple, error)
+	ExpandShared(ctx context.Context, collection string, seeds []string, lim ExpandLimits, buf []kgagent.Triple) ([]kgagent.Triple, error)
 }
 
 // CloneTriple returns t with its strings copied into one buffer of their

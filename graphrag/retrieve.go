@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/corpus"
@@ -195,12 +196,55 @@ func (s *Service) Seeds(ctx context.Context, question, collection string) (map[s
 
 // expandShared is the store's Expand, or its ExpandShared when it has one:
 // strings that may share the store's memory, for Retrieve, which copies
-// only the facts it returns.
-func (s *Service) expandShared(ctx context.Context, collection string, seeds []string, lim ExpandLimits) ([]kgagent.Triple, error) {
+// only the facts it returns. ExpandShared writes into buffer i of bufs
+// when it has room.
+func (s *Service) expandShared(ctx context.Context, collection string, seeds []string, lim ExpandLimits, bufs *tripleBufs, i int) ([]kgagent.Triple, error) {
 	if se, ok := s.cfg.Store.(SharedExpander); ok {
-		return se.ExpandShared(ctx, collection, seeds, lim)
+		ts, err := se.ExpandShared(ctx, collection, seeds, lim, bufs.get(i))
+		bufs.used(i, ts)
+		return ts, err
 	}
 	return s.cfg.Store.Expand(ctx, collection, seeds, lim)
+}
+
+// tripleBufs are the buffers one Retrieve's expansions write into
+// (SharedExpander), one an expansion: the first hop's name seeds' and
+// similar seeds', then one a further hop. The fact set points into them
+// until Retrieve returns, so none is written twice in one Retrieve. They
+// are reused from answer to answer (tripleBufPool), emptied of what they
+// held (the store's strings) when put back.
+type tripleBufs struct {
+	b [][]kgagent.Triple // b[i][:n[i]] was written
+	n []int
+}
+
+// tripleBufPool holds the tripleBufs of Retrieves that have returned.
+var tripleBufPool = sync.Pool{New: func() any { return new(tripleBufs) }}
+
+// get is buffer i (empty, with room for what it held before).
+func (b *tripleBufs) get(i int) []kgagent.Triple {
+	for len(b.b) <= i {
+		b.b, b.n = append(b.b, nil), append(b.n, 0)
+	}
+	return b.b[i][:0]
+}
+
+// used records that ts was written for buffer i: ts is kept as buffer i
+// when it has more room.
+func (b *tripleBufs) used(i int, ts []kgagent.Triple) {
+	if cap(ts) > cap(b.b[i]) {
+		b.b[i] = ts[:0]
+	}
+	b.n[i] = max(b.n[i], min(len(ts), cap(b.b[i])))
+}
+
+// release empties the buffers and puts them back in the pool.
+func (b *tripleBufs) release() {
+	for i := range b.b {
+		clear(b.b[i][:b.n[i]])
+		b.n[i] = 0
+	}
+	tripleBufPool.Put(b)
 }
 
 // firstHop finds the seeds and expands them one hop. The similarity search
@@ -208,7 +252,7 @@ func (s *Service) expandShared(ctx context.Context, collection string, seeds []s
 // The hop's triples are the name seeds' then the similar seeds': two
 // slices, not one made by appending the second (a copy of ~570 triples an
 // answer, 17% of what Retrieve allocated on the Python docs).
-func (s *Service) firstHop(ctx context.Context, question, collection string) (map[string]float64, []string, [][]kgagent.Triple, error) {
+func (s *Service) firstHop(ctx context.Context, question, collection string, bufs *tripleBufs) (map[string]float64, []string, [][]kgagent.Triple, error) {
 	lim := ExpandLimits{Hops: 1, TriplesPerEntity: s.cfg.TriplesPerEntity}
 	names, seeds, err := s.nameSeeds(ctx, question, collection)
 	if err != nil {
@@ -226,7 +270,7 @@ func (s *Service) firstHop(ctx context.Context, question, collection string) (ma
 	}()
 	var ts []kgagent.Triple
 	if len(names) > 0 {
-		ts, err = s.expandShared(ctx, collection, names, lim)
+		ts, err = s.expandShared(ctx, collection, names, lim, bufs, 0)
 	}
 	sim := <-ch
 	if err != nil {
@@ -236,7 +280,7 @@ func (s *Service) firstHop(ctx context.Context, question, collection string) (ma
 		return nil, nil, nil, sim.err
 	}
 	if len(sim.ids) > 0 {
-		more, err := s.expandShared(ctx, collection, sim.ids, lim)
+		more, err := s.expandShared(ctx, collection, sim.ids, lim, bufs, 1)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -260,7 +304,9 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 	if err := ValidateCollection(collection); err != nil {
 		return nil, err
 	}
-	seeds, frontier, hop1, err := s.firstHop(ctx, question, collection)
+	bufs := tripleBufPool.Get().(*tripleBufs)
+	defer bufs.release() // after the facts kept are cloned
+	seeds, frontier, hop1, err := s.firstHop(ctx, question, collection, bufs)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +341,7 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 		}
 		parts := hop1
 		if hop > 0 {
-			ts, err := s.expandShared(ctx, collection, frontier, ExpandLimits{Hops: 1, TriplesPerEntity: s.cfg.TriplesPerEntity})
+			ts, err := s.expandShared(ctx, collection, frontier, ExpandLimits{Hops: 1, TriplesPerEntity: s.cfg.TriplesPerEntity}, bufs, 1+hop)
 			if err != nil {
 				return nil, err
 			}

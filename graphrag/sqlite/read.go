@@ -237,12 +237,18 @@ func (x *nameIndex) triples(rows []int32, collection string) []kgagent.Triple {
 
 // sharedTriples materialises rows as triples whose strings are the
 // index's own (strTable.at): nothing is copied, and the triples keep the
-// tables alive while they are referenced (graphrag.SharedExpander).
-func (x *nameIndex) sharedTriples(rows []int32, collection string) []kgagent.Triple {
+// tables alive while they are referenced (graphrag.SharedExpander). They
+// are written into buf when it has room, every field of each, else into a
+// new slice.
+func (x *nameIndex) sharedTriples(rows []int32, collection string, buf []kgagent.Triple) []kgagent.Triple {
 	if len(rows) == 0 {
 		return nil
 	}
-	out := make([]kgagent.Triple, len(rows))
+	out := buf[:0]
+	if cap(out) < len(rows) {
+		out = make([]kgagent.Triple, len(rows))
+	}
+	out = out[:len(rows)]
 	for n, i := range rows {
 		r := &x.rows[i]
 		sn, pv := &x.nodes[r.s], &x.provs[r.prov]
@@ -253,7 +259,9 @@ func (x *nameIndex) sharedTriples(rows []int32, collection string) []kgagent.Tri
 		if r.o >= 0 {
 			on := &x.nodes[r.o]
 			t.Object = kgagent.Entity{ID: x.strs.at(on[0]), Name: x.strs.at(on[1]), Type: x.strs.at(on[2])}
+			t.Literal = ""
 		} else {
+			t.Object = kgagent.Entity{}
 			t.Literal = x.strs.at(^r.o)
 		}
 		t.ChunkID, t.DocURL, t.SourceURL = x.strs.at(pv[0]), x.strs.at(pv[1]), x.strs.at(pv[2])
@@ -1259,7 +1267,8 @@ func (s *Store) Expand(ctx context.Context, collection string, seeds []string, l
 // ExpandShared implements graphrag.SharedExpander: Expand, whose triples'
 // strings, when it answers from the in-memory snapshot, are the snapshot's
 // own (no copy: Retrieve reads ~570 triples a question and keeps a few).
-func (s *Store) ExpandShared(ctx context.Context, collection string, seeds []string, lim graphrag.ExpandLimits) ([]kgagent.Triple, error) {
+// The snapshot's triples are written into buf when it has room.
+func (s *Store) ExpandShared(ctx context.Context, collection string, seeds []string, lim graphrag.ExpandLimits, buf []kgagent.Triple) ([]kgagent.Triple, error) {
 	if err := graphrag.ValidateCollection(collection); err != nil {
 		return nil, err
 	}
@@ -1268,7 +1277,7 @@ func (s *Store) ExpandShared(ctx context.Context, collection string, seeds []str
 			return nil, err
 		}
 		hops, per := expandDefaults(lim)
-		return idx.sharedTriples(idx.expandRows(seeds, hops, per), collection), nil
+		return idx.sharedTriples(idx.expandRows(seeds, hops, per), collection, buf), nil
 	}
 	return s.expand(ctx, collection, seeds, lim, nil)
 }

@@ -42,7 +42,7 @@ func TestExpandShared(t *testing.T) {
 		t.Fatalf("Expand: %d triples (%v)", len(want), err)
 	}
 	// no snapshot is current yet: SQL
-	if got, err := s.ExpandShared(ctx, "c", seeds, lim); err != nil || !slices.Equal(got, want) {
+	if got, err := s.ExpandShared(ctx, "c", seeds, lim, nil); err != nil || !slices.Equal(got, want) {
 		t.Fatalf("ExpandShared by SQL: %v (%v), want %v", got, err, want)
 	}
 	x, err := loadNames(ctx, s.rdb, "c", 0)
@@ -50,7 +50,7 @@ func TestExpandShared(t *testing.T) {
 		t.Fatal(x, err)
 	}
 	hops, per := expandDefaults(lim)
-	got := x.sharedTriples(x.expandRows(seeds, hops, per), "c")
+	got := x.sharedTriples(x.expandRows(seeds, hops, per), "c", nil)
 	if !slices.Equal(got, want) {
 		t.Fatalf("shared triples %v, want %v", got, want)
 	}
@@ -64,8 +64,25 @@ func TestExpandShared(t *testing.T) {
 		}
 	}
 	rows := x.expandRows(seeds, hops, per)
-	if n := testing.AllocsPerRun(20, func() { x.sharedTriples(rows, "c") }); n != 1 {
+	if n := testing.AllocsPerRun(20, func() { x.sharedTriples(rows, "c", nil) }); n != 1 {
 		t.Errorf("sharedTriples: %.0f allocations, want 1", n)
+	}
+	// Into a buffer with room, holding other triples (literals where
+	// these have objects and the other way round): the same triples,
+	// written into it, with no allocation.
+	buf := make([]kgagent.Triple, len(want)+3)
+	for i := range buf {
+		if i%2 == 0 {
+			buf[i] = graphtest.L("x", "d", "s", "p", "stale literal", "k")
+		} else {
+			buf[i] = graphtest.T("x", "d", "s", "p", "stale object", "k")
+		}
+	}
+	if got, err := s.ExpandShared(ctx, "c", seeds, lim, buf); err != nil || !slices.Equal(got, want) || &got[0] != &buf[0] {
+		t.Fatalf("ExpandShared into a buffer: %v (%v, in the buffer: %v), want %v", got, err, err == nil && &got[0] == &buf[0], want)
+	}
+	if n := testing.AllocsPerRun(20, func() { x.sharedTriples(rows, "c", buf) }); n != 0 {
+		t.Errorf("sharedTriples into a buffer: %.0f allocations, want 0", n)
 	}
 }
 

@@ -1,6 +1,9 @@
 package text
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // MaxTermLen is the longest token, in bytes, that makes a term; longer
 // ones (base64, hashes, minified code) are left out.
@@ -105,16 +108,30 @@ func Keys(s string) []string {
 	return Distinct(ws)
 }
 
+// snake reports whether w is a snake_case word whose parts AllTerms adds
+// (an underscore past its first byte).
+func snake(w string) bool { return strings.IndexByte(w, '_') > 0 }
+
 // AllTerms returns the Term of every word of s, stop words included, in
 // order; a snake_case word also yields the terms of its parts
 // (max_body_size: max_body_size, max, body, size). The answer writer matches
 // sentences with it, where positions and identifiers' parts count.
 func AllTerms(s string) []string {
 	toks := Tokens(s)
+	if toks == nil {
+		return []string{}
+	}
+	if !slices.ContainsFunc(toks, snake) {
+		// one term a word: Tokens' own slice holds them
+		for i, w := range toks {
+			toks[i] = Term(w)
+		}
+		return toks
+	}
 	out := make([]string, 0, len(toks))
 	for _, w := range toks {
 		out = append(out, Term(w))
-		if strings.IndexByte(w, '_') > 0 {
+		if snake(w) {
 			for _, p := range strings.Split(w, "_") {
 				if p != "" {
 					out = append(out, Term(p))

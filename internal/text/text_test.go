@@ -504,3 +504,48 @@ func BenchmarkTokens(b *testing.B) {
 		})
 	}
 }
+
+// allTermsRef is AllTerms as it was before it wrote the terms into Tokens'
+// own slice: AllTerms must give exactly what it gives.
+func allTermsRef(s string) []string {
+	toks := Tokens(s)
+	out := make([]string, 0, len(toks))
+	for _, w := range toks {
+		out = append(out, Term(w))
+		if strings.IndexByte(w, '_') > 0 {
+			for _, p := range strings.Split(w, "_") {
+				if p != "" {
+					out = append(out, Term(p))
+				}
+			}
+		}
+	}
+	return out
+}
+
+func FuzzAllTerms(f *testing.F) {
+	for _, s := range tokenSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := AllTerms(s), allTermsRef(s); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("AllTerms(%q) = %q, the reference gives %q", s, got, want)
+		}
+	})
+}
+
+// TestAllTermsAllocations: the terms of a text that is not all ASCII cost
+// its lower-case copy and one slice (before: a slice of its word spans,
+// grown as it was read, and a second slice of terms: 9 allocations for
+// this text).
+func TestAllTermsAllocations(t *testing.T) {
+	s := strings.Repeat("Python’s “zipfile” module reads ZIP archives — it can’t write them all. ", 8)
+	if n := testing.AllocsPerRun(50, func() { AllTerms(s) }); n > 2 {
+		t.Errorf("AllTerms: %.0f allocations, want at most 2", n)
+	}
+	for _, s := range tokenSeeds {
+		if got, want := AllTerms(s), allTermsRef(s); !slices.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Errorf("AllTerms(%q) = %q, the reference gives %q", s, got, want)
+		}
+	}
+}

@@ -104,30 +104,63 @@ func isASCIIWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
 }
 
-// tokensUnicode is Tokens for text that is not all ASCII.
+// tokensUnicode is Tokens for text that is not all ASCII: the words of
+// one lower-cased copy, found as Spans finds them but one span ahead
+// rather than as a slice of spans (30 KB an answer on the Python docs),
+// after a pass that counts them, so the result is allocated once.
 func tokensUnicode(s string) []string {
 	lower := strings.ToLower(s)
-	sp := Spans(lower)
-	if len(sp) == 0 {
+	n := 0
+	for _, e, ok := nextSpan(lower, 0); ok; _, e, ok = nextSpan(lower, e) {
+		n++
+	}
+	if n == 0 {
 		return nil
 	}
-	out := make([]string, 0, len(sp))
-	for i := 0; i < len(sp); i++ {
-		if i+1 < len(sp) {
-			if gap := lower[sp[i][1]:sp[i+1][0]]; gap == "'" || gap == "’" {
-				if a, b, k := Contraction(lower[sp[i][0]:sp[i][1]], lower[sp[i+1][0]:sp[i+1][1]]); k > 0 {
+	out := make([]string, 0, n)
+	a0, a1, ok := nextSpan(lower, 0)
+	for ok {
+		b0, b1, okB := nextSpan(lower, a1)
+		if okB {
+			if gap := lower[a1:b0]; gap == "'" || gap == "’" {
+				if a, b, k := Contraction(lower[a0:a1], lower[b0:b1]); k > 0 {
 					out = append(out, a)
 					if k == 2 {
 						out = append(out, b)
 					}
-					i++
+					a0, a1, ok = nextSpan(lower, b1)
 					continue
 				}
 			}
 		}
-		out = append(out, lower[sp[i][0]:sp[i][1]])
+		out = append(out, lower[a0:a1])
+		a0, a1, ok = b0, b1, okB
 	}
 	return out
+}
+
+// nextSpan is the first span of Spans(s) that starts at or after from
+// (from at a rune boundary or at a span's end): its byte offsets, ok false
+// when there is none.
+func nextSpan(s string, from int) (start, end int, ok bool) {
+	start = -1
+	for i := from; i < len(s); {
+		r, size := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+		}
+		w := IsWordRune(r)
+		if w && start < 0 {
+			start = i
+		} else if !w && start >= 0 {
+			return start, i, true
+		}
+		i += size
+	}
+	if start >= 0 {
+		return start, len(s), true
+	}
+	return 0, 0, false
 }
 
 // contraction reads the word at a and the one at b as one contraction when
