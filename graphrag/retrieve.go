@@ -51,7 +51,24 @@ type factSet struct {
 }
 
 func newFactSet(n int) *factSet {
-	return &factSet{seed: maphash.MakeSeed(), m: make(map[uint64]*kgagent.Triple, n)}
+	f := new(factSet)
+	f.reset(n)
+	return f
+}
+
+// reset makes f an empty set, sized for n facts when it has no map yet.
+func (f *factSet) reset(n int) {
+	if f.m == nil {
+		f.seed, f.m = maphash.MakeSeed(), make(map[uint64]*kgagent.Triple, n)
+		return
+	}
+	f.clear()
+}
+
+// clear empties f, keeping its map's room.
+func (f *factSet) clear() {
+	clear(f.m)
+	f.more = nil
 }
 
 // add adds t and reports whether it was new.
@@ -198,7 +215,7 @@ func (s *Service) Seeds(ctx context.Context, question, collection string) (map[s
 // strings that may share the store's memory, for Retrieve, which copies
 // only the facts it returns. ExpandShared writes into buffer i of bufs
 // when it has room.
-func (s *Service) expandShared(ctx context.Context, collection string, seeds []string, lim ExpandLimits, bufs *tripleBufs, i int) ([]kgagent.Triple, error) {
+func (s *Service) expandShared(ctx context.Context, collection string, seeds []string, lim ExpandLimits, bufs *retrieveScratch, i int) ([]kgagent.Triple, error) {
 	if se, ok := s.cfg.Store.(SharedExpander); ok {
 		ts, err := se.ExpandShared(ctx, collection, seeds, lim, bufs.get(i))
 		bufs.used(i, ts)
@@ -207,22 +224,35 @@ func (s *Service) expandShared(ctx context.Context, collection string, seeds []s
 	return s.cfg.Store.Expand(ctx, collection, seeds, lim)
 }
 
-// tripleBufs are the buffers one Retrieve's expansions write into
+// retrieveScratch is what one Retrieve works in, reused from answer to
+// answer (scratchPool) so that an answer allocates none of it (~180 KB a
+// Python docs question): the buffers its expansions write into
 // (SharedExpander), one an expansion: the first hop's name seeds' and
-// similar seeds', then one a further hop. The fact set points into them
-// until Retrieve returns, so none is written twice in one Retrieve. They
-// are reused from answer to answer (tripleBufPool), emptied of what they
-// held (the store's strings) when put back.
-type tripleBufs struct {
-	b [][]kgagent.Triple // b[i][:n[i]] was written
-	n []int
+// similar seeds', then one a further hop (the fact set points into them
+// until Retrieve returns, so none is written twice in one Retrieve); the
+// question's word set, the fact set and the candidates. Everything is
+// emptied of what it held (the store's strings) when put back.
+type retrieveScratch struct {
+	b     [][]kgagent.Triple // b[i][:n[i]] was written
+	n     []int
+	words wordSet
+	facts factSet
+	cands []cand
 }
 
-// tripleBufPool holds the tripleBufs of Retrieves that have returned.
-var tripleBufPool = sync.Pool{New: func() any { return new(tripleBufs) }}
+// cand is a candidate edge by its position in the hop's triples (slice
+// j, index i): the triples are large and only EdgesPerHop of them are
+// kept.
+type cand struct {
+	j, i  int32
+	score float64
+}
+
+// scratchPool holds the retrieveScratch of Retrieves that have returned.
+var scratchPool = sync.Pool{New: func() any { return new(retrieveScratch) }}
 
 // get is buffer i (empty, with room for what it held before).
-func (b *tripleBufs) get(i int) []kgagent.Triple {
+func (b *retrieveScratch) get(i int) []kgagent.Triple {
 	for len(b.b) <= i {
 		b.b, b.n = append(b.b, nil), append(b.n, 0)
 	}
@@ -231,20 +261,23 @@ func (b *tripleBufs) get(i int) []kgagent.Triple {
 
 // used records that ts was written for buffer i: ts is kept as buffer i
 // when it has more room.
-func (b *tripleBufs) used(i int, ts []kgagent.Triple) {
+func (b *retrieveScratch) used(i int, ts []kgagent.Triple) {
 	if cap(ts) > cap(b.b[i]) {
 		b.b[i] = ts[:0]
 	}
 	b.n[i] = max(b.n[i], min(len(ts), cap(b.b[i])))
 }
 
-// release empties the buffers and puts them back in the pool.
-func (b *tripleBufs) release() {
+// release empties b and puts it back in the pool.
+func (b *retrieveScratch) release() {
 	for i := range b.b {
 		clear(b.b[i][:b.n[i]])
 		b.n[i] = 0
 	}
-	tripleBufPool.Put(b)
+	b.words.clear()
+	b.facts.clear()
+	b.cands = b.cands[:0]
+	scratchPool.Put(b)
 }
 
 // firstHop finds the seeds and expands them one hop. The similarity search
@@ -252,7 +285,7 @@ func (b *tripleBufs) release() {
 // The hop's triples are the name seeds' then the similar seeds': two
 // slices, not one made by appending the second (a copy of ~570 triples an
 // answer, 17% of what Retrieve allocated on the Python docs).
-func (s *Service) firstHop(ctx context.Context, question, collection string, bufs *tripleBufs) (map[string]float64, []string, [][]kgagent.Triple, error) {
+func (s *Service) firstHop(ctx context.Context, question, collection string, bufs *retrieveScratch) (map[string]float64, []string, [][]kgagent.Triple, error) {
 	lim := ExpandLimits{Hops: 1, TriplesPerEntity: s.cfg.TriplesPerEntity}
 	names, seeds, err := s.nameSeeds(ctx, question, collection)
 	if err != nil {
@@ -304,7 +337,7 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 	if err := ValidateCollection(collection); err != nil {
 		return nil, err
 	}
-	bufs := tripleBufPool.Get().(*tripleBufs)
+	bufs := scratchPool.Get().(*retrieveScratch)
 	defer bufs.release() // after the facts kept are cloned
 	seeds, frontier, hop1, err := s.firstHop(ctx, question, collection, bufs)
 	if err != nil {
@@ -315,7 +348,8 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 		n1 += len(ts)
 	}
 	// sized for the first hop's distinct ends (about one per two edges)
-	q := newWordSet(termSet(question), n1/2)
+	q := &bufs.words
+	q.reset(termSet(question), n1/2)
 	exact := map[string]bool{} // specific names the question uses outright
 	for _, t := range QuestionTerms(question) {
 		if strings.ContainsAny(t, " ._") {
@@ -324,16 +358,10 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 		}
 	}
 	expanded := map[string]bool{}
-	seen := newFactSet(2 * n1)
+	seen := &bufs.facts
+	seen.reset(2 * n1)
 	var facts []scored
-	// cand is a candidate edge by its position in the hop's triples (slice
-	// j, index i): the triples are large and only EdgesPerHop of them are
-	// kept.
-	type cand struct {
-		j, i  int32
-		score float64
-	}
-	var cands []cand
+	cands := bufs.cands[:0]
 	decay := 1.0
 	for hop := 0; hop < s.cfg.Hops && len(frontier) > 0; hop++ {
 		for _, id := range frontier {
@@ -374,6 +402,7 @@ func (s *Service) Retrieve(ctx context.Context, question, collection string) ([]
 		frontier = next
 		decay *= 0.7
 	}
+	bufs.cands = cands[:0]
 	sort.SliceStable(facts, func(i, j int) bool { return facts[i].score > facts[j].score })
 	if len(facts) > s.cfg.MaxFacts {
 		facts = facts[:s.cfg.MaxFacts]

@@ -22,15 +22,34 @@ type wordSet struct {
 // newWordSet numbers the words of q; entities is how many distinct
 // entities entityHits will likely see (its caches are sized for them).
 func newWordSet(q map[string]bool, entities int) *wordSet {
-	ws := &wordSet{idx: make(map[string]int, len(q)),
-		subjects: make(map[string]hitEntry, entities), names: make(map[string]hitEntry, entities)}
+	ws := new(wordSet)
+	ws.reset(q, entities)
+	return ws
+}
+
+// reset makes ws the word set of q, its caches sized for entities when it
+// has none yet (else emptied, keeping their room).
+func (ws *wordSet) reset(q map[string]bool, entities int) {
+	if ws.idx == nil {
+		ws.idx = make(map[string]int, len(q))
+		ws.subjects, ws.names = make(map[string]hitEntry, entities), make(map[string]hitEntry, entities)
+	} else {
+		ws.clear()
+	}
 	for w := range q {
 		if w != "" {
 			ws.idx[w] = len(ws.idx)
 			ws.first[w[0]] = true
 		}
 	}
-	return ws
+}
+
+// clear empties ws, keeping its maps' room.
+func (ws *wordSet) clear() {
+	clear(ws.idx)
+	clear(ws.subjects)
+	clear(ws.names)
+	ws.first = [256]bool{}
 }
 
 // entityHits are the question words an entity's name, and with withID its
