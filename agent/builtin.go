@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -201,6 +202,14 @@ func (b *Builtins) search(in searchIn) FuncHandler {
 			}
 			sb.WriteString("\n")
 		}
+		size := 0
+		for _, p := range ev.Passages {
+			size += len(p.Title) + len(p.URL) + len(p.Text) + 64
+		}
+		for _, f := range ev.Facts {
+			size += len(f.Text) + 16
+		}
+		sb.Grow(size) // the passages' text in one allocation, not doubling
 		for _, p := range ev.Passages {
 			res.Sources = append(res.Sources, p.Source())
 			if p.SourceOnly {
@@ -210,7 +219,10 @@ func (b *Builtins) search(in searchIn) FuncHandler {
 				// copy commands from pages that do not answer).
 				continue
 			}
-			fmt.Fprintf(&sb, "%s\n%s\n\n", SourceLine(p.N, p.Title, p.HeadingPath, p.URL), strings.TrimSpace(p.Text))
+			writeSourceLine(&sb, p.N, p.Title, p.HeadingPath, p.URL)
+			sb.WriteByte('\n')
+			sb.WriteString(strings.TrimSpace(p.Text))
+			sb.WriteString("\n\n")
 		}
 		if len(ev.Facts) > 0 {
 			sb.WriteString("Facts:\n")
@@ -228,11 +240,24 @@ func (b *Builtins) search(in searchIn) FuncHandler {
 // "[n] Title › Heading (url)". It is for LLMs only: the extractive model
 // reads the run's evidence (llm.Observation.Evidence), never this line.
 func SourceLine(n int, title string, headings []string, url string) string {
-	t := title
+	var sb strings.Builder
+	writeSourceLine(&sb, n, title, headings, url)
+	return sb.String()
+}
+
+// writeSourceLine writes SourceLine(n, title, headings, url) to sb.
+func writeSourceLine(sb *strings.Builder, n int, title string, headings []string, url string) {
+	sb.WriteByte('[')
+	sb.WriteString(strconv.Itoa(n))
+	sb.WriteString("] ")
+	sb.WriteString(title)
 	if len(headings) > 0 && headings[len(headings)-1] != title {
-		t += " › " + headings[len(headings)-1]
+		sb.WriteString(" › ")
+		sb.WriteString(headings[len(headings)-1])
 	}
-	return fmt.Sprintf("[%d] %s (%s)", n, t, url)
+	sb.WriteString(" (")
+	sb.WriteString(url)
+	sb.WriteByte(')')
 }
 
 // graphEvidence finds the graph's facts about the call's query; none is

@@ -349,23 +349,25 @@ func linkHeavy(h *corpus.Hit) bool {
 	if h.DigestEntries() != nil {
 		return true // names each followed by a one-line description
 	}
-	lines := strings.Split(h.Text, "\n")
 	words, runOn := 0, 0
 	rows, nameRows, nonEmpty := 0, 0, 0
-	for _, l := range lines {
+	// Words are counted, not cut out (strings.Fields' ~29 KB an answer on
+	// the Python docs, for the chunks the hit cache no longer holds).
+	for l := range strings.SplitSeq(h.Text, "\n") {
 		l = strings.TrimSpace(l)
 		if l == "" {
 			continue
 		}
 		nonEmpty++
-		w := strings.Fields(l)
-		words += len(w)
-		if len(w) >= 30 && sentenceEnds(l)*40 < len(w) {
-			runOn += len(w)
+		w := countFields(l)
+		words += w
+		if w >= 30 && sentenceEnds(l)*40 < w {
+			runOn += w
 		}
+		// a cell is trimmed (TableCells): one field is the whole cell
 		if cells := text.TableCells(l); len(cells) >= 2 {
 			rows++
-			if first := strings.Fields(cells[0]); len(first) == 1 && nameLike(first[0]) {
+			if countFields(cells[0]) == 1 && nameLike(cells[0]) {
 				nameRows++
 			}
 		}
@@ -377,6 +379,20 @@ func linkHeavy(h *corpus.Hit) bool {
 		return true
 	}
 	return rows >= 8 && 10*rows >= 7*nonEmpty && 10*nameRows >= 8*rows
+}
+
+// countFields is len(strings.Fields(s)): the runs of s between white
+// space (unicode.IsSpace), without cutting them out.
+func countFields(s string) int {
+	n, in := 0, false
+	for _, r := range s {
+		w := !unicode.IsSpace(r)
+		if w && !in {
+			n++
+		}
+		in = w
+	}
+	return n
 }
 
 // sentenceEnds counts ". ", "! ", "? " (and a final one) in l: the ends of
