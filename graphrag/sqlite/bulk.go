@@ -114,8 +114,11 @@ const bulkCacheKiB = -8192
 // are stored in key order. onEnts, when not nil, is given the entities in
 // the entities table's order (by their strs ids) once, before they are
 // written, from either goroutine (Snapshot builds the name index's
-// entities from them); it may keep them but not change them.
-func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]entityRow)) error {
+// entities from them); it may keep them but not change them. wait, when
+// not nil, is called once the indexes are built and before the entities'
+// strings and words are made there (loads above earlyEntities), the end's
+// largest memory (SnapshotAfter).
+func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]entityRow), wait func()) error {
 	ctx := context.Background()
 	var pending int
 	if err := w.conn.QueryRowContext(ctx, `SELECT count(*) FROM bulk_load`).Scan(&pending); err != nil {
@@ -216,6 +219,9 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 		}
 		if b.err != nil {
 			return b.err
+		}
+		if wait != nil && b.words == nil && len(b.rows)+len(b.ents) > 0 {
+			wait()
 		}
 		switch {
 		case b.tallied && b.str == nil:

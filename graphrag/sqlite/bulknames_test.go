@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kgagent/kgagent"
 	"github.com/kgagent/kgagent/graphrag/graphtest"
@@ -169,5 +170,75 @@ func TestBulkLoadAgainKeepsRows(t *testing.T) {
 	}
 	if n := sqlite.MemNames(s); n != 1 {
 		t.Errorf("%d name indexes built from memory after BulkLoad was called twice, want 1", n)
+	}
+}
+
+// TestSnapshotAfterWaits: SnapshotAfter completes a large bulk load (past
+// earlyEntities and earlyNamesTriples, as the OpenJDK docs') up to its
+// index builds, then waits for ready before its entities' words and
+// again before the name index; a small load's snapshot, made beside its
+// finish, does not wait. Either way the snapshot is the index built from
+// SQLite.
+func TestSnapshotAfterWaits(t *testing.T) {
+	for _, large := range []bool{true, false} {
+		t.Run(fmt.Sprintf("large=%v", large), func(t *testing.T) {
+			if large {
+				sqlite.SetEarlyEntities(t, 0)
+				sqlite.SetEarlyNamesTriples(t, 0)
+			}
+			ctx := t.Context()
+			s := open(t)
+			if on, err := s.BulkLoad(ctx); err != nil || !on {
+				t.Fatalf("BulkLoad: %v %v", on, err)
+			}
+			for d := range 5 {
+				doc := fmt.Sprintf("https://x.test/%d.html", d)
+				var ts []kgagent.Triple
+				for i := range 20 {
+					ts = append(ts, graphtest.T("c", doc, fmt.Sprintf("pkg%d.func_%d", d, i), "calls", fmt.Sprintf("Shared Thing %d", i%7), "c0"))
+				}
+				if err := s.ReplaceDocument(ctx, "c", doc, ts); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ready := make(chan struct{})
+			done := make(chan error, 1)
+			go func() { done <- s.SnapshotAfter(ctx, "c", ready) }()
+			want := 0
+			if large {
+				want = 2
+				for start := time.Now(); sqlite.SnapWaits(s) == 0; time.Sleep(time.Millisecond) {
+					if time.Since(start) > 20*time.Second {
+						t.Fatal("SnapshotAfter did not wait for ready")
+					}
+				}
+				time.Sleep(20 * time.Millisecond)
+				select {
+				case err := <-done:
+					t.Fatalf("SnapshotAfter returned (%v) before ready", err)
+				default:
+				}
+				close(ready)
+			}
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("SnapshotAfter waits for ready on a small load")
+			}
+			if got := sqlite.SnapWaits(s); got != want {
+				t.Errorf("%d waits for ready, want %d", got, want)
+			}
+			got := sqlite.SnapshotBody(t, s, "c")
+			sql, err := sqlite.EncodeNames(ctx, s, "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) == 0 || !bytes.Equal(got, sql) {
+				t.Errorf("snapshot of %d bytes, from SQLite %d bytes: want the same bytes", len(got), len(sql))
+			}
+		})
 	}
 }

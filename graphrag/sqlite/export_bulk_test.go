@@ -60,6 +60,9 @@ func DuplicateStrs(t *testing.T, s *Store) int {
 // in memory rather than from SQLite.
 func MemNames(s *Store) int { return s.memNames }
 
+// SnapWaits counts SnapshotAfter's waits for its ready.
+func SnapWaits(s *Store) int { return int(s.snapWaits.Load()) }
+
 // EarlyNames counts the name indexes whose triples Snapshot read while the
 // bulk load finished.
 func EarlyNames(s *Store) int { return s.earlyNames }

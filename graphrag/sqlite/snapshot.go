@@ -324,6 +324,28 @@ func peekBytes(b []byte, n, per int, skip func(at int) int) int {
 // The triples of a bulk load it completes come from the writer's memory,
 // not SQLite (bulknames.go), when they are all the table holds.
 func (s *Store) Snapshot(ctx context.Context, collection string) error {
+	return s.SnapshotAfter(ctx, collection, nil)
+}
+
+// SnapshotAfter is Snapshot with the steps that hold the most memory
+// waiting until ready is closed (nil: no wait): those that follow the
+// index builds of a large bulk load it completes (its entities' strings
+// and words, past earlyEntities) and a name index built after the load's
+// finish (past earlyNamesTriples) or from SQLite. The index builds, which
+// hold little of Go's memory, go on meanwhile, so a caller can make other
+// snapshots on the second core beside them and close ready when done, and
+// never hold their memory beside the name index's. The ready of a small
+// load's snapshot, made beside the finish, is not waited for.
+func (s *Store) SnapshotAfter(ctx context.Context, collection string, ready <-chan struct{}) error {
+	wait := func() {
+		if ready != nil {
+			s.snapWaits.Add(1)
+			select {
+			case <-ready:
+			case <-ctx.Done():
+			}
+		}
+	}
 	var mem *bulkRows
 	var early chan earlyTriples
 	var ents chan []entityRow
@@ -404,7 +426,7 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 				sent = true
 			}
 		}
-		err := finishBulk(&s.w, s.rdb, &s.tally, onEnts)
+		err := finishBulk(&s.w, s.rdb, &s.tally, onEnts, wait)
 		if ents != nil && !sent {
 			close(ents)
 		}
@@ -457,9 +479,11 @@ func (s *Store) Snapshot(ctx context.Context, collection string) error {
 	} else if mem != nil && r.err == nil && r.x != nil {
 		s.earlyNames++
 		if r.x.rows != nil {
+			wait()
 			idx, err = r.x.loadEntities(ctx, tx, collection)
 		}
 	} else {
+		wait()
 		idx, err = loadNamesFrom(ctx, tx, collection, 0, mem, known)
 	}
 	if err != nil {

@@ -77,6 +77,8 @@ type Store struct {
 	// earlySnaps counts the snapshots written while the load finished
 	// and renamed into place after it.
 	earlySnaps int
+	// snapWaits counts SnapshotAfter's waits for its ready.
+	snapWaits atomic.Int32
 
 	stmu    sync.Mutex
 	inserts map[string]string // multi-row INSERTs, by head, tail and rows
@@ -323,7 +325,7 @@ func OpenWith(path string, o Options) (*Store, error) {
 	w := writer{conn: conn, wal: newWALSync(path)}
 	// A bulk load that did not finish (a crash) is completed first; then
 	// every index exists.
-	if err := finishBulk(&w, nil, nil, nil); err != nil {
+	if err := finishBulk(&w, nil, nil, nil, nil); err != nil {
 		w.close()
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: complete the bulk load of %s", path)
@@ -581,7 +583,7 @@ func (s *Store) Close() error {
 	if s.bulk {
 		// The bulk load's indexes, entities and words; should this fail,
 		// the next Open completes them (the entities from the triples).
-		if berr := finishBulk(&s.w, s.rdb, &s.tally, nil); berr != nil {
+		if berr := finishBulk(&s.w, s.rdb, &s.tally, nil, nil); berr != nil {
 			err = dbErr(context.Background(), berr, "complete the bulk load")
 		}
 		s.bulk = false
