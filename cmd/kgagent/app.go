@@ -207,18 +207,7 @@ func (a *app) snapshot(ctx context.Context, collection string) {
 	// most (its entities' words, its name index) wait for those copies
 	// (SnapshotAfter), so that a copy and the name index are never both
 	// in memory (the 33,438-page corpus's ingest went to 455 MB with the
-	// two together). In kgagent ingest the crawl's garbage goes back to
-	// the OS first and each copy goes once written.
-	free := func() {
-		if a.command == "ingest" {
-			debug.FreeOSMemory()
-		}
-	}
-	// In kgagent ingest the snapshots are made under a lower soft limit
-	// than the crawl's (snapshotReserve), unless GOMEMLIMIT is set.
-	if a.command == "ingest" && os.Getenv("GOMEMLIMIT") == "" {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(snapshotMemoryLimit(a.cfg.IngestMemoryLimit)))
-	}
+	// two together).
 	colls := []string{collection, collection + a.svc.graph.Config().EntitySuffix}
 	var held, rest []string
 	for _, c := range colls {
@@ -227,6 +216,27 @@ func (a *app) snapshot(ctx context.Context, collection string) {
 		} else {
 			rest = append(rest, c)
 		}
+	}
+	// In kgagent ingest the crawl's garbage goes back to the OS first and
+	// each copy goes once written, when a copy is to be built from SQLite
+	// (the OpenJDK docs'), which then has the room. When the ingest kept
+	// every copy (a small corpus, the Python docs') nothing is loaded at
+	// the end but the graph's name index, under the same soft limit on
+	// Go's memory; the frees (three forced collections, and the crawl's
+	// heap handed back to the OS to be faulted in again by the end's
+	// allocations) only cost: the first, ~40 ms, held up the graph's
+	// finish, which the end waits for. osFrees counts them.
+	var osFrees int
+	free := func() {
+		if a.command == "ingest" && len(rest) > 0 {
+			debug.FreeOSMemory()
+			osFrees++
+		}
+	}
+	// In kgagent ingest the snapshots are made under a lower soft limit
+	// than the crawl's (snapshotReserve), unless GOMEMLIMIT is set.
+	if a.command == "ingest" && os.Getenv("GOMEMLIMIT") == "" {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(snapshotMemoryLimit(a.cfg.IngestMemoryLimit)))
 	}
 	// searchRebuilt counts the search copies built from SQLite here
 	// rather than taken from memory: 0 after kgagent ingest (keepCopies)
@@ -283,7 +293,7 @@ func (a *app) snapshot(ctx context.Context, collection string) {
 	if r != nil {
 		searchRebuilt += r.Rebuilds()
 	}
-	a.log.Info("snapshots written", "collection", collection, "search_rebuilt", searchRebuilt, "seconds", time.Since(start).Seconds())
+	a.log.Info("snapshots written", "collection", collection, "search_rebuilt", searchRebuilt, "os_frees", osFrees, "seconds", time.Since(start).Seconds())
 }
 
 // snapshotReserve is how much lower than the crawl's the soft limit on

@@ -186,7 +186,8 @@ func TestHelpListsEveryFlag(t *testing.T) {
 // ask built them), and serve right after it loads them before /readyz says
 // ready without rebuilding any: its warm line says rebuilt=0. The ingest
 // wrote the search copies' snapshots from the copies it kept current while
-// it crawled, not from SQLite: its line says search_rebuilt=0.
+// it crawled, not from SQLite: its line says search_rebuilt=0, and, as it
+// loaded nothing from SQLite, os_frees=0.
 func TestServeWarmsBeforeReady(t *testing.T) {
 	site := httptest.NewServer(http.FileServer(http.Dir(siteDir)))
 	defer site.Close()
@@ -195,8 +196,14 @@ func TestServeWarmsBeforeReady(t *testing.T) {
 	if code := run(context.Background(), []string{"ingest", "--data-dir", dir, "--json", site.URL + "/*"}, &out, &errb, testEnv()); code != 0 {
 		t.Fatalf("ingest: %s", errb.String())
 	}
-	if m := regexp.MustCompile(`msg="snapshots written" collection=default search_rebuilt=(\d+)`).FindStringSubmatch(errb.String()); m == nil || m[1] != "0" {
+	m := regexp.MustCompile(`msg="snapshots written" collection=default search_rebuilt=(\d+) os_frees=(\d+)`).FindStringSubmatch(errb.String())
+	if m == nil || m[1] != "0" {
 		t.Errorf("the ingest's search copies were built from SQLite at its end (%v): %s", m, errb.String())
+	}
+	// It kept every copy, so it loaded nothing at its end that needed the
+	// crawl's heap handed back to the OS first.
+	if m == nil || m[2] != "0" {
+		t.Errorf("the ingest freed memory to the OS at its end with every copy kept (%v)", m)
 	}
 	coll := hex.EncodeToString([]byte("default"))
 	for _, snap := range []string{filepath.Join(dir, "index.db-snap", coll), filepath.Join(dir, "graph.db-snap", coll)} {
