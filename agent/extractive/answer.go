@@ -32,6 +32,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/kgagent/kgagent"
@@ -484,36 +485,38 @@ func commandLike(s string) bool {
 func split(ps []*passage) ([]*sentence, map[string]int) {
 	var out []*sentence
 	df := map[string]int{}
-	var seen map[string]bool // countDistinct's, one for every sentence
+	seen := seenPool.Get().(map[string]bool) // countDistinct's, one for every sentence
+	defer seenPool.Put(seen)
 	for _, p := range ps {
 		ss := p.sentences()
 		sts := make([]sentence, len(ss))
 		for pos, s := range ss {
 			st := &sts[pos]
 			*st = sentence{p: p, pos: pos, blk: s.blk, text: s.text, terms: s.terms}
-			countDistinct(df, &seen, st.terms)
+			countDistinct(df, seen, st.terms)
 			out = append(out, st)
 		}
 	}
 	return out, df
 }
 
+// seenPool holds the sets split tells a long sentence's terms apart in:
+// one for every sentence, reused from answer to answer (31 KB an answer on
+// the Python docs when each long sentence made its own).
+var seenPool = sync.Pool{New: func() any { return map[string]bool{} }}
+
 // countDistinct adds one to df[t] for each distinct term t of terms. A
-// long sentence's terms are told apart in *seen, made once for every
-// sentence of an answer (31 KB an answer on the Python docs when each long
-// sentence made its own) and emptied after use.
-func countDistinct(df map[string]int, seen *map[string]bool, terms []string) {
+// long sentence's terms are told apart in seen, which it empties after
+// use.
+func countDistinct(df map[string]int, seen map[string]bool, terms []string) {
 	if len(terms) > 32 {
-		if *seen == nil {
-			*seen = make(map[string]bool, len(terms))
-		}
 		for _, t := range terms {
-			if !(*seen)[t] {
-				(*seen)[t] = true
+			if !seen[t] {
+				seen[t] = true
 				df[t]++
 			}
 		}
-		clear(*seen)
+		clear(seen)
 		return
 	}
 	for i, t := range terms {

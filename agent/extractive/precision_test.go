@@ -1,6 +1,7 @@
 package extractive
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -189,4 +190,32 @@ func TestReportedCodeIsTheSubject(t *testing.T) {
 	if got := analyse(q); len(got.specific) > 0 || len(got.compounds) > 0 {
 		t.Errorf("analyse(%q): names %v, phrases %v, want none (a reason phrase)", q, got.specific, got.compounds)
 	}
+}
+
+// FuzzStatusCodes: statusCodes skips the expression for a question with
+// no digit 1-5 and finds what it finds otherwise: the same codes as
+// running the expression on every question.
+func FuzzStatusCodes(f *testing.F) {
+	for _, q := range []string{"uploads fail with 413", "I get a 504 error", "how do I set a 300 ms timeout?", "HTTP 200", "status 099",
+		"list every address in 192.168.1.0/24", "why?", "error 600", "returns 1xx", "a 5O3 error"} {
+		f.Add(q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		want := map[string]bool{}
+		for _, m := range statusCodeRe.FindAllStringSubmatchIndex(q, -1) {
+			code, end := "", m[1]
+			switch {
+			case m[2] >= 0:
+				code, end = q[m[2]:m[3]], m[3]
+			case m[4] >= 0:
+				code = q[m[4]:m[5]]
+			}
+			if code != "" && !countedAfter(q[end:]) {
+				want[code] = true
+			}
+		}
+		if got := statusCodes(q); !maps.Equal(got, want) || got == nil {
+			t.Fatalf("statusCodes(%q) = %v, the expression finds %v", q, got, want)
+		}
+	})
 }

@@ -32,8 +32,9 @@ func TestSplitAllocations(t *testing.T) {
 
 // TestSplitLongSentences: the terms of sentences longer than 32 terms are
 // told apart in one set for every sentence, emptied after each (before,
-// each made its own: 190 allocations for these 20 sentences before, 134
-// after), and each term's count is the number of sentences that hold it.
+// each made its own: 190 allocations for these 20 sentences before; 134
+// with one set a split; 130 with the set reused from split to split), and
+// each term's count is the number of sentences that hold it.
 func TestSplitLongSentences(t *testing.T) {
 	var ev kgagent.Evidence
 	long := strings.Repeat("the cache size and the cache limit ", 8) + "end."
@@ -50,7 +51,7 @@ func TestSplitLongSentences(t *testing.T) {
 		t.Errorf("df cache %d the %d word %d wordyy %d, want 20 20 1 1", df["cache"], df["the"], df["word"], df["wordyy"])
 	}
 	n := testing.AllocsPerRun(20, func() { split(ps) })
-	if n > 150 {
-		t.Errorf("%.0f allocations to split 20 passages of one long sentence, want at most 150", n)
+	if n > 140 && !raceOn {
+		t.Errorf("%.0f allocations to split 20 passages of one long sentence, want at most 140", n)
 	}
 }
