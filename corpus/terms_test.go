@@ -150,3 +150,28 @@ func FuzzEmbedChunks(f *testing.F) {
 		checkEmbedChunks(t, c, true)
 	})
 }
+
+// TestTermScratchMatchesTermsOf: a TermScratch used for one random chunk
+// after another gives each TermsOf's terms and occurrences, and once warm
+// allocates no map and no occurrence slice.
+func TestTermScratchMatchesTermsOf(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 25))
+	var s TermScratch
+	for i := range 300 {
+		c := kgagent.Chunk{Text: randText(r, r.IntN(60))}
+		if i%3 > 0 {
+			c.Title, c.HeadingPath = randText(r, r.IntN(5)), []string{randText(r, r.IntN(4)), randText(r, 2)}
+		}
+		got, want := s.TermsOf(c), TermsOf(c)
+		if !slices.Equal(got.Terms, want.Terms) || !slices.Equal(got.Occurs, want.Occurs) {
+			t.Fatalf("chunk %d: scratch terms %v, TermsOf %v", i, got, want)
+		}
+	}
+	c := kgagent.Chunk{Title: "Encoders", HeadingPath: []string{"Encoders", "json", "encoding"}, Text: "the json encoding of a configuration, os.path and max_body_size"}
+	s.TermsOf(c)
+	scratch := testing.AllocsPerRun(50, func() { s.TermsOf(c) })
+	fresh := testing.AllocsPerRun(50, func() { TermsOf(c) })
+	if scratch > fresh-2 {
+		t.Errorf("a warm scratch allocates %.0f times a chunk, TermsOf %.0f: want at least the map and the occurrences fewer", scratch, fresh)
+	}
+}

@@ -495,6 +495,13 @@ func chunkTermsOf(c *kgagent.Chunk, w [3]float32) chunkTerms {
 	return chunkTermsFrom(&t, w)
 }
 
+// chunkTermsWith is chunkTermsOf with s's tables (chunkTermsFrom keeps no
+// occurrence).
+func chunkTermsWith(s *corpus.TermScratch, c *kgagent.Chunk, w [3]float32) chunkTerms {
+	t := s.TermsOf(*c)
+	return chunkTermsFrom(&t, w)
+}
+
 // chunkTermsFrom is chunkTermsOf from the chunk's terms as its embedder
 // took them (text.FieldTerms' occurrences, in order): each term's weights
 // are added in the order of its occurrences, so the sums are those of
@@ -866,9 +873,10 @@ func newRowLoader(w [3]float32) *rowLoader {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var s corpus.TermScratch
 			for b := range l.work {
 				for i := range b.rows {
-					b.rows[i].ct = chunkTermsOf(&b.rows[i].c, l.w)
+					b.rows[i].ct = chunkTermsWith(&s, &b.rows[i].c, l.w)
 					b.rows[i].c = kgagent.Chunk{} // the text is not kept
 				}
 				close(b.done)
@@ -894,7 +902,13 @@ func (l *rowLoader) read(x *Index, collection string, rows *sql.Rows) {
 	defer func() { corruptDone(corrupt, "load collection "+collection) }()
 	docs := map[string]string{} // intern doc URLs
 	var lastRid int64
-	b := &loadBatch{done: make(chan struct{})}
+	// A batch's rows are made whole at once and each read in its place:
+	// appended one by one (and each scanned into a row of its own first),
+	// they were a fifth of the bytes a load from SQLite allocated.
+	batch := func() *loadBatch {
+		return &loadBatch{rows: make([]loadRow, 0, loadBatchRows), done: make(chan struct{})}
+	}
+	b := batch()
 	send := func() bool {
 		for _, ch := range []chan *loadBatch{l.ordered, l.work} {
 			select {
@@ -903,11 +917,16 @@ func (l *rowLoader) read(x *Index, collection string, rows *sql.Rows) {
 				return false
 			}
 		}
-		b = &loadBatch{done: make(chan struct{})}
+		b = batch()
 		return true
 	}
 	for rows.Next() {
-		var r loadRow
+		// r is the batch's next row, kept (the length grows) only at
+		// the end of the loop
+		at := len(b.rows)
+		b.rows = append(b.rows, loadRow{})
+		r := &b.rows[at]
+		b.rows = b.rows[:at]
 		var hp string
 		body := bodyCol{text: &r.c.Text}
 		if err := rows.Scan(&r.rid, &r.c.DocURL, &r.c.Title, &hp, &body, &r.blob); err != nil {
@@ -933,7 +952,7 @@ func (l *rowLoader) read(x *Index, collection string, rows *sql.Rows) {
 			continue
 		}
 		r.doc = r.c.DocURL
-		b.rows = append(b.rows, r)
+		b.rows = b.rows[:at+1]
 		if len(b.rows) == loadBatchRows && !send() {
 			return
 		}
