@@ -115,9 +115,11 @@ const bulkCacheKiB = -8192
 // the entities table's order (by their strs ids) once, before they are
 // written, from either goroutine (Snapshot builds the name index's
 // entities from them); it may keep them but not change them. wait, when
-// not nil, is called once the indexes are built and before the entities'
-// strings and words are made there (loads above earlyEntities), the end's
-// largest memory (SnapshotAfter).
+// not nil, is called before the entities' strings and words of a load
+// above earlyEntities are made, which are then made on reader while the
+// writer builds the indexes as a smaller load's are (SnapshotAfter: the
+// caller's other memory is gone once wait returns); without it they are
+// made after the index builds.
 func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]entityRow), wait func()) error {
 	ctx := context.Background()
 	var pending int
@@ -151,12 +153,20 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 			// The strings and words are found and made here unless they
 			// are many: then after the index builds, so that they and
 			// the sorts' memory outside Go's heap are not held together
-			// (the OpenJDK docs' words alone are ~54 MB).
-			if len(b.rows) <= earlyEntities {
+			// (the OpenJDK docs' words alone are ~54 MB), or, with wait,
+			// here once wait returns (the caller's other memory gone).
+			if len(b.rows) <= earlyEntities || wait != nil {
+				waited := len(b.rows) > earlyEntities
+				if waited {
+					wait()
+				}
 				b.err = b.strings(ctx, c, known, onEnts != nil)
 				if b.err == nil {
 					b.handRows(onEnts)
 					b.words = b.rowWords()
+					if waited {
+						w.waitedWords++ // read once derived is received
+					}
 				}
 			}
 			derived <- b

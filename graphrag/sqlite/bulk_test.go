@@ -127,7 +127,21 @@ func TestBulkLoad(t *testing.T) {
 		sqlite.SetEarlyEntities(t, 0)
 		bulkLoadMatches(t)
 	})
+	// a large load finished by SnapshotAfter: its words made beside the
+	// index builds once ready is closed
+	t.Run("after", func(t *testing.T) {
+		sqlite.SetEarlyEntities(t, 0)
+		ready := make(chan struct{})
+		close(ready)
+		bulkLoadAfter = ready
+		t.Cleanup(func() { bulkLoadAfter = nil })
+		bulkLoadMatches(t)
+	})
 }
+
+// bulkLoadAfter, when not nil, is the ready with which bulkLoadMatches
+// finishes the bulk load (SnapshotAfter) before Close.
+var bulkLoadAfter chan struct{}
 
 // bulkLoadMatches is TestBulkLoad's check.
 func bulkLoadMatches(t *testing.T) {
@@ -149,6 +163,14 @@ func bulkLoadMatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			slices.Sort(derived)
+			if bulkLoadAfter != nil {
+				if err := s.SnapshotAfter(t.Context(), "c", bulkLoadAfter); err != nil {
+					t.Fatal(err)
+				}
+				if sqlite.WaitedWords(s) != 1 {
+					t.Error("the load's words were not made beside its index builds")
+				}
+			}
 		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)

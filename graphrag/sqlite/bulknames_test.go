@@ -174,11 +174,11 @@ func TestBulkLoadAgainKeepsRows(t *testing.T) {
 }
 
 // TestSnapshotAfterWaits: SnapshotAfter completes a large bulk load (past
-// earlyEntities and earlyNamesTriples, as the OpenJDK docs') up to its
-// index builds, then waits for ready before its entities' words and
-// again before the name index; a small load's snapshot, made beside its
-// finish, does not wait. Either way the snapshot is the index built from
-// SQLite.
+// earlyEntities and earlyNamesTriples, as the OpenJDK docs') waiting for
+// ready before its entities' words, which are then made beside its index
+// builds, and again before the name index; a small load's snapshot, made
+// beside its finish, does not wait. Either way the snapshot is the index
+// built from SQLite (TestBulkLoad's "after" case checks the rows stored).
 func TestSnapshotAfterWaits(t *testing.T) {
 	for _, large := range []bool{true, false} {
 		t.Run(fmt.Sprintf("large=%v", large), func(t *testing.T) {
@@ -230,6 +230,11 @@ func TestSnapshotAfterWaits(t *testing.T) {
 			}
 			if got := sqlite.SnapWaits(s); got != want {
 				t.Errorf("%d waits for ready, want %d", got, want)
+			}
+			// a large load's words made beside its index builds, once
+			// ready was closed
+			if got, want := sqlite.WaitedWords(s), want/2; got != want {
+				t.Errorf("%d loads' words made beside the index builds after the wait, want %d", got, want)
 			}
 			got := sqlite.SnapshotBody(t, s, "c")
 			sql, err := sqlite.EncodeNames(ctx, s, "c")

@@ -60,6 +60,10 @@ func DuplicateStrs(t *testing.T, s *Store) int {
 // in memory rather than from SQLite.
 func MemNames(s *Store) int { return s.memNames }
 
+// WaitedWords counts the large bulk loads whose entities' words were made
+// beside the index builds, after SnapshotAfter's wait.
+func WaitedWords(s *Store) int { return s.w.waitedWords }
+
 // SnapWaits counts SnapshotAfter's waits for its ready.
 func SnapWaits(s *Store) int { return int(s.snapWaits.Load()) }
 

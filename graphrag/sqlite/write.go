@@ -189,6 +189,10 @@ type writer struct {
 	// the load's finish does. strsHPend: the running transaction created
 	// it (noStrsH clears at its commit).
 	noStrsH, strsHPend bool
+	// waitedWords counts the bulk loads past earlyEntities whose
+	// entities' words finishBulk made beside the index builds, after its
+	// wait (a test reads it).
+	waitedWords int
 	// tempFile: begin set temp_store to FILE (while noStrsH)
 	tempFile bool
 	// words are the entity word edits of the running transaction's
