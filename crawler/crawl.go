@@ -38,11 +38,18 @@ type Config struct {
 	MaxRetryAfter  time.Duration // a longer Retry-After fails the page with RATE_LIMITED; 60s
 	MaxBodyBytes   int64         // larger pages fail with TOO_LARGE; 10 MiB
 	// MaxTotalBytes is the byte budget of a crawl of MaxPages pages; 2 GiB.
-	// A Spec with a higher page limit gets as many bytes a page:
-	// MaxTotalBytes × Spec.MaxPages / MaxPages, so that raising the page
-	// limit is not cut short by the budget; a lower one keeps it all.
+	// With ScaleBudget, a Spec with a higher page limit gets as many bytes
+	// a page: MaxTotalBytes × Spec.MaxPages / MaxPages, so that raising
+	// the page limit is not cut short by the budget; a lower one keeps it
+	// all.
 	MaxTotalBytes int64
 	MaxPages      int // when the Spec sets none; 10000
+	// ScaleBudget scales MaxTotalBytes to a Spec's higher page limit (see
+	// MaxTotalBytes). The CLI sets it: its user chose the limit for their
+	// own machine. A server leaves it off, so that a remote caller's
+	// max_pages cannot raise the bytes the server fetches past
+	// MaxTotalBytes.
+	ScaleBudget bool
 	// InFlightBytes bounds the bytes of the pages a crawl holds at once
 	// past their fetch: a page's body while it is extracted (the parsed
 	// tree and the extractor's buffers cost a few times its bytes), then
@@ -185,7 +192,7 @@ type crawl struct {
 	scope     *Scope
 	opts      CrawlOptions
 	maxPages  int
-	maxBytes  int64 // the byte budget: Config.MaxTotalBytes, scaled to maxPages
+	maxBytes  int64 // the byte budget: Config.MaxTotalBytes, scaled to maxPages with Config.ScaleBudget
 	col       *colly.Collector
 	transport *http.Transport
 	aux       *http.Client // robots.txt and sitemaps
@@ -239,7 +246,10 @@ func (c *Crawler) crawlParsed(ctx context.Context, spec Spec, scope *Scope, seed
 	if spec.MaxPages > 0 {
 		cr.maxPages = spec.MaxPages
 	}
-	cr.maxBytes = scaledBudget(c.cfg.MaxTotalBytes, c.cfg.MaxPages, cr.maxPages)
+	cr.maxBytes = c.cfg.MaxTotalBytes
+	if c.cfg.ScaleBudget {
+		cr.maxBytes = scaledBudget(c.cfg.MaxTotalBytes, c.cfg.MaxPages, cr.maxPages)
+	}
 	for i := range bad {
 		opts.OnPage(Page{URL: bad[i].URL, Outcome: Failed, Err: &bad[i]})
 	}

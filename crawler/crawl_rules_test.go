@@ -557,7 +557,14 @@ func TestCrawlSitemapThenLinks(t *testing.T) {
 	cfg := testConfig()
 	cfg.MaxPages = 20
 	cfg.MaxTotalBytes = 20 * 8 << 10 // 8 KiB a page of the Config's 20: ~40 of these pages
+	// Without ScaleBudget (a server's crawler) a remote caller's page
+	// limit does not raise the bytes fetched.
 	got, res := runCrawl(t, cfg, Spec{URLs: []string{srv.URL + "/*"}, MaxPages: 1000}, CrawlOptions{})
+	if n := len(got.by(Fetched)); !res.Truncated || !strings.HasPrefix(res.Reason, "byte budget") || n >= mapped {
+		t.Errorf("unscaled budget, page limit 1000: %d fetched, %+v", n, res)
+	}
+	cfg.ScaleBudget = true
+	got, res = runCrawl(t, cfg, Spec{URLs: []string{srv.URL + "/*"}, MaxPages: 1000}, CrawlOptions{})
 	if res.Truncated {
 		t.Errorf("truncated: %s", res.Reason)
 	}

@@ -81,7 +81,7 @@ func runIngest(ctx context.Context, cfg Config, o ingestOptions, args []string, 
 		progress = func(c crawler.Counters) { crawled(c); p.Update(c) }
 		defer p.Finish()
 	}
-	rep, err := a.ingester(true).Run(ctx, spec, progress)
+	rep, err := a.ingester(true, true).Run(ctx, spec, progress)
 	if err != nil {
 		return err
 	}

@@ -360,10 +360,11 @@ func llmCompleter(model llm.LLM, name string) func(ctx context.Context, prompt s
 
 // ingester returns an Ingester over the wired stores, whose runs end with
 // afterIngest. allowPrivate lets it fetch loopback and private addresses
-// (the CLI and the demo).
-func (a *app) ingester(allowPrivate bool) *crawler.Ingester {
+// (the CLI and the demo); scaleBudget lets a higher page limit raise the
+// crawl's byte budget (the CLI's --max-pages, never a remote caller's).
+func (a *app) ingester(allowPrivate, scaleBudget bool) *crawler.Ingester {
 	cc := crawler.Config{
-		Parallelism: a.cfg.CrawlParallelism, Delay: a.cfg.CrawlDelay, MaxPages: a.cfg.CrawlMaxPages,
+		Parallelism: a.cfg.CrawlParallelism, Delay: a.cfg.CrawlDelay, MaxPages: a.cfg.CrawlMaxPages, ScaleBudget: scaleBudget,
 		RequestTimeout: a.cfg.CrawlTimeout, AllowPrivate: allowPrivate, AllowedPrivateHosts: a.cfg.AllowedPrivateHosts,
 		InFlightBytes: crawler.InFlightBytesWithin(a.cfg.IngestMemoryLimit),
 	}
@@ -534,7 +535,7 @@ func (a *app) startBackground(ctx context.Context) (<-chan error, error) {
 	}
 	a.startSemanticPass(ctx)
 	registerSemanticMetrics(gw.Metrics().Registry(), a.svc.semPass)
-	ing := meteredRunner{r: countedRunner{r: a.ingester(a.cfg.AllowPrivateIngest), n: &a.ingests}, m: gw.Metrics()}
+	ing := meteredRunner{r: countedRunner{r: a.ingester(a.cfg.AllowPrivateIngest, false), n: &a.ingests}, m: gw.Metrics()}
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	failed := make(chan error, 1)
@@ -562,7 +563,7 @@ func (a *app) startDemo(ctx context.Context, base string, out io.Writer) error {
 	}
 	a.demo = d
 	spec := crawler.Spec{Collection: a.cfg.Collection, URLs: []string{d.URL + "/*"}}
-	ing := a.ingester(true)
+	ing := a.ingester(true, false)
 	fmt.Fprintf(out, "demo: crawling the sample docs site at %s/ …\n", d.URL)
 	a.ingests.Add(1)
 	go func() {
