@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -71,20 +70,7 @@ func TestFaultNeo4jRestartedMidIngest(t *testing.T) {
 	}
 	// summary is the summary's counters; its list of failed pages
 	// ("errors") is left out, and shown when a counter check fails.
-	summary := func(out []byte) map[string]float64 {
-		var raw map[string]json.RawMessage
-		if err := json.Unmarshal(out, &raw); err != nil {
-			t.Fatalf("ingest --json printed %q: %v", out, err)
-		}
-		m := map[string]float64{}
-		for k, v := range raw {
-			var f float64
-			if json.Unmarshal(v, &f) == nil {
-				m[k] = f
-			}
-		}
-		return m
-	}
+	summary := func(out []byte) map[string]float64 { return summaryCounts(t, out) }
 	out, err := ingest("clean").Output()
 	if err != nil {
 		t.Fatalf("clean ingest: %v %s", err, stderrOf(err))
