@@ -250,6 +250,9 @@ func FuzzTokens(f *testing.F) {
 		if got, want := Tokens(s), tokensRef(s); !slices.Equal(got, want) || (got == nil) != (want == nil) {
 			t.Fatalf("Tokens(%q) = %q, the reference gives %q", s, got, want)
 		}
+		if got, want := Spans(s), spansRef(s); !slices.Equal(got, want) {
+			t.Fatalf("Spans(%q) = %v, the reference gives %v", s, got, want)
+		}
 		for _, tok := range Tokens(s) {
 			if tok == "" || strings.ContainsAny(tok, " '’") {
 				t.Fatalf("Tokens(%q) has token %q", s, tok)
@@ -419,10 +422,30 @@ func TestLetterRuns(t *testing.T) {
 
 // tokensRef is Tokens as it was before its ASCII fast path: Tokens must
 // give exactly what it gives.
+// spansRef is Spans as a loop over s's runes: the reference Spans and
+// tokensRef are checked against, independent of nextSpan.
+func spansRef(s string) [][2]int {
+	var out [][2]int
+	start := -1
+	for i, r := range s {
+		w := IsWordRune(r)
+		if w && start < 0 {
+			start = i
+		} else if !w && start >= 0 {
+			out = append(out, [2]int{start, i})
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, [2]int{start, len(s)})
+	}
+	return out
+}
+
 func tokensRef(s string) []string {
 	lower := strings.ToLower(s)
 	var out []string
-	sp := Spans(lower)
+	sp := spansRef(lower)
 	for i := 0; i < len(sp); i++ {
 		w := lower[sp[i][0]:sp[i][1]]
 		if i+1 < len(sp) {

@@ -17,18 +17,8 @@ func IsWordRune(r rune) bool {
 // (dots, dashes, apostrophes, space) separates words.
 func Spans(s string) [][2]int {
 	var out [][2]int
-	start := -1
-	for i, r := range s {
-		w := IsWordRune(r)
-		if w && start < 0 {
-			start = i
-		} else if !w && start >= 0 {
-			out = append(out, [2]int{start, i})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, [2]int{start, len(s)})
+	for a, b, ok := nextSpan(s, 0); ok; a, b, ok = nextSpan(s, b) {
+		out = append(out, [2]int{a, b})
 	}
 	return out
 }
