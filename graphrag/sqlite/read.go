@@ -252,19 +252,18 @@ func (x *nameIndex) sharedTriples(rows []int32, collection string, buf []kgagent
 	for n, i := range rows {
 		r := &x.rows[i]
 		sn, pv := &x.nodes[r.s], &x.provs[r.prov]
-		t := &out[n]
-		t.Collection = collection
-		t.Subject = kgagent.Entity{ID: x.strs.at(sn[0]), Name: x.strs.at(sn[1]), Type: x.strs.at(sn[2])}
-		t.Predicate = x.strs.at(r.p)
+		// one literal: every field is written, so a reused buf keeps
+		// nothing of an earlier answer's triple
+		out[n] = kgagent.Triple{Collection: collection,
+			Subject:   kgagent.Entity{ID: x.strs.at(sn[0]), Name: x.strs.at(sn[1]), Type: x.strs.at(sn[2])},
+			Predicate: x.strs.at(r.p),
+			ChunkID:   x.strs.at(pv[0]), DocURL: x.strs.at(pv[1]), SourceURL: x.strs.at(pv[2])}
 		if r.o >= 0 {
 			on := &x.nodes[r.o]
-			t.Object = kgagent.Entity{ID: x.strs.at(on[0]), Name: x.strs.at(on[1]), Type: x.strs.at(on[2])}
-			t.Literal = ""
+			out[n].Object = kgagent.Entity{ID: x.strs.at(on[0]), Name: x.strs.at(on[1]), Type: x.strs.at(on[2])}
 		} else {
-			t.Object = kgagent.Entity{}
-			t.Literal = x.strs.at(^r.o)
+			out[n].Literal = x.strs.at(^r.o)
 		}
-		t.ChunkID, t.DocURL, t.SourceURL = x.strs.at(pv[0]), x.strs.at(pv[1]), x.strs.at(pv[2])
 	}
 	return out
 }
