@@ -366,7 +366,39 @@ func (q *Queue) consume(ctx context.Context, r Runner) error {
 			}
 			return kgagent.WrapError(kgagent.EUNAVAILABLE, err, "consuming jobs")
 		}
-		q.handle(ctx, r, msg)
+		if q.handle(ctx, r, msg) {
+			// Shutting down: hand the job back to the next worker, once
+			// this one can no longer be given it (see stopIterator).
+			stopIterator(it)
+			_ = msg.Nak()
+		}
+	}
+}
+
+// stopIterator stops it and waits, a second or two at most, until its
+// subscription is gone. The iterator keeps a pull request open on the
+// server while a job runs; a job handed back (Nak) before the
+// iterator's own goroutine had unsubscribed went straight back to that
+// request, was dropped with the subscription, and waited out AckWait
+// (30 s) with one of its MaxDeliver deliveries spent
+// (TestGivesUpAfterMaxDeliver's flake). Once the subscription is
+// closed, the unsubscribe was written to the connection before any
+// Nak sent after it, so the server gives the job to another worker.
+func stopIterator(it jetstream.MessagesContext) {
+	it.Stop()
+	// The iterator's Closed (not part of MessagesContext) reports the
+	// subscription closed once it is; poll it, as nothing signals it.
+	c, ok := it.(interface{ Closed() <-chan struct{} })
+	if !ok {
+		time.Sleep(100 * time.Millisecond)
+		return
+	}
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		select {
+		case <-c.Closed():
+			return
+		default:
+		}
 	}
 }
 
@@ -375,12 +407,14 @@ func (q *Queue) consume(ctx context.Context, r Runner) error {
 // an outage of the store (its stream electing a new leader after a node of
 // the cluster died) never costs the job one of its MaxDeliver attempts; a
 // delivery past MaxDeliver (the job's worker stopped each time before it
-// finished) marks the job failed instead of running it again.
-func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
+// finished) marks the job failed instead of running it again. It reports
+// whether the job is to be handed back because ctx ended (the caller Naks
+// msg once its iterator is stopped: see stopIterator).
+func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) (handBack bool) {
 	var j job
 	if err := json.Unmarshal(msg.Data(), &j); err != nil {
 		_ = msg.Term() // garbage never becomes valid
-		return
+		return false
 	}
 	meta, _ := msg.Metadata()
 	var st crawler.JobStatus
@@ -395,15 +429,14 @@ func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 		})
 		if kgagent.ErrorCode(err) == kgagent.ENOTFOUND || (err == nil && finished(st.State)) {
 			_ = msg.Ack() // expired, canceled before it started, or done already
-			return
+			return false
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				_ = msg.Nak() // shutting down: the next worker reads it
-			} else {
-				_ = msg.Term() // an undecodable status never becomes decodable
+				return true // shutting down: the next worker reads it
 			}
-			return
+			_ = msg.Term() // an undecodable status never becomes decodable
+			return false
 		}
 		if meta != nil && int(meta.NumDelivered) > q.cfg.MaxDeliver {
 			fin := time.Now().UTC()
@@ -415,10 +448,10 @@ func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 			}
 			if err != nil {
 				_ = msg.Nak()
-				return
+				return false
 			}
 			_ = msg.Ack()
-			return
+			return false
 		}
 		now := time.Now().UTC()
 		st.State, st.StartedAt, st.FinishedAt = crawler.JobRunning, &now, nil
@@ -431,7 +464,7 @@ func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 		}
 		if err != nil {
 			_ = msg.Nak()
-			return
+			return false
 		}
 		break
 	}
@@ -494,13 +527,12 @@ func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 	<-writerDone
 
 	if ctx.Err() != nil { // shutting down: hand the job back
-		_ = msg.Nak()
-		return
+		return true
 	}
 	if cur, err := q.get(ctx, st.ID); err == nil && finished(cur.State) {
 		if cur.State != crawler.JobCanceled {
 			_ = msg.Ack() // another delivery of the job finished it
-			return
+			return false
 		}
 		runErr = kgagent.Errorf(kgagent.ECANCELED, "canceled")
 	}
@@ -526,9 +558,10 @@ func (q *Queue) handle(ctx context.Context, r Runner, msg jetstream.Msg) {
 	}
 	if err != nil {
 		_ = msg.NakWithDelay(time.Second)
-		return
+		return false
 	}
 	_ = msg.Ack()
+	return false
 }
 
 // retry runs f until it succeeds, fails with an error other than

@@ -238,3 +238,71 @@ func waitStreamEmpty(t *testing.T, q *Queue) {
 		return err
 	})
 }
+
+// slowStopConsumer hands out iterators whose Stop takes a while to begin, as
+// the iterator's own goroutine, which unsubscribes, can on a loaded machine.
+type slowStopConsumer struct{ jetstream.Consumer }
+
+// Messages wraps the consumer's iterator in a slowStopIterator.
+func (c slowStopConsumer) Messages(opts ...jetstream.PullMessagesOpt) (jetstream.MessagesContext, error) {
+	it, err := c.Consumer.Messages(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return slowStopIterator{it}, nil
+}
+
+// slowStopIterator is an iterator whose Stop starts 300 ms late.
+type slowStopIterator struct{ jetstream.MessagesContext }
+
+// Stop stops the iterator after 300 ms.
+func (it slowStopIterator) Stop() {
+	time.Sleep(300 * time.Millisecond)
+	it.MessagesContext.Stop()
+}
+
+// Closed is the wrapped iterator's.
+func (it slowStopIterator) Closed() <-chan struct{} {
+	return it.MessagesContext.(interface{ Closed() <-chan struct{} }).Closed()
+}
+
+// TestShutdownHandsJobToNextWorker: a worker shut down mid-job hands the job
+// to the next worker at once, as its second delivery. It used to hand it
+// back before its iterator had unsubscribed, to the pull request that
+// iterator still held open: the job went back to the stopping worker, was
+// dropped, and ran again only after AckWait (30 s here), a delivery spent.
+func TestShutdownHandsJobToNextWorker(t *testing.T) {
+	s := startNATS(t, t.TempDir())
+	defer s.Shutdown()
+	cfg := Config{StatusInterval: 20 * time.Millisecond}
+	_, q := connect(t, s, cfg)
+	_, q2 := connect(t, s, cfg)
+	q.cons = slowStopConsumer{q.cons}
+	st, err := q.Submit(context.Background(), crawler.Spec{Collection: "lumen", URLs: []string{"http://example.invalid/x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan string, 1)
+	wctx, stop := context.WithCancel(context.Background())
+	w := make(chan struct{})
+	go func() { q.Run(wctx, blockingRunner{started}); close(w) }()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("delivery 1 did not start")
+	}
+	stop()
+	<-w
+	ctx2, stop2 := context.WithCancel(context.Background())
+	defer stop2()
+	go q2.Run(ctx2, blockingRunner{started})
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the next worker did not get the job within 10 s of the first one stopping")
+	}
+	got := waitState(t, q2, st.ID, crawler.JobRunning)
+	if got.Message != "resumed (delivery 2)" {
+		t.Errorf("job on the next worker: %q, want its second delivery", got.Message)
+	}
+}
