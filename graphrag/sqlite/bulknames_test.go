@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -29,14 +30,20 @@ import (
 // cache, not a pass over strs. The rows are kept in chunks (small ones
 // here, so that rows follow each other across them); past a cap on their
 // bytes (capped) they are dropped and the index is read from SQLite, the
-// same bytes.
+// same bytes. All of it also for a collection past maxIndexedTriples
+// (entsOnly), whose snapshot holds its entities alone.
 func TestBulkNamesFromMemory(t *testing.T) {
-	for _, c := range []struct{ replace, late, capped bool }{
-		{false, false, false}, {true, false, false}, {false, true, false}, {true, true, false},
-		{false, false, true}, {false, true, true},
+	for _, c := range []struct{ replace, late, capped, entsOnly bool }{
+		{false, false, false, false}, {true, false, false, false}, {false, true, false, false}, {true, true, false, false},
+		{false, false, true, false}, {false, true, true, false},
+		{false, false, false, true}, {true, false, false, true}, {false, true, false, true}, {false, false, true, true},
 	} {
 		replace := c.replace || c.capped // either way no rows in memory
-		t.Run(fmt.Sprintf("replace=%v,late=%v,capped=%v", c.replace, c.late, c.capped), func(t *testing.T) {
+		t.Run(fmt.Sprintf("replace=%v,late=%v,capped=%v,entsOnly=%v", c.replace, c.late, c.capped, c.entsOnly), func(t *testing.T) {
+			if c.entsOnly {
+				// the ~500 triples of "c" past the bound
+				sqlite.SetMaxIndexedTriples(t, 100)
+			}
 			if c.late {
 				sqlite.SetEarlyNamesTriples(t, 0)
 			}
@@ -110,6 +117,9 @@ func TestBulkNamesFromMemory(t *testing.T) {
 			if len(got) == 0 || !bytes.Equal(got, want) {
 				t.Errorf("snapshot of %d bytes, from SQLite %d bytes: want the same bytes", len(got), len(want))
 			}
+			if only, err := sqlite.EntitiesOnly(got); err != nil || only != c.entsOnly {
+				t.Errorf("snapshot of the entities alone: %v (%v), want %v", only, err, c.entsOnly)
+			}
 			files, err := os.ReadDir(sqlite.SnapDir(s))
 			if err != nil || len(files) != 1 {
 				t.Errorf("snapshot directory holds %v (%v), want the snapshot alone", files, err)
@@ -121,13 +131,24 @@ func TestBulkNamesFromMemory(t *testing.T) {
 // TestNamesSnapshotMatchesSQL checks the name-index snapshot an ingest
 // left beside the store at $KGAGENT_GRAPH_SNAPCHECK (a copy of a data dir's
 // graph.db with its graph.db-snap; collection $KGAGENT_GRAPH_COLLECTION,
-// default "default"): its body must be byte for byte the index this code
-// builds from SQLite. Skipped without it. The end-to-end form of
-// TestBulkNamesFromMemory, on a real ingest.
+// default "default"; written under a bound of $KGAGENT_GRAPH_MAX_TRIPLES
+// triples when set): its body must be byte for byte the index this code
+// builds from SQLite, and Entities and Expand answered from it (for 30
+// words of its word index, or $KGAGENT_GRAPH_SNAPCHECK_WORDS) must answer
+// as SQL does. Skipped without it.
+// The end-to-end form of TestBulkNamesFromMemory, on a real ingest.
 func TestNamesSnapshotMatchesSQL(t *testing.T) {
 	path := os.Getenv("KGAGENT_GRAPH_SNAPCHECK")
 	if path == "" {
 		t.Skip("KGAGENT_GRAPH_SNAPCHECK is not set")
+	}
+	if v := os.Getenv("KGAGENT_GRAPH_MAX_TRIPLES"); v != "" {
+		// the bound the snapshot was written under, if not the default
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sqlite.SetMaxIndexedTriples(t, n)
 	}
 	coll := envCollection()
 	got := sqlite.SnapshotFileBody(path, coll)
@@ -146,7 +167,27 @@ func TestNamesSnapshotMatchesSQL(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("snapshot of %d bytes, from SQLite %d bytes: want the same bytes", len(got), len(want))
 	}
-	fmt.Printf("SNAPCHECK %d bytes equal\n", len(got))
+	entsOnly, err := sqlite.EntitiesOnly(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// lookups through the snapshot answer as SQL does
+	words := 30
+	if v := os.Getenv("KGAGENT_GRAPH_SNAPCHECK_WORDS"); v != "" {
+		if words, err = strconv.Atoi(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	n, diff, err := sqlite.CompareLookups(t.Context(), s, coll, got, words)
+	t.Logf("%d lookups in %v", n, time.Since(start))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff != "" {
+		t.Fatalf("after %d equal lookups: %s", n, diff)
+	}
+	fmt.Printf("SNAPCHECK %d bytes equal (entities only: %v), %d lookups equal\n", len(got), entsOnly, n)
 }
 
 // TestBulkLoadAgainKeepsRows: BulkLoad called again during a load (it

@@ -3,9 +3,12 @@ package sqlite
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 
+	"github.com/kgagent/kgagent/graphrag"
 	"github.com/kgagent/kgagent/internal/snapfile"
 )
 
@@ -151,4 +154,77 @@ func WALSyncs(s *Store) (committed, synced uint64, syncs int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.committed, w.synced, w.syncs
+}
+
+// SetMaxIndexedTriples lowers the bound past which a collection's name
+// index holds its entities alone, for the test.
+func SetMaxIndexedTriples(t *testing.T, n int) {
+	old := maxIndexedTriples
+	maxIndexedTriples = n
+	t.Cleanup(func() { maxIndexedTriples = old })
+}
+
+// EntitiesOnly reports whether the snapshot body b decodes to an index of
+// the entities alone (false, err: it does not decode).
+func EntitiesOnly(b []byte) (bool, error) {
+	x, err := decodeNames(b)
+	if err != nil {
+		return false, err
+	}
+	return x.entsOnly, nil
+}
+
+// CompareLookups decodes the snapshot body b and checks that Entities and
+// Expand answered from it are what SQL answers, for n words spread over
+// its word index (and each word's first four bytes and all but its last
+// byte, for the prefix fallback),
+// as a term and as a seed of its entities, with several limits. It returns
+// how many lookups it compared and the first difference ("" when none).
+func CompareLookups(ctx context.Context, s *Store, collection string, b []byte, n int) (int, string, error) {
+	x, err := decodeNames(b)
+	if err != nil {
+		return 0, "", err
+	}
+	checked := 0
+	step := max(len(x.words)/max(n, 1), 1)
+	for w := 0; w < len(x.words); w += step {
+		word := x.str(x.words[w])
+		terms := [][]string{{word}, {strings.ToUpper(word)}}
+		if len(word) > 4 {
+			terms = append(terms, []string{word[:4]}, []string{word[:len(word)-1]})
+		}
+		for _, ts := range terms {
+			for _, limit := range []int{3, 20} {
+				forms := termForms(ts)
+				want, err := s.entitiesSQL(ctx, collection, forms, limit)
+				if err != nil {
+					return checked, "", err
+				}
+				got := x.entities(forms, limit)
+				checked++
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					return checked, fmt.Sprintf("Entities(%q, %d): snapshot %v, SQL %v", ts, limit, got, want), nil
+				}
+			}
+		}
+		var seeds []string
+		list := span(x.wordEnts, x.wordEnd, int32(w))
+		for _, e := range list[:min(3, len(list))] {
+			seeds = append(seeds, x.str(x.ents[e].id))
+		}
+		lim := graphrag.ExpandLimits{Hops: 2, TriplesPerEntity: 10}
+		want, err := s.expand(ctx, collection, seeds, lim, nil)
+		if err != nil {
+			return checked, "", err
+		}
+		got, err := s.expand(ctx, collection, seeds, lim, x)
+		if err != nil {
+			return checked, "", err
+		}
+		checked++
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return checked, fmt.Sprintf("Expand(%q): snapshot %d triples, SQL %d", seeds, len(got), len(want)), nil
+		}
+	}
+	return checked, "", nil
 }

@@ -39,12 +39,19 @@ import (
 // an API-docs-like graph (TestNameIndexMemory), with a few dozen heap
 // objects in all.
 
-// maxIndexedEntities and maxIndexedTriples bound a collection kept in
-// memory; larger collections are always answered by SQL.
-const (
-	maxIndexedEntities = 2_000_000
-	maxIndexedTriples  = 4_000_000
-)
+// maxIndexedEntities bounds the entities of a collection kept in memory: a
+// larger collection is always answered by SQL. A collection of more than
+// maxIndexedTriples triples (or whose triples' strings pass a table's
+// bound) keeps its entities and words alone (nameIndex.entsOnly): Entities
+// answers from memory, Expand with SQL. An entity costs ~100 bytes of the
+// index, a triple ~80: at the 97,977-page point of issue 25 (7.68M triples,
+// 930k entities) the whole index would be ~600 MB, the entities' part ~100
+// MB. Before, such a collection had no index at all, and every Entities
+// ran entitiesSQL (~400 ms an answer there). A variable so that a test can
+// lower it.
+const maxIndexedEntities = 2_000_000
+
+var maxIndexedTriples = 4_000_000
 
 // nameEnt is one entity of the name index: its strings as string
 // references (nameIndex.str), and how many triples refer to it.
@@ -60,7 +67,11 @@ type nameEnt struct {
 // few dozen objects to scan instead of millions.
 type nameIndex struct {
 	version int64
-	ents    []nameEnt
+	// entsOnly: the index holds the collection's entities and words
+	// alone, no triple (a collection past maxIndexedTriples): Expand
+	// answers with SQL
+	entsOnly bool
+	ents     []nameEnt
 	// extra are the strings of entities and words that no triple holds
 	// (1.3 of 35 MB on the OpenJDK API docs: normalised names); the
 	// others are strs indexes
@@ -426,8 +437,8 @@ func (s *Store) NoNameIndexes() {
 }
 
 // Warm builds the collection's name index now instead of at its first
-// question, and returns when it is built (or found too big to keep, when
-// SQL answers at full speed anyway). serve calls it before reporting ready.
+// question, and returns when it is built (or found too big to keep: past
+// maxIndexedEntities). serve calls it before reporting ready.
 func (s *Store) Warm(ctx context.Context, collection string) error {
 	if s.currentNames(ctx, collection) != nil {
 		return nil
@@ -469,8 +480,9 @@ func (s *Store) closeNames() {
 // loadNames reads a collection's entities into a name index labelled with
 // version, which was read before the load started: a commit in between makes
 // the index look stale later, never current when it is not. It returns nil
-// for collections above maxIndexedEntities, maxIndexedTriples or a string
-// table's maxTableBytes.
+// for collections above maxIndexedEntities or whose entities' strings pass
+// maxTableBytes, and an index of the entities alone for those above
+// maxIndexedTriples or whose triples' strings pass it.
 func loadNames(ctx context.Context, db queryer, collection string, version int64) (*nameIndex, error) {
 	return loadNamesFrom(ctx, db, collection, version, nil, nil)
 }
@@ -478,18 +490,48 @@ func loadNames(ctx context.Context, db queryer, collection string, version int64
 // loadNamesFrom is loadNames with the triples taken from mem, when not nil,
 // instead of the table (bulknames.go), and their strings from known, when
 // not nil and it holds them (see loadTriples): the same index.
+//
+// A collection past maxIndexedTriples gets an index of its entities alone
+// (entsOnly): past the bound by the count of its documents' triples
+// (tripleBound), its triples are not read at all; past it as they are read
+// (or past a string table's bound), the rows read are dropped.
 func loadNamesFrom(ctx context.Context, db queryer, collection string, version int64, mem *bulkRows, known *strIDs) (*nameIndex, error) {
 	idx := &nameIndex{version: version}
-	// The triples first: the entities' strings and words are references
-	// into their string table.
-	if err := idx.loadTriples(ctx, db, collection, mem, known); err != nil || idx.rows == nil {
-		return nil, err
+	n := int64(0)
+	if mem != nil {
+		n = int64(mem.n)
+	} else {
+		var err error
+		if n, err = tripleBound(ctx, db, collection); err != nil {
+			return nil, err
+		}
+	}
+	if n <= int64(maxIndexedTriples) {
+		// The triples first: the entities' strings and words are
+		// references into their string table.
+		if err := idx.loadTriples(ctx, db, collection, mem, known); err != nil {
+			return nil, err
+		}
+	}
+	if idx.rows == nil {
+		idx = &nameIndex{version: version, entsOnly: true}
 	}
 	return idx.loadEntities(ctx, db, collection)
 }
 
-// loadEntities completes x, whose triples loadTriples read, with the
-// collection's entities and their words (loadNamesFrom).
+// tripleBound is at least the number of collection's triples: the sum of
+// its documents' rowid ranges (table docs; a document's triples take
+// consecutive rowids), read from one row a document rather than by
+// counting the 7.68M index entries of the 97,977-page point (issue 25).
+func tripleBound(ctx context.Context, db queryer, collection string) (int64, error) {
+	var n int64
+	err := db.QueryRowContext(ctx, `SELECT coalesce(sum(hi - lo + 1), 0) FROM docs WHERE collection = ?`, collection).Scan(&n)
+	return n, err
+}
+
+// loadEntities completes x, whose triples loadTriples read (or which holds
+// no triple: entsOnly), with the collection's entities and their words
+// (loadNamesFrom).
 func (idx *nameIndex) loadEntities(ctx context.Context, db queryer, collection string) (*nameIndex, error) {
 	rows, err := db.QueryContext(ctx, `SELECT `+entCols+` FROM entities AS e`+entJoin+` WHERE e.collection = `+strID("?1"), collection)
 	if err != nil {
@@ -1260,7 +1302,16 @@ func (s *Store) Expand(ctx context.Context, collection string, seeds []string, l
 	if err := graphrag.ValidateCollection(collection); err != nil {
 		return nil, err
 	}
-	return s.expand(ctx, collection, seeds, lim, s.currentNames(ctx, collection))
+	return s.expand(ctx, collection, seeds, lim, s.currentTriples(ctx, collection))
+}
+
+// currentTriples is the collection's current name index when it holds the
+// triples (not entsOnly), else nil.
+func (s *Store) currentTriples(ctx context.Context, collection string) *nameIndex {
+	if idx := s.currentNames(ctx, collection); idx != nil && !idx.entsOnly {
+		return idx
+	}
+	return nil
 }
 
 // ExpandShared implements graphrag.SharedExpander: Expand, whose triples'
@@ -1271,7 +1322,7 @@ func (s *Store) ExpandShared(ctx context.Context, collection string, seeds []str
 	if err := graphrag.ValidateCollection(collection); err != nil {
 		return nil, err
 	}
-	if idx := s.currentNames(ctx, collection); idx != nil {
+	if idx := s.currentTriples(ctx, collection); idx != nil {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -1293,12 +1344,13 @@ func expandDefaults(lim graphrag.ExpandLimits) (hops, per int) {
 	return hops, per
 }
 
-// expand is Expand from idx, or with SQL when idx is nil: the SQL path runs
+// expand is Expand from idx, or with SQL when idx is nil or holds no
+// triples (entsOnly): the SQL path runs
 // each hop's lookups on several reader connections and merges them in
 // frontier order, so the outcome does not depend on timing.
 func (s *Store) expand(ctx context.Context, collection string, seeds []string, lim graphrag.ExpandLimits, idx *nameIndex) ([]kgagent.Triple, error) {
 	hops, per := expandDefaults(lim)
-	if idx != nil {
+	if idx != nil && !idx.entsOnly {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -37,8 +37,11 @@ import (
 // references into them (nameIndex.str), with the few strings no triple
 // holds in a table of their own. Format 6 writes a row's literal before its
 // object, and no object for a literal (memTriple). A snapshot of an earlier
-// format fails the header check and is rebuilt from SQLite.
-const namesSnapMagic = "kgagent-graph-names-snapshot-6\n"
+// format fails the header check and is rebuilt from SQLite. Format 7 starts
+// with a byte that says whether the index holds the triples (0) or the
+// entities alone (1, nameIndex.entsOnly: no node, provenance or row
+// follows).
+const namesSnapMagic = "kgagent-graph-names-snapshot-7\n"
 
 // snapDir is where the store's snapshots live.
 func (s *Store) snapDir() string { return s.path + "-snap" }
@@ -122,6 +125,11 @@ func (s *Store) removeNamesSnapshot(collection string) {
 // the strings apart, entities, the word index and the triples (the
 // adjacency lists are rebuilt).
 func encodeNames(e *snapfile.Encoder, x *nameIndex) {
+	if x.entsOnly {
+		e.Uvarint(1)
+	} else {
+		e.Uvarint(0)
+	}
 	for _, t := range []*strTable{&x.strs, &x.extra} {
 		e.U32(uint32(t.len()))
 		for i := range t.len() {
@@ -144,6 +152,9 @@ func encodeNames(e *snapfile.Encoder, x *nameIndex) {
 		for _, i := range list {
 			e.Uvarint(uint64(i))
 		}
+	}
+	if x.entsOnly {
+		return
 	}
 	for _, list := range [][][3]int32{x.nodes, x.provs} {
 		e.U32(uint32(len(list)))
@@ -174,6 +185,16 @@ func encodeNames(e *snapfile.Encoder, x *nameIndex) {
 func decodeNames(b []byte) (*nameIndex, error) {
 	d := &snapfile.Decoder{B: b}
 	x := &nameIndex{}
+	switch kind := d.Uvarint(); kind {
+	case 0:
+	case 1:
+		x.entsOnly = true
+	default:
+		if d.Err != nil {
+			return nil, d.Err
+		}
+		return nil, fmt.Errorf("snapshot: index kind %d", kind)
+	}
 	// each table is sized from the strings' lengths first: growing them
 	// cost ~0.3 CPU-s of copying on the OpenJDK docs
 	for _, t := range []*strTable{&x.strs, &x.extra} {
@@ -240,6 +261,15 @@ func decodeNames(b []byte) (*nameIndex, error) {
 		x.wordEnd[i] = int32(len(x.wordEnts))
 	}
 	x.wordEnts = shrink(x.wordEnts)
+	if x.entsOnly {
+		if d.Err != nil {
+			return nil, d.Err
+		}
+		if len(d.B) != 0 {
+			return nil, fmt.Errorf("snapshot: %d bytes of trailing data", len(d.B))
+		}
+		return x, nil
+	}
 	// a string, node or provenance index past its table
 	for _, list := range []*[][3]int32{&x.nodes, &x.provs} {
 		*list = make([][3]int32, d.Count(3))
@@ -319,7 +349,8 @@ func peekBytes(b []byte, n, per int, skip func(at int) int) int {
 // progress is completed first (its indexes, entities and words, as Close
 // would), since the snapshot must match the entities stored. A current
 // snapshot is left as it is; a collection never written, or too big to
-// keep an index of, gets none.
+// keep an index of (past maxIndexedEntities), gets none; one past
+// maxIndexedTriples gets the snapshot of its entities alone.
 //
 // The triples of a bulk load it completes come from the writer's memory,
 // not SQLite (bulknames.go), when they are all the table holds.
@@ -395,23 +426,24 @@ func (s *Store) SnapshotAfter(ctx context.Context, collection string, ready <-ch
 				r := earlyTriples{x: x, err: err}
 				if err == nil && ok {
 					r.full = true
-					// rows nil: no index (too big), as loadNamesFrom
-					r.x = nil
-					if x.rows != nil {
-						mine := entityRows(all, collection)
-						r.x = x.entitiesFrom(mine)
-						// The snapshot is written now, under the header
-						// the finish will leave (it stamps no version and
-						// adds no triple; the entities are these), for
-						// Snapshot to rename into place once the finish
-						// has committed and the header is read back the
-						// same: the writer's commit and the encoding (0.1
-						// CPU-s for the Python docs) run at the same time.
-						if r.x != nil {
-							r.header = snapHeader(collection, st.version, st.maxRow, int64(len(mine)))
-							if r.header != "" {
-								r.tmp, _ = s.writeNamesTemp(collection, r.header, r.x) // else written after
-							}
+					// rows nil: too many triples, an index of the
+					// entities alone, as loadNamesFrom
+					if x.rows == nil {
+						x = &nameIndex{entsOnly: true}
+					}
+					mine := entityRows(all, collection)
+					r.x = x.entitiesFrom(mine)
+					// The snapshot is written now, under the header the
+					// finish will leave (it stamps no version and adds no
+					// triple; the entities are these), for Snapshot to
+					// rename into place once the finish has committed and
+					// the header is read back the same: the writer's
+					// commit and the encoding (0.1 CPU-s for the Python
+					// docs) run at the same time.
+					if r.x != nil {
+						r.header = snapHeader(collection, st.version, st.maxRow, int64(len(mine)))
+						if r.header != "" {
+							r.tmp, _ = s.writeNamesTemp(collection, r.header, r.x) // else written after
 						}
 					}
 				}
@@ -478,10 +510,12 @@ func (s *Store) SnapshotAfter(ctx context.Context, collection string, ready <-ch
 		}
 	} else if mem != nil && r.err == nil && r.x != nil {
 		s.earlyNames++
-		if r.x.rows != nil {
-			wait()
-			idx, err = r.x.loadEntities(ctx, tx, collection)
+		x := r.x
+		if x.rows == nil {
+			x = &nameIndex{entsOnly: true} // as loadNamesFrom
 		}
+		wait()
+		idx, err = x.loadEntities(ctx, tx, collection)
 	} else {
 		wait()
 		idx, err = loadNamesFrom(ctx, tx, collection, 0, mem, known)

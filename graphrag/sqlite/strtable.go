@@ -17,9 +17,10 @@ type strTable struct {
 
 // maxTableBytes is the most bytes a strTable may hold: its end offsets are
 // uint32, and past 4 GiB they would wrap (wrong strings handed out, reads
-// past the table). A collection whose strings need more gets no name index
-// (SQL answers it, as above maxIndexedTriples), and a snapshot holding such
-// a table is refused. A variable so that a test can lower it.
+// past the table). A collection whose triples' strings need more gets an
+// index of its entities alone (as above maxIndexedTriples), one whose
+// entities' strings do gets none (SQL answers it), and a snapshot holding
+// such a table is refused. A variable so that a test can lower it.
 var maxTableBytes int64 = math.MaxUint32
 
 // tooBig reports whether t holds more than maxTableBytes.
