@@ -33,9 +33,13 @@ type memColl struct {
 	// cols (cols[j].at(slot), only the non-zero values held: spCol) from
 	// colMin slots on (byCol), where dense search scans columns. The
 	// other is nil.
-	vecs   []int8
-	cols   []spCol
-	byCol  bool
+	vecs  []int8
+	cols  []spCol
+	byCol bool
+	// arena holds the columns' arrays of a copy read from its snapshot,
+	// each sized exactly (colArena); nil once a write moved them out
+	// (ownArena) and for a copy built from SQLite.
+	arena  *colArena
 	qtmp   []int8    // appendVec's scratch row
 	scales []float32 // per slot: the vector times scale approximates the float vector
 	// pos is each live row's slot, by row id, once rids stopped
@@ -368,6 +372,7 @@ func (m *memColl) reserve(count int) {
 // appendRow appends one quantised vector (len dim) and its scale; the
 // rows move to columns when the collection reaches colMin slots.
 func (m *memColl) appendRow(row []int8, scale float32) {
+	m.ownArena()
 	m.scales = append(m.scales, scale)
 	if m.byCol {
 		for j, x := range row {
@@ -395,6 +400,21 @@ func (m *memColl) appendRow(row []int8, scale float32) {
 		m.cols[j] = c
 	}
 	m.byCol, m.vecs = true, nil
+}
+
+// ownArena moves the columns out of their arena before a write grows
+// them: each array would otherwise leave it when it next grows, at
+// different writes, and keep the whole arena alive beside its copies until
+// the last one did. The slot arrays there (slotArrays) leave it at the
+// write's appends, which every one of them gets.
+func (m *memColl) ownArena() {
+	if m.arena == nil {
+		return
+	}
+	for j := range m.cols {
+		m.cols[j].own()
+	}
+	m.arena = nil
 }
 
 // rowOf copies slot's vector into dst (len dim) and returns it.
@@ -538,6 +558,7 @@ func chunkTermsFrom(t *corpus.ChunkTerms, w [3]float32) chunkTerms {
 
 // addTerms adds a row whose vector was already appended, from its terms.
 func (m *memColl) addTerms(rid int64, doc string, ct *chunkTerms) {
+	m.ownArena()
 	slot := m.appendRid(rid)
 	d := m.appendDoc(doc)
 	m.growSem()

@@ -263,6 +263,7 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	// the copy's memory, estimated as adding its rows counts it
 	// (memColl.bytes): Keep bounds a copy read back this way too
 	size := int64(live)*(rowCost+int64(dim/8)) + nonZero(vecs)
+	var slots *slotArrays // in the columns' arena
 	if d.Err == nil {
 		// straight into the form searches read (reserve), one copy
 		if live >= colMin {
@@ -277,10 +278,25 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 					}
 				}
 			}
+			// all of them in one arena (colArena: huge pages), with
+			// the slot arrays searches read at random (filled below)
+			sizes := []int{8 * live, 4 * live, 4 * live, 4 * live, 4 * live}
+			for j := range dim {
+				sizes = append(sizes, spColSize(live, nz[j])...)
+			}
+			m.arena = newColArena(arenaSize(sizes...))
+			slots = &slotArrays{
+				rids:   arenaSlice[int64](m.arena, live),
+				docID:  arenaSlice[int32](m.arena, live),
+				scales: arenaSlice[float32](m.arena, live),
+				lens:   [2][]float32{arenaSlice[float32](m.arena, live), arenaSlice[float32](m.arena, live)},
+			}
+			m.rids = append(slots.rids, m.rids...)
+			m.docID = append(slots.docID, m.docID...)
 			m.byCol = true
 			m.cols = make([]spCol, dim)
 			for j := range m.cols {
-				m.cols[j] = newSpCol(live, nz[j])
+				m.cols[j] = newSpColIn(m.arena, live, nz[j])
 			}
 			for lo := 0; lo < live; lo += 64 {
 				hi := min(lo+64, live)
@@ -297,13 +313,19 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 		}
 	}
 	m.scales = d.F32s()
+	if slots != nil && len(m.scales) == live {
+		m.scales = append(slots.scales, m.scales...)
+	}
 	// the terms and posting lists are carved out of big blocks: a few
 	// hundred allocations instead of two per term (~1M on the OpenJDK docs)
 	var pa postingArena
-	for _, fi := range []*fieldIndex{&m.all, &m.head} {
+	for f, fi := range []*fieldIndex{&m.all, &m.head} {
 		fi.lens = d.F32s()
 		if d.Err == nil && len(fi.lens) != live {
 			return nil, fmt.Errorf("snapshot: %d lengths for %d rows", len(fi.lens), live)
+		}
+		if slots != nil {
+			fi.lens = append(slots.lens[f], fi.lens...)
 		}
 		for _, l := range fi.lens {
 			fi.totalLen += float64(l)
@@ -370,6 +392,9 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	}
 	if len(d.B) != 0 || len(m.scales) != live {
 		return nil, errors.New("snapshot: unexpected trailing data")
+	}
+	if m.arena != nil {
+		m.arena.done()
 	}
 	for s := range m.rids {
 		m.docLen[m.docID[s]] += m.all.lens[s]

@@ -39,6 +39,44 @@ func newSpCol(n, nz int) spCol {
 	return spCol{bits: make([]uint64, 0, w), rank: make([]uint32, 0, (w+rankWords-1)/rankWords), vals: make([]int8, 0, nz)}
 }
 
+// spColSize is the bytes of a column newSpCol(n, nz) returns, as the
+// arena sizes for newSpColIn.
+func spColSize(n, nz int) []int {
+	if fullAt(n, nz) {
+		return []int{n}
+	}
+	w := (n + 63) / 64
+	return []int{8 * w, 4 * ((w + rankWords - 1) / rankWords), nz}
+}
+
+// newSpColIn is newSpCol with the column's arrays taken from a, each with
+// room for exactly n slots and nz values: filled, a column holds no slack,
+// and a later push moves the array it grows out of a (memColl.ownArena).
+func newSpColIn(a *colArena, n, nz int) spCol {
+	if fullAt(n, nz) {
+		return spCol{full: arenaSlice[int8](a, n)}
+	}
+	w := (n + 63) / 64
+	return spCol{bits: arenaSlice[uint64](a, w), rank: arenaSlice[uint32](a, (w+rankWords-1)/rankWords), vals: arenaSlice[int8](a, nz)}
+}
+
+// own moves c's arrays out of the arena they were taken from into arrays
+// of its own, with room to grow by a quarter.
+func (c *spCol) own() {
+	c.full = grown(c.full)
+	c.bits = grown(c.bits)
+	c.rank = grown(c.rank)
+	c.vals = grown(c.vals)
+}
+
+// grown is a copy of s with room for a quarter more; nil for nil.
+func grown[T int8 | uint32 | uint64](s []T) []T {
+	if s == nil {
+		return nil
+	}
+	return append(make([]T, 0, len(s)+len(s)/4+1), s...)
+}
+
 // push appends the next slot's value.
 func (c *spCol) push(x int8) {
 	if c.full != nil {
