@@ -43,12 +43,12 @@ import (
 // larger collection is always answered by SQL. A collection of more than
 // maxIndexedTriples triples (or whose triples' strings pass a table's
 // bound) keeps its entities and words alone (nameIndex.entsOnly): Entities
-// answers from memory, Expand with SQL. An entity costs ~100 bytes of the
-// index, a triple ~80: at the 97,977-page point of issue 25 (7.68M triples,
-// 930k entities) the whole index would be ~600 MB, the entities' part ~100
-// MB. Before, such a collection had no index at all, and every Entities
-// ran entitiesSQL (~400 ms an answer there). A variable so that a test can
-// lower it.
+// answers from memory, Expand with SQL. At the 97,977-page point of issue
+// 25 (7.68M triples, 930k entities) the whole index would take ~600 MB
+// (~80 bytes a triple, TestNameIndexMemory), the entities' part takes 134
+// MB (144 bytes an entity, with their 910k words). Before, such a
+// collection had no index at all, and every Entities ran entitiesSQL
+// (~400 ms an answer there). A variable so that a test can lower it.
 const maxIndexedEntities = 2_000_000
 
 var maxIndexedTriples = 4_000_000
