@@ -160,13 +160,9 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 				if waited {
 					wait()
 				}
-				b.err = b.strings(ctx, c, known, onEnts != nil)
-				if b.err == nil {
-					b.handRows(onEnts)
-					b.words = b.rowWords()
-					if waited {
-						w.waitedWords++ // read once derived is received
-					}
+				b.err = b.makeWords(ctx, c, known, onEnts, w.dir)
+				if b.err == nil && waited {
+					w.waitedWords++ // read once derived is received
 				}
 			}
 			derived <- b
@@ -200,7 +196,7 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 	// transaction: SQLite refuses to change it inside one.
 	if _, err := w.conn.ExecContext(ctx, `PRAGMA temp_store = FILE`); err != nil {
 		if pending > 0 {
-			<-derived
+			(<-derived).runs.close()
 		}
 		return err
 	}
@@ -211,7 +207,7 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 	}()
 	if err := w.begin(ctx); err != nil {
 		if pending > 0 {
-			<-derived
+			(<-derived).runs.close()
 		}
 		return err
 	}
@@ -224,21 +220,21 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 			return err
 		}
 		b := <-derived
+		defer func() { b.runs.close() }()
 		if err != nil {
 			return err
 		}
 		if b.err != nil {
 			return b.err
 		}
-		if wait != nil && b.words == nil && len(b.rows)+len(b.ents) > 0 {
+		if wait != nil && !b.made && b.words == nil && len(b.rows)+len(b.ents) > 0 {
 			wait()
 		}
 		switch {
-		case b.tallied && b.str == nil:
-			if err := b.strings(ctx, w.conn, known, onEnts != nil); err != nil {
+		case b.tallied && !b.made:
+			if err := b.makeWords(ctx, w.conn, known, onEnts, w.dir); err != nil {
 				return err
 			}
-			b.handRows(onEnts)
 		case b.tallied:
 		default:
 			if b.ids == nil && b.known == nil {
@@ -258,18 +254,24 @@ func finishBulk(w *writer, reader queryer, tally *entityTally, onEnts func([]ent
 			return err
 		}
 		// Only the words' rows are needed from here: they hold the strs
-		// ids and the word strings (which share the entities' text).
-		words := b.words
-		switch {
-		case words != nil:
-		case b.tallied:
-			words = b.rowWords()
-		default:
-			words = entityWords(b.ents, b.id)
-		}
-		*b = bulkEntities{}
-		if err := writeBlocks(ctx, w.conn, words); err != nil {
-			return err
+		// ids and the word strings (which share the entities' text), or
+		// the runs hold them.
+		if runs := b.runs; runs != nil {
+			*b = bulkEntities{runs: runs}
+			w.wordsHeld, w.wordRuns = runs.held, len(runs.ends)
+			if err := writeBlocksFrom(ctx, w.conn, runs.each); err != nil {
+				return err
+			}
+		} else {
+			words := b.words
+			if words == nil {
+				words = entityWords(b.ents, b.id)
+			}
+			*b = bulkEntities{}
+			w.wordsHeld, w.wordRuns = len(words), 0
+			if err := writeBlocks(ctx, w.conn, words); err != nil {
+				return err
+			}
 		}
 		_, err = w.conn.ExecContext(ctx, `DELETE FROM bulk_load`)
 		return err
@@ -312,7 +314,29 @@ type bulkEntities struct {
 	rows    [][6]int64
 	inTable []entityRow
 	words   []wordRow
-	err     error
+	// runs hold the words instead of words (a large tally's); made:
+	// makeWords made either
+	runs *wordRuns
+	made bool
+	err  error
+}
+
+// makeWords makes the words of b.rows (a tally's): in runs (makeWordRuns,
+// in dir) when they are more than streamEntities and onEnts is nil, else
+// whole after looking up their strings (strings, handing the entities to
+// onEnts).
+func (b *bulkEntities) makeWords(ctx context.Context, c queryer, known *strIDs, onEnts func([]entityRow), dir string) error {
+	if onEnts == nil && len(b.rows) > streamEntities {
+		runs, err := makeWordRuns(ctx, c, b.rows, known, dir)
+		b.runs, b.made = runs, err == nil
+		return err
+	}
+	if err := b.strings(ctx, c, known, onEnts != nil); err != nil {
+		return err
+	}
+	b.handRows(onEnts)
+	b.words, b.made = b.rowWords(), true
+	return nil
 }
 
 // strings looks up the strings of the ids of b.rows (a tally's) that
@@ -323,19 +347,9 @@ func (b *bulkEntities) strings(ctx context.Context, c queryer, known *strIDs, al
 	if all {
 		cols = []int{0, 1, 2, 3, 4}
 	}
-	if known != nil {
-		ok := true
-		for _, r := range b.rows {
-			for _, k := range cols {
-				if _, found := known.str(r[k]); !found {
-					ok = false
-				}
-			}
-		}
-		if ok {
-			b.str = &idStrs{known: known}
-			return nil
-		}
+	if known != nil && knowsAll(known, b.rows, cols) {
+		b.str = &idStrs{known: known}
+		return nil
 	}
 	var ids []int64
 	for _, r := range b.rows {

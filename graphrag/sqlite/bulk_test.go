@@ -137,7 +137,36 @@ func TestBulkLoad(t *testing.T) {
 		t.Cleanup(func() { bulkLoadAfter = nil })
 		bulkLoadMatches(t)
 	})
+	// a large load's words made in runs of at most 40 rows on file and
+	// merged into the blocks: on Close (after the index builds), beside
+	// them (SnapshotAfter), and with the strings read from strs (the
+	// load outgrew its complete string cache)
+	for _, c := range []struct {
+		name         string
+		after, nostr bool
+	}{{"runs", false, false}, {"runs-after", true, false}, {"runs-strs", false, true}, {"runs-after-strs", true, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			sqlite.SetEarlyEntities(t, 0)
+			sqlite.SetWordRuns(t, 0, 40, 1<<20)
+			if c.nostr {
+				sqlite.SetMaxCompleteStrBytes(t, 400)
+			}
+			if c.after {
+				ready := make(chan struct{})
+				close(ready)
+				bulkLoadAfter = ready
+				t.Cleanup(func() { bulkLoadAfter = nil })
+			}
+			bulkLoadRuns = true
+			t.Cleanup(func() { bulkLoadRuns = false })
+			bulkLoadMatches(t)
+		})
+	}
 }
+
+// bulkLoadRuns: bulkLoadMatches checks that the load's finish held at most
+// 40 word rows at once, from several runs (SetWordRuns).
+var bulkLoadRuns bool
 
 // bulkLoadAfter, when not nil, is the ready with which bulkLoadMatches
 // finishes the bulk load (SnapshotAfter) before Close.
@@ -174,6 +203,12 @@ func bulkLoadMatches(t *testing.T) {
 		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
+		}
+		if held, runs := sqlite.WordsHeld(s); path == bulk && bulkLoadRuns && (held > 40 || runs < 5) {
+			t.Errorf("the load's finish held %d word rows at once, from %d runs on file; want at most 40, from at least 5", held, runs)
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, "kgagent-words-*")); len(left) > 0 {
+			t.Errorf("runs' files left: %v", left)
 		}
 		if path == bulk {
 			var stored []string

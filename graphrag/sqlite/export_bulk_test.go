@@ -228,3 +228,16 @@ func CompareLookups(ctx context.Context, s *Store, collection string, b []byte, 
 	}
 	return checked, "", nil
 }
+
+// SetWordRuns makes finishBulk make the words of a tallied load of more
+// than entities entities in runs of at most rows rows and bytes of strings,
+// for the test.
+func SetWordRuns(t *testing.T, entities, rows, bytes int) {
+	oe, or, ob := streamEntities, wordRunRows, wordRunBytes
+	streamEntities, wordRunRows, wordRunBytes = entities, rows, bytes
+	t.Cleanup(func() { streamEntities, wordRunRows, wordRunBytes = oe, or, ob })
+}
+
+// WordsHeld is the most entity word rows the store's bulk load finish
+// held at once, and the runs on file it merged them from.
+func WordsHeld(s *Store) (rows, runs int) { return s.w.wordsHeld, s.w.wordRuns }

@@ -322,7 +322,7 @@ func OpenWith(path string, o Options) (*Store, error) {
 		wdb.Close()
 		return nil, kgagent.WrapError(kgagent.EUNAVAILABLE, err, "graph store: open %s", path)
 	}
-	w := writer{conn: conn, wal: newWALSync(path)}
+	w := writer{conn: conn, wal: newWALSync(path), dir: filepath.Dir(path)}
 	// A bulk load that did not finish (a crash) is completed first; then
 	// every index exists.
 	if err := finishBulk(&w, nil, nil, nil, nil); err != nil {

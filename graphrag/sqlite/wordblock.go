@@ -404,24 +404,9 @@ func applyEdits(ents []wordEntry, edits []wordEdit) []wordEntry {
 	return slices.DeleteFunc(ents, func(e wordEntry) bool { return len(e.ids) == 0 })
 }
 
-// blocksFromRows packs rows (sorted by collection, word and id, as
-// entityWords returns them; a repeated row counts once) into blocks,
-// calling emit with each block and its collection's strs id. It keeps one
-// block and one word's ids at a time: the end of an ingest, where this
-// runs, is its memory peak.
-func blocksFromRows(rows []wordRow, emit func(coll int64, b wordBlock) error) error {
-	rp := rowPacker{emit: emit}
-	for _, r := range rows {
-		if err := rp.add(r); err != nil {
-			return err
-		}
-	}
-	return rp.finish()
-}
-
 // rowPacker packs word rows given one at a time, sorted by collection,
 // word and id (a repeated row counts once), into blocks, calling emit
-// with each block and its collection's strs id (blocksFromRows; the
+// with each block and its collection's strs id (writeBlocksFrom; the
 // migration, as it reads entity_words).
 type rowPacker struct {
 	emit func(coll int64, b wordBlock) error
@@ -544,6 +529,21 @@ func migrateWordBlocks(db *sql.DB) error {
 // writeBlocks replaces word_blocks by the blocks of all (sorted as
 // entityWords returns them) on c.
 func writeBlocks(ctx context.Context, c *sql.Conn, all []wordRow) error {
+	return writeBlocksFrom(ctx, c, func(add func(wordRow) error) error {
+		for _, r := range all {
+			if err := add(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeBlocksFrom is writeBlocks with the rows given to add by each, in
+// the same order. It keeps one block, one word's ids and rowsPerInsert
+// blocks at a time: the end of an ingest, where this runs, is its memory
+// peak.
+func writeBlocksFrom(ctx context.Context, c *sql.Conn, each func(add func(wordRow) error) error) error {
 	if _, err := c.ExecContext(ctx, `DELETE FROM word_blocks`); err != nil {
 		return err
 	}
@@ -557,14 +557,17 @@ func writeBlocks(ctx context.Context, c *sql.Conn, all []wordRow) error {
 		vals = vals[:0]
 		return err
 	}
-	err := blocksFromRows(all, func(coll int64, b wordBlock) error {
+	rp := rowPacker{emit: func(coll int64, b wordBlock) error {
 		vals = append(vals, coll, b.first, b.data)
 		if len(vals) == 3*rowsPerInsert {
 			return write()
 		}
 		return nil
-	})
-	if err != nil {
+	}}
+	if err := each(rp.add); err != nil {
+		return err
+	}
+	if err := rp.finish(); err != nil {
 		return err
 	}
 	return write()

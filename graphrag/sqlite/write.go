@@ -193,6 +193,12 @@ type writer struct {
 	// entities' words finishBulk made beside the index builds, after its
 	// wait (a test reads it).
 	waitedWords int
+	// wordsHeld is the most entity word rows finishBulk held at once
+	// and wordRuns the runs on file it merged them from (tests read
+	// them); dir is the store's directory, where a large load's finish
+	// writes those runs (bulkwords.go).
+	wordsHeld, wordRuns int
+	dir                 string
 	// tempFile: begin set temp_store to FILE (while noStrsH)
 	tempFile bool
 	// words are the entity word edits of the running transaction's
