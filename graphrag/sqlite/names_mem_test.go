@@ -138,6 +138,45 @@ func TestStrFinder(t *testing.T) {
 	}
 }
 
+// TestStrFinderAdd: a finder made for an empty table and grown by add holds
+// each string once, at the index of its first add (the order a map from
+// string to index gave refBuilder's extra table, so the same index and
+// snapshot bytes), and finds every one of them, the empty string included,
+// across the slots' doublings.
+func TestStrFinderAdd(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 1000, 5000} {
+		tab := newStrTable(0, 0)
+		h := newStrFinder(&tab)
+		first := map[string]int32{}
+		for i := range n {
+			s := fmt.Sprintf("s%d", (i*7)%(n/3+1))
+			if i%97 == 5 {
+				s = ""
+			}
+			k := h.add(s)
+			want, ok := first[s]
+			if !ok {
+				want = int32(len(first))
+				first[s] = want
+			}
+			if k != want || tab.at(k) != s {
+				t.Fatalf("n=%d: add(%q) = %d (%q), want %d", n, s, k, tab.at(k), want)
+			}
+		}
+		if tab.len() != len(first) {
+			t.Errorf("n=%d: table of %d strings, want %d distinct", n, tab.len(), len(first))
+		}
+		for s, want := range first {
+			if k, ok := h.find(s); !ok || k != want {
+				t.Errorf("n=%d: find(%q) = %d, %v; want %d", n, s, k, ok, want)
+			}
+		}
+		if k, ok := h.find("x"); ok {
+			t.Errorf("n=%d: found x at %d, which the table does not hold", n, k)
+		}
+	}
+}
+
 // TestNameIndexSharesStrings: an entity's strings and the words it is
 // indexed under refer to the triples' strings; only strings no triple holds
 // (here the normalised names and the parts of dotted names) are stored

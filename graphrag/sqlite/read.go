@@ -643,15 +643,15 @@ func (l *entityLoader) done() *nameIndex {
 
 // refBuilder makes string references (nameIndex.str) for an index whose
 // strs table is complete: a string strs holds is its strs index, any other
-// is added to extra once.
+// is added to extra once (found again through extra's own finder, which
+// grows with it; extra starts empty).
 type refBuilder struct {
-	x     *nameIndex
-	h     strFinder
-	extra map[string]int32
+	x        *nameIndex
+	h, extra strFinder
 }
 
 func newRefBuilder(x *nameIndex) *refBuilder {
-	return &refBuilder{x: x, h: newStrFinder(&x.strs), extra: map[string]int32{}}
+	return &refBuilder{x: x, h: newStrFinder(&x.strs), extra: newStrFinder(&x.extra)}
 }
 
 // ref is the reference of s.
@@ -659,12 +659,7 @@ func (b *refBuilder) ref(s string) int32 {
 	if k, ok := b.h.find(s); ok {
 		return k
 	}
-	if k, ok := b.extra[s]; ok {
-		return k
-	}
-	k := ^b.x.extra.add(s)
-	b.extra[b.x.extra.at(^k)] = k
-	return k
+	return ^b.extra.add(s)
 }
 
 // entity is an entity of the index with these strings.
