@@ -70,7 +70,7 @@ func (a *colArena) done() {
 
 // arenaSlice is an empty slice of T with room for n, from a (T is a
 // number type whose size divides arenaAlign).
-func arenaSlice[T int8 | int32 | uint32 | int64 | uint64 | float32](a *colArena, n int) []T {
+func arenaSlice[T ~int8 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~float32](a *colArena, n int) []T {
 	var z T
 	if n == 0 {
 		return nil

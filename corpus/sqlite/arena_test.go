@@ -146,3 +146,57 @@ func TestSnapshotColumnsInArena(t *testing.T) {
 	}
 	same("after a write")
 }
+
+// TestSnapshotPostingsInArena: a big copy read back holds every posting
+// list in one arena sized by postingsAhead, back to back in the order they
+// are read, each exactly its length, filling the arena exactly; a copy
+// too small for it keeps the blocks.
+func TestSnapshotPostingsInArena(t *testing.T) {
+	defer func(n int) { hugePostingsMin = n }(hugePostingsMin)
+	const dim, n = 8, colMin + 100
+	words := []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"}
+	src := newMemColl(dim, [3]float32{3, 2, 1})
+	r := rand.New(rand.NewPCG(7, 8))
+	vs := randVecs(n, dim)
+	for i := range n {
+		text := ""
+		for range 1 + r.IntN(6) {
+			text += words[r.IntN(len(words))] + " "
+		}
+		src.add(int64(i+1), "https://a/"+words[i%len(words)], kgagent.Chunk{Title: words[r.IntN(len(words))], HeadingPath: []string{words[i%3]}, Text: text}, vs[i*dim:(i+1)*dim])
+	}
+	var e snapfile.Encoder
+	encodeSnapshot(&e, src)
+	for _, min := range []int{1, 1 << 30} {
+		hugePostingsMin = min
+		m, err := decodeSnapshot(e.B, dim, src.weights)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if min > 1 {
+			if m.postings != nil {
+				t.Error("a small copy's postings in an arena")
+			}
+			continue
+		}
+		if m.postings == nil {
+			t.Fatal("no posting arena")
+		}
+		buf := m.postings.buf
+		end := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+		for _, fi := range []*fieldIndex{&m.all, &m.head} {
+			for i, ps := range fi.lists {
+				if cap(ps) != len(ps) || !within(ps, buf) {
+					t.Fatalf("list %d: %d postings, room for %d, in the arena %v", i, len(ps), cap(ps), within(ps, buf))
+				}
+				if p := uintptr(unsafe.Pointer(unsafe.SliceData(ps))); len(ps) > 0 && p != end {
+					t.Fatalf("list %d at %#x, not after the one before (%#x)", i, p, end)
+				}
+				end += 4 * uintptr(len(ps))
+			}
+		}
+		if start := uintptr(unsafe.Pointer(unsafe.SliceData(buf))); end != start+uintptr(len(buf)) {
+			t.Errorf("lists fill %d of the arena's %d bytes", end-start, len(buf))
+		}
+	}
+}

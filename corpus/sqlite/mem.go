@@ -39,9 +39,12 @@ type memColl struct {
 	// arena holds the columns' arrays of a copy read from its snapshot,
 	// each sized exactly (colArena); nil once a write moved them out
 	// (ownArena) and for a copy built from SQLite.
-	arena  *colArena
-	qtmp   []int8    // appendVec's scratch row
-	scales []float32 // per slot: the vector times scale approximates the float vector
+	arena *colArena
+	// postings is the arena of the posting lists of a big copy read from
+	// its snapshot (postingArena), nil for others.
+	postings *colArena
+	qtmp     []int8    // appendVec's scratch row
+	scales   []float32 // per slot: the vector times scale approximates the float vector
 	// pos is each live row's slot, by row id, once rids stopped
 	// ascending (a write added a row below the last one: SQLite reuses a
 	// deleted top rowid); nil before, when slotOf binary-searches rids.

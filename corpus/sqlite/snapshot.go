@@ -319,6 +319,15 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	// the terms and posting lists are carved out of big blocks: a few
 	// hundred allocations instead of two per term (~1M on the OpenJDK docs)
 	var pa postingArena
+	if slots != nil {
+		// a big copy: all of them in one arena on huge pages, sized by
+		// reading their counts ahead
+		if n := postingsAhead(*d); n >= hugePostingsMin {
+			pa.huge = newColArena(4 * n)
+			m.postings = pa.huge
+			pa.left = arenaSlice[posting](pa.huge, n)[:n]
+		}
+	}
 	for f, fi := range []*fieldIndex{&m.all, &m.head} {
 		fi.lens = d.F32s()
 		if d.Err == nil && len(fi.lens) != live {
@@ -396,6 +405,9 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	if m.arena != nil {
 		m.arena.done()
 	}
+	if pa.huge != nil {
+		pa.huge.done()
+	}
 	for s := range m.rids {
 		m.docLen[m.docID[s]] += m.all.lens[s]
 	}
@@ -409,8 +421,55 @@ func decodeSnapshot(b []byte, dim int, weights [3]float32) (*memColl, error) {
 	return m, nil
 }
 
-// postingArena hands out posting lists from shared blocks.
-type postingArena struct{ block []posting }
+// postingArena hands out posting lists from shared blocks: from one
+// colArena (huge) holding them all when the copy is big (decodeSnapshot
+// sizes it by postingsAhead), else from blocks of postingBlock.
+type postingArena struct {
+	block []posting
+	huge  *colArena // the one arena, when sized ahead
+	left  []posting // what is left of it
+}
+
+// hugePostingsMin is the fewest postings a copy read from its snapshot
+// holds in one arena (a huge page of them); a test lowers it.
+var hugePostingsMin = hugePage / 4
+
+// postingsAhead is how many postings the two fields' lists at d hold,
+// read ahead on a copy of d: their counts, the postings skipped as bytes;
+// -1 when they do not parse (the decode proper then says why).
+func postingsAhead(d snapfile.Decoder) int {
+	total := 0
+	for range 2 {
+		d.Take(4 * d.Count(4)) // lengths
+		d.Take(4 * d.Count(4)) // frequency table
+		terms := int(d.U32())
+		for range terms {
+			d.Bytes()
+			n := d.Uvarint()
+			if d.Err != nil || n > uint64(len(d.B)/2) {
+				return -1
+			}
+			// a slot step and a frequency a posting, each a varint
+			// (its last byte below 0x80)
+			k := 2 * int(n)
+			i := 0
+			for ; k > 0 && i < len(d.B); i++ {
+				if d.B[i] < 0x80 {
+					k--
+				}
+			}
+			if k > 0 {
+				return -1
+			}
+			d.B = d.B[i:]
+			total += int(n)
+		}
+	}
+	if d.Err != nil {
+		return -1
+	}
+	return total
+}
 
 // postingBlock is how many postings a block holds.
 const postingBlock = 1 << 15
@@ -419,6 +478,12 @@ const postingBlock = 1 << 15
 // append to it (a later write) moves it rather than overwrite its
 // neighbour.
 func (a *postingArena) take(n int) []posting {
+	if n <= len(a.left) {
+		ps := a.left[:n:n]
+		a.left = a.left[n:]
+		return ps
+	}
+	a.left = nil // more than counted ahead: cannot be, the same bytes
 	if n > postingBlock/4 {
 		return make([]posting, n)
 	}
