@@ -83,16 +83,7 @@ func TestGivesUpAfterMaxDeliver(t *testing.T) {
 	}
 	started := make(chan string, 1)
 	for i := 0; i < cfg.MaxDeliver; i++ { // each worker stops mid-job
-		wctx, stop := context.WithCancel(context.Background())
-		w := make(chan struct{})
-		go func() { q.Run(wctx, blockingRunner{started}); close(w) }()
-		select {
-		case <-started:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("delivery %d did not start", i+1)
-		}
-		stop()
-		<-w
+		startWorker(t, q, started, "delivery "+itoa(i+1))()
 	}
 	wctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -283,26 +274,28 @@ func TestShutdownHandsJobToNextWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := make(chan string, 1)
-	wctx, stop := context.WithCancel(context.Background())
-	w := make(chan struct{})
-	go func() { q.Run(wctx, blockingRunner{started}); close(w) }()
-	select {
-	case <-started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("delivery 1 did not start")
-	}
-	stop()
-	<-w
-	ctx2, stop2 := context.WithCancel(context.Background())
-	defer stop2()
-	go q2.Run(ctx2, blockingRunner{started})
-	select {
-	case <-started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the next worker did not get the job within 10 s of the first one stopping")
-	}
+	startWorker(t, q, started, "delivery 1")() // stops mid-job
+	defer startWorker(t, q2, started, "the next worker's delivery (within 10 s of the first one stopping)")()
 	got := waitState(t, q2, st.ID, crawler.JobRunning)
 	if got.Message != "resumed (delivery 2)" {
 		t.Errorf("job on the next worker: %q, want its second delivery", got.Message)
 	}
+}
+
+// startWorker runs a worker of q with a blockingRunner until it has started
+// a job (failing the test after 10 s, naming what did not start), and
+// returns the function that stops the worker and waits until it has.
+func startWorker(t *testing.T, q *Queue, started chan string, what string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := make(chan struct{})
+	go func() { q.Run(ctx, blockingRunner{started}); close(w) }()
+	stop = func() { cancel(); <-w }
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		stop()
+		t.Fatalf("%s did not start", what)
+	}
+	return stop
 }
