@@ -86,27 +86,16 @@ type strFinder struct {
 	seed  maphash.Seed
 }
 
-// newStrFinder indexes every string of t (the first of equal strings wins).
-// t must not change while the hash is used.
+// newStrFinder indexes every string of t (of equal strings, find returns
+// the first: it lies earlier on their probe sequence). t must not change
+// while the hash is used, but by add.
 func newStrFinder(t *strTable) strFinder {
 	n := 8
 	for n < 2*t.len() {
 		n <<= 1
 	}
-	h := strFinder{t: t, slots: make([]int32, n), seed: maphash.MakeSeed()}
-	m := uint64(n - 1)
-	for i := range int32(t.len()) {
-		s := t.at(i)
-		for j := maphash.String(h.seed, s) & m; ; j = (j + 1) & m {
-			if h.slots[j] == 0 {
-				h.slots[j] = i + 1
-				break
-			}
-			if t.at(h.slots[j]-1) == s {
-				break
-			}
-		}
-	}
+	h := strFinder{t: t, seed: maphash.MakeSeed()}
+	h.rehash(n)
 	return h
 }
 
