@@ -513,10 +513,17 @@ func loadNamesFrom(ctx context.Context, db queryer, collection string, version i
 			return nil, err
 		}
 	}
-	if idx.rows == nil {
-		idx = &nameIndex{version: version, entsOnly: true}
+	return idx.orEntsOnly().loadEntities(ctx, db, collection)
+}
+
+// orEntsOnly is x when it holds the triples it read, else (loadTriples
+// left rows nil: too many triples, or their strings past a table's bound)
+// an empty index of x's version for the entities alone (entsOnly).
+func (x *nameIndex) orEntsOnly() *nameIndex {
+	if x.rows != nil {
+		return x
 	}
-	return idx.loadEntities(ctx, db, collection)
+	return &nameIndex{version: x.version, entsOnly: true}
 }
 
 // tripleBound is at least the number of collection's triples: the sum of

@@ -428,11 +428,8 @@ func (s *Store) SnapshotAfter(ctx context.Context, collection string, ready <-ch
 					r.full = true
 					// rows nil: too many triples, an index of the
 					// entities alone, as loadNamesFrom
-					if x.rows == nil {
-						x = &nameIndex{entsOnly: true}
-					}
 					mine := entityRows(all, collection)
-					r.x = x.entitiesFrom(mine)
+					r.x = x.orEntsOnly().entitiesFrom(mine)
 					// The snapshot is written now, under the header the
 					// finish will leave (it stamps no version and adds no
 					// triple; the entities are these), for Snapshot to
@@ -510,12 +507,8 @@ func (s *Store) SnapshotAfter(ctx context.Context, collection string, ready <-ch
 		}
 	} else if mem != nil && r.err == nil && r.x != nil {
 		s.earlyNames++
-		x := r.x
-		if x.rows == nil {
-			x = &nameIndex{entsOnly: true} // as loadNamesFrom
-		}
 		wait()
-		idx, err = x.loadEntities(ctx, tx, collection)
+		idx, err = r.x.orEntsOnly().loadEntities(ctx, tx, collection)
 	} else {
 		wait()
 		idx, err = loadNamesFrom(ctx, tx, collection, 0, mem, known)
