@@ -85,9 +85,9 @@ func (m *runMaker) add(coll int64, word string, id int64) error {
 }
 
 // flush sorts the rows gathered and writes them out as a run: for each
-// row, uvarints of its collection, of the length of the prefix its word
-// shares with the row before's, of the rest's length, the rest, then a
-// uvarint of its id. A row repeated is written once.
+// row, a uvarint of its collection, its word front-coded against the row
+// before's (appendWord), then a uvarint of its id. A row repeated is
+// written once.
 func (m *runMaker) flush() error {
 	if len(m.rows) == 0 {
 		return nil
@@ -110,11 +110,8 @@ func (m *runMaker) flush() error {
 		if i > 0 && r == prev {
 			continue
 		}
-		l := commonPrefix(prev.word, r.word)
 		b := binary.AppendUvarint(m.buf[:0], uint64(r.collection))
-		b = binary.AppendUvarint(b, uint64(l))
-		b = binary.AppendUvarint(b, uint64(len(r.word)-l))
-		b = append(b, r.word[l:]...)
+		b = appendWord(b, prev.word, r.word)
 		b = binary.AppendUvarint(b, uint64(r.id))
 		m.buf = b
 		if _, err := m.w.Write(b); err != nil {
@@ -147,17 +144,6 @@ func (m *runMaker) finish() (*wordRuns, error) {
 	}
 	m.rows = nil
 	return &m.runs, nil
-}
-
-// commonPrefix is the length of the prefix a and b share.
-func commonPrefix(a, b string) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }
 
 // makeWordRuns makes the word rows of rows (a tally's entities, strs ids

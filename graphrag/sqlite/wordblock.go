@@ -51,13 +51,7 @@ var blockCap = 4000
 
 // appendEntry appends the encoding of e, front-coded against prev.
 func appendEntry(dst []byte, prev string, e wordEntry) []byte {
-	l := 0
-	for l < len(prev) && l < len(e.word) && prev[l] == e.word[l] {
-		l++
-	}
-	dst = binary.AppendUvarint(dst, uint64(l))
-	dst = binary.AppendUvarint(dst, uint64(len(e.word)-l))
-	dst = append(dst, e.word[l:]...)
+	dst = appendWord(dst, prev, e.word)
 	dst = binary.AppendUvarint(dst, uint64(len(e.ids)))
 	var p int64
 	for _, id := range e.ids {
@@ -65,6 +59,27 @@ func appendEntry(dst []byte, prev string, e wordEntry) []byte {
 		p = id
 	}
 	return dst
+}
+
+// appendWord appends word front-coded against prev: uvarints of the
+// length of the prefix they share and of the rest's, then the rest (a
+// block's entries; a word run's rows, bulkwords.go).
+func appendWord(dst []byte, prev, word string) []byte {
+	l := commonPrefix(prev, word)
+	dst = binary.AppendUvarint(dst, uint64(l))
+	dst = binary.AppendUvarint(dst, uint64(len(word)-l))
+	return append(dst, word[l:]...)
+}
+
+// commonPrefix is the length of the prefix a and b share.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 // wordBlock is one row of word_blocks to write.
