@@ -29,35 +29,46 @@ const rankWords = 4
 // in full: from 7/8 non-zero on (a bitmap takes an eighth of a byte a slot).
 func fullAt(n, nz int) bool { return 8*nz > 7*n }
 
+// spColLens are the lengths of the arrays of a column of n slots holding
+// nz values: held in full (fullAt), full's; else bits', rank's and vals'.
+// newSpCol, spColSize and newSpColIn size a column by them.
+func spColLens(n, nz int) (full bool, bits, rank, vals int) {
+	if fullAt(n, nz) {
+		return true, 0, 0, n
+	}
+	w := (n + 63) / 64
+	return false, w, (w + rankWords - 1) / rankWords, nz
+}
+
 // newSpCol returns an empty column with room for n slots holding nz values
 // (held in full when that is smaller).
 func newSpCol(n, nz int) spCol {
-	if fullAt(n, nz) {
-		return spCol{full: make([]int8, 0, n)}
+	full, bits, rank, vals := spColLens(n, nz)
+	if full {
+		return spCol{full: make([]int8, 0, vals)}
 	}
-	w := (n + 63) / 64
-	return spCol{bits: make([]uint64, 0, w), rank: make([]uint32, 0, (w+rankWords-1)/rankWords), vals: make([]int8, 0, nz)}
+	return spCol{bits: make([]uint64, 0, bits), rank: make([]uint32, 0, rank), vals: make([]int8, 0, vals)}
 }
 
 // spColSize is the bytes of a column newSpCol(n, nz) returns, as the
 // arena sizes for newSpColIn.
 func spColSize(n, nz int) []int {
-	if fullAt(n, nz) {
-		return []int{n}
+	full, bits, rank, vals := spColLens(n, nz)
+	if full {
+		return []int{vals}
 	}
-	w := (n + 63) / 64
-	return []int{8 * w, 4 * ((w + rankWords - 1) / rankWords), nz}
+	return []int{8 * bits, 4 * rank, vals}
 }
 
 // newSpColIn is newSpCol with the column's arrays taken from a, each with
 // room for exactly n slots and nz values: filled, a column holds no slack,
 // and a later push moves the array it grows out of a (memColl.ownArena).
 func newSpColIn(a *colArena, n, nz int) spCol {
-	if fullAt(n, nz) {
-		return spCol{full: arenaSlice[int8](a, n)}
+	full, bits, rank, vals := spColLens(n, nz)
+	if full {
+		return spCol{full: arenaSlice[int8](a, vals)}
 	}
-	w := (n + 63) / 64
-	return spCol{bits: arenaSlice[uint64](a, w), rank: arenaSlice[uint32](a, (w+rankWords-1)/rankWords), vals: arenaSlice[int8](a, nz)}
+	return spCol{bits: arenaSlice[uint64](a, bits), rank: arenaSlice[uint32](a, rank), vals: arenaSlice[int8](a, vals)}
 }
 
 // own moves c's arrays out of the arena they were taken from into arrays
